@@ -1,0 +1,50 @@
+# Two commands do everything on a fresh machine with Python 3.11+, git and make:
+#   make demo   set up .venv, then run the main job (offline)
+#   make test   set up .venv, then run what CI runs
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test check lint types imports unit notebooks bench lab clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "watcher needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[all,dev]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m watcher.demo
+
+test: check unit notebooks
+
+check: $(STAMP) lint types imports
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks
+
+types: $(STAMP)
+	$(VENV)/bin/mypy
+
+imports: $(STAMP)
+	$(VENV)/bin/lint-imports
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -n 2 --dist loadgroup
+
+notebooks: $(STAMP)
+	@if ls example_notebooks/*.ipynb >/dev/null 2>&1; then \
+		$(VENV)/bin/pytest -p no:pytest-lsp -p no:xdist --nbval-lax --nbval-current-env -o testpaths= example_notebooks; \
+	else echo "no example notebooks yet"; fi
+
+bench: $(STAMP)
+	@for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab example_notebooks
+
+clean:
+	rm -rf $(VENV) .watcher .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,34 @@
+"""watcher: a second reasoning process that supervises an agent run or a notebook and steps in.
+
+Layers, from the inside out (an import-linter contract in pyproject.toml enforces them):
+
+- ``watcher.core``: the pure domain: observations, interjections, the evaluation protocol, roles' base.
+- ``watcher.roles``: offline rule-based roles (errors, security, stuck).
+- ``watcher.evaluators``: rules, callables, LLM evaluators.
+- ``watcher.runtime``: the asyncio engine, event bus and SQLite journal.
+- adapters: ``agents`` (agent runs, replay), ``kernel_ext`` + ``widgets`` (Jupyter),
+  ``lsp_bridge`` (editors), ``cli``, ``testing`` (public fakes). Jupyter and LSP never import
+  each other; they meet in the journal.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from watcher.core.errors import WatcherError
+from watcher.core.interjection import Interjection, Location
+from watcher.core.protocol import format_evaluation_prompt, parse_interjection
+
+if TYPE_CHECKING:
+    import polars
+
+__all__ = ["Interjection", "Location", "WatcherError", "format_evaluation_prompt", "history", "parse_interjection"]
+
+__version__ = "0.1.0"
+
+
+def history(journal: Any = None, *, session: str | None = None, watcher: str | None = None) -> polars.DataFrame:
+    """Evaluations and interjections recorded in the journal, as a polars DataFrame."""
+    from watcher.runtime.history import history as _history
+
+    return _history(journal, session=session, watcher=watcher)

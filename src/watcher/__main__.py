@@ -1,0 +1,9 @@
+"""``python -m watcher`` runs the ``watcher`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from watcher.cli import main
+
+sys.exit(main())

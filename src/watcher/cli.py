@@ -1,0 +1,121 @@
+"""The ``watcher`` command: ``watcher replay`` audits a transcript, ``watcher roles`` lists roles.
+
+Exit status: 0 on success, 2 on bad input (a missing file, a malformed line, an unknown role),
+with the message on stderr and stdout left clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+from watcher.agents.replay import ReplayResult, replay
+from watcher.agents.transcripts import read_transcript
+from watcher.core.errors import WatcherError
+from watcher.evaluators.registry import make_evaluator
+from watcher.roles import ROLE_NAMES, role_class, spec_for_role
+from watcher.runtime.events import EvaluationEvent
+from watcher.runtime.journal import Journal
+
+__all__ = ["main"]
+
+DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="watcher", description="Watchers that supervise agent runs and notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    rp = sub.add_parser("replay", help="run watchers over a recorded transcript", description="Run watchers over a recorded transcript as if it were live.")
+    rp.add_argument("file", type=Path, help="a JSONL transcript, or a Claude Code stream-json / saved session file")
+    rp.add_argument("--watcher", "-w", action="append", dest="roles", metavar="ROLE", help=f"a role to run (repeatable; default: {', '.join(DEFAULT_REPLAY_ROLES)})")
+    rp.add_argument("--evaluator", default="rules", help="evaluator for every watcher (default: rules, offline)")
+    rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
+    rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
+    rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
+    rp.add_argument("--session", help="session name to record under (default: the file name)")
+    sub.add_parser("roles", help="list the roles and their briefs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``watcher`` console script."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "roles":
+            return _roles()
+        return asyncio.run(_replay(args))
+    except WatcherError as exc:
+        print(f"watcher: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _roles() -> int:
+    width = shutil.get_terminal_size((100, 20)).columns
+    for name in ROLE_NAMES:
+        cls = role_class(name)
+        print(f"{name} — {cls.description} ({cls.authority})")
+        print(textwrap.indent(textwrap.fill(cls.brief, width=max(width - 4, 40)), "    "))
+        print()
+    return 0
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    observations = read_transcript(args.file)
+    roles = args.roles or list(DEFAULT_REPLAY_ROLES)
+    watchers = [(spec_for_role(role), make_evaluator(args.evaluator, role)) for role in roles]
+    session = args.session or next((o.session for o in observations if o.session), None) or args.file.name
+    journal = Journal(args.journal) if args.journal else None
+    try:
+        result = await replay(observations, watchers, session=session, journal=journal)
+    finally:
+        if journal is not None:
+            journal.close()
+    if args.json:
+        for event in result.evaluations:
+            print(json.dumps(evaluation_json(event), ensure_ascii=False))
+    else:
+        _table(result, show_all=args.all)
+    return 0
+
+
+def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
+    """The ``--json`` object of one evaluation."""
+    i = event.interjection
+    return {
+        "watcher": event.watcher,
+        "index": event.index,
+        "decision": event.decision,
+        "urgent": i.urgent if i else False,
+        "severity": i.severity if i else None,
+        "action": i.action if i else None,
+        "content": i.content if i else None,
+        "locations": [loc.to_dict() for loc in i.locations] if i else [],
+        "note": event.note,
+        "error": event.error,
+    }
+
+
+def _table(result: ReplayResult, *, show_all: bool) -> None:
+    rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
+    width = shutil.get_terminal_size((110, 20)).columns
+    print(f"replayed {len(result.observations)} observations of {result.session!r}: {len(result.evaluations)} evaluations, {sum(e.decision == 'interject' for e in result.evaluations)} interjections")
+    if not rows:
+        print("no watcher interjected.")
+        return
+    print(f"{'#':>4}  {'watcher':<10} {'decision':<9} {'sev':<8} {'action':<8} what")
+    for e in rows:
+        i = e.interjection
+        what = (i.content if i else e.error or e.note or "").replace("\n", " ")
+        where = ", ".join(loc.render() for loc in i.locations) if i else ""
+        flag = "!" if i and i.urgent else " "
+        line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "
+        body = f"{what} [{where}]" if where else what
+        print(line + textwrap.shorten(body, width=max(width - len(line), 30), placeholder=" …"))

@@ -1,0 +1,52 @@
+"""Every exception watcher raises on purpose.
+
+    WatcherError
+    ├── TranscriptError        a transcript line could not be read (names the file and line)
+    ├── ConfigurationError     a watcher, role or evaluator was configured wrongly
+    │   └── MissingCredentialsError   an LLM evaluator has no API key
+    ├── JournalError           the journal could not be opened or written
+    └── SessionEndedError      something was delivered to a parent session that has ended
+
+A message says what failed, on what, and what to do about it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigurationError",
+    "JournalError",
+    "MissingCredentialsError",
+    "SessionEndedError",
+    "TranscriptError",
+    "WatcherError",
+]
+
+
+class WatcherError(Exception):
+    """Root of every error watcher raises on purpose."""
+
+
+class TranscriptError(WatcherError):
+    """A transcript could not be read; the message names the file and the line."""
+
+    def __init__(self, message: str, *, source: str = "<transcript>", line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        where = source if line is None else f"{source}:{line}"
+        super().__init__(f"{where}: {message}")
+
+
+class ConfigurationError(WatcherError):
+    """A watcher, role or evaluator was configured wrongly."""
+
+
+class MissingCredentialsError(ConfigurationError):
+    """An LLM evaluator was asked for but its API key is not in the environment."""
+
+
+class JournalError(WatcherError):
+    """The journal could not be opened, read or written."""
+
+
+class SessionEndedError(WatcherError):
+    """An interjection was delivered to a parent session that has already ended."""

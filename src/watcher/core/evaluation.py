@@ -1,0 +1,74 @@
+"""The evaluator port: what an evaluator is given and what it gives back.
+
+An evaluator judges a watcher's buffered observations at a breakpoint. Rule evaluators, LLM
+evaluators and plain callables all implement ``Evaluator``; the runtime drives them the same way
+and fails closed when one raises or times out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from watcher.core.interjection import Decision
+from watcher.core.observations import Observation
+from watcher.core.protocol import EvaluationPrompt, format_evaluation_prompt
+from watcher.core.spec import WatcherSpec
+
+__all__ = ["EvaluationRequest", "EvaluationResult", "Evaluator", "Usage"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens an LLM evaluation used, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationRequest:
+    """One evaluation: the watcher, its parent, the buffered observations and why now.
+
+    ``new`` counts the observations at the end of ``observations`` not seen by the previous
+    evaluation; ``index`` is the parent-session index of the last one; ``breakpoint`` names what
+    triggered the evaluation.
+    """
+
+    spec: WatcherSpec
+    parent: str
+    observations: Sequence[Observation]
+    new: int
+    index: int
+    breakpoint: str
+    digest: str = ""
+
+    def prompt(self, *, nonce: str | None = None) -> EvaluationPrompt:
+        """The ``[WATCHER EVALUATION]`` prompt for this request."""
+        return format_evaluation_prompt(self.spec, self.parent, self.observations, digest=self.digest, nonce=nonce)
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationResult:
+    """What an evaluator concluded: its raw answer, the decision parsed from it, and its cost."""
+
+    raw: str
+    decision: Decision
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    model: str = ""
+    prompt: str = ""
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Judges a watcher's observations. Implementations may raise; the runtime fails closed."""
+
+    name: str
+
+    async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        """Evaluate ``request`` and return the decision with its raw answer."""
+        ...

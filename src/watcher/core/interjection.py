@@ -1,0 +1,168 @@
+"""Interjections and decisions: what a watcher concludes and what it says to the parent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeAlias, get_args
+
+__all__ = [
+    "ACTIONS",
+    "SEVERITIES",
+    "Action",
+    "Continue",
+    "Decision",
+    "Interject",
+    "Interjection",
+    "Location",
+    "Severity",
+    "SuggestedFix",
+]
+
+Severity: TypeAlias = Literal["hint", "warning", "critical"]
+Action: TypeAlias = Literal["nudge", "guidance", "sync", "pause", "abort"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+ACTIONS: tuple[Action, ...] = get_args(Action)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where an interjection points: a file ``path`` or a notebook ``cell_id``, and 1-based lines.
+
+    The lines count within the observed file content or cell source, so an editor can place a
+    diagnostic on them.
+    """
+
+    path: str | None = None
+    cell_id: str | None = None
+    start_line: int = 1
+    end_line: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.cell_id is None):
+            raise ValueError("a Location names exactly one of path or cell_id")
+        if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
+            raise ValueError(f"bad line range {self.start_line}-{self.end_line}: lines are 1-based")
+
+    @property
+    def last_line(self) -> int:
+        """The last line of the range (``start_line`` when no end was given)."""
+        return self.end_line if self.end_line is not None else self.start_line
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by the journal and ``watcher replay --json``."""
+        target = {"path": self.path} if self.path is not None else {"cell_id": self.cell_id}
+        return {**target, "start_line": self.start_line, "end_line": self.last_line}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Location:
+        """Inverse of ``to_dict``."""
+        return cls(
+            path=data.get("path"),
+            cell_id=data.get("cell_id"),
+            start_line=int(data.get("start_line") or 1),
+            end_line=data.get("end_line"),
+        )
+
+    def render(self) -> str:
+        """The ``location:`` field value of the protocol: ``auth.js:2-3`` or ``cell:ID:4``."""
+        target = self.path if self.path is not None else f"cell:{self.cell_id}"
+        lines = str(self.start_line) if self.last_line == self.start_line else f"{self.start_line}-{self.last_line}"
+        return f"{target}:{lines}"
+
+
+@dataclass(frozen=True, slots=True)
+class SuggestedFix:
+    """A mechanical fix: replace the lines of ``location`` with ``replacement``."""
+
+    location: Location
+    replacement: str
+    title: str = "Apply suggested fix"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by the journal."""
+        return {"location": self.location.to_dict(), "replacement": self.replacement, "title": self.title}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SuggestedFix:
+        """Inverse of ``to_dict``."""
+        return cls(Location.from_dict(data["location"]), str(data["replacement"]), str(data.get("title") or "Apply suggested fix"))
+
+
+@dataclass(frozen=True, slots=True)
+class Interjection:
+    """What a watcher says to its parent session.
+
+    ``urgent`` interjections interrupt the parent now; the others wait for a natural breakpoint.
+    ``action`` says how the parent should take it: ``guidance`` (the default: advice to act on),
+    ``nudge`` (you are stuck, try something else), ``sync`` (news from another session),
+    ``pause`` or ``abort`` (stop).
+    """
+
+    content: str
+    urgent: bool = False
+    severity: Severity = "warning"
+    action: Action = "guidance"
+    locations: tuple[Location, ...] = ()
+    fix: SuggestedFix | None = None
+    watcher: str = ""
+    id: str = ""
+
+    def with_source(self, watcher: str, id: str) -> Interjection:
+        """The same interjection, stamped with the watcher that made it and a unique id."""
+        return replace(self, watcher=watcher, id=id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form used by the journal, the widgets and the language server."""
+        return {
+            "id": self.id,
+            "watcher": self.watcher,
+            "content": self.content,
+            "urgent": self.urgent,
+            "severity": self.severity,
+            "action": self.action,
+            "locations": [loc.to_dict() for loc in self.locations],
+            "fix": self.fix.to_dict() if self.fix else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Interjection:
+        """Inverse of ``to_dict``; unknown severities and actions fall back to the defaults."""
+        severity = data.get("severity")
+        action = data.get("action")
+        fix = data.get("fix")
+        return cls(
+            content=str(data.get("content") or ""),
+            urgent=bool(data.get("urgent")),
+            severity=severity if severity in SEVERITIES else "warning",
+            action=action if action in ACTIONS else "guidance",
+            locations=tuple(Location.from_dict(x) for x in data.get("locations") or ()),
+            fix=SuggestedFix.from_dict(fix) if isinstance(fix, Mapping) else None,
+            watcher=str(data.get("watcher") or ""),
+            id=str(data.get("id") or ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """The watcher saw nothing to act on; ``note`` is what it observed, for its own context."""
+
+    note: str = ""
+    error: str | None = field(default=None)
+
+    @property
+    def interjection(self) -> None:
+        """Always None: a continue carries no interjection."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Interject:
+    """The watcher decided to speak to the parent."""
+
+    interjection: Interjection
+    note: str = ""
+    error: str | None = field(default=None)
+
+
+Decision: TypeAlias = Continue | Interject

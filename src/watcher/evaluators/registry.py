@@ -1,0 +1,29 @@
+"""Building an evaluator by name, as the CLI, magics and ``watcher.agent`` ask for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from watcher.core.errors import ConfigurationError
+from watcher.core.evaluation import Evaluator
+from watcher.evaluators.rules import RulesEvaluator
+from watcher.roles import make_role
+
+__all__ = ["EVALUATORS", "make_evaluator"]
+
+
+def _rules(role: str, **_: Any) -> Evaluator:
+    return RulesEvaluator(make_role(role))
+
+
+# name -> factory(role, **options); LLM evaluators register here when their module exists.
+EVALUATORS: dict[str, Callable[..., Evaluator]] = {"rules": _rules}
+
+
+def make_evaluator(name: str, role: str, **options: Any) -> Evaluator:
+    """The evaluator called ``name`` for ``role`` (``rules`` needs no key and no network)."""
+    factory = EVALUATORS.get(name)
+    if factory is None:
+        raise ConfigurationError(f"unknown evaluator {name!r}; expected one of: {', '.join(sorted(EVALUATORS))}")
+    return factory(role, **options)

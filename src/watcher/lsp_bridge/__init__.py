@@ -1,0 +1,1 @@
+"""The pygls language server ``watcher-lsp`` (see the language-server issue)."""

@@ -1,0 +1,283 @@
+"""The watcher engine: buffer observations, evaluate at breakpoints, deliver interjections.
+
+Each attached ``Watcher`` is a bus subscriber. It keeps a bounded buffer of its parent's
+observations, evaluates when a breakpoint arrives (turn done, tool result, error, cell executed,
+every N observations, or an idle timeout), applies its caps, and either delivers the interjection
+(autonomous) or holds it as pending until a person accepts, edits or dismisses it (manual).
+
+Evaluators fail closed: an exception, a timeout or an answer that is not a result becomes a
+*continue* whose error is journaled. Nothing a watcher does can raise into the parent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import replace
+
+from watcher.core.errors import SessionEndedError
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
+from watcher.core.interjection import Continue, Interject, Interjection
+from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
+from watcher.core.spec import Breakpoint, WatcherSpec
+from watcher.runtime.bus import EventBus, Subscription
+from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent, ObservationEvent
+from watcher.runtime.session import Session
+
+__all__ = ["Watcher", "breakpoints_of"]
+
+log = logging.getLogger("watcher.engine")
+
+
+def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:
+    """The natural breakpoints an observation is, most specific first (often none)."""
+    if isinstance(obs, Done):
+        return ("turn_done",)
+    if isinstance(obs, HarnessError):
+        return ("error",)
+    if isinstance(obs, ToolResult):
+        return ("error", "tool_result") if obs.is_error else ("tool_result",)
+    if isinstance(obs, CellExecuted):
+        return ("error", "cell_executed") if obs.error is not None else ("cell_executed",)
+    return ()
+
+
+class Watcher:
+    """One watcher attached to one parent session."""
+
+    def __init__(self, spec: WatcherSpec, evaluator: Evaluator, session: Session, bus: EventBus, *, live: bool = True) -> None:
+        self.spec = spec
+        self.evaluator = evaluator
+        self.session = session
+        self.status = "idle"
+        self.evaluations = 0
+        self.interjections = 0
+        self.tokens = 0
+        self.cost_usd = 0.0
+        self.pending: dict[str, Interjection] = {}
+        self._bus = bus
+        self._live = live  # live: coalesce backlogged breakpoints and run idle timers; replay: neither
+        self._buffer: deque[Observation] = deque(maxlen=spec.caps.buffer_size)
+        self._new = 0
+        self._index = -1
+        self._since_every_n = 0
+        self._turn_interjections = 0
+        self._last_interjection = float("-inf")
+        self._lock = asyncio.Lock()
+        self._idle: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.subscription: Subscription | None = None
+
+    @property
+    def name(self) -> str:
+        """The watcher's name (unique within its session)."""
+        return self.spec.name
+
+    @property
+    def unevaluated(self) -> int:
+        """Observations buffered since the last evaluation."""
+        return self._new
+
+    @property
+    def busy(self) -> bool:
+        """True while an evaluation or delivery is in flight."""
+        return self._lock.locked() or bool(self._tasks)
+
+    # --- observing ------------------------------------------------------------------------------
+
+    async def handle(self, event: Event) -> None:
+        """Bus handler: take this session's observations, evaluate at breakpoints."""
+        if not isinstance(event, ObservationEvent) or event.session != self.session.name:
+            return
+        obs = event.observation
+        self._buffer.append(obs)
+        self._new += 1
+        self._index = event.index
+        self._since_every_n += 1
+        if isinstance(obs, Done):
+            self._turn_interjections = 0
+        triggers = self.spec.triggers
+        due: str | None = next((p for p in breakpoints_of(obs) if p in triggers.on), None)
+        if due is None and triggers.every_n and self._since_every_n >= triggers.every_n:
+            due = "every_n"
+        self._arm_idle()
+        if due is None:
+            return
+        if self._live and self.subscription is not None and not self.subscription.queue.empty():
+            return  # more observations are already queued: evaluate once they are in
+        await self.evaluate(due)
+
+    def _arm_idle(self) -> None:
+        idle_s = self.spec.triggers.idle_s
+        if idle_s is None or not self._live:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        loop = asyncio.get_running_loop()
+        self._idle = loop.call_later(idle_s, self._spawn, "idle")
+
+    def _spawn(self, why: str) -> None:
+        if self._new == 0:
+            return
+        task = asyncio.get_running_loop().create_task(self.evaluate(why))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- evaluating ----------------------------------------------------------------------------
+
+    async def evaluate(self, breakpoint: str) -> EvaluationEvent:
+        """Evaluate the buffered observations now; returns the journaled evaluation event."""
+        async with self._lock:
+            self._since_every_n = 0
+            request = EvaluationRequest(
+                spec=self.spec,
+                parent=self.session.name,
+                observations=tuple(self._buffer),
+                new=self._new,
+                index=self._index,
+                breakpoint=breakpoint,
+            )
+            self._new = 0
+            self.status = "evaluating"
+            started = time.perf_counter()
+            result, error = await self._run_evaluator(request)
+            latency = time.perf_counter() - started
+            self.status = "error" if error else "idle"
+            self.evaluations += 1
+            usage = result.usage
+            self.tokens += usage.input_tokens + usage.output_tokens
+            self.cost_usd += result.cost_usd
+            decision = result.decision
+            interjection: Interjection | None = None
+            capped: str | None = None
+            if isinstance(decision, Interject):
+                capped = self._cap(decision.interjection)
+                interjection = decision.interjection.with_source(self.spec.name, uuid.uuid4().hex[:12])
+            event = EvaluationEvent(
+                session=self.session.name,
+                watcher=self.spec.name,
+                index=self._index,
+                breakpoint=breakpoint,
+                decision="interject" if interjection else "continue",
+                note=decision.note,
+                raw=result.raw,
+                interjection=interjection,
+                capped=capped,
+                error=error or decision.error,
+                latency_s=latency,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost_usd=result.cost_usd,
+                model=result.model,
+                evaluator=getattr(self.evaluator, "name", type(self.evaluator).__name__),
+            )
+            self._bus.publish(event)
+            if interjection is not None and capped is None:
+                await self._interject(interjection)
+            return event
+
+    async def _run_evaluator(self, request: EvaluationRequest) -> tuple[EvaluationResult, str | None]:
+        timeout = self.spec.caps.timeout_s
+        try:
+            result = await asyncio.wait_for(self.evaluator.evaluate(request), timeout)
+        except TimeoutError:
+            return EvaluationResult("", Continue()), f"evaluator timed out after {timeout:g}s"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # fail closed: the parent is never blocked by its watcher
+            log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
+            return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
+        if not isinstance(result, EvaluationResult):
+            return EvaluationResult("", Continue()), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+        return result, None
+
+    def _cap(self, interjection: Interjection) -> str | None:
+        caps = self.spec.caps
+        if self._turn_interjections >= caps.max_interjections_per_turn:
+            return f"max_interjections_per_turn ({caps.max_interjections_per_turn}) reached"
+        if not interjection.urgent and time.monotonic() - self._last_interjection < caps.cooldown_s:
+            return f"cooldown ({caps.cooldown_s:g}s) not over"
+        return None
+
+    # --- interjecting ---------------------------------------------------------------------------
+
+    async def _interject(self, interjection: Interjection) -> None:
+        self._turn_interjections += 1
+        self._last_interjection = time.monotonic()
+        self.interjections += 1
+        manual = self.spec.mode == "manual"
+        self._bus.publish(
+            InterjectionEvent(
+                session=self.session.name,
+                watcher=self.spec.name,
+                interjection=interjection,
+                status="pending" if manual else "queued",
+                index=self._index,
+            )
+        )
+        if manual:
+            self.pending[interjection.id] = interjection
+        else:
+            await self.deliver(interjection)
+
+    async def deliver(self, interjection: Interjection) -> bool:
+        """Deliver to the parent; an ended parent makes it undeliverable (journaled, never raised)."""
+        outcome, detail = "delivered", ""
+        try:
+            if self.session.ended:
+                raise SessionEndedError(f"session {self.session.name!r} has ended")
+            await self.session.inject(interjection)
+        except SessionEndedError as exc:
+            outcome, detail = "undeliverable", str(exc)
+            log.warning("watcher %r: interjection %s undeliverable: %s", self.spec.name, interjection.id, exc)
+        except Exception as exc:  # the parent failed to take it: record, never raise into the watcher
+            outcome, detail = "failed", f"{type(exc).__name__}: {exc}"
+            log.warning("watcher %r: delivering %s failed: %s", self.spec.name, interjection.id, detail)
+        self._bus.publish(
+            DeliveryEvent(
+                session=self.session.name,
+                watcher=self.spec.name,
+                interjection_id=interjection.id,
+                outcome=outcome,
+                detail=detail,
+                content=interjection.content,
+            )
+        )
+        return outcome == "delivered"
+
+    async def accept(self, interjection_id: str, content: str | None = None) -> bool:
+        """Deliver a pending interjection, optionally with edited ``content``."""
+        interjection = self.pending.pop(interjection_id, None)
+        if interjection is None:
+            raise KeyError(f"watcher {self.spec.name!r} has no pending interjection {interjection_id!r}")
+        if content is not None and content.strip():
+            interjection = replace(interjection, content=content.strip())
+        return await self.deliver(interjection)
+
+    def dismiss(self, interjection_id: str, reason: str = "dismissed") -> None:
+        """Drop a pending interjection (or record the dismissal of a delivered one)."""
+        self.pending.pop(interjection_id, None)
+        self._bus.publish(
+            DeliveryEvent(session=self.session.name, watcher=self.spec.name, interjection_id=interjection_id, outcome="dismissed", detail=reason)
+        )
+
+    def state(self) -> Mapping[str, object]:
+        """A snapshot for displays: status, counters, pending interjections."""
+        return {
+            "name": self.spec.name,
+            "role": self.spec.role,
+            "authority": self.spec.authority,
+            "mode": self.spec.mode,
+            "status": self.status,
+            "evaluations": self.evaluations,
+            "interjections": self.interjections,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "pending": [i.to_dict() for i in self.pending.values()],
+        }

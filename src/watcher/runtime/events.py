@@ -1,0 +1,195 @@
+"""Every event the runtime publishes, journals and lets other processes follow.
+
+Each event is a frozen, slotted dataclass with a ``kind`` (its ``events.kind`` in the journal)
+and a JSON ``payload``. ``critical`` events (interjections, deliveries, commands) are never
+dropped by the bus; the others may be, under overload, and are counted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from watcher.core.interjection import Interjection
+from watcher.core.observations import Observation, observation_from_dict
+
+__all__ = [
+    "EVENT_KINDS",
+    "DeliveryEvent",
+    "EvaluationEvent",
+    "Event",
+    "InterjectionEvent",
+    "ObservationEvent",
+    "SessionEvent",
+    "WatcherEvent",
+    "event_from_payload",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of every runtime event: which session and watcher it concerns, and when."""
+
+    kind: ClassVar[str] = ""
+    critical: ClassVar[bool] = False
+    session: str
+    watcher: str = ""
+    ts: float = field(default_factory=time.time)
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON object stored in the journal's ``payload`` column."""
+        raise NotImplementedError  # abstract: every concrete event defines its payload
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObservationEvent(Event):
+    """Emitted when a parent session publishes an observation (``index`` counts from 0)."""
+
+    kind: ClassVar[str] = "observation"
+    observation: Observation
+    index: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"index": self.index, "observation": self.observation.to_dict()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationEvent(Event):
+    """Emitted when a watcher finished an evaluation, whatever it decided (errors included)."""
+
+    kind: ClassVar[str] = "evaluation"
+    index: int
+    breakpoint: str
+    decision: str  # "continue" | "interject"
+    note: str = ""
+    raw: str = ""
+    interjection: Interjection | None = None
+    capped: str | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str = ""
+    evaluator: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        data: dict[str, Any] = {name: getattr(self, name) for name in _EVALUATION_FIELDS}
+        data["interjection"] = self.interjection.to_dict() if self.interjection else None
+        return data
+
+
+_EVALUATION_FIELDS = (
+    "index breakpoint decision note raw capped error latency_s input_tokens output_tokens "
+    "cache_read_tokens cache_write_tokens cost_usd model evaluator"
+).split()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterjectionEvent(Event):
+    """Emitted when a watcher makes an interjection: ``pending`` (manual mode) or ``queued``."""
+
+    kind: ClassVar[str] = "interjection"
+    critical: ClassVar[bool] = True
+    interjection: Interjection
+    status: str  # "pending" | "queued"
+    index: int = -1
+
+    def payload(self) -> dict[str, Any]:
+        return {"interjection": self.interjection.to_dict(), "status": self.status, "index": self.index}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeliveryEvent(Event):
+    """Emitted when an interjection's fate is settled: delivered, undeliverable, dismissed, edited."""
+
+    kind: ClassVar[str] = "delivery"
+    critical: ClassVar[bool] = True
+    interjection_id: str
+    outcome: str  # "delivered" | "undeliverable" | "dismissed" | "failed"
+    detail: str = ""
+    content: str | None = None  # the delivered text when a person edited it
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "interjection_id": self.interjection_id,
+            "outcome": self.outcome,
+            "detail": self.detail,
+            "content": self.content,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEvent(Event):
+    """Emitted when a parent session starts or ends (``status``: started, ended, paused, aborted)."""
+
+    kind: ClassVar[str] = "session"
+    critical: ClassVar[bool] = True
+    status: str
+    detail: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        return {"status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatcherEvent(Event):
+    """Emitted when a watcher is attached to or detached from a session, or changes status."""
+
+    kind: ClassVar[str] = "watcher"
+    critical: ClassVar[bool] = True
+    status: str  # "attached" | "detached" | "idle" | "evaluating" | "error"
+    role: str = ""
+    mode: str = ""
+    authority: str = ""
+    evaluator: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "role": self.role,
+            "mode": self.mode,
+            "authority": self.authority,
+            "evaluator": self.evaluator,
+        }
+
+
+EVENT_KINDS: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (ObservationEvent, EvaluationEvent, InterjectionEvent, DeliveryEvent, SessionEvent, WatcherEvent)
+}
+
+
+def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
+    """Rebuild an event read back from the journal. Raises ``KeyError``/``ValueError`` on a bad row."""
+    common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
+    if kind == "observation":
+        return ObservationEvent(**common, observation=observation_from_dict(payload["observation"]), index=int(payload["index"]))
+    if kind == "evaluation":
+        values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
+        found = payload.get("interjection")
+        return EvaluationEvent(**common, **values, interjection=Interjection.from_dict(found) if found else None)
+    if kind == "interjection":
+        return InterjectionEvent(
+            **common,
+            interjection=Interjection.from_dict(payload["interjection"]),
+            status=str(payload["status"]),
+            index=int(payload.get("index", -1)),
+        )
+    if kind == "delivery":
+        return DeliveryEvent(
+            **common,
+            interjection_id=str(payload["interjection_id"]),
+            outcome=str(payload["outcome"]),
+            detail=str(payload.get("detail") or ""),
+            content=payload.get("content"),
+        )
+    if kind == "session":
+        return SessionEvent(**common, status=str(payload["status"]), detail=str(payload.get("detail") or ""))
+    if kind == "watcher":
+        return WatcherEvent(**common, **{k: str(payload.get(k) or "") for k in ("status", "role", "mode", "authority", "evaluator")})
+    raise ValueError(f"unknown event kind {kind!r}")

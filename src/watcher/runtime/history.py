@@ -1,0 +1,84 @@
+"""``watcher.history``: evaluations and interjections from the journal, as a polars DataFrame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from watcher.runtime.journal import Journal
+
+__all__ = ["HISTORY_SCHEMA", "history"]
+
+HISTORY_SCHEMA: dict[str, Any] = {
+    "time": pl.Datetime("ms", "UTC"),
+    "watcher": pl.String,
+    "session": pl.String,
+    "index": pl.Int64,
+    "decision": pl.String,
+    "urgent": pl.Boolean,
+    "severity": pl.String,
+    "action": pl.String,
+    "content": pl.String,
+    "outcome": pl.String,
+    "latency_s": pl.Float64,
+    "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64,
+    "cost_usd": pl.Float64,
+    "error": pl.String,
+}
+
+
+def history(journal: Journal | str | Path | None = None, *, session: str | None = None, watcher: str | None = None) -> pl.DataFrame:
+    """One row per evaluation: when, who, what was decided, what was said, what it cost.
+
+    ``outcome`` is the interjection's fate (pending, delivered, dismissed, undeliverable, …) or
+    null for a continue. With no argument the project's default journal is read.
+    """
+    owned = not isinstance(journal, Journal)
+    jr = journal if isinstance(journal, Journal) else Journal(journal)
+    try:
+        jr.flush()
+        rows: list[dict[str, Any]] = []
+        outcomes: dict[str, str] = {}
+        after = 0
+        while batch := jr.read(after, limit=5000, session=session):
+            after = batch[-1].id
+            for row in batch:
+                if watcher is not None and row.watcher != watcher:
+                    continue
+                p = row.payload
+                if row.kind == "interjection":
+                    outcomes[str(p["interjection"]["id"])] = str(p.get("status", "queued"))
+                elif row.kind == "delivery":
+                    outcomes[str(p.get("interjection_id"))] = str(p.get("outcome"))
+                elif row.kind == "evaluation":
+                    i = p.get("interjection") or {}
+                    rows.append(
+                        {
+                            "time": int(row.ts * 1000),
+                            "watcher": row.watcher,
+                            "session": row.session,
+                            "index": p.get("index"),
+                            "decision": p.get("decision"),
+                            "urgent": i.get("urgent") if i else None,
+                            "severity": i.get("severity") if i else None,
+                            "action": i.get("action") if i else None,
+                            "content": i.get("content") if i else p.get("note") or None,
+                            "outcome": i.get("id") if i else None,
+                            "latency_s": p.get("latency_s"),
+                            "input_tokens": p.get("input_tokens"),
+                            "output_tokens": p.get("output_tokens"),
+                            "cost_usd": p.get("cost_usd"),
+                            "error": p.get("error"),
+                        }
+                    )
+        for r in rows:
+            if r["outcome"] is not None:
+                r["outcome"] = "capped" if r["decision"] == "interject" and r["outcome"] not in outcomes else outcomes.get(r["outcome"])
+        frame = pl.DataFrame(rows, schema={k: (pl.Int64 if k == "time" else v) for k, v in HISTORY_SCHEMA.items()}, orient="row")
+        return frame.with_columns(pl.from_epoch("time", time_unit="ms").dt.replace_time_zone("UTC"))
+    finally:
+        if owned:
+            jr.close()

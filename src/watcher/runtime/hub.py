@@ -1,0 +1,185 @@
+"""The runtime hub: one bus, the journal, the sessions and the watchers attached to them.
+
+Parent sessions publish observations through ``Runtime.observe``; watchers and the journal
+subscribe to the bus. Commands written to the journal by other processes (a language server, a
+widget in another kernel) are applied here for the sessions this process owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from watcher.core.evaluation import Evaluator
+from watcher.core.interjection import Interjection
+from watcher.core.observations import Observation
+from watcher.core.spec import WatcherSpec
+from watcher.runtime.bus import EventBus
+from watcher.runtime.engine import Watcher
+from watcher.runtime.events import Event, ObservationEvent, SessionEvent, WatcherEvent
+from watcher.runtime.journal import Command, Journal
+from watcher.runtime.session import Session
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger("watcher.runtime")
+
+
+class Runtime:
+    """Wires sessions, watchers, the bus and the journal together on one event loop.
+
+    ``live=False`` (replay) evaluates at every breakpoint in order and runs no idle timers, so a
+    replay gives the same evaluations every time.
+    """
+
+    def __init__(self, *, journal: Journal | None = None, live: bool = True, maxsize: int = 10_000) -> None:
+        self.bus = EventBus(maxsize=maxsize)
+        self.journal = journal
+        self.sessions: dict[str, Session] = {}
+        self.watchers: dict[tuple[str, str], Watcher] = {}
+        self._live = live
+        self._indexes: dict[str, int] = {}
+        self._journal_attached = False
+        self._poller: asyncio.Task[None] | None = None
+
+    def _ensure_journal(self) -> None:
+        if self.journal is not None and not self._journal_attached:
+            self.bus.subscribe("journal", self.journal.append, maxsize=100_000)
+            self._journal_attached = True
+
+    def publish(self, event: Event) -> None:
+        """Publish any event (sessions use ``observe`` for observations)."""
+        self._ensure_journal()
+        self.bus.publish(event)
+
+    def add_session(self, session: Session, *, detail: str = "") -> Session:
+        """Register a parent session; its name must be unique in this runtime."""
+        self._ensure_journal()
+        if session.name in self.sessions and self.sessions[session.name] is not session:
+            raise ValueError(f"a session named {session.name!r} is already registered; choose another name")
+        self.sessions[session.name] = session
+        self._indexes.setdefault(session.name, 0)
+        self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
+        return session
+
+    def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
+        """Record that ``session`` finished (``status``: ended, paused, aborted, failed)."""
+        self.bus.publish(SessionEvent(session=session.name, status=status, detail=detail))
+
+    def attach(self, spec: WatcherSpec, evaluator: Evaluator, session: Session) -> Watcher:
+        """Attach a watcher to ``session`` (registering the session if needed)."""
+        if session.name not in self.sessions:
+            self.add_session(session)
+        key = (session.name, spec.name)
+        if key in self.watchers:
+            raise ValueError(f"session {session.name!r} already has a watcher named {spec.name!r}; pick another --name")
+        watcher = Watcher(spec, evaluator, session, self.bus, live=self._live)
+        watcher.subscription = self.bus.subscribe(f"watcher:{spec.name}", watcher.handle)
+        self.watchers[key] = watcher
+        self.bus.publish(
+            WatcherEvent(
+                session=session.name,
+                watcher=spec.name,
+                status="attached",
+                role=spec.role,
+                mode=spec.mode,
+                authority=spec.authority,
+                evaluator=getattr(evaluator, "name", ""),
+            )
+        )
+        return watcher
+
+    def detach(self, watcher: Watcher) -> None:
+        """Stop a watcher; its pending interjections are dropped."""
+        self.watchers.pop((watcher.session.name, watcher.name), None)
+        if watcher.subscription is not None:
+            self.bus.unsubscribe(watcher.subscription)
+        self.bus.publish(WatcherEvent(session=watcher.session.name, watcher=watcher.name, status="detached", role=watcher.spec.role))
+
+    def observe(self, session: str, observation: Observation) -> ObservationEvent:
+        """Publish an observation of ``session``; returns the event with its index."""
+        index = self._indexes.get(session, 0)
+        self._indexes[session] = index + 1
+        event = ObservationEvent(session=session, observation=observation, index=index, ts=observation.ts or time.time())
+        self.publish(event)
+        return event
+
+    async def settle(self) -> None:
+        """Wait until every published event is handled and no evaluation is in flight."""
+        while True:
+            await self.bus.drain()
+            busy = [w for w in self.watchers.values() if w.busy]
+            if not busy:
+                await self.bus.drain()
+                if not any(w.busy for w in self.watchers.values()):
+                    return
+            await asyncio.sleep(0.001)
+
+    # --- commands from other processes -------------------------------------------------------
+
+    def watcher_for(self, session: str, interjection_id: str, name: str = "") -> Watcher | None:
+        """The watcher of ``session`` holding (or having made) ``interjection_id``."""
+        for (sess, wname), watcher in self.watchers.items():
+            if sess != session or (name and wname != name):
+                continue
+            if interjection_id in watcher.pending or name:
+                return watcher
+        return None
+
+    async def apply(self, command: Command) -> tuple[str, str]:
+        """Apply one journal command to the session this process owns: (status, detail)."""
+        watcher = self.watcher_for(command.session, command.interjection_id, command.watcher)
+        if watcher is None:
+            return "failed", f"no watcher of session {command.session!r} holds interjection {command.interjection_id!r}"
+        try:
+            if command.kind == "dismiss":
+                watcher.dismiss(command.interjection_id, reason=str(command.payload.get("reason") or "dismissed"))
+                return "applied", "dismissed"
+            content = command.payload.get("content")
+            if command.interjection_id in watcher.pending:
+                delivered = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
+            elif command.kind == "inject" and isinstance(content, str) and content.strip():
+                by_hand = Interjection(content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}")
+                delivered = await watcher.deliver(by_hand)
+            else:
+                return "failed", f"interjection {command.interjection_id!r} is not pending"
+        except Exception as exc:  # a command never breaks the owner
+            return "failed", f"{type(exc).__name__}: {exc}"
+        return ("applied", "delivered") if delivered else ("failed", "not delivered")
+
+    async def apply_commands(self) -> int:
+        """Apply every new command for the sessions owned here; returns how many were handled."""
+        if self.journal is None or not self.sessions:
+            return 0
+        commands = await asyncio.to_thread(self.journal.commands, sessions=list(self.sessions))
+        for command in commands:
+            status, detail = await self.apply(command)
+            await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+        return len(commands)
+
+    def start_command_poller(self, interval: float = 0.1) -> None:
+        """Poll the journal for commands in the background until ``close``."""
+        if self._poller is None and self.journal is not None:
+            self._poller = asyncio.get_running_loop().create_task(self._poll(interval), name="watcher-commands")
+
+    async def _poll(self, interval: float) -> None:
+        while True:
+            try:
+                await self.apply_commands()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("applying journal commands failed; will retry")
+            await asyncio.sleep(interval)
+
+    async def close(self) -> None:
+        """Settle, stop background tasks, and flush the journal."""
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+            self._poller = None
+        await self.settle()
+        await self.bus.close()
+        if self.journal is not None:
+            await asyncio.to_thread(self.journal.flush)

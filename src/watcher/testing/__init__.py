@@ -1,0 +1,1 @@
+"""Public fakes for testing with watcher: stub LLM servers, scripted agents."""

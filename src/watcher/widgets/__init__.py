@@ -1,0 +1,1 @@
+"""ipywidgets panels that show a watcher live (see the kernel-extension issue)."""
