@@ -1,0 +1,175 @@
+"""Python code through bandit, in memory: one bandit test set per process, one AST pass per text.
+
+bandit's manager is built for files; its node visitor is not, so the visitor is driven directly
+with the code bytes (``BanditNodeVisitor.process``) and the test set built once. Findings below
+medium severity (``import subprocess``, a list-form ``subprocess.run``) are noise here, and so are
+low-confidence ones, except SQL built by interpolation with a value spliced into a comparison.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import logging
+import re
+import textwrap
+import threading
+from typing import Any
+
+from watcher.core.interjection import Severity
+from watcher.roles._security_model import Finding
+
+__all__ = ["python_findings"]
+
+_RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
+_IGNORED = frozenset({"B113"})  # a request without a timeout is robustness, not security
+_HINTS = frozenset({"B108", "B303", "B304", "B324"})  # /tmp paths, md5/sha1 (checksums in data work)
+_ADVICE = {
+    "B102": "avoid exec() on anything that can carry outside input",
+    "B104": "bind to 127.0.0.1 unless the service must be reachable from other hosts",
+    "B201": "never run Flask with debug=True where others can reach it (the debugger runs code)",
+    "B301": "do not unpickle data you did not produce; use JSON or another data-only format",
+    "B307": "use ast.literal_eval() for literals, or parse the input explicitly",
+    "B310": "check the URL scheme before urlopen() (file:// and custom schemes are accepted)",
+    "B323": "keep certificate verification on (do not use an unverified SSL context)",
+    "B501": "keep TLS certificate verification on: drop verify=False (or point verify at a CA bundle)",
+    "B506": "use yaml.safe_load(), which builds only plain data",
+    "B602": 'a value such as `main; rm -rf ~` would run as a command; pass a list without shell=True, e.g. subprocess.run(["git", "checkout", branch], check=True)',
+    "B605": "a value containing `;` or `$(...)` would run as a command; use subprocess.run([...], check=True) with a list of arguments",
+    "B608": "pass the values as query parameters instead of formatting them into the SQL string",
+    "B701": "create the jinja2 Environment with autoescape=True (or select_autoescape())",
+}
+_TITLES = {
+    "B102": "exec() of dynamic code",
+    "B104": "Server bound to all interfaces",
+    "B201": "Flask app run with debug=True",
+    "B301": "Unpickling data that may be untrusted",
+    "B307": "eval() of dynamic input",
+    "B324": "Weak hash (MD5/SHA1)",
+    "B108": "Hard-coded temporary path",
+    "B501": "TLS verification disabled (verify=False)",
+    "B506": "Unsafe yaml.load",
+    "B602": "Shell command built from variables (shell=True)",
+    "B605": "Shell command built from variables (os.system)",
+}
+AUTH_WORDS = re.compile(r"(?i)\b\w*(?:login|log_in|signin|sign_in|authenticat|passw(?:or)?d|credential)\w*\b")
+_VALUE_SPLICE = re.compile(r"""(?i)(?:=|<|>|\blike|\bin\s*\(|\bvalues\s*\(|,)\s*['"]?\s*(?:\{|%s|%\(|['"]\s*\+)""")
+
+_lock = threading.Lock()
+_engine: tuple[Any, Any] | None = None
+
+
+def _bandit() -> tuple[Any, Any]:
+    """bandit's meta-AST and test set, built on first use (a few hundred ms) and then shared."""
+    global _engine
+    with _lock:
+        if _engine is None:
+            from bandit.core import config, manager
+
+            logging.getLogger("bandit").setLevel(logging.ERROR)  # it logs each unparsable text
+            mgr = manager.BanditManager(config.BanditConfig(), "file")
+            _engine = (mgr.b_ma, mgr.b_ts)
+        return _engine
+
+
+def python_findings(code: str) -> list[Finding]:
+    """bandit's medium-and-above findings in ``code``; empty for text that is not Python."""
+    from bandit.core import metrics, node_visitor
+
+    data = code.encode("utf-8", "replace")
+    try:
+        ast.parse(data)
+    except (SyntaxError, ValueError):
+        code = textwrap.dedent(code)  # an Edit fragment from inside a function body
+        data = code.encode("utf-8", "replace")
+        try:
+            ast.parse(data)
+        except (SyntaxError, ValueError):
+            return []
+    meta, tests = _bandit()
+    visitor = node_visitor.BanditNodeVisitor("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
+    try:
+        visitor.process(data)
+    except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
+        return []
+    lines = code.splitlines()
+    auth = bool(AUTH_WORDS.search(code))
+    found = []
+    for issue in visitor.tester.results:
+        finding = _finding(issue, lines, auth)
+        if finding is not None:
+            found.append(finding)
+    return found
+
+
+def _finding(issue: Any, lines: list[str], auth: bool) -> Finding | None:
+    test_id = issue.test_id
+    sev, conf = _RANKING.get(issue.severity, 0), _RANKING.get(issue.confidence, 0)
+    start = max(int(issue.lineno or 1), 1)
+    end = max([start, *[int(n) for n in (issue.linerange or ()) if n]])
+    snippet = "\n".join(lines[start - 1 : end])
+    if test_id in _IGNORED or sev < 2:
+        return None
+    if conf < 2 and not (test_id == "B608" and _VALUE_SPLICE.search(snippet)):
+        return None
+    severity: Severity = "hint" if test_id in _HINTS else "warning"
+    title = _TITLES.get(test_id) or issue.text.split(". ")[0].rstrip(".")
+    if test_id == "B608":
+        title = "SQL built by string formatting"
+        if auth:
+            severity, title = "critical", "SQL injection in authentication code"
+    advice = _ADVICE.get(test_id, "")
+    cwe = f", CWE-{issue.cwe.id}" if getattr(issue, "cwe", None) and issue.cwe.id else ""
+    explanation = f"{issue.text.rstrip('.')} (bandit {test_id}{cwe})." + (f" Fix: {advice}." if advice else "")
+    return Finding(
+        rule=test_id,
+        title=title,
+        severity=severity,
+        explanation=explanation,
+        start_line=start,
+        end_line=end,
+        replacement=_fix(test_id, lines, start, end),
+        fingerprint=f"{test_id}:{' '.join(snippet.split())}",
+    )
+
+
+def _fix(test_id: str, lines: list[str], start: int, end: int) -> str | None:
+    if start != end or start > len(lines):
+        return None
+    line = lines[start - 1]
+    if test_id == "B506" and "yaml.load(" in line and "Loader" not in line:
+        return line.replace("yaml.load(", "yaml.safe_load(")
+    if test_id == "B501":
+        fixed = re.sub(r",\s*verify\s*=\s*False", "", line)
+        return fixed if fixed != line else None
+    if test_id == "B608":
+        return _parameterised(line, "\n".join(lines))
+    return None
+
+
+_EXEC_FSTRING = re.compile(r"""(?P<call>\.execute\()f(?P<q>["'])(?P<sql>(?:(?!(?P=q)).)*)(?P=q)\s*\)""")
+
+
+def _parameterised(line: str, code: str) -> str | None:
+    """``cur.execute(f"... '{x}' ...")`` as ``cur.execute("... ? ...", (x,))`` for a known driver."""
+    if re.search(r"^\s*(?:import|from)\s+sqlite3\b", code, re.M):
+        mark = "?"
+    elif re.search(r"^\s*(?:import|from)\s+(?:psycopg2?|pymysql|MySQLdb|mysql\.connector)\b", code, re.M):
+        mark = "%s"
+    else:
+        return None
+    match = _EXEC_FSTRING.search(line)
+    if match is None:
+        return None
+    params: list[str] = []
+
+    def hole(m: re.Match[str]) -> str:
+        params.append(m.group(2))
+        return mark
+
+    sql = re.sub(r"""(['"]?)\{([A-Za-z_][\w.]*)\}\1""", hole, match.group("sql"))
+    if not params or "{" in sql or f"%{mark}" in sql or f"{mark}%" in sql:
+        return None
+    q = match.group("q")
+    args = f"({params[0]},)" if len(params) == 1 else f"({', '.join(params)})"
+    return line[: match.start()] + f"{match.group('call')}{q}{sql}{q}, {args})" + line[match.end() :]

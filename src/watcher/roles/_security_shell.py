@@ -1,0 +1,150 @@
+"""Dangerous shell commands an agent runs: destructive deletes, world-writable trees, remote code
+piped into a shell, writes into ``~/.ssh``, and switched-off TLS verification.
+
+Commands are split into simple commands on ``;``, ``&&``, ``||``, ``|`` and newlines, then each is
+tokenised with ``shlex``; the piped-download rule looks at the whole line. Removing a build
+directory inside the project (``rm -rf build/ dist node_modules``) is ordinary and not reported.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from watcher.roles._security_model import Finding
+
+__all__ = ["shell_findings"]
+
+_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
+_WRAPPERS = frozenset({"sudo", "doas", "nohup", "time", "exec", "command", "builtin", "xargs", "env"})
+_HOME = r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+|/Users/[^/\s]+)"
+_ROOTS = re.compile(
+    rf"^(?:/+\*?|/\.\*?|{_HOME}/*\*?|/(?:bin|boot|dev|etc|home|lib|lib64|opt|root|sbin|srv|usr|var|Users|System)/*\*?)$"
+)
+_PIPE_TO_SHELL = re.compile(
+    r"\b(?:curl|wget|fetch|iwr|Invoke-WebRequest)\b[^|;&\n]*\|\s*(?P<sudo>sudo\s+(?:-\S+\s+)*)?(?:env\s+)?"
+    r"(?:/usr)?(?:/bin/)?(?:ba|z|k|da|fi)?sh\b|"
+    r"\b(?P<sudo2>sudo\s+)?(?:ba|z|k)?sh\s+(?:-c\s+)?[\"']?(?:<\(|\$\()\s*(?:curl|wget)\b|"
+    r"\b(?:curl|wget)\b[^|;&\n]*\|\s*(?:sudo\s+)?python3?\b"
+)
+_SSH_WRITE = re.compile(
+    rf"(?:>>?\s*|\btee\s+(?:-a\s+)?|\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*\S+\s+){_HOME}?/*\S*\.ssh/(?P<file>\S*)"
+)
+_TLS = [
+    (re.compile(r"\bcurl\b[^|;&\n]*\s(?:-[a-zA-Z]*k[a-zA-Z]*|--insecure)\b"), "curl -k/--insecure"),
+    (re.compile(r"\bwget\b[^|;&\n]*--no-check-certificate"), "wget --no-check-certificate"),
+    (re.compile(r"(?i)\bgit\b[^|;&\n]*\bhttp\.sslVerify\s*(?:=\s*)?(?:false|0|no)\b"), "git http.sslVerify false"),
+    (re.compile(r"\bGIT_SSL_NO_VERIFY\s*=\s*['\"]?(?:1|true)"), "GIT_SSL_NO_VERIFY"),
+    (re.compile(r"\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0"), "NODE_TLS_REJECT_UNAUTHORIZED=0"),
+    (re.compile(r"\bPYTHONHTTPSVERIFY\s*=\s*['\"]?0"), "PYTHONHTTPSVERIFY=0"),
+    (re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\b[^|;&\n]*--trusted-host\b"), "pip --trusted-host"),
+    (re.compile(r"\b(?:npm|yarn|pnpm)\s+config\s+set\s+strict-ssl\s+false\b"), "npm strict-ssl false"),
+]
+_DISK = re.compile(
+    r"\b(?:mkfs(?:\.\w+)?\s+/dev/|dd\b[^|;&\n]*\bof=/dev/(?:sd|hd|nvme|disk|xvd|vd)|>\s*/dev/(?:sd|nvme|disk)\w*)"
+)
+
+
+def shell_findings(script: str, *, line_offset: int = 0) -> list[Finding]:
+    """Dangerous commands in ``script``; lines count from ``line_offset + 1``."""
+    found: list[Finding] = []
+    for number, line in enumerate(script.splitlines(), start=1 + line_offset):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found.extend(_line_findings(line, number))
+    return found
+
+
+def _line_findings(line: str, number: int) -> list[Finding]:
+    out: list[Finding] = []
+    key = " ".join(line.split())
+
+    def add(rule: str, title: str, severity: str, explanation: str) -> None:
+        out.append(Finding(rule, title, severity, explanation, number, fingerprint=f"{rule}:{key}"))  # type: ignore[arg-type]
+
+    for argv in _commands(line):
+        name = argv[0].rsplit("/", 1)[-1]
+        flags = [a for a in argv[1:] if a.startswith("-")]
+        targets = [a for a in argv[1:] if not a.startswith("-")]
+        short = "".join(f[1:] for f in flags if not f.startswith("--"))
+        if name == "rm" and ("r" in short.lower() or "--recursive" in flags):
+            bad = [t for t in targets if _ROOTS.match(t)]
+            if bad or "--no-preserve-root" in flags:
+                add(
+                    "shell:rm-root",
+                    "Recursive delete of the filesystem root or home directory",
+                    "critical",
+                    f"`rm` would recursively delete {', '.join(bad) or '/'}: it destroys the machine's files or the "
+                    "user's home and cannot be undone. Stop and delete only paths inside the project.",
+                )
+        recursive = "R" in short or "--recursive" in flags
+        if name == "chmod" and recursive and any(re.fullmatch(r"0?777|a\+rwx|ugo\+rwx|o\+w|a\+w", t) for t in targets):
+            severe = any(_ROOTS.match(t) for t in targets)
+            add(
+                "shell:chmod-777",
+                "Recursive chmod 777",
+                "critical" if severe else "warning",
+                "`chmod -R 777` makes every file world-writable (and executable): any user or process can "
+                "change code and data. Grant only what is needed, e.g. `chmod -R u+rwX,go+rX DIR`.",
+            )
+    match = _PIPE_TO_SHELL.search(line)
+    if match:
+        sudo = bool(match.group("sudo") or match.group("sudo2"))
+        add(
+            "shell:pipe-to-shell",
+            "Download piped into a shell" + (" as root" if sudo else ""),
+            "critical" if sudo else "warning",
+            "A script downloaded from the network is executed unread"
+            + (" with root privileges" if sudo else "")
+            + ": whoever controls that URL (or the connection) runs code on this machine. Download it to a "
+            "file, check it (checksum or signature), read it, then run it.",
+        )
+    ssh = _SSH_WRITE.search(line)
+    if ssh:
+        keys = ssh.group("file").startswith(("authorized_keys", "id_"))
+        add(
+            "shell:ssh-write",
+            "Write into ~/.ssh",
+            "critical" if keys else "warning",
+            "The command writes into ~/.ssh"
+            + (
+                " (authorized_keys / private keys): that grants or hands out SSH access to this account."
+                if keys
+                else ": SSH configuration changes who and what this account trusts."
+            )
+            + " Do not change SSH credentials from an agent; ask the user to do it.",
+        )
+    for pattern, what in _TLS:
+        if pattern.search(line):
+            add(
+                "shell:tls-off",
+                f"TLS verification disabled ({what})",
+                "warning",
+                f"`{what}` turns off certificate checks, so a man-in-the-middle can serve anything. Fix the "
+                "certificate setup instead (install the CA bundle, set REQUESTS_CA_BUNDLE / NODE_EXTRA_CA_CERTS).",
+            )
+    if _DISK.search(line):
+        add(
+            "shell:disk",
+            "Raw write to a disk device",
+            "critical",
+            "The command overwrites a disk device: all data on it is lost. Stop.",
+        )
+    return out
+
+
+def _commands(line: str) -> list[list[str]]:
+    """The simple commands of ``line`` as argv lists, wrappers (sudo, env VAR=1, nohup) dropped."""
+    out = []
+    for part in _SPLIT.split(line):
+        try:
+            argv = shlex.split(part, comments=True)
+        except ValueError:
+            argv = part.split()
+        while argv and (
+            argv[0] in _WRAPPERS or re.fullmatch(r"\w+=.*", argv[0]) or (argv[0].startswith("-") and len(argv) > 1)
+        ):
+            argv = argv[1:]
+        if argv:
+            out.append(argv)
+    return out

@@ -1,0 +1,136 @@
+"""The ``security`` role: an offline security reviewer of the code an agent or a person runs.
+
+It reads what is new since its last evaluation — notebook cell sources, the content of
+Write/Edit-style tool calls, shell commands, and outputs — and reports vulnerabilities:
+bandit's findings for Python, credentials (detect-secrets plus the project's key patterns), SQL
+spliced together in JavaScript/TypeScript, and dangerous shell commands. All findings of one
+evaluation become one interjection, most severe first, with every location; critical ones
+(exposed credentials, injection in authentication code, destructive commands) make it urgent.
+A finding is reported once: the role remembers what it already said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from watcher.core.interjection import Continue, Decision, Interject, Interjection, Location, SuggestedFix
+from watcher.core.observations import Observation, ToolCall
+from watcher.core.redact import redact
+from watcher.core.rules import Role
+from watcher.core.spec import Triggers
+from watcher.roles._security_js import sql_findings
+from watcher.roles._security_model import RANK, Finding
+from watcher.roles._security_python import python_findings
+from watcher.roles._security_secrets import secret_findings
+from watcher.roles._security_shell import shell_findings
+from watcher.roles._security_sources import Watched, watched_pieces
+
+__all__ = ["SecurityRole", "scan"]
+
+_MAX_LISTED = 8
+
+
+def scan(piece: Watched) -> list[Finding]:
+    """Every finding in one watched piece of text."""
+    found: list[Finding] = []
+    if piece.language == "python":
+        found += python_findings(piece.text)
+    elif piece.language in ("js", "code"):
+        found += sql_findings(piece.text, path=piece.path or "")
+    elif piece.language == "shell":
+        found += shell_findings(piece.text)
+    if piece.language in ("js", "code", "text", "python"):
+        found += [
+            f for f in shell_findings(piece.text) if f.rule == "shell:tls-off"
+        ]  # NODE_TLS_REJECT_UNAUTHORIZED in code
+    if piece.secrets:
+        filename = piece.path or ("watched.js" if piece.language == "js" else "watched.py")
+        found += secret_findings(piece.text, filename=filename, output=piece.language == "output", where=piece.label)
+    return found
+
+
+class SecurityRole(Role):
+    """Reviews code, commands and outputs for vulnerabilities and leaked credentials."""
+
+    name = "security"
+    description = "Security Reviewer"
+    brief = (
+        "Watch for security vulnerabilities in the code and commands the parent writes and runs: "
+        "SQL injection, XSS, command injection; exposed credentials or API keys (in code and in "
+        "output); unsafe file operations and destructive shell commands; insecure cryptographic "
+        "practices and disabled TLS verification. Interrupt immediately for critical security "
+        "issues; never repeat a secret, show it redacted."
+    )
+    triggers = Triggers(on=frozenset({"turn_done", "tool_result", "error", "cell_executed"}))
+
+    def __init__(self) -> None:
+        self._reported: set[str] = set()
+
+    def evaluate(self, observations: Sequence[Observation], new: int) -> Decision:
+        fresh = observations[len(observations) - new :] if new > 0 else ()
+        calls = {o.id: o for o in observations if isinstance(o, ToolCall) and o.id}
+        hits: list[tuple[Finding, Watched]] = []
+        for obs in fresh:
+            for piece in watched_pieces(obs, calls):
+                for finding in scan(piece):
+                    key = (
+                        finding.fingerprint
+                        if finding.rule.startswith("secret:")
+                        else f"{piece.path or piece.cell_id or ''}|{finding.fingerprint}"
+                    )
+                    if key not in self._reported:
+                        self._reported.add(key)
+                        hits.append((finding, piece))
+        if not hits:
+            return Continue(note=f"checked {len(fresh)} new observations: no new security findings")
+        hits.sort(key=lambda hit: RANK[hit[0].severity])
+        return Interject(_interjection(hits), note=f"{len(hits)} security findings")
+
+
+def _location(finding: Finding, piece: Watched) -> Location | None:
+    if piece.path is None and piece.cell_id is None:
+        return None
+    cell_id = piece.cell_id if piece.path is None else None
+    if piece.language == "output":  # printed by the cell: point at the cell, not at a line of output
+        return Location(path=piece.path, cell_id=cell_id)
+    return Location(path=piece.path, cell_id=cell_id, start_line=finding.start_line, end_line=finding.last_line)
+
+
+def _interjection(hits: list[tuple[Finding, Watched]]) -> Interjection:
+    locations: list[Location] = []
+    fix: SuggestedFix | None = None
+    lines = []
+    for finding, piece in hits:
+        loc = _location(finding, piece)
+        if loc is not None and loc not in locations:
+            locations.append(loc)
+        if (
+            fix is None
+            and loc is not None
+            and finding.replacement is not None
+            and redact(finding.replacement) == finding.replacement
+        ):
+            fix = SuggestedFix(loc, finding.replacement, title=f"Fix: {finding.title}")
+        where = loc.render() if loc is not None else piece.label
+        lines.append(f"[{finding.severity}] {finding.title} ({where}): {finding.explanation}")
+    top = hits[0][0]
+    if len(lines) == 1:
+        content = lines[0]
+    else:
+        shown = lines[:_MAX_LISTED]
+        more = f"\n… and {len(lines) - _MAX_LISTED} more." if len(lines) > _MAX_LISTED else ""
+        content = (
+            f"Security review: {len(lines)} problems, most severe first.\n"
+            + "\n".join(f"{n}. {t}" for n, t in enumerate(shown, 1))
+            + more
+        )
+    if fix is not None:
+        content += f"\nSuggested fix for {fix.location.render()}:\n{fix.replacement}"
+    return Interjection(
+        content=redact(content),  # explanations hold masked secrets only; this is the second guard
+        urgent=any(f.urgent for f, _ in hits),
+        severity=top.severity,
+        action="guidance",
+        locations=tuple(locations),
+        fix=fix,
+    )
