@@ -19,6 +19,7 @@ __all__ = ["ROLE_NAMES", "make_role", "role_class", "spec_for_role"]
 # role name -> "module:Class", imported on first use so a role's engine loads only when needed
 _ROLE_MODULES: dict[str, str] = {
     "errors": "watcher.roles.errors:ErrorsRole",
+    "security": "watcher.roles.security:SecurityRole",
 }
 ROLE_NAMES: tuple[str, ...] = tuple(_ROLE_MODULES)
 
