@@ -31,9 +31,20 @@ DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="watcher", description="Watchers that supervise agent runs and notebooks.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    rp = sub.add_parser("replay", help="run watchers over a recorded transcript", description="Run watchers over a recorded transcript as if it were live.")
+    rp = sub.add_parser(
+        "replay",
+        help="run watchers over a recorded transcript",
+        description="Run watchers over a recorded transcript as if it were live.",
+    )
     rp.add_argument("file", type=Path, help="a JSONL transcript, or a Claude Code stream-json / saved session file")
-    rp.add_argument("--watcher", "-w", action="append", dest="roles", metavar="ROLE", help=f"a role to run (repeatable; default: {', '.join(DEFAULT_REPLAY_ROLES)})")
+    rp.add_argument(
+        "--watcher",
+        "-w",
+        action="append",
+        dest="roles",
+        metavar="ROLE",
+        help=f"a role to run (repeatable; default: {', '.join(DEFAULT_REPLAY_ROLES)})",
+    )
     rp.add_argument("--evaluator", default="rules", help="evaluator for every watcher (default: rules, offline)")
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
@@ -105,8 +116,10 @@ def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
 
 def _table(result: ReplayResult, *, show_all: bool) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
-    width = shutil.get_terminal_size((110, 20)).columns
-    print(f"replayed {len(result.observations)} observations of {result.session!r}: {len(result.evaluations)} evaluations, {sum(e.decision == 'interject' for e in result.evaluations)} interjections")
+    width = shutil.get_terminal_size((160, 20)).columns
+    print(
+        f"replayed {len(result.observations)} observations of {result.session!r}: {len(result.evaluations)} evaluations, {sum(e.decision == 'interject' for e in result.evaluations)} interjections"
+    )
     if not rows:
         print("no watcher interjected.")
         return
@@ -117,5 +130,5 @@ def _table(result: ReplayResult, *, show_all: bool) -> None:
         where = ", ".join(loc.render() for loc in i.locations) if i else ""
         flag = "!" if i and i.urgent else " "
         line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "
-        body = f"{what} [{where}]" if where else what
+        body = f"[{where}] {what}" if where else what
         print(line + textwrap.shorten(body, width=max(width - len(line), 30), placeholder=" …"))

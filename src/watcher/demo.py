@@ -18,7 +18,10 @@ __all__ = ["main"]
 DATA = Path(__file__).resolve().parents[2] / "example_notebooks" / "data"
 
 SESSIONS = (
-    ("agent_writes_vulnerable_code.jsonl", "An agent writes a login() with an injectable query, a hard-coded key, and pipes a download into a shell"),
+    (
+        "agent_writes_vulnerable_code.jsonl",
+        "An agent writes a login() with an injectable query, a hard-coded key, and pipes a download into a shell",
+    ),
     ("agent_stuck_in_loop.jsonl", "An agent re-runs the same failing test over and over"),
     ("notebook_error_loop.jsonl", "A notebook cell keeps raising the same KeyError"),
 )
@@ -28,7 +31,9 @@ async def _show(path: Path, title: str) -> None:
     observations = read_transcript(path)
     watchers = [(spec_for_role(role), make_evaluator("rules", role)) for role in DEFAULT_REPLAY_ROLES]
     result = await replay(observations, watchers, session=path.stem)
-    print(f"\n=== {title}\n    ({path.name}: {len(observations)} observations, watchers: {', '.join(DEFAULT_REPLAY_ROLES)}, offline rules)")
+    print(
+        f"\n=== {title}\n    ({path.name}: {len(observations)} observations, watchers: {', '.join(DEFAULT_REPLAY_ROLES)}, offline rules)"
+    )
     said = {e.index: e for e in result.evaluations if e.interjection}
     for index, obs in enumerate(observations):
         line = describe_observation(obs).splitlines()[0]

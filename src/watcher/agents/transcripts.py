@@ -30,7 +30,16 @@ from watcher.core.observations import (
 
 __all__ = ["read_transcript", "records_to_observations"]
 
-_CLAUDE_TYPES = {"system", "assistant", "user", "result", "summary", "file-history-snapshot", "stream_event", "attachment"}
+_CLAUDE_TYPES = {
+    "system",
+    "assistant",
+    "user",
+    "result",
+    "summary",
+    "file-history-snapshot",
+    "stream_event",
+    "attachment",
+}
 
 
 def read_transcript(path: str | Path) -> list[Observation]:
@@ -56,7 +65,9 @@ def records_to_observations(lines: list[str], *, source: str = "<transcript>") -
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise TranscriptError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number) from exc
+            raise TranscriptError(
+                f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number
+            ) from exc
         try:
             if not isinstance(record, dict):
                 raise TranscriptError(f"expected a JSON object, got {type(record).__name__}")
@@ -69,7 +80,7 @@ def records_to_observations(lines: list[str], *, source: str = "<transcript>") -
                     "neither a watcher record (it has no 'kind') nor a Claude Code record (no known 'type')"
                 )
         except TranscriptError as exc:
-            raise TranscriptError(str(exc), source=source, line=number) from exc
+            raise TranscriptError(exc.reason, source=source, line=number) from exc
 
 
 def _ts(record: Mapping[str, Any]) -> float | None:
@@ -94,7 +105,11 @@ def _text_of(content: Any) -> str:
 def _claude(record: dict[str, Any]) -> Iterator[Observation]:
     kind = record["type"]
     common: dict[str, Any] = {"ts": _ts(record), "session": record.get("session_id") or record.get("sessionId")}
-    if kind == "summary" or record.get("isCompactSummary") or (kind == "system" and record.get("subtype") == "compact_boundary"):
+    if (
+        kind == "summary"
+        or record.get("isCompactSummary")
+        or (kind == "system" and record.get("subtype") == "compact_boundary")
+    ):
         yield Condensation(**common)
         return
     if kind == "result":
@@ -121,7 +136,12 @@ def _claude(record: dict[str, Any]) -> Iterator[Observation]:
             yield UserMessage(**common, text=str(block.get("text", "")))
         elif btype == "tool_use":
             args = block.get("input")
-            yield ToolCall(**common, id=str(block.get("id", "")), name=str(block.get("name", "")), input=args if isinstance(args, dict) else {})
+            yield ToolCall(
+                **common,
+                id=str(block.get("id", "")),
+                name=str(block.get("name", "")),
+                input=args if isinstance(args, dict) else {},
+            )
         elif btype == "tool_result":
             yield ToolResult(
                 **common,

@@ -30,6 +30,7 @@ class TranscriptError(WatcherError):
     """A transcript could not be read; the message names the file and the line."""
 
     def __init__(self, message: str, *, source: str = "<transcript>", line: int | None = None) -> None:
+        self.reason = message
         self.source = source
         self.line = line
         where = source if line is None else f"{source}:{line}"

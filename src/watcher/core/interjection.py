@@ -86,7 +86,11 @@ class SuggestedFix:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SuggestedFix:
         """Inverse of ``to_dict``."""
-        return cls(Location.from_dict(data["location"]), str(data["replacement"]), str(data.get("title") or "Apply suggested fix"))
+        return cls(
+            Location.from_dict(data["location"]),
+            str(data["replacement"]),
+            str(data.get("title") or "Apply suggested fix"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

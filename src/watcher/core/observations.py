@@ -220,7 +220,7 @@ def observation_from_dict(record: Mapping[str, Any]) -> Observation:
         accepted, described = _TYPES[key]
         if not isinstance(value, accepted) or (isinstance(value, bool) and bool not in accepted):
             raise TranscriptError(f"field {key!r} of a {cls.kind!r} record must be {described}")
-        values[key] = float(value) if key in ("ts", "duration_s") else value
+        values[key] = float(value) if key in ("ts", "duration_s") and isinstance(value, int | float) else value
     return cls(**values, extra=extra)
 
 
@@ -252,4 +252,4 @@ def parse_transcript_lines(lines: Iterable[str], *, source: str = "<transcript>"
         try:
             yield observation_from_dict(record)
         except TranscriptError as exc:
-            raise TranscriptError(str(exc), source=source, line=number) from exc
+            raise TranscriptError(exc.reason, source=source, line=number) from exc

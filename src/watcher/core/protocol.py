@@ -173,9 +173,7 @@ def format_evaluation_prompt(
     fence = f"OBSERVED-{nonce}"
     body = "\n\n".join(neutralise(describe_observation(o)) for o in observations) or "(no activity)"
     older = f"EARLIER (digest): {neutralise(digest)}\n\n" if digest else ""
-    activity = (
-        f"RECENT ACTIVITY IN PARENT SESSION:\n{older}<<<{fence}\n{body}\n{fence}>>>\n{END_OBSERVATIONS}"
-    )
+    activity = f"RECENT ACTIVITY IN PARENT SESSION:\n{older}<<<{fence}\n{body}\n{fence}>>>\n{END_OBSERVATIONS}"
     return EvaluationPrompt(static=static, activity=activity, nonce=nonce)
 
 
@@ -221,12 +219,23 @@ def _location(value: str) -> Location | None:
     return Location(path=target, start_line=start, end_line=end)
 
 
+def _unfenced(lines: list[str]) -> list[str]:
+    """Drop blank edges and a code fence wrapped around the block's fields (not one in the content)."""
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    opened = bool(lines) and _FENCE.match(lines[0]) is not None
+    if opened:
+        lines = lines[1:]
+    fences = sum(1 for line in lines if _FENCE.match(line))
+    if lines and _FENCE.match(lines[-1]) and (opened or fences % 2 == 1):
+        lines = lines[:-1]
+    return lines
+
+
 def _interjection(body: str) -> Interjection | None:
-    lines = [line for line in body.split("\n")]
-    while lines and (not lines[0].strip() or _FENCE.match(lines[0])):
-        lines.pop(0)
-    while lines and (not lines[-1].strip() or _FENCE.match(lines[-1])):
-        lines.pop()
+    lines = _unfenced(body.split("\n"))
     urgent = False
     severity: str | None = None
     action: str | None = None
@@ -246,8 +255,8 @@ def _interjection(body: str) -> Interjection | None:
             return Interjection(
                 content=content,
                 urgent=urgent,
-                severity=chosen_severity,  # type: ignore[arg-type]
-                action=action if action in ACTIONS else "guidance",  # type: ignore[arg-type]
+                severity=chosen_severity,
+                action=action if action in ACTIONS else "guidance",
                 locations=tuple(locations),
             )
         if key == "urgent":
@@ -298,7 +307,12 @@ def render_decision(decision: Decision) -> str:
     if isinstance(decision, Continue):
         return f"[CONTINUE]\n{decision.note}\n[/CONTINUE]"
     i = decision.interjection
-    lines = ["[INTERJECT]", f"urgent: {'true' if i.urgent else 'false'}", f"severity: {i.severity}", f"action: {i.action}"]
+    lines = [
+        "[INTERJECT]",
+        f"urgent: {'true' if i.urgent else 'false'}",
+        f"severity: {i.severity}",
+        f"action: {i.action}",
+    ]
     lines += [f"location: {loc.render()}" for loc in i.locations]
     lines += [f"content: {neutralise(i.content)}", "[/INTERJECT]"]
     return "\n".join(lines)

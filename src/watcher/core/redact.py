@@ -23,7 +23,9 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     "AWS access key": re.compile(r"(?P<secret>(?:AKIA|ASIA)[0-9A-Z]{16})"),
     "Google API key": re.compile(r"(?P<secret>AIza[0-9A-Za-z_\-]{35})"),
     "Bearer token": re.compile(r"(?i:bearer)\s+(?P<secret>[A-Za-z0-9_\-.=]{20,})"),
-    "Private key": re.compile(r"(?P<secret>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))"),
+    "Private key": re.compile(
+        r"(?P<secret>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))"
+    ),
     "Secret assignment": re.compile(
         r"(?i)\b[\w.-]*(?:api[_-]?key|secret|token|passwd|password|credential)[\w.-]*\b['\"]?\s*[:=]\s*"
         r"(?P<q>['\"])(?P<secret>[^'\"\s]{8,})(?P=q)"

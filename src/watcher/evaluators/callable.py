@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Union
-
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
 from watcher.core.protocol import parse_decision, render_decision
 
 __all__ = ["CallableEvaluator"]
 
-Answer = Union[str, Decision, Interjection, None]
+Answer = str | Decision | Interjection | None
 Judge = Callable[[EvaluationRequest], Answer | Awaitable[Answer]]
 
 
@@ -40,5 +38,7 @@ class CallableEvaluator:
         elif isinstance(answer, Continue | Interject):
             decision = answer
         else:
-            raise TypeError(f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None")
+            raise TypeError(
+                f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None"
+            )
         return EvaluationResult(render_decision(decision), decision)

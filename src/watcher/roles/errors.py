@@ -46,7 +46,9 @@ def _failure(obs: Observation) -> _Failure | None:
 
 def _signature(ename: str, evalue: str) -> str:
     """Exception type plus its message with numbers and quoted names blurred."""
-    shape = _NUMBERS.sub("N", re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", evalue.strip().splitlines()[0] if evalue.strip() else ""))
+    shape = _NUMBERS.sub(
+        "N", re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", evalue.strip().splitlines()[0] if evalue.strip() else "")
+    )
     return f"{ename}: {shape}"
 
 

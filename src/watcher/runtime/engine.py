@@ -49,7 +49,9 @@ def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:
 class Watcher:
     """One watcher attached to one parent session."""
 
-    def __init__(self, spec: WatcherSpec, evaluator: Evaluator, session: Session, bus: EventBus, *, live: bool = True) -> None:
+    def __init__(
+        self, spec: WatcherSpec, evaluator: Evaluator, session: Session, bus: EventBus, *, live: bool = True
+    ) -> None:
         self.spec = spec
         self.evaluator = evaluator
         self.session = session
@@ -69,7 +71,7 @@ class Watcher:
         self._last_interjection = float("-inf")
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[EvaluationEvent]] = set()
         self.subscription: Subscription | None = None
 
     @property
@@ -190,11 +192,13 @@ class Watcher:
             return EvaluationResult("", Continue()), f"evaluator timed out after {timeout:g}s"
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # fail closed: the parent is never blocked by its watcher
+        except Exception as exc:  # noqa: BLE001 - fail closed: the parent is never blocked by its watcher
             log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
             return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
         if not isinstance(result, EvaluationResult):
-            return EvaluationResult("", Continue()), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+            return EvaluationResult(
+                "", Continue()
+            ), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
         return result, None
 
     def _cap(self, interjection: Interjection) -> str | None:
@@ -236,7 +240,7 @@ class Watcher:
         except SessionEndedError as exc:
             outcome, detail = "undeliverable", str(exc)
             log.warning("watcher %r: interjection %s undeliverable: %s", self.spec.name, interjection.id, exc)
-        except Exception as exc:  # the parent failed to take it: record, never raise into the watcher
+        except Exception as exc:  # noqa: BLE001 - the parent failed to take it: record, never raise into the watcher
             outcome, detail = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("watcher %r: delivering %s failed: %s", self.spec.name, interjection.id, detail)
         self._bus.publish(
@@ -264,7 +268,13 @@ class Watcher:
         """Drop a pending interjection (or record the dismissal of a delivered one)."""
         self.pending.pop(interjection_id, None)
         self._bus.publish(
-            DeliveryEvent(session=self.session.name, watcher=self.spec.name, interjection_id=interjection_id, outcome="dismissed", detail=reason)
+            DeliveryEvent(
+                session=self.session.name,
+                watcher=self.spec.name,
+                interjection_id=interjection_id,
+                outcome="dismissed",
+                detail=reason,
+            )
         )
 
     def state(self) -> Mapping[str, object]:

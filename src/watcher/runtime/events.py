@@ -83,10 +83,23 @@ class EvaluationEvent(Event):
         return data
 
 
-_EVALUATION_FIELDS = (
-    "index breakpoint decision note raw capped error latency_s input_tokens output_tokens "
-    "cache_read_tokens cache_write_tokens cost_usd model evaluator"
-).split()
+_EVALUATION_FIELDS = [
+    "index",
+    "breakpoint",
+    "decision",
+    "note",
+    "raw",
+    "capped",
+    "error",
+    "latency_s",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "model",
+    "evaluator",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,7 +181,9 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
     """Rebuild an event read back from the journal. Raises ``KeyError``/``ValueError`` on a bad row."""
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
-        return ObservationEvent(**common, observation=observation_from_dict(payload["observation"]), index=int(payload["index"]))
+        return ObservationEvent(
+            **common, observation=observation_from_dict(payload["observation"]), index=int(payload["index"])
+        )
     if kind == "evaluation":
         values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
         found = payload.get("interjection")
@@ -191,5 +206,13 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
     if kind == "session":
         return SessionEvent(**common, status=str(payload["status"]), detail=str(payload.get("detail") or ""))
     if kind == "watcher":
-        return WatcherEvent(**common, **{k: str(payload.get(k) or "") for k in ("status", "role", "mode", "authority", "evaluator")})
+        text = {k: str(payload.get(k) or "") for k in ("status", "role", "mode", "authority", "evaluator")}
+        return WatcherEvent(
+            **common,
+            status=text["status"],
+            role=text["role"],
+            mode=text["mode"],
+            authority=text["authority"],
+            evaluator=text["evaluator"],
+        )
     raise ValueError(f"unknown event kind {kind!r}")

@@ -30,7 +30,9 @@ HISTORY_SCHEMA: dict[str, Any] = {
 }
 
 
-def history(journal: Journal | str | Path | None = None, *, session: str | None = None, watcher: str | None = None) -> pl.DataFrame:
+def history(
+    journal: Journal | str | Path | None = None, *, session: str | None = None, watcher: str | None = None
+) -> pl.DataFrame:
     """One row per evaluation: when, who, what was decided, what was said, what it cost.
 
     ``outcome`` is the interjection's fate (pending, delivered, dismissed, undeliverable, …) or
@@ -76,9 +78,17 @@ def history(journal: Journal | str | Path | None = None, *, session: str | None 
                     )
         for r in rows:
             if r["outcome"] is not None:
-                r["outcome"] = "capped" if r["decision"] == "interject" and r["outcome"] not in outcomes else outcomes.get(r["outcome"])
-        frame = pl.DataFrame(rows, schema={k: (pl.Int64 if k == "time" else v) for k, v in HISTORY_SCHEMA.items()}, orient="row")
-        return frame.with_columns(pl.from_epoch("time", time_unit="ms").dt.replace_time_zone("UTC"))
+                r["outcome"] = (
+                    "capped"
+                    if r["decision"] == "interject" and r["outcome"] not in outcomes
+                    else outcomes.get(r["outcome"])
+                )
+        frame = pl.DataFrame(
+            rows, schema={k: (pl.Int64 if k == "time" else v) for k, v in HISTORY_SCHEMA.items()}, orient="row"
+        )
+        return frame.with_columns(
+            pl.from_epoch("time", time_unit="ms").dt.cast_time_unit("ms").dt.replace_time_zone("UTC")
+        )
     finally:
         if owned:
             jr.close()

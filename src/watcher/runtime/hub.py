@@ -95,13 +95,17 @@ class Runtime:
         self.watchers.pop((watcher.session.name, watcher.name), None)
         if watcher.subscription is not None:
             self.bus.unsubscribe(watcher.subscription)
-        self.bus.publish(WatcherEvent(session=watcher.session.name, watcher=watcher.name, status="detached", role=watcher.spec.role))
+        self.bus.publish(
+            WatcherEvent(session=watcher.session.name, watcher=watcher.name, status="detached", role=watcher.spec.role)
+        )
 
     def observe(self, session: str, observation: Observation) -> ObservationEvent:
         """Publish an observation of ``session``; returns the event with its index."""
         index = self._indexes.get(session, 0)
         self._indexes[session] = index + 1
-        event = ObservationEvent(session=session, observation=observation, index=index, ts=observation.ts or time.time())
+        event = ObservationEvent(
+            session=session, observation=observation, index=index, ts=observation.ts or time.time()
+        )
         self.publish(event)
         return event
 
@@ -140,11 +144,13 @@ class Runtime:
             if command.interjection_id in watcher.pending:
                 delivered = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
             elif command.kind == "inject" and isinstance(content, str) and content.strip():
-                by_hand = Interjection(content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}")
+                by_hand = Interjection(
+                    content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}"
+                )
                 delivered = await watcher.deliver(by_hand)
             else:
                 return "failed", f"interjection {command.interjection_id!r} is not pending"
-        except Exception as exc:  # a command never breaks the owner
+        except Exception as exc:  # noqa: BLE001 - a bad command never breaks the session that owns it
             return "failed", f"{type(exc).__name__}: {exc}"
         return ("applied", "delivered") if delivered else ("failed", "not delivered")
 

@@ -1,0 +1,195 @@
+"""The watcher engine: breakpoints, caps, fail-closed evaluation, manual and autonomous delivery."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from watcher.core.evaluation import EvaluationRequest
+from watcher.core.interjection import Interjection
+from watcher.core.observations import Done, ToolCall, ToolResult, UserMessage
+from watcher.core.spec import Caps, Triggers, WatcherSpec
+from watcher.evaluators import CallableEvaluator
+from watcher.runtime import Journal, RecordingSession, Runtime
+from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent
+
+SPEC = WatcherSpec(name="w", role="test")
+
+
+class Recorder:
+    def __init__(self, runtime: Runtime) -> None:
+        self.events: list[Event] = []
+        runtime.bus.subscribe("recorder", self.events.append)
+
+    def of(self, kind: type[Event]) -> list[Event]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+async def _run(spec: WatcherSpec, fn, observations, *, live: bool = False, journal: Journal | None = None):  # type: ignore[no-untyped-def]
+    runtime = Runtime(live=live, journal=journal)
+    session = RecordingSession("parent")
+    recorder = Recorder(runtime)
+    watcher = runtime.attach(spec, CallableEvaluator(fn), session)
+    for obs in observations:
+        runtime.observe("parent", obs)
+        await runtime.settle()
+    return runtime, session, recorder, watcher
+
+
+TURN = [
+    UserMessage(text="go"),
+    ToolCall(id="t", name="Bash", input={"command": "ls"}),
+    ToolResult(tool_call_id="t", output="a b"),
+    Done(),
+]
+
+
+async def test_evaluates_at_breakpoints_only() -> None:
+    seen: list[tuple[str, int, int]] = []
+
+    def judge(req: EvaluationRequest) -> None:
+        seen.append((req.breakpoint, req.index, req.new))
+
+    runtime, *_ = await _run(SPEC, judge, TURN)
+    assert seen == [("tool_result", 2, 3), ("turn_done", 3, 1)]
+    await runtime.close()
+
+
+async def test_every_n_breakpoint() -> None:
+    seen: list[str] = []
+    spec = replace(SPEC, triggers=Triggers(on=frozenset(), every_n=2))
+    runtime, *_ = await _run(spec, lambda r: seen.append(r.breakpoint), [UserMessage(text=str(i)) for i in range(5)])
+    assert seen == ["every_n", "every_n"]
+    await runtime.close()
+
+
+async def test_idle_breakpoint_when_live() -> None:
+    seen: list[str] = []
+    spec = replace(SPEC, triggers=Triggers(on=frozenset(), idle_s=0.05))
+    runtime = Runtime(live=True)
+    runtime.attach(spec, CallableEvaluator(lambda r: seen.append(r.breakpoint)), RecordingSession("parent"))
+    runtime.observe("parent", UserMessage(text="hello"))
+    for _ in range(100):
+        if seen:
+            break
+        await asyncio.sleep(0.01)
+    assert seen == ["idle"]
+    await runtime.close()
+
+
+@pytest.mark.parametrize(
+    ("judge", "error"),
+    [
+        (lambda r: 1 / 0, "ZeroDivisionError"),
+        (lambda r: 42, "returned int"),
+    ],
+)
+async def test_evaluator_failure_fails_closed(judge, error: str) -> None:  # type: ignore[no-untyped-def]
+    runtime, session, recorder, watcher = await _run(SPEC, judge, TURN)
+    evaluations = recorder.of(EvaluationEvent)
+    assert [e.decision for e in evaluations] == ["continue", "continue"]
+    assert all(error in (e.error or "") for e in evaluations)
+    assert session.delivered == [] and watcher.status == "error"
+    await runtime.close()
+
+
+async def test_evaluator_timeout_fails_closed() -> None:
+    async def slow(req: EvaluationRequest) -> str:
+        await asyncio.sleep(10)
+        return "[INTERJECT]\nurgent: true\ncontent: too late\n[/INTERJECT]"
+
+    spec = replace(SPEC, caps=Caps(timeout_s=0.05))
+    runtime, session, recorder, _ = await _run(spec, slow, TURN[:3])
+    (evaluation,) = recorder.of(EvaluationEvent)
+    assert evaluation.decision == "continue" and "timed out after 0.05s" in (evaluation.error or "")
+    assert session.delivered == []
+    await runtime.close()
+
+
+async def test_autonomous_interjection_is_delivered() -> None:
+    answer = "[INTERJECT]\nurgent: true\ncontent: stop and use a parameterised query\n[/INTERJECT]"
+    runtime, session, recorder, _ = await _run(SPEC, lambda r: answer, TURN[:3])
+    (delivered,) = session.delivered
+    assert (
+        delivered.urgent
+        and delivered.content == "stop and use a parameterised query"
+        and delivered.watcher == "w"
+        and delivered.id
+    )
+    assert [e.status for e in recorder.of(InterjectionEvent)] == ["queued"]  # type: ignore[attr-defined]
+    assert [e.outcome for e in recorder.of(DeliveryEvent)] == ["delivered"]  # type: ignore[attr-defined]
+    await runtime.close()
+
+
+async def test_cap_per_turn_and_reset_on_done() -> None:
+    spec = replace(
+        SPEC, triggers=Triggers(on=frozenset({"tool_result", "turn_done"})), caps=Caps(max_interjections_per_turn=2)
+    )
+    answer = Interjection(content="again")
+    steps = [ToolResult(tool_call_id=str(i), output="x") for i in range(4)] + [
+        Done(),
+        ToolResult(tool_call_id="z", output="x"),
+    ]
+    runtime, session, recorder, _ = await _run(spec, lambda r: answer, steps)
+    capped = [e.capped for e in recorder.of(EvaluationEvent)]  # type: ignore[attr-defined]
+    assert capped[0] is None and capped[1] is None
+    assert all("max_interjections_per_turn (2) reached" in (c or "") for c in capped[2:4])
+    assert len(session.delivered) == 2 + 1 + 1  # two before the cap, one at done (new turn), one after
+    await runtime.close()
+
+
+async def test_manual_mode_waits_then_accept_with_edit_or_dismiss() -> None:
+    spec = replace(SPEC, mode="manual")
+    runtime, session, recorder, watcher = await _run(
+        spec, lambda r: Interjection(content="proposal"), [*TURN[:3], ToolResult(tool_call_id="2", output="y")]
+    )
+    assert session.delivered == [] and len(watcher.pending) == 2
+    first, second = list(watcher.pending)
+    assert await watcher.accept(first, content="edited by a person")
+    watcher.dismiss(second)
+    await runtime.settle()
+    assert [i.content for i in session.delivered] == ["edited by a person"]
+    assert [e.outcome for e in recorder.of(DeliveryEvent)] == ["delivered", "dismissed"]  # type: ignore[attr-defined]
+    with pytest.raises(KeyError, match="no pending interjection"):
+        await watcher.accept("nope")
+    await runtime.close()
+
+
+async def test_interjection_for_ended_session_is_undeliverable(caplog: pytest.LogCaptureFixture) -> None:
+    runtime = Runtime(live=False)
+    session = RecordingSession("parent")
+    recorder = Recorder(runtime)
+    watcher = runtime.attach(SPEC, CallableEvaluator(lambda r: Interjection(content="late")), session)
+    session.end()
+    runtime.observe("parent", Done())
+    await runtime.settle()
+    (delivery,) = recorder.of(DeliveryEvent)
+    assert delivery.outcome == "undeliverable"  # type: ignore[attr-defined]
+    assert "undeliverable" in caplog.text and watcher.status == "idle"
+    await runtime.close()
+
+
+async def test_commands_from_the_journal_are_applied(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = replace(SPEC, mode="manual")
+    runtime, session, _, watcher = await _run(
+        spec,
+        lambda r: Interjection(content="proposal"),
+        [*TURN[:3], ToolResult(tool_call_id="2", output="y")],
+        journal=journal,
+    )
+    first, second = list(watcher.pending)
+    inject = journal.submit_command("parent", "inject", first, payload={"content": "edited in the editor"})
+    dismiss = journal.submit_command("parent", "dismiss", second)
+    bogus = journal.submit_command("parent", "inject", "unknown-id")
+    assert await runtime.apply_commands() == 3
+    await runtime.settle()
+    assert [i.content for i in session.delivered] == ["edited in the editor"]
+    status = {c.id: (c.status, c.detail) for c in journal.commands(status=None)}
+    assert status[inject] == ("applied", "delivered")
+    assert status[dismiss] == ("applied", "dismissed")
+    assert status[bogus][0] == "failed" and "unknown-id" in status[bogus][1]
+    await runtime.close()
+    journal.close()
