@@ -22,7 +22,16 @@ from watcher.core.protocol import format_evaluation_prompt, parse_interjection
 if TYPE_CHECKING:
     import polars
 
-__all__ = ["Interjection", "Location", "WatcherError", "format_evaluation_prompt", "history", "parse_interjection"]
+__all__ = [
+    "Interjection",
+    "Location",
+    "WatcherError",
+    "format_evaluation_prompt",
+    "history",
+    "load_ipython_extension",
+    "parse_interjection",
+    "unload_ipython_extension",
+]
 
 __version__ = "0.1.0"
 
@@ -32,3 +41,21 @@ def history(journal: Any = None, *, session: str | None = None, watcher: str | N
     from watcher.runtime.history import history as _history
 
     return _history(journal, session=session, watcher=watcher)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext watcher``: the kernel extension (imported only now, so ``import watcher`` stays light)."""
+    _kernel_ext().load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext watcher``: remove the hooks and magics and stop the runtime thread."""
+    _kernel_ext().unload_ipython_extension(ipython)
+
+
+def _kernel_ext() -> Any:
+    # Imported by name at call time: the root package is a facade that editors' language servers
+    # import too, and they must never load IPython or widgets (import-linter follows static imports).
+    import importlib
+
+    return importlib.import_module("watcher.kernel_ext")

@@ -1,1 +1,53 @@
-"""The IPython extension: ``%load_ext watcher`` and its magics (see the kernel-extension issue)."""
+"""The IPython extension: ``%load_ext watcher`` puts watchers on a notebook's cells.
+
+Loading starts the runtime thread (one asyncio loop hosting the ``Runtime``, journaling to the
+default journal or ``$WATCHER_JOURNAL``), registers the cell hooks and the magics. Unloading
+removes all of them and stops the thread; loading again starts afresh. ``current()`` is the
+extension of this kernel, or None.
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Any
+
+from watcher.kernel_ext.extension import KernelExtension
+from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
+
+__all__ = ["KernelExtension", "current", "load_ipython_extension", "unload_ipython_extension"]
+
+_extension: KernelExtension | None = None
+
+
+def current() -> KernelExtension | None:
+    """The extension loaded in this process, if any."""
+    return _extension
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext watcher``: start the runtime thread, register hooks and magics (once)."""
+    global _extension
+    if _extension is not None and _extension.shell is ipython:
+        return
+    if _extension is not None:
+        unload_ipython_extension(_extension.shell)
+    ext = KernelExtension(ipython)
+    ext.register()
+    ipython.register_magics(WatcherMagics(ipython, ext))
+    atexit.register(ext.close)
+    _extension = ext
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext watcher``: remove hooks and magics, end the session, stop the thread."""
+    global _extension
+    ext, _extension = _extension, None
+    if ext is None:
+        return
+    atexit.unregister(ext.close)
+    magics = ipython.magics_manager.magics
+    for kind, names in MAGIC_NAMES.items():
+        for name in names:
+            magics[kind].pop(name, None)
+    ipython.magics_manager.registry.pop(WatcherMagics.__name__, None)
+    ext.close()

@@ -1,0 +1,93 @@
+"""The runtime thread: one daemon thread with its own asyncio loop, hosting the ``Runtime``.
+
+The kernel's own loop is blocked while a synchronous cell runs, so watchers, widget updates and
+agent runs live on this thread instead. Everything the kernel's main thread hands over goes
+through ``call`` (fire and forget, ``call_soon_threadsafe``) or ``submit`` (a concurrent future);
+neither waits on a watcher. ``wait`` is the one blocking convenience, for magics that must show
+a settled state; it works inside a running kernel without ``nest_asyncio``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Journal
+
+__all__ = ["RuntimeThread"]
+
+log = logging.getLogger("watcher.kernel")
+
+T = TypeVar("T")
+
+
+class RuntimeThread:
+    """Owns the runtime thread, its loop, the journal and the ``Runtime`` living on it."""
+
+    def __init__(self, journal_path: str | Path | None = None) -> None:
+        self.journal = Journal(journal_path)
+        self.loop = asyncio.new_event_loop()
+        self.runtime: Runtime | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="watcher-runtime", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the watcher runtime thread did not start within 10 s")
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self._start())
+        self._ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    async def _start(self) -> None:
+        self.runtime = Runtime(journal=self.journal)
+        self.runtime.start_command_poller()  # a language server's or another kernel's commands apply here
+
+    @property
+    def alive(self) -> bool:
+        """True while the loop runs."""
+        return self._thread.is_alive() and not self.loop.is_closed()
+
+    @property
+    def on_thread(self) -> bool:
+        """True when called from the runtime thread itself."""
+        return threading.current_thread() is self._thread
+
+    def call(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` on the runtime thread soon; returns at once."""
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the runtime loop; returns a future the caller may ignore."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def wait(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+        """Run ``coro`` on the runtime loop and block until it finishes (never from the runtime thread)."""
+        if self.on_thread:
+            coro.close()
+            raise RuntimeError("RuntimeThread.wait would deadlock when called from the runtime thread")
+        return self.submit(coro).result(timeout)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Close the runtime (settle, flush the journal), stop the loop and join the thread."""
+        if not self.alive:
+            return
+        runtime = self.runtime
+        if runtime is not None:
+            try:
+                self.submit(runtime.close()).result(timeout)
+            except Exception as exc:  # noqa: BLE001 - stopping must not raise into %unload_ext or atexit
+                log.warning("closing the watcher runtime failed: %s", exc)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+        self.journal.close()

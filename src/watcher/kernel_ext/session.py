@@ -1,0 +1,67 @@
+"""The notebook as a parent session: how a person at a notebook receives an interjection.
+
+A notebook has no conversation to inject into, so delivery means *showing*:
+
+1. at once, in the watcher's panel (its delivered badge), from the runtime thread; and
+2. as a short block printed under the output of the next cell that finishes (the cell hook
+   drains ``take_unshown`` on the kernel's main thread), so the message lands in the notebook's
+   own record even where widgets do not render (nbclient, nbval, a saved ``.ipynb``).
+
+Urgent interjections are shown the same way: a notebook is never interrupted by its watcher.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from watcher.core.errors import SessionEndedError
+from watcher.core.interjection import Interjection
+from watcher.core.redact import redact
+from watcher.runtime.session import Session
+
+__all__ = ["NotebookSession", "render_interjection"]
+
+_ICONS = {"hint": "💡", "warning": "⚠️", "critical": "🛑"}
+
+
+def render_interjection(interjection: Interjection) -> str:
+    """The plain-text block printed under a cell: who speaks, how urgently, where, what."""
+    where = ", ".join(loc.render() for loc in interjection.locations)
+    head = f"{_ICONS.get(interjection.severity, '•')} [watcher {interjection.watcher}] {interjection.severity}"
+    if interjection.urgent:
+        head += ", urgent"
+    head += f" ({interjection.action}{' @ ' + where if where else ''})"
+    body = "\n".join("    " + line for line in redact(interjection.content).splitlines())
+    return f"{head}\n{body}"
+
+
+class NotebookSession(Session):
+    """The kernel's cells as one parent session; thread-safe between the runtime and main threads."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.delivered: list[Interjection] = []
+        self._unshown: list[Interjection] = []
+        self._lock = threading.Lock()
+        self._ended = False
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def end(self) -> None:
+        """Mark the session ended (on unload); later interjections are undeliverable."""
+        self._ended = True
+
+    async def inject(self, interjection: Interjection) -> None:
+        if self._ended:
+            raise SessionEndedError(f"notebook session {self.name!r} has ended (the extension was unloaded)")
+        with self._lock:
+            self.delivered.append(interjection)
+            self._unshown.append(interjection)
+
+    def take_unshown(self) -> list[Interjection]:
+        """Interjections delivered since the last call, oldest first (called after each cell)."""
+        with self._lock:
+            out, self._unshown = self._unshown, []
+        return out
