@@ -1,0 +1,198 @@
+"""What the ``stuck`` role compares: actions, results and waiting commands, in normalised form.
+
+Two tool calls are *the same action* when the tool name and the input agree after cosmetic fields
+(a Bash call's ``description``) are dropped and whitespace is collapsed. Two results are *the same*
+when their outputs agree once volatile details (durations, clock times, memory addresses) are
+blurred, so ``1 failed in 0.21s`` and ``1 failed in 0.23s`` are one result. Sleep, poll and status
+commands are *waiting*: repeating them is not a loop until the wait budget runs out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+from watcher.core.redact import redact
+
+__all__ = ["WaitKind", "action_key", "error_line", "result_key", "short_input", "target_path", "wait_key", "wait_kind"]
+
+WaitKind: TypeAlias = Literal["sleep", "status"] | None
+
+# Fields an agent rewords freely while doing the same thing; they never make an action different.
+_COSMETIC = frozenset({"description", "explanation", "reason", "reasoning", "rationale", "thought", "justification"})
+_WS = re.compile(r"\s+")
+_VOLATILE = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|minutes)\b"  # durations
+    r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\S*"  # timestamps
+    r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"  # clock times
+    r"|\b0x[0-9a-fA-F]+\b"  # memory addresses
+)
+_ERRORISH = re.compile(r"error|exception|failed|fatal|traceback|not found|denied|refused|timed out", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+")
+
+# Shell commands that wait for time to pass, and ones that only look at the state of something.
+_SLEEP_COMMANDS = frozenset({"sleep", "wait", "watch"})
+_STATUS_COMMANDS = frozenset(
+    {
+        "ps",
+        "pgrep",
+        "jobs",
+        "top",
+        "htop",
+        "uptime",
+        "squeue",
+        "sacct",
+        "sinfo",
+        "qstat",
+        "bjobs",
+        "nvidia-smi",
+        "tail",
+        "journalctl",
+        "free",
+        "df",
+    }
+)
+_STATUS_SUBCOMMANDS = {
+    "git": frozenset({"status"}),
+    "kubectl": frozenset({"get", "describe", "logs", "top", "wait", "rollout"}),
+    "docker": frozenset({"ps", "logs", "stats", "inspect", "compose"}),
+    "podman": frozenset({"ps", "logs", "stats", "inspect"}),
+    "systemctl": frozenset({"status", "is-active"}),
+    "gh": frozenset({"run", "pr"}),
+}
+_NEUTRAL = frozenset({"echo", "printf", "cd", "date", "true", "clear", ":"})
+_FILTERS = frozenset(
+    {"grep", "egrep", "head", "tail", "wc", "awk", "sed", "sort", "uniq", "cut", "tr", "less", "cat", "jq"}
+)
+_PREFIXES = frozenset({"sudo", "nohup", "time", "command", "exec"})
+_SEGMENTS = re.compile(r"&&|\|\||;|\n")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Tools that wait or read more output of a running process (BashOutput, TaskOutput, wait_for_job...).
+_SLEEP_TOOL = re.compile(
+    r"(?:^|[_\-.])(?:wait|sleep|poll)(?:$|[_\-.])|^(?:wait|sleep|poll)|(?:bash|task|shell|process|agent)_?output"
+)
+_STATUS_TOOL = re.compile(r"^(?:get|check|read|job)?_?status$|(?:^|_)(?:get|check)_\w*status$")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, str):
+        return _WS.sub(" ", value).strip()
+    if isinstance(value, Mapping):
+        return {str(k): _normalise(v) for k, v in value.items() if k not in _COSMETIC}
+    if isinstance(value, list | tuple):
+        return [_normalise(v) for v in value]
+    return value
+
+
+def action_key(name: str, tool_input: Mapping[str, Any]) -> str:
+    """The identity of a tool call: its name and its normalised input."""
+    return name + "\x00" + json.dumps(_normalise(tool_input), sort_keys=True, separators=(",", ":"), default=str)
+
+
+def result_key(output: str, failed: bool) -> tuple[bool, int]:
+    """The identity of a tool result: failed or not, and the output with volatile details blurred."""
+    return failed, hash(_VOLATILE.sub("~", _WS.sub(" ", output)).strip())
+
+
+def _command(tool_input: Mapping[str, Any]) -> str | None:
+    for field in ("command", "cmd", "script"):
+        value = tool_input.get(field)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return " ".join(value)
+    return None
+
+
+def _segment_kind(segment: str) -> str:
+    words = segment.split()
+    while words and (words[0] in _PREFIXES or _ENV.match(words[0])):
+        words = words[1:]
+    if words and words[0] == "timeout" and len(words) > 1:
+        words = words[2:]
+    if not words:
+        return "neutral"
+    head = words[0].rsplit("/", 1)[-1]
+    if head in _SLEEP_COMMANDS:
+        return "sleep"
+    if head in _STATUS_COMMANDS:
+        return "status"
+    subs = _STATUS_SUBCOMMANDS.get(head)
+    if subs is not None and len(words) > 1 and words[1] in subs:
+        return "status"
+    return "neutral" if head in _NEUTRAL else "other"
+
+
+def wait_kind(name: str, tool_input: Mapping[str, Any]) -> WaitKind:
+    """``sleep`` for a call that waits, ``status`` for one that only looks, None for real work."""
+    command = _command(tool_input)
+    if command is None:
+        lowered = _CAMEL.sub("_", name).lower()
+        if _SLEEP_TOOL.search(lowered) or lowered.replace("_", "") in ("bashoutput", "taskoutput", "agentoutputtool"):
+            return "sleep"
+        return "status" if _STATUS_TOOL.search(lowered) else None
+    kinds: set[str] = set()
+    for segment in _SEGMENTS.split(command):
+        pipeline = segment.split("|")
+        kinds.add(_segment_kind(pipeline[0]))
+        for downstream in pipeline[1:]:  # `ps aux | grep train`: what a status is piped into only filters it
+            words = downstream.split()
+            kinds.add("neutral" if not words or words[0] in _FILTERS or words[0] in _NEUTRAL else "other")
+    if "other" in kinds:
+        return None
+    return "sleep" if "sleep" in kinds else "status" if "status" in kinds else None
+
+
+def wait_key(name: str, tool_input: Mapping[str, Any]) -> str:
+    """A coarse identity for waiting calls: ``sleep 30`` and ``sleep 60`` are the same wait."""
+    return _DIGITS.sub("N", action_key(name, tool_input))
+
+
+def short_input(name: str, tool_input: Mapping[str, Any], limit: int = 80) -> str:
+    """``Bash `pytest -x` ``-style short form of a call, redacted, for interjection texts."""
+    text = _command(tool_input)
+    if text is None:
+        for field in (
+            "file_path",
+            "path",
+            "notebook_path",
+            "pattern",
+            "url",
+            "query",
+            "bash_id",
+            "shell_id",
+            "task_id",
+        ):
+            value = tool_input.get(field)
+            if isinstance(value, str | int):
+                text = str(value)
+                break
+    if text is None:
+        shown = {k: v for k, v in tool_input.items() if k not in _COSMETIC}
+        text = json.dumps(shown, sort_keys=True, default=str) if shown else ""
+    text = _WS.sub(" ", redact(text)).strip()
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return f"{name} `{text}`" if text else name
+
+
+def error_line(output: str, limit: int = 160) -> str:
+    """The line of a failing output most likely to say what went wrong, redacted and shortened."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    found = next((line for line in lines if _ERRORISH.search(line)), lines[0])
+    found = redact(found)
+    return found if len(found) <= limit else found[: limit - 1] + "…"
+
+
+def target_path(tool_input: Mapping[str, Any]) -> str | None:
+    """The file a call works on (``file_path``, ``path``, ``notebook_path``), if it names one."""
+    for field in ("file_path", "path", "notebook_path"):
+        value = tool_input.get(field)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None

@@ -1,0 +1,57 @@
+"""The thresholds of the ``stuck`` role, one frozen dataclass so each watcher can tune its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from watcher.core.errors import ConfigurationError
+
+__all__ = ["StuckConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class StuckConfig:
+    """When the ``stuck`` role nudges, pauses or aborts. Counts are occurrences, not repeats.
+
+    ``repeat_pause``: the same action with the same result this many times in a row pauses.
+    ``failing_nudge`` / ``failing_pause``: the same action failing (with any error text) this many
+    times in a row nudges, then pauses. ``monologue_pause``: the same assistant message this many
+    times with no tool activity between. ``alternation_cycles``: full A-B cycles of two action/result
+    pairs. ``condensation_pause``: context condensations in a row with nothing else between.
+    ``cell_error_nudge``: a notebook cell raising the same error at the same line this many times
+    (and every further multiple). ``harness_abort``: harness errors (timeouts, format errors) with
+    no tool result between. ``wait_budget``: how many times one sleep, poll or status command may
+    repeat before a nudge (and again after each further budget). ``pause_after_nudges``: unanswered
+    nudges after which the next one becomes a pause.
+    """
+
+    repeat_pause: int = 4
+    failing_nudge: int = 3
+    failing_pause: int = 4
+    monologue_pause: int = 3
+    alternation_cycles: int = 3
+    condensation_pause: int = 10
+    cell_error_nudge: int = 3
+    harness_abort: int = 3
+    wait_budget: int = 10
+    pause_after_nudges: int = 5
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigurationError(f"stuck role: {f.name} must be a positive integer, got {value!r}")
+        for name in (
+            "repeat_pause",
+            "failing_nudge",
+            "monologue_pause",
+            "alternation_cycles",
+            "condensation_pause",
+            "harness_abort",
+        ):
+            if getattr(self, name) < 2:
+                raise ConfigurationError(f"stuck role: {name} must be at least 2 (one occurrence is not a repeat)")
+        if self.failing_pause <= self.failing_nudge:
+            raise ConfigurationError(
+                f"stuck role: failing_pause ({self.failing_pause}) must be greater than failing_nudge ({self.failing_nudge})"
+            )

@@ -1,0 +1,144 @@
+"""The ``stuck`` role: loop detection with escalation, after seed 001's supervisor.
+
+An agent that repeats itself burns tokens without getting anywhere. This role watches for the
+loops that public agent frameworks detect (the same action and result over and over, the same
+failing command, a monologue, two steps alternating, condensation storms, harness failures, a
+notebook cell failing the same way) and escalates as seed 001 does: a nudge while the agent can
+still recover (hint, then warning, then critical on successive unanswered nudges), a pause when the
+loop is definite or after five unanswered nudges, an abort when the harness itself keeps failing.
+Waiting is not looping: sleep, poll and status commands repeat freely up to a wait budget.
+
+Evaluation is incremental: only the observations that arrived since the last evaluation are fed
+to the tracker, so the cost per observation does not grow with the buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from watcher.core.interjection import Action, Continue, Decision, Interject, Interjection, Severity
+from watcher.core.observations import Observation
+from watcher.core.redact import redact
+from watcher.core.rules import Role
+from watcher.core.spec import Triggers
+from watcher.roles._stuck_config import StuckConfig
+from watcher.roles._stuck_tracker import Finding, LoopTracker
+
+__all__ = ["StuckConfig", "StuckRole"]
+
+_RANK = {"nudge": 0, "pause": 1, "abort": 2}
+
+
+class StuckRole(Role):
+    """Detects loops in an agent's observations and nudges, pauses or aborts."""
+
+    name = "stuck"
+    description = "Stuck and loop detector"
+    brief = (
+        "Watch for an agent going round in circles: the same action with the same result, the same "
+        "failing command, the same message, two steps alternating, repeated context condensation, "
+        "repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
+        "is not a loop until the wait budget runs out. Nudge while the agent can recover, saying what "
+        "repeats and suggesting another approach; pause when the loop is definite; abort when the "
+        "harness keeps failing."
+    )
+    # The natural breakpoints, plus every third observation: a run of observations that are no
+    # breakpoint (a monologue, a condensation storm) is still evaluated, at most two late, while an
+    # ordinary message/call/result rhythm adds no evaluation at all (a result resets the count).
+    triggers = Triggers(every_n=3)
+
+    def __init__(self, config: StuckConfig | None = None, **overrides: Any) -> None:
+        base = config or StuckConfig()
+        self.config = replace(base, **overrides) if overrides else base
+        self._tracker = LoopTracker(self.config)
+        self._unanswered = 0
+        self._paused: set[int] = set()
+        self._seen = 0
+
+    def evaluate(self, observations: Sequence[Observation], new: int) -> Decision:
+        tracker = self._tracker
+        best: Interjection | None = None
+        for obs in observations[max(len(observations) - new, 0) :]:
+            self._seen += 1
+            for finding in tracker.feed(obs):
+                interjection = self._escalate(finding)
+                if interjection is not None and (best is None or _RANK[interjection.action] > _RANK[best.action]):
+                    best = interjection
+            if tracker.progressed:
+                tracker.progressed = False
+                self._unanswered = 0  # the agent changed approach and it worked: earlier nudges were heeded
+        if best is not None:
+            return Interject(best, note=f"{self._unanswered} unanswered nudge(s)")
+        return Continue(note=f"{self._seen} observations followed; no loop")
+
+    def _escalate(self, finding: Finding) -> Interjection | None:
+        """Seed 001's ladder: hint, warning, warning, critical, critical, then pause."""
+        if finding.loop in self._paused:
+            return None
+        action: Action = finding.action
+        severity: Severity = "critical"
+        if action == "nudge":
+            if self._unanswered >= self.config.pause_after_nudges:
+                action = "pause"
+            else:
+                severity = "hint" if self._unanswered == 0 else "warning" if self._unanswered < 3 else "critical"
+                self._unanswered += 1
+        if action != "nudge":
+            self._paused.add(finding.loop)
+        content = redact(_message(finding, action, self._unanswered, self.config))
+        return Interjection(
+            content=content,
+            urgent=action != "nudge",
+            severity=severity,
+            action=action,
+            locations=(finding.location,) if finding.location else (),
+        )
+
+
+def _times(n: int) -> str:
+    return "twice" if n == 2 else f"{n} times"
+
+
+def _what(f: Finding, config: StuckConfig) -> str:
+    """What is being repeated, in one sentence."""
+    last = f" (last error: {f.detail})" if f.detail else ""
+    if f.rule == "failing":
+        return f"{f.subject} has failed {_times(f.count)} in a row{last}."
+    if f.rule == "repeat":
+        return f"{f.subject} has been run {_times(f.count)} in a row with the same result{last}."
+    if f.rule == "alternation":
+        return f"The agent alternates between {f.subject} and {f.other}, with the same results each time, for {f.count} full cycles."
+    if f.rule == "monologue":
+        quoted = f.subject if len(f.subject) <= 100 else f.subject[:99] + "…"
+        return f"The agent has written the same message {_times(f.count)} with no tool activity between: “{quoted}”."
+    if f.rule == "condensation":
+        return f"The context has been condensed {_times(f.count)} in a row with nothing else happening."
+    if f.rule == "harness":
+        return f"The harness has failed {_times(f.count)} in a row (timeouts or format errors){last}."
+    if f.rule == "cell":
+        return f"{f.subject[0].upper()}{f.subject[1:]} has raised the same error {_times(f.count)}: {f.detail}."
+    return f"{f.subject} has been polled {_times(f.count)} while waiting (wait budget: {config.wait_budget})."
+
+
+_ADVICE = {
+    "failing": "Running it again will not change the result: read the error, change the code or the command, or try a different approach.",
+    "repeat": "Repeating it will not tell you anything new: use the result you already have, or try a different approach.",
+    "alternation": "Neither step changes anything: stop, reconsider the plan, and try a different approach.",
+    "monologue": "Act on it with a tool, or ask the user for what you need.",
+    "condensation": "Summarising again will not make room: narrow the task, or start from a fresh context.",
+    "harness": "The run cannot make progress; check the harness (timeouts, output format) before retrying.",
+    "cell": "Re-running it will not change the result: inspect the values used on that line, or change the code.",
+    "waiting": "Check that the process is still making progress, wait longer between checks, or do something useful meanwhile.",
+}
+
+
+def _message(f: Finding, action: str, unanswered: int, config: StuckConfig) -> str:
+    what = _what(f, config)
+    if action == "abort":
+        return f"Aborting: {what} {_ADVICE[f.rule]}"
+    if action == "pause":
+        ignored = f" after {config.pause_after_nudges} unanswered nudges" if f.action == "nudge" else ""
+        return f"Pausing{ignored}: {what} The agent is in a loop; someone should look before it continues. {_ADVICE[f.rule]}"
+    return f"Stuck? {what} {_ADVICE[f.rule]}"
