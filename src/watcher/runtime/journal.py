@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import JournalError
-from watcher.core.redact import redact_value
+from watcher.core.redact import may_hold_secret, redact_value
 from watcher.runtime.events import Event
 
 __all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
@@ -102,10 +102,14 @@ class Command:
     detail: str
 
 
-def _connect(path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
+def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        else:  # mode=rw: open an existing file read-write, never create one
+            uri = f"{path.resolve().as_uri()}?mode=rw"
+            conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
@@ -118,15 +122,26 @@ def _connect(path: Path, *, timeout: float = 5.0) -> sqlite3.Connection:
 
 
 class Journal:
-    """The SQLite journal of one project; safe to share between threads of one process."""
+    """The SQLite journal of one project; safe to share between threads of one process.
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, batch_interval: float = 0.02) -> None:
+    ``create=False`` opens only a journal that already exists (raising ``JournalError``
+    otherwise), for readers such as the language server that must not leave files behind.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, batch_interval: float = 0.02, create: bool = True
+    ) -> None:
         self.path = Path(path) if path is not None else default_journal_path()
-        self._writer = _connect(self.path)
+        self._create = create
+        if not create and not self.path.is_file():
+            raise JournalError(f"no journal at {self.path} yet; a watched session creates it when it starts")
+        self._writer = _connect(self.path, create=create)
         try:
             self._writer.executescript(SCHEMA)
         except sqlite3.Error as exc:
-            raise JournalError(f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL") from exc
+            raise JournalError(
+                f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
+            ) from exc
         self._local = threading.local()
         self._pending: list[tuple[float, str, str, str, str]] = []
         self._lock = threading.Lock()
@@ -143,7 +158,10 @@ class Journal:
 
     def append(self, event: Event) -> None:
         """Queue ``event`` for the next batch (redacted first). Never blocks on the disk."""
-        payload = json.dumps(redact_value(event.payload()), ensure_ascii=False, default=str)
+        data = event.payload()
+        payload = json.dumps(data, ensure_ascii=False, default=str)
+        if may_hold_secret(payload):  # one regex pass rules out most events; redact the rest fully
+            payload = json.dumps(redact_value(data), ensure_ascii=False, default=str)
         row = (event.ts, event.session, event.watcher, event.kind, payload)
         with self._lock:
             if self._closed:
@@ -205,7 +223,7 @@ class Journal:
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = _connect(self.path)
+            conn = _connect(self.path, create=self._create)
             self._local.conn = conn
         return conn
 
@@ -230,7 +248,9 @@ class Journal:
             rows.append(JournalRow(id_, ts, sess, watcher, kind, decoded))
         return rows
 
-    def follow(self, after: int = 0, *, poll: float = 0.05, stop: threading.Event | None = None) -> Iterator[JournalRow]:
+    def follow(
+        self, after: int = 0, *, poll: float = 0.05, stop: threading.Event | None = None
+    ) -> Iterator[JournalRow]:
         """Yield events as they are committed, by any process, until ``stop`` is set."""
         last = after
         while stop is None or not stop.is_set():
@@ -249,7 +269,13 @@ class Journal:
     # --- commands ------------------------------------------------------------------------------
 
     def submit_command(
-        self, session: str, kind: str, interjection_id: str = "", *, watcher: str = "", payload: dict[str, Any] | None = None
+        self,
+        session: str,
+        kind: str,
+        interjection_id: str = "",
+        *,
+        watcher: str = "",
+        payload: dict[str, Any] | None = None,
     ) -> int:
         """Record a command for the process that owns ``session``; returns its id."""
         if kind not in COMMAND_KINDS:
@@ -261,9 +287,13 @@ class Journal:
         )
         return int(cur.lastrowid or 0)
 
-    def commands(self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0) -> list[Command]:
+    def commands(
+        self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
+    ) -> list[Command]:
         """Commands (by default the new ones), optionally only for ``sessions``."""
-        sql = "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > ?"
+        sql = (
+            "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > ?"
+        )
         args: list[Any] = [after]
         if status is not None:
             sql += " AND status = ?"

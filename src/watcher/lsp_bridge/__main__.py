@@ -1,0 +1,55 @@
+"""Entry point of ``watcher-lsp`` (and ``python -m watcher.lsp_bridge``).
+
+stdio by default, as editors expect; ``--tcp`` listens on ``--host``/``--port`` instead. Logs go
+to stderr: in stdio mode stdout carries nothing but protocol messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="watcher-lsp",
+        description="Language server showing watcher interjections as diagnostics (stdio unless --tcp).",
+    )
+    parser.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP address to bind (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=2087, help="TCP port (default: 2087)")
+    parser.add_argument(
+        "--poll", type=float, default=0.05, metavar="SECONDS", help="journal poll period (default: 0.05)"
+    )
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the language server until the client disconnects."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level, format="watcher-lsp %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
+    try:
+        from watcher.lsp_bridge.server import create_server
+    except ImportError as exc:  # pygls is an optional dependency
+        print(f"watcher-lsp: {exc}; install it with: pip install 'watcher[lsp]'", file=sys.stderr)
+        return 2
+    server = create_server(interval=args.poll)
+    if args.tcp:
+        server.start_tcp(args.host, args.port)
+    else:
+        server.start_io()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

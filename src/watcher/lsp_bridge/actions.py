@@ -1,0 +1,152 @@
+"""Code actions on watcher diagnostics, and the commands they run.
+
+On a watcher diagnostic the editor offers **Inject into <session>** (a pending interjection of a
+manual watcher), **Apply suggested fix** (a ``WorkspaceEdit``, when the interjection carries a
+fix) and **Dismiss**. Inject and dismiss are ``workspace/executeCommand`` commands: the server
+writes them to the journal's ``commands`` table, and the process that owns the session applies
+them. A dismissal hides the diagnostic at once; an injection shows "injection requested" until
+the owner journals the delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from watcher.core.interjection import Location
+from watcher.lsp_bridge.diagnostics import location_uri
+from watcher.lsp_bridge.findings import Finding, FindingBook
+
+if TYPE_CHECKING:
+    from watcher.lsp_bridge.server import WatcherLanguageServer
+
+__all__ = ["COMMANDS", "code_actions", "fix_edit", "run_command"]
+
+log = logging.getLogger("watcher.lsp")
+
+#: command name -> journal command kind
+COMMANDS = {"watcher.inject": "inject", "watcher.accept": "accept", "watcher.dismiss": "dismiss"}
+
+
+def _argument(finding: Finding) -> dict[str, str]:
+    return {"interjection_id": finding.id, "session": finding.session, "journal": str(finding.journal)}
+
+
+def fix_edit(ls: WatcherLanguageServer, book: FindingBook, finding: Finding) -> types.WorkspaceEdit | None:
+    """The suggested fix as an edit replacing whole lines, or None when it cannot be placed."""
+    fix = finding.interjection.fix
+    if fix is None:
+        return None
+    uri = location_uri(ls.workspace, book, finding, fix.location)
+    if uri is None:
+        return None
+    return types.WorkspaceEdit(
+        changes={uri: [types.TextEdit(_line_span(fix.location), _with_newline(fix.replacement))]}
+    )
+
+
+def _line_span(location: Location) -> types.Range:
+    """From the start of the first line to the start of the line after the last one."""
+    return types.Range(types.Position(location.start_line - 1, 0), types.Position(location.last_line, 0))
+
+
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") or not text else text + "\n"
+
+
+def code_actions(ls: WatcherLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The actions for the watcher diagnostics in ``params.context`` (or, failing that, in range)."""
+    uri = params.text_document.uri
+    wanted = [d for d in params.context.diagnostics if d.source == "watcher"]
+    found: list[tuple[FindingBook, Finding, list[types.Diagnostic]]] = []
+    for book, finding, diagnostics in ls.findings_on(uri):
+        mine = (
+            [d for d in diagnostics if any(_same(d, w) for w in wanted)]
+            if wanted
+            else [d for d in diagnostics if _overlaps(d.range, params.range)]
+        )
+        if mine:
+            found.append((book, finding, mine))
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    for book, finding, diagnostics in found:
+        if finding.injectable:
+            actions.append(
+                types.CodeAction(
+                    title=f"Inject into {finding.session}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diagnostics,
+                    command=types.Command(
+                        f"Inject into {finding.session}", "watcher.inject", arguments=[_argument(finding)]
+                    ),
+                )
+            )
+        edit = fix_edit(ls, book, finding)
+        if edit is not None:
+            title = finding.interjection.fix.title if finding.interjection.fix else "Apply suggested fix"
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diagnostics,
+                    edit=edit,
+                    is_preferred=True,
+                )
+            )
+        actions.append(
+            types.CodeAction(
+                title="Dismiss",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=diagnostics,
+                command=types.Command("Dismiss", "watcher.dismiss", arguments=[_argument(finding)]),
+            )
+        )
+    if only:
+        actions = [a for a in actions if a.kind is not None and any(_kind(a.kind).startswith(_kind(k)) for k in only)]
+    return actions
+
+
+def _kind(kind: types.CodeActionKind | str) -> str:
+    return kind.value if isinstance(kind, types.CodeActionKind) else str(kind)
+
+
+def _same(ours: types.Diagnostic, theirs: types.Diagnostic) -> bool:
+    """The client's copy of one of our diagnostics: by ``data`` when it kept it, else by place and text."""
+    if isinstance(theirs.data, Mapping) and isinstance(ours.data, Mapping):
+        return bool(theirs.data.get("interjection_id") == ours.data.get("interjection_id"))
+    return theirs.range == ours.range and theirs.message == ours.message
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (b.start.line, b.start.character) <= (
+        a.end.line,
+        a.end.character,
+    )
+
+
+async def run_command(ls: WatcherLanguageServer, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
+    """Run ``watcher.inject`` / ``watcher.accept`` / ``watcher.dismiss``; raises ValueError on bad input."""
+    kind = COMMANDS[command]
+    if len(args) != 1 or not isinstance(args[0], Mapping) or not args[0].get("interjection_id"):
+        raise ValueError(f"{command} takes one argument: an object with 'interjection_id' (and optionally 'content')")
+    arg = args[0]
+    located = ls.find(str(arg["interjection_id"]), journal=arg.get("journal"))
+    if located is None:
+        raise ValueError(f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows")
+    book, finding = located
+    content = arg.get("content")
+    payload: dict[str, Any] = {"content": content} if isinstance(content, str) and content.strip() else {}
+    if kind in ("inject", "accept") and finding.status != "pending" and not payload:
+        raise ValueError(f"{command}: interjection {finding.id!r} is {finding.status}, not pending; nothing to inject")
+    command_id = await ls.submit_command(book, finding, kind, payload)
+    if kind == "dismiss":
+        finding.status = "dismissed"
+    else:
+        finding.status = "requested"
+        book.awaiting.add(command_id)
+    ls.refresh([(book, finding)])
+    log.info("%s %s of session %r: command %d", kind, finding.id, finding.session, command_id)
+    return {"command_id": command_id, "interjection_id": finding.id, "session": finding.session}

@@ -1,0 +1,148 @@
+"""Findings as push diagnostics: where they go, what they say, and what was last published.
+
+Each location of a finding becomes one diagnostic: on a file (a relative ``path`` is taken from
+the project root of the journal; an absolute one as is) or on a notebook cell (see
+``notebooks``). Lines are 1-based in the journal and 0-based in LSP; columns are counted in the
+position encoding negotiated with the client. ``DiagnosticSet`` keeps the published set per URI,
+because each ``publishDiagnostics`` replaces everything the client holds for that URI.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.workspace import Workspace
+
+from watcher.core.interjection import Location
+from watcher.lsp_bridge.findings import Finding, FindingBook
+from watcher.lsp_bridge.notebooks import cell_uri_for
+
+__all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uri", "message_for", "range_for"]
+
+log = logging.getLogger("watcher.lsp")
+
+SEVERITY = {
+    "critical": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "hint": types.DiagnosticSeverity.Information,
+}
+
+_STATUS_NOTE = {
+    "pending": "pending: inject or dismiss",
+    "requested": "injection requested",
+    "delivered": "delivered to {session}",
+    "undeliverable": "not delivered: {detail}",
+    "failed": "delivery failed: {detail}",
+}
+
+
+def message_for(finding: Finding) -> str:
+    """``watcher: content (status)``: what the watcher said and what became of it."""
+    note = _STATUS_NOTE.get(finding.status, "").format(session=finding.session, detail=finding.detail or "unknown")
+    text = f"{finding.watcher}: {finding.interjection.content}" if finding.watcher else finding.interjection.content
+    return f"{text} ({note.rstrip(': ')})" if note else text
+
+
+def location_uri(workspace: Workspace, book: FindingBook, finding: Finding, location: Location) -> str | None:
+    """The document URI a location names, or None when its cell is not (yet) known to the editor."""
+    if location.path is not None:
+        path = Path(location.path).expanduser()
+        if not path.is_absolute():
+            path = book.root / path
+        return Path(os.path.normpath(path)).as_uri()
+    assert location.cell_id is not None  # a Location names exactly one of path or cell_id
+    return cell_uri_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
+
+
+def _lines(workspace: Workspace, uri: str) -> list[str] | None:
+    try:
+        document = workspace.get_text_document(uri)
+        if document.uri.startswith("file:") or document.uri in workspace.text_documents:
+            return [line.rstrip("\r\n") for line in document.lines]
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        log.debug("cannot read %s for line lengths: %s", uri, exc)
+    return None
+
+
+def range_for(workspace: Workspace, uri: str, location: Location) -> types.Range:
+    """The lines of ``location``, from the first non-blank character to the end of the last line."""
+    first, last = location.start_line - 1, location.last_line - 1
+    lines = _lines(workspace, uri)
+    if lines is None or last >= len(lines):  # unknown text: whole lines, ending where the next begins
+        return types.Range(types.Position(first, 0), types.Position(last + 1, 0))
+    codec = workspace.position_codec
+    text = lines[first]
+    indent = codec.client_num_units(text[: len(text) - len(text.lstrip())])
+    return types.Range(types.Position(first, indent), types.Position(last, codec.client_num_units(lines[last])))
+
+
+def diagnostics_for(workspace: Workspace, book: FindingBook, finding: Finding) -> dict[str, list[types.Diagnostic]]:
+    """The diagnostics of one finding, by URI (empty when it is not shown or cannot be placed)."""
+    out: dict[str, list[types.Diagnostic]] = {}
+    if not finding.shown:
+        return out
+    data = {
+        "interjection_id": finding.id,
+        "session": finding.session,
+        "watcher": finding.watcher,
+        "journal": str(finding.journal),
+        "status": finding.status,
+    }
+    for location in finding.interjection.locations:
+        uri = location_uri(workspace, book, finding, location)
+        if uri is None:
+            continue
+        diagnostic = types.Diagnostic(
+            range=range_for(workspace, uri, location),
+            message=message_for(finding),
+            severity=SEVERITY.get(finding.interjection.severity, types.DiagnosticSeverity.Warning),
+            source="watcher",
+            code=finding.interjection.action,
+            data=data,
+        )
+        out.setdefault(uri, []).append(diagnostic)
+    return out
+
+
+Key = tuple[str, str]  # (journal path, interjection id)
+
+
+class DiagnosticSet:
+    """The diagnostics last published, per URI and per finding."""
+
+    def __init__(self) -> None:
+        self.by_uri: dict[str, dict[Key, list[types.Diagnostic]]] = {}
+        self.uris_of: dict[Key, set[str]] = {}
+
+    def place(self, key: Key, placed: dict[str, list[types.Diagnostic]]) -> set[str]:
+        """Replace the diagnostics of one finding; returns the URIs whose set changed."""
+        dirty = self.remove(key)
+        for uri, diagnostics in placed.items():
+            self.by_uri.setdefault(uri, {})[key] = diagnostics
+            dirty.add(uri)
+        if placed:
+            self.uris_of[key] = set(placed)
+        return dirty
+
+    def remove(self, key: Key) -> set[str]:
+        """Forget one finding's diagnostics; returns the URIs it was on."""
+        uris = self.uris_of.pop(key, set())
+        for uri in uris:
+            self.by_uri.get(uri, {}).pop(key, None)
+        return set(uris)
+
+    def keys_on(self, uri: str) -> Iterable[Key]:
+        """The findings with diagnostics on ``uri``."""
+        return list(self.by_uri.get(uri, {}))
+
+    def params(self, uri: str) -> types.PublishDiagnosticsParams:
+        """The full set for ``uri``, ready to publish (an empty list clears it)."""
+        found = self.by_uri.get(uri, {})
+        diagnostics = [d for group in found.values() for d in group]
+        if not found:
+            self.by_uri.pop(uri, None)
+        return types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)

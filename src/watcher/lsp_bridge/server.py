@@ -1,0 +1,217 @@
+"""The language server: thin wiring between LSP and the journals it follows.
+
+One ``JournalFollower`` per journal (found per workspace folder by the design's rule,
+``WATCHER_JOURNAL`` overriding) feeds the server on its own loop. Findings with a location are
+published as push diagnostics; interjections without one are shown as messages and announced
+with a ``watcher/interjection`` notification. Features live in their own modules:
+``diagnostics``, ``actions``, ``notebooks``, ``follow``, ``findings``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from watcher import __version__
+from watcher.lsp_bridge import actions
+from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
+from watcher.lsp_bridge.findings import Finding, FindingBook
+from watcher.lsp_bridge.follow import Batch, JournalFollower
+from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
+from watcher.runtime.journal import default_journal_path, project_root
+
+__all__ = ["WatcherLanguageServer", "create_server"]
+
+log = logging.getLogger("watcher.lsp")
+
+NOTIFICATION = "watcher/interjection"
+
+
+class WatcherLanguageServer(LanguageServer):
+    """A pygls server that follows watcher journals and shows their findings."""
+
+    def __init__(self, *, interval: float = 0.05) -> None:
+        super().__init__("watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC)
+        self.interval = interval
+        self.followers: dict[Path, JournalFollower] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.published = DiagnosticSet()
+
+    # --- journals -----------------------------------------------------------------------------
+
+    def folders(self) -> list[Path]:
+        """The workspace folders as paths (the root, or the working directory, when none)."""
+        uris = [f.uri for f in self.workspace.folders.values()] or [self.workspace.root_uri or ""]
+        paths = [Path(p) for p in (to_fs_path(u) for u in uris if u) if p]
+        return paths or [Path.cwd()]
+
+    def follow_workspace(self) -> None:
+        """Start following the journal of every workspace folder not followed yet."""
+        for folder in self.folders():
+            journal, root = default_journal_path(folder).resolve(), project_root(folder)
+            if root == folder.resolve():
+                root = folder  # keep the editor's spelling of the path, so file URIs match its own
+            if journal in self.followers:
+                continue
+            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval)
+            self.followers[journal] = follower
+            task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{journal}")
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+            log.info("watching %s for the workspace folder %s", journal, folder)
+
+    def on_batch(self, book: FindingBook, batch: Batch) -> None:
+        """Fold a poll's rows into the book, publish what changed, announce what is new."""
+        if batch.reset:
+            dirty = set()
+            for key in [k for k in self.published.uris_of if k[0] == str(book.journal)]:
+                dirty |= self.published.remove(key)
+            self._publish(dirty)
+        update = book.apply_rows(batch.rows, live_after=batch.live_after)
+        changed = update.changed + book.apply_commands(batch.commands)
+        self.refresh((book, finding) for finding in changed)
+        for finding in update.live:
+            self.announce(finding)
+
+    async def stop_following(self) -> None:
+        """Cancel the followers and release their journals."""
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for follower in self.followers.values():
+            await follower.close()
+
+    # --- findings ----------------------------------------------------------------------------
+
+    def books(self) -> list[FindingBook]:
+        """The current book of every followed journal."""
+        return [f.book for f in self.followers.values()]
+
+    def find(self, interjection_id: str, *, journal: str | None = None) -> tuple[FindingBook, Finding] | None:
+        """The finding with this id (in ``journal`` when given)."""
+        for book in self.books():
+            if journal and Path(journal).resolve() != book.journal:
+                continue
+            finding = book.findings.get(interjection_id)
+            if finding is not None:
+                return book, finding
+        return None
+
+    def findings_on(self, uri: str) -> list[tuple[FindingBook, Finding, list[types.Diagnostic]]]:
+        """The findings with diagnostics on ``uri``, with those diagnostics."""
+        out = []
+        groups = self.published.by_uri.get(uri, {})
+        for (journal, interjection_id), diagnostics in groups.items():
+            found = self.find(interjection_id, journal=journal)
+            if found is not None:
+                out.append((*found, diagnostics))
+        return out
+
+    async def submit_command(self, book: FindingBook, finding: Finding, kind: str, payload: dict[str, Any]) -> int:
+        """Write a command for the owner of ``finding``'s session to the journal; its id."""
+        follower = self.followers.get(book.journal)
+        journal = follower.journal if follower is not None else None
+        if journal is None:
+            raise ValueError(f"the journal at {book.journal} is not open; try again in a moment")
+        return await asyncio.to_thread(
+            journal.submit_command, finding.session, kind, finding.id, watcher=finding.watcher, payload=payload
+        )
+
+    # --- publishing --------------------------------------------------------------------------
+
+    def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]]) -> None:
+        """Re-place the diagnostics of these findings and publish every URI that changed."""
+        dirty: set[str] = set()
+        for book, finding in pairs:
+            try:
+                placed = diagnostics_for(self.workspace, book, finding)
+            except Exception:
+                log.exception("cannot place interjection %s; skipping it", finding.id)
+                continue
+            dirty |= self.published.place((str(book.journal), finding.id), placed)
+        self._publish(dirty)
+
+    def refresh_all(self, *, cells_only: bool = False) -> None:
+        """Re-place every finding (after documents or notebooks opened or changed)."""
+        self.refresh(
+            (book, finding)
+            for book in self.books()
+            for finding in list(book.findings.values())
+            if finding.interjection.locations
+            and (not cells_only or any(loc.cell_id for loc in finding.interjection.locations))
+        )
+
+    def _publish(self, uris: Iterable[str]) -> None:
+        for uri in sorted(uris):
+            self.text_document_publish_diagnostics(self.published.params(uri))
+
+    def announce(self, finding: Finding) -> None:
+        """A new live interjection: ``watcher/interjection``, plus a message when it has no location."""
+        self.protocol.notify(NOTIFICATION, finding.to_json())
+        if finding.interjection.locations:
+            return
+        i = finding.interjection
+        text = f"{finding.watcher} → {finding.session}: {i.content}"
+        kind = types.MessageType.Error if i.severity == "critical" else types.MessageType.Warning
+        if i.urgent:
+            self.window_show_message(types.ShowMessageParams(type=kind, message=text))
+        else:
+            level = kind if i.severity != "hint" else types.MessageType.Info
+            self.window_log_message(types.LogMessageParams(type=level, message=text))
+
+
+def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
+    """A server with every feature registered (``interval``: journal poll period in seconds)."""
+    server = WatcherLanguageServer(interval=interval)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: WatcherLanguageServer, params: types.InitializedParams) -> None:
+        ls.follow_workspace()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: WatcherLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.follow_workspace()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: WatcherLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.refresh((book, finding) for book, finding, _ in ls.findings_on(uri))
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_opened(ls: WatcherLanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.refresh_all(cells_only=True)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_changed(ls: WatcherLanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.refresh_all(cells_only=True)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: WatcherLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return actions.code_actions(ls, params)
+
+    for name in actions.COMMANDS:
+        server.command(name)(_command_handler(name))
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: WatcherLanguageServer, params: None) -> None:
+        await ls.stop_following()
+
+    return server
+
+
+def _command_handler(name: str) -> Any:
+    async def handler(ls: WatcherLanguageServer, *args: Any) -> dict[str, Any]:
+        return await actions.run_command(ls, name, args)
+
+    handler.__name__ = name.replace(".", "_")
+    return handler
