@@ -1,0 +1,153 @@
+"""``agent(...)``: the friendly way to start a supervised agent run.
+
+It turns names into things — role names into watchers, functions into tools, a path into a
+journal, an environment key into an ``AsyncAnthropic`` client — builds the ``AgentRun`` and, when
+an event loop is running (a notebook cell, an async test), starts it at once so the caller can
+``await run`` later and talk to it meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from watcher.agents._sinks import Sink
+from watcher.agents._tools import Tool, as_tool
+from watcher.agents.run import DEFAULT_MODEL, AgentRun
+from watcher.core.errors import ConfigurationError, MissingCredentialsError
+from watcher.core.evaluation import Evaluator
+from watcher.core.spec import WatcherSpec
+from watcher.evaluators.registry import make_evaluator
+from watcher.roles import spec_for_role
+from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Journal
+
+__all__ = ["WatcherLike", "agent", "make_client"]
+
+WatcherLike = str | WatcherSpec | tuple[WatcherSpec, Evaluator]
+
+
+def make_client(*, base_url: str | None = None, api_key: str | None = None, max_retries: int = 2) -> Any:
+    """An ``anthropic.AsyncAnthropic`` for ``base_url`` with the key from ``api_key`` or the environment."""
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise ConfigurationError("agent runs need the Anthropic SDK: pip install 'watcher[llm]'") from exc
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    if not key:
+        raise MissingCredentialsError(
+            "an agent run calls the Anthropic Messages API and no key was found: set ANTHROPIC_API_KEY, "
+            "or pass api_key= or client=. Offline, point base_url= at watcher.testing.StubAnthropicServer."
+        )
+    return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=max_retries)
+
+
+def _watchers(
+    items: Sequence[WatcherLike], evaluator: str, options: Mapping[str, Any]
+) -> list[tuple[WatcherSpec, Evaluator]]:
+    out: list[tuple[WatcherSpec, Evaluator]] = []
+    for item in items:
+        if isinstance(item, str):
+            spec = spec_for_role(item)
+            out.append((spec, make_evaluator(evaluator, spec.role, **options)))
+        elif isinstance(item, WatcherSpec):
+            out.append((item, make_evaluator(evaluator, item.role, **options)))
+        elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], WatcherSpec):
+            out.append((item[0], item[1]))
+        else:
+            raise ConfigurationError(
+                f"watchers= takes role names, WatcherSpecs or (spec, evaluator) pairs; got {item!r}"
+            )
+    names = [spec.name for spec, _ in out]
+    if len(set(names)) != len(names):
+        raise ConfigurationError(
+            f"two watchers share a name in {names}; give them distinct names (spec_for_role(..., name=))"
+        )
+    return out
+
+
+def _journal(journal: Journal | str | os.PathLike[str] | bool | None) -> tuple[Journal | None, bool]:
+    """(journal, opened here) from what ``journal=`` was given."""
+    if journal is None or journal is False:
+        return None, False
+    if isinstance(journal, Journal):
+        return journal, False
+    if journal is True:
+        return Journal(), True
+    return Journal(Path(journal)), True
+
+
+def agent(
+    prompt: str,
+    *,
+    tools: Sequence[Tool | Callable[..., Any]] = (),
+    watchers: Sequence[WatcherLike] = (),
+    model: str = DEFAULT_MODEL,
+    system: str = "",
+    client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_retries: int = 2,
+    runtime: Runtime | None = None,
+    journal: Journal | str | os.PathLike[str] | bool | None = None,
+    max_steps: int = 25,
+    max_tokens: int = 4096,
+    max_corrections_per_step: int = 3,
+    checkpoint_s: float = 30.0,
+    evaluator: str = "rules",
+    evaluator_options: Mapping[str, Any] | None = None,
+    output: Sink | Sequence[Sink] | None = None,
+    name: str | None = None,
+    cache: bool = True,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> AgentRun:
+    """Start a supervised agent run; ``result = await run`` waits for it.
+
+    ``watchers`` takes role names (``"security"``, built with ``evaluator``, default the offline
+    ``rules``), ``WatcherSpec``s, or ``(spec, evaluator)`` pairs. ``output`` receives every
+    ``RunEvent`` (text deltas, tool calls and results, interjections, the final status).
+    ``runtime`` shares an existing runtime (a notebook's); otherwise the run makes its own, with
+    ``journal`` (a ``Journal``, a path, or True for the project's default journal). With a
+    journal, commands written by other processes (accept, dismiss, inject) are applied.
+    ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never
+    wait). ``loop`` runs the agent on another thread's event loop.
+    """
+    if runtime is not None and journal not in (None, False) and journal is not runtime.journal:
+        raise ConfigurationError("pass journal= or runtime=, not both: a shared runtime already has its journal")
+    owns_client = client is None
+    if client is None:
+        client = make_client(base_url=base_url, api_key=api_key, max_retries=max_retries)
+    built_tools = [as_tool(t) for t in tools]
+    built_watchers = _watchers(watchers, evaluator, evaluator_options or {})
+    built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal)
+    run = AgentRun(
+        prompt,
+        client=client,
+        tools=built_tools,
+        watchers=built_watchers,
+        model=model,
+        system=system,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_corrections_per_step=max_corrections_per_step,
+        checkpoint_s=checkpoint_s,
+        runtime=runtime,
+        journal=built_journal,
+        owns_journal=owns_journal,
+        owns_client=owns_client,
+        name=name,
+        output=output,
+        cache=cache,
+        loop=loop,
+    )
+    try:
+        asyncio.get_running_loop()
+        running = True
+    except RuntimeError:
+        running = False
+    if running or loop is not None:
+        run.start()
+    return run
