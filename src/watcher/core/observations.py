@@ -44,13 +44,11 @@ class Observation:
     def to_dict(self) -> dict[str, Any]:
         """The transcript record: ``kind``, the kind's fields, then the unknown ones kept."""
         out: dict[str, Any] = {"kind": self.kind}
-        for f in fields(self):
-            if f.name == "extra":
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if value is None and name in ("ts", "session"):
                 continue
-            value = getattr(self, f.name)
-            if value is None and f.name in ("ts", "session"):
-                continue
-            out[f.name] = value.to_dict() if isinstance(value, CellError) else value
+            out[name] = value.to_dict() if isinstance(value, CellError) else value
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
@@ -58,6 +56,17 @@ class Observation:
     def to_json(self) -> str:
         """One JSONL line (no trailing newline)."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+_FIELD_NAMES: dict[type[Observation], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Observation]) -> tuple[str, ...]:
+    """The record fields of an observation class, computed once per class (``to_dict`` is hot)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls) if f.name != "extra")
+    return names
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

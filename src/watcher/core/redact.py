@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SECRET_PATTERNS", "mask", "redact", "redact_value"]
+__all__ = ["SECRET_PATTERNS", "mask", "may_hold_secret", "redact", "redact_value"]
 
 # name -> pattern; group "secret" (or the whole match) is what gets masked.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
@@ -32,6 +32,19 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
 }
 
+# Every pattern above needs one of these fragments (in lower case); plain substring tests over a
+# whole payload rule most payloads out, so the common case (nothing secret) stays cheap.
+_FRAGMENTS = (
+    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack", "akia", "asia", "aiza", "bearer", "private key",
+    "api_key", "api-key", "apikey", "secret", "token", "passwd", "password", "credential",
+)  # fmt: skip
+
+
+def may_hold_secret(text: str) -> bool:
+    """False when ``text`` certainly holds nothing ``redact`` would mask (a fast pre-check)."""
+    low = text.lower()
+    return any(fragment in low for fragment in _FRAGMENTS)
+
 
 def mask(secret: str) -> str:
     """A redacted form of ``secret``: a short prefix, then ``…[REDACTED]``."""
@@ -42,7 +55,7 @@ def mask(secret: str) -> str:
 
 def redact(text: str) -> str:
     """``text`` with every recognisable secret masked."""
-    if not text:
+    if not text or not may_hold_secret(text):
         return text
     for pattern in SECRET_PATTERNS.values():
         text = pattern.sub(_masked, text)

@@ -3,7 +3,10 @@
 ``publish`` never blocks and never raises: each subscriber has its own bounded queue and its own
 task. A failing subscriber's errors are counted and logged; a slow one only fills its own queue,
 where non-critical events are then dropped (and counted) while critical ones (interjections,
-deliveries, commands) wait in an unbounded overflow so they are never lost.
+deliveries, session and watcher changes) are kept beyond the bound, so they are never lost.
+
+Queues are plain deques with a wake-up event rather than ``asyncio.Queue``: the bus is on the hot
+path of every observation, and a subscriber drains everything queued in one wake-up.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ class Subscription:
 
     name: str
     handler: Handler
-    queue: asyncio.Queue[Event]
-    overflow: deque[Event] = field(default_factory=deque)
+    maxsize: int
+    queue: deque[Event] = field(default_factory=deque)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
     dropped: int = 0
     failures: int = 0
     task: asyncio.Task[None] | None = None
@@ -40,7 +44,12 @@ class Subscription:
     @property
     def idle(self) -> bool:
         """Nothing queued and nothing being handled."""
-        return not self.busy and self.queue.empty() and not self.overflow
+        return not self.busy and not self.queue
+
+    @property
+    def backlog(self) -> int:
+        """Events queued and not yet handled."""
+        return len(self.queue)
 
 
 class EventBus:
@@ -49,7 +58,6 @@ class EventBus:
     def __init__(self, *, maxsize: int = 10_000) -> None:
         self._maxsize = maxsize
         self._subscriptions: list[Subscription] = []
-        self._closed = False
 
     @property
     def subscriptions(self) -> tuple[Subscription, ...]:
@@ -58,7 +66,7 @@ class EventBus:
 
     def subscribe(self, name: str, handler: Handler, *, maxsize: int | None = None) -> Subscription:
         """Add a subscriber; ``handler`` may be sync or async. Call from inside the running loop."""
-        sub = Subscription(name, handler, asyncio.Queue(maxsize or self._maxsize))
+        sub = Subscription(name, handler, maxsize or self._maxsize)
         sub.task = asyncio.get_running_loop().create_task(self._pump(sub), name=f"watcher-bus:{name}")
         self._subscriptions.append(sub)
         return sub
@@ -73,20 +81,11 @@ class EventBus:
     def publish(self, event: Event) -> None:
         """Hand ``event`` to every subscriber without waiting for any of them."""
         for sub in self._subscriptions:
-            if sub.overflow:
-                # keep order: once something overflowed, later events queue behind it
-                if event.critical or len(sub.overflow) < self._maxsize:
-                    sub.overflow.append(event)
-                else:
-                    sub.dropped += 1
+            if len(sub.queue) >= sub.maxsize and not event.critical:
+                sub.dropped += 1
                 continue
-            try:
-                sub.queue.put_nowait(event)
-            except asyncio.QueueFull:
-                if event.critical:
-                    sub.overflow.append(event)
-                else:
-                    sub.dropped += 1
+            sub.queue.append(event)
+            sub.wake.set()
 
     async def drain(self) -> None:
         """Wait until every subscriber has handled everything published so far."""
@@ -103,26 +102,27 @@ class EventBus:
             self.unsubscribe(sub)
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _pump(self, sub: Subscription) -> None:
+    @staticmethod
+    async def _pump(sub: Subscription) -> None:
         is_async = inspect.iscoroutinefunction(sub.handler)
+        queue = sub.queue
         while True:
-            event = await sub.queue.get()
+            await sub.wake.wait()
+            sub.wake.clear()
             sub.busy = True
             try:
-                await self._deliver(sub, event, is_async)
-                while sub.overflow and not sub.queue.full():
-                    sub.queue.put_nowait(sub.overflow.popleft())
+                while queue:
+                    event = queue.popleft()
+                    try:
+                        result = sub.handler(event)
+                        if is_async or (result is not None and inspect.isawaitable(result)):
+                            await result  # type: ignore[misc]
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception:
+                        sub.failures += 1
+                        log.exception(
+                            "subscriber %r failed on a %s event; it keeps receiving events", sub.name, event.kind
+                        )
             finally:
                 sub.busy = False
-
-    @staticmethod
-    async def _deliver(sub: Subscription, event: Event, is_async: bool) -> None:
-        try:
-            result = sub.handler(event)
-            if is_async or inspect.isawaitable(result):
-                await result  # type: ignore[misc]
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            sub.failures += 1
-            log.exception("subscriber %r failed on a %s event; it keeps receiving events", sub.name, event.kind)

@@ -109,7 +109,7 @@ class Watcher:
         self._arm_idle()
         if due is None:
             return
-        if self._live and self.subscription is not None and not self.subscription.queue.empty():
+        if self._live and self.subscription is not None and self.subscription.backlog:
             return  # more observations are already queued: evaluate once they are in
         await self.evaluate(due)
 

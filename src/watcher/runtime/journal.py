@@ -121,6 +121,23 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
         ) from exc
 
 
+_Row = tuple[float, str, str, str, str]
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def _encode(event: Event) -> _Row | None:
+    """The ``events`` row for ``event``, secrets redacted; None (logged) if it cannot be encoded."""
+    try:
+        data = event.payload()
+        payload = _ENCODER.encode(data)
+        if may_hold_secret(payload):  # a cheap scan rules out most events; redact the rest fully
+            payload = _ENCODER.encode(redact_value(data))
+    except Exception:  # noqa: BLE001 - one bad event must not stop the writer thread
+        log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
+        return None
+    return (event.ts, event.session, event.watcher, event.kind, payload)
+
+
 class Journal:
     """The SQLite journal of one project; safe to share between threads of one process.
 
@@ -143,7 +160,7 @@ class Journal:
                 f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
             ) from exc
         self._local = threading.local()
-        self._pending: list[tuple[float, str, str, str, str]] = []
+        self._pending: list[Event] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._flushed = threading.Condition(self._lock)
@@ -157,16 +174,15 @@ class Journal:
     # --- writing -------------------------------------------------------------------------------
 
     def append(self, event: Event) -> None:
-        """Queue ``event`` for the next batch (redacted first). Never blocks on the disk."""
-        data = event.payload()
-        payload = json.dumps(data, ensure_ascii=False, default=str)
-        if may_hold_secret(payload):  # one regex pass rules out most events; redact the rest fully
-            payload = json.dumps(redact_value(data), ensure_ascii=False, default=str)
-        row = (event.ts, event.session, event.watcher, event.kind, payload)
+        """Queue ``event`` for the next batch. Never blocks on the disk.
+
+        The writer thread encodes and redacts it, so the caller's event loop pays only for a list
+        append; events are frozen, so encoding later sees what was appended.
+        """
         with self._lock:
             if self._closed:
                 raise JournalError(f"the journal at {self.path} is closed; open a new Journal to write")
-            self._pending.append(row)
+            self._pending.append(event)
             self._queued += 1
             if len(self._pending) >= 1000:
                 self._wake.set()
@@ -197,14 +213,14 @@ class Journal:
                 batch, self._pending = self._pending, []
                 closing = self._closed
             if batch:
-                self._write(batch)
+                self._write([row for row in map(_encode, batch) if row is not None])
             with self._lock:
                 self._written += len(batch)
                 self._flushed.notify_all()
             if closing and not self._pending:
                 return
 
-    def _write(self, batch: list[tuple[float, str, str, str, str]]) -> None:
+    def _write(self, batch: list[_Row]) -> None:
         for attempt in range(5):
             try:
                 with self._writer:
