@@ -132,7 +132,7 @@ def _encode(event: Event) -> _Row | None:
         payload = _ENCODER.encode(data)
         if may_hold_secret(payload):  # a cheap scan rules out most events; redact the rest fully
             payload = _ENCODER.encode(redact_value(data))
-    except Exception:  # noqa: BLE001 - one bad event must not stop the writer thread
+    except Exception:  # one bad event must not stop the writer thread (logged with its traceback)
         log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
         return None
     return (event.ts, event.session, event.watcher, event.kind, payload)
