@@ -25,19 +25,21 @@ _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 _IGNORED = frozenset({"B113"})  # a request without a timeout is robustness, not security
 _HINTS = frozenset({"B108", "B303", "B304", "B324"})  # /tmp paths, md5/sha1 (checksums in data work)
 _ADVICE = {
-    "B102": "avoid exec() on anything that can carry outside input",
-    "B104": "bind to 127.0.0.1 unless the service must be reachable from other hosts",
-    "B201": "never run Flask with debug=True where others can reach it (the debugger runs code)",
-    "B301": "do not unpickle data you did not produce; use JSON or another data-only format",
-    "B307": "use ast.literal_eval() for literals, or parse the input explicitly",
-    "B310": "check the URL scheme before urlopen() (file:// and custom schemes are accepted)",
-    "B323": "keep certificate verification on (do not use an unverified SSL context)",
-    "B501": "keep TLS certificate verification on: drop verify=False (or point verify at a CA bundle)",
-    "B506": "use yaml.safe_load(), which builds only plain data",
+    "B102": "exec() runs whatever code the string holds; avoid it on anything built from input",
+    "B104": "the service is reachable from other hosts; bind to 127.0.0.1 unless that is intended",
+    "B108": "a fixed path in /tmp can be pre-created or read by other users; use tempfile.mkstemp() or TemporaryDirectory()",
+    "B201": "the Werkzeug debugger lets anyone who reaches it run code; never run Flask with debug=True outside your machine",
+    "B301": "unpickling runs code chosen by whoever wrote the data; only unpickle data you produced, or use JSON",
+    "B307": "eval() runs any expression in its input; use ast.literal_eval() or parse the input explicitly",
+    "B310": "urlopen() also accepts file:// and custom schemes; check the URL scheme first",
+    "B323": "an unverified SSL context lets anyone on the network path impersonate the server; keep verification on",
+    "B324": "MD5/SHA1 are broken for security uses; use hashlib.sha256, or pass usedforsecurity=False for checksums",
+    "B501": "without certificate checks anyone on the network path can impersonate the server; drop verify=False (or point verify at a CA bundle)",
+    "B506": "yaml.load can build arbitrary Python objects from the file; use yaml.safe_load()",
     "B602": 'a value such as `main; rm -rf ~` would run as a command; pass a list without shell=True, e.g. subprocess.run(["git", "checkout", branch], check=True)',
     "B605": "a value containing `;` or `$(...)` would run as a command; use subprocess.run([...], check=True) with a list of arguments",
-    "B608": "pass the values as query parameters instead of formatting them into the SQL string",
-    "B701": "create the jinja2 Environment with autoescape=True (or select_autoescape())",
+    "B608": 'a value containing a quote rewrites the query; pass the values as query parameters, e.g. cur.execute("... WHERE name = ?", (name,))',
+    "B701": "templates render user input unescaped (XSS); create the Environment with autoescape=True or select_autoescape()",
 }
 _TITLES = {
     "B102": "exec() of dynamic code",
@@ -54,6 +56,10 @@ _TITLES = {
 }
 AUTH_WORDS = re.compile(r"(?i)\b\w*(?:login|log_in|signin|sign_in|authenticat|passw(?:or)?d|credential)\w*\b")
 _VALUE_SPLICE = re.compile(r"""(?i)(?:=|<|>|\blike|\bin\s*\(|\bvalues\s*\(|,)\s*['"]?\s*(?:\{|%s|%\(|['"]\s*\+)""")
+
+_PRELUDE = (
+    "import os, subprocess, pickle, yaml, requests, hashlib, ssl, urllib.request, tempfile, marshal, jinja2, dill\n"
+)
 
 _lock = threading.Lock()
 _engine: tuple[Any, Any] | None = None
@@ -76,30 +82,42 @@ def python_findings(code: str) -> list[Finding]:
     """bandit's medium-and-above findings in ``code``; empty for text that is not Python."""
     from bandit.core import metrics, node_visitor
 
-    data = code.encode("utf-8", "replace")
-    try:
-        ast.parse(data)
-    except (SyntaxError, ValueError):
-        code = textwrap.dedent(code)  # an Edit fragment from inside a function body
-        data = code.encode("utf-8", "replace")
-        try:
-            ast.parse(data)
-        except (SyntaxError, ValueError):
-            return []
+    lines = code.splitlines()  # as written: fixes keep the original indentation
+    parsable = _parsable(code)
+    if parsable is None:
+        return []
+    code = parsable
+    # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
+    # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
+    data = (_PRELUDE + code).encode("utf-8", "replace")
     meta, tests = _bandit()
     visitor = node_visitor.BanditNodeVisitor("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
     try:
         visitor.process(data)
     except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
         return []
-    lines = code.splitlines()
     auth = bool(AUTH_WORDS.search(code))
     found = []
     for issue in visitor.tester.results:
+        if int(issue.lineno or 1) <= 1:
+            continue  # the prelude
+        issue.lineno -= 1
+        issue.linerange = [n - 1 for n in issue.linerange or () if n > 1]
         finding = _finding(issue, lines, auth)
         if finding is not None:
             found.append(finding)
     return found
+
+
+def _parsable(code: str) -> str | None:
+    """``code``, or dedented (an Edit fragment from inside a function body); None if not Python."""
+    for candidate in (code, textwrap.dedent(code)):
+        try:
+            ast.parse(_PRELUDE + candidate)
+        except (SyntaxError, ValueError):
+            continue
+        return candidate
+    return None
 
 
 def _finding(issue: Any, lines: list[str], auth: bool) -> Finding | None:
@@ -120,7 +138,8 @@ def _finding(issue: Any, lines: list[str], auth: bool) -> Finding | None:
             severity, title = "critical", "SQL injection in authentication code"
     advice = _ADVICE.get(test_id, "")
     cwe = f", CWE-{issue.cwe.id}" if getattr(issue, "cwe", None) and issue.cwe.id else ""
-    explanation = f"{issue.text.rstrip('.')} (bandit {test_id}{cwe})." + (f" Fix: {advice}." if advice else "")
+    explanation = f"{advice[0].upper()}{advice[1:]}" if advice else issue.text.rstrip(".")
+    explanation += f" (bandit {test_id}{cwe})."
     return Finding(
         rule=test_id,
         title=title,
