@@ -15,6 +15,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Coroutine
 from typing import Any
 
 from watcher.core.evaluation import Evaluator
@@ -27,7 +28,7 @@ from watcher.kernel_ext.locations import CellLocating
 from watcher.kernel_ext.loop import RuntimeThread
 from watcher.kernel_ext.session import NotebookSession, render_interjection
 from watcher.roles import spec_for_role
-from watcher.runtime.engine import Watcher
+from watcher.runtime.engine import Watcher, breakpoints_of
 from watcher.runtime.events import Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import Session
@@ -125,15 +126,27 @@ class KernelExtension:
     def _observe(self, obs: CellExecuted) -> None:
         self.runtime.observe(self.session.name, obs)
         one_cell = [a.spec.name for a in self.attached.values() if a.one_cell]
-        if one_cell:
-            task = asyncio.get_running_loop().create_task(self._detach_after(one_cell))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._spawn(self._after_cell(obs, one_cell))
 
-    async def _detach_after(self, names: list[str]) -> None:
-        await self.runtime.settle()
-        for name in names:
-            self._detach_everywhere(name)
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)  # a strong reference until it is done
+        task.add_done_callback(self._tasks.discard)
+
+    async def _after_cell(self, obs: CellExecuted, one_cell: list[str]) -> None:
+        await self.runtime.bus.drain()
+        # Every cell is a breakpoint. The engine skips a breakpoint when more events are queued
+        # behind it, and counts its own evaluation events among them, so a cell that arrives
+        # while a watcher is evaluating can be left unjudged: judge it here (see the report).
+        points = breakpoints_of(obs)
+        for (session, _), watcher in list(self.runtime.watchers.items()):
+            due = next((p for p in points if p in watcher.spec.triggers.on), None)
+            if session == self.session.name and due and watcher.unevaluated and not watcher.busy:
+                await watcher.evaluate(due)
+        if one_cell:
+            await self.runtime.settle()
+            for name in one_cell:
+                self._detach_everywhere(name)
 
     def _to_panels(self, event: Event) -> None:
         for panel in list(self.panels.values()):

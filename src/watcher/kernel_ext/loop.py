@@ -86,6 +86,10 @@ class RuntimeThread:
         if runtime is not None:
             try:
                 self.submit(runtime.close()).result(timeout)
+            except RuntimeError as exc:
+                # at interpreter exit the default executor is gone before atexit runs, so the
+                # runtime's last asyncio.to_thread fails; the journal is flushed below instead
+                log.debug("closing the watcher runtime: %s", exc)
             except Exception as exc:  # noqa: BLE001 - stopping must not raise into %unload_ext or atexit
                 log.warning("closing the watcher runtime failed: %s", exc)
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -97,8 +97,7 @@ class PanelState:
             if event.session not in self.sessions:
                 return False
             obs = event.observation
-            line = describe_observation(obs).splitlines()[0] if describe_observation(obs) else obs.kind
-            self.observations.appendleft(f"#{event.index} {_text(line, 110)}")
+            self.observations.appendleft(f"#{event.index} {_text(describe_observation(obs) or obs.kind, 110)}")
             points = breakpoints_of(obs)
             self.marks.append(Mark(event.ts, "error" if "error" in points else "observation"))
             if any(p in self.triggers for p in points):
