@@ -90,7 +90,7 @@ def test_stdout_is_sampled_within_bounds_and_passed_through(
     assert len(cell["stdout"]) < STDOUT_SAMPLE_CHARS + 40
     assert cell["stdout"].endswith("(output truncated)")
     assert capsys.readouterr().out.count("x") == STDOUT_SAMPLE_CHARS * 3  # the user saw all of it
-    assert not type(sys.stdout).__name__ == "Tee"
+    assert type(sys.stdout).__name__ != "Tee"
 
 
 def test_a_repeating_error_gets_an_interjection_on_that_cell_printed_under_the_next_cell(

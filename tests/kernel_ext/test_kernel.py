@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from .kernel_driver import Driver, wait_for
 from watcher.runtime.journal import Journal
+
+from .kernel_driver import Driver, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("kernel")]
 

@@ -13,9 +13,9 @@ import contextlib
 import os
 import sys
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Coroutine
 from typing import Any
 
 from watcher.core.evaluation import Evaluator
