@@ -47,14 +47,15 @@ def make_client(*, base_url: str | None = None, api_key: str | None = None, max_
 
 def _watchers(
     items: Sequence[WatcherLike], evaluator: str, options: Mapping[str, Any]
-) -> list[tuple[WatcherSpec, Evaluator]]:
+) -> tuple[list[tuple[WatcherSpec, Evaluator]], list[Evaluator]]:
+    """(spec, evaluator) pairs, and the evaluators built here (the run closes those when it ends)."""
     out: list[tuple[WatcherSpec, Evaluator]] = []
+    built: list[Evaluator] = []
     for item in items:
-        if isinstance(item, str):
-            spec = spec_for_role(item)
-            out.append((spec, make_evaluator(evaluator, spec.role, **options)))
-        elif isinstance(item, WatcherSpec):
-            out.append((item, make_evaluator(evaluator, item.role, **options)))
+        if isinstance(item, str | WatcherSpec):
+            spec = spec_for_role(item) if isinstance(item, str) else item
+            built.append(make_evaluator(evaluator, spec.role, **options))
+            out.append((spec, built[-1]))
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], WatcherSpec):
             out.append((item[0], item[1]))
         else:
@@ -66,7 +67,7 @@ def _watchers(
         raise ConfigurationError(
             f"two watchers share a name in {names}; give them distinct names (spec_for_role(..., name=))"
         )
-    return out
+    return out, built
 
 
 def _journal(journal: Journal | str | os.PathLike[str] | bool | None) -> tuple[Journal | None, bool]:
@@ -121,7 +122,7 @@ def agent(
     if client is None:
         client = make_client(base_url=base_url, api_key=api_key, max_retries=max_retries)
     built_tools = [as_tool(t) for t in tools]
-    built_watchers = _watchers(watchers, evaluator, evaluator_options or {})
+    built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {})
     built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal)
     run = AgentRun(
         prompt,
@@ -138,6 +139,7 @@ def agent(
         journal=built_journal,
         owns_journal=owns_journal,
         owns_client=owns_client,
+        owned_evaluators=built_evaluators,
         name=name,
         output=output,
         cache=cache,

@@ -99,7 +99,7 @@ def _name(fn: object) -> str:
 class OutputSinks:
     """Fans ``RunEvent``s out to display callbacks, each isolated in its own queue and task."""
 
-    def __init__(self, *, maxsize: int = 256) -> None:
+    def __init__(self, *, maxsize: int = 32) -> None:
         self._maxsize = maxsize
         self._queues: list[_Queue] = []
 

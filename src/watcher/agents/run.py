@@ -116,6 +116,7 @@ class AgentRun(Session):
         journal: Journal | None = None,
         owns_journal: bool = False,
         owns_client: bool = False,
+        owned_evaluators: Sequence[Evaluator] = (),
         name: str | None = None,
         output: Sink | Sequence[Sink] | None = None,
         cache: bool = True,
@@ -143,6 +144,8 @@ class AgentRun(Session):
         self.runtime = runtime or Runtime(journal=journal)
         self._owned_journal = journal if owns_journal else None
         self._owns_client = owns_client
+        self._owned_evaluators = list(owned_evaluators)
+        self._attached: list[Any] = []
         self._inbox: list[_Item] = []
         self._announced: set[str] = set()
         self._guided = False
@@ -290,8 +293,7 @@ class AgentRun(Session):
         runtime = self.runtime
         runtime.add_session(self, detail=f"agent run ({self.model})")
         self._subscription = runtime.bus.subscribe(f"agent:{self.name}", self._on_event)
-        for spec, evaluator in self._initial_watchers:
-            runtime.attach(spec, evaluator, self)
+        self._attached = [runtime.attach(spec, evaluator, self) for spec, evaluator in self._initial_watchers]
         if runtime.journal is not None:
             runtime.start_command_poller()
         for sink in self._outputs:
@@ -416,6 +418,13 @@ class AgentRun(Session):
         self.runtime.bus.unsubscribe(self._subscription)
         if self._owns_runtime:
             await self.runtime.close()
+        else:  # a shared runtime keeps running: take back the watchers this run brought
+            for watcher in self._attached:
+                self.runtime.detach(watcher)
+        for evaluator in self._owned_evaluators:
+            closing = getattr(evaluator, "aclose", None)
+            if closing is not None:
+                await closing()
         if self._owned_journal is not None:
             await asyncio.to_thread(self._owned_journal.close)
         if self._owns_client:
