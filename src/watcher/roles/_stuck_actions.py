@@ -54,14 +54,33 @@ _STATUS_COMMANDS = frozenset(
         "df",
     }
 )
-_STATUS_SUBCOMMANDS = {
-    "git": frozenset({"status"}),
-    "kubectl": frozenset({"get", "describe", "logs", "top", "wait", "rollout"}),
-    "docker": frozenset({"ps", "logs", "stats", "inspect", "compose"}),
-    "podman": frozenset({"ps", "logs", "stats", "inspect"}),
-    "systemctl": frozenset({"status", "is-active"}),
-    "gh": frozenset({"run", "pr"}),
-}
+# Commands that are status only with these leading words (`docker compose up` is real work).
+_STATUS_PREFIXES = frozenset(
+    {
+        "git status",
+        "kubectl get",
+        "kubectl describe",
+        "kubectl logs",
+        "kubectl top",
+        "kubectl wait",
+        "kubectl rollout status",
+        "docker ps",
+        "docker logs",
+        "docker stats",
+        "docker inspect",
+        "docker compose ps",
+        "docker compose logs",
+        "podman ps",
+        "podman logs",
+        "systemctl status",
+        "systemctl is-active",
+        "gh run view",
+        "gh run watch",
+        "gh run list",
+        "gh pr checks",
+        "gh pr view",
+    }
+)
 _NEUTRAL = frozenset({"echo", "printf", "cd", "date", "true", "clear", ":"})
 _FILTERS = frozenset(
     {"grep", "egrep", "head", "tail", "wc", "awk", "sed", "sort", "uniq", "cut", "tr", "less", "cat", "jq"}
@@ -120,8 +139,7 @@ def _segment_kind(segment: str) -> str:
         return "sleep"
     if head in _STATUS_COMMANDS:
         return "status"
-    subs = _STATUS_SUBCOMMANDS.get(head)
-    if subs is not None and len(words) > 1 and words[1] in subs:
+    if " ".join([head, *words[1:2]]) in _STATUS_PREFIXES or " ".join([head, *words[1:3]]) in _STATUS_PREFIXES:
         return "status"
     return "neutral" if head in _NEUTRAL else "other"
 
@@ -154,22 +172,13 @@ def wait_key(name: str, tool_input: Mapping[str, Any]) -> str:
 def short_input(name: str, tool_input: Mapping[str, Any], limit: int = 80) -> str:
     """``Bash `pytest -x` ``-style short form of a call, redacted, for interjection texts."""
     text = _command(tool_input)
+    looked_for = next((v for k in ("pattern", "query") if isinstance(v := tool_input.get(k), str)), None)
+    if text is None and looked_for is not None:
+        where = target_path(tool_input)
+        text = f"{looked_for} in {where}" if where else looked_for
     if text is None:
-        for field in (
-            "file_path",
-            "path",
-            "notebook_path",
-            "pattern",
-            "url",
-            "query",
-            "bash_id",
-            "shell_id",
-            "task_id",
-        ):
-            value = tool_input.get(field)
-            if isinstance(value, str | int):
-                text = str(value)
-                break
+        fields = ("file_path", "path", "notebook_path", "url", "bash_id", "shell_id", "task_id")
+        text = next((str(v) for k in fields if isinstance(v := tool_input.get(k), str | int)), None)
     if text is None:
         shown = {k: v for k, v in tool_input.items() if k not in _COSMETIC}
         text = json.dumps(shown, sort_keys=True, default=str) if shown else ""

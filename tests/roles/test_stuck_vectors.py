@@ -1,0 +1,75 @@
+"""The ``stuck`` role's test vectors, each run through the real CLI in a subprocess.
+
+Every ``vectors/stuck/NAME.jsonl`` transcript has a ``NAME.expect.json`` beside it listing the
+interjections ``watcher replay NAME.jsonl --watcher stuck --json`` must print: the observation index
+each is made at, its action, severity and urgency, phrases its content must contain and, where
+given, its exact locations. Every other evaluation must be a plain continue.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+VECTORS = Path(__file__).parent / "vectors" / "stuck"
+CASES = sorted(p.name.removesuffix(".jsonl") for p in VECTORS.glob("*.jsonl"))
+FIELDS = {"watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"}
+
+
+def _replay(transcript: Path) -> list[dict[str, Any]]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "watcher", "replay", str(transcript), "--watcher", "stuck", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_there_are_enough_vectors() -> None:
+    benign = [c for c in CASES if not json.loads((VECTORS / f"{c}.expect.json").read_text())["interjections"]]
+    assert len(CASES) >= 25
+    assert len(benign) >= 10
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_vector(case: str) -> None:
+    expected = json.loads((VECTORS / f"{case}.expect.json").read_text())["interjections"]
+    lines = _replay(VECTORS / f"{case}.jsonl")
+    observations = sum(1 for line in (VECTORS / f"{case}.jsonl").read_text().splitlines() if line.strip())
+
+    assert lines or not expected, "no evaluation at all, yet an interjection was expected"
+    for line in lines:
+        assert set(line) == FIELDS
+        assert line["watcher"] == "stuck"
+        assert line["error"] is None
+        assert 0 <= line["index"] < observations
+        if line["decision"] == "continue":
+            assert (line["action"], line["severity"], line["content"], line["urgent"], line["locations"]) == (
+                None,
+                None,
+                None,
+                False,
+                [],
+            )
+    said = [line for line in lines if line["decision"] == "interject"]
+    got = [(s["index"], s["action"], s["severity"], s["urgent"]) for s in said]
+    want = [(e["index"], e["action"], e["severity"], e["urgent"]) for e in expected]
+    assert got == want, f"{case}: {[s['content'] for s in said]}"
+    for s, e in zip(said, expected, strict=True):
+        for phrase in e["contains"]:
+            assert phrase in s["content"], f"{phrase!r} not in {s['content']!r}"
+        if "locations" in e:
+            assert s["locations"] == e["locations"]
+        if s["action"] == "nudge":
+            assert any(
+                word in s["content"] for word in ("different approach", "change the code", "wait longer", "Act on it")
+            )
