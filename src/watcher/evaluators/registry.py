@@ -17,8 +17,26 @@ def _rules(role: str, **_: Any) -> Evaluator:
     return RulesEvaluator(make_role(role))
 
 
-# name -> factory(role, **options); LLM evaluators register here when their module exists.
-EVALUATORS: dict[str, Callable[..., Evaluator]] = {"rules": _rules}
+def _anthropic(role: str, **options: Any) -> Evaluator:
+    # imported here so the SDK loads only when an LLM watcher is asked for
+    from watcher.evaluators.anthropic import AnthropicEvaluator
+
+    return AnthropicEvaluator(**options)
+
+
+def _openai(role: str, **options: Any) -> Evaluator:
+    from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+
+    return OpenAICompatEvaluator(**options)
+
+
+# name -> factory(role, **options). The LLM evaluators take model=, base_url=, api_key=, ...
+EVALUATORS: dict[str, Callable[..., Evaluator]] = {
+    "anthropic": _anthropic,
+    "openai": _openai,
+    "openai-compatible": _openai,
+    "rules": _rules,
+}
 
 
 def make_evaluator(name: str, role: str, **options: Any) -> Evaluator:

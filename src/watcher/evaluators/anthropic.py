@@ -1,0 +1,118 @@
+"""The Anthropic evaluator: a watcher that judges with Claude through the official async SDK.
+
+The evaluation prompt is split where it is stable: the static part (identity, authority, brief,
+instructions) is the system prompt, marked ``cache_control: ephemeral``, so consecutive
+evaluations of one watcher share a byte-identical, cached prefix; the activity (recent
+observations inside a fresh random fence) is the user turn. Everything sent is redacted first.
+Tokens, cache reads and writes and a cost estimate are returned with the decision.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+
+from watcher.core.errors import MissingCredentialsError
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Usage
+from watcher.core.redact import redact
+from watcher.evaluators._llm import (
+    DEFAULT_RECENT,
+    Context,
+    EvaluationError,
+    checked_decision,
+    cost_usd,
+    describe_failure,
+    minimal_context,
+)
+
+__all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
+
+DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
+
+
+def _api_key(explicit: str | None) -> str:
+    key = explicit or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    if not key:
+        raise MissingCredentialsError(
+            "the anthropic evaluator needs an API key and ANTHROPIC_API_KEY is not set; "
+            "run `export ANTHROPIC_API_KEY=...` (or pass api_key=), or use the offline `rules` evaluator"
+        )
+    return key
+
+
+class AnthropicEvaluator:
+    """Evaluates with an Anthropic model (default ``claude-haiku-4-5``, or ``WATCHER_ANTHROPIC_MODEL``).
+
+    ``base_url`` points at another Messages-API server (a local gateway, a stub); ``recent`` is how
+    many observations are sent verbatim (older ones become a digest) unless ``context="full"``;
+    ``max_retries`` stays low because a watcher that waits is worse than one that skips a turn.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 1024,
+        timeout: float = 30.0,
+        max_retries: int = 1,
+        recent: int = DEFAULT_RECENT,
+        context: Context = "minimal",
+    ) -> None:
+        self.model = model or os.environ.get("WATCHER_ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.recent = recent
+        self.context: Context = context
+        self.name = f"anthropic:{self.model}"
+        self.client = anthropic.AsyncAnthropic(
+            api_key=_api_key(api_key), base_url=base_url, timeout=timeout, max_retries=max_retries
+        )
+        self.where = base_url or str(self.client.base_url)
+
+    def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
+        """The Messages-API arguments for ``request``: cached static system prompt, activity as the user turn."""
+        prompt = minimal_context(request, recent=self.recent, context=self.context).prompt()
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": [{"type": "text", "text": redact(prompt.static), "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": redact(prompt.activity)}],
+        }
+
+    async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        body = self.request_body(request)
+        try:
+            message = await self.client.messages.create(**body)
+        except anthropic.APIError as exc:
+            raise EvaluationError(
+                describe_failure(
+                    anthropic, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
+                )
+            ) from exc
+        raw = "".join(block.text for block in message.content if block.type == "text")
+        u = message.usage
+        usage = Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cache_read_tokens=u.cache_read_input_tokens or 0,
+            cache_write_tokens=u.cache_creation_input_tokens or 0,
+        )
+        model = message.model or self.model
+        prompt = f"{body['system'][0]['text']}\n\n{body['messages'][0]['content']}"
+        return EvaluationResult(
+            raw=raw,
+            decision=checked_decision(raw, stop_reason=message.stop_reason),
+            usage=usage,
+            cost_usd=cost_usd(model, usage),
+            model=model,
+            prompt=prompt,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self.client.close()
