@@ -26,6 +26,7 @@ __all__ = [
     "Interjection",
     "Location",
     "WatcherError",
+    "agent",
     "format_evaluation_prompt",
     "history",
     "load_ipython_extension",
@@ -41,6 +42,22 @@ def history(journal: Any = None, *, session: str | None = None, watcher: str | N
     from watcher.runtime.history import history as _history
 
     return _history(journal, session=session, watcher=watcher)
+
+
+def agent(prompt: str, **options: Any) -> Any:
+    """Start a supervised agent run (``watcher.agents.agent``); ``result = await run`` waits for it.
+
+    In a notebook with ``%load_ext watcher`` the run also gets the notebook's watchers, runs on the
+    extension's runtime thread, and streams its output into the cell.
+    """
+    import importlib
+    import sys
+
+    kernel_ext = sys.modules.get("watcher.kernel_ext")
+    ext = kernel_ext.current() if kernel_ext is not None else None
+    if ext is not None:
+        return ext.agent(prompt, **options)
+    return importlib.import_module("watcher.agents").agent(prompt, **options)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -122,3 +122,56 @@ def test_cell_id_reaches_the_observation_and_the_interjection_reaches_the_widget
     )
     shown = driver.execute("x = 1", cell_id="cell-next")
     assert "[watcher security] warning (guidance @ cell:cell-sql-1:4)" in shown.stdout
+
+
+AGENT_SETUP = """
+import asyncio
+import watcher
+from watcher.testing import Reply, StubAnthropicServer
+
+stub = StubAnthropicServer(
+    Reply.tool_use("run_tests", {}, text="Running the tests."),
+    Reply.tool_use("run_tests", {}),
+    Reply.tool_use("run_tests", {}),
+    Reply.text("Still thinking about the failure.", delay_s=1.0),
+    Reply.text("Done."),
+)
+stub.start()
+
+def run_tests() -> str:
+    \"\"\"Run the test suite.\"\"\"
+    raise AssertionError("test_login: expected 200, got 500")
+"""
+
+
+def test_a_click_on_inject_delivers_a_pending_interjection_into_a_running_agent(
+    driver: Driver, journal_file: Path
+) -> None:
+    driver.execute("%load_ext watcher")
+    assert driver.execute(AGENT_SETUP).error is None
+    assert (
+        "'reviewer' (errors, rules:errors, manual)"
+        in driver.execute("%watch errors --mode manual --name reviewer").stdout
+    )
+    inject = driver.button("Inject")  # the reviewer panel's button, opened with the panel
+    started = driver.execute(
+        "run = watcher.agent('Make the tests pass.', tools=[run_tests], base_url=stub.base_url, api_key='scripted')"
+    )
+    assert started.error is None, started.error
+    # the kernel is idle while the run goes on in the background on the runtime thread
+    waited = driver.execute(
+        "while not run.pending:\n    await asyncio.sleep(0.02)\nprint(run.status, list(run.pending))"
+    )
+    assert waited.stdout.startswith("running ")
+    [pending_id] = re.findall(r"'(\w+)'", waited.stdout)
+    driver.click(inject)
+    delivered = wait_for(
+        lambda: [p for p in journal_rows(journal_file, "delivery") if p["interjection_id"] == pending_id],
+        what="the clicked interjection's delivery",
+    )
+    assert delivered[0]["outcome"] == "delivered" and delivered[0]["session"].startswith("agent-")
+    finished = driver.execute(
+        "result = await run\nprint(result.status)\nprint(stub.requests[-1].body['messages'][-1]['content'])"
+    )
+    assert finished.stdout.startswith("completed")
+    assert '<system-nudge severity="warning">AssertionError has now been raised 3 times' in finished.stdout

@@ -200,8 +200,8 @@ class KernelExtension:
         self.attached[attached.spec.name] = attached
         self.panels[attached.spec.name] = attached.panel
         self.runtime.attach(attached.spec, CellLocating(first), self.session)
-        for session in self.agent_sessions:
-            if not session.ended:
+        for session in self.agent_sessions:  # runs already going get the new watcher too
+            if not session.ended and not attached.one_cell:
                 self.runtime.attach(attached.spec, attached.make_evaluator(), session)
 
     def unwatch(self, name: str) -> int:
@@ -231,12 +231,11 @@ class KernelExtension:
 
     # --- agent runs -----------------------------------------------------------------------------
 
-    def attach_agent_session(self, session: Session) -> None:
-        """Give an agent run started in this notebook the notebook's watchers (runtime thread)."""
-        self.agent_sessions.append(session)
-        for attached in list(self.attached.values()):
-            if not attached.one_cell:
-                self.runtime.attach(attached.spec, attached.make_evaluator(), session)
+    def agent(self, prompt: str, **options: Any) -> Any:
+        """``watcher.agent(...)`` in this notebook: see ``watcher.kernel_ext.agent_runs``."""
+        from watcher.kernel_ext.agent_runs import notebook_agent
+
+        return notebook_agent(self, prompt, **options)
 
     def active_agent_session(self) -> Session | None:
         """The most recent agent run that has not ended."""

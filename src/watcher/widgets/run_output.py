@@ -1,0 +1,92 @@
+"""``RunOutput``: an agent run's output streaming into the cell that started it.
+
+The run calls the sink (an async callable of ``RunEvent``) on the runtime thread, which is the
+widget's only writer. Text deltas are gathered and flushed at most ``MAX_FLUSHES_PER_S`` times a
+second; each flush rewrites the Output widget's outputs as one stdout stream, bounded to the last
+``MAX_CHARS`` characters, so a long run neither floods iopub nor grows without end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import ipywidgets as w
+
+from watcher.core.redact import redact
+from watcher.widgets.panel import MAX_FLUSHES_PER_S
+
+__all__ = ["MAX_CHARS", "RunOutput", "describe_run_event"]
+
+MAX_CHARS = 20_000
+
+
+class RunEvent(Protocol):
+    """What the run hands its sinks (``watcher.agents``' ``RunEvent``, read by shape)."""
+
+    kind: str
+    text: str
+    data: Mapping[str, Any]
+
+
+def describe_run_event(event: RunEvent) -> str:
+    """How one run event reads in the cell (text deltas verbatim, the rest on their own lines)."""
+    data = event.data
+    if event.kind == "text":
+        return event.text
+    if event.kind == "tool_call":
+        args = json.dumps(data.get("input", {}), ensure_ascii=False)
+        return f"\n→ {data.get('name', 'tool')}({args[:300]})\n"
+    if event.kind == "tool_result":
+        mark = "✗" if data.get("is_error") else "←"
+        text = str(data.get("output", event.text))
+        return f"{mark} {text[:500]}{'…' if len(text) > 500 else ''}\n"
+    if event.kind == "interjection":
+        return f"\n👁 [{data.get('watcher') or 'person'}] {event.text}\n"
+    if event.kind == "interrupted":
+        return "\n⏹ interrupted\n"
+    if event.kind == "status":
+        return f"\n■ run {event.text}\n"
+    return ""
+
+
+class RunOutput:
+    """An Output widget fed by a run's events, coalesced and bounded."""
+
+    def __init__(self, title: str = "") -> None:
+        self.widget = w.Output(layout=w.Layout(max_height="320px", overflow="auto", border="1px solid #d8e1e8"))
+        self.title = title
+        self.text = ""
+        self.flushes = 0
+        self._dirty = False
+        self._flush_at: asyncio.TimerHandle | None = None
+        self._last = 0.0
+
+    async def __call__(self, event: RunEvent) -> None:
+        piece = describe_run_event(event)
+        if not piece:
+            return
+        self.text = (self.text + redact(piece) if event.kind != "text" else self.text + piece)[-MAX_CHARS:]
+        self._dirty = True
+        if event.kind == "status":
+            self.flush()  # the last word is shown at once
+        elif self._flush_at is None:
+            delay = max(0.0, self._last + 1.0 / MAX_FLUSHES_PER_S - time.monotonic())
+            self._flush_at = asyncio.get_running_loop().call_later(delay, self._timed)
+
+    def _timed(self) -> None:
+        self._flush_at = None
+        self.flush()
+
+    def flush(self) -> None:
+        """Show the text gathered so far (redacted)."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        self._last = time.monotonic()
+        self.flushes += 1
+        shown: dict[str, Any] = {"output_type": "stream", "name": "stdout", "text": redact(self.text)}
+        self.widget.outputs = (shown,)
