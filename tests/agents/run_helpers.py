@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def injected_texts(request: RecordedRequest) -> list[str]:
 
 def assert_valid_history(messages: list[dict[str, Any]]) -> None:
     """Roles alternate, and every tool_use is answered first thing in the next user message."""
-    for before, after in zip(messages, messages[1:], strict=False):
+    for before, after in itertools.pairwise(messages):
         assert before["role"] != after["role"], "no two messages in a row from one role"
     for index, message in enumerate(messages):
         if message["role"] != "assistant":

@@ -20,7 +20,9 @@ from watcher.runtime import Journal
 from watcher.testing import Reply, StubAnthropicServer
 
 
-def search(query: str, limit: int = 5, kind: Literal["code", "docs"] = "code", tags: list[str] | None = None) -> list[str]:
+def search(
+    query: str, limit: int = 5, kind: Literal["code", "docs"] = "code", tags: list[str] | None = None
+) -> list[str]:
     """Search the project.
 
     Args:
@@ -45,7 +47,11 @@ def test_tool_schema_comes_from_signature_and_docstring() -> None:
         "required": ["query"],
     }
     explicit = tool(search, name="Search", schema={"type": "object", "properties": {}})
-    assert explicit.definition() == {"name": "Search", "description": "Search the project.", "input_schema": {"type": "object", "properties": {}}}
+    assert explicit.definition() == {
+        "name": "Search",
+        "description": "Search the project.",
+        "input_schema": {"type": "object", "properties": {}},
+    }
 
 
 async def test_loop_runs_tools_and_publishes_every_observation(tmp_path: Path) -> None:
@@ -57,7 +63,14 @@ async def test_loop_runs_tools_and_publishes_every_observation(tmp_path: Path) -
             Reply.tool_use("Write", {"file_path": "a.py", "content": "x = 1\n"}, text="Writing a.py."),
             Reply.text("Done: a.py holds x."),
         )
-        run = start(stub, "write a.py", tools=[tool(files.write, name="Write")], journal=journal, output=events.append, name="loop")
+        run = start(
+            stub,
+            "write a.py",
+            tools=[tool(files.write, name="Write")],
+            journal=journal,
+            output=events.append,
+            name="loop",
+        )
         result = await run
     assert result.status == "completed" and result.text == "Done: a.py holds x." and result.steps == 2
     assert files.written == {"a.py": "x = 1\n"}

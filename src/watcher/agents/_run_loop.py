@@ -108,13 +108,17 @@ class RunLoop:
             raise
 
     async def _checkpoint(self) -> None:
-        """Wait for the watchers to judge what was just published (up to ``checkpoint_s``)."""
+        """Wait for the watchers to judge what was just published (up to ``checkpoint_s``).
+
+        An urgent interjection or a stop ends the wait early, but never before the run has seen
+        every interjection announced so far (that is how it tells a watcher's from a person's).
+        """
         run = self.agent
         loop = asyncio.get_running_loop()
         start = loop.time()
         while not run.settled():
             waited = loop.time() - start
-            if run.inbox_urgent() or waited >= run.checkpoint_s:
+            if run.announcements_seen() and (run.inbox_urgent() or waited >= run.checkpoint_s):
                 if waited >= run.checkpoint_s > 0:
                     log.info("agent run %r: watchers still busy after %.1fs; going on", run.name, waited)
                 return

@@ -384,6 +384,10 @@ class AgentRun(Session):
         """True when something in the inbox should not wait for the watchers to settle."""
         return self._stop is not None or any(item.interjection.urgent for item in self._inbox)
 
+    def announcements_seen(self) -> bool:
+        """True when the run has read every interjection announcement published so far."""
+        return self._subscription.idle
+
     def settled(self) -> bool:
         """True when every watcher of this run has judged everything published so far."""
         if not self._subscription.idle:
