@@ -19,7 +19,15 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 WRITER = Path(__file__).with_name("journal_writer.py")
 PROFILES = ["neovim", "visual-studio-code"]
-SERVER = [sys.executable, "-m", "watcher.lsp_bridge", "--poll", "0.05"]
+SERVER = [
+    sys.executable,
+    "-m",
+    "watcher.lsp_bridge",
+    "--poll",
+    "0.05",
+    "--log-level",
+    os.environ.get("WATCHER_LSP_TEST_LOG", "INFO"),
+]
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -145,15 +153,15 @@ async def write_events(journal: Path, events: list[dict[str, Any]]) -> None:
     assert proc.returncode == 0, err.decode()
 
 
-async def wait_until(check: Callable[[], Any], *, timeout: float = 10.0, what: str = "condition") -> Any:
+async def wait_until(check: Callable[[], Any], *, within: float = 10.0, what: str = "condition") -> Any:
     """Poll ``check`` on the test loop (letting the client read messages) until it is truthy."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + within
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            raise AssertionError(f"timed out after {within}s waiting for {what}")
         await asyncio.sleep(0.02)
 
 

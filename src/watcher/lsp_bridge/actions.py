@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from watcher.core.interjection import Location
-from watcher.lsp_bridge.diagnostics import location_uri
+from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
 
 if TYPE_CHECKING:
@@ -40,12 +40,11 @@ def fix_edit(ls: WatcherLanguageServer, book: FindingBook, finding: Finding) -> 
     fix = finding.interjection.fix
     if fix is None:
         return None
-    uri = location_uri(ls.workspace, book, finding, fix.location)
-    if uri is None:
-        return None
-    return types.WorkspaceEdit(
-        changes={uri: [types.TextEdit(_line_span(fix.location), _with_newline(fix.replacement))]}
-    )
+    uris = location_uris(ls.workspace, book, finding, fix.location)
+    if len(uris) != 1:
+        return None  # an edit must be unambiguous
+    edit = types.TextEdit(_line_span(fix.location), _with_newline(fix.replacement))
+    return types.WorkspaceEdit(changes={uris[0]: [edit]})
 
 
 def _line_span(location: Location) -> types.Range:

@@ -13,15 +13,16 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
 from watcher.lsp_bridge.findings import Finding, FindingBook
-from watcher.lsp_bridge.notebooks import cell_uri_for
+from watcher.lsp_bridge.notebooks import cell_uris_for
 
-__all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uri", "message_for", "range_for"]
+__all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
 
 log = logging.getLogger("watcher.lsp")
 
@@ -47,21 +48,25 @@ def message_for(finding: Finding) -> str:
     return f"{text} ({note.rstrip(': ')})" if note else text
 
 
-def location_uri(workspace: Workspace, book: FindingBook, finding: Finding, location: Location) -> str | None:
-    """The document URI a location names, or None when its cell is not (yet) known to the editor."""
+def location_uris(workspace: Workspace, book: FindingBook, finding: Finding, location: Location) -> list[str]:
+    """The document URIs a location names (none while its cell is not known to the editor)."""
     if location.path is not None:
         path = Path(location.path).expanduser()
         if not path.is_absolute():
             path = book.root / path
-        return Path(os.path.normpath(path)).as_uri()
+        return [Path(os.path.normpath(path)).as_uri()]
     assert location.cell_id is not None  # a Location names exactly one of path or cell_id
-    return cell_uri_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
+    return cell_uris_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
 
 
 def _lines(workspace: Workspace, uri: str) -> list[str] | None:
+    """The document's lines: the editor's copy when synced, else the file on disk, else None."""
+    synced = workspace.text_documents
+    document = synced.get(uri) or synced.get(unquote(uri))
     try:
-        document = workspace.get_text_document(uri)
-        if document.uri.startswith("file:") or document.uri in workspace.text_documents:
+        if document is None and uri.startswith("file:"):
+            document = workspace.get_text_document(uri)
+        if document is not None:
             return [line.rstrip("\r\n") for line in document.lines]
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         log.debug("cannot read %s for line lengths: %s", uri, exc)
@@ -93,18 +98,16 @@ def diagnostics_for(workspace: Workspace, book: FindingBook, finding: Finding) -
         "status": finding.status,
     }
     for location in finding.interjection.locations:
-        uri = location_uri(workspace, book, finding, location)
-        if uri is None:
-            continue
-        diagnostic = types.Diagnostic(
-            range=range_for(workspace, uri, location),
-            message=message_for(finding),
-            severity=SEVERITY.get(finding.interjection.severity, types.DiagnosticSeverity.Warning),
-            source="watcher",
-            code=finding.interjection.action,
-            data=data,
-        )
-        out.setdefault(uri, []).append(diagnostic)
+        for uri in location_uris(workspace, book, finding, location):
+            diagnostic = types.Diagnostic(
+                range=range_for(workspace, uri, location),
+                message=message_for(finding),
+                severity=SEVERITY.get(finding.interjection.severity, types.DiagnosticSeverity.Warning),
+                source="watcher",
+                code=finding.interjection.action,
+                data=data,
+            )
+            out.setdefault(uri, []).append(diagnostic)
     return out
 
 

@@ -5,19 +5,18 @@ A kernel records the cell id its frontend sent. VS Code sends the cell's documen
 nbformat cell id, and nbval/nbclient send none; then the cell is found by comparing the source
 the kernel observed with the cells the editor has synced (``notebookDocument/*``), ignoring
 trailing whitespace. A cell that has been edited since it ran no longer matches, and its finding
-waits until it matches again.
+waits until it matches again; when several synced cells hold the same source, each gets it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import Workspace
 
-__all__ = ["NOTEBOOK_SYNC", "cell_uri_for", "normalise_source"]
+__all__ = ["NOTEBOOK_SYNC", "cell_uris_for", "normalise_source"]
 
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
@@ -43,19 +42,21 @@ def _cells(workspace: Workspace) -> Iterable[tuple[types.NotebookCell, str]]:
             yield cell, cell.document
 
 
-def cell_uri_for(workspace: Workspace, cell_id: str, source: str | None) -> str | None:
-    """The URI of the synced cell ``cell_id`` names, or whose text is ``source``; None if unknown."""
+def cell_uris_for(workspace: Workspace, cell_id: str, source: str | None) -> list[str]:
+    """The URIs of the synced cells ``cell_id`` names, or whose text is ``source`` (maybe none)."""
     if _looks_like_uri(cell_id):
-        return cell_id  # VS Code: the kernel's cell id is the cell's document URI
-    wanted = normalise_source(source) if source is not None else None
-    for cell, uri in _cells(workspace):
-        metadata: Any = cell.metadata
-        if isinstance(metadata, dict) and metadata.get("id") == cell_id:  # JupyterLab-style clients
-            return uri
+        return [cell_id]  # VS Code: the kernel's cell id is the cell's document URI
+    by_id = [
+        uri for cell, uri in _cells(workspace) if isinstance(cell.metadata, dict) and cell.metadata.get("id") == cell_id
+    ]
+    if by_id:
+        return by_id  # clients that put the nbformat id in the cell's metadata
+    wanted = normalise_source(source) if source is not None else ""
     if not wanted:
-        return None
+        return []
+    found = []
     for _cell, uri in _cells(workspace):
         document = workspace.text_documents.get(uri) or workspace.text_documents.get(unquote(uri))
         if document is not None and normalise_source(document.source) == wanted:
-            return uri
-    return None
+            found.append(uri)
+    return found

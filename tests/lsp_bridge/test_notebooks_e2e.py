@@ -1,0 +1,89 @@
+"""End to end: diagnostics reach notebook cells synced with ``notebookDocument/*``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from .conftest import diagnostics, interjection, journal_of, wait_until, write_events
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SOURCE = "import pandas as pd\ndf = pd.read_csv('sales.csv')\nmonthly = df.groupby('month').sum()\n"
+
+
+def _open_notebook(client: LanguageClient, notebook: Path, cells: dict[str, str]) -> None:
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook.as_uri(),
+                notebook_type="jupyter-notebook",
+                version=0,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=uri, language_id="python", version=0, text=text)
+                for uri, text in cells.items()
+            ],
+        )
+    )
+
+
+def _observed(session: str, index: int, source: str, cell_id: str | None) -> dict[str, Any]:
+    observation = {"kind": "cell_executed", "source": source, "cell_id": cell_id}
+    return {"kind": "observation", "session": session, "payload": {"index": index, "observation": observation}}
+
+
+async def test_vscode_cell_uri_is_used_as_is(client: LanguageClient, repo: Path) -> None:
+    notebook = repo / "sales.ipynb"
+    cell = f"vscode-notebook-cell:{notebook}#W1sZmlsZQ%3D%3D"
+    _open_notebook(client, notebook, {cell: SOURCE})
+    where = [{"cell_id": cell, "start_line": 3, "end_line": 3}]
+    await write_events(
+        journal_of(repo), [interjection("nb1", "KeyError: 'month' again", session="kernel-1", locations=where)]
+    )
+    [diag] = await wait_until(lambda: diagnostics(client, cell), what="a diagnostic on the cell URI")
+    assert diag.range == types.Range(types.Position(2, 0), types.Position(2, 35))
+    assert diag.message.startswith("security: KeyError: 'month' again")
+
+
+async def test_cell_found_by_observed_source(client: LanguageClient, repo: Path) -> None:
+    """JupyterLab sends nbformat ids and nbval none: match what the kernel ran against synced cells."""
+    notebook = repo / "lab.ipynb"
+    first, second, third = (f"{notebook.as_uri()}#cell{i}" for i in range(3))
+    other = "print('hello')\n"
+    events = [
+        _observed("kernel-2", 0, other, "aaaa"),
+        _observed("kernel-2", 1, SOURCE, "c3f1a2"),
+        _observed("kernel-2", 2, "x = 1 + 1\n", None),  # nbval: no cell id at all
+        interjection(
+            "nb2",
+            "groupby on a missing column",
+            session="kernel-2",
+            index=1,
+            locations=[{"cell_id": "c3f1a2", "start_line": 3}],
+        ),
+        interjection(
+            "nb3",
+            "by index",
+            session="kernel-2",
+            index=2,
+            severity="hint",
+            locations=[{"cell_id": "unknown-id", "start_line": 1}],
+        ),
+    ]
+    await write_events(journal_of(repo), events)
+    await wait_until(lambda: any(n.interjection.id == "nb3" for n in client.interjections), what="the interjections")
+    assert diagnostics(client, second) == []  # the notebook is not open yet: nowhere to put it
+    # the editor's copy has trailing whitespace the kernel did not see
+    _open_notebook(client, notebook, {first: other, second: SOURCE.replace("\n", "  \n"), third: "x = 1 + 1"})
+    [diag] = await wait_until(lambda: diagnostics(client, second), what="a diagnostic on the matching cell")
+    assert diag.range.start.line == 2
+    assert diag.data["interjection_id"] == "nb2"
+    [by_index] = await wait_until(lambda: diagnostics(client, third), what="a diagnostic matched by index")
+    assert by_index.severity == types.DiagnosticSeverity.Information
+    assert diagnostics(client, first) == []
