@@ -58,4 +58,6 @@ def test_vectors_cover_the_issue() -> None:
     """At least 25 cases, benign ones included, and the seed's login() among them."""
     assert len(CASES) >= 25
     assert sum(not c["expect"] for c in CASES) >= 10
-    assert {"js_login_template_literal", "js_login_parameterised", "bash_rm_build_dirs_benign"} <= {c["name"] for c in CASES}
+    assert {"js_login_template_literal", "js_login_parameterised", "bash_rm_build_dirs_benign"} <= {
+        c["name"] for c in CASES
+    }

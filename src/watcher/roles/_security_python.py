@@ -8,12 +8,12 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 
 from __future__ import annotations
 
-import ast
 import io
 import logging
 import re
 import textwrap
 import threading
+import warnings
 from typing import Any
 
 from watcher.core.interjection import Severity
@@ -70,31 +70,42 @@ def _bandit() -> tuple[Any, Any]:
     global _engine
     with _lock:
         if _engine is None:
-            from bandit.core import config, manager
+            with warnings.catch_warnings():
+                # importing bandit 1.9 loads its plugins through stevedore with the deprecated
+                # verify_requirements argument; not ours to fix, and harmless
+                warnings.filterwarnings("ignore", "The verify_requirements argument", DeprecationWarning)
+                from bandit.core import config, manager
 
+                mgr = manager.BanditManager(config.BanditConfig(), "file")
             logging.getLogger("bandit").setLevel(logging.ERROR)  # it logs each unparsable text
-            mgr = manager.BanditManager(config.BanditConfig(), "file")
             _engine = (mgr.b_ma, mgr.b_ts)
         return _engine
 
 
 def python_findings(code: str) -> list[Finding]:
     """bandit's medium-and-above findings in ``code``; empty for text that is not Python."""
-    from bandit.core import metrics, node_visitor
-
     lines = code.splitlines()  # as written: fixes keep the original indentation
-    parsable = _parsable(code)
-    if parsable is None:
-        return []
-    code = parsable
-    # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
-    # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
-    data = (_PRELUDE + code).encode("utf-8", "replace")
     meta, tests = _bandit()
-    visitor = node_visitor.BanditNodeVisitor("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
-    try:
-        visitor.process(data)
-    except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
+    from bandit.core import metrics, node_visitor  # loaded by _bandit()
+
+    visitor = None
+    for candidate in (code, textwrap.dedent(code)):  # dedented: an Edit fragment from a function body
+        # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
+        # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
+        data = (_PRELUDE + candidate).encode("utf-8", "replace")
+        visitor = node_visitor.BanditNodeVisitor(
+            "watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics()
+        )
+        try:
+            visitor.process(data)
+        except (SyntaxError, ValueError):
+            visitor = None
+            continue
+        except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
+            return []
+        code = candidate
+        break
+    if visitor is None:
         return []
     auth = bool(AUTH_WORDS.search(code))
     found = []
@@ -107,17 +118,6 @@ def python_findings(code: str) -> list[Finding]:
         if finding is not None:
             found.append(finding)
     return found
-
-
-def _parsable(code: str) -> str | None:
-    """``code``, or dedented (an Edit fragment from inside a function body); None if not Python."""
-    for candidate in (code, textwrap.dedent(code)):
-        try:
-            ast.parse(_PRELUDE + candidate)
-        except (SyntaxError, ValueError):
-            continue
-        return candidate
-    return None
 
 
 def _finding(issue: Any, lines: list[str], auth: bool) -> Finding | None:

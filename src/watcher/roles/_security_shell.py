@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 import shlex
 
+from watcher.core.interjection import Severity
 from watcher.roles._security_model import Finding
 
-__all__ = ["shell_findings"]
+__all__ = ["shell_findings", "tls_findings"]
 
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
 _WRAPPERS = frozenset({"sudo", "doas", "nohup", "time", "exec", "command", "builtin", "xargs", "env"})
@@ -40,6 +41,8 @@ _TLS = [
     (re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\b[^|;&\n]*--trusted-host\b"), "pip --trusted-host"),
     (re.compile(r"\b(?:npm|yarn|pnpm)\s+config\s+set\s+strict-ssl\s+false\b"), "npm strict-ssl false"),
 ]
+_TLS_GATE = re.compile(r"curl|wget|sslVerify|GIT_SSL_NO_VERIFY|NODE_TLS|PYTHONHTTPSVERIFY|trusted-host|strict-ssl")
+_RM_CHMOD = re.compile(r"\b(?:rm|chmod)\b")
 _DISK = re.compile(
     r"\b(?:mkfs(?:\.\w+)?\s+/dev/|dd\b[^|;&\n]*\bof=/dev/(?:sd|hd|nvme|disk|xvd|vd)|>\s*/dev/(?:sd|nvme|disk)\w*)"
 )
@@ -55,14 +58,43 @@ def shell_findings(script: str, *, line_offset: int = 0) -> list[Finding]:
     return found
 
 
+def tls_findings(text: str) -> list[Finding]:
+    """Only the switched-off-TLS rules, for code that sets them (``NODE_TLS_REJECT_UNAUTHORIZED``)."""
+    if not _TLS_GATE.search(text):
+        return []
+    found: list[Finding] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found.extend(_tls(line, number))
+    return found
+
+
+def _finding(rule: str, title: str, severity: Severity, explanation: str, line: str, number: int) -> Finding:
+    return Finding(rule, title, severity, explanation, number, fingerprint=f"{rule}:{' '.join(line.split())}")
+
+
+def _tls(line: str, number: int) -> list[Finding]:
+    return [
+        _finding(
+            "shell:tls-off",
+            f"TLS verification disabled ({what})",
+            "warning",
+            f"`{what}` turns off certificate checks, so a man-in-the-middle can serve anything. Fix the "
+            "certificate setup instead (install the CA bundle, set REQUESTS_CA_BUNDLE / NODE_EXTRA_CA_CERTS).",
+            line,
+            number,
+        )
+        for pattern, what in _TLS
+        if pattern.search(line)
+    ]
+
+
 def _line_findings(line: str, number: int) -> list[Finding]:
-    out: list[Finding] = []
-    key = " ".join(line.split())
+    out: list[Finding] = _tls(line, number)
 
-    def add(rule: str, title: str, severity: str, explanation: str) -> None:
-        out.append(Finding(rule, title, severity, explanation, number, fingerprint=f"{rule}:{key}"))  # type: ignore[arg-type]
+    def add(rule: str, title: str, severity: Severity, explanation: str) -> None:
+        out.append(_finding(rule, title, severity, explanation, line, number))
 
-    for argv in _commands(line):
+    for argv in _commands(line) if _RM_CHMOD.search(line) else ():
         name = argv[0].rsplit("/", 1)[-1]
         flags = [a for a in argv[1:] if a.startswith("-")]
         targets = [a for a in argv[1:] if not a.startswith("-")]
@@ -114,15 +146,6 @@ def _line_findings(line: str, number: int) -> list[Finding]:
             )
             + " Do not change SSH credentials from an agent; ask the user to do it.",
         )
-    for pattern, what in _TLS:
-        if pattern.search(line):
-            add(
-                "shell:tls-off",
-                f"TLS verification disabled ({what})",
-                "warning",
-                f"`{what}` turns off certificate checks, so a man-in-the-middle can serve anything. Fix the "
-                "certificate setup instead (install the CA bundle, set REQUESTS_CA_BUNDLE / NODE_EXTRA_CA_CERTS).",
-            )
     if _DISK.search(line):
         add(
             "shell:disk",

@@ -22,7 +22,7 @@ from watcher.roles._security_js import sql_findings
 from watcher.roles._security_model import RANK, Finding
 from watcher.roles._security_python import python_findings
 from watcher.roles._security_secrets import secret_findings
-from watcher.roles._security_shell import shell_findings
+from watcher.roles._security_shell import shell_findings, tls_findings
 from watcher.roles._security_sources import Watched, watched_pieces
 
 __all__ = ["SecurityRole", "scan"]
@@ -40,9 +40,7 @@ def scan(piece: Watched) -> list[Finding]:
     elif piece.language == "shell":
         found += shell_findings(piece.text)
     if piece.language in ("js", "code", "text", "python"):
-        found += [
-            f for f in shell_findings(piece.text) if f.rule == "shell:tls-off"
-        ]  # NODE_TLS_REJECT_UNAUTHORIZED in code
+        found += tls_findings(piece.text)  # NODE_TLS_REJECT_UNAUTHORIZED = "0" in code
     if piece.secrets:
         filename = piece.path or ("watched.js" if piece.language == "js" else "watched.py")
         found += secret_findings(piece.text, filename=filename, output=piece.language == "output", where=piece.label)
