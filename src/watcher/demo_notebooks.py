@@ -1,0 +1,159 @@
+"""``make demo``: run the example notebooks headless on a real kernel and show what the watchers did.
+
+``quickstart.ipynb`` and ``agent_run.ipynb`` are executed top to bottom with nbclient on an
+ipykernel of this interpreter, offline (the agent run is scripted through
+``watcher.testing.StubAnthropicServer`` unless ``ANTHROPIC_API_KEY`` is set). The kernel journals
+everything to a temporary ``WATCHER_JOURNAL``; this process then reads that journal back and
+prints, per notebook, what the watchers observed, what they concluded and what they injected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from watcher.core.observations import observation_from_dict
+from watcher.core.protocol import describe_observation
+from watcher.runtime.journal import Journal, JournalRow
+
+__all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise"]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
+NOTEBOOKS = (
+    ("quickstart.ipynb", "security (manual) and errors (autonomous) watchers on ordinary cells"),
+    ("agent_run.ipynb", "an agent run with an autonomous security watcher and a manual reviewer"),
+)
+KERNEL = "watcher-demo"
+
+
+def _kernelspec(root: Path) -> None:
+    """A kernelspec for this interpreter, so the demo never picks up another environment's kernel."""
+    folder = root / "kernels" / KERNEL
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": KERNEL,
+        "language": "python",
+    }
+    (folder / "kernel.json").write_text(json.dumps(spec))
+
+
+def run_notebook(path: Path, timeout: float = 120.0) -> tuple[float, list[str]]:
+    """Execute ``path`` in place (in memory); returns (seconds, errors of cells not tagged to raise)."""
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    client = nbclient.NotebookClient(
+        nb, timeout=timeout, kernel_name=KERNEL, resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()
+    errors = [
+        f"cell {cell.get('id', '?')}: {out['ename']}: {out['evalue']}"
+        for cell in nb.cells
+        if cell.cell_type == "code" and "raises-exception" not in cell.metadata.get("tags", [])
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    return time.perf_counter() - started, errors
+
+
+def _rows(journal: Path, after: int) -> list[JournalRow]:
+    with Journal(journal) as jr:
+        rows, last = [], after
+        while batch := jr.read(last, limit=5000):
+            rows.extend(batch)
+            last = batch[-1].id
+    return rows
+
+
+def _line(text: str, width: int = 96) -> str:
+    first = " ⏎ ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def summarise(rows: list[JournalRow]) -> list[str]:
+    """The report for one notebook's journal rows: observed, concluded, injected."""
+    out: list[str] = []
+    sessions = [r.session for r in rows if r.kind == "session" and r.payload.get("status") == "started"]
+    for session in sessions:
+        mine = [r for r in rows if r.session == session]
+        kind = "agent run" if session.startswith("agent-") else "notebook"
+        observations = [r for r in mine if r.kind == "observation"]
+        out.append(f"  {kind} {session}: {len(observations)} observations")
+        for r in observations:
+            obs = observation_from_dict(r.payload["observation"])
+            if obs.kind == "cell_executed" and describe_observation(obs).split("\n", 1)[-1].lstrip().startswith("%"):
+                continue  # the magics that set watchers up
+            out.append(f"    #{r.payload['index']:<3} {_line(describe_observation(obs))}")
+        evaluations = [r for r in mine if r.kind == "evaluation"]
+        per = Counter(r.watcher for r in evaluations)
+        said = Counter(r.payload.get("decision") for r in evaluations)
+        if evaluations:
+            who = ", ".join(f"{name} {n}" for name, n in sorted(per.items()))
+            out.append(
+                f"  concluded: {len(evaluations)} evaluations ({who}): {said['continue']} continue, {said['interject']} interject"
+            )
+        fates = {str(r.payload.get("interjection_id")): r.payload for r in mine if r.kind == "delivery"}
+        for r in (r for r in mine if r.kind == "interjection"):
+            i = r.payload["interjection"]
+            fate = fates.get(str(i["id"]), {}).get("outcome") or (
+                "pending: waiting for a person" if r.payload["status"] == "pending" else "queued"
+            )
+            where = ", ".join(_where(loc) for loc in i.get("locations") or [])
+            urgency = "urgent " if i.get("urgent") else ""
+            out.append(
+                f"  >> {r.watcher} interjected ({urgency}{i['severity']}, {i['action']}{' @ ' + where if where else ''}) -> {fate}"
+            )
+            out.extend("       " + line for line in textwrap.wrap(i["content"], 92))
+        injected = [r for r in observations if r.payload["observation"].get("interjection_id")]
+        for r in injected:
+            out.append(
+                f"  injected into the run at #{r.payload['index']}: {_line(r.payload['observation']['text'], 88)}"
+            )
+    return out
+
+
+def _where(loc: dict[str, Any]) -> str:
+    target = loc.get("path") or f"cell:{loc.get('cell_id')}"
+    return f"{target}:{loc.get('start_line')}"
+
+
+def main() -> int:
+    """Run the notebooks and print the watchers' record of them."""
+    scripted = not os.environ.get("ANTHROPIC_API_KEY")
+    print("watcher demo: example notebooks executed headless on a real ipykernel (nbclient)")
+    print(
+        f"  the agent run is {'SCRIPTED (StubAnthropicServer, no network)' if scripted else 'live (ANTHROPIC_API_KEY is set)'}; watchers use offline rules"
+    )
+    with tempfile.TemporaryDirectory(prefix="watcher-demo-") as tmp:
+        root = Path(tmp)
+        _kernelspec(root)
+        journal = root / "journal.sqlite3"
+        os.environ["WATCHER_JOURNAL"] = str(journal)
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("JUPYTER_PATH")]))
+        after = 0
+        failed = False
+        for name, title in NOTEBOOKS:
+            os.environ["JPY_SESSION_NAME"] = str(EXAMPLES / name)  # as jupyter_server sets it: names the session
+            seconds, errors = run_notebook(EXAMPLES / name)
+            rows = _rows(journal, after)
+            after = rows[-1].id if rows else after
+            print(f"\n=== {name}: {title}\n    executed in {seconds:.1f} s")
+            for error in errors:
+                failed = True
+                print(f"  !! {error}")
+            print("\n".join(summarise(rows)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
