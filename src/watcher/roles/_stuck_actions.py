@@ -23,6 +23,8 @@ WaitKind: TypeAlias = Literal["sleep", "status"] | None
 # Fields an agent rewords freely while doing the same thing; they never make an action different.
 _COSMETIC = frozenset({"description", "explanation", "reason", "reasoning", "rationale", "thought", "justification"})
 _WS = re.compile(r"\s+")
+_JSON_WS = re.compile(r"(?:\s|\\[nrt])+")  # whitespace, raw or escaped inside JSON strings
+_EDGE_WS = re.compile(r'(?<=") | (?=")')  # ...and at either end of a string
 _VOLATILE = re.compile(
     r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|minutes)\b"  # durations
     r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\S*"  # timestamps
@@ -96,24 +98,17 @@ _STATUS_TOOL = re.compile(r"^(?:get|check|read|job)?_?status$|(?:^|_)(?:get|chec
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def _normalise(value: Any) -> Any:
-    if isinstance(value, str):
-        return _WS.sub(" ", value).strip()
-    if isinstance(value, Mapping):
-        return {str(k): _normalise(v) for k, v in value.items() if k not in _COSMETIC}
-    if isinstance(value, list | tuple):
-        return [_normalise(v) for v in value]
-    return value
-
-
 def action_key(name: str, tool_input: Mapping[str, Any]) -> str:
-    """The identity of a tool call: its name and its normalised input."""
-    return name + "\x00" + json.dumps(_normalise(tool_input), sort_keys=True, separators=(",", ":"), default=str)
+    """The identity of a tool call: its name and its input, cosmetic fields dropped, whitespace collapsed."""
+    if not _COSMETIC.isdisjoint(tool_input):
+        tool_input = {k: v for k, v in tool_input.items() if k not in _COSMETIC}
+    dumped = json.dumps(tool_input, sort_keys=True, separators=(",", ":"), default=str)
+    return name + "\x00" + _EDGE_WS.sub("", _JSON_WS.sub(" ", dumped))
 
 
 def result_key(output: str, failed: bool) -> tuple[bool, int]:
     """The identity of a tool result: failed or not, and the output with volatile details blurred."""
-    return failed, hash(_VOLATILE.sub("~", _WS.sub(" ", output)).strip())
+    return failed, hash(" ".join(_VOLATILE.sub("~", output).split()))
 
 
 def _command(tool_input: Mapping[str, Any]) -> str | None:

@@ -81,7 +81,7 @@ class LoopTracker:
         self._fail_loop = 0
         # alternation over the last 2 * cycles steps
         self._window: deque[tuple[str, tuple[bool, int]]] = deque(maxlen=2 * config.alternation_cycles)
-        self._labels: dict[str, str] = {}
+        self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
         self._alt_loop = 0
         # waiting
         self._last_real: str | None = None
@@ -173,15 +173,11 @@ class LoopTracker:
             self._wait_level = 0
         self._last_real, self._slept = akey, False
         rkey = result_key(result.output, failed)
-        if akey not in self._labels:
-            if len(self._labels) >= _MAX_OPEN:
-                self._labels.clear()
-            self._labels[akey] = short_input(call.name, call.input)
-        label = self._labels[akey]
-        path = target_path(call.input)
-        where = Location(path=path) if path else None
-        detail = error_line(result.output) if failed else ""
-        found: list[Finding] = []
+        if akey not in self._seen_calls:
+            if len(self._seen_calls) >= _MAX_OPEN:
+                self._seen_calls.clear()
+            self._seen_calls[akey] = call
+        hits: list[tuple[Literal["failing", "repeat"], Literal["nudge", "pause"], int, int]] = []
 
         if (akey, rkey) == self._run:
             self._run_len += 1
@@ -194,17 +190,26 @@ class LoopTracker:
             self._fail_loop = self._new_loop() if failed else 0
         if self._fail_len >= self.config.failing_pause and self._fail_level < 2:
             self._fail_level, self._run_reported = 2, True
-            found.append(Finding("failing", "pause", self._fail_len, label, self._fail_loop, detail, location=where))
+            hits.append(("failing", "pause", self._fail_len, self._fail_loop))
         elif self._fail_len >= self.config.failing_nudge and self._fail_level < 1:
             self._fail_level = 1
-            found.append(Finding("failing", "nudge", self._fail_len, label, self._fail_loop, detail, location=where))
+            hits.append(("failing", "nudge", self._fail_len, self._fail_loop))
         if self._fail_level == 2:
             self._run_reported = True  # a failing loop already paused is not reported again as a repeat
         if self._run_len >= self.config.repeat_pause and not self._run_reported:
             self._run_reported = True
             if failed:
                 self._fail_level = 2
-            found.append(Finding("repeat", "pause", self._run_len, label, self._run_loop, detail, location=where))
+            hits.append(("repeat", "pause", self._run_len, self._run_loop))
+        found: list[Finding] = []
+        if hits:  # the texts are built only for what is reported: most steps report nothing
+            path = target_path(call.input)
+            where = Location(path=path) if path else None
+            detail = error_line(result.output) if failed else ""
+            found = [
+                Finding(rule, action, count, short_input(call.name, call.input), loop, detail, location=where)
+                for rule, action, count, loop in hits
+            ]
         found += self._alternation(akey, rkey)
         if not failed and self._run_len == 1:
             self.progressed = True
@@ -227,7 +232,9 @@ class LoopTracker:
             return []  # this alternation was reported when it completed its cycles
         self._alt_loop = self._new_loop()
         assert second is not None
-        a, b = self._labels.get(first[0], "tool"), self._labels.get(second[0], "tool")
+        a, b = (
+            short_input(c.name, c.input) if (c := self._seen_calls.get(k)) else "a tool" for k in (first[0], second[0])
+        )
         return [Finding("alternation", "pause", self.config.alternation_cycles, a, self._alt_loop, other=b)]
 
     def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:

@@ -1,0 +1,244 @@
+"""Unit tests of the ``stuck`` role: configuration, incremental evaluation, escalation, pairing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from watcher.core.errors import ConfigurationError
+from watcher.core.interjection import Interject, Interjection
+from watcher.core.observations import (
+    AssistantMessage,
+    Condensation,
+    HarnessError,
+    Observation,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from watcher.roles import make_role, spec_for_role
+from watcher.roles._stuck_actions import wait_kind
+from watcher.roles.stuck import StuckConfig, StuckRole
+
+
+def step(
+    name: str, tool_input: dict[str, object], output: str, *, error: bool = False, id: str = ""
+) -> list[Observation]:
+    return [ToolCall(id=id, name=name, input=tool_input), ToolResult(tool_call_id=id, output=output, is_error=error)]
+
+
+def bash(command: str, output: str = "", *, error: bool = False, id: str = "") -> list[Observation]:
+    return step("Bash", {"command": command}, output, error=error, id=id)
+
+
+def run(role: StuckRole, observations: Iterable[Observation]) -> list[tuple[int, Interjection]]:
+    """Feed one observation per evaluation, as a watcher with every_n=1 would; collect interjections."""
+    buffer: list[Observation] = []
+    said = []
+    for obs in observations:
+        buffer.append(obs)
+        decision = role.evaluate(buffer[-200:], 1)
+        if isinstance(decision, Interject):
+            said.append((len(buffer) - 1, decision.interjection))
+    return said
+
+
+def actions(said: Sequence[tuple[int, Interjection]]) -> list[tuple[str, str]]:
+    return [(i.action, i.severity) for _, i in said]
+
+
+def failing(command: str, times: int, error: str = "Error: boom") -> list[Observation]:
+    return [obs for _ in range(times) for obs in bash(command, error, error=True)]
+
+
+# --- the role and its configuration ------------------------------------------------------------
+
+
+def test_registered_with_defaults() -> None:
+    role = make_role("stuck")
+    assert isinstance(role, StuckRole)
+    assert (role.name, role.description) == ("stuck", "Stuck and loop detector")
+    assert role.config == StuckConfig()
+    assert (role.config.repeat_pause, role.config.failing_nudge, role.config.wait_budget) == (4, 3, 10)
+    spec = spec_for_role("stuck")
+    assert spec.triggers.every_n == 3
+    assert {"tool_result", "error", "turn_done", "cell_executed"} <= spec.triggers.on
+
+
+def test_each_watcher_can_tune_its_thresholds() -> None:
+    strict = StuckRole(failing_nudge=2, failing_pause=3)
+    assert actions(run(strict, failing("make", 3))) == [("nudge", "hint"), ("pause", "critical")]
+    from_config = StuckRole(StuckConfig(wait_budget=2))
+    said = run(from_config, [o for _ in range(3) for o in bash("sleep 5")])
+    assert actions(said) == [("nudge", "hint")]
+    assert make_role("stuck").config.wait_budget == 10  # another watcher keeps the default
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"failing_pause": 3}, {"wait_budget": 0}, {"repeat_pause": 1}, {"harness_abort": True}, {"monologue_pause": "3"}],
+)
+def test_bad_thresholds_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError, match="stuck role"):
+        StuckRole(**options)  # type: ignore[arg-type]
+
+
+# --- what is a loop --------------------------------------------------------------------------------
+
+
+def test_nudge_names_the_action_and_count_and_suggests_another_way() -> None:
+    said = run(StuckRole(), failing("pytest -x tests/test_api.py", 3, "E   AssertionError: 404 != 200"))
+    ((_, nudge),) = said
+    assert (nudge.action, nudge.urgent) == ("nudge", False)
+    assert "Bash `pytest -x tests/test_api.py`" in nudge.content
+    assert "3 times" in nudge.content
+    assert "AssertionError: 404 != 200" in nudge.content
+    assert "different approach" in nudge.content
+
+
+def test_each_level_is_reported_once() -> None:
+    said = run(StuckRole(), failing("make", 9))
+    assert [(index, i.action) for index, i in said] == [(5, "nudge"), (7, "pause")]
+
+
+def test_reasoning_and_user_messages_do_not_break_a_repeat() -> None:
+    obs: list[Observation] = []
+    for n in range(4):
+        obs += [AssistantMessage(text=f"thinking {n}"), UserMessage(text="go on"), *bash("cat notes.txt", "same")]
+    assert actions(run(StuckRole(), obs)) == [("pause", "critical")]
+
+
+def test_a_different_action_breaks_the_repeat() -> None:
+    # cat, cat, cat, ls d2, cat, cat, cat, ls d5: never four in a row
+    obs = [o for n in range(6) for o in bash("cat a", "x") + (bash(f"ls d{n}", "y") if n % 3 == 2 else [])]
+    assert run(StuckRole(), obs) == []
+
+
+def test_unanswered_nudges_climb_the_ladder_and_progress_resets_it() -> None:
+    role = StuckRole()
+    obs = failing("a", 3) + failing("b", 3) + failing("c", 3) + failing("d", 3)
+    assert [s for _, s in actions(run(role, obs))] == ["hint", "warning", "warning", "critical"]
+    fresh = StuckRole()
+    obs = failing("a", 3) + bash("git diff", "changed") + failing("b", 3)
+    assert actions(run(fresh, obs)) == [("nudge", "hint"), ("nudge", "hint")]
+
+
+def test_tool_results_pair_with_their_calls_by_id() -> None:
+    # parallel calls whose results come back in the other order: Bash fails, Read succeeds, 3 rounds
+    obs: list[Observation] = []
+    for n in range(3):
+        obs += [
+            ToolCall(id=f"r{n}", name="Read", input={"file_path": "app.py"}),
+            ToolCall(id=f"b{n}", name="Bash", input={"command": "python app.py"}),
+            ToolResult(tool_call_id=f"b{n}", output="ImportError: no module named flask", is_error=True),
+            ToolResult(tool_call_id=f"r{n}", output="import flask"),
+        ]
+    ((index, pause),) = run(StuckRole(), obs)
+    assert (index, pause.action) == (len(obs) - 1, "pause")
+    assert "Bash `python app.py`" in pause.content and "Read `app.py`" in pause.content
+
+
+def test_results_without_ids_pair_with_the_last_call() -> None:
+    obs = [o for _ in range(4) for o in step("Glob", {"pattern": "**/*.toml"}, "pyproject.toml")]
+    ((_, pause),) = run(StuckRole(), obs)
+    assert "Glob `**/*.toml`" in pause.content
+
+
+def test_harness_errors_abort_and_a_result_resets_them() -> None:
+    said = run(StuckRole(), [HarnessError(text="timeout")] * 2 + bash("ls", "a") + [HarnessError(text="timeout")] * 3)
+    assert [(index, i.action, i.urgent) for index, i in said] == [(6, "abort", True)]
+
+
+def test_monologue_and_condensation_pause() -> None:
+    said = run(StuckRole(), [AssistantMessage(text="I  will fix it.")] * 2 + [AssistantMessage(text="I will fix it. ")])
+    assert actions(said) == [("pause", "critical")]
+    said = run(StuckRole(), [Condensation()] * 25)
+    assert [index for index, _ in said] == [9]
+
+
+def test_waiting_is_budgeted_not_looping() -> None:
+    obs = [o for n in range(10) for o in bash("sleep 30", "") + bash("squeue -u me", f"job R {n}:00")]
+    assert run(StuckRole(), obs) == []
+    said = run(StuckRole(), obs + bash("sleep 30"))
+    assert actions(said) == [("nudge", "hint")]
+    assert "Bash `sleep 30`" in said[0][1].content and "11 times" in said[0][1].content
+
+
+# --- incremental evaluation ------------------------------------------------------------------------
+
+
+def test_only_new_observations_are_read() -> None:
+    role = StuckRole()
+    history = failing("make", 5)
+    assert not isinstance(role.evaluate(history, 0), Interject)  # nothing new: the loop in the buffer is not re-read
+    decision = role.evaluate(history, len(history))
+    assert isinstance(decision, Interject)
+    assert decision.interjection.action == "pause"  # the most severe finding of a batch wins
+    assert not isinstance(role.evaluate(history, 1), Interject)  # already reported at that level
+
+
+def test_more_new_than_buffered_reads_what_is_there() -> None:
+    role = StuckRole()
+    decision = role.evaluate(failing("make", 3), 500)
+    assert isinstance(decision, Interject)
+    assert decision.interjection.action == "nudge"
+
+
+def test_secrets_in_repeated_commands_are_redacted() -> None:
+    key = "sk-ant-api03-" + "A" * 40
+    said = run(StuckRole(), failing(f"curl -H 'x-api-key: {key}' https://api.example.com", 3, f"401 for key {key}"))
+    assert said
+    assert key not in said[0][1].content
+    assert "[REDACTED]" in said[0][1].content
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("sleep 60", "sleep"),
+        ("sleep 10 && squeue -u me", "sleep"),
+        ("git status", "status"),
+        ("ps aux | grep train", "status"),
+        ("kubectl get pods -n prod", "status"),
+        ("tail -f train.log", "status"),
+        ("docker compose up -d", None),
+        ("sleep 5 && pytest", None),
+        ("pytest -x", None),
+    ],
+)
+def test_wait_kinds_of_shell_commands(command: str, kind: str | None) -> None:
+    assert wait_kind("Bash", {"command": command}) == kind
+
+
+@pytest.mark.parametrize(
+    ("tool", "kind"),
+    [
+        ("BashOutput", "sleep"),
+        ("TaskOutput", "sleep"),
+        ("wait_for_job", "sleep"),
+        ("get_status", "status"),
+        ("Edit", None),
+        ("write_output", None),
+    ],
+)
+def test_wait_kinds_of_tools(tool: str, kind: str | None) -> None:
+    assert wait_kind(tool, {"id": "x"}) == kind
+
+
+_targets = st.lists(st.text(alphabet="abcdefgh/._", min_size=1, max_size=12), min_size=1, max_size=40, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    targets=_targets,
+    tools=st.lists(st.sampled_from(["Edit", "Read", "Write", "Bash"]), min_size=40, max_size=40),
+    errors=st.lists(st.booleans(), min_size=40, max_size=40),
+)
+def test_distinct_targets_never_loop(targets: list[str], tools: list[str], errors: list[bool]) -> None:
+    obs: list[Observation] = []
+    for target, tool, error in zip(targets, tools, errors, strict=False):
+        obs += [AssistantMessage(text=f"Next: {target}"), *step(tool, {"file_path": target}, "done", error=error)]
+    assert run(StuckRole(), obs) == []
