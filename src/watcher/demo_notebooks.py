@@ -50,7 +50,7 @@ def run_notebook(path: Path, timeout: float = 120.0) -> tuple[float, list[str]]:
     import nbclient
     import nbformat
 
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
     started = time.perf_counter()
     client = nbclient.NotebookClient(
         nb, timeout=timeout, kernel_name=KERNEL, resources={"metadata": {"path": str(path.parent)}}
