@@ -151,6 +151,8 @@ def test_bandit_is_built_once_and_unparsable_code_is_skipped() -> None:
         ("import sqlite3\ncur.execute(f\"SELECT * FROM t WHERE id = '{x}'\")\n", "B608"),
         ('q = "SELECT * FROM t WHERE name = \'" + name + "\'"\n', "B608"),
         ("df = pd.read_sql(f'SELECT * FROM {table}', conn)\n", None),
+        ("df.to_csv('/tmp/out.csv')\n", None),
+        ("import hashlib\nh = hashlib.md5(data).hexdigest()\n", "B324"),
     ],
 )
 def test_python_findings(code: str, rule: str | None) -> None:

@@ -22,12 +22,12 @@ from watcher.roles._security_model import Finding
 __all__ = ["python_findings"]
 
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
-_IGNORED = frozenset({"B113"})  # a request without a timeout is robustness, not security
-_HINTS = frozenset({"B108", "B303", "B304", "B324"})  # /tmp paths, md5/sha1 (checksums in data work)
+# a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
+_IGNORED = frozenset({"B113", "B108"})
+_HINTS = frozenset({"B303", "B304", "B324"})  # md5/sha1: often checksums in data work
 _ADVICE = {
     "B102": "exec() runs whatever code the string holds; avoid it on anything built from input",
     "B104": "the service is reachable from other hosts; bind to 127.0.0.1 unless that is intended",
-    "B108": "a fixed path in /tmp can be pre-created or read by other users; use tempfile.mkstemp() or TemporaryDirectory()",
     "B201": "the Werkzeug debugger lets anyone who reaches it run code; never run Flask with debug=True outside your machine",
     "B301": "unpickling runs code chosen by whoever wrote the data; only unpickle data you produced, or use JSON",
     "B307": "eval() runs any expression in its input; use ast.literal_eval() or parse the input explicitly",
@@ -48,7 +48,6 @@ _TITLES = {
     "B301": "Unpickling data that may be untrusted",
     "B307": "eval() of dynamic input",
     "B324": "Weak hash (MD5/SHA1)",
-    "B108": "Hard-coded temporary path",
     "B501": "TLS verification disabled (verify=False)",
     "B506": "Unsafe yaml.load",
     "B602": "Shell command built from variables (shell=True)",
