@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,28 @@ async def test_interjection_without_location_is_a_message(client: LanguageClient
     logged = await wait_until(lambda: [m for m in client.log_messages if "test first" in m.message], what="logMessage")
     assert logged[0].type == types.MessageType.Info
     assert not [m for m in client.messages if "test first" in m.message]
+
+
+async def test_audit_flow_replay_shows_the_finding_on_the_file(client: LanguageClient, repo: Path) -> None:
+    """``watcher replay FILE --journal PATH`` of an agent that wrote auth.js: the editor shows it."""
+    transcript = Path(__file__).parents[2] / "example_notebooks" / "data" / "agent_writes_vulnerable_code.jsonl"
+    first_write = json.loads(transcript.read_text().splitlines()[2])["input"]
+    (repo / first_write["file_path"]).write_text(first_write["content"])  # what the agent left on disk
+    uri = (repo / "auth.js").as_uri()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "watcher", "replay", str(transcript), "--journal", str(journal_of(repo)),
+        cwd=repo, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+
+    def from_replay() -> list[types.Diagnostic]:
+        return [d for d in diagnostics(client, uri) if d.data["session"] == "agent-login"]
+
+    [diag] = await wait_until(from_replay, what="the replayed security finding on auth.js")
+    assert diag.data["watcher"] == "security"
+    assert diag.severity == types.DiagnosticSeverity.Error
+    assert "SQL injection" in diag.message
+    assert (diag.range.start.line, diag.range.end.line) == (3, 4)
+    deploy = await wait_until(lambda: diagnostics(client, (repo / "deploy.py").as_uri()), what="deploy.py findings")
+    assert {d.range.start.line for d in deploy} == {3, 6}
