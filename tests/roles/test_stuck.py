@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from watcher.core.errors import ConfigurationError
-from watcher.core.interjection import Interject, Interjection
+from watcher.core.interjection import Interject, Interjection, Location
 from watcher.core.observations import (
     AssistantMessage,
+    CellError,
+    CellExecuted,
     Condensation,
     HarnessError,
     Observation,
@@ -242,3 +244,30 @@ def test_distinct_targets_never_loop(targets: list[str], tools: list[str], error
     for target, tool, error in zip(targets, tools, errors, strict=False):
         obs += [AssistantMessage(text=f"Next: {target}"), *step(tool, {"file_path": target}, "done", error=error)]
     assert run(StuckRole(), obs) == []
+
+
+def test_a_sleep_then_a_status_check_makes_the_retry_a_poll() -> None:
+    rounds = [
+        o
+        for _ in range(6)
+        for o in bash("curl -sf localhost:8000/health", "refused", error=True) + bash("sleep 2") + bash("docker ps")
+    ]
+    assert run(StuckRole(), rounds) == []  # waiting for a service, not a failing loop
+    no_sleep = [
+        o
+        for _ in range(3)
+        for o in bash("curl -sf localhost:8000/health", "refused", error=True) + bash("git status", "clean")
+    ]
+    assert actions(run(StuckRole(), no_sleep)) == [("nudge", "hint")]  # a status glance between retries is no wait
+
+
+def test_cells_match_by_id_or_by_source() -> None:
+    error = CellError("KeyError", "'month'", 2)
+    edited = [CellExecuted(source=f"x = {n}\ndf['month']", cell_id="c1", error=error) for n in range(3)]
+    ((_, by_id),) = run(StuckRole(), edited)
+    assert by_id.locations == (Location(cell_id="c1", start_line=2),)
+    copies = [CellExecuted(source="df['month']", cell_id=f"c{n}", error=error) for n in range(3)]
+    ((_, by_source),) = run(StuckRole(), copies)
+    assert by_source.locations == (Location(cell_id="c2", start_line=2),)
+    fixed = [*copies[:2], CellExecuted(source="df['month']", cell_id="c9"), copies[2]]
+    assert run(StuckRole(), fixed) == []

@@ -9,7 +9,7 @@ status) go to the wait budget instead; each streak reports each of its levels on
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from watcher.core.interjection import Location
@@ -58,6 +58,7 @@ class _Cell:
     error: tuple[str, int | None]
     count: int
     loop: int
+    keys: set[tuple[str, str | int]] = field(default_factory=set)
 
 
 class LoopTracker:
@@ -239,7 +240,8 @@ class LoopTracker:
 
     def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
-        self._slept = kind == "sleep"  # after a poll, only another sleep makes the next repeat a poll
+        # a run of waits with a sleep in it makes the next repeat a poll; after a poll, only another sleep does
+        self._slept = (self._slept or kind == "sleep") if kind is not None else False
         if not self._waits:
             self._wait_loop = self._new_loop()
         key = wait_key(call.name, call.input)
@@ -261,17 +263,26 @@ class LoopTracker:
     # --- notebook cells -------------------------------------------------------------------------
 
     def _cell(self, obs: CellExecuted) -> list[Finding]:
-        ident: tuple[str, str | int] = ("id", obs.cell_id) if obs.cell_id else ("source", hash(obs.source.strip()))
-        if obs.error is None:
-            self._cells.pop(ident, None)
+        # a cell is the same cell by id, or by source (nbclient has no ids; a pasted copy has a new one)
+        keys: list[tuple[str, str | int]] = [("source", hash(obs.source.strip()))]
+        if obs.cell_id:
+            keys.append(("id", obs.cell_id))
+        if obs.error is None:  # fixed: forget the failure under every name it was known by
+            for key in keys:
+                gone = self._cells.pop(key, None)
+                for other in gone.keys if gone else ():
+                    self._cells.pop(other, None)
             self.progressed = True
             return []
         error = (obs.error.ename, obs.error.lineno)
-        state = self._cells.get(ident)
+        state = next((found for key in reversed(keys) if (found := self._cells.get(key)) is not None), None)
         if state is None or state.error != error:
-            if len(self._cells) >= _MAX_OPEN:
-                self._cells.pop(next(iter(self._cells)))
-            state = self._cells[ident] = _Cell(error, 0, self._new_loop())
+            state = _Cell(error, 0, self._new_loop())
+        while len(self._cells) >= _MAX_OPEN:
+            self._cells.pop(next(iter(self._cells)))
+        for key in keys:
+            self._cells[key] = state
+            state.keys.add(key)
         state.count += 1
         if state.count % self.config.cell_error_nudge:
             return []

@@ -62,9 +62,10 @@ class StuckRole(Role):
         best: Interjection | None = None
         for obs in observations[max(len(observations) - new, 0) :]:
             self._seen += 1
-            for finding in tracker.feed(obs):
-                interjection = self._escalate(finding)
-                if interjection is not None and (best is None or _RANK[interjection.action] > _RANK[best.action]):
+            findings = [f for f in tracker.feed(obs) if f.loop not in self._paused]
+            if findings:  # one observation, one word: the most severe of what it completed
+                interjection = self._escalate(max(findings, key=lambda f: _RANK[f.action]))
+                if best is None or _RANK[interjection.action] > _RANK[best.action]:
                     best = interjection
             if tracker.progressed:
                 tracker.progressed = False
@@ -73,10 +74,8 @@ class StuckRole(Role):
             return Interject(best, note=f"{self._unanswered} unanswered nudge(s)")
         return Continue(note=f"{self._seen} observations followed; no loop")
 
-    def _escalate(self, finding: Finding) -> Interjection | None:
+    def _escalate(self, finding: Finding) -> Interjection:
         """Seed 001's ladder: hint, warning, warning, critical, critical, then pause."""
-        if finding.loop in self._paused:
-            return None
         action: Action = finding.action
         severity: Severity = "critical"
         if action == "nudge":
