@@ -13,22 +13,21 @@ import contextlib
 import os
 import sys
 import uuid
-from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection
-from watcher.core.observations import CellExecuted
 from watcher.core.spec import Mode, WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.kernel_ext.cells import CellRecorder
 from watcher.kernel_ext.locations import CellLocating
 from watcher.kernel_ext.loop import RuntimeThread
+from watcher.kernel_ext.outbox import CellOutbox
 from watcher.kernel_ext.session import NotebookSession, render_interjection
 from watcher.roles import spec_for_role
-from watcher.runtime.engine import Watcher, breakpoints_of
+from watcher.runtime.engine import Watcher
 from watcher.runtime.events import Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import Session
@@ -74,6 +73,8 @@ class KernelExtension:
         self.agent_sessions: list[Session] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._registered = False
+        self.outbox = CellOutbox(self.thread.loop, lambda: self.runtime, self.session.name)
+        self.outbox.after_batch = self._after_batch
         self.thread.wait(self._start(), WAIT_S)
 
     @property
@@ -119,34 +120,21 @@ class KernelExtension:
         for interjection in self.session.take_unshown():
             print(render_interjection(interjection))
         if obs is not None and self.thread.alive:
-            self.thread.call(self._observe, obs)
+            self.outbox.put(obs)
 
     # --- the runtime thread ---------------------------------------------------------------------
 
-    def _observe(self, obs: CellExecuted) -> None:
-        self.runtime.observe(self.session.name, obs)
+    def _after_batch(self) -> None:
         one_cell = [a.spec.name for a in self.attached.values() if a.one_cell]
-        self._spawn(self._after_cell(obs, one_cell))
-
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)  # a strong reference until it is done
-        task.add_done_callback(self._tasks.discard)
-
-    async def _after_cell(self, obs: CellExecuted, one_cell: list[str]) -> None:
-        await self.runtime.bus.drain()
-        # Every cell is a breakpoint. The engine skips a breakpoint when more events are queued
-        # behind it, and counts its own evaluation events among them, so a cell that arrives
-        # while a watcher is evaluating can be left unjudged: judge it here (see the report).
-        points = breakpoints_of(obs)
-        for (session, _), watcher in list(self.runtime.watchers.items()):
-            due = next((p for p in points if p in watcher.spec.triggers.on), None)
-            if session == self.session.name and due and watcher.unevaluated and not watcher.busy:
-                await watcher.evaluate(due)
         if one_cell:
-            await self.runtime.settle()
-            for name in one_cell:
-                self._detach_everywhere(name)
+            task = asyncio.get_running_loop().create_task(self._detach_after(one_cell))
+            self._tasks.add(task)  # a strong reference until done
+            task.add_done_callback(self._tasks.discard)
+
+    async def _detach_after(self, names: list[str]) -> None:
+        await self.runtime.settle()
+        for name in names:
+            self._detach_everywhere(name)
 
     def _to_panels(self, event: Event) -> None:
         for panel in list(self.panels.values()):
@@ -215,12 +203,18 @@ class KernelExtension:
         return self._detach_everywhere(name)
 
     def settle(self, timeout: float = 5.0) -> bool:
-        """Wait (up to ``timeout``) until watchers have judged everything observed so far."""
+        """Wait (up to ``timeout``) until watchers have judged every cell run so far."""
         try:
-            self.thread.wait(asyncio.wait_for(self.runtime.settle(), timeout), timeout + 1)
+            self.thread.wait(asyncio.wait_for(self._settle(), timeout), timeout + 1)
         except TimeoutError:
             return False
         return True
+
+    async def _settle(self) -> None:
+        self.outbox.publish()
+        await self.runtime.settle()
+        await self.outbox.catch_up_all()
+        await self.runtime.settle()
 
     def states(self) -> list[dict[str, Any]]:
         """One row per (watcher, session): the engine's snapshot."""

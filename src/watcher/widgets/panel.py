@@ -26,7 +26,7 @@ from watcher.widgets.state import PanelState, PanelView
 
 __all__ = ["MAX_FLUSHES_PER_S", "PanelActions", "WatcherPanel"]
 
-MAX_FLUSHES_PER_S = 20
+MAX_FLUSHES_PER_S = 10
 _STATUS_STYLE = {"idle": "success", "evaluating": "info", "error": "danger", "detached": ""}
 
 
