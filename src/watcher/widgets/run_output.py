@@ -45,7 +45,7 @@ def describe_run_event(event: RunEvent) -> str:
         text = str(data.get("output", event.text))
         return f"{mark} {text[:500]}{'…' if len(text) > 500 else ''}\n"
     if event.kind == "interjection":
-        return f"\n👁 [{data.get('watcher') or 'person'}] {event.text}\n"
+        return f"\n[watcher {data.get('watcher') or 'person'}] {event.text}\n"
     if event.kind == "interrupted":
         return "\n⏹ interrupted\n"
     if event.kind == "status":

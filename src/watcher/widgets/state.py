@@ -162,7 +162,7 @@ class PanelState:
             pending = next(iter(self.pending.values()), None)
             badge = "manual: you decide" if self.mode == "manual" else "autonomous: delivers by itself"
             header = (
-                f"<b>👁 {html.escape(self.name)}</b> · role <code>{html.escape(self.role)}</code> · "
+                f"<b>watcher {html.escape(self.name)}</b> · role <code>{html.escape(self.role)}</code> · "
                 f"{html.escape(self.authority or 'supervisor')} · {badge}"
                 f"{' · ' + html.escape(self.evaluator) if self.evaluator else ''}"
             )
@@ -187,7 +187,7 @@ def _list(title: str, items: deque[str], *, badge: bool = False) -> str:
         return f'<div class="watcher-{title.split()[-1]}"><i>no {html.escape(title)} yet</i></div>'
     style = ' style="color:#0f9960"' if badge else ""
     rows = "".join(f"<li{style}>{item}</li>" for item in items)
-    return f'<div class="watcher-{title.split()[-1]}"><b>{html.escape(title)}</b><ul style="margin:2px 0">{rows}</ul></div>'
+    return f'<div class="watcher-{title.split()[-1]}"><b>{html.escape(title)}</b><ul style="margin:2px 0;padding-left:18px;line-height:1.35;font-size:12px">{rows}</ul></div>'
 
 
 def _pending_html(pending: Pending | None, count: int) -> str:
