@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import importlib
 
-from dataclasses import replace
-
 from watcher.core.errors import ConfigurationError
 from watcher.core.rules import Role
-from watcher.core.spec import Authority, Mode, WatcherSpec
+from watcher.core.spec import Authority, Caps, Mode, WatcherSpec
 
 __all__ = ["ROLE_NAMES", "make_role", "role_class", "spec_for_role"]
 
@@ -20,6 +18,7 @@ __all__ = ["ROLE_NAMES", "make_role", "role_class", "spec_for_role"]
 _ROLE_MODULES: dict[str, str] = {
     "errors": "watcher.roles.errors:ErrorsRole",
     "security": "watcher.roles.security:SecurityRole",
+    "stuck": "watcher.roles.stuck:StuckRole",
 }
 ROLE_NAMES: tuple[str, ...] = tuple(_ROLE_MODULES)
 
@@ -46,11 +45,11 @@ def spec_for_role(
     brief: str | None = None,
     mode: Mode = "autonomous",
     authority: Authority | None = None,
-    **caps_or_triggers: object,
+    caps: Caps | None = None,
 ) -> WatcherSpec:
     """A watcher spec for ``role`` with the role's own brief, authority and triggers as defaults."""
     cls = role_class(role)
-    spec = WatcherSpec(
+    return WatcherSpec(
         name=name or role,
         role=role,
         description=cls.description,
@@ -58,9 +57,5 @@ def spec_for_role(
         brief=brief if brief is not None else cls.brief,
         triggers=cls.triggers,
         mode=mode,
+        caps=caps or Caps(),
     )
-    caps = {k: v for k, v in caps_or_triggers.items() if k in ("max_interjections_per_turn", "cooldown_s", "buffer_size", "timeout_s")}
-    unknown = set(caps_or_triggers) - set(caps)
-    if unknown:
-        raise ConfigurationError(f"unknown watcher options {sorted(unknown)} for role {role!r}")
-    return replace(spec, caps=replace(spec.caps, **caps)) if caps else spec
