@@ -1,8 +1,9 @@
 """Replaying a recorded transcript through watchers, as if it were happening live.
 
-Observations are published one at a time and each breakpoint is evaluated before the next
-observation arrives, so the evaluations are the ones a live watcher would have made, in order.
-Gaps between timestamps longer than a watcher's idle timeout trigger its idle breakpoint.
+The runtime runs with ``live=False``: each watcher handles the observations in order and
+evaluates at every breakpoint with exactly the observations up to it, so the evaluations are the
+ones a live watcher would have made, in order, however fast the transcript is fed. Gaps between
+timestamps longer than a watcher's idle timeout trigger its idle breakpoint.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
 
 __all__ = ["ReplayResult", "replay"]
+
+_SETTLE_EVERY = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,16 +53,20 @@ async def replay(
 
     runtime.bus.subscribe("replay", collect, maxsize=1_000_000)
     attached = [runtime.attach(spec, evaluator, parent) for spec, evaluator in watchers]
+    idle_watchers = [w for w in attached if w.spec.triggers.idle_s is not None]
     previous_ts: float | None = None
-    for obs in observations:
-        if obs.ts is not None and previous_ts is not None:
-            for watcher in attached:
+    for count, obs in enumerate(observations, start=1):
+        if idle_watchers and obs.ts is not None and previous_ts is not None:
+            await runtime.settle()  # the idle check needs every earlier observation handled
+            for watcher in idle_watchers:
                 idle = watcher.spec.triggers.idle_s
                 if idle is not None and obs.ts - previous_ts >= idle and watcher.unevaluated:
                     await watcher.evaluate("idle")
         previous_ts = obs.ts if obs.ts is not None else previous_ts
         runtime.observe(session, obs)
-        await runtime.settle()
+        if count % _SETTLE_EVERY == 0:
+            await runtime.settle()  # keep the watchers' queues well under the bus bound: nothing dropped
+    await runtime.settle()
     parent.end()
     runtime.end_session(parent, "ended", detail="replay finished")
     await runtime.close()

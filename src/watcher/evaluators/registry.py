@@ -13,8 +13,9 @@ from watcher.roles import make_role
 __all__ = ["EVALUATORS", "make_evaluator"]
 
 
-def _rules(role: str, **_: Any) -> Evaluator:
-    return RulesEvaluator(make_role(role))
+def _rules(role: str, **options: Any) -> Evaluator:
+    # options configure the role itself, e.g. make_evaluator("rules", "stuck", wait_budget=5)
+    return RulesEvaluator(make_role(role, **options))
 
 
 def _anthropic(role: str, **options: Any) -> Evaluator:
@@ -44,4 +45,4 @@ def make_evaluator(name: str, role: str, **options: Any) -> Evaluator:
     factory = EVALUATORS.get(name)
     if factory is None:
         raise ConfigurationError(f"unknown evaluator {name!r}; expected one of: {', '.join(sorted(EVALUATORS))}")
-    return factory(role, **options)
+    return factory(role, **{k: v for k, v in options.items() if v is not None})

@@ -33,9 +33,17 @@ def role_class(name: str) -> type[Role]:
     return found
 
 
-def make_role(name: str) -> Role:
-    """A fresh instance of the role called ``name`` (one per watcher: roles keep state)."""
-    return role_class(name)()
+def make_role(name: str, **options: object) -> Role:
+    """A fresh instance of the role called ``name`` (one per watcher: roles keep state).
+
+    ``options`` go to the role's constructor (thresholds and the like); an option the role does
+    not take is a ``ConfigurationError`` that names it.
+    """
+    cls = role_class(name)
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise ConfigurationError(f"role {name!r} does not take the options {sorted(options)}: {exc}") from exc
 
 
 def spec_for_role(

@@ -36,6 +36,7 @@ class Subscription:
     maxsize: int
     queue: deque[Event] = field(default_factory=deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)  # set while idle
     dropped: int = 0
     failures: int = 0
     task: asyncio.Task[None] | None = None
@@ -67,6 +68,7 @@ class EventBus:
     def subscribe(self, name: str, handler: Handler, *, maxsize: int | None = None) -> Subscription:
         """Add a subscriber; ``handler`` may be sync or async. Call from inside the running loop."""
         sub = Subscription(name, handler, maxsize or self._maxsize)
+        sub.settled.set()
         sub.task = asyncio.get_running_loop().create_task(self._pump(sub), name=f"watcher-bus:{name}")
         self._subscriptions.append(sub)
         return sub
@@ -86,13 +88,15 @@ class EventBus:
                 continue
             sub.queue.append(event)
             sub.wake.set()
+            sub.settled.clear()
 
     async def drain(self) -> None:
         """Wait until every subscriber has handled everything published so far."""
+        # a handler may publish to subscribers already waited for, so check again until all are idle
         while not all(sub.idle for sub in self._subscriptions):
-            await asyncio.sleep(0)
-            if not all(sub.idle for sub in self._subscriptions):
-                await asyncio.sleep(0.001)
+            for sub in self._subscriptions:
+                if not sub.idle:
+                    await sub.settled.wait()
 
     async def close(self) -> None:
         """Let subscribers finish what is queued, then stop their tasks."""
@@ -126,3 +130,5 @@ class EventBus:
                         )
             finally:
                 sub.busy = False
+                if not queue:
+                    sub.settled.set()

@@ -85,6 +85,11 @@ class Watcher:
         return self._new
 
     @property
+    def tasks(self) -> tuple[asyncio.Task[EvaluationEvent], ...]:
+        """Evaluations running in the background (idle-timer breakpoints)."""
+        return tuple(self._tasks)
+
+    @property
     def busy(self) -> bool:
         """True while an evaluation or delivery is in flight."""
         return self._lock.locked() or bool(self._tasks)
@@ -187,7 +192,8 @@ class Watcher:
     async def _run_evaluator(self, request: EvaluationRequest) -> tuple[EvaluationResult, str | None]:
         timeout = self.spec.caps.timeout_s
         try:
-            result = await asyncio.wait_for(self.evaluator.evaluate(request), timeout)
+            async with asyncio.timeout(timeout):  # no extra task per evaluation, unlike wait_for
+                result = await self.evaluator.evaluate(request)
         except TimeoutError:
             return EvaluationResult("", Continue()), f"evaluator timed out after {timeout:g}s"
         except asyncio.CancelledError:

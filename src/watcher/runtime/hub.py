@@ -113,12 +113,13 @@ class Runtime:
         """Wait until every published event is handled and no evaluation is in flight."""
         while True:
             await self.bus.drain()
-            busy = [w for w in self.watchers.values() if w.busy]
-            if not busy:
-                await self.bus.drain()
-                if not any(w.busy for w in self.watchers.values()):
-                    return
-            await asyncio.sleep(0.001)
+            spawned = [task for w in self.watchers.values() for task in w.tasks]
+            if spawned:
+                await asyncio.gather(*spawned, return_exceptions=True)
+            elif any(w.busy for w in self.watchers.values()):
+                await asyncio.sleep(0.001)  # an evaluation started outside the bus (a direct call) is finishing
+            elif all(sub.idle for sub in self.bus.subscriptions):
+                return
 
     # --- commands from other processes -------------------------------------------------------
 
