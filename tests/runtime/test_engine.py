@@ -140,6 +140,21 @@ async def test_cap_per_turn_and_reset_on_done() -> None:
     await runtime.close()
 
 
+async def test_pause_and_abort_are_never_capped() -> None:
+    spec = replace(SPEC, triggers=Triggers(on=frozenset({"tool_result"})), caps=Caps(max_interjections_per_turn=1))
+    answers = iter(
+        [
+            Interjection(content="nudge"),
+            Interjection(content="again"),
+            Interjection(content="stop", urgent=True, action="pause"),
+        ]
+    )
+    steps = [ToolResult(tool_call_id=str(i), output="x") for i in range(3)]
+    runtime, session, _, _ = await _run(spec, lambda r: next(answers), steps)
+    assert [i.content for i in session.delivered] == ["nudge", "stop"]
+    await runtime.close()
+
+
 async def test_manual_mode_waits_then_accept_with_edit_or_dismiss() -> None:
     spec = replace(SPEC, mode="manual")
     runtime, session, recorder, watcher = await _run(

@@ -209,6 +209,8 @@ class Watcher:
 
     def _cap(self, interjection: Interjection) -> str | None:
         caps = self.spec.caps
+        if interjection.action in ("pause", "abort"):
+            return None  # stopping a runaway parent is never capped
         if self._turn_interjections >= caps.max_interjections_per_turn:
             return f"max_interjections_per_turn ({caps.max_interjections_per_turn}) reached"
         if not interjection.urgent and time.monotonic() - self._last_interjection < caps.cooldown_s:
