@@ -97,8 +97,6 @@ class RunLoop:
                 message = await self._turn_once(corrective)
                 pending = [] if message is None else await self._after(message)
         except asyncio.CancelledError:
-            if self._turn is not None:
-                self._turn.cancel()
             run.finish("cancelled", "the run's task was cancelled")
             raise
         except Exception as exc:
@@ -147,6 +145,9 @@ class RunLoop:
         self._turn = turn
         try:
             await asyncio.wait({turn})
+        except asyncio.CancelledError:  # the run itself is cancelled: take the stream down with it
+            turn.cancel()
+            raise
         finally:
             self._turn = None
         if turn.cancelled():
@@ -180,6 +181,8 @@ class RunLoop:
                     run.sinks.emit(RunEvent("text", event.text, {"step": step}, run.name))
                 elif kind == "content_block_start" and event.content_block.type == "tool_use":
                     partial.tool_use = True
+                    block = event.content_block
+                    run.sinks.emit(RunEvent("tool_call_start", block.name, {"id": block.id, "step": step}, run.name))
                 elif kind == "message_start":
                     partial.input_tokens = event.message.usage.input_tokens
             return await stream.get_final_message()

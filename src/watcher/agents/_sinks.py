@@ -29,7 +29,8 @@ Sink = Callable[["RunEvent"], Awaitable[None] | None]
 class RunEvent:
     """One thing a display shows about a run.
 
-    ``kind`` is ``text`` (a streamed delta in ``text``), ``tool_call``, ``tool_result``,
+    ``kind`` is ``text`` (a streamed delta in ``text``), ``tool_call_start`` (the model began a
+    tool call, its name in ``text``), ``tool_call`` (complete, with its input), ``tool_result``,
     ``interjection`` (an injected message, its text in ``text``), ``interrupted`` (the streamed
     response was cancelled), ``turn_end`` or ``status`` (the run's final status in ``text``).
     ``data`` holds the details: tool name and input, output, interjection id, step number.

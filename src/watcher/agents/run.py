@@ -47,6 +47,7 @@ __all__ = ["DEFAULT_MODEL", "AgentRun", "CorrectionCapReached", "Queued", "RunRe
 log = logging.getLogger("watcher.agents")
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+CANCEL_GRACE_S = 2.0
 
 
 class CorrectionCapReached(WatcherError):
@@ -418,9 +419,15 @@ class AgentRun(Session):
         self._undeliverable(leftover, f"the run ended ({status}) before the next turn")
         self.runtime.end_session(self, status, detail=self.detail)
         self.sinks.emit(RunEvent("status", status, {"detail": self.detail, "steps": self._engine.steps}, self.name))
-        await self.sinks.close()
+        await self.sinks.close(CANCEL_GRACE_S if status == "cancelled" else 5.0)
         self.runtime.bus.unsubscribe(self._subscription)
-        if self._owns_runtime:
+        if self._owns_runtime and status == "cancelled":
+            # the loop may be shutting down around us (its other tasks cancelled too): never hang here
+            try:
+                await asyncio.wait_for(self.runtime.close(), CANCEL_GRACE_S)
+            except TimeoutError:
+                log.warning("agent run %r: the runtime did not close within %gs of cancelling", self.name, CANCEL_GRACE_S)
+        elif self._owns_runtime:
             await self.runtime.close()
         else:  # a shared runtime keeps running: take back the watchers this run brought
             for watcher in self._attached:

@@ -1,0 +1,137 @@
+"""A manual watcher's interjection waits as pending; another process accepts or dismisses it.
+
+The second process writes to the journal's ``commands`` table with ``Journal.submit_command`` —
+as the language server or a widget in another kernel would — and the run, which started the
+runtime's command poller because it has a journal, applies it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from run_helpers import Files, injected_texts, login_writes, start
+
+from watcher.agents import AgentRun, tool
+from watcher.roles import spec_for_role
+from watcher.runtime import Journal
+from watcher.testing import Reply, StubAnthropicServer
+
+SUBMIT = textwrap.dedent(
+    """
+    import json, sys
+    from watcher.runtime import Journal
+    path, session, kind, interjection_id, payload = sys.argv[1:6]
+    journal = Journal(path)
+    print(journal.submit_command(session, kind, interjection_id, payload=json.loads(payload)))
+    journal.close()
+    """
+)
+
+
+async def _submit(path: Path, session: str, kind: str, interjection_id: str, payload: dict[str, Any]) -> int:
+    args = [sys.executable, "-c", SUBMIT, str(path), session, kind, interjection_id, json.dumps(payload)]
+    done = await asyncio.to_thread(subprocess.run, args, capture_output=True, text=True, check=True, timeout=60)
+    return int(done.stdout.strip())
+
+
+async def _until(condition: Callable[[], Any], within_s: float = 10.0) -> Any:
+    """Poll ``condition`` (state owned by the run, no event to wait on) until it is truthy."""
+    async with asyncio.timeout(within_s):
+        while not (found := condition()):  # noqa: ASYNC110 - polling the run's public state
+            await asyncio.sleep(0.01)
+    return found
+
+
+def _review_tool(holder: dict[str, AgentRun]) -> Any:
+    async def wait_for_review() -> str:
+        """Wait until the reviewer has decided on every pending finding."""
+        await _until(lambda: not holder["run"].pending)
+        return "review finished"
+
+    return tool(wait_for_review)
+
+
+async def test_accept_with_an_edit_from_another_process_reaches_the_next_request(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    vulnerable, fixed = login_writes()
+    files, holder = Files(), {}
+    script = [
+        Reply.tool_use("Write", vulnerable),
+        Reply.tool_use("wait_for_review", {}),
+        Reply.tool_use("Write", fixed),
+        Reply.text("Fixed."),
+    ]
+    with StubAnthropicServer(*script) as stub:
+        run = holder["run"] = start(
+            stub,
+            tools=[tool(files.write, name="Write"), _review_tool(holder)],
+            watchers=[spec_for_role("security", mode="manual")],
+            journal=journal,
+            name="manual",
+        )
+        pending = await _until(lambda: run.pending)
+        [(interjection_id, proposed)] = pending.items()
+        assert "SQL injection" in proposed.content
+        await stub.wait_for_requests_async(2)
+        assert injected_texts(stub.requests[1]) == [], "a manual watcher's interjection waits"
+        command = await _submit(
+            path, "manual", "accept", interjection_id, {"content": "Use a parameterized query in login()."}
+        )
+        result = await run
+    assert result.status == "completed" and "${username}" not in files.written["auth.js"]
+    [delivered] = injected_texts(stub.requests[2])
+    assert delivered.startswith("[SUPERVISOR]: Use a parameterized query in login().")
+    [row] = [c for c in journal.commands(status=None) if c.id == command]
+    assert (row.status, row.detail) == ("applied", "delivered")
+    journal.close()
+
+
+async def test_dismiss_from_another_process_drops_the_interjection(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    vulnerable, _ = login_writes()
+    files, holder = Files(), {}
+    script = [Reply.tool_use("Write", vulnerable), Reply.tool_use("wait_for_review", {}), Reply.text("Left as is.")]
+    with StubAnthropicServer(*script) as stub:
+        run = holder["run"] = start(
+            stub,
+            tools=[tool(files.write, name="Write"), _review_tool(holder)],
+            watchers=[spec_for_role("security", mode="manual")],
+            journal=journal,
+            name="dismissed",
+        )
+        [interjection_id] = await _until(lambda: list(run.pending))
+        command = await _submit(path, "dismissed", "dismiss", interjection_id, {"reason": "test fixture"})
+        result = await run
+    assert result.status == "completed" and result.corrective_steps == 0
+    assert all(injected_texts(r) == [] for r in stub.requests[1:])
+    [row] = [c for c in journal.commands(status=None) if c.id == command]
+    assert (row.status, row.detail) == ("applied", "dismissed")
+    outcomes = [r.payload["outcome"] for r in journal.read(session="dismissed") if r.kind == "delivery"]
+    assert outcomes == ["dismissed"]
+    journal.close()
+
+
+async def test_accept_and_dismiss_from_python() -> None:
+    vulnerable, _ = login_writes()
+    files, holder = Files(), {}
+    script = [Reply.tool_use("Write", vulnerable), Reply.tool_use("wait_for_review", {}), Reply.text("ok")]
+    with StubAnthropicServer(*script) as stub:
+        run = holder["run"] = start(
+            stub,
+            tools=[tool(files.write, name="Write"), _review_tool(holder)],
+            watchers=[spec_for_role("security", mode="manual")],
+        )
+        [interjection_id] = await _until(lambda: list(run.pending))
+        assert await run.accept(interjection_id) is True
+        await run
+    [delivered] = injected_texts(stub.requests[2])
+    assert delivered.startswith("[SUPERVISOR]: ") and "SQL injection" in delivered
