@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from watcher.core.interjection import Interjection
+from watcher.core.observations import Observation
 from watcher.core.protocol import describe_observation
 from watcher.core.redact import redact
 from watcher.runtime.engine import breakpoints_of
@@ -31,7 +32,7 @@ from watcher.widgets.timeline import Mark, timeline_svg
 __all__ = ["PanelState", "PanelView", "Pending"]
 
 RECENT = 6
-MARKS = 400
+MARKS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ class PanelState:
         self.interjections = 0
         self.tokens = 0
         self.cost_usd = 0.0
-        self.observations: deque[str] = deque(maxlen=RECENT)
+        self.observations: deque[tuple[int, Observation]] = deque(maxlen=RECENT)
         self.decisions: deque[str] = deque(maxlen=RECENT)
         self.pending: dict[str, Pending] = {}
         self.outcomes: deque[str] = deque(maxlen=RECENT)
@@ -97,7 +98,7 @@ class PanelState:
             if event.session not in self.sessions:
                 return False
             obs = event.observation
-            self.observations.appendleft(f"#{event.index} {_text(describe_observation(obs) or obs.kind, 110)}")
+            self.observations.appendleft((event.index, obs))  # rendered at flush time, not per event
             points = breakpoints_of(obs)
             self.marks.append(Mark(event.ts, "error" if "error" in points else "observation"))
             if any(p in self.triggers for p in points):
@@ -169,7 +170,10 @@ class PanelState:
             return PanelView(
                 header=header,
                 status=self.status,
-                observations=_list("recent observations", self.observations),
+                observations=_list(
+                    "recent observations",
+                    deque(f"#{i} {_text(describe_observation(o) or o.kind, 110)}" for i, o in self.observations),
+                ),
                 evaluations=_list("evaluations", self.decisions),
                 pending=_pending_html(pending, len(self.pending)),
                 pending_id=pending.interjection.id if pending else "",
