@@ -167,3 +167,8 @@ async def wait_until(check: Callable[[], Any], *, within: float = 10.0, what: st
 
 def diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
     return list(client.diagnostics.get(uri, ()))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``xdist_group`` is xdist's marker; declare it so ``-p no:xdist`` runs still collect."""
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")

@@ -13,7 +13,8 @@ from pytest_lsp import LanguageClient
 
 from .conftest import delivery, diagnostics, interjection, journal_of, wait_until, write_events
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# one server per module and profile: the module runs on one xdist worker
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_diagnostics_e2e")]
 
 AUTH_JS = (
     "const db = require('./db');\n"

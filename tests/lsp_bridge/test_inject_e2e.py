@@ -24,7 +24,8 @@ from watcher.runtime.session import RecordingSession
 
 from .conftest import diagnostics, journal_of, wait_until
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# one server per module and profile: the module runs on one xdist worker
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_inject_e2e")]
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -11,7 +11,8 @@ from pytest_lsp import LanguageClient
 
 from .conftest import diagnostics, interjection, journal_of, wait_until, write_events
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# one server per module and profile: the module runs on one xdist worker
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_notebooks_e2e")]
 
 SOURCE = "import pandas as pd\ndf = pd.read_csv('sales.csv')\nmonthly = df.groupby('month').sum()\n"
 

@@ -12,7 +12,8 @@ from pytest_lsp import LanguageClient
 
 from .conftest import diagnostics, interjection, journal_of, make_workspace, wait_until, write_events
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# one server per module and profile: the module runs on one xdist worker
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_robustness_e2e")]
 
 
 def _add_folder(client: LanguageClient, folder: Path) -> None:
@@ -46,10 +47,9 @@ async def test_unknown_methods_get_errors_and_the_server_carries_on(client: Lang
     with pytest.raises(Exception, match="watcher/nope"):
         await client.protocol.send_request_async("watcher/nope", {"x": 1})
     client.protocol.notify("watcher/alsoNope", {"y": 2})
-    result = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams("watcher.dismiss", [{"interjection_id": "good"}])
-    )
-    assert result["interjection_id"] == "good"
+    (repo / "alive.py").write_text("a = 1\n")
+    await write_events(journal_of(repo), [interjection("alive", locations=[{"path": "alive.py", "start_line": 1}])])
+    await wait_until(lambda: diagnostics(client, (repo / "alive.py").as_uri()), what="the server to carry on")
 
 
 async def test_a_file_that_does_not_exist_still_gets_whole_lines(client: LanguageClient, repo: Path) -> None:
