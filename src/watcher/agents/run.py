@@ -426,7 +426,9 @@ class AgentRun(Session):
             try:
                 await asyncio.wait_for(self.runtime.close(), CANCEL_GRACE_S)
             except TimeoutError:
-                log.warning("agent run %r: the runtime did not close within %gs of cancelling", self.name, CANCEL_GRACE_S)
+                log.warning(
+                    "agent run %r: the runtime did not close within %gs of cancelling", self.name, CANCEL_GRACE_S
+                )
         elif self._owns_runtime:
             await self.runtime.close()
         else:  # a shared runtime keeps running: take back the watchers this run brought
