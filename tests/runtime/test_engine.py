@@ -57,6 +57,21 @@ async def test_evaluates_at_breakpoints_only() -> None:
     await runtime.close()
 
 
+async def test_live_backlog_is_judged_once_and_never_lost() -> None:
+    seen: list[tuple[str, int, int]] = []
+    runtime = Runtime(live=True)
+    session = RecordingSession("parent")
+    for name in ("a", "b"):
+        judge = CallableEvaluator(lambda r: seen.append((r.spec.name, r.index, r.new)))
+        runtime.attach(replace(SPEC, name=name), judge, session)
+    # published in one go: a breakpoint with a non-breakpoint behind it, as a busy parent does
+    for obs in [*TURN[:3], UserMessage(text="more")]:
+        runtime.observe("parent", obs)
+    await runtime.settle()
+    assert sorted(seen) == [("a", 3, 4), ("b", 3, 4)], "each watcher judged the backlog once, with all of it"
+    await runtime.close()
+
+
 async def test_every_n_breakpoint() -> None:
     seen: list[str] = []
     spec = replace(SPEC, triggers=Triggers(on=frozenset(), every_n=2))

@@ -67,6 +67,7 @@ class Watcher:
         self._new = 0
         self._index = -1
         self._since_every_n = 0
+        self._due: str | None = None  # a breakpoint deferred while more observations were queued
         self._turn_interjections = 0
         self._last_interjection = float("-inf")
         self._lock = asyncio.Lock()
@@ -112,11 +113,20 @@ class Watcher:
         if due is None and triggers.every_n and self._since_every_n >= triggers.every_n:
             due = "every_n"
         self._arm_idle()
+        due = due or self._due
         if due is None:
             return
-        if self._live and self.subscription is not None and self.subscription.backlog:
-            return  # more observations are already queued: evaluate once they are in
+        if self._live and self._more_observations_queued():
+            self._due = due  # a backlog of this session: judge once, when the last of it is in
+            return
+        self._due = None
         await self.evaluate(due)
+
+    def _more_observations_queued(self) -> bool:
+        sub = self.subscription
+        if sub is None or not sub.backlog:
+            return False
+        return any(isinstance(e, ObservationEvent) and e.session == self.session.name for e in sub.queue)
 
     def _arm_idle(self) -> None:
         idle_s = self.spec.triggers.idle_s
