@@ -28,7 +28,7 @@ from watcher.kernel_ext.outbox import CellOutbox
 from watcher.kernel_ext.session import NotebookSession, render_interjection
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import Event, ObservationEvent
+from watcher.runtime.events import Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import Session
 from watcher.widgets import PanelState, WatcherPanel
@@ -139,8 +139,6 @@ class KernelExtension:
     def _to_panels(self, event: Event) -> None:
         for panel in list(self.panels.values()):
             panel.apply(event)
-        if isinstance(event, ObservationEvent) and any(s.name == event.session for s in self.agent_sessions):
-            self.outbox.seen(event.session, event.observation)
 
     def _watchers_named(self, name: str) -> list[Watcher]:
         return [w for (_, wname), w in self.runtime.watchers.items() if wname == name]
@@ -214,8 +212,6 @@ class KernelExtension:
 
     async def _settle(self) -> None:
         self.outbox.publish()
-        await self.runtime.settle()
-        await self.outbox.catch_up_all()
         await self.runtime.settle()
 
     def states(self) -> list[dict[str, Any]]:
