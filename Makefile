@@ -19,7 +19,10 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 demo: $(STAMP)
+	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
+	@# executed headless on a real kernel
 	$(PY) -m watcher.demo
+	$(PY) -m watcher.demo_notebooks
 
 test: check unit notebooks
 
@@ -40,7 +43,8 @@ unit: $(STAMP)
 
 notebooks: $(STAMP)
 	@if ls example_notebooks/*.ipynb >/dev/null 2>&1; then \
-		$(VENV)/bin/pytest -p no:pytest-lsp -p no:xdist --nbval-lax --nbval-current-env -o testpaths= example_notebooks; \
+		WATCHER_JOURNAL=$$(mktemp -d)/journal.sqlite3 $(VENV)/bin/pytest -p no:pytest-lsp -p no:xdist \
+			--nbval-lax --nbval-current-env -o testpaths= example_notebooks; \
 	else echo "no example notebooks yet"; fi
 
 bench: $(STAMP)
