@@ -74,7 +74,7 @@ class ErrorsRole(Role):
             failure = _failure(obs)
             if failure is not None:
                 counts.setdefault(failure.signature, []).append(failure)
-        for obs in observations[len(observations) - new :]:
+        for obs in reversed(observations[len(observations) - new :]):  # point at the latest repeat
             failure = _failure(obs)
             if failure is None:
                 continue
