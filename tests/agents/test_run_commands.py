@@ -109,6 +109,7 @@ async def test_dismiss_from_another_process_drops_the_interjection(tmp_path: Pat
             name="dismissed",
         )
         [interjection_id] = await _until(lambda: list(run.pending))
+        await stub.wait_for_requests_async(2)
         command = await _submit(path, "dismissed", "dismiss", interjection_id, {"reason": "test fixture"})
         result = await run
     assert result.status == "completed" and result.corrective_steps == 0
@@ -131,6 +132,7 @@ async def test_accept_and_dismiss_from_python() -> None:
             watchers=[spec_for_role("security", mode="manual")],
         )
         [interjection_id] = await _until(lambda: list(run.pending))
+        await stub.wait_for_requests_async(2)  # the agent is waiting in wait_for_review
         assert await run.accept(interjection_id) is True
         await run
     [delivered] = injected_texts(stub.requests[2])
