@@ -27,16 +27,18 @@ SUBMIT = textwrap.dedent(
     """
     import json, sys
     from watcher.runtime import Journal
-    path, session, kind, interjection_id, payload = sys.argv[1:6]
+    path, session, kind, interjection_id, payload, watcher = sys.argv[1:7]
     journal = Journal(path)
-    print(journal.submit_command(session, kind, interjection_id, payload=json.loads(payload)))
+    print(journal.submit_command(session, kind, interjection_id, watcher=watcher, payload=json.loads(payload)))
     journal.close()
     """
 )
 
 
-async def _submit(path: Path, session: str, kind: str, interjection_id: str, payload: dict[str, Any]) -> int:
-    args = [sys.executable, "-c", SUBMIT, str(path), session, kind, interjection_id, json.dumps(payload)]
+async def _submit(
+    path: Path, session: str, kind: str, interjection_id: str, payload: dict[str, Any], watcher: str = ""
+) -> int:
+    args = [sys.executable, "-c", SUBMIT, str(path), session, kind, interjection_id, json.dumps(payload), watcher]
     done = await asyncio.to_thread(subprocess.run, args, capture_output=True, text=True, check=True, timeout=60)
     return int(done.stdout.strip())
 
@@ -137,3 +139,23 @@ async def test_accept_and_dismiss_from_python() -> None:
         await run
     [delivered] = injected_texts(stub.requests[2])
     assert delivered.startswith("[SUPERVISOR]: ") and "SQL injection" in delivered
+
+
+async def test_an_inject_command_with_content_is_guidance_from_a_person(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+
+    async def wait_for_editor() -> str:
+        """Wait until the editor's command was applied."""
+        await _until(lambda: [c for c in journal.commands(status=None) if c.status != "new"])
+        return "editor done"
+
+    script = [Reply.tool_use("wait_for_editor", {}), Reply.text("ok")]
+    with StubAnthropicServer(*script) as stub:
+        run = start(stub, "go", tools=[tool(wait_for_editor)], watchers=["security"], journal=journal, name="edited")
+        await stub.wait_for_requests_async(1)
+        await _submit(path, "edited", "inject", "", {"content": "Prefer the ORM helpers."}, watcher="security")
+        result = await run
+    assert injected_texts(stub.requests[1]) == ["Supervisor:Guidance: Prefer the ORM helpers."]
+    assert result.status == "completed"
+    journal.close()
