@@ -77,6 +77,23 @@ async def test_slow_subscriber_never_blocks_publisher_or_others() -> None:
     await bus.close()
 
 
+async def test_drain_does_not_wait_for_a_cancelled_subscriber() -> None:
+    bus = EventBus()
+    gate = asyncio.Event()
+
+    async def stuck(event: Event) -> None:
+        await gate.wait()
+
+    sub = bus.subscribe("stuck", stuck)
+    for i in range(3):
+        bus.publish(_obs(i))
+    await asyncio.sleep(0)
+    assert sub.task is not None
+    sub.task.cancel()
+    await asyncio.wait_for(bus.drain(), 1.0)
+    await bus.close()
+
+
 async def test_order_is_kept_through_overflow() -> None:
     bus = EventBus(maxsize=2)
     got: list[str] = []

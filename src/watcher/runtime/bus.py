@@ -44,8 +44,8 @@ class Subscription:
 
     @property
     def idle(self) -> bool:
-        """Nothing queued and nothing being handled."""
-        return not self.busy and not self.queue
+        """Nothing queued and nothing being handled (or nothing ever will be: its task ended)."""
+        return (not self.busy and not self.queue) or (self.task is not None and self.task.done())
 
     @property
     def backlog(self) -> int:
