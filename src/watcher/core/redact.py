@@ -28,7 +28,7 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "Secret assignment": re.compile(
         r"(?i)\b[\w.-]*(?:api[_-]?key|secret|token|passwd|password|credential)[\w.-]*\b['\"]?\s*[:=]\s*"
-        r"(?P<q>['\"])(?P<secret>[^'\"\s]{8,})(?P=q)"
+        r"(?P<q>\\?['\"])(?P<secret>[^'\"\s\\]{8,})(?P=q)"  # quotes may be JSON-escaped
     ),
 }
 
