@@ -4,6 +4,7 @@
     ├── TranscriptError        a transcript line could not be read (names the file and line)
     ├── ConfigurationError     a watcher, role or evaluator was configured wrongly
     │   └── MissingCredentialsError   an LLM evaluator has no API key
+    ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
     └── SessionEndedError      something was delivered to a parent session that has ended
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "EvaluationError",
     "JournalError",
     "MissingCredentialsError",
     "SessionEndedError",
@@ -43,6 +45,13 @@ class ConfigurationError(WatcherError):
 
 class MissingCredentialsError(ConfigurationError):
     """An LLM evaluator was asked for but its API key is not in the environment."""
+
+
+class EvaluationError(WatcherError):
+    """An LLM evaluation failed (timeout, rate limit, overload, connection, rejected key).
+
+    The engine records it as the evaluation's error and continues: evaluators fail closed.
+    """
 
 
 class JournalError(WatcherError):

@@ -16,7 +16,7 @@ from dataclasses import fields, replace
 from types import ModuleType
 from typing import Any, Literal
 
-from watcher.core.errors import WatcherError
+from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, Usage
 from watcher.core.interjection import Continue, Decision
 from watcher.core.observations import CellError, CellExecuted, HarnessError, Observation, ToolCall, ToolResult
@@ -38,13 +38,6 @@ __all__ = [
 
 Context = Literal["minimal", "full"]
 DEFAULT_RECENT = 20
-
-
-class EvaluationError(WatcherError):
-    """An LLM evaluation failed (timeout, rate limit, overload, connection, rejected key).
-
-    The engine records it as the evaluation's error and continues.
-    """
 
 
 # $ per million tokens: (input, output, 5-minute cache write, cache read), matched by model-name
