@@ -45,7 +45,20 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ROLE",
         help=f"a role to run (repeatable; default: {', '.join(DEFAULT_REPLAY_ROLES)})",
     )
-    rp.add_argument("--evaluator", default="rules", help="evaluator for every watcher (default: rules, offline)")
+    rp.add_argument(
+        "--evaluator",
+        default="rules",
+        choices=("rules", "anthropic", "openai"),
+        help="evaluator for every watcher: rules (offline, default), anthropic (ANTHROPIC_API_KEY) or openai "
+        "(any OpenAI-compatible server: LM Studio, Ollama, vLLM)",
+    )
+    rp.add_argument("--model", "--watcher-model", help="the LLM evaluator's model (seed 003's --watcher-model)")
+    rp.add_argument(
+        "--base-url",
+        "--watcher-base-url",
+        help="the LLM evaluator's server, e.g. http://localhost:1234/v1 (--watcher-base-url)",
+    )
+    rp.add_argument("--context", choices=("minimal", "full"), help="what an LLM evaluator is shown (default: minimal)")
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
@@ -81,7 +94,10 @@ def _roles() -> int:
 async def _replay(args: argparse.Namespace) -> int:
     observations = read_transcript(args.file)
     roles = args.roles or list(DEFAULT_REPLAY_ROLES)
-    watchers = [(spec_for_role(role), make_evaluator(args.evaluator, role)) for role in roles]
+    options = (
+        {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
+    )
+    watchers = [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
     session = args.session or next((o.session for o in observations if o.session), None) or args.file.name
     journal = Journal(args.journal) if args.journal else None
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,28 @@ def test_missing_file_and_unknown_role(tmp_path: Path) -> None:
     assert missing.returncode == 2 and missing.stdout == "" and "nope.jsonl: no such file" in missing.stderr
     role = watcher("replay", EXAMPLES / "notebook_error_loop.jsonl", "--watcher", "astrology")
     assert role.returncode == 2 and role.stdout == "" and "unknown role 'astrology'" in role.stderr
+
+
+def test_replay_with_an_llm_evaluator_through_the_real_sdk(tmp_path: Path) -> None:
+    from watcher.testing import Reply, StubAnthropicServer
+
+    def answer(request: object) -> Reply:
+        return Reply.text(
+            "[INTERJECT]\nurgent: false\naction: nudge\ncontent: Read the KeyError: 'month' is not a column.\n[/INTERJECT]"
+        )
+
+    with StubAnthropicServer(*[Reply.dynamic(answer)] * 5) as stub:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key-000000"}
+        done = subprocess.run(
+            [sys.executable, "-m", "watcher", "replay", str(EXAMPLES / "notebook_error_loop.jsonl"), "--watcher", "errors",
+             "--evaluator", "anthropic", "--watcher-base-url", stub.base_url, "--watcher-model", "claude-haiku-4-5", "--json"],
+            capture_output=True, text=True, timeout=60, env=env, cwd=ROOT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows = evaluations(done.stdout)
+        assert len(rows) == 5 and all(r["decision"] == "interject" and r["action"] == "nudge" for r in rows)
+        assert len(stub.requests) == 5
+        assert stub.requests[0].body is not None and stub.requests[0].body["model"] == "claude-haiku-4-5"
 
 
 def test_roles_lists_briefs() -> None:
