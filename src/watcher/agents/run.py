@@ -2,9 +2,10 @@
 
 Each turn streams one Messages API response. Every user message, assistant text, tool call, tool
 result and turn end is published as an observation; the run's display events fan out to the
-caller's sinks. Interjections land at iteration boundaries — never between a ``tool_use`` and its
-``tool_result`` — formatted by ``_delivery``. At a boundary the run first waits (``checkpoint_s``)
-for its watchers to judge what it just did, so a finding reaches the very next request.
+caller's sinks. Interjections wait in the run's inbox (``_run_inbox``) and land at iteration
+boundaries — never between a ``tool_use`` and its ``tool_result`` — formatted by ``_delivery``. At a
+boundary the run first waits (``checkpoint_s``) for its watchers to judge what it just did, so a
+finding reaches the very next request.
 
 An **urgent** interjection (or ``pause``/``abort``) cancels the task streaming the response now;
 the SDK closes the connection. The partial turn is dropped if it had begun a ``tool_use`` (the API
@@ -12,6 +13,9 @@ rejects a ``tool_use`` without its ``tool_result``), else its text is kept so th
 it was cut off. Seed 003's rules hold: at most ``max_corrections_per_step`` consecutive turns
 answer watcher interjections (more are refused and journaled as failed deliveries), every turn
 counts against ``max_steps``, and corrective turns and their tokens are reported.
+
+This module is the run's shell: the ``Session`` port, the controls for people, starting, awaiting
+and closing, and the marshalling that lets other threads call in. The turns are ``_run_loop``'s.
 
 Threads: a run lives on one event loop. ``inject``, ``guide``, ``accept``, ``dismiss``, ``pause``
 and ``abort`` may be called from any thread and return at once; ``await run`` works from any loop.
@@ -24,20 +28,18 @@ import concurrent.futures
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from watcher.agents._delivery import format_injection, supervised_system
+from watcher.agents._delivery import supervised_system
+from watcher.agents._run_inbox import CorrectionCapReached, Inbox, InboxItem, Queued
 from watcher.agents._run_loop import RunLoop
 from watcher.agents._sinks import OutputSinks, RunEvent, Sink
 from watcher.agents._tools import Tool
-from watcher.core.errors import SessionEndedError, WatcherError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection
-from watcher.core.observations import UserMessage
 from watcher.core.spec import WatcherSpec
-from watcher.runtime.events import DeliveryEvent, Event, InterjectionEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Session
@@ -48,10 +50,6 @@ log = logging.getLogger("watcher.agents")
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 CANCEL_GRACE_S = 2.0
-
-
-class CorrectionCapReached(WatcherError):
-    """A watcher interjection was refused: the run already answered its cap of corrections in a row."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,27 +72,6 @@ class RunResult:
     interrupts: int
     interrupt_ms: tuple[float, ...]
     detail: str = ""
-
-
-class Queued:
-    """What ``inject`` returns: the interjection is already queued; awaiting this is optional."""
-
-    __slots__ = ("interjection",)
-
-    def __init__(self, interjection: Interjection) -> None:
-        self.interjection = interjection
-
-    def __await__(self) -> Iterator[Any]:
-        return iter(())  # nothing to wait for: delivery happened when inject() was called
-
-    def __repr__(self) -> str:
-        return f"<queued interjection {self.interjection.id}>"
-
-
-@dataclass(slots=True)
-class _Item:
-    interjection: Interjection
-    by_person: bool | None  # None: decide at delivery (a watcher announced it, or a person wrote it)
 
 
 class AgentRun(Session):
@@ -147,9 +124,6 @@ class AgentRun(Session):
         self._owns_client = owns_client
         self._owned_evaluators = list(owned_evaluators)
         self._attached: list[Any] = []
-        self._inbox: list[_Item] = []
-        self._announced: set[str] = set()
-        self._guided = False
         self._stop: tuple[str, str] | None = None
         self._ended = False
         self._loop = loop
@@ -157,6 +131,7 @@ class AgentRun(Session):
         self._task: asyncio.Future[RunResult] | None = None
         self._done: concurrent.futures.Future[RunResult] = concurrent.futures.Future()
         self._engine = RunLoop(self)
+        self._inbox = Inbox(self, self._engine)
 
     # --- the Session port ---------------------------------------------------------------------
 
@@ -172,23 +147,9 @@ class AgentRun(Session):
         ``await session.inject(...)`` works. Raises ``SessionEndedError`` once the run has ended,
         and ``CorrectionCapReached`` when a watcher's interjection would exceed the cap.
         """
-        by_person: bool | None = None
-        if isinstance(interjection, str):
-            interjection = Interjection(content=interjection.strip(), urgent=urgent, id=f"hand-{uuid.uuid4().hex[:8]}")
-            by_person = True
-        if self._ended:
-            raise SessionEndedError(
-                f"agent run {self.name!r} has ended ({self.status}); the interjection was not delivered"
-            )
-        if not interjection.content.strip() and interjection.action not in ("pause", "abort"):
-            raise ValueError("an interjection needs content")
-        if by_person is None and interjection.action not in ("pause", "abort") and self._engine.at_cap():
-            raise CorrectionCapReached(
-                f"agent run {self.name!r} already answered {self.max_corrections_per_step} interjections in a row "
-                "(max_corrections_per_step); this one was not delivered"
-            )
-        self._call(self._enqueue, _Item(interjection, by_person))
-        return Queued(interjection)
+        item = self._inbox.admit(interjection, urgent)
+        self._call(self._inbox.put, item)
+        return Queued(item.interjection)
 
     async def interrupt(self, reason: str) -> None:
         """Stop the run now, as a pause (the Session port's hook)."""
@@ -233,7 +194,7 @@ class AgentRun(Session):
     @property
     def supervised(self) -> bool:
         """True while a watcher is attached or once a person has given guidance (seed 004)."""
-        return self._guided or bool(self._watchers())
+        return self._inbox.guided or bool(self._watchers())
 
     def system_prompt(self) -> str:
         """The system prompt the next request sends (with the guidance protocol when supervised)."""
@@ -293,7 +254,7 @@ class AgentRun(Session):
         self.status = "running"
         runtime = self.runtime
         runtime.add_session(self, detail=f"agent run ({self.model})")
-        self._subscription = runtime.bus.subscribe(f"agent:{self.name}", self._on_event)
+        self._subscription = runtime.bus.subscribe(f"agent:{self.name}", self._inbox.on_event)
         self._attached = [runtime.attach(spec, evaluator, self) for spec, evaluator in self._initial_watchers]
         if runtime.journal is not None:
             runtime.start_command_poller()
@@ -303,10 +264,6 @@ class AgentRun(Session):
             return await self._engine.drive()
         finally:
             await self._close()
-
-    def _on_event(self, event: Event) -> None:
-        if isinstance(event, InterjectionEvent) and event.session == self.name:
-            self._announced.add(event.interjection.id)
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._thread is None or self._thread == threading.get_ident() or self._loop is None:
@@ -334,48 +291,14 @@ class AgentRun(Session):
                 return watcher
         raise KeyError(f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending")
 
-    def _enqueue(self, item: _Item) -> None:
-        if self._ended:
-            self._undeliverable([item], "the run ended before the interjection arrived")
-            return
-        if item.interjection.action in ("pause", "abort"):
-            status = "paused" if item.interjection.action == "pause" else "aborted"
-            who = item.interjection.watcher or "a person"
-            self._request_stop(status, f"{who}: {item.interjection.content}".strip())
-            return
-        if item.by_person:
-            self._guided = True
-        self._inbox.append(item)
-        if item.interjection.urgent:
-            self._engine.interrupt()
-
     def _request_stop(self, status: str, detail: str) -> None:
         if self._stop is None and not self._ended:
             self._stop = (status, detail)
             self._engine.interrupt()
 
-    def take_inbox(self) -> list[tuple[_Item, str]]:
+    def take_inbox(self) -> list[tuple[InboxItem, str]]:
         """The queued interjections with the text each is delivered as (called at a boundary)."""
-        items, self._inbox = self._inbox, []
-        out = []
-        for item in items:
-            i = item.interjection
-            by_person = item.by_person
-            if by_person is None:  # a watcher's own interjections were announced on the bus first
-                by_person = i.id not in self._announced and i.action == "guidance"
-            watcher = self.runtime.watchers.get((self.name, i.watcher))
-            authority = watcher.spec.authority if watcher is not None else "supervisor"
-            text = format_injection(i, authority=authority, by_person=by_person)
-            if by_person:
-                self._guided = True
-            self.runtime.observe(
-                self.name, UserMessage(text=text, extra={"interjection_id": i.id, "watcher": i.watcher})
-            )
-            self.sinks.emit(
-                RunEvent("interjection", text, {"id": i.id, "watcher": i.watcher, "urgent": i.urgent}, self.name)
-            )
-            out.append((item, text))
-        return out
+        return self._inbox.take()
 
     def stop_requested(self) -> tuple[str, str] | None:
         """(status, detail) once a pause or an abort was asked for."""
@@ -383,7 +306,7 @@ class AgentRun(Session):
 
     def inbox_urgent(self) -> bool:
         """True when something in the inbox should not wait for the watchers to settle."""
-        return self._stop is not None or any(item.interjection.urgent for item in self._inbox)
+        return self._stop is not None or self._inbox.urgent()
 
     def announcements_seen(self) -> bool:
         """True when the run has read every interjection announcement published so far."""
@@ -395,28 +318,12 @@ class AgentRun(Session):
             return False
         return all((w.subscription is None or w.subscription.idle) and not w.busy for w in self._watchers())
 
-    def _undeliverable(self, items: list[_Item], detail: str) -> None:
-        for item in items:
-            i = item.interjection
-            log.warning("agent run %r: interjection %s undeliverable: %s", self.name, i.id, detail)
-            self.runtime.publish(
-                DeliveryEvent(
-                    session=self.name,
-                    watcher=i.watcher,
-                    interjection_id=i.id,
-                    outcome="undeliverable",
-                    detail=detail,
-                    content=i.content,
-                )
-            )
-
     async def _close(self) -> None:
         self._ended = True
         result = self.result
         status = result.status if result is not None else "cancelled" if self.status == "running" else self.status
         self.status = status
-        leftover, self._inbox = self._inbox, []
-        self._undeliverable(leftover, f"the run ended ({status}) before the next turn")
+        self._inbox.close(f"the run ended ({status}) before the next turn")
         self.runtime.end_session(self, status, detail=self.detail)
         self.sinks.emit(RunEvent("status", status, {"detail": self.detail, "steps": self._engine.steps}, self.name))
         await self.sinks.close(CANCEL_GRACE_S if status == "cancelled" else 5.0)
