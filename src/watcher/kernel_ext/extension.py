@@ -213,6 +213,8 @@ class KernelExtension:
     async def _settle(self) -> None:
         self.outbox.publish()
         await self.runtime.settle()
+        if self.runtime.journal is not None:  # readers in other connections see everything judged so far
+            await asyncio.to_thread(self.runtime.journal.flush)
 
     def states(self) -> list[dict[str, Any]]:
         """One row per (watcher, session): the engine's snapshot."""
