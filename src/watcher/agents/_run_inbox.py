@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from watcher.agents._delivery import format_injection
 from watcher.agents._sinks import RunEvent
-from watcher.core.errors import SessionEndedError, WatcherError
+from watcher.core.errors import CorrectionCapReached, SessionEndedError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import UserMessage
 from watcher.runtime.events import DeliveryEvent, Event, InterjectionEvent
@@ -39,10 +39,6 @@ __all__ = ["CorrectionCapReached", "Inbox", "InboxItem", "Queued"]
 log = logging.getLogger("watcher.agents")
 
 _STOPS = {"pause": "paused", "abort": "aborted"}  # actions that stop the run instead of being delivered
-
-
-class CorrectionCapReached(WatcherError):
-    """A watcher interjection was refused: the run already answered its cap of corrections in a row."""
 
 
 class Queued:

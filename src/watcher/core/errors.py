@@ -6,6 +6,7 @@
     │   └── MissingCredentialsError   an LLM evaluator has no API key
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
+    ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
     └── SessionEndedError      something was delivered to a parent session that has ended
 
 A message says what failed, on what, and what to do about it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigurationError",
+    "CorrectionCapReached",
     "EvaluationError",
     "JournalError",
     "MissingCredentialsError",
@@ -60,3 +62,10 @@ class JournalError(WatcherError):
 
 class SessionEndedError(WatcherError):
     """An interjection was delivered to a parent session that has already ended."""
+
+
+class CorrectionCapReached(WatcherError):
+    """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
+
+    Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    """
