@@ -11,6 +11,7 @@ A finding is reported once: the role remembers what it already said.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from watcher.core.interjection import Continue, Decision, Interject, Interjection, Location, SuggestedFix
@@ -32,19 +33,26 @@ _MAX_LISTED = 8
 
 def scan(piece: Watched) -> list[Finding]:
     """Every finding in one watched piece of text."""
+    return list(_scan(piece.text, piece.language, piece.label, piece.path, piece.secrets))
+
+
+@functools.lru_cache(maxsize=1024)
+def _scan(text: str, language: str, label: str, path: str | None, secrets: bool) -> tuple[Finding, ...]:
+    # Cached: notebooks re-run the same cell and agents rewrite the same file, and a scan (bandit
+    # above all) is the costliest thing a watcher does on a kernel's CPU. Findings are frozen.
     found: list[Finding] = []
-    if piece.language == "python":
-        found += python_findings(piece.text)
-    elif piece.language in ("js", "code"):
-        found += sql_findings(piece.text, path=piece.path or "")
-    elif piece.language == "shell":
-        found += shell_findings(piece.text)
-    if piece.language in ("js", "code", "text", "python"):
-        found += tls_findings(piece.text)  # NODE_TLS_REJECT_UNAUTHORIZED = "0" in code
-    if piece.secrets:
-        filename = piece.path or ("watched.js" if piece.language == "js" else "watched.py")
-        found += secret_findings(piece.text, filename=filename, output=piece.language == "output", where=piece.label)
-    return found
+    if language == "python":
+        found += python_findings(text)
+    elif language in ("js", "code"):
+        found += sql_findings(text, path=path or "")
+    elif language == "shell":
+        found += shell_findings(text)
+    if language in ("js", "code", "text", "python"):
+        found += tls_findings(text)  # NODE_TLS_REJECT_UNAUTHORIZED = "0" in code
+    if secrets:
+        filename = path or ("watched.js" if language == "js" else "watched.py")
+        found += secret_findings(text, filename=filename, output=language == "output", where=label)
+    return tuple(found)
 
 
 class SecurityRole(Role):
