@@ -17,7 +17,7 @@ import threading
 from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection
 from watcher.core.redact import redact
-from watcher.runtime.session import Session
+from watcher.runtime.session import RecordingSession
 
 __all__ = ["NotebookSession", "render_interjection"]
 
@@ -35,26 +35,19 @@ def render_interjection(interjection: Interjection) -> str:
     return f"{head}\n{body}"
 
 
-class NotebookSession(Session):
-    """The kernel's cells as one parent session; thread-safe between the runtime and main threads."""
+class NotebookSession(RecordingSession):
+    """The kernel's cells as one parent session; thread-safe between the runtime and main threads.
+
+    ``end()`` (on unload) makes later interjections undeliverable.
+    """
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self.delivered: list[Interjection] = []
+        super().__init__(name)
         self._unshown: list[Interjection] = []
         self._lock = threading.Lock()
-        self._ended = False
-
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
-    def end(self) -> None:
-        """Mark the session ended (on unload); later interjections are undeliverable."""
-        self._ended = True
 
     async def inject(self, interjection: Interjection) -> None:
-        if self._ended:
+        if self.ended:
             raise SessionEndedError(f"notebook session {self.name!r} has ended (the extension was unloaded)")
         with self._lock:
             self.delivered.append(interjection)
