@@ -38,7 +38,15 @@ def _kernelspec(root: Path) -> None:
     folder = root / "kernels" / KERNEL
     folder.mkdir(parents=True, exist_ok=True)
     spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        # loopback only; the kernel's warning about unencrypted TCP would only clutter the demo
+        "argv": [
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--IPKernelApp.log_level=ERROR",
+        ],
         "display_name": KERNEL,
         "language": "python",
     }
