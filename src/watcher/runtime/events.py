@@ -8,6 +8,7 @@ dropped by the bus; the others may be, under overload, and are counted.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -29,7 +30,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Event:
+class Event(ABC):
     """Base of every runtime event: which session and watcher it concerns, and when."""
 
     kind: ClassVar[str] = ""
@@ -38,9 +39,9 @@ class Event:
     watcher: str = ""
     ts: float = field(default_factory=time.time)
 
+    @abstractmethod
     def payload(self) -> dict[str, Any]:
         """The JSON object stored in the journal's ``payload`` column."""
-        raise NotImplementedError  # abstract: every concrete event defines its payload
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

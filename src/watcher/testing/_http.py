@@ -15,6 +15,7 @@ import re
 import sys
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
@@ -134,7 +135,7 @@ class _Server(ThreadingHTTPServer):
         log.exception("%s: error while answering %s", self.stub.name, client_address)
 
 
-class StubServer:
+class StubServer(ABC):
     """Base of the stub servers: script, recording, lifecycle. Subclasses implement ``answer``."""
 
     name: ClassVar[str] = "stub"
@@ -255,8 +256,9 @@ class StubServer:
         except ClientGone:
             handler.close_connection = True
 
+    @abstractmethod
     def answer(self, exchange: Exchange) -> None:
-        raise NotImplementedError
+        """Answer one recorded request in this server's wire format."""
 
     def script_ran_out(self) -> str:
         """The message of the 500 sent when a request arrives with an empty script."""
