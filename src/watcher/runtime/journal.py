@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from watcher.core.errors import JournalError
 from watcher.core.redact import may_hold_secret, redact_value
 from watcher.runtime.events import Event
@@ -122,16 +124,20 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
 
 
 _Row = tuple[float, str, str, str, str]
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def _json(data: dict[str, Any]) -> str:
+    # orjson: every event is encoded once on its way to disk, so this is the journal's hot path
+    return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _encode(event: Event) -> _Row | None:
     """The ``events`` row for ``event``, secrets redacted; None (logged) if it cannot be encoded."""
     try:
         data = event.payload()
-        payload = _ENCODER.encode(data)
+        payload = _json(data)
         if may_hold_secret(payload):  # a cheap scan rules out most events; redact the rest fully
-            payload = _ENCODER.encode(redact_value(data))
+            payload = _json(redact_value(data))
     except Exception:  # one bad event must not stop the writer thread (logged with its traceback)
         log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
         return None
