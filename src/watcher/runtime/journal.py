@@ -190,7 +190,7 @@ class Journal:
                 raise JournalError(f"the journal at {self.path} is closed; open a new Journal to write")
             self._pending.append(event)
             self._queued += 1
-            if len(self._pending) >= 1000:
+            if len(self._pending) == 1000:  # wake the writer once per full batch, not per event
                 self._wake.set()
 
     def flush(self, timeout: float = 10.0) -> None:
