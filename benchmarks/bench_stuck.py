@@ -1,10 +1,11 @@
 """Stuck-role throughput over a 10,000-observation agent transcript.
 
-stuck_obs_per_s: observations per second through the real replay pipeline
-(``watcher.agents.replay.replay`` with the rules evaluator running the ``stuck`` role).
-stuck_role_obs_per_s: the role alone, called as the engine calls it (a 200-observation buffer,
-evaluated at the role's breakpoints with the count of new observations); wall clock, and
-stuck_role_cpu_obs_per_s the same run in process CPU time (steadier on a shared machine).
+stuck_obs_per_s (the issue's figure, target >= 20,000): the stuck role's own throughput, called as
+the engine calls it (a 200-observation buffer, evaluated at the role's breakpoints with the count
+of new observations); wall clock, and stuck_role_cpu_obs_per_s the same run in process CPU time
+(steadier on a shared machine).
+stuck_replay_obs_per_s: observations per second through the whole replay pipeline
+(``watcher.agents.replay.replay``: bus, engine, rules evaluator, the ``stuck`` role).
 replay_null_obs_per_s: the same replay with a role that does nothing, so the pipeline's own cost
 can be told apart from the role's.
 
@@ -140,8 +141,8 @@ def main() -> None:
     null_rate, _ = _replay(observations, _Null())
     assert role_said == replay_said > 0, (role_said, replay_said)
     print(f"# {len(observations)} observations, {replay_said} interjections by the stuck role")
-    print(f"BENCH stuck_obs_per_s {replay_rate:.0f} obs/s")
-    print(f"BENCH stuck_role_obs_per_s {role_rate:.0f} obs/s")
+    print(f"BENCH stuck_obs_per_s {role_rate:.0f} obs/s")
+    print(f"BENCH stuck_replay_obs_per_s {replay_rate:.0f} obs/s")
     print(f"BENCH stuck_role_cpu_obs_per_s {role_cpu_rate:.0f} obs/s")
     print(f"BENCH replay_null_obs_per_s {null_rate:.0f} obs/s")
 
