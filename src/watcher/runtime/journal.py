@@ -138,7 +138,7 @@ def _encode(event: Event) -> _Row | None:
         payload = _json(data)
         if may_hold_secret(payload):  # a cheap scan rules out most events; redact the rest fully
             payload = _json(redact_value(data))
-    except Exception:  # one bad event must not stop the writer thread (logged with its traceback)
+    except Exception:  # one bad event must not break its publisher (logged with its traceback)
         log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
         return None
     return (event.ts, event.session, event.watcher, event.kind, payload)
@@ -166,7 +166,7 @@ class Journal:
                 f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
             ) from exc
         self._local = threading.local()
-        self._pending: list[Event] = []
+        self._pending: list[_Row] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._flushed = threading.Condition(self._lock)
@@ -180,15 +180,19 @@ class Journal:
     # --- writing -------------------------------------------------------------------------------
 
     def append(self, event: Event) -> None:
-        """Queue ``event`` for the next batch. Never blocks on the disk.
+        """Encode and redact ``event`` now, and queue it for the next batch. Never waits on the disk.
 
-        The writer thread encodes and redacts it, so the caller's event loop pays only for a list
-        append; events are frozen, so encoding later sees what was appended.
+        Encoding happens on the caller's thread and the writer thread only runs SQLite, which
+        releases the interpreter lock: the two threads then work in parallel instead of taking
+        turns with the lock.
         """
+        row = _encode(event)
+        if row is None:
+            return
         with self._lock:
             if self._closed:
                 raise JournalError(f"the journal at {self.path} is closed; open a new Journal to write")
-            self._pending.append(event)
+            self._pending.append(row)
             self._queued += 1
             if len(self._pending) == 1000:  # wake the writer once per full batch, not per event
                 self._wake.set()
@@ -219,7 +223,7 @@ class Journal:
                 batch, self._pending = self._pending, []
                 closing = self._closed
             if batch:
-                self._write([row for row in map(_encode, batch) if row is not None])
+                self._write(batch)
             with self._lock:
                 self._written += len(batch)
                 self._flushed.notify_all()
