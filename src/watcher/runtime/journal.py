@@ -168,7 +168,8 @@ class Journal:
         self._local = threading.local()
         self._pending: list[_Row] = []
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # something is queued: the writer wakes (and gathers a batch)
+        self._now = threading.Event()  # someone waits (flush, close) or a batch is full: write at once
         self._flushed = threading.Condition(self._lock)
         self._written = 0
         self._queued = 0
@@ -194,14 +195,17 @@ class Journal:
                 raise JournalError(f"the journal at {self.path} is closed; open a new Journal to write")
             self._pending.append(row)
             self._queued += 1
-            if len(self._pending) == 1000:  # wake the writer once per full batch, not per event
+            if len(self._pending) == 1:  # the first of a batch wakes the writer; it sleeps otherwise
                 self._wake.set()
+            elif len(self._pending) == 1000:
+                self._now.set()
 
     def flush(self, timeout: float = 10.0) -> None:
         """Block until everything appended so far is committed."""
         with self._lock:
             target = self._queued
             self._wake.set()
+            self._now.set()
             if not self._flushed.wait_for(lambda: self._written >= target or not self._thread.is_alive(), timeout):
                 raise JournalError(f"timed out writing the journal at {self.path}; is another process holding a lock?")
 
@@ -212,16 +216,22 @@ class Journal:
                 return
             self._closed = True
             self._wake.set()
+            self._now.set()
         self._thread.join(timeout=10)
         self._writer.close()
 
     def _run(self) -> None:
+        # Idle, the writer sleeps until something is queued (no periodic wake-ups to compete with a
+        # notebook's cells for the interpreter lock); then it lets a batch gather for ``_interval``
+        # unless a flush, a close or a full batch wants it now.
         while True:
-            self._wake.wait(self._interval)
-            self._wake.clear()
+            self._wake.wait()
+            self._now.wait(self._interval)
             with self._lock:
                 batch, self._pending = self._pending, []
                 closing = self._closed
+                self._wake.clear()
+                self._now.clear()
             if batch:
                 self._write(batch)
             with self._lock:
