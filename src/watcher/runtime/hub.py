@@ -165,8 +165,12 @@ class Runtime:
             await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
         return len(commands)
 
-    def start_command_poller(self, interval: float = 0.1) -> None:
-        """Poll the journal for commands in the background until ``close``."""
+    def start_command_poller(self, interval: float = 0.25) -> None:
+        """Poll the journal for commands in the background until ``close``.
+
+        A quarter of a second is quick for a person's click in an editor, and each poll is a thread
+        hop and a query competing with the watched process (a notebook's cells) for the CPU.
+        """
         if self._poller is None and self.journal is not None:
             self._poller = asyncio.get_running_loop().create_task(self._poll(interval), name="watcher-commands")
 
