@@ -39,7 +39,7 @@ def history(
     null for a continue. With no argument the project's default journal is read.
     """
     owned = not isinstance(journal, Journal)
-    jr = journal if isinstance(journal, Journal) else Journal(journal)
+    jr = journal if isinstance(journal, Journal) else Journal(journal, create=False)  # a reader makes no files
     try:
         jr.flush()
         rows: list[dict[str, Any]] = []
