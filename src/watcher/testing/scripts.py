@@ -165,6 +165,15 @@ class Reply:
         """A reply computed from the request when it arrives: ``fn(request) -> Reply``."""
         return cls("dynamic", fn=fn)
 
+    def retry_headers(self) -> dict[str, str]:
+        """The retry headers an error reply sends (the same for both wire formats)."""
+        headers = {}
+        if self.retry_after_ms is not None:
+            headers["retry-after-ms"] = str(self.retry_after_ms)
+        if self.should_retry is not None:
+            headers["x-should-retry"] = "true" if self.should_retry else "false"
+        return headers
+
     def resolve(self, request: RecordedRequest) -> Reply:
         """The concrete reply for ``request`` (calls a dynamic reply's function)."""
         reply = self

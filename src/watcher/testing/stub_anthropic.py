@@ -96,11 +96,7 @@ class StubAnthropicServer(StubServer):
         """Answer one request with ``reply`` in the format the request asked for."""
         request = exchange.request
         if reply.kind == "error":
-            headers = {}
-            if reply.retry_after_ms is not None:
-                headers["retry-after-ms"] = str(reply.retry_after_ms)
-            if reply.should_retry is not None:
-                headers["x-should-retry"] = "true" if reply.should_retry else "false"
+            headers = reply.retry_headers()
             exchange.send_json(reply.status, _error_body(reply.error_type, reply.message), headers)
             return
         if reply.kind == "stall" and not request.stream:
