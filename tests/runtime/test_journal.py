@@ -147,3 +147,20 @@ async def test_history_dataframe(tmp_path: Path) -> None:
     assert frame.schema["time"] == pl.Datetime("ms", "UTC")
     assert watcher.history(path, watcher="nobody").height == 0
     assert json.dumps(frame.to_dicts(), default=str)
+
+
+async def test_history_outcomes_follow_each_interjection(tmp_path: Path) -> None:
+    from watcher.core.interjection import Interjection
+    from watcher.core.observations import ToolResult
+    from watcher.core.spec import Caps, Triggers, WatcherSpec
+    from watcher.evaluators import CallableEvaluator
+
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    spec = WatcherSpec(
+        name="w", role="t", triggers=Triggers(on=frozenset({"tool_result"})), caps=Caps(max_interjections_per_turn=1)
+    )
+    observations = [ToolResult(tool_call_id=str(i), output="x") for i in range(2)]
+    await replay(observations, [(spec, CallableEvaluator(lambda r: Interjection(content="again")))], journal=journal)
+    journal.close()
+    assert watcher.history(path)["outcome"].to_list() == ["delivered", "capped"]

@@ -41,9 +41,11 @@ def history(
     owned = not isinstance(journal, Journal)
     jr = journal if isinstance(journal, Journal) else Journal(journal, create=False)  # a reader makes no files
     try:
-        jr.flush()
+        if not owned:
+            jr.flush()  # the caller's journal may still hold events queued for its writer
         rows: list[dict[str, Any]] = []
         outcomes: dict[str, str] = {}
+        said: list[str | None] = []  # per row: the interjection id whose fate fills ``outcome``
         after = 0
         while batch := jr.read(after, limit=5000, session=session):
             after = batch[-1].id
@@ -57,6 +59,7 @@ def history(
                     outcomes[str(p.get("interjection_id"))] = str(p.get("outcome"))
                 elif row.kind == "evaluation":
                     i = p.get("interjection") or {}
+                    said.append(None if not i or p.get("capped") else str(i.get("id")))
                     rows.append(
                         {
                             "time": int(row.ts * 1000),
@@ -68,7 +71,7 @@ def history(
                             "severity": i.get("severity") if i else None,
                             "action": i.get("action") if i else None,
                             "content": i.get("content") if i else p.get("note") or None,
-                            "outcome": i.get("id") if i else None,
+                            "outcome": "capped" if i and p.get("capped") else None,
                             "latency_s": p.get("latency_s"),
                             "input_tokens": p.get("input_tokens"),
                             "output_tokens": p.get("output_tokens"),
@@ -76,13 +79,9 @@ def history(
                             "error": p.get("error"),
                         }
                     )
-        for r in rows:
-            if r["outcome"] is not None:
-                r["outcome"] = (
-                    "capped"
-                    if r["decision"] == "interject" and r["outcome"] not in outcomes
-                    else outcomes.get(r["outcome"])
-                )
+        for r, interjection_id in zip(rows, said, strict=True):
+            if interjection_id is not None:
+                r["outcome"] = outcomes.get(interjection_id)
         frame = pl.DataFrame(
             rows, schema={k: (pl.Int64 if k == "time" else v) for k, v in HISTORY_SCHEMA.items()}, orient="row"
         )
