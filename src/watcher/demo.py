@@ -9,7 +9,7 @@ from pathlib import Path
 
 from watcher.agents.replay import replay
 from watcher.agents.transcripts import read_transcript
-from watcher.cli import DEFAULT_REPLAY_ROLES
+from watcher.cli._replay import DEFAULT_REPLAY_ROLES
 from watcher.core.protocol import describe_observation
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role

@@ -1,8 +1,4 @@
-"""The ``watcher`` command: ``watcher replay`` audits a transcript, ``watcher roles`` lists roles.
-
-Exit status: 0 on success, 2 on bad input (a missing file, a malformed line, an unknown role),
-with the message on stderr and stdout left clean.
-"""
+"""``watcher replay``: run watchers over a recorded transcript as if it were live."""
 
 from __future__ import annotations
 
@@ -10,27 +6,22 @@ import argparse
 import asyncio
 import json
 import shutil
-import sys
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from watcher.agents.replay import ReplayResult, replay
 from watcher.agents.transcripts import read_transcript
-from watcher.core.errors import WatcherError
 from watcher.evaluators.registry import make_evaluator
-from watcher.roles import ROLE_NAMES, role_class, spec_for_role
+from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
 from watcher.runtime.journal import Journal
-
-__all__ = ["main"]
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="watcher", description="Watchers that supervise agent runs and notebooks.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``replay`` subcommand."""
     rp = sub.add_parser(
         "replay",
         help="run watchers over a recorded transcript",
@@ -63,32 +54,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
     rp.add_argument("--session", help="session name to record under (default: the file name)")
-    sub.add_parser("roles", help="list the roles and their briefs")
-    return parser
+    rp.set_defaults(func=run)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``watcher`` console script."""
-    args = _parser().parse_args(argv)
-    try:
-        if args.command == "roles":
-            return _roles()
-        return asyncio.run(_replay(args))
-    except WatcherError as exc:
-        print(f"watcher: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-
-
-def _roles() -> int:
-    width = shutil.get_terminal_size((100, 20)).columns
-    for name in ROLE_NAMES:
-        cls = role_class(name)
-        print(f"{name} — {cls.description} ({cls.authority})")
-        print(textwrap.indent(textwrap.fill(cls.brief, width=max(width - 4, 40)), "    "))
-        print()
-    return 0
+def run(args: argparse.Namespace) -> int:
+    """Replay the transcript and print the evaluations."""
+    return asyncio.run(_replay(args))
 
 
 async def _replay(args: argparse.Namespace) -> int:
