@@ -6,9 +6,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# the real agent CLIs (package.json, exact versions); tests that drive them skip, saying why, without npm
+CLIS := node_modules/.installed
 UV_VERSION := 0.13.8
 
-.PHONY: demo test check lint types imports unit notebooks bench lab clean
+.PHONY: demo test clis check lint types imports unit notebooks bench lab clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "watcher needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
@@ -18,7 +20,14 @@ $(STAMP): pyproject.toml constraints.txt
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[all,dev]'
 	@touch $(STAMP)
 
-demo: $(STAMP)
+$(CLIS): package.json package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --no-audit --no-fund --loglevel=error && touch $(CLIS); \
+	else echo "npm not found: the real agent CLIs are not installed; tests that drive them will skip"; fi
+
+clis: $(CLIS)
+
+demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
 	@# executed headless on a real kernel
 	$(PY) -m watcher.demo
@@ -38,7 +47,7 @@ types: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP)
+unit: $(STAMP) $(CLIS)
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 notebooks: $(STAMP)
@@ -54,4 +63,4 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab example_notebooks
 
 clean:
-	rm -rf $(VENV) .watcher .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) node_modules .watcher .pytest_cache .mypy_cache .ruff_cache
