@@ -7,6 +7,8 @@
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
     ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
+    ├── EmptyInterjectionError an interjection with nothing to say was handed to a parent
+    ├── NotPendingError        a person acted on an interjection that is not waiting for them
     └── SessionEndedError      something was delivered to a parent session that has ended
 
 A message says what failed, on what, and what to do about it.
@@ -17,9 +19,11 @@ from __future__ import annotations
 __all__ = [
     "ConfigurationError",
     "CorrectionCapReached",
+    "EmptyInterjectionError",
     "EvaluationError",
     "JournalError",
     "MissingCredentialsError",
+    "NotPendingError",
     "SessionEndedError",
     "TranscriptError",
     "WatcherError",
@@ -69,3 +73,11 @@ class CorrectionCapReached(WatcherError):
 
     Seed 003's cap per step; the engine journals the delivery as failed, with this message.
     """
+
+
+class NotPendingError(WatcherError, LookupError):
+    """A person accepted or dismissed an interjection that is not pending (already settled, or unknown)."""
+
+
+class EmptyInterjectionError(WatcherError, ValueError):
+    """An interjection with no content was handed to a parent (only a pause or an abort may be empty)."""

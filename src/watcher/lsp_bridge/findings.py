@@ -163,7 +163,9 @@ class FindingBook:
             if known is None or known.status == "dismissed":
                 return None
             outcome = str(payload["outcome"])
-            known.status = outcome if outcome in ("delivered", "undeliverable", "failed", "dismissed") else "failed"
+            known.status = (
+                outcome if outcome in ("queued", "delivered", "undeliverable", "failed", "dismissed") else "failed"
+            )
             known.detail = str(payload.get("detail") or "")
             return known
         return None

@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Observation, observation_from_dict
@@ -19,6 +19,7 @@ from watcher.core.observations import Observation, observation_from_dict
 __all__ = [
     "EVENT_KINDS",
     "DeliveryEvent",
+    "DeliveryOutcome",
     "EvaluationEvent",
     "Event",
     "InterjectionEvent",
@@ -27,6 +28,10 @@ __all__ = [
     "WatcherEvent",
     "event_from_payload",
 ]
+
+
+DeliveryOutcome: TypeAlias = Literal["queued", "delivered", "undeliverable", "dismissed", "failed"]
+DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,14 +124,15 @@ class InterjectionEvent(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliveryEvent(Event):
-    """Emitted when an interjection's fate is settled: delivered, undeliverable, dismissed, edited."""
+    """Emitted when an interjection is handed on or settled: queued, delivered, undeliverable, dismissed, failed."""
 
     kind: ClassVar[str] = "delivery"
     critical: ClassVar[bool] = True
     interjection_id: str
-    outcome: str  # "delivered" | "undeliverable" | "dismissed" | "failed"
+    outcome: DeliveryOutcome
     detail: str = ""
-    content: str | None = None  # the delivered text when a person edited it
+    content: str | None = None  # the text handed to the parent (a person may have edited it)
+    origin: str = ""  # who spoke (``Origin.render()``): ``watcher:NAME`` or ``person:panel``…
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -134,6 +140,7 @@ class DeliveryEvent(Event):
             "outcome": self.outcome,
             "detail": self.detail,
             "content": self.content,
+            "origin": self.origin,
         }
 
 
@@ -197,12 +204,17 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":
+        outcome = payload["outcome"]
+        if outcome not in DELIVERY_OUTCOMES:
+            raise ValueError(f"unknown delivery outcome {outcome!r}")
+        content = payload.get("content")
         return DeliveryEvent(
             **common,
             interjection_id=str(payload["interjection_id"]),
-            outcome=str(payload["outcome"]),
+            outcome=outcome,
             detail=str(payload.get("detail") or ""),
-            content=payload.get("content"),
+            content=content if isinstance(content, str) else None,
+            origin=str(payload.get("origin") or ""),
         )
     if kind == "session":
         return SessionEvent(**common, status=str(payload["status"]), detail=str(payload.get("detail") or ""))

@@ -12,7 +12,7 @@ import logging
 import time
 
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.bus import EventBus
@@ -143,17 +143,17 @@ class Runtime:
                 return "applied", "dismissed"
             content = command.payload.get("content")
             if command.interjection_id in watcher.pending:
-                delivered = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
+                outcome = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
             elif command.kind == "inject" and isinstance(content, str) and content.strip():
                 by_hand = Interjection(
                     content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}"
                 )
-                delivered = await watcher.deliver(by_hand)
+                outcome = await watcher.deliver(by_hand, origin=Origin.of_person("editor"))
             else:
                 return "failed", f"interjection {command.interjection_id!r} is not pending"
         except Exception as exc:  # noqa: BLE001 - a bad command never breaks the session that owns it
             return "failed", f"{type(exc).__name__}: {exc}"
-        return ("applied", "delivered") if delivered else ("failed", "not delivered")
+        return ("applied", outcome) if outcome in ("delivered", "queued") else ("failed", f"not delivered ({outcome})")
 
     async def apply_commands(self) -> int:
         """Apply every new command for the sessions owned here; returns how many were handled."""
