@@ -37,6 +37,7 @@ from watcher.agents._run_inbox import Inbox, InboxItem
 from watcher.agents._run_loop import RunLoop
 from watcher.agents._sinks import OutputSinks, RunEvent, Sink
 from watcher.agents._tools import Tool
+from watcher.core.errors import NoActiveRunError, NotPendingError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import WatcherSpec
@@ -221,7 +222,10 @@ class AgentRun(Session):
             running = None
         loop = self._loop or running
         if loop is None:
-            raise RuntimeError("start an agent run from async code (await run), or pass loop=")
+            raise NoActiveRunError(
+                f"agent run {self.name!r} cannot start: no event loop is running here; "
+                "start it from async code (`await run`) or pass loop="
+            )
         self._loop = loop
         if loop is running:
             self._task = loop.create_task(self._main(), name=f"watcher-agent:{self.name}")
@@ -281,7 +285,7 @@ class AgentRun(Session):
 
     def _submit(self, make: Callable[[], Any]) -> Any:
         if self._loop is None:
-            raise RuntimeError(f"agent run {self.name!r} has not started")
+            raise NoActiveRunError(f"agent run {self.name!r} has not started; `await run` (or run.start()) first")
         if self._thread == threading.get_ident():
             return self._loop.create_task(make())
 
@@ -297,7 +301,9 @@ class AgentRun(Session):
         for watcher in self._watchers():
             if interjection_id in watcher.pending:
                 return watcher
-        raise KeyError(f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending")
+        raise NotPendingError(
+            f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending"
+        )
 
     def _request_stop(self, status: str, detail: str) -> None:
         if self._stop is None and not self._ended:

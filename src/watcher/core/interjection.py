@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias, get_args
 
+from watcher.core.errors import InvalidLocationError
+
 __all__ = [
     "ACTIONS",
     "SEVERITIES",
@@ -42,7 +44,10 @@ class Origin:
 
     def __post_init__(self) -> None:
         if bool(self.watcher) == (self.person is not None):
-            raise ValueError("an Origin names exactly one of a watcher or a person's channel")
+            raise InvalidLocationError(
+                f"Origin(watcher={self.watcher!r}, person={self.person!r}) names both or neither: "
+                "use Origin.of_watcher(name) or Origin.of_person('panel'|'editor'|'magic'|'python')"
+            )
 
     @classmethod
     def of_watcher(cls, name: str) -> Origin:
@@ -92,9 +97,13 @@ class Location:
 
     def __post_init__(self) -> None:
         if (self.path is None) == (self.cell_id is None):
-            raise ValueError("a Location names exactly one of path or cell_id")
+            raise InvalidLocationError(
+                f"Location(path={self.path!r}, cell_id={self.cell_id!r}) names both or neither: give exactly one"
+            )
         if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
-            raise ValueError(f"bad line range {self.start_line}-{self.end_line}: lines are 1-based")
+            raise InvalidLocationError(
+                f"Location line range {self.start_line}-{self.end_line} is invalid: lines are 1-based and end >= start"
+            )
 
     @property
     def last_line(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
+from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
 from watcher.core.protocol import parse_decision, render_decision
@@ -39,7 +40,7 @@ class CallableEvaluator:
         elif isinstance(answer, Continue | Interject):
             decision = answer
         else:
-            raise TypeError(
+            raise EvaluationError(
                 f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None"
             )
         return EvaluationResult(render_decision(decision), decision)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import DuplicateNameError, NoActiveRunError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import Mode, WatcherSpec
@@ -166,7 +167,7 @@ class KernelExtension:
         """Attach a watcher to this notebook (and to agent runs started here); returns its panel."""
         spec = spec_for_role(role, name=name, brief=brief, mode=mode)
         if spec.name in self.attached:
-            raise ValueError(
+            raise DuplicateNameError(
                 f"a watcher named {spec.name!r} is already attached; pass --name to add another {role!r} watcher"
             )
         opts = {k: v for k, v in (options or {}).items() if v is not None}
@@ -196,7 +197,7 @@ class KernelExtension:
         """Detach the watcher called ``name`` everywhere; returns how many sessions it left."""
         if name not in self.attached:
             known = ", ".join(self.attached) or "none attached"
-            raise KeyError(f"no watcher named {name!r} ({known})")
+            raise UnknownWatcherError(f"no watcher named {name!r} is attached ({known}); see %watchers")
         return self.thread.wait(self._unwatch(name), WAIT_S)
 
     async def _unwatch(self, name: str) -> int:
@@ -239,13 +240,15 @@ class KernelExtension:
         """Deliver ``text`` as watcher ``name`` into the active agent run; returns the outcome."""
         session = self.active_agent_session()
         if session is None:
-            raise LookupError("no agent run is active; start one with `run = watcher.agent(...)`")
+            raise NoActiveRunError("no agent run is active; start one with `run = watcher.agent(...)`")
         return self.thread.wait(self._inject(session, name, text), WAIT_S)
 
     async def _inject(self, session: Session, name: str, text: str) -> DeliveryOutcome:
         watcher = self.runtime.watchers.get((session.name, name))
         if watcher is None:
-            raise KeyError(f"the active agent run has no watcher named {name!r}")
+            raise UnknownWatcherError(
+                f"the active agent run {session.name!r} has no watcher named {name!r}; see %watchers"
+            )
         by_hand = Interjection(content=text, watcher=name, id=f"hand-{uuid.uuid4().hex[:8]}")
         return await watcher.deliver(by_hand, origin=Origin.of_person("magic"))
 

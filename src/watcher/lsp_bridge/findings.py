@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection
 from watcher.runtime.journal import Command, JournalRow
 
@@ -141,7 +142,7 @@ class FindingBook:
         if row.kind == "interjection":
             interjection = Interjection.from_dict(payload["interjection"])
             if not interjection.id:
-                raise ValueError("interjection without an id")
+                raise MalformedEventError(f"an interjection row of session {row.session!r} has no id")
             watcher = row.watcher or interjection.watcher
             finding = Finding(
                 journal=self.journal,

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
+from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Observation, observation_from_dict
 
@@ -186,7 +187,19 @@ EVENT_KINDS: dict[str, type[Event]] = {
 
 
 def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
-    """Rebuild an event read back from the journal. Raises ``KeyError``/``ValueError`` on a bad row."""
+    """Rebuild an event read back from the journal; raises ``MalformedEventError`` on a bad row."""
+    try:
+        return _event_from_payload(kind, payload, session=session, watcher=watcher, ts=ts)
+    except MalformedEventError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MalformedEventError(
+            f"a {kind!r} journal row of session {session!r} cannot be read ({type(exc).__name__}: {exc}); "
+            "it was written by another version or damaged, and is skipped by readers"
+        ) from exc
+
+
+def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
         return ObservationEvent(
@@ -206,7 +219,7 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
     if kind == "delivery":
         outcome = payload["outcome"]
         if outcome not in DELIVERY_OUTCOMES:
-            raise ValueError(f"unknown delivery outcome {outcome!r}")
+            raise MalformedEventError(f"unknown delivery outcome {outcome!r} in session {session!r}")
         content = payload.get("content")
         return DeliveryEvent(
             **common,
@@ -228,4 +241,4 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
-    raise ValueError(f"unknown event kind {kind!r}")
+    raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")

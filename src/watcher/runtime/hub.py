@@ -11,6 +11,7 @@ import asyncio
 import logging
 import time
 
+from watcher.core.errors import DuplicateNameError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Observation
@@ -57,7 +58,9 @@ class Runtime:
         """Register a parent session; its name must be unique in this runtime."""
         self._ensure_journal()
         if session.name in self.sessions and self.sessions[session.name] is not session:
-            raise ValueError(f"a session named {session.name!r} is already registered; choose another name")
+            raise DuplicateNameError(
+                f"cannot add session {session.name!r}: another session of this runtime has that name; give it another name"
+            )
         self.sessions[session.name] = session
         self._indexes.setdefault(session.name, 0)
         self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
@@ -73,7 +76,10 @@ class Runtime:
             self.add_session(session)
         key = (session.name, spec.name)
         if key in self.watchers:
-            raise ValueError(f"session {session.name!r} already has a watcher named {spec.name!r}; pick another --name")
+            raise DuplicateNameError(
+                f"cannot attach watcher {spec.name!r} to session {session.name!r}: it already has a watcher of that "
+                "name; give the new watcher another name, or attach each role once"
+            )
         watcher = Watcher(spec, evaluator, session, self.bus, live=self._live)
         watcher.subscription = self.bus.subscribe(f"watcher:{spec.name}", watcher.handle)
         self.watchers[key] = watcher
