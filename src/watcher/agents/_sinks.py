@@ -16,13 +16,16 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
-__all__ = ["OutputSinks", "RunEvent", "Sink"]
+__all__ = ["OutputSinks", "RunEvent", "RunEventKind", "Sink"]
 
 log = logging.getLogger("watcher.agents")
 
 Sink = Callable[["RunEvent"], Awaitable[None] | None]
+RunEventKind: TypeAlias = Literal[
+    "text", "tool_call_start", "tool_call", "tool_result", "interjection", "interrupted", "turn_end", "status"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +33,14 @@ class RunEvent:
     """One thing a display shows about a run.
 
     ``kind`` is ``text`` (a streamed delta in ``text``), ``tool_call_start`` (the model began a
-    tool call, its name in ``text``), ``tool_call`` (complete, with its input), ``tool_result``,
-    ``interjection`` (an injected message, its text in ``text``), ``interrupted`` (the streamed
-    response was cancelled), ``turn_end`` or ``status`` (the run's final status in ``text``).
-    ``data`` holds the details: tool name and input, output, interjection id, step number.
+    tool call, its name in ``text``), ``tool_call`` (complete: the tool's name in ``text``, its
+    ``input`` in ``data``), ``tool_result`` (the output in ``text``, the tool's ``name`` and
+    ``is_error`` in ``data``), ``interjection`` (an injected message, its text in ``text``),
+    ``interrupted`` (the streamed response was cancelled), ``turn_end`` or ``status`` (the run's
+    final status in ``text``). ``data`` holds the details: ids, inputs, step numbers.
     """
 
-    kind: str
+    kind: RunEventKind
     text: str = ""
     data: Mapping[str, Any] = field(default_factory=dict)
     session: str = ""

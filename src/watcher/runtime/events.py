@@ -69,7 +69,7 @@ class EvaluationEvent(Event):
     kind: ClassVar[str] = "evaluation"
     index: int
     breakpoint: str
-    decision: str  # "continue" | "interject"
+    decision: Literal["continue", "interject"]
     note: str = ""
     raw: str = ""
     interjection: Interjection | None = None
@@ -116,7 +116,7 @@ class InterjectionEvent(Event):
     kind: ClassVar[str] = "interjection"
     critical: ClassVar[bool] = True
     interjection: Interjection
-    status: str  # "pending" | "queued"
+    status: Literal["pending", "queued"]
     index: int = -1
 
     def payload(self) -> dict[str, Any]:
@@ -199,6 +199,14 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
         ) from exc
 
 
+def _announcement_status(value: object) -> Literal["pending", "queued"]:
+    if value == "pending":
+        return "pending"
+    if value in ("queued", None):  # rows written before the status was recorded were queued
+        return "queued"
+    raise MalformedEventError(f"unknown interjection status {value!r}")
+
+
 def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
@@ -207,13 +215,15 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
         )
     if kind == "evaluation":
         values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
+        if values.get("decision") not in ("continue", "interject"):
+            raise MalformedEventError(f"unknown decision {values.get('decision')!r} in session {session!r}")
         found = payload.get("interjection")
         return EvaluationEvent(**common, **values, interjection=Interjection.from_dict(found) if found else None)
     if kind == "interjection":
         return InterjectionEvent(
             **common,
             interjection=Interjection.from_dict(payload["interjection"]),
-            status=str(payload["status"]),
+            status=_announcement_status(payload.get("status")),
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":

@@ -26,7 +26,7 @@ import orjson
 
 from watcher.core.errors import JournalError
 from watcher.core.redact import may_hold_secret, redact_value
-from watcher.runtime.events import Event
+from watcher.runtime.events import Event, event_from_payload
 
 __all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
 
@@ -87,6 +87,10 @@ class JournalRow:
     watcher: str
     kind: str
     payload: dict[str, Any]
+
+    def event(self) -> Event:
+        """The typed event this row holds; raises ``MalformedEventError`` when it cannot be read."""
+        return event_from_payload(self.kind, self.payload, session=self.session, watcher=self.watcher, ts=self.ts)
 
 
 @dataclass(frozen=True, slots=True)

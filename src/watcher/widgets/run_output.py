@@ -11,25 +11,17 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import ipywidgets as w
 
+from watcher.agents import RunEvent
 from watcher.core.redact import redact
 from watcher.widgets.panel import MAX_FLUSHES_PER_S
 
 __all__ = ["MAX_CHARS", "RunOutput", "describe_run_event"]
 
 MAX_CHARS = 20_000
-
-
-class RunEvent(Protocol):
-    """What the run hands its sinks (``watcher.agents``' ``RunEvent``, read by shape)."""
-
-    kind: str
-    text: str
-    data: Mapping[str, Any]
 
 
 def describe_run_event(event: RunEvent) -> str:
@@ -39,10 +31,10 @@ def describe_run_event(event: RunEvent) -> str:
         return event.text
     if event.kind == "tool_call":
         args = json.dumps(data.get("input", {}), ensure_ascii=False)
-        return f"\n→ {data.get('name', 'tool')}({args[:300]})\n"
+        return f"\n→ {event.text}({args[:300]})\n"
     if event.kind == "tool_result":
         mark = "✗" if data.get("is_error") else "←"
-        text = str(data.get("output", event.text))
+        text = event.text
         return f"{mark} {text[:500]}{'…' if len(text) > 500 else ''}\n"
     if event.kind == "interjection":
         return f"\n[watcher {data.get('watcher') or 'person'}] {event.text}\n"
