@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import InvalidLocationError
 
@@ -16,11 +16,14 @@ __all__ = [
     "Decision",
     "Interject",
     "Interjection",
+    "InterjectionDict",
     "Location",
+    "LocationDict",
     "Origin",
     "PersonChannel",
     "Severity",
     "SuggestedFix",
+    "SuggestedFixDict",
 ]
 
 Severity: TypeAlias = Literal["hint", "warning", "critical"]
@@ -29,6 +32,37 @@ PersonChannel: TypeAlias = Literal["panel", "editor", "magic", "python"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 ACTIONS: tuple[Action, ...] = get_args(Action)
 PERSON_CHANNELS: tuple[PersonChannel, ...] = get_args(PersonChannel)
+
+
+class LocationDict(TypedDict, total=False):
+    """The wire form of a ``Location``: ``path`` or ``cell_id``, and its lines."""
+
+    path: str | None
+    cell_id: str | None
+    start_line: int
+    end_line: int
+
+
+class SuggestedFixDict(TypedDict):
+    """The wire form of a ``SuggestedFix``."""
+
+    location: LocationDict
+    replacement: str
+    title: str
+
+
+class InterjectionDict(TypedDict):
+    """The wire form of an ``Interjection`` (journal, widgets, language server, ``--json``)."""
+
+    id: str
+    watcher: str
+    content: str
+    urgent: bool
+    severity: Severity
+    action: Action
+    locations: list[LocationDict]
+    fix: SuggestedFixDict | None
+    origin: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +144,11 @@ class Location:
         """The last line of the range (``start_line`` when no end was given)."""
         return self.end_line if self.end_line is not None else self.start_line
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LocationDict:
         """The JSON form used by the journal and ``watcher replay --json``."""
-        target = {"path": self.path} if self.path is not None else {"cell_id": self.cell_id}
-        return {**target, "start_line": self.start_line, "end_line": self.last_line}
+        if self.path is not None:
+            return {"path": self.path, "start_line": self.start_line, "end_line": self.last_line}
+        return {"cell_id": self.cell_id, "start_line": self.start_line, "end_line": self.last_line}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Location:
@@ -140,7 +175,7 @@ class SuggestedFix:
     replacement: str
     title: str = "Apply suggested fix"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SuggestedFixDict:
         """The JSON form used by the journal."""
         return {"location": self.location.to_dict(), "replacement": self.replacement, "title": self.title}
 
@@ -183,7 +218,7 @@ class Interjection:
         """Who speaks: ``origin``, or the watcher named ``watcher`` when none was recorded."""
         return self.origin if self.origin is not None else Origin.of_watcher(self.watcher or "watcher")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> InterjectionDict:
         """The JSON form used by the journal, the widgets and the language server."""
         return {
             "id": self.id,

@@ -12,16 +12,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias, TypedDict
 
 from watcher.core.errors import MalformedEventError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, InterjectionDict
 from watcher.core.observations import CellExecuted
 from watcher.runtime.events import InterjectionEvent, ObservationEvent, WatcherEvent
 from watcher.runtime.fates import Fates, FateStatus
 from watcher.runtime.journal import Command, JournalRow
 
-__all__ = ["Finding", "FindingBook", "Update"]
+__all__ = ["Finding", "FindingBook", "FindingJson", "FindingStatus", "Update"]
 
 log = logging.getLogger("watcher.lsp")
 
@@ -32,6 +32,17 @@ FindingStatus: TypeAlias = FateStatus | Literal["requested"]
 SHOWN: frozenset[FindingStatus] = frozenset(
     {"pending", "queued", "requested", "delivered", "edited", "undeliverable", "failed"}
 )
+
+
+class FindingJson(TypedDict):
+    """The ``watcher/interjection`` notification body and the diagnostics' ``data``."""
+
+    interjection: InterjectionDict
+    session: str
+    watcher: str
+    status: FindingStatus
+    index: int
+    journal: str
 
 
 @dataclass(slots=True)
@@ -68,7 +79,7 @@ class Finding:
         """A pending interjection of a manual watcher: a person may inject it into the session."""
         return self.status == "pending" and self.mode in ("", "manual")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FindingJson:
         """The ``watcher/interjection`` notification body and the diagnostics' ``data``."""
         return {
             "interjection": self.interjection.to_dict(),

@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,7 +130,7 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
 _Row = tuple[float, str, str, str, str]
 
 
-def _json(data: dict[str, Any]) -> str:
+def _json(data: Mapping[str, Any]) -> str:
     # orjson: every event is encoded once on its way to disk, so this is the journal's hot path
     return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
