@@ -112,6 +112,24 @@ class Watcher:
         """True while an evaluation or delivery is in flight."""
         return self._lock.locked() or bool(self._tasks)
 
+    @property
+    def quiet(self) -> bool:
+        """True when this watcher has judged everything published to it and nothing is in flight."""
+        sub = self.subscription
+        return (sub is None or sub.idle) and not self.busy
+
+    async def settle(self) -> None:
+        """Wait, on events and never by polling, until this watcher is ``quiet``."""
+        while not self.quiet:
+            sub = self.subscription
+            if sub is not None and not sub.idle:
+                await sub.settled.wait()
+            elif self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            else:
+                async with self._lock:  # an evaluation started outside the bus (a direct call) ends
+                    pass
+
     # --- observing ------------------------------------------------------------------------------
 
     async def handle(self, event: Event) -> None:
