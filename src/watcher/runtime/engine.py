@@ -81,7 +81,7 @@ class Watcher:
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[EvaluationEvent]] = set()
-        self.subscription: Subscription | None = None
+        self.subscription: Subscription[Event] | None = None
 
     @property
     def name(self) -> str:
