@@ -17,7 +17,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -287,19 +287,6 @@ class Journal:
                 continue
             rows.append(JournalRow(id_, ts, sess, watcher, kind, decoded))
         return rows
-
-    def follow(
-        self, after: int = 0, *, poll: float = 0.05, stop: threading.Event | None = None
-    ) -> Iterator[JournalRow]:
-        """Yield events as they are committed, by any process, until ``stop`` is set."""
-        last = after
-        while stop is None or not stop.is_set():
-            rows = self.read(last)
-            for row in rows:
-                last = row.id
-                yield row
-            if not rows:
-                time.sleep(poll)
 
     def last_id(self) -> int:
         """The id of the newest committed event (0 when empty)."""
