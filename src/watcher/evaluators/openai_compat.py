@@ -1,6 +1,6 @@
 """The OpenAI-compatible evaluator: a watcher judging with a model behind LM Studio, Ollama or vLLM.
 
-Seed 003 runs the watcher on a second model loaded in the same local server: ``base_url`` and
+A watcher can run on a second model loaded in the same local server: ``base_url`` and
 ``model`` (its ``--watcher-base-url`` and ``--watcher-model``) are all it needs. Local servers
 take any key, so none is required when a ``base_url`` is given. The static prompt is the system
 message and the activity the user message, so servers with automatic prefix caching reuse it;
