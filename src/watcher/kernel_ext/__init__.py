@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
+from watcher.agents import set_host
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
 
@@ -33,6 +34,7 @@ def load_ipython_extension(ipython: Any) -> None:
         unload_ipython_extension(_extension.shell)
     ext = KernelExtension(ipython)
     ext.register()
+    set_host(ext)  # ``watcher.agent(...)`` in this kernel runs on the extension's runtime
     ipython.register_magics(WatcherMagics(ipython, ext))
     atexit.register(ext.close)
     _extension = ext
@@ -45,6 +47,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     if ext is None:
         return
     atexit.unregister(ext.close)
+    set_host(None)
     magics = ipython.magics_manager.magics
     for kind, names in MAGIC_NAMES.items():
         for name in names:
