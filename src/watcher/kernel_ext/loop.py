@@ -66,11 +66,6 @@ class RuntimeThread:
         """True while the loop runs."""
         return self._thread.is_alive() and not self.loop.is_closed()
 
-    @property
-    def on_thread(self) -> bool:
-        """True when called from the runtime thread itself."""
-        return self.calls.on_loop
-
     def call(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on the runtime thread soon; returns at once."""
         self.calls.call_soon(fn, *args)
