@@ -4,8 +4,9 @@ A model that degenerates mid-reply writes one sentence, or a short cycle of sent
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
 does, at every 50-character chunk of its prose: a chunk that comes back ``repeats`` times at one
 steady period (at most ``window`` characters), with the text between occurrences repeating exactly,
-is chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out first:
-repeated tokens there are structure, not a loop (a test table, resources sharing a long prefix).
+is chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
+each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
+repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 """
 
 from __future__ import annotations
@@ -21,23 +22,39 @@ _WS = re.compile(r"\s+")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
 
 
-def _prose(text: str) -> str:
-    """The reply without code blocks, tables, lists, headings, quotes and dividers, whitespace collapsed."""
+def _prose(text: str) -> list[str]:
+    """The reply's stretches of prose between code blocks, tables, lists, headings, quotes and dividers."""
+    stretches: list[str] = []
     kept: list[str] = []
     in_code = False
     for line in text.splitlines():
-        if _FENCE.match(line):
-            in_code = not in_code
-        elif not in_code and not _SKIPPED.match(line):
+        if in_code or _FENCE.match(line) or _SKIPPED.match(line):
+            in_code = in_code != bool(_FENCE.match(line))
+            if kept:
+                stretches.append(_WS.sub(" ", " ".join(kept)))
+                kept = []
+        else:
             kept.append(line)
-    return _WS.sub(" ", " ".join(kept))
+    if kept:
+        stretches.append(_WS.sub(" ", " ".join(kept)))
+    return stretches
 
 
 def chant(text: str, repeats: int, chunk: int = 50, window: int = 300) -> tuple[str, int] | None:
     """The text repeated back to back at least ``repeats`` times in one reply, and the count; or None."""
     if len(text) < chunk + repeats:
         return None
-    prose = _prose(text)[-_LONGEST:]
+    budget = _LONGEST
+    for prose in reversed(_prose(text)):
+        found = _repeated(prose[-budget:], repeats, chunk, window)
+        budget -= len(prose)
+        if found is not None or budget <= 0:
+            return found
+    return None
+
+
+def _repeated(prose: str, repeats: int, chunk: int, window: int) -> tuple[str, int] | None:
+    """The first chunk of ``prose`` seen ``repeats`` times back to back at a steady period."""
     seen: dict[str, tuple[int, int, int]] = {}  # chunk -> (last position, period, occurrences in a row)
     for i in range(len(prose) - chunk + 1):
         key = prose[i : i + chunk]

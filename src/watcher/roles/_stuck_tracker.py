@@ -144,7 +144,8 @@ class LoopTracker:
             if level:
                 return [Finding("condensation", "pause", self._condensed, "context condensation", loop)]
             return []
-        self._condensed = 0
+        if not isinstance(obs, UserMessage):  # a person saying "continue" does not end a condensation storm
+            self._condensed = 0
         if isinstance(obs, AssistantMessage):
             return self._assistant(obs)
         if isinstance(obs, HarnessError):
