@@ -41,10 +41,25 @@ _COSMETIC = frozenset({"description", "explanation", "reason", "reasoning", "rat
 # Fields a harness adds to every call, whatever the call does (Cline's focus-chain checklist).
 _HARNESS_FIELDS = frozenset({"task_progress", "taskProgress", "focus_chain", "requires_approval"})
 _DROPPED = _COSMETIC | _HARNESS_FIELDS
-# Argument keys whose values are fresh on every call by construction (never what the call is about).
+# Argument keys whose values are minted fresh for every call (never what the call is about). Times
+# are not among them: a ``ts`` or ``timestamp`` argument often names the thing asked for.
+_VOLATILE_KEYS = frozenset(
+    {
+        "request_id",
+        "requestId",
+        "requestid",
+        "client_msg_id",
+        "clientMsgId",
+        "nonce",
+        "idempotency_key",
+        "idempotencyKey",
+        "trace_id",
+        "traceId",
+    }
+)
 _VOLATILE_ARG = re.compile(
-    r'"(?:request_?id|requestId|nonce|idempotency_?key|idempotencyKey|timestamp|ts|trace_?id|traceId)"'
-    r':(?:"[^"]*"|-?\d+(?:\.\d+)?)'
+    '"(?:' + "|".join(sorted(_VOLATILE_KEYS)) + r')":(?:"[^"]*"|-?\d+(?:\.\d+)?)'
+    r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"  # UUIDs, minted per call
 )
 _WS = re.compile(r"\s+")
 _JSON_WS = re.compile(r"(?:\s|\\[nrt])+")  # whitespace, raw or escaped inside JSON strings
@@ -65,7 +80,8 @@ _VOLATILE = re.compile(
 )
 _ERRORISH = re.compile(r"error|exception|failed|fatal|traceback|not found|denied|refused|timed out", re.IGNORECASE)
 _DIGITS = re.compile(r"\d+")
-_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`")
+# What an error is about, rather than what it is: quoted names, paths and file names.
+_SUBJECT = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|[^\s<>]*[/\\][^\s<>]*|\b[\w\-]+\.[A-Za-z]\w{0,4}\b")
 # What a harness answers when the agent calls a tool it does not have.
 _MISSING_TOOL = re.compile(
     r"\b(?:unknown|unsupported|invalid|unavailable|unrecognized) (?:tool|function)\b"
@@ -161,10 +177,11 @@ def result_key(output: str, failed: bool) -> tuple[bool, int]:
 def error_key(output: str) -> int:
     """The identity of an error, whatever it was about: its telling line with quoted names and numbers blurred.
 
-    ``No such file: 'a.py'`` and ``No such file: 'b.py'`` are one error, so a tool failing the same
-    way under varying arguments can be told apart from one failing in new ways.
+    ``No such file: 'a.py'`` and ``File does not exist: src/b.py`` against ``...: src/c.py`` are
+    one error each, so a tool failing the same way under varying arguments can be told apart from
+    one failing in new ways.
     """
-    return hash(_DIGITS.sub("N", _QUOTED.sub("Q", error_line(output, limit=400))))
+    return hash(_DIGITS.sub("N", _SUBJECT.sub("Q", error_line(output, limit=400))))
 
 
 def missing_tool(output: str) -> bool:
@@ -246,7 +263,7 @@ def short_input(name: str, tool_input: Mapping[str, Any], limit: int = 80) -> st
         fields = ("file_path", "path", "notebook_path", "url", "bash_id", "shell_id", "task_id")
         text = next((str(v) for k in fields if isinstance(v := tool_input.get(k), str | int)), None)
     if text is None:
-        shown = {k: v for k, v in tool_input.items() if k not in _DROPPED}
+        shown = {k: v for k, v in tool_input.items() if k not in _DROPPED and k not in _VOLATILE_KEYS}
         text = json.dumps(shown, sort_keys=True, default=str) if shown else ""
     text = _WS.sub(" ", redact(text)).strip()
     if len(text) > limit:

@@ -19,6 +19,7 @@ _FENCE = re.compile(r"\s*(?:```|~~~)")
 _SKIPPED = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
 _LETTER = re.compile(r"[^\W\d_]")
 _WS = re.compile(r"\s+")
+_SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
 
 
@@ -53,6 +54,12 @@ def chant(text: str, repeats: int, chunk: int = 50, window: int = 300) -> tuple[
     return None
 
 
+def _from_a_sentence(unit: str) -> str:
+    """The repeated text turned to start where a sentence does: "the key. I will" -> "I will ... the key."."""
+    start = _SENTENCE_START.search(unit)
+    return (unit[start.end() :] + unit[: start.end()] if start else unit).strip()
+
+
 def _repeated(prose: str, repeats: int, chunk: int, window: int) -> tuple[str, int] | None:
     """The first chunk of ``prose`` seen ``repeats`` times back to back at a steady period."""
     seen: dict[str, tuple[int, int, int]] = {}  # chunk -> (last position, period, occurrences in a row)
@@ -69,7 +76,9 @@ def _repeated(prose: str, repeats: int, chunk: int, window: int) -> tuple[str, i
             run += 1
             unit = prose[last:i]
             if run >= repeats and len(set(unit)) >= 3 and _LETTER.search(unit):
-                return unit.strip(), run
+                while prose.startswith(unit, i + gap):  # count the repeats still to come
+                    run, i = run + 1, i + gap
+                return _from_a_sentence(unit), run
         else:
             run = 1
         seen[key] = (i, gap, run)

@@ -145,7 +145,7 @@ _ADVICE = {
     "cycle": "None of the steps changes anything: stop, reconsider the plan, and try a different approach.",
     "tool_error": "Changing the arguments has not helped: read the error, use a tool you have, or try a different approach.",
     "monologue": "Act on it with a tool, or ask the user for what you need.",
-    "chant": "Stop repeating it: say it once, then act on it with a tool, or ask the user for what you need.",
+    "chant": "Stop repeating it and say it once. Act on it with a tool, or ask the user for what you need.",
     "condensation": "Summarising again will not make room: narrow the task, or start from a fresh context.",
     "harness": "The run cannot make progress; check the harness (timeouts, output format) before retrying.",
     "cell": "Re-running it will not change the result: inspect the values used on that line, or change the code.",
