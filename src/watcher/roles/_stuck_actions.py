@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 from watcher.core.redact import redact
 
 __all__ = [
+    "ResultKey",
     "WaitKind",
     "action_key",
     "error_key",
@@ -169,9 +170,43 @@ def action_key(name: str, tool_input: Mapping[str, Any]) -> str:
     return name + "\x00" + _EDGE_WS.sub("", _JSON_WS.sub(" ", dumped))
 
 
-def result_key(output: str, failed: bool) -> tuple[bool, int]:
-    """The identity of a tool result: failed or not, and the output with volatile details blurred."""
-    return failed, hash(" ".join(_VOLATILE.sub("~", output).split()))
+class ResultKey:
+    """The identity of a tool result: failed or not, and the output with volatile details blurred.
+
+    Blurring is the costly part, so it is done only when it matters: two results with the same
+    raw output are equal at once, and the blurred forms are compared (and kept) only when the
+    raw outputs differ, which a tracker asks only for results of the same action.
+    """
+
+    __slots__ = ("_blurred", "_output", "_raw", "failed")
+
+    def __init__(self, output: str, failed: bool) -> None:
+        self.failed = failed
+        self._output: str | None = output
+        self._raw = hash(output)
+        self._blurred: int | None = None
+
+    def blurred(self) -> int:
+        """A hash of the output with volatile details blurred and whitespace collapsed."""
+        if self._blurred is None:
+            self._blurred = hash(" ".join(_VOLATILE.sub("~", self._output or "").split()))
+            self._output = None  # the text is no longer needed
+        return self._blurred
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ResultKey):
+            return NotImplemented
+        if self.failed != other.failed:
+            return False
+        return self._raw == other._raw or self.blurred() == other.blurred()
+
+    def __hash__(self) -> int:
+        return hash(self.failed)  # equal keys may differ in raw output: only `failed` is shared
+
+
+def result_key(output: str, failed: bool) -> ResultKey:
+    """The identity of a tool result (see ``ResultKey``)."""
+    return ResultKey(output, failed)
 
 
 def error_key(output: str) -> int:

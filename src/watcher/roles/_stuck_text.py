@@ -2,9 +2,9 @@
 
 A model that degenerates mid-reply writes one sentence, or a short cycle of sentences, again and
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
-does, at every 50-character chunk of its prose: a chunk that comes back ``repeats`` times at one
-steady period (at most ``window`` characters), with the text between occurrences repeating exactly,
-is chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
+does, at 50-character chunks of its prose: a chunk that comes back ``repeats`` times at one steady
+period (at most ``window`` characters), with the text between occurrences repeating exactly, is
+chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
 each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 """
@@ -21,6 +21,7 @@ _LETTER = re.compile(r"[^\W\d_]")
 _WS = re.compile(r"\s+")
 _SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
+_STEP = 8  # positions between chunks looked up
 
 
 def _prose(text: str) -> list[str]:
@@ -61,25 +62,24 @@ def _from_a_sentence(unit: str) -> str:
 
 
 def _repeated(prose: str, repeats: int, chunk: int, window: int) -> tuple[str, int] | None:
-    """The first chunk of ``prose`` seen ``repeats`` times back to back at a steady period."""
-    seen: dict[str, tuple[int, int, int]] = {}  # chunk -> (last position, period, occurrences in a row)
-    for i in range(len(prose) - chunk + 1):
-        key = prose[i : i + chunk]
-        prev = seen.get(key)
-        if prev is None:
-            seen[key] = (i, 0, 1)
+    """A stretch of ``prose`` repeated back to back ``repeats`` times or more, and how often; or None.
+
+    A chunk is looked up at every ``_STEP``-th position only, with ``str.find`` for its next
+    occurrence: a repeat long enough to matter covers many sampled positions, so the scan stays
+    fast on long replies.
+    """
+    for at in range(0, len(prose) - chunk + 1, _STEP):
+        key = prose[at : at + chunk]
+        following = prose.find(key, at + 1, at + window + chunk)
+        if following < 0:
             continue
-        last, period, run = prev
-        gap = i - last
-        steady = gap <= window and (run == 1 or gap == period)
-        if steady and (gap <= chunk or prose[last:i] == prose[i : i + gap]):
+        unit = prose[at:following]  # the period: exactly what comes back
+        run = 1
+        while prose.startswith(unit, at + run * len(unit)):
             run += 1
-            unit = prose[last:i]
-            if run >= repeats and len(set(unit)) >= 3 and _LETTER.search(unit):
-                while prose.startswith(unit, i + gap):  # count the repeats still to come
-                    run, i = run + 1, i + gap
-                return _from_a_sentence(unit), run
-        else:
-            run = 1
-        seen[key] = (i, gap, run)
+        if prose.startswith(key, at + run * len(unit)):
+            run += 1  # a last occurrence of the chunk, as Gemini CLI counts them
+        if run >= repeats and len(set(unit)) >= 3 and _LETTER.search(unit):
+            starts_a_sentence = at == 0 or prose[at - 2 : at].rstrip()[-1:] in (".", "!", "?", "…")
+            return (unit.strip() if starts_a_sentence else _from_a_sentence(unit)), run
     return None

@@ -24,6 +24,7 @@ from watcher.core.observations import (
     UserMessage,
 )
 from watcher.roles._stuck_actions import (
+    ResultKey,
     action_key,
     error_key,
     error_line,
@@ -94,7 +95,7 @@ class LoopTracker:
         self._calls: dict[str, ToolCall] = {}
         self._last_call: ToolCall | None = None
         # same action + same result; same action failing
-        self._run: tuple[str, tuple[bool, int]] | None = None
+        self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
         self._run_levels = Levels(0, config.repeat_pause, 0)
         self._fail_action: str | None = None
@@ -299,7 +300,7 @@ class LoopTracker:
         action: Action = "pause" if level == 2 else "nudge"
         return [Finding("tool_error", action, state.count, call.name or "tool", loop, detail, missing=state.missing)]
 
-    def _cycle(self, akey: str, rkey: tuple[bool, int]) -> list[Finding]:
+    def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
         block = self._cycles.feed((akey, rkey))
         if not block:
             return []
