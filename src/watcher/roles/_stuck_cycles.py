@@ -5,8 +5,8 @@ period ``p`` up to ``max_period``, how many steps in a row equalled the step ``p
 last ``p * cycles`` steps are ``cycles`` repetitions of one ``p``-step block exactly when that count
 reaches ``p * (cycles - 1)``. So each step costs ``max_period`` comparisons whatever the history.
 The shortest period is reported first; while that cycle goes on it is not reported again until
-another ``cycles`` full cycles have passed (or a person has stepped in), so a loop someone let
-continue is flagged again rather than never.
+another ``cycles`` full cycles have passed, or at its next step once a person has stepped in, so a
+loop someone let continue is flagged again rather than never.
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ class CycleDetector:
         return []
 
     def rearm(self) -> None:
-        """A person stepped in: a cycle still going on is reported again after ``cycles`` more cycles."""
+        """A person stepped in: a cycle that goes on is reported again at its next step."""
         if self._period:
-            self._due = self._match[self._period] + self._period * self.cycles
+            self._due = self._match[self._period] + 1
 
     def clear(self) -> None:
         """Something other than a tool step happened (a cell ran): no cycle goes on."""
