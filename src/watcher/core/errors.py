@@ -87,7 +87,7 @@ class SessionEndedError(WatcherError):
 class CorrectionCapReached(WatcherError):
     """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
 
-    Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    The cap on corrective turns per step; the engine journals the delivery as failed, with this message.
     """
 
 

@@ -27,7 +27,7 @@ def _dumps(data: Any) -> str:
     return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def encode_payload(data: dict[str, Any]) -> str:
+def encode_payload(data: Mapping[str, Any]) -> str:
     """``data`` as JSON text for the ``payload`` column: storable, bounded, secrets redacted."""
     try:
         text = _dumps(data)
