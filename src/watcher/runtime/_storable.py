@@ -43,7 +43,7 @@ def encode_payload(data: Mapping[str, Any]) -> str:
     return _dumps(redact_value(clean)) if may_hold_secret(text) else text
 
 
-def _storable(data: dict[str, Any], *, clip: bool, notes: list[str]) -> dict[str, Any]:
+def _storable(data: Mapping[str, Any], *, clip: bool, notes: list[str]) -> dict[str, Any]:
     """A copy of ``data`` (iteratively: any depth) that orjson can encode within the bounds."""
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any, int]] = [(data, root, 0, 0)]
