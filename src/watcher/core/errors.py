@@ -7,7 +7,8 @@
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
     ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
-    └── SessionEndedError      something was delivered to a parent session that has ended
+    ├── SessionEndedError      something was delivered to a parent session that has ended
+    └── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
 
 A message says what failed, on what, and what to do about it.
 """
@@ -15,6 +16,7 @@ A message says what failed, on what, and what to do about it.
 from __future__ import annotations
 
 __all__ = [
+    "AgentModelError",
     "ConfigurationError",
     "CorrectionCapReached",
     "EvaluationError",
@@ -69,3 +71,7 @@ class CorrectionCapReached(WatcherError):
 
     Seed 003's cap per step; the engine journals the delivery as failed, with this message.
     """
+
+
+class AgentModelError(WatcherError):
+    """The agent model of a benchmark task failed or could not be reached; the task is recorded as failed."""
