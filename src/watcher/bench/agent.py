@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 import anthropic
 import openai
+from anthropic.types import Message
+from openai.types.chat import ChatCompletion
 
 from watcher.bench.tools import anthropic_tools, openai_tools
 from watcher.core.errors import AgentModelError
@@ -27,6 +29,10 @@ SYSTEM_PROMPT = (
     "chain from the start file to the trace that holds 'FINAL TOKEN:', then call submit_answer with "
     "that token. Call exactly one tool per turn."
 )
+
+
+_OPENAI_TOOLS = openai_tools()
+_ANTHROPIC_TOOLS = anthropic_tools()
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +131,15 @@ class ChatAgent:
 
     async def turn(self, conversation: Conversation) -> Turn:
         try:
-            completion = await self.client.chat.completions.create(
-                model=self.model,
-                messages=conversation.openai_messages(),
-                tools=openai_tools(),
-                max_tokens=512,  # type: ignore[arg-type]
+            completion = await self.client.post(
+                "/chat/completions",
+                cast_to=ChatCompletion,
+                body={
+                    "model": self.model,
+                    "messages": conversation.openai_messages(),
+                    "tools": _OPENAI_TOOLS,
+                    "max_tokens": 512,
+                },
             )
         except openai.APIError as exc:
             raise AgentModelError(f"the agent model {self.model} at {self.client.base_url} failed: {exc}") from exc
@@ -169,12 +179,16 @@ class MessagesAgent:
 
     async def turn(self, conversation: Conversation) -> Turn:
         try:
-            message = await self.client.messages.create(
-                model=self.model,
-                max_tokens=512,
-                system=SYSTEM_PROMPT,
-                messages=conversation.anthropic_messages(),  # type: ignore[arg-type]
-                tools=anthropic_tools(),  # type: ignore[arg-type]
+            message = await self.client.post(
+                "/v1/messages",
+                cast_to=Message,
+                body={
+                    "model": self.model,
+                    "max_tokens": 512,
+                    "system": SYSTEM_PROMPT,
+                    "messages": conversation.anthropic_messages(),
+                    "tools": _ANTHROPIC_TOOLS,
+                },
             )
         except anthropic.APIError as exc:
             raise AgentModelError(f"the agent model {self.model} at {self.client.base_url} failed: {exc}") from exc

@@ -44,9 +44,9 @@ class SimParams:
     """The simulated models' parameters (probabilities) and the seed of their draws."""
 
     seed: int = 0
-    follow: float = 0.85
+    follow: float = 0.8
     heed: float = 0.8
-    recover: float = 0.2
+    recover: float = 0.05
     accuracy: float = 0.9
 
 

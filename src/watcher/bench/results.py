@@ -137,9 +137,11 @@ def render_table(summaries: Sequence[Summary]) -> str:
         for s in summaries
     ]
     widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
-    fmt = lambda row: "  ".join(
-        cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-    )  # noqa: E731
+
+    def fmt(row: Sequence[str]) -> str:
+        cells = (cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True)))
+        return "  ".join(cells)
+
     return "\n".join([fmt(head), "  ".join("-" * w for w in widths), *map(fmt, lines)])
 
 

@@ -13,15 +13,18 @@ can check that a failing watcher leaves the run going.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
-import multiprocessing
+import select
+import subprocess
+import sys
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, Literal
 
 from watcher.bench.policies import Event, SimParams, primary_action, watcher_guidance
-from watcher.testing import Reply, StubAnthropicServer, StubOpenAIServer
+from watcher.core.errors import ConfigurationError
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, StubOpenAIServer
 
 if TYPE_CHECKING:
     from watcher.testing._http import Exchange
@@ -67,6 +70,12 @@ class _Simulated:
         return Reply.tool_use(name, args, id=_call_id(id_prefix, events or [], name, args))
 
 
+def _usage(request: RecordedRequest, reply: Reply) -> tuple[int, int]:
+    """Simulated token counts: four characters a token of the request body and of the answer."""
+    answer = reply.content + "".join(json.dumps(dict(t.input)) for t in reply.tools)
+    return max(1, len(request.raw) // 4), max(1, len(answer) // 4)
+
+
 class SimulatedChatServer(_Simulated, StubOpenAIServer):
     """The simulated models behind the OpenAI chat-completions API (``base_url`` ends with ``/v1``)."""
 
@@ -79,6 +88,10 @@ class SimulatedChatServer(_Simulated, StubOpenAIServer):
         self.params = params or SimParams()
         self.watcher_fails = watcher_fails
         self.keep_requests = keep_requests
+
+    def usage(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        prompt, completion = _usage(request, reply)
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
     def answer(self, exchange: Exchange) -> None:
         request = exchange.request
@@ -126,6 +139,15 @@ class SimulatedMessagesServer(_Simulated, StubAnthropicServer):
         self.watcher_fails = watcher_fails
         self.keep_requests = keep_requests
 
+    def usage(self, request: RecordedRequest, reply: Reply, output: str) -> dict[str, int]:
+        prompt, completion = _usage(request, reply)
+        return {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+
     def answer(self, exchange: Exchange) -> None:
         request = exchange.request
         body = request.body
@@ -162,36 +184,30 @@ def simulated_server(
     return cls(params, watcher_fails=watcher_fails, keep_requests=keep_requests).start()
 
 
-def _serve(provider: str, params: SimParams, conn: Connection) -> None:
-    """The child process: serve until the parent says stop or goes away."""
-    server = simulated_server(provider, params)
-    try:
-        conn.send(server.base_url)
-        with contextlib.suppress(EOFError, OSError):
-            conn.recv()
-    finally:
-        server.close()
-
-
 @contextlib.contextmanager
 def simulated_process(provider: str, params: SimParams) -> Iterator[str]:
-    """A simulated server in a child process (its own interpreter, so the harness keeps a core); yields its base URL.
+    """A simulated server in a child interpreter (so the harness keeps a core to itself); yields its base URL.
 
-    The child is a daemon and is stopped (then killed, if it must be) when the block ends.
+    The child serves until its stdin closes: when the block ends, or when this process dies.
     """
-    ctx = multiprocessing.get_context("spawn")
-    parent, child = ctx.Pipe()
-    process = ctx.Process(target=_serve, args=(provider, params, child), name="watcher-bench-simulated", daemon=True)
-    process.start()
+    command = [sys.executable, "-m", "watcher.bench._serve", provider, json.dumps(dataclasses.asdict(params))]
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        if not parent.poll(30):
-            raise TimeoutError("the simulated model server did not start within 30s")
-        yield str(parent.recv())
+        assert child.stdout is not None
+        ready, _, _ = select.select([child.stdout], [], [], 30)
+        line = child.stdout.readline().strip() if ready else ""
+        if not line.startswith("http"):
+            raise ConfigurationError(
+                f"the simulated model server did not start (exit status {child.poll()}); run {' '.join(command[:4])} to see why"
+            )
+        yield line
     finally:
-        with contextlib.suppress(OSError):
-            parent.send("stop")
-        process.join(5)
-        if process.is_alive():
-            process.kill()
-            process.join(5)
-        parent.close()
+        if child.stdin is not None:
+            child.stdin.close()
+        try:
+            child.wait(5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait(5)
+        if child.stdout is not None:
+            child.stdout.close()

@@ -74,8 +74,8 @@ class SuiteConfig:
         return WATCHER_MODEL if self.simulated else (self.watcher_model or self.agent_model)
 
     def steps_for(self, length: int) -> int:
-        """The step limit of a task (agent and watcher steps together): ``max_steps`` or 3 per link + 8."""
-        return self.max_steps or 3 * length + 8
+        """The step limit of a task (agent and watcher steps together): ``max_steps`` or 2 per link + 6."""
+        return self.max_steps or 2 * length + 6
 
     def key(self) -> dict[str, Any]:
         """The settings a saved row must match to be reused."""

@@ -114,15 +114,12 @@ class Supervisor:
         except Exception as exc:  # noqa: BLE001 - fail closed: any watcher failure lets the run resume
             return Guidance(None, f"{type(exc).__name__}: {exc}")
         usage = result.usage
-        tokens = {
-            "input_tokens": usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-            "output_tokens": usage.output_tokens,
-        }
+        tokens_in = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
         decision = result.decision
         if decision.error:
-            return Guidance(None, decision.error, cost_usd=result.cost_usd, **tokens)
+            return Guidance(None, decision.error, tokens_in, usage.output_tokens, result.cost_usd)
         text = decision.interjection.content.strip() if isinstance(decision, Interject) else None
-        return Guidance(text or None, cost_usd=result.cost_usd, **tokens)
+        return Guidance(text or None, None, tokens_in, usage.output_tokens, result.cost_usd)
 
     async def aclose(self) -> None:
         close = getattr(self.evaluator, "aclose", None)

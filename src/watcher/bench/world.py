@@ -178,7 +178,7 @@ def generate_world(seed: int, task: int, length: int, distractors: int) -> World
     # decoy contents: noise, and often a pointer to another distractor (or to nowhere): never to the chain
     for path in decoys:
         lines = ([ARCHIVED] if files[path] == ARCHIVED else []) + _noise(rng, rng.randrange(2, 5))
-        if rng.random() < 0.75:
+        if rng.random() < 0.9:
             target = (
                 rng.choice(decoys)
                 if rng.random() < 0.8

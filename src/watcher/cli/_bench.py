@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument("--out", type=Path, help="append one JSON row per task here; a rerun resumes from it")
     p.add_argument("--plot", type=Path, help="write success rate and overhead against chain length (PNG)")
     p.add_argument("--jobs", type=int, default=16, help="tasks run concurrently (default 16)")
-    p.add_argument("--follow", type=float, default=0.85, help="simulated agent: chance to follow a pointer correctly")
+    p.add_argument("--follow", type=float, default=0.8, help="simulated agent: chance to follow a pointer correctly")
     p.add_argument("--heed", type=float, default=0.8, help="simulated agent: chance to heed a supervisor message")
     p.set_defaults(func=run)
 
