@@ -15,12 +15,45 @@ CLI imports it.
 
 from __future__ import annotations
 
-from watcher.bench.policies import SimParams
-from watcher.bench.results import Summary, plot, render_table, summarize, wilson
-from watcher.bench.run import TaskResult, run_task
-from watcher.bench.simulated import SIMULATED_NOTICE
-from watcher.bench.suite import CONDITIONS, SuiteConfig, read_rows, report, run_suite
-from watcher.bench.world import World, generate_world
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from watcher.bench.policies import SimParams
+    from watcher.bench.results import Summary, plot, render_table, summarize, wilson
+    from watcher.bench.run import TaskResult, run_task
+    from watcher.bench.simulated import SIMULATED_NOTICE
+    from watcher.bench.suite import CONDITIONS, SuiteConfig, read_rows, report, run_suite
+    from watcher.bench.world import World, generate_world
+
+# Exports load on first use, so the simulated server's child process (``watcher.bench._serve``)
+# starts without importing the SDKs.
+_EXPORTS = {
+    "CONDITIONS": "suite",
+    "SIMULATED_NOTICE": "simulated",
+    "SimParams": "policies",
+    "SuiteConfig": "suite",
+    "Summary": "results",
+    "TaskResult": "run",
+    "World": "world",
+    "generate_world": "world",
+    "plot": "results",
+    "read_rows": "suite",
+    "render_table": "results",
+    "report": "suite",
+    "run_suite": "suite",
+    "run_task": "run",
+    "summarize": "results",
+    "wilson": "results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'watcher.bench' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"watcher.bench.{module}"), name)
+
 
 __all__ = [
     "CONDITIONS",
