@@ -153,12 +153,18 @@ def plot(rows: Iterable[Mapping[str, Any]], path: Path, *, title: str = "") -> P
         raise ConfigurationError("--plot needs matplotlib: pip install 'watcher[jupyter]'") from exc
     figure = Figure(figsize=(10, 4), layout="constrained")
     success, overhead = figure.subplots(1, 2)
-    for condition, points in by_length(rows).items():
-        xs = [n for n, _ in points]
+    markers = {"none": "o", "guided": "s", "blind": "^", "rules": "D"}
+    for k, (condition, points) in enumerate(by_length(rows).items()):
+        # conditions side by side at each length, so equal figures do not hide each other
+        xs = [n + (k - 1.5) * 0.12 for n, _ in points]
         rates = [s.rate for _, s in points]
         errors = [[s.rate - s.low for _, s in points], [s.high - s.rate for _, s in points]]
-        success.errorbar(xs, rates, yerr=errors, marker="o", capsize=3, label=condition)
-        overhead.plot(xs, [s.overhead for _, s in points], marker="o", label=condition)
+        marker = markers.get(condition, "o")
+        success.errorbar(xs, rates, yerr=errors, marker=marker, capsize=3, label=condition)
+        overhead.plot(xs, [s.overhead for _, s in points], marker=marker, label=condition)
+    lengths = sorted({n for points in by_length(rows).values() for n, _ in points})
+    success.set_xticks(lengths)
+    overhead.set_xticks(lengths)
     success.set(xlabel="chain length", ylabel="success rate (95% Wilson CI)", ylim=(0, 1.05), title="success")
     overhead.set(xlabel="chain length", ylabel="watcher + correction steps / all steps", title="corrective overhead")
     success.legend()
