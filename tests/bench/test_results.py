@@ -60,3 +60,10 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     assert [n for n, _ in by_length(rows)["guided"]] == [4, 8, 12]
     out = plot(rows, tmp_path / "r.png", title="simulated models")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("n", [1, 7, 24, 200, 1000])
+def test_the_interval_always_contains_the_rate(n: int) -> None:
+    for k in (0, 1, n // 2, n - 1, n):
+        low, high = wilson(k, n)
+        assert 0.0 <= low <= k / n <= high <= 1.0

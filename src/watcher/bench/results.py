@@ -31,7 +31,8 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # rounding can put a bound a hair inside p at 0 % or 100 %; the interval always contains p
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +159,7 @@ def plot(rows: Iterable[Mapping[str, Any]], path: Path, *, title: str = "") -> P
         # conditions side by side at each length, so equal figures do not hide each other
         xs = [n + (k - 1.5) * 0.12 for n, _ in points]
         rates = [s.rate for _, s in points]
-        errors = [[s.rate - s.low for _, s in points], [s.high - s.rate for _, s in points]]
+        errors = [[max(0.0, s.rate - s.low) for _, s in points], [max(0.0, s.high - s.rate) for _, s in points]]
         marker = markers.get(condition, "o")
         success.errorbar(xs, rates, yerr=errors, marker=marker, capsize=3, label=condition)
         overhead.plot(xs, [s.overhead for _, s in points], marker=marker, label=condition)
