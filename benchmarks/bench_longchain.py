@@ -25,7 +25,9 @@ def main() -> None:
     elapsed = time.perf_counter() - started
     assert len(rows) == config.tasks * len(config.conditions)
     rates = ", ".join(f"{s.condition} {s.rate:.0%}" for s in summarize(rows))
-    print(f"# simulated models; {len(rows)} tasks; success {rates}; load average {load:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"# simulated models; {len(rows)} tasks; success {rates}; load average {load:.2f} -> {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     print(f"BENCH longchain_tasks_per_s {len(rows) / elapsed:.1f} tasks/s")
     print(f"BENCH longchain_suite_s {elapsed:.1f} s")
 

@@ -101,3 +101,21 @@ def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pyt
     assert main(["bench", "longchain", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+
+
+def test_an_unreachable_server_is_reported_not_hidden(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "bench",
+        "longchain",
+        "--tasks",
+        "1",
+        "--chain-length",
+        "2",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 tasks ended because the agent model failed" in out and "Connection error" in out

@@ -239,4 +239,11 @@ def report(config: SuiteConfig, rows: list[dict[str, Any]]) -> str:
         f"seed {config.seed}, retry cap {config.retry_cap}; {who}"
     )
     lines += ["", render_table(summarize(rows))]
+    failed = [r for r in rows if r.get("end") == "agent_error"]
+    if failed:
+        first = failed[0]["errors"][0] if failed[0].get("errors") else "no message"
+        lines += [
+            "",
+            f"{len(failed)} tasks ended because the agent model failed (counted as failures); the first: {first}",
+        ]
     return "\n".join(lines)
