@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from watcher.bench.policies import SimParams
-from watcher.bench.simulated import SimulatedChatServer, SimulatedMessagesServer
+from watcher.bench.simulated import SimulatedChatServer
 
 
 @pytest.fixture(autouse=True)
@@ -26,10 +26,4 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def chat_server() -> Iterator[SimulatedChatServer]:
     with SimulatedChatServer(SimParams(), keep_requests=True) as server:
-        yield server
-
-
-@pytest.fixture
-def messages_server() -> Iterator[SimulatedMessagesServer]:
-    with SimulatedMessagesServer(SimParams(), keep_requests=True) as server:
         yield server

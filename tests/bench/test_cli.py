@@ -95,6 +95,7 @@ def test_base_url_runs_the_same_harness_against_a_server(capsys: pytest.CaptureF
         (["--base-url", "http://127.0.0.1:9/v1"], "--base-url needs --model"),
         (["--follow", "1.5"], "--follow is a probability"),
         (["--conditions", "none,psychic"], "unknown condition"),
+        (["--out", "/nonexistent-folder/rows.jsonl"], "the folder /nonexistent-folder does not exist"),
     ],
 )
 def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

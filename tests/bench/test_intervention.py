@@ -20,7 +20,9 @@ from watcher.bench.run import TaskResult, run_task
 from watcher.bench.simulated import AGENT_MODEL, WATCHER_MODEL, SimulatedChatServer, SimulatedMessagesServer
 from watcher.bench.supervisor import Supervisor, WatcherMode, rules_evaluator
 from watcher.bench.world import World, generate_world
+from watcher.core.evaluation import EvaluationRequest
 from watcher.evaluators.anthropic import AnthropicEvaluator
+from watcher.evaluators.callable import CallableEvaluator
 from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
 
@@ -131,6 +133,13 @@ async def test_a_blind_watcher_is_not_told_the_way(stubborn: SimulatedChatServer
     assert not any(path in p for p in prompts for path in world.chain[2:])
 
 
+@pytest.fixture
+def messages_server() -> Iterator[SimulatedMessagesServer]:
+    """The Messages API, with an agent that strays often enough to be supervised."""
+    with SimulatedMessagesServer(SimParams(follow=0.5), keep_requests=True) as server:
+        yield server
+
+
 async def test_the_messages_api_path(messages_server: SimulatedMessagesServer) -> None:
     world = generate_world(0, 4, 6, 3)
     agent = MessagesAgent(model=AGENT_MODEL, base_url=messages_server.base_url, api_key="test")
@@ -144,3 +153,24 @@ async def test_the_messages_api_path(messages_server: SimulatedMessagesServer) -
     )
     paths = {r.path for r in messages_server.requests}
     assert paths == {"/v1/messages"}
+    assert result.interventions > 0, result.trace
+    # guidance follows the tool result inside the same user turn
+    last = [r.body for r in messages_server.requests if r.body and r.body.get("model") == AGENT_MODEL][-1]
+    turns = [m["content"] for m in last["messages"] if m["role"] == "user" and len(m["content"]) == 2]
+    assert any(t[0]["type"] == "tool_result" and t[1]["text"].startswith("[SUPERVISOR]: ") for t in turns)
+
+
+async def test_a_watcher_that_sees_nothing_to_say_releases_the_pause(stubborn: SimulatedChatServer) -> None:
+    calls = []
+
+    def continue_always(request: EvaluationRequest) -> str:
+        calls.append(request)
+        return "[CONTINUE]\nlooks fine to me\n[/CONTINUE]"
+
+    world = generate_world(1, 0, 4, 3)
+    supervisor = Supervisor("blind", CallableEvaluator(continue_always))
+    result = await _go(world, _chat(stubborn), supervisor, condition="blind", max_steps=10)
+    assert result.watcher_declined == len(calls) == result.watcher_steps > 0
+    assert result.interventions == 0 and result.correction_steps == 0 and result.cap_releases == 0
+    agent_messages = [r.body["messages"] for r in stubborn.requests if r.body and r.body.get("model") == AGENT_MODEL]
+    assert not any(m["role"] == "user" and "[SUPERVISOR]" in m["content"] for m in agent_messages[-1])

@@ -96,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report, write the rows and the plot."""
     from watcher.bench import SimParams, SuiteConfig, plot, report, run_suite
 
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path is not None and not path.parent.is_dir():
+            raise ConfigurationError(
+                f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
+            )
     for name in ("follow", "heed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ConfigurationError(f"--{name} is a probability between 0 and 1, not {getattr(args, name)}")
