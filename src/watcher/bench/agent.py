@@ -9,6 +9,7 @@ piece of code whichever provider answers.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,7 +19,7 @@ from anthropic.types import Message
 from openai.types.chat import ChatCompletion
 
 from watcher.bench.tools import anthropic_tools, openai_tools
-from watcher.core.errors import AgentModelError
+from watcher.core.errors import AgentModelError, MissingCredentialsError
 
 __all__ = ["SYSTEM_PROMPT", "ChatAgent", "Conversation", "MessagesAgent", "PrimaryAgent", "ToolCallRequest", "Turn"]
 
@@ -130,6 +131,10 @@ class ChatAgent:
         )
 
     async def turn(self, conversation: Conversation) -> Turn:
+        # The client's generic ``post`` (the SDK's documented way to any endpoint) rather than the
+        # typed ``create()``: ``create()`` re-walks the whole, growing conversation through its
+        # TypedDict transforms on every call, which was most of the harness's CPU. The request is
+        # the same JSON through the same client: auth, retries, timeouts, response parsing.
         try:
             completion = await self.client.post(
                 "/chat/completions",
@@ -175,10 +180,15 @@ class MessagesAgent:
 
     def __init__(self, *, model: str, base_url: str | None, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.model = model
-        self.client = anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=2)
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise MissingCredentialsError(
+                "--provider anthropic needs ANTHROPIC_API_KEY for the agent; run `export ANTHROPIC_API_KEY=...`"
+            )
+        self.client = anthropic.AsyncAnthropic(base_url=base_url, api_key=key, timeout=timeout, max_retries=2)
 
     async def turn(self, conversation: Conversation) -> Turn:
-        try:
+        try:  # generic ``post``, as in ``ChatAgent.turn``
             message = await self.client.post(
                 "/v1/messages",
                 cast_to=Message,
