@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,12 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _in_a_scratch_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI writes ``longchain.png`` to the working folder by default: keep it out of the checkout."""
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture

@@ -72,18 +72,29 @@ def test_offline_runs_reproduce(tmp_path: Path, capsys: pytest.CaptureFixture[st
         capsys.readouterr()
         runs.append(sorted((tmp_path / name).read_text().splitlines()))
     assert runs[0] == runs[1]
+    assert Path("longchain.png").read_bytes()[:4] == b"\x89PNG", "the plot is written by default"
 
 
 def test_base_url_runs_the_same_harness_against_a_server(capsys: pytest.CaptureFixture[str]) -> None:
     """The path a real model takes: --base-url, --model, --watcher-model, through the SDK (here to the simulated server)."""
     with SimulatedChatServer(SimParams(seed=3), keep_requests=True) as server:
         argv = ["bench", "longchain", "--tasks", "4", "--chain-length", "4", "--base-url", server.base_url]
-        argv += ["--model", "sim-agent", "--watcher-model", "sim-watcher", "--enable-watcher", "--jobs", "2"]
+        argv += [
+            "--model",
+            "sim-agent",
+            "--watcher-model",
+            "sim-watcher",
+            "--enable-watcher",
+            "--jobs",
+            "2",
+            "--no-plot",
+        ]
         assert main(argv) == 0
         models = {r.body.get("model") for r in server.requests if r.body}
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("longchain: 4 tasks") and "agent sim-agent, watcher sim-watcher (openai)" in out[0]
     assert [line.split()[0] for line in out[4:]] == ["none", "guided"]
+    assert not Path("longchain.png").exists()
     assert models == {"sim-agent", "sim-watcher"}
 
 

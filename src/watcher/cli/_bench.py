@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         default=3,
         help="interventions per deviating step before the pause is released (default 3)",
     )
-    p.add_argument("--max-steps", type=int, help="step limit per task, watcher steps included (default 3 per link + 8)")
+    p.add_argument("--max-steps", type=int, help="step limit per task, watcher steps included (default 2 per link + 6)")
     p.add_argument(
         "--watcher-timeout",
         type=float,
@@ -68,7 +69,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="seconds a watcher call may take before the run resumes without it",
     )
     p.add_argument("--out", type=Path, help="append one JSON row per task here; a rerun resumes from it")
-    p.add_argument("--plot", type=Path, help="write success rate and overhead against chain length (PNG)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        default=Path("longchain.png"),
+        help="where to write success rate and overhead against chain length (PNG; default longchain.png)",
+    )
+    p.add_argument("--no-plot", dest="plot", action="store_const", const=None, help="write no plot")
     p.add_argument("--jobs", type=int, default=16, help="tasks run concurrently (default 16)")
     p.add_argument("--follow", type=float, default=0.8, help="simulated agent: chance to follow a pointer correctly")
     p.add_argument("--heed", type=float, default=0.8, help="simulated agent: chance to heed a supervisor message")
@@ -101,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigurationError(
                 f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
             )
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher[jupyter]', or pass --no-plot")
     for name in ("follow", "heed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ConfigurationError(f"--{name} is a probability between 0 and 1, not {getattr(args, name)}")
