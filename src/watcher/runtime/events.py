@@ -21,6 +21,7 @@ __all__ = [
     "DeliveryEvent",
     "EvaluationEvent",
     "Event",
+    "HookEvent",
     "InterjectionEvent",
     "ObservationEvent",
     "SessionEvent",
@@ -216,4 +217,37 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
+    if kind == "hook":
+        return HookEvent(
+            **common,
+            event=str(payload["event"]),
+            answer=str(payload["answer"]),
+            latency_ms=float(payload.get("latency_ms") or 0.0),
+            turn=str(payload.get("turn") or ""),
+            detail=str(payload.get("detail") or ""),
+        )
     raise ValueError(f"unknown event kind {kind!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookEvent(Event):
+    """Emitted once per CLI hook call (``watcher hook``): the event, what it answered, how fast."""
+
+    kind: ClassVar[str] = "hook"
+    event: str
+    answer: str  # "none" | "deny" | "context" | "block" | "fail-open"
+    latency_ms: float = 0.0
+    turn: str = ""
+    detail: str = ""
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "answer": self.answer,
+            "latency_ms": round(self.latency_ms, 2),
+            "turn": self.turn,
+            "detail": self.detail,
+        }
+
+
+EVENT_KINDS[HookEvent.kind] = HookEvent

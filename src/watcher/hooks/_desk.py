@@ -1,0 +1,215 @@
+"""Answering hook calls: observe the hooked session, evaluate at the event's breakpoint, answer.
+
+A ``Desk`` holds the hooked sessions of one journal on one runtime. The daemon keeps one per
+journal for as long as it runs, so a session's watchers keep their state (a loop detector needs
+the history); a process without a daemon builds a desk for one call, and the session's history
+and pending interjections are read back from the journal first.
+
+What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
+
+- ``PreToolUse``: an urgent interjection made about this call denies it, with the interjection as
+  the reason; it denies even in manual mode and past a watcher's caps (a tool call cannot wait for
+  a click, and a denial costs the agent one retry). The same call again is denied again. Anything
+  else waiting is added as context.
+- ``PostToolUse`` / ``PostToolUseFailure`` / ``UserPromptSubmit`` / ``SessionStart``: context.
+- ``Stop`` / ``SubagentStop``: interjections waiting keep the turn going (``block``), at most
+  ``max_stop_blocks`` times a turn, so a watcher never traps a session.
+- Other events carry nothing; what waits goes with the next answer that can carry it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from watcher.core.interjection import Interjection
+from watcher.core.observations import Observation, ToolCall, observation_from_dict
+from watcher.evaluators.registry import make_evaluator
+from watcher.evaluators.rules import RulesEvaluator
+from watcher.hooks._session import HookConfig, HookedSession, call_signature
+from watcher.hooks._wire import CONTEXT_EVENTS, TURN_END_EVENTS, Answer, HookCall, render_interjections
+from watcher.roles import spec_for_role
+from watcher.runtime.engine import Watcher
+from watcher.runtime.events import EvaluationEvent, Event, HookEvent
+from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Journal
+
+__all__ = ["Desk"]
+
+log = logging.getLogger("watcher.hooks")
+
+_HISTORY = 200  # observations read back from the journal for a session this process has not seen
+# Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
+# session feeds them its history once. Security judges each call on its own.
+_FOLLOWS_HISTORY = frozenset({"stuck"})
+
+
+@dataclass
+class _Hooked:
+    session: HookedSession
+    watchers: list[Watcher]
+    config: HookConfig
+    lock: asyncio.Lock
+
+
+class Desk:
+    """The hooked sessions of one journal, their watchers, and the answers to their hook calls."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.runtime = Runtime(journal=journal)
+        self._hooked: dict[str, _Hooked] = {}
+        self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
+        self._opening = asyncio.Lock()  # two first calls of one session open it once
+        self.runtime.bus.subscribe("hooks", self._collect, maxsize=100_000)
+
+    def _collect(self, event: Event) -> None:
+        if isinstance(event, EvaluationEvent) and event.session in self._urgent:
+            found = event.interjection
+            if found is not None and found.urgent:
+                self._urgent[event.session].append(found)
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    async def _open(self, call: HookCall, config: HookConfig) -> _Hooked:
+        hooked = self._hooked.get(call.session)
+        if hooked is not None:
+            return hooked
+        async with self._opening:
+            return self._hooked.get(call.session) or await self._start(call, config)
+
+    async def _start(self, call: HookCall, config: HookConfig) -> _Hooked:
+        name = call.session
+        history, pending, started, blocks = await asyncio.to_thread(self._read_back, name)
+        session = HookedSession(name, stop_blocks=blocks)
+        child = name != call.parent_session
+        detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
+        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not started)
+        watchers = []
+        for role in config.roles:
+            spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
+            evaluator = make_evaluator(config.evaluator, role)
+            watcher = self.runtime.attach(spec, evaluator, session)
+            self._prime(watcher, history, pending)
+            watchers.append(watcher)
+        hooked = _Hooked(session, watchers, config, asyncio.Lock())
+        self._hooked[name] = hooked
+        return hooked
+
+    def _read_back(self, name: str) -> tuple[list[Observation], dict[str, Interjection], bool, dict[str, int]]:
+        """The session's last observations, pending interjections, whether it started, Stop blocks per turn."""
+        rows = self.journal.read(0, limit=100_000, session=name)
+        history: list[Observation] = []
+        pending: dict[str, Interjection] = {}
+        blocks: dict[str, int] = {}
+        started = False
+        for row in rows:
+            if row.kind == "observation":
+                try:
+                    history.append(observation_from_dict(row.payload["observation"]))
+                except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
+                    log.warning("skipping unreadable observation %d of %s", row.id, name)
+            elif row.kind == "interjection" and row.payload.get("status") == "pending":
+                found = Interjection.from_dict(row.payload.get("interjection") or {})
+                pending[found.id] = found
+            elif row.kind == "delivery":
+                pending.pop(str(row.payload.get("interjection_id")), None)
+            elif row.kind == "session":
+                started = True
+            elif row.kind == "hook" and row.payload.get("answer") == "block":
+                turn = str(row.payload.get("turn") or "")
+                blocks[turn] = blocks.get(turn, 0) + 1
+        return history[-_HISTORY:], pending, started, blocks
+
+    @staticmethod
+    def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
+        watcher.prime(history)
+        watcher.pending.update({i.id: i for i in pending.values() if i.watcher == watcher.name})
+        evaluator = watcher.evaluator
+        if history and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
+            evaluator.role.evaluate(history, len(history))  # catch the role up; its verdict was given then
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    async def handle(self, call: HookCall, config: HookConfig) -> Answer:
+        """Observe ``call``, evaluate at its breakpoint, and answer it (journaled)."""
+        started = time.perf_counter()
+        hooked = await self._open(call, config)
+        async with hooked.lock:
+            answer, detail = await self._answer(call, hooked)
+        self.runtime.publish(
+            HookEvent(
+                session=call.session,
+                event=call.event,
+                answer=answer.kind,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                turn=call.turn,
+                detail=detail,
+            )
+        )
+        if call.event == "SessionEnd" and call.session in self._hooked:
+            self._end(call.session)
+        return answer
+
+    async def _answer(self, call: HookCall, hooked: _Hooked) -> tuple[Answer, str]:
+        session = hooked.session
+        await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
+        observations = call.observations()
+        signature = ""
+        if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
+            signature = call_signature(observations[0].name, observations[0].input)
+        self._urgent[session.name] = []
+        try:
+            for obs in observations:
+                self.runtime.observe(session.name, obs)
+            await self.runtime.settle()  # natural breakpoints (tool result, turn done) evaluate here
+            if call.event == "PreToolUse":
+                for watcher in hooked.watchers:
+                    await watcher.evaluate("tool_call")
+                await self.runtime.settle()
+            urgent = self._urgent[session.name]
+        finally:
+            self._urgent.pop(session.name, None)
+        waiting = session.take()
+        if call.event == "PreToolUse":
+            remembered = session.denied.get(signature)
+            if urgent or remembered:
+                ids = {i.id for i in urgent}
+                reason = render_interjections(urgent) if urgent else remembered or ""
+                session.put_back([i for i in waiting if i.id not in ids])
+                session.denied[signature] = reason
+                return Answer("deny", reason), "denied again" if not urgent else f"{len(urgent)} urgent"
+        if not waiting:
+            return Answer(), ""
+        if call.event in CONTEXT_EVENTS:
+            return Answer("context", render_interjections(waiting)), f"{len(waiting)} interjection(s)"
+        if call.event in TURN_END_EVENTS:
+            blocks = session.stop_blocks.get(call.turn, 0)
+            if blocks < hooked.config.max_stop_blocks:
+                session.stop_blocks[call.turn] = blocks + 1
+                return Answer(
+                    "block", render_interjections(waiting)
+                ), f"block {blocks + 1}/{hooked.config.max_stop_blocks}"
+            session.put_back(waiting)
+            return Answer(), f"stop cap ({hooked.config.max_stop_blocks}) reached; {len(waiting)} waiting"
+        session.put_back(waiting)
+        return Answer(), f"{len(waiting)} waiting for an answer that can carry them"
+
+    def _end(self, name: str) -> None:
+        hooked = self._hooked.pop(name)
+        hooked.session.end()
+        for watcher in hooked.watchers:
+            self.runtime.detach(watcher)
+        self.runtime.end_session(hooked.session, "ended", detail="the CLI ended the session")
+
+    @property
+    def sessions(self) -> tuple[str, ...]:
+        """The hooked sessions this desk holds."""
+        return tuple(self._hooked)
+
+    async def close(self) -> None:
+        """Settle and flush the journal (the journal itself stays open: its owner closes it)."""
+        await self.runtime.close()
