@@ -140,7 +140,7 @@ def render_interjections(interjections: list[Interjection]) -> str:
     for i in interjections:
         where = f" (at {', '.join(loc.render() for loc in i.locations)})" if i.locations else ""
         fix = f"\nSuggested fix for {i.fix.location.render()}:\n{i.fix.replacement}" if i.fix else ""
-        parts.append(f"[watcher {i.watcher or 'watcher'}, {i.severity}] {i.content.strip()}{where}{fix}")
+        parts.append(f"[watcher {i.watcher or 'watcher'}] {i.content.strip()}{where}{fix}")
     return "\n\n".join(parts)
 
 
