@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Observation, ToolCall, observation_from_dict
@@ -45,6 +45,17 @@ _HISTORY = 200  # observations read back from the journal for a session this pro
 # Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
 # session feeds them its history once. Security judges each call on its own.
 _FOLLOWS_HISTORY = frozenset({"stuck"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Past:
+    """A session as the journal remembers it."""
+
+    history: list[Observation]
+    pending: dict[str, Interjection]
+    outbox: list[Interjection]
+    started: bool
+    stop_blocks: dict[str, int]
 
 
 @dataclass
@@ -83,11 +94,12 @@ class Desk:
 
     async def _start(self, call: HookCall, config: HookConfig) -> _Hooked:
         name = call.session
-        history, pending, started, blocks = await asyncio.to_thread(self._read_back, name)
-        session = HookedSession(name, stop_blocks=blocks)
+        past = await asyncio.to_thread(self._read_back, name)
+        history, pending = past.history, past.pending
+        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks)
         child = name != call.parent_session
         detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
-        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not started)
+        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not past.started)
         watchers = []
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
@@ -99,11 +111,13 @@ class Desk:
         self._hooked[name] = hooked
         return hooked
 
-    def _read_back(self, name: str) -> tuple[list[Observation], dict[str, Interjection], bool, dict[str, int]]:
-        """The session's last observations, pending interjections, whether it started, Stop blocks per turn."""
+    def _read_back(self, name: str) -> _Past:
+        """What the journal knows of a session this desk has not seen (another process judged it)."""
         rows = self.journal.read(0, limit=100_000, session=name)
         history: list[Observation] = []
         pending: dict[str, Interjection] = {}
+        made: dict[str, Interjection] = {}
+        handed: dict[str, Interjection] = {}  # given to the session, maybe not yet carried by an answer
         blocks: dict[str, int] = {}
         started = False
         for row in rows:
@@ -112,17 +126,29 @@ class Desk:
                     history.append(observation_from_dict(row.payload["observation"]))
                 except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
                     log.warning("skipping unreadable observation %d of %s", row.id, name)
-            elif row.kind == "interjection" and row.payload.get("status") == "pending":
+            elif row.kind == "interjection":
                 found = Interjection.from_dict(row.payload.get("interjection") or {})
-                pending[found.id] = found
+                made[found.id] = found
+                if row.payload.get("status") == "pending":
+                    pending[found.id] = found
             elif row.kind == "delivery":
-                pending.pop(str(row.payload.get("interjection_id")), None)
+                ident, outcome = str(row.payload.get("interjection_id")), row.payload.get("outcome")
+                pending.pop(ident, None)
+                if outcome in ("delivered", "queued"):
+                    content = str(row.payload.get("content") or "")
+                    base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
+                    handed[ident] = replace(base, content=content or base.content)
+                else:
+                    handed.pop(ident, None)
             elif row.kind == "session":
                 started = True
-            elif row.kind == "hook" and row.payload.get("answer") == "block":
-                turn = str(row.payload.get("turn") or "")
-                blocks[turn] = blocks.get(turn, 0) + 1
-        return history[-_HISTORY:], pending, started, blocks
+            elif row.kind == "hook":
+                for ident in row.payload.get("carried") or ():
+                    handed.pop(str(ident), None)
+                if row.payload.get("answer") == "block":
+                    turn = str(row.payload.get("turn") or "")
+                    blocks[turn] = blocks.get(turn, 0) + 1
+        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks)
 
     @staticmethod
     def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
@@ -139,7 +165,7 @@ class Desk:
         started = time.perf_counter()
         hooked = await self._open(call, config)
         async with hooked.lock:
-            answer, detail = await self._answer(call, hooked)
+            answer, detail, carried = await self._answer(call, hooked)
         self.runtime.publish(
             HookEvent(
                 session=call.session,
@@ -148,13 +174,14 @@ class Desk:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 turn=call.turn,
                 detail=detail,
+                carried=carried,
             )
         )
         if call.event == "SessionEnd" and call.session in self._hooked:
             self._end(call.session)
         return answer
 
-    async def _answer(self, call: HookCall, hooked: _Hooked) -> tuple[Answer, str]:
+    async def _answer(self, call: HookCall, hooked: _Hooked) -> tuple[Answer, str, tuple[str, ...]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
         observations = call.observations()
@@ -181,22 +208,29 @@ class Desk:
                 reason = render_interjections(urgent) if urgent else remembered or ""
                 session.put_back([i for i in waiting if i.id not in ids])
                 session.denied[signature] = reason
-                return Answer("deny", reason), "denied again" if not urgent else f"{len(urgent)} urgent"
+                detail = f"{len(urgent)} urgent" if urgent else "denied again"
+                return Answer("deny", reason), detail, tuple(ids)
         if not waiting:
-            return Answer(), ""
+            return Answer(), "", ()
+        answer, detail = self._carry(call, hooked, waiting)
+        if answer.wire(call.event, call.agent) is None:  # this event (or this CLI) cannot carry them
+            session.put_back(waiting)
+            return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", ()
+        if answer.kind == "block":
+            session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
+        return answer, detail, tuple(i.id for i in waiting)
+
+    @staticmethod
+    def _carry(call: HookCall, hooked: _Hooked, waiting: list[Interjection]) -> tuple[Answer, str]:
+        """The answer that would carry ``waiting`` at this event (``none`` when it cannot)."""
         if call.event in CONTEXT_EVENTS:
             return Answer("context", render_interjections(waiting)), f"{len(waiting)} interjection(s)"
         if call.event in TURN_END_EVENTS:
-            blocks = session.stop_blocks.get(call.turn, 0)
-            if blocks < hooked.config.max_stop_blocks:
-                session.stop_blocks[call.turn] = blocks + 1
-                return Answer(
-                    "block", render_interjections(waiting)
-                ), f"block {blocks + 1}/{hooked.config.max_stop_blocks}"
-            session.put_back(waiting)
-            return Answer(), f"stop cap ({hooked.config.max_stop_blocks}) reached; {len(waiting)} waiting"
-        session.put_back(waiting)
-        return Answer(), f"{len(waiting)} waiting for an answer that can carry them"
+            blocks, cap = hooked.session.stop_blocks.get(call.turn, 0), hooked.config.max_stop_blocks
+            if blocks < cap:
+                return Answer("block", render_interjections(waiting)), f"block {blocks + 1}/{cap}"
+            return Answer(), f"Stop cap ({cap} a turn) reached; {len(waiting)} waiting"
+        return Answer(), ""
 
     def _end(self, name: str) -> None:
         hooked = self._hooked.pop(name)

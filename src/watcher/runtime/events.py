@@ -225,6 +225,7 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             latency_ms=float(payload.get("latency_ms") or 0.0),
             turn=str(payload.get("turn") or ""),
             detail=str(payload.get("detail") or ""),
+            carried=tuple(str(i) for i in payload.get("carried") or ()),
         )
     raise ValueError(f"unknown event kind {kind!r}")
 
@@ -239,6 +240,7 @@ class HookEvent(Event):
     latency_ms: float = 0.0
     turn: str = ""
     detail: str = ""
+    carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -247,6 +249,7 @@ class HookEvent(Event):
             "latency_ms": round(self.latency_ms, 2),
             "turn": self.turn,
             "detail": self.detail,
+            "carried": list(self.carried),
         }
 
 
