@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from hook_vectors import DATA, load, matches, run_each_alone, run_with_desk
+
 from watcher.hooks._serve_one import answer_once
 
 VECTORS = sorted(DATA.glob("*.json"))

@@ -242,9 +242,9 @@ class StubServer(ABC):
         A real CLI sends side requests without tools (a session title, a summary) whose number
         and timing a test does not script; with a ``default_reply`` they leave the script alone.
         """
-        if self.default_reply is not None and request is not None and request.body is not None:
-            if not request.body.get("tools"):
-                return self.default_reply
+        body = request.body if request is not None else None
+        if self.default_reply is not None and body is not None and not body.get("tools"):
+            return self.default_reply
         with self._lock:
             return self._script.popleft() if self._script else None
 
