@@ -38,6 +38,7 @@ def hook_env(tmp: Path, **extra: str) -> dict[str, str]:
     """An environment whose socket and journal are the test's own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WATCHER_", "ANTHROPIC_"))}
     env.update(WATCHER_SOCKET=str(tmp / "run" / "serve.sock"), WATCHER_JOURNAL=str(tmp / "journal.sqlite3"))
+    env["WATCHER_SERVE_IDLE"] = "20"  # a daemon a hook call starts ends soon after the test anyway
     env.update(extra)
     return env
 
@@ -87,8 +88,14 @@ def daemon(env: dict[str, str], idle_s: float = 60) -> Iterator[subprocess.Popen
         proc.wait(timeout=10)
 
 
-def stop_started_daemon(env: dict[str, str]) -> None:
-    """Stop a daemon a hook call started (it would exit when idle anyway)."""
+def stop_started_daemon(env: dict[str, str], *, not_pid: int | None = None) -> None:
+    """Stop a daemon a hook call started (it would exit when idle anyway).
+
+    ``not_pid``: one the test killed itself; wait a little for its successor to announce itself.
+    """
+    if not_pid is not None:
+        with contextlib.suppress(TimeoutError):
+            wait_for(lambda: daemon_pid(env) not in (None, not_pid), timeout=10)
     pid = daemon_pid(env)
     if pid is not None:
         with contextlib.suppress(ProcessLookupError):

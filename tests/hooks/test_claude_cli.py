@@ -62,6 +62,7 @@ class Project:
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "WATCHER_SOCKET": self.env["WATCHER_SOCKET"],
+            "WATCHER_SERVE_IDLE": "20",
         }
         done = subprocess.run(
             [
@@ -96,6 +97,7 @@ def project(tmp_path: Path) -> Iterator[Project]:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHER_")}
     env["WATCHER_SOCKET"] = str(tmp_path / "run" / "serve.sock")
+    env["WATCHER_SERVE_IDLE"] = "20"
     proj = Project(root, home, env)
     try:
         yield proj

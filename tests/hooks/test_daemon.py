@@ -109,6 +109,7 @@ def test_the_daemon_killed_mid_call_fails_open_in_time(tmp_path: Path) -> None:
             assert call.returncode == 0
             assert out == ""  # no verdict in time from the daemon or the in-process retry: nothing said
             assert time.monotonic() - started < 4
+            stop_started_daemon(env, not_pid=proc.pid)  # the hook started a new daemon for the next call
 
 
 def test_a_locked_journal_fails_open_in_time(tmp_path: Path) -> None:

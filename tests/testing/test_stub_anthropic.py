@@ -291,5 +291,7 @@ def test_a_request_without_tools_gets_the_default_reply_and_leaves_the_script_al
 def test_ids_differ_between_processes() -> None:
     # a CLI resumed in a second test process must not see a tool-use id of the first again
     code = "from watcher.testing.scripts import next_id; print(next_id('toolu'))"
-    ids = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in "ab"}
+    ids = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in "ab"
+    }
     assert len(ids) == 2

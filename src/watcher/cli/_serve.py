@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 __all__ = ["register", "run"]
@@ -15,7 +16,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="run the hook daemon (the first hook call starts it; it exits when idle)",
         description="Answer `watcher hook` calls over a Unix socket ($WATCHER_SOCKET), keeping watchers warm.",
     )
-    p.add_argument("--idle", type=float, default=900.0, help="exit after this many idle seconds (default 900)")
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=float(os.environ.get("WATCHER_SERVE_IDLE") or 900),
+        help="exit after this many idle seconds (default $WATCHER_SERVE_IDLE or 900)",
+    )
     p.set_defaults(func=run)
 
 

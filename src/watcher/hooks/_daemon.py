@@ -18,6 +18,7 @@ import fcntl
 import json
 import logging
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -116,9 +117,13 @@ class Daemon:
             self.path.unlink()
         self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
         os.chmod(self.path, 0o600)
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: what is judged gets journaled
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         try:
-            while time.monotonic() - self._last < self.idle_s:  # noqa: ASYNC110 - a clock, not a wait for an event
-                await asyncio.sleep(min(1.0, self.idle_s))
+            while time.monotonic() - self._last < self.idle_s and not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), min(1.0, self.idle_s))
         finally:
             self._server.close()
             with contextlib.suppress(FileNotFoundError):

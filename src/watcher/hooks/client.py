@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -155,6 +154,8 @@ def answer(event: str, config: dict[str, Any], raw: bytes) -> dict[str, Any] | N
         except OSError as exc:
             _log(f"{event}: cannot start the daemon: {exc}")
     # No daemon answered: judge in-process, on a thread we can walk away from at the deadline.
+    import threading
+
     out: list[dict[str, Any] | None] = []
     worker = threading.Thread(target=_in_process, args=(event, config, raw, out), daemon=True)
     worker.start()
