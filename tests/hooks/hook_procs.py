@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import watcher.hooks.client as client
+from watcher.hooks._settings import client_argv
 
-CLIENT = str(Path(client.__file__).resolve())
+CLIENT = client_argv()  # exactly the command `watcher hooks install` writes
 RM_HOME = {"tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "tool_use_id": "toolu_rm"}
 
 
@@ -47,7 +47,7 @@ def run_hook(env: dict[str, str], event: str, fields: dict[str, Any], *options: 
     payload = {"session_id": session, "cwd": os.getcwd(), "prompt_id": "p-1", "hook_event_name": event, **fields}
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-I", CLIENT, event, *options],
+        [*CLIENT, event, *options],
         input=json.dumps(payload),
         capture_output=True,
         text=True,

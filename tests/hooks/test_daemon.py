@@ -90,7 +90,7 @@ def test_the_daemon_killed_mid_call_fails_open_in_time(tmp_path: Path) -> None:
             stub.wait_for_requests(1, timeout=15)
             started = time.monotonic()
             call = subprocess.Popen(
-                [sys.executable, "-I", CLIENT, "PostToolUse", *options],
+                [*CLIENT, "PostToolUse", *options],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=env,

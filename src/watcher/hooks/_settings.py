@@ -23,7 +23,7 @@ from watcher.hooks import client
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import EVENTS
 
-__all__ = ["Installed", "hook_command", "install", "installed", "settings_path", "uninstall"]
+__all__ = ["Installed", "client_argv", "hook_command", "install", "installed", "settings_path", "uninstall"]
 
 MANIFEST = "watcher-hooks.json"
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
@@ -40,9 +40,14 @@ def settings_path(*, user: bool = False, agent: str = "claude", project: Path | 
     return (Path.home() if user else (project or Path.cwd())) / ".claude" / "settings.json"
 
 
+def client_argv() -> list[str]:
+    """The thin client as the hooks run it: this interpreter, isolated, without site set-up, by path."""
+    return [sys.executable, "-I", "-S", str(Path(client.__file__).resolve())]
+
+
 def hook_command(event: str, config: HookConfig) -> str:
-    """The command the CLI runs for ``event``: this interpreter running the thin client by path."""
-    args = [sys.executable, "-I", str(Path(client.__file__).resolve()), event, "--agent", config.agent]
+    """The command the CLI runs for ``event``."""
+    args = [*client_argv(), event, "--agent", config.agent]
     for role in config.roles:
         args += ["--watcher", role]
     args += ["--mode", config.mode, "--evaluator", config.evaluator, "--max-stop-blocks", str(config.max_stop_blocks)]

@@ -6,8 +6,10 @@ It fails open: whatever goes wrong (bad input, a dead daemon, a locked journal, 
 hangs), it prints nothing and exits 0 within its time budget, and logs why.
 
 Only the standard library is imported on the way to the daemon, so a warm hook costs little more
-than the interpreter's start. The installed command runs this file by path (``python -I
-.../watcher/hooks/client.py EVENT ...``), so not even the ``watcher`` package is imported then.
+than the interpreter's start. The installed command runs this file by path (``python -I -S
+.../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
+``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
+that set-up itself before it imports watcher.
 """
 
 from __future__ import annotations
@@ -123,6 +125,10 @@ def start_daemon() -> None:
 
 def _in_process(event: str, config: dict[str, Any], raw: bytes, out: list[dict[str, Any] | None]) -> None:
     try:
+        if "site" not in sys.modules:  # started with -S: set site-packages up only now that it is needed
+            import site
+
+            site.main()
         from watcher.hooks._serve_one import answer_once
 
         out.append(answer_once(event, config, raw))
