@@ -140,7 +140,7 @@ def _log_failure(task: asyncio.Task[Any]) -> None:
 
 def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
     """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
-    sock = path or socket_path()
+    sock = path or Path(socket_path())
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = open(sock.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's lifetime
     try:

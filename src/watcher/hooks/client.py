@@ -19,7 +19,6 @@ import os
 import socket
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 __all__ = ["main", "runtime_dir", "socket_path"]
@@ -28,23 +27,25 @@ DEFAULT_BUDGET_S = 2.0
 _OPTIONS = {"--agent": "agent", "--mode": "mode", "--evaluator": "evaluator", "--max-stop-blocks": "max_stop_blocks"}
 
 
-def runtime_dir() -> Path:
-    """Where the daemon's socket, pid and log live: private to the user."""
+# os.path rather than pathlib: pathlib's imports would cost a warm hook more than its own work.
+
+
+def runtime_dir() -> str:
+    """Where the daemon's socket, pid and log live: private to the user (created 0700)."""
     base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/watcher-{os.getuid()}"
-    return Path(base) / "watcher"
+    return os.path.join(base, "watcher")
 
 
-def socket_path() -> Path:
+def socket_path() -> str:
     """``$WATCHER_SOCKET``, else ``serve.sock`` in the runtime folder."""
-    override = os.environ.get("WATCHER_SOCKET")
-    return Path(override) if override else runtime_dir() / "serve.sock"
+    return os.environ.get("WATCHER_SOCKET") or os.path.join(runtime_dir(), "serve.sock")
 
 
 def _log(message: str) -> None:
     try:
-        folder = socket_path().parent
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(folder / "hooks.log", "a", encoding="utf-8") as log:
+        folder = os.path.dirname(socket_path())
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as log:
             log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}: {message}\n")
     except OSError:
         pass
@@ -83,11 +84,10 @@ def parse_args(argv: list[str]) -> tuple[str, dict[str, Any]]:
 
 def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """The daemon's reply to ``request``, or None when no daemon answered (nothing listens, it died)."""
-    path = socket_path()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(timeout)
         try:
-            conn.connect(str(path))
+            conn.connect(socket_path())
         except OSError:
             return None
         conn.sendall(json.dumps(request).encode() + b"\n")
