@@ -2,8 +2,9 @@
 
 It holds, per journal, one ``Desk`` (runtime, watchers, journal writer), so a hook call costs a
 socket round trip instead of an interpreter start and the security engines' import, and a
-session's watchers keep their history between calls. One request per connection: a JSON line in
-(``{"op": "hook", "event", "config", "payload"}`` or ``{"op": "status"}``), a JSON line out.
+session's watchers keep their history between calls. One request per connection, half-closed by the client: a hook frame
+(``client.hook_frame``: the hook's arguments and payload as bytes) answered by the JSON line to
+print (an empty line: print nothing), or ``{"op": "status"}`` answered by the daemon's status.
 
 A call that runs past its budget is answered with nothing (the hook fails open) while its
 evaluation goes on: its verdict reaches the session with the next hook answer. The daemon exits
@@ -27,7 +28,7 @@ from watcher.hooks._desk import Desk
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import HookCall
-from watcher.hooks.client import socket_path
+from watcher.hooks.client import read_hook_frame, socket_path
 from watcher.runtime.journal import Journal
 
 __all__ = ["Daemon", "serve"]
@@ -68,9 +69,9 @@ class Daemon:
         finally:
             self._opening.pop(journal_path, None)
 
-    async def _hook(self, request: dict[str, Any]) -> dict[str, Any] | None:
-        config = HookConfig.from_dict(request.get("config") or {})
-        call = HookCall.parse(config.agent, str(request.get("event") or ""), str(request.get("payload") or ""))
+    async def _hook(self, event: str, options: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
+        config = HookConfig.from_dict(options)
+        call = HookCall.parse(config.agent, event, raw)
 
         async def judge() -> dict[str, Any] | None:
             desk = await self._desk(journal_path_for(config, call))
@@ -88,16 +89,18 @@ class Daemon:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._last = time.monotonic()
         self.calls += 1
-        reply: dict[str, Any]
+        reply = b""
         try:
-            line = await asyncio.wait_for(reader.readline(), 5)
-            request = json.loads(line)
-            reply = self.status() if request.get("op") == "status" else {"answer": await self._hook(request)}
+            data = await asyncio.wait_for(reader.read(), 5)  # the client half-closes after its request
+            if data.startswith(b"HOOK1\n"):
+                answer = await self._hook(*read_hook_frame(data))
+                reply = json.dumps(answer).encode() if answer else b""
+            elif json.loads(data).get("op") == "status":
+                reply = json.dumps(self.status()).encode()
         except Exception as exc:  # noqa: BLE001 - a bad call is answered with nothing; the hook fails open
             log.warning("hook call failed: %s: %s", type(exc).__name__, exc)
-            reply = {"answer": None, "error": f"{type(exc).__name__}: {exc}"}
         with contextlib.suppress(ConnectionError):
-            writer.write(json.dumps(reply).encode() + b"\n")
+            writer.write(reply + b"\n")
             await writer.drain()
             writer.close()
         self._last = time.monotonic()

@@ -5,8 +5,9 @@ answer. When no daemon answers it starts one for the next call and judges this c
 It fails open: whatever goes wrong (bad input, a dead daemon, a locked journal, an evaluator that
 hangs), it prints nothing and exits 0 within its time budget, and logs why.
 
-Only the standard library is imported on the way to the daemon, so a warm hook costs little more
-than the interpreter's start. The installed command runs this file by path (``python -I -S
+On the way to the daemon nothing is imported beyond the interpreter's own start (``_socket``, no
+``json``): the payload goes over as bytes and the answer comes back as the JSON to print, so a
+warm hook costs little more than the interpreter's start. The installed command runs this file by path (``python -I -S
 .../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
 ``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
 that set-up itself before it imports watcher.
@@ -14,12 +15,14 @@ that set-up itself before it imports watcher.
 
 from __future__ import annotations
 
-import json
+import _socket  # the C module: ``socket`` would import enum, and json re: half a warm hook's time
 import os
-import socket
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the fast path
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main", "runtime_dir", "socket_path"]
 
@@ -51,19 +54,17 @@ def _log(message: str) -> None:
         pass
 
 
-def parse_args(argv: list[str]) -> tuple[str, dict[str, Any]]:
-    """``EVENT [--agent A] [--watcher ROLE ...] [--mode M] [--evaluator E] [--max-stop-blocks N] [--budget S]``."""
+def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``EVENT [--agent A] [--watcher ROLE ...] [--mode M] [--evaluator E] [--max-stop-blocks N] [--budget S]``.
+
+    ``journal_env`` is the hook's ``$WATCHER_JOURNAL`` (the daemon's own environment is not the hook's).
+    """
     if not argv:
         raise ValueError("usage: watcher hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
     event, rest = argv[0], argv[1:]
     config: dict[str, Any] = {}
     roles: list[str] = []
-    i = 0
-    while i < len(rest):
-        flag = rest[i]
-        value = rest[i + 1] if i + 1 < len(rest) else None
-        if value is None:
-            raise ValueError(f"{flag} needs a value")
+    for flag, value in zip(rest[::2], rest[1::2], strict=False):
         if flag in ("--watcher", "-w"):
             roles.append(value)
         elif flag == "--budget":
@@ -74,23 +75,39 @@ def parse_args(argv: list[str]) -> tuple[str, dict[str, Any]]:
             config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
         else:
             raise ValueError(f"unknown option {flag}")
-        i += 2
+    if len(rest) % 2:
+        raise ValueError(f"{rest[-1]} needs a value")
     if roles:
         config["roles"] = roles
-    if "journal" not in config and os.environ.get("WATCHER_JOURNAL"):
-        config["journal"] = os.environ["WATCHER_JOURNAL"]
+    if "journal" not in config and journal_env:
+        config["journal"] = journal_env
     return event, config
 
 
-def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """The daemon's reply to ``request``, or None when no daemon answered (nothing listens, it died)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+def hook_frame(argv: list[str], raw: bytes) -> bytes:
+    """A hook call on the wire: ``HOOK1``, the hook's arguments (NUL-separated), its journal, the payload."""
+    journal = os.environ.get("WATCHER_JOURNAL", "")
+    return b"HOOK1\n" + "\0".join(argv).encode() + b"\n" + journal.encode() + b"\n" + raw
+
+
+def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
+    """Inverse of ``hook_frame``: (event, config, payload)."""
+    _, args, journal, raw = data.split(b"\n", 3)
+    event, config = parse_args(args.decode().split("\0"), journal.decode() or None)
+    return event, config, raw
+
+
+def _exchange(request: bytes, timeout: float) -> bytes | None:
+    """Send ``request``, read the reply line; None when no daemon answered (nothing listens, it died)."""
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
         conn.settimeout(timeout)
         try:
             conn.connect(socket_path())
         except OSError:
             return None
-        conn.sendall(json.dumps(request).encode() + b"\n")
+        conn.sendall(request)
+        conn.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
             try:
@@ -100,12 +117,18 @@ def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None
             if not chunk:
                 break
             chunks.append(chunk)
-            if chunk.endswith(b"\n"):
-                break
+    finally:
+        conn.close()
     data = b"".join(chunks)
-    if not data.endswith(b"\n"):
-        return None  # the daemon went away mid-answer
-    reply = json.loads(data)
+    return data if data.endswith(b"\n") else None  # no newline: the daemon went away mid-answer
+
+
+def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The daemon's JSON reply to a JSON ``request`` (``{"op": "status"}``), or None when none answered."""
+    import json
+
+    data = _exchange(json.dumps(request).encode() + b"\n", timeout)
+    reply = json.loads(data) if data else None
     return reply if isinstance(reply, dict) else None
 
 
@@ -137,29 +160,28 @@ def _in_process(event: str, config: dict[str, Any], raw: bytes, out: list[dict[s
         out.append(None)
 
 
-def answer(event: str, config: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
-    """The answer to print for one hook call, within the budget (None: print nothing)."""
+def answer(argv: list[str], raw: bytes) -> bytes:
+    """The bytes to print for one hook call, within its budget (empty: print nothing)."""
     started = time.monotonic()
+    event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
-    use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
-    if use_daemon:
-        request = {"op": "hook", "event": event, "config": config, "payload": raw.decode("utf-8", "replace")}
+    if os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0":
         try:
-            reply = ask_daemon(request, budget)
+            reply = _exchange(hook_frame(argv, raw), budget)
         except TimeoutError:
             _log(f"{event}: the daemon did not answer within {budget:g}s; failing open")
-            return None
-        except (OSError, ValueError) as exc:
+            return b""
+        except OSError as exc:
             _log(f"{event}: the daemon failed ({type(exc).__name__}: {exc}); judging in-process")
             reply = None
         if reply is not None:
-            found = reply.get("answer")
-            return found if isinstance(found, dict) else None
+            return reply.strip()
         try:
             start_daemon()
         except OSError as exc:
             _log(f"{event}: cannot start the daemon: {exc}")
     # No daemon answered: judge in-process, on a thread we can walk away from at the deadline.
+    import json
     import threading
 
     out: list[dict[str, Any] | None] = []
@@ -168,22 +190,20 @@ def answer(event: str, config: dict[str, Any], raw: bytes) -> dict[str, Any] | N
     worker.join(max(budget - (time.monotonic() - started), 0.05))
     if not out:
         _log(f"{event}: no verdict within the {budget:g}s budget; failing open")
-        return None
-    return out[0]
+        return b""
+    return json.dumps(out[0]).encode() if out[0] else b""
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one hook call; always exits 0 (fail open)."""
-    event = "?"
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        event, config = parse_args(list(sys.argv[1:] if argv is None else argv))
-        raw = sys.stdin.buffer.read()
-        found = answer(event, config, raw)
+        found = answer(args, sys.stdin.buffer.read())
         if found:
-            sys.stdout.write(json.dumps(found) + "\n")
+            sys.stdout.buffer.write(found + b"\n")
             sys.stdout.flush()
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
-        _log(f"{event}: failed open: {type(exc).__name__}: {exc}")
+        _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
     return 0
 
 
