@@ -91,9 +91,16 @@ def test_status_says_what_is_installed_and_that_no_events_arrived(
     assert "events: none arrived yet" in out
 
 
-def test_codex_install_says_it_is_not_supported_yet(
+def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     monkeypatch.chdir(tmp_path)
-    assert main(["hooks", "install", "--agent", "codex"]) == 2
-    assert "not supported yet" in capsys.readouterr().err
+    assert main(["hooks", "install", "--agent", "codex", "--user"]) == 0
+    assert "/hooks" in capsys.readouterr().out  # the trust step is named
+    data = json.loads((tmp_path / "codex-home" / "hooks.json").read_text())
+    assert "PostToolUseFailure" not in data["hooks"] and "PreToolUse" in data["hooks"]
+    group = data["hooks"]["PreToolUse"][0]
+    assert "matcher" not in group and "--agent codex" in group["hooks"][0]["command"]
+    assert main(["hooks", "uninstall", "--agent", "codex", "--user"]) == 0
+    assert json.loads((tmp_path / "codex-home" / "hooks.json").read_text()) == {}

@@ -41,8 +41,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     ):
         p = action.add_parser(name, help=text, description=text)
         where = p.add_mutually_exclusive_group()
-        where.add_argument("--project", action="store_true", help="this project's .claude/settings.json (default)")
-        where.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+        where.add_argument(
+            "--project", action="store_true", help="this project's .claude/settings.json or .codex/hooks.json (default)"
+        )
+        where.add_argument("--user", action="store_true", help="~/.claude/settings.json or $CODEX_HOME/hooks.json")
         p.add_argument("--agent", choices=AGENTS, default="claude", help="the CLI (default: claude)")
         if name == "install":
             p.add_argument(
@@ -85,6 +87,8 @@ def run_hooks(args: argparse.Namespace) -> int:
         done = install(settings, config)
         print(f"installed watcher hooks for {len(done.commands)} events in {settings}")
         print(f"watchers: {', '.join(config.roles)} ({config.mode}); backup: {done.backup or 'none (new file)'}")
+        if config.agent == "codex":
+            print("Codex runs new hooks only once you trust them: open /hooks in Codex and trust watcher's.")
         return 0
     if args.action == "uninstall":
         removed = uninstall(settings)

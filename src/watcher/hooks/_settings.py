@@ -2,6 +2,9 @@
 
 Claude Code reads hooks from ``.claude/settings.json`` (project) or ``~/.claude/settings.json``
 (user): ``{"hooks": {EVENT: [{"matcher": "*", "hooks": [{"type": "command", "command": ...}]}]}}``.
+Codex reads the same shape from ``.codex/hooks.json`` or ``$CODEX_HOME/hooks.json`` (default
+``~/.codex``), without ``PostToolUseFailure``; it runs a new hook only once a person has trusted it
+(``/hooks`` in Codex), or for one run with ``--dangerously-bypass-hook-trust``.
 watcher appends one matcher group per event and never edits the user's own groups. The file is
 copied aside before every change, and a manifest beside it (``watcher-hooks.json``) records the
 exact commands added, so ``uninstall`` removes those and nothing else.
@@ -10,6 +13,7 @@ exact commands added, so ``uninstall`` removes those and nothing else.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -23,7 +27,16 @@ from watcher.hooks import client
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import EVENTS
 
-__all__ = ["Installed", "client_argv", "hook_command", "install", "installed", "settings_path", "uninstall"]
+__all__ = [
+    "Installed",
+    "client_argv",
+    "events_for",
+    "hook_command",
+    "install",
+    "installed",
+    "settings_path",
+    "uninstall",
+]
 
 MANIFEST = "watcher-hooks.json"
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
@@ -32,12 +45,17 @@ _TIMEOUT_S = 10  # the CLI's own limit on our hook; ours (the budget) is shorter
 
 def settings_path(*, user: bool = False, agent: str = "claude", project: Path | None = None) -> Path:
     """The settings file the hooks go into."""
+    if agent == "codex":
+        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        return home / "hooks.json" if user else (project or Path.cwd()) / ".codex" / "hooks.json"
     if agent != "claude":
-        raise ConfigurationError(
-            f"installing hooks for {agent!r} is not supported yet: only Claude Code (--agent claude). "
-            "Codex 0.169 has hooks with the same wire shape, but they need its hook-trust step; see the README."
-        )
+        raise ConfigurationError(f"no hooks for agent {agent!r}: expected claude or codex")
     return (Path.home() if user else (project or Path.cwd())) / ".claude" / "settings.json"
+
+
+def events_for(agent: str) -> tuple[str, ...]:
+    """The events watcher hooks for ``agent`` (Codex has no ``PostToolUseFailure``)."""
+    return tuple(e for e in EVENTS if agent != "codex" or e != "PostToolUseFailure")
 
 
 def client_argv() -> list[str]:
@@ -144,10 +162,10 @@ def install(settings: Path, config: HookConfig) -> Installed:
         _strip(data, set(previous.commands.values()))
     hooks = data.setdefault("hooks", {})
     commands = {}
-    for event in EVENTS:
+    for event in events_for(config.agent):
         command = commands[event] = hook_command(event, config)
         group: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": _TIMEOUT_S}]}
-        if event in _TOOL_EVENTS:
+        if event in _TOOL_EVENTS and config.agent == "claude":  # Codex: no matcher is every tool
             group = {"matcher": "*", **group}
         hooks.setdefault(event, []).append(group)
     _write(settings, data)
