@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hook_vectors import DATA, load, matches, run_each_alone, run_with_desk
+from hook_vectors import DATA, SESSION_ID, load, matches, run_each_alone, run_with_desk
 
+import watcher
 from watcher.hooks._serve_one import answer_once
+from watcher.hooks._wire import EVENTS
 
 VECTORS = sorted(DATA.glob("*.json"))
 
@@ -29,7 +31,15 @@ def test_each_call_judged_alone_gives_the_same_answers(path: Path, tmp_path: Pat
 
 
 def test_every_event_watcher_installs_has_a_vector() -> None:
-    from watcher.hooks._wire import EVENTS
-
     covered = {call["event"] for path in VECTORS for call in load(path)["calls"]}
     assert set(EVENTS) <= covered, f"no vector for {sorted(set(EVENTS) - covered)}"
+
+
+def test_a_hooked_session_is_in_the_history_like_any_parent_session(tmp_path: Path) -> None:
+
+    run_with_desk(load(DATA / "pretooluse_deny_rm_home.json"), tmp_path)
+    frame = watcher.history(tmp_path / "journal.sqlite3", session=f"claude:{SESSION_ID}")
+    denied = frame.filter(frame["urgent"])
+    assert denied.height == 1
+    assert denied["watcher"][0] == "security" and denied["outcome"][0] == "delivered"
+    assert "Recursive delete" in denied["content"][0]
