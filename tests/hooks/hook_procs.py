@@ -84,8 +84,12 @@ def daemon(env: dict[str, str], idle_s: float = 60) -> Iterator[subprocess.Popen
         yield proc
     finally:
         if proc.poll() is None:
+            proc.terminate()  # SIGTERM: the daemon flushes its journals and exits
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
             proc.kill()
-        proc.wait(timeout=10)
+            proc.wait(timeout=10)
 
 
 def stop_started_daemon(env: dict[str, str], *, not_pid: int | None = None) -> None:

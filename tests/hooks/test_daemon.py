@@ -142,3 +142,27 @@ def test_bad_input_fails_open_and_is_logged(tmp_path: Path) -> None:
     )
     assert (done.returncode, done.stdout) == (0, "")
     assert "PreToolUse" in (Path(env["WATCHER_SOCKET"]).parent / "hooks.log").read_text()
+
+
+def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path) -> None:
+    late = Reply.text(
+        "[INTERJECT]\nurgent: false\nseverity: warning\naction: guidance\n"
+        "content: The deploy script you just ran pushes to production.\n[/INTERJECT]",
+        delay_s=1.5,
+    )
+    with StubAnthropicServer(default_reply=late) as stub:
+        env = hook_env(tmp_path, ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-test")
+        options = ("--evaluator", "anthropic", "--watcher", "security", "--budget", "1")
+        result = {"tool_name": "Bash", "tool_use_id": "t1", "tool_response": {"stdout": "deployed", "stderr": ""}}
+        with daemon(env):
+            first = run_hook(env, "PostToolUse", result, *options)
+            assert (first.returncode, first.stdout) == (0, "")  # past the budget: nothing said, nothing blocked
+            stub.wait_for_requests(1, timeout=15)
+            time.sleep(1.0)  # the evaluation finishes in the daemon meanwhile
+            second = run_hook(env, "UserPromptSubmit", {"prompt": "next"}, *options)
+    assert second.answer == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
+        }
+    }

@@ -73,15 +73,18 @@ class Daemon:
         config = HookConfig.from_dict(options)
         call = HookCall.parse(config.agent, event, raw)
 
+        gone = asyncio.Event()
+
         async def judge() -> dict[str, Any] | None:
             desk = await self._desk(journal_path_for(config, call))
-            answer = await desk.handle(call, config)
+            answer = await desk.handle(call, config, gone=gone)
             return answer.wire(call.event, call.agent)
 
         task = asyncio.get_running_loop().create_task(judge())
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(config.budget_s - _MARGIN_S, 0.05))
         except TimeoutError:
+            gone.set()
             log.warning("%s of %s: past the %gs budget; answered nothing", call.event, call.session, config.budget_s)
             task.add_done_callback(_log_failure)  # it goes on: the verdict rides on the next answer
             return None

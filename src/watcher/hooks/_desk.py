@@ -160,12 +160,17 @@ class Desk:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    async def handle(self, call: HookCall, config: HookConfig) -> Answer:
-        """Observe ``call``, evaluate at its breakpoint, and answer it (journaled)."""
+    async def handle(self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None) -> Answer:
+        """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
+
+        ``gone`` is set by a caller that stopped waiting (the hook's budget ran out): the
+        evaluation still finishes, but what it found waits for the session's next answer
+        instead of going into one nobody reads.
+        """
         started = time.perf_counter()
         hooked = await self._open(call, config)
         async with hooked.lock:
-            answer, detail, carried = await self._answer(call, hooked)
+            answer, detail, carried = await self._answer(call, hooked, gone)
         self.runtime.publish(
             HookEvent(
                 session=call.session,
@@ -181,7 +186,9 @@ class Desk:
             self._end(call.session)
         return answer
 
-    async def _answer(self, call: HookCall, hooked: _Hooked) -> tuple[Answer, str, tuple[str, ...]]:
+    async def _answer(
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
+    ) -> tuple[Answer, str, tuple[str, ...]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
         observations = call.observations()
@@ -200,6 +207,8 @@ class Desk:
             urgent = self._urgent[session.name]
         finally:
             self._urgent.pop(session.name, None)
+        if gone is not None and gone.is_set():
+            return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", ()
         waiting = session.take()
         if call.event == "PreToolUse":
             remembered = session.denied.get(signature)

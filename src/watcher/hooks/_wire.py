@@ -47,7 +47,8 @@ TURN_END_EVENTS = frozenset({"Stop", "SubagentStop"})
 _CODEX_EVENTS = frozenset(EVENTS) - {"PostToolUseFailure"}
 _OUTPUT_CAP = 20_000  # characters of a tool's output kept in an observation
 
-AnswerKind: TypeAlias = Literal["none", "deny", "context", "block"]
+# "late": the hook stopped waiting before the evaluation finished; nothing goes on the wire
+AnswerKind: TypeAlias = Literal["none", "deny", "context", "block", "late"]
 
 
 def _text(value: Any) -> str:
@@ -153,7 +154,7 @@ class Answer:
 
     def wire(self, event: str, agent: str = "claude") -> dict[str, Any] | None:
         """The JSON object to print on stdout (None: print nothing, exit 0)."""
-        if self.kind == "none" or not self.text:
+        if self.kind in ("none", "late") or not self.text:
             return None
         if agent == "codex" and event not in _CODEX_EVENTS:
             return None

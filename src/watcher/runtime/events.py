@@ -236,7 +236,7 @@ class HookEvent(Event):
 
     kind: ClassVar[str] = "hook"
     event: str
-    answer: str  # "none" | "deny" | "context" | "block" | "fail-open"
+    answer: str  # "none" | "deny" | "context" | "block" | "late" (past the budget: nothing said)
     latency_ms: float = 0.0
     turn: str = ""
     detail: str = ""
