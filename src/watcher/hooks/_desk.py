@@ -45,6 +45,9 @@ _HISTORY = 200  # observations read back from the journal for a session this pro
 # Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
 # session feeds them its history once. Security judges each call on its own.
 _FOLLOWS_HISTORY = frozenset({"stuck"})
+# A session that has not called for this long is let go (a CLI that crashed never says SessionEnd);
+# if it calls again, its history comes back from the journal.
+_IDLE_SESSION_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,7 @@ class _Hooked:
     watchers: list[Watcher]
     config: HookConfig
     lock: asyncio.Lock
+    last_call: float = 0.0
 
 
 class Desk:
@@ -113,6 +117,7 @@ class Desk:
 
     def _read_back(self, name: str) -> _Past:
         """What the journal knows of a session this desk has not seen (another process judged it)."""
+        self.journal.flush()  # this desk's own earlier writes (a session ended and resumed) included
         rows = self.journal.read(0, limit=100_000, session=name)
         history: list[Observation] = []
         pending: dict[str, Interjection] = {}
@@ -168,7 +173,9 @@ class Desk:
         instead of going into one nobody reads.
         """
         started = time.perf_counter()
+        self._let_go_idle(time.monotonic())
         hooked = await self._open(call, config)
+        hooked.last_call = time.monotonic()
         async with hooked.lock:
             answer, detail, carried = await self._answer(call, hooked, gone)
         self.runtime.publish(
@@ -241,11 +248,20 @@ class Desk:
             return Answer(), f"Stop cap ({cap} a turn) reached; {len(waiting)} waiting"
         return Answer(), ""
 
+    def _let_go_idle(self, now: float) -> None:
+        for name, hooked in list(self._hooked.items()):
+            if now - hooked.last_call > _IDLE_SESSION_S and not hooked.lock.locked():
+                self._hooked.pop(name)
+                for watcher in hooked.watchers:
+                    self.runtime.detach(watcher)
+                self.runtime.sessions.pop(name, None)
+
     def _end(self, name: str) -> None:
         hooked = self._hooked.pop(name)
         hooked.session.end()
         for watcher in hooked.watchers:
             self.runtime.detach(watcher)
+        self.runtime.sessions.pop(name, None)  # a resumed CLI session (same id) is opened afresh
         self.runtime.end_session(hooked.session, "ended", detail="the CLI ended the session")
 
     @property
