@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -112,19 +113,21 @@ def test_the_daemon_killed_mid_call_fails_open_in_time(tmp_path: Path) -> None:
             stop_started_daemon(env, not_pid=proc.pid)  # the hook started a new daemon for the next call
 
 
-def test_a_locked_journal_fails_open_in_time(tmp_path: Path) -> None:
-    env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="0")
+@pytest.mark.parametrize("with_daemon", [False, True], ids=["in-process", "daemon"])
+def test_a_locked_journal_fails_open_in_time(tmp_path: Path, with_daemon: bool) -> None:
+    env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="1" if with_daemon else "0")
     journal = Path(env["WATCHER_JOURNAL"])
-    run_hook(env, "SessionStart", {"source": "startup"})  # the journal exists
+    run_hook({**env, "WATCHER_HOOK_DAEMON": "0"}, "SessionStart", {"source": "startup"})  # the journal exists
     holder = sqlite3.connect(journal, isolation_level=None)
     holder.execute("PRAGMA locking_mode=EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("INSERT INTO commands(ts, session, kind) VALUES (0, 'x', 'inject')")
     try:
-        run = run_hook(env, "PreToolUse", RM_HOME, "--budget", "1")
-        assert run.returncode == 0
-        assert run.seconds < 3, run.seconds
-        assert run.stdout == ""
+        with daemon(env) if with_daemon else contextlib.nullcontext():
+            run = run_hook(env, "PreToolUse", RM_HOME, "--budget", "1")
+            assert run.returncode == 0
+            assert run.seconds < 3, run.seconds
+            assert run.stdout == ""
     finally:
         holder.execute("ROLLBACK")
         holder.close()
