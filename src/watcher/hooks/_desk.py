@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Observation, ToolCall, observation_from_dict
 from watcher.evaluators.registry import make_evaluator
 from watcher.evaluators.rules import RulesEvaluator
@@ -33,7 +33,7 @@ from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import CONTEXT_EVENTS, TURN_END_EVENTS, Answer, HookCall, render_interjections
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import EvaluationEvent, Event, HookEvent
+from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
@@ -139,11 +139,12 @@ class Desk:
             elif row.kind == "delivery":
                 ident, outcome = str(row.payload.get("interjection_id")), row.payload.get("outcome")
                 pending.pop(ident, None)
-                if outcome in ("delivered", "queued"):
+                if outcome == "queued":  # waiting for an answer to carry it
                     content = str(row.payload.get("content") or "")
                     base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
-                    handed[ident] = replace(base, content=content or base.content)
-                else:
+                    origin = Origin.parse(row.payload.get("origin")) or base.origin
+                    handed[ident] = replace(base, content=content or base.content, origin=origin)
+                else:  # delivered, dismissed, undeliverable, failed: settled
                     handed.pop(ident, None)
             elif row.kind == "session":
                 started = True
@@ -186,16 +187,32 @@ class Desk:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 turn=call.turn,
                 detail=detail,
-                carried=carried,
+                carried=tuple(i.id for i in carried),
             )
         )
+        self._delivered(call.session, carried)
         if call.event == "SessionEnd" and call.session in self._hooked:
             self._end(call.session)
         return answer
 
+    def _delivered(self, name: str, carried: list[Interjection]) -> None:
+        """Journal the interjections this answer took to the CLI as delivered."""
+        for interjection in carried:
+            self.runtime.publish(
+                DeliveryEvent(
+                    session=name,
+                    watcher=interjection.watcher,
+                    interjection_id=interjection.id,
+                    outcome="delivered",
+                    detail="carried by a hook answer",
+                    content=interjection.content,
+                    origin=interjection.speaker.render(),
+                )
+            )
+
     async def _answer(
         self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
-    ) -> tuple[Answer, str, tuple[str, ...]]:
+    ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
         observations = call.observations()
@@ -215,7 +232,7 @@ class Desk:
         finally:
             self._urgent.pop(session.name, None)
         if gone is not None and gone.is_set():
-            return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", ()
+            return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
         waiting = session.take()
         if call.event == "PreToolUse":
             remembered = session.denied.get(signature)
@@ -225,16 +242,16 @@ class Desk:
                 session.put_back([i for i in waiting if i.id not in ids])
                 session.denied[signature] = reason
                 detail = f"{len(urgent)} urgent" if urgent else "denied again"
-                return Answer("deny", reason), detail, tuple(ids)
+                return Answer("deny", reason), detail, urgent
         if not waiting:
-            return Answer(), "", ()
+            return Answer(), "", []
         answer, detail = self._carry(call, hooked, waiting)
         if answer.wire(call.event, call.agent) is None:  # this event (or this CLI) cannot carry them
             session.put_back(waiting)
-            return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", ()
+            return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", []
         if answer.kind == "block":
             session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
-        return answer, detail, tuple(i.id for i in waiting)
+        return answer, detail, waiting
 
     @staticmethod
     def _carry(call: HookCall, hooked: _Hooked, waiting: list[Interjection]) -> tuple[Answer, str]:
@@ -262,6 +279,18 @@ class Desk:
         for watcher in hooked.watchers:
             self.runtime.detach(watcher)
         self.runtime.sessions.pop(name, None)  # a resumed CLI session (same id) is opened afresh
+        for interjection in hooked.session.take():
+            self.runtime.publish(
+                DeliveryEvent(
+                    session=name,
+                    watcher=interjection.watcher,
+                    interjection_id=interjection.id,
+                    outcome="undeliverable",
+                    detail="the CLI session ended before a hook answer could carry it",
+                    content=interjection.content,
+                    origin=interjection.speaker.render(),
+                )
+            )
         self.runtime.end_session(hooked.session, "ended", detail="the CLI ended the session")
 
     @property

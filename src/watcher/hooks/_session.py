@@ -1,20 +1,21 @@
 """A CLI session seen through its hooks, and how one is configured.
 
 A hooked session cannot be spoken to whenever a watcher likes: the only channel back into the
-CLI is the answer to its next hook call. Interjections delivered to it wait in an outbox, and
-the next answer takes them.
+CLI is the answer to its next hook call. ``inject`` therefore answers ``"queued"``: the
+interjection waits in an outbox, and the desk journals it ``delivered`` when an answer carries it
+to the CLI (or ``undeliverable`` when the session ends first).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from watcher.core.errors import ConfigurationError, SessionEndedError
-from watcher.core.interjection import Interjection
-from watcher.runtime.session import Session
+from watcher.core.interjection import Interjection, Origin
+from watcher.runtime.session import InjectionOutcome, Session
 
 __all__ = ["DEFAULT_ROLES", "HookConfig", "HookedSession", "call_signature"]
 
@@ -92,10 +93,17 @@ class HookedSession(Session):
         """The CLI said the session ended; later interjections are undeliverable."""
         self._ended = True
 
-    async def inject(self, interjection: Interjection) -> None:
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+        """Queue ``interjection`` for the next hook answer that can carry it (the desk journals delivery)."""
         if self._ended:
-            raise SessionEndedError(f"hooked session {self.name!r} has ended; the interjection was not delivered")
-        self.outbox.append(interjection)
+            raise SessionEndedError(
+                f"hooked session {self.name!r} has ended; interjection {interjection.id!r} was not delivered"
+            )
+        self.outbox.append(interjection if interjection.origin is not None else replace(interjection, origin=origin))
+        return "queued"
+
+    async def interrupt(self) -> None:
+        """Nothing to cut off: a hook speaks only when the CLI calls it (an urgent finding denies the call)."""
 
     def take(self) -> list[Interjection]:
         """Everything waiting for the next answer (emptying the outbox)."""
