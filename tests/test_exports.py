@@ -93,6 +93,7 @@ def test_import_watcher_stays_light() -> None:
         "watcher.runtime",
         "watcher.evaluators",
         "watcher.agents",
+        "watcher.bench",
         "watcher.core.errors",
         "watcher.core.protocol",
         "watcher.core.interjection",

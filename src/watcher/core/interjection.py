@@ -35,10 +35,12 @@ PERSON_CHANNELS: tuple[PersonChannel, ...] = get_args(PersonChannel)
 
 
 class LocationDict(TypedDict, total=False):
-    """The wire form of a ``Location``: ``path`` or ``cell_id``, and its lines."""
+    """The wire form of a ``Location``: ``path``, ``cell_id`` or a cell's number/index, and its lines."""
 
     path: str | None
     cell_id: str | None
+    execution_count: int
+    cell_index: int
     start_line: int
     end_line: int
 
@@ -121,18 +123,26 @@ class Location:
     """Where an interjection points: a file ``path`` or a notebook ``cell_id``, and 1-based lines.
 
     The lines count within the observed file content or cell source, so an editor can place a
-    diagnostic on them.
+    diagnostic on them. A cell that has no id (nbclient, nbval, classic notebooks, replayed
+    notebooks) is named by its ``execution_count`` (``In [7]``) and/or its ``cell_index`` (the
+    1-based order in which the watcher saw the cells run), so a person can still find the line.
     """
 
     path: str | None = None
     cell_id: str | None = None
     start_line: int = 1
     end_line: int | None = None
+    execution_count: int | None = None
+    cell_index: int | None = None
 
     def __post_init__(self) -> None:
-        if (self.path is None) == (self.cell_id is None):
+        if self.path is not None and self.cell_id is not None:
             raise InvalidLocationError(
-                f"Location(path={self.path!r}, cell_id={self.cell_id!r}) names both or neither: give exactly one"
+                f"Location(path={self.path!r}, cell_id={self.cell_id!r}) names both: give a path or a cell, not both"
+            )
+        if self.path is None and self.cell_id is None and self.execution_count is None and self.cell_index is None:
+            raise InvalidLocationError(
+                "Location names neither a path nor a cell: give a path, a cell_id, or a cell's execution_count or cell_index"
             )
         if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
             raise InvalidLocationError(
@@ -146,9 +156,18 @@ class Location:
 
     def to_dict(self) -> LocationDict:
         """The JSON form used by the journal and ``watcher replay --json``."""
+        wire: LocationDict = {}
         if self.path is not None:
-            return {"path": self.path, "start_line": self.start_line, "end_line": self.last_line}
-        return {"cell_id": self.cell_id, "start_line": self.start_line, "end_line": self.last_line}
+            wire["path"] = self.path
+        elif self.cell_id is not None:
+            wire["cell_id"] = self.cell_id
+        if self.execution_count is not None:
+            wire["execution_count"] = self.execution_count
+        if self.cell_index is not None:
+            wire["cell_index"] = self.cell_index
+        wire["start_line"] = self.start_line
+        wire["end_line"] = self.last_line
+        return wire
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Location:
@@ -158,13 +177,29 @@ class Location:
             cell_id=data.get("cell_id"),
             start_line=int(data.get("start_line") or 1),
             end_line=data.get("end_line"),
+            execution_count=_int_or_none(data.get("execution_count")),
+            cell_index=_int_or_none(data.get("cell_index")),
         )
 
     def render(self) -> str:
-        """The ``location:`` field value of the protocol: ``auth.js:2-3`` or ``cell:ID:4``."""
-        target = self.path if self.path is not None else f"cell:{self.cell_id}"
+        """The ``location:`` field value of the protocol: ``auth.js:2-3`` or ``cell:ID:4``.
+
+        A cell without an id renders as ``In[7]:4`` (its execution count) or ``cell #3:4``.
+        """
+        if self.path is not None:
+            target = self.path
+        elif self.cell_id is not None:
+            target = f"cell:{self.cell_id}"
+        elif self.execution_count is not None:
+            target = f"In[{self.execution_count}]"
+        else:
+            target = f"cell #{self.cell_index}"
         lines = str(self.start_line) if self.last_line == self.start_line else f"{self.start_line}-{self.last_line}"
         return f"{target}:{lines}"
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | str) and str(value).lstrip("-").isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)

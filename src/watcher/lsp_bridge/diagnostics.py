@@ -55,7 +55,8 @@ def location_uris(workspace: Workspace, book: FindingBook, finding: Finding, loc
         if not path.is_absolute():
             path = book.root / path
         return [Path(os.path.normpath(path)).as_uri()]
-    assert location.cell_id is not None  # a Location names exactly one of path or cell_id
+    if location.cell_id is None:  # a cell named only by its execution count: no editor document
+        return []
     return cell_uris_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
 
 

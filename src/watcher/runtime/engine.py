@@ -16,11 +16,11 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from watcher.core.errors import NotPendingError, SessionEndedError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator, Usage
 from watcher.core.interjection import Continue, Interject, Interjection, Origin
 from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
 from watcher.core.spec import Breakpoint, WatcherSpec
@@ -52,6 +52,26 @@ def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:
     if isinstance(obs, CellExecuted):
         return ("error", "cell_executed") if obs.error is not None else ("cell_executed",)
     return ()
+
+
+def _malformed(result: object) -> str | None:
+    """What is wrong with an evaluator's answer, or None when the engine can use it as it is."""
+    if not isinstance(result, EvaluationResult):
+        return f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+    decision = result.decision
+    if not isinstance(decision, Continue | Interject):
+        return f"evaluator returned an EvaluationResult whose decision is {decision!r}, not a Continue or Interject"
+    if isinstance(decision, Interject) and not isinstance(decision.interjection, Interjection):
+        return f"evaluator returned an Interject holding {type(decision.interjection).__name__}, not an Interjection"
+    usage = result.usage
+    if not isinstance(usage, Usage) or not all(
+        isinstance(n, int)
+        for n in (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    ):
+        return f"evaluator returned an EvaluationResult whose usage is {usage!r}, not a Usage of token counts"
+    if not isinstance(result.cost_usd, int | float) or not isinstance(result.raw, str):
+        return "evaluator returned an EvaluationResult whose raw answer is not text or whose cost is not a number"
+    return None
 
 
 class Watcher:
@@ -131,6 +151,16 @@ class Watcher:
                     pass
 
     # --- observing ------------------------------------------------------------------------------
+
+    def prime(self, observations: Sequence[Observation]) -> None:
+        """Buffer earlier observations without evaluating them: a session resumed from the journal.
+
+        A hooked CLI session outlives the process that judges it, so its history is read back
+        from the journal; the next evaluation sees it as context, not as new observations.
+        """
+        self._buffer.extend(observations)
+        if observations:
+            self._index = max(self._index, len(observations) - 1)
 
     async def handle(self, event: Event) -> None:
         """Bus handler: take this session's observations, evaluate at breakpoints."""
@@ -246,10 +276,10 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - fail closed: the parent is never blocked by its watcher
             log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
             return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
-        if not isinstance(result, EvaluationResult):
-            return EvaluationResult(
-                "", Continue()
-            ), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+        problem = _malformed(result)
+        if problem is not None:  # fail closed, like an exception: a continue whose error is journaled
+            log.warning("watcher %r: %s", self.spec.name, problem)
+            return EvaluationResult("", Continue()), problem
         return result, None
 
     def _cap(self, interjection: Interjection) -> str | None:

@@ -25,6 +25,7 @@ __all__ = [
     "EvaluationEvent",
     "EvaluationPayload",
     "Event",
+    "HookEvent",
     "InterjectionEvent",
     "InterjectionPayload",
     "ObservationEvent",
@@ -335,4 +336,40 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
+    if kind == "hook":
+        return HookEvent(
+            **common,
+            event=str(payload["event"]),
+            answer=str(payload["answer"]),
+            latency_ms=float(payload.get("latency_ms") or 0.0),
+            turn=str(payload.get("turn") or ""),
+            detail=str(payload.get("detail") or ""),
+            carried=tuple(str(i) for i in payload.get("carried") or ()),
+        )
     raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookEvent(Event):
+    """Emitted once per CLI hook call (``watcher hook``): the event, what it answered, how fast."""
+
+    kind: ClassVar[str] = "hook"
+    event: str
+    answer: str  # "none" | "deny" | "context" | "block" | "late" (past the budget: nothing said)
+    latency_ms: float = 0.0
+    turn: str = ""
+    detail: str = ""
+    carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "answer": self.answer,
+            "latency_ms": round(self.latency_ms, 2),
+            "turn": self.turn,
+            "detail": self.detail,
+            "carried": list(self.carried),
+        }
+
+
+EVENT_KINDS[HookEvent.kind] = HookEvent
