@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from watcher.core.errors import HookInputError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import (
     AssistantMessage,
@@ -75,7 +76,7 @@ class HookCall:
         """Parse stdin; the event named in the payload wins over the command line's."""
         data = json.loads(raw) if raw else {}
         if not isinstance(data, dict):
-            raise ValueError(f"the {event} hook payload is not a JSON object")
+            raise HookInputError(f"the {event} hook payload is not a JSON object")
         return cls(agent, str(data.get("hook_event_name") or event), data)
 
     @property
