@@ -9,7 +9,8 @@ extension of this kernel, or None.
 from __future__ import annotations
 
 import atexit
-from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
 
 from watcher.agents import set_host
 from watcher.kernel_ext.extension import KernelExtension
@@ -25,7 +26,7 @@ def current() -> KernelExtension | None:
     return _extension
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """``%load_ext watcher``: start the runtime thread, register hooks and magics (once)."""
     global _extension
     if _extension is not None and _extension.shell is ipython:
@@ -40,7 +41,7 @@ def load_ipython_extension(ipython: Any) -> None:
     _extension = ext
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """``%unload_ext watcher``: remove hooks and magics, end the session, stop the thread."""
     global _extension
     ext, _extension = _extension, None

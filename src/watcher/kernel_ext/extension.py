@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
+
 from watcher.agents import AgentRun
 from watcher.core.errors import DuplicateNameError, NoActiveRunError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
@@ -66,7 +68,7 @@ class Attached:
 class KernelExtension:
     """Everything ``%load_ext watcher`` set up in this kernel."""
 
-    def __init__(self, shell: Any, *, journal_path: str | Path | None = None) -> None:
+    def __init__(self, shell: InteractiveShell, *, journal_path: str | Path | None = None) -> None:
         self.shell = shell
         self.thread = RuntimeThread(journal_path)
         self.session = NotebookSession(notebook_session_name())
@@ -113,11 +115,11 @@ class KernelExtension:
             self._registered = False
         self.recorder.abandon()
 
-    def pre_run_cell(self, info: Any) -> None:
+    def pre_run_cell(self, info: ExecutionInfo) -> None:
         """IPython hook: a cell starts."""
         self.recorder.pre(info)
 
-    def post_run_cell(self, result: Any) -> None:
+    def post_run_cell(self, result: ExecutionResult) -> None:
         """IPython hook: a cell ended. Show what watchers delivered, hand the cell over."""
         obs = self.recorder.post(result)
         for interjection in self.session.take_unshown():
