@@ -165,6 +165,7 @@ def test_a_click_on_inject_delivers_a_pending_interjection_into_a_running_agent(
     assert waited.stdout.startswith("running ")
     [pending_id] = re.findall(r"'(\w+)'", waited.stdout)
     driver.click(inject)
+
     def fates_once_delivered() -> list[str]:
         rows = [p for p in journal_rows(journal_file, "delivery") if p["interjection_id"] == pending_id]
         assert all(p["session"].startswith("agent-") for p in rows)

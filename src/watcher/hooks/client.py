@@ -20,8 +20,6 @@ import os
 import sys
 import time
 
-from watcher.core.errors import HookInputError
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the fast path
 if TYPE_CHECKING:
     from typing import Any
@@ -62,7 +60,7 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     ``journal_env`` is the hook's ``$WATCHER_JOURNAL`` (the daemon's own environment is not the hook's).
     """
     if not argv:
-        raise HookInputError("usage: watcher hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
+        raise ValueError("usage: watcher hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
     event, rest = argv[0], argv[1:]
     config: dict[str, Any] = {}
     roles: list[str] = []
@@ -76,9 +74,9 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
         elif flag in _OPTIONS:
             config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
         else:
-            raise HookInputError(f"unknown option {flag}")
+            raise ValueError(f"unknown option {flag}")
     if len(rest) % 2:
-        raise HookInputError(f"{rest[-1]} needs a value")
+        raise ValueError(f"{rest[-1]} needs a value")
     if roles:
         config["roles"] = roles
     if "journal" not in config and journal_env:
