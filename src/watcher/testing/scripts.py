@@ -9,6 +9,7 @@ for the Anthropic stub (non-streaming JSON or SSE with ``event:`` lines) and the
 from __future__ import annotations
 
 import itertools
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,11 +17,14 @@ from typing import Any
 __all__ = ["RecordedRequest", "Reply", "ToolUse"]
 
 _ids = itertools.count(1)
+# A per-process prefix: agent CLIs that resume a session (``claude --resume``, ``codex resume``)
+# break when a second stub process hands out a tool id the session has already seen.
+_PROCESS = secrets.token_hex(3)
 
 
 def next_id(prefix: str) -> str:
-    """A unique, readable id such as ``toolu_stub0001``."""
-    return f"{prefix}_stub{next(_ids):04d}"
+    """An id unique across processes, still readable: ``toolu_stub3fa9c1_0001``."""
+    return f"{prefix}_stub{_PROCESS}_{next(_ids):04d}"
 
 
 @dataclass(frozen=True, slots=True)
