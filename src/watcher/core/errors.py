@@ -7,7 +7,8 @@
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
     ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
-    └── SessionEndedError      something was delivered to a parent session that has ended
+    ├── SessionEndedError      something was delivered to a parent session that has ended
+    └── SpawnError             a spawn step failed: git, the agent CLI, or the forge
 
 A message says what failed, on what, and what to do about it.
 """
@@ -21,6 +22,7 @@ __all__ = [
     "JournalError",
     "MissingCredentialsError",
     "SessionEndedError",
+    "SpawnError",
     "TranscriptError",
     "WatcherError",
 ]
@@ -68,4 +70,11 @@ class CorrectionCapReached(WatcherError):
     """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
 
     Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    """
+
+
+class SpawnError(WatcherError):
+    """A spawn step failed: a git command, starting the agent CLI, pushing, or opening the pull request.
+
+    The message names the step, what it ran on, and the tool's own error.
     """

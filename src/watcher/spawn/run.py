@@ -1,0 +1,162 @@
+"""One spawn, phase by phase: Evaluate → Provision → Execute/Monitor → Recover → Integrate → Report.
+
+``run_spawn(config)`` is the whole lifecycle of seed 002 on the caller's event loop. The
+attached watchers see the CLI's stream live and their interjections reach the CLI (the session
+is a ``SpawnSession``); messages that could not go live continue the same CLI session by
+resuming it; permission denials go through the recovery strategy; a successful run is committed,
+pushed and proposed as a pull request. Every phase is a typed journal event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from watcher.core.errors import ConfigurationError
+from watcher.evaluators.registry import make_evaluator
+from watcher.roles import spec_for_role
+from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
+from watcher.runtime.hub import Runtime
+from watcher.spawn._adapter import AgentCLI, find_executable
+from watcher.spawn.config import SpawnConfig
+from watcher.spawn.execute import RunOutcome, execute
+from watcher.spawn.finish import integrate
+from watcher.spawn.manifest import infer_manifest
+from watcher.spawn.monitor import ProgressState
+from watcher.spawn.provision import provision
+from watcher.spawn.recover import Recovery
+from watcher.spawn.report import SpawnResult
+from watcher.spawn.session import SpawnSession
+
+__all__ = ["SpawnConfig", "adapter_for", "run_spawn"]
+
+_MAX_RUNS = 12  # resumes for interjections and recoveries together: a runaway loop ends here
+
+
+def adapter_for(agent: str) -> AgentCLI:
+    """The adapter of ``agent``: claude, gemini or codex."""
+    from watcher.spawn.claude import ClaudeCode
+    from watcher.spawn.codex import Codex
+    from watcher.spawn.gemini import GeminiCLI
+
+    adapters: dict[str, type[AgentCLI]] = {"claude": ClaudeCode, "gemini": GeminiCLI, "codex": Codex}
+    if agent not in adapters:
+        raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(adapters)}")
+    return adapters[agent]()
+
+
+async def run_spawn(config: SpawnConfig) -> SpawnResult:
+    """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
+    started = time.monotonic()
+    parent_env = dict(os.environ if config.env is None else config.env)
+    manifest = (config.manifest or infer_manifest(config.task)).with_timeouts(
+        config.idle_timeout_s, config.total_timeout_s
+    )
+    adapter = adapter_for(config.agent)
+    recovery = Recovery(config.recovery, config.max_escalations, config.ask)
+    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
+    sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
+    runtime = Runtime(journal=config.journal)
+    session = SpawnSession(f"spawn-{sandbox.id}", adapter)
+    runtime.add_session(session, detail=config.task[:500])
+    runtime.publish(
+        SandboxCreated(
+            session=session.name,
+            spawn_id=sandbox.id,
+            branch=sandbox.branch,
+            worktree=str(sandbox.worktree),
+            base=sandbox.base,
+            agent=adapter.name,
+            provision_ms=round(sandbox.provision_ms, 2),
+        )
+    )
+    for role in config.watchers:
+        runtime.attach(spec_for_role(role), make_evaluator(config.evaluator, role), session)
+    progress = ProgressState(sandbox.id, sandbox.worktree)
+    result = SpawnResult(
+        sandbox.id,
+        config.task,
+        adapter.name,
+        "failed",
+        0.0,
+        sandbox.branch,
+        sandbox.base,
+        str(sandbox.worktree),
+        str(sandbox.directory),
+    )
+    prompt, resume = config.task, None
+    outcome = RunOutcome("crashed", None)
+    try:
+        for attempt in range(_MAX_RUNS):
+            result.runs = attempt + 1
+            outcome = await execute(
+                runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
+                prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
+                on_progress=config.on_progress,
+            )  # fmt: skip
+            resume = outcome.cli_session or resume
+            if session.stopped_by or outcome.status in ("timeout", "crashed"):
+                break
+            if session.queued and resume:
+                prompt = "\n\n".join(session.queued)
+                session.queued.clear()
+                continue
+            if not outcome.denials:
+                break
+            decision = recovery.decide(outcome.denials, manifest, sandbox.worktree, sandbox.git_dirs)
+            for denial, fix, why in decision.fixes:
+                runtime.publish(
+                    PermissionDenied(
+                        session=session.name, spawn_id=sandbox.id, tool=denial.tool, detail=denial.command or denial.detail,
+                        fix=fix.describe() if fix else "", objection=why,
+                    )
+                )  # fmt: skip
+                result.permission_errors.append(
+                    {
+                        "tool": denial.tool,
+                        "command": denial.command,
+                        "fix": fix.describe() if fix else "",
+                        "objection": why,
+                    }
+                )
+            fixes = "; ".join(fix.describe() for _, fix, _ in decision.fixes if fix) or "none"
+            runtime.publish(
+                RecoveryAttempt(
+                    session=session.name, spawn_id=sandbox.id, strategy=recovery.strategy, attempt=recovery.escalations,
+                    fix=fixes, outcome=decision.outcome, detail=decision.detail,
+                )
+            )  # fmt: skip
+            result.recoveries.append(
+                {"strategy": recovery.strategy, "fix": fixes, "outcome": decision.outcome, "detail": decision.detail}
+            )
+            if decision.manifest is None or not resume:
+                outcome.status, outcome.detail = "permission_denied", decision.detail
+                break
+            manifest, prompt = decision.manifest, decision.message
+    finally:
+        session.end()
+        if session.process is not None:
+            await session.process.stop("the spawn ended")
+        await runtime.settle()
+    result.status = "aborted" if session.stopped_by else outcome.status
+    result.detail = session.stopped_by or outcome.detail
+    result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
+    result.interjections = [
+        {
+            "watcher": i.watcher,
+            "urgent": i.urgent,
+            "severity": i.severity,
+            "action": i.action,
+            "content": i.content,
+            "via": via,
+        }
+        for i, via in session.delivered
+    ]
+    progress.phase = "integrate"
+    await integrate(config, sandbox, session.name, runtime, result)
+    runtime.end_session(session, "ended" if result.ok else "failed", result.status)
+    await runtime.close()
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
