@@ -4,8 +4,8 @@ For a CLI with a live channel (Claude Code's stream-json input) a queued interje
 as a user message, which the CLI takes as a new turn when the current one ends; an urgent one is
 preceded by an interrupt request, so the in-flight response is dropped and the next request
 carries the message. For a CLI without one (Gemini CLI, Codex) the message waits for the run's
-next breakpoint and continues the same CLI session with ``--resume``/``resume``; an urgent one
-stops the process first. ``pause`` and ``abort`` stop the process and are not delivered as text.
+next breakpoint (the end of the headless run) and continues the same CLI session with
+``--resume``/``resume``. ``pause`` and ``abort`` stop the process and are not delivered as text.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ class SpawnSession(Session):
         self.delivered.append((interjection, "resume"))
 
     async def interrupt(self, reason: str) -> None:
-        proc = self.process
-        if proc is None or proc.returncode is not None:
-            return
-        if self._live:
-            await proc.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
-        else:
-            await proc.stop(f"stopped to deliver an interjection ({reason}); resuming the same session")
+        """Stop the current turn of a live CLI; a CLI without a live channel runs on to its breakpoint.
+
+        Killing a headless Gemini or Codex run mid-turn can lose the session it would resume, so
+        its queued message waits for the run's end (its next breakpoint) instead.
+        """
+        if self._live and self.process is not None:
+            await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))

@@ -1,0 +1,57 @@
+"""End to end with the real Claude Code CLI against the stub: a vulnerable login is interrupted and fixed, then a PR."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from spawn_helpers import Project, cli
+
+from watcher.spawn import SpawnConfig, run_spawn
+from watcher.testing import StubAnthropicServer
+from watcher.testing.scripted_agents import LoginTask
+
+pytestmark = pytest.mark.slow
+
+TASK = "Add a login(username, password) to src/auth/login.js that checks the users table with db.query, and commit it."
+
+
+async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(project: Project) -> None:
+    claude = cli("claude")
+    model = LoginTask("claude")
+    with StubAnthropicServer(*model.replies()) as stub:
+        env = project.env(ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                TASK, agent="claude", repo=project.repo, cli_path=str(claude), forge_api=project.forge.api_url,
+                env=env, journal=project.journal, idle_timeout_s=30, total_timeout_s=120, watchers=("security",),
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.status, result.detail, model.steps)
+    # the security watcher interrupted the running CLI, urgently, over its live channel
+    (interjection,) = result.interjections
+    assert interjection["watcher"] == "security" and interjection["urgent"] and interjection["via"] == "live"
+    # ... and its message was in the very next request the model received
+    project.journal.flush()
+    rows = project.journal.read(session=f"spawn-{result.id}")
+    delivered = [r for r in rows if r.kind == "delivery" and r.payload["outcome"] == "delivered"]
+    assert len(delivered) == 1
+    after = [i for i, ts in enumerate(model.requests_at) if ts >= delivered[0].ts]
+    assert after and model.seen_supervisor_at == after[0], (model.requests_at, delivered[0].ts, model.steps)
+    assert stub.disconnects, "the interrupt dropped the streaming response"
+    # the fix was committed, pushed and proposed
+    assert result.pr is not None and result.pr.number == 1
+    (pull,) = project.forge.pulls
+    assert pull["head"] == result.branch and pull["base"] == "main"
+    pushed = project.forge_file(result.branch, "src/auth/login.js")
+    assert "${username}" not in pushed and "[username, password]" in pushed
+    assert [c.split(" ", 1)[1] for c in result.commits] == [
+        "login(): pass the credentials as query parameters",
+        "Add login()",
+    ]
+    # the report lists the file; the journal holds every phase
+    assert "`src/auth/login.js` (+" in result.markdown() and result.pr.url in result.markdown()
+    kinds = [r.kind for r in rows]
+    for kind in ("sandbox_created", "llm_started", "interjection", "delivery", "llm_completed", "pr_created"):
+        assert kind in kinds, kind
+    assert json.loads(json.dumps(result.to_dict()))["files"][0]["path"] == "src/auth/login.js"
