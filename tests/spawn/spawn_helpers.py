@@ -41,3 +41,36 @@ class Project:
     def forge_file(self, branch: str, path: str) -> str:
         bare = self.forge.root / "acme" / "shop.git"
         return git(bare, "show", f"{branch}:{path}")
+
+
+# --- recorded Claude Code stream lines for the fake CLI ------------------------------------------
+
+SESSION = "5b0c1c7e-0000-4000-8000-000000000001"
+
+
+def init() -> dict[str, object]:
+    return {"type": "system", "subtype": "init", "cwd": "@CWD@", "session_id": SESSION, "tools": ["Write", "Bash"]}
+
+
+def tool_use(name: str, tool_input: dict[str, object], tool_id: str) -> dict[str, object]:
+    content = [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]
+    return {"type": "assistant", "message": {"role": "assistant", "content": content}, "session_id": SESSION}
+
+
+def tool_result(tool_id: str, output: str, *, is_error: bool = False) -> dict[str, object]:
+    content = [{"type": "tool_result", "tool_use_id": tool_id, "content": output, "is_error": is_error}]
+    return {"type": "user", "message": {"role": "user", "content": content}, "session_id": SESSION}
+
+
+def result(text: str = "done", *, denials: list[dict[str, object]] | None = None) -> dict[str, object]:
+    return {
+        "type": "result", "subtype": "success", "is_error": False, "result": text, "session_id": SESSION,
+        "total_cost_usd": 0.01, "permission_denials": denials or [],
+    }  # fmt: skip
+
+
+def write_script(path: Path, lines: list[dict[str, object]]) -> Path:
+    import json
+
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path

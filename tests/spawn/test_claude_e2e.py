@@ -9,7 +9,7 @@ from spawn_helpers import Project, cli
 
 from watcher.spawn import SpawnConfig, run_spawn
 from watcher.testing import StubAnthropicServer
-from watcher.testing.scripted_agents import LoginTask
+from watcher.testing.scripted_agents import CommitTask, LoginTask
 
 pytestmark = pytest.mark.slow
 
@@ -55,3 +55,29 @@ async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(p
     for kind in ("sandbox_created", "llm_started", "interjection", "delivery", "llm_completed", "pr_created"):
         assert kind in kinds, kind
     assert json.loads(json.dumps(result.to_dict()))["files"][0]["path"] == "src/auth/login.js"
+
+
+async def test_a_denied_git_commit_is_widened_and_the_same_session_resumed(project: Project) -> None:
+    claude = cli("claude")
+    model = CommitTask("claude")
+    with StubAnthropicServer(*model.replies()) as stub:
+        env = project.env(ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                "Write NOTES.md with a heading.", agent="claude", repo=project.repo, cli_path=str(claude),
+                env=env, journal=project.journal, pr=False, idle_timeout_s=30, total_timeout_s=120,
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.detail, model.steps)
+    assert model.steps == ["write", "commit", "summary_refused", "commit_again", "summary_committed"]
+    assert result.runs == 2 and result.recoveries[0]["outcome"] == "resumed"
+    assert result.recoveries[0]["fix"] == "command `git add *`, command `git commit *`"
+    assert [c.split(" ", 1)[1] for c in result.commits] == [
+        "Add NOTES.md"
+    ]  # the agent's own commit, after the widening
+    project.journal.flush()
+    rows = project.journal.read(session=f"spawn-{result.id}")
+    started = [r.payload for r in rows if r.kind == "llm_started"]
+    assert started[1]["resume"] == result.cli_session and "--resume" in started[1]["argv"]
+    assert any("Bash(git commit *)" in a for a in started[1]["argv"])
+    assert [r.payload["tool"] for r in rows if r.kind == "permission_error"] == ["Bash"]

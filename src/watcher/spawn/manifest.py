@@ -44,7 +44,9 @@ _COMMANDS = {
     "jest": "jest *",
 }
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,6}|(?:[\w.-]+/)+)(?![\w/])")
-_EXTENSIONS = set("py js ts jsx tsx mjs cjs json md rst txt toml yaml yml ini cfg rs go java kt rb php c h cc cpp hpp cs swift sh sql html css scss lock".split())
+_EXTENSIONS = set(
+    "py js ts jsx tsx mjs cjs json md rst txt toml yaml yml ini cfg rs go java kt rb php c h cc cpp hpp cs swift sh sql html css scss lock".split()
+)
 _SECRET = re.compile(r"\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD|_DSN)\b")
 _HIGH = re.compile(r"\b(refactor|migrat\w*|architecture|rewrite|across the|whole (?:code|repo)|redesign)\b", re.I)
 _LOW = re.compile(r"\b(typo|rename|comment|docstring|one-line|bump)\b", re.I)
@@ -150,7 +152,9 @@ def infer_manifest(task: str) -> SandboxManifest:
         commands += ["git add *", "git commit *"]
     commands += [pattern for name, pattern in _COMMANDS.items() if name in words]
     found = dict.fromkeys(m.group(1) for m in _PATH.finditer(task))
-    paths = [p for p in found if ("/" in p or p.rsplit(".", 1)[-1] in _EXTENSIONS) and not p.startswith(("http", "www."))]
+    paths = [
+        p for p in found if ("/" in p or p.rsplit(".", 1)[-1] in _EXTENSIONS) and not p.startswith(("http", "www."))
+    ]
     writable = tuple(p.rstrip("/") + "/**" if p.endswith("/") else p for p in paths) or ("**",)
     complexity: Complexity = "medium"
     if _HIGH.search(task) or len(task.split()) > 150:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from watcher.testing.scripts import RecordedRequest, Reply
 
-__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "LoginTask"]
+__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "CommitTask", "LoginTask"]
 
 LOGIN_PATH = "src/auth/login.js"
 
@@ -121,3 +121,44 @@ class LoginTask:
         if step == "summary_fixed":
             return Reply.text("Added login() in src/auth/login.js; the query now takes the credentials as parameters.")
         return Reply.text("Added login() in src/auth/login.js and committed it.")
+
+
+@dataclass
+class CommitTask:
+    """Write ``NOTES.md`` and commit it; after a refusal, commit again once told it is now allowed.
+
+    For permission recovery: run it with a manifest that does not allow ``git commit``; the CLI
+    refuses the commit, the run ends, recovery widens the manifest and resumes the session with
+    a message saying the permission is granted, and the model commits.
+    """
+
+    agent: str = "claude"
+    steps: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def replies(self, n: int = 20) -> list[Reply]:
+        return [Reply.dynamic(self)] * n
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            done = set(self.steps)
+            granted = b"is now granted" in request.raw
+            if "write" not in done:
+                step = "write"
+            elif "commit" not in done:
+                step = "commit"
+            elif granted and "commit_again" not in done:
+                step = "commit_again"
+            else:
+                step = "summary_committed" if "commit_again" in done else "summary_refused"
+            self.steps.append(step)
+        if step == "write":
+            cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
+            tool, key, _ = _TOOLS[self.agent]
+            path = f"{cwd[1]}/NOTES.md" if cwd and self.agent == "claude" else "NOTES.md"
+            return Reply.tool_use(tool, {key: path, "content": "# Notes\n"})
+        if step in ("commit", "commit_again"):
+            return Reply.tool_use(_TOOLS[self.agent][2], {"command": "git add -A && git commit -q -m 'Add NOTES.md'"})
+        if step == "summary_committed":
+            return Reply.text("Added NOTES.md and committed it.")
+        return Reply.text("I wrote NOTES.md but I was not allowed to commit it.")
