@@ -45,7 +45,43 @@ _COMMANDS = {
 }
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]{1,6}|(?:[\w.-]+/)+)(?![\w/])")
 _EXTENSIONS = set(
-    "py js ts jsx tsx mjs cjs json md rst txt toml yaml yml ini cfg rs go java kt rb php c h cc cpp hpp cs swift sh sql html css scss lock".split()
+    [
+        "py",
+        "js",
+        "ts",
+        "jsx",
+        "tsx",
+        "mjs",
+        "cjs",
+        "json",
+        "md",
+        "rst",
+        "txt",
+        "toml",
+        "yaml",
+        "yml",
+        "ini",
+        "cfg",
+        "rs",
+        "go",
+        "java",
+        "kt",
+        "rb",
+        "php",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cs",
+        "swift",
+        "sh",
+        "sql",
+        "html",
+        "css",
+        "scss",
+        "lock",
+    ]
 )
 _SECRET = re.compile(r"\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD|_DSN)\b")
 _HIGH = re.compile(r"\b(refactor|migrat\w*|architecture|rewrite|across the|whole (?:code|repo)|redesign)\b", re.I)
