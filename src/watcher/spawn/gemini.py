@@ -70,7 +70,8 @@ class GeminiCLI(AgentCLI):
     ) -> list[str]:
         model = manifest.environment.get("GEMINI_MODEL", DEFAULT_MODEL)
         argv = [executable, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "-m", model]
-        argv += ["--allowed-tools", *gemini_tools(manifest)]
+        for tool in gemini_tools(manifest):  # one flag per tool: as an array it swallows what follows
+            argv += ["--allowed-tools", tool]
         if resume:
             argv += ["--resume", "latest"]
         return argv
