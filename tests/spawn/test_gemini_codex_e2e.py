@@ -43,3 +43,17 @@ async def test_gemini_cli_is_corrected_by_resuming_its_session(project: Project)
             )
         )  # fmt: skip
     check_fixed_and_proposed(project, result, model)
+
+
+async def test_codex_is_corrected_by_resuming_its_thread(project: Project) -> None:
+    codex = cli("codex")
+    model = LoginTask("codex", wait_for_supervisor=False)
+    with StubResponsesServer(*model.replies()) as stub:
+        env = project.env(OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                TASK, agent="codex", repo=project.repo, cli_path=str(codex), forge_api=project.forge.api_url,
+                env=env, journal=project.journal, idle_timeout_s=60, total_timeout_s=120, watchers=("security",),
+            )
+        )  # fmt: skip
+    check_fixed_and_proposed(project, result, model)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from watcher.core.observations import Observation
 from watcher.spawn._adapter import AgentCLI, Denial, Final
 from watcher.spawn._lines import codex_observations
+from watcher.spawn._worktree_probe import WorktreeProbe
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
 
@@ -39,6 +40,7 @@ class Codex(AgentCLI):
 
     def __init__(self) -> None:
         self._last_message = ""
+        self._probe: WorktreeProbe | None = None
 
     def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
         env = super().environment(sandbox, manifest, parent)
@@ -46,6 +48,7 @@ class Codex(AgentCLI):
         return env
 
     def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:
+        self._probe = WorktreeProbe(sandbox.worktree)
         home = Path(env["CODEX_HOME"])
         home.mkdir(parents=True, exist_ok=True)
         lines = ["check_for_update_on_startup = false"]
@@ -75,9 +78,15 @@ class Codex(AgentCLI):
 
     def observations(self, record: Mapping[str, Any]) -> list[Observation]:
         item = record.get("item")
-        if record.get("type") == "item.completed" and isinstance(item, Mapping) and item.get("type") == "agent_message":
+        observations = codex_observations(record)
+        if record.get("type") != "item.completed" or not isinstance(item, Mapping):
+            return observations
+        if item.get("type") == "agent_message":
             self._last_message = str(item.get("text", ""))
-        return codex_observations(record)
+        elif item.get("type") in ("command_execution", "file_change") and self._probe is not None and observations:
+            # the files the command wrote, between its call and its result (the watchers' breakpoint)
+            return [observations[0], *self._probe.changes(), *observations[1:]]
+        return observations
 
     def session_id(self, record: Mapping[str, Any]) -> str | None:
         value = record.get("thread_id") if record.get("type") == "thread.started" else None

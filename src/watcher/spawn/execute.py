@@ -79,6 +79,8 @@ async def execute(
     for message in adapter.stdin_lines(prompt):
         if await proc.write(message):
             session.turns_sent += 1
+    if not adapter.live:
+        proc.close_stdin()  # Codex reads stdin to its end before it starts
     outcome = RunOutcome(status="crashed", exit_code=None, cli_session=resume or "")
     final: Final | None = None
     finished_turns = 0

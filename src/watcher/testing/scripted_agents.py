@@ -6,7 +6,8 @@ sent, so a run ends the same way however the requests interleave with a watcher'
 into SQL with a template literal and commits it; then it waits ("thinks", an endless stream)
 until a supervisor's message arrives, fixes the query with placeholders and commits the fix.
 The tool vocabulary follows the CLI (``claude``: Write/Bash, ``gemini``:
-write_file/run_shell_command, ``codex``: shell). ``seen_supervisor_at`` and ``requests_at`` let a
+write_file/run_shell_command, ``codex``: exec_command, which Codex 0.169 still runs although its
+code mode no longer offers it). ``seen_supervisor_at`` and ``requests_at`` let a
 test check that the interjection was in the very next request::
 
     model = LoginTask("claude")
@@ -72,7 +73,7 @@ class LoginTask:
     def _write(self, content: str, request: RecordedRequest) -> Reply:
         if self.agent == "codex":
             script = f"mkdir -p src/auth && cat > {LOGIN_PATH} <<'EOF'\n{content}EOF"
-            return Reply.tool_use("shell", {"command": ["bash", "-lc", script]})
+            return Reply.tool_use("exec_command", {"cmd": script})
         tool, key, _ = _TOOLS[self.agent]
         # Claude Code wants absolute paths; its system prompt names the working directory
         cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
@@ -81,7 +82,7 @@ class LoginTask:
 
     def _shell(self, command: str) -> Reply:
         if self.agent == "codex":
-            return Reply.tool_use("shell", {"command": ["bash", "-lc", command]})
+            return Reply.tool_use("exec_command", {"cmd": command})
         return Reply.tool_use(_TOOLS[self.agent][2], {"command": command})
 
     def __call__(self, request: RecordedRequest) -> Reply:

@@ -8,6 +8,7 @@ last ``response.completed`` with usage. A scripted ``Reply.tool_use(name, input)
 ``function_call`` item whose ``arguments`` is ``input`` as JSON.
 
 A request that offers no tools (a title or a summary the CLI asks for on the side) is answered
+(Codex 0.169 offers its tools in an ``additional_tools`` input item, which counts)
 with ``default_reply`` and leaves the script alone, so a scripted run stays in step.
 """
 
@@ -48,7 +49,7 @@ class StubResponsesServer(StubServer):
         if request.body is None:
             exchange.send_json(400, _error("invalid_request_error", "the body is not a JSON object"))
             return
-        reply = self.default_reply if not request.body.get("tools") else self._next_reply()
+        reply = self._next_reply() if offers_tools(request.body) else self.default_reply
         if reply is None:
             exchange.send_json(500, _error("server_error", self.script_ran_out()))
             return
@@ -179,6 +180,14 @@ class StubResponsesServer(StubServer):
         for name, data in events:
             exchange.send_event(data, name)
         exchange.end_stream()
+
+
+def offers_tools(body: dict[str, Any]) -> bool:
+    """True when the request offers tools: top-level ``tools``, or (Codex 0.169) an ``additional_tools`` input item."""
+    if body.get("tools"):
+        return True
+    items = body.get("input")
+    return isinstance(items, list) and any(isinstance(i, dict) and i.get("type") == "additional_tools" for i in items)
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
