@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from watcher.core.interjection import Interjection
@@ -238,15 +238,19 @@ class SpawnEvent(Event):
     """Base of the spawn events: the payload is the event's own fields, so they round-trip as-is."""
 
     def payload(self) -> dict[str, Any]:
-        skip = {"session", "watcher", "ts"}
-        return {name: _plain(getattr(self, name)) for name in self.__dataclass_fields__ if name not in skip}
+        return {name: _plain(getattr(self, name)) for name in _own_fields(type(self))}
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any], **common: Any) -> SpawnEvent:
         """Rebuild from a journal row; unknown keys are ignored, missing ones take their defaults."""
-        names = set(cls.__dataclass_fields__) - {"session", "watcher", "ts"}
+        names = set(_own_fields(cls))
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in payload.items() if k in names}
         return cls(**{**common, **values})
+
+
+def _own_fields(cls: type[Event]) -> list[str]:
+    """An event class's own fields: not the common ones, not class variables such as ``kind``."""
+    return [f.name for f in fields(cls) if f.name not in ("session", "watcher", "ts")]
 
 
 def _plain(value: Any) -> Any:
