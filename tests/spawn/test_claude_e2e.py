@@ -45,10 +45,10 @@ async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(p
     assert pull["head"] == result.branch and pull["base"] == "main"
     pushed = project.forge_file(result.branch, "src/auth/login.js")
     assert "${username}" not in pushed and "[username, password]" in pushed
-    assert [c.split(" ", 1)[1] for c in result.commits] == [
-        "login(): pass the credentials as query parameters",
-        "Add login()",
-    ]
+    subjects = [c.split(" ", 1)[1] for c in result.commits]
+    # the vulnerable commit exists unless the interrupt landed while Claude Code was about to run it
+    assert subjects[0] == "login(): pass the credentials as query parameters"
+    assert subjects[1:] in ([], ["Add login()"])
     # the report lists the file; the journal holds every phase
     assert "`src/auth/login.js` (+" in result.markdown() and result.pr.url in result.markdown()
     kinds = [r.kind for r in rows]

@@ -16,7 +16,8 @@ that are JSON objects with a ``"fake"`` key, which are directives:
 ``{"fake": "exit", "code": 3}``                        exit now with ``code`` (a crash)
 =====================================================  ===========================================
 
-``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
+Run with ``--input-format stream-json`` (as the Claude adapter does), it first reads the task
+line from stdin, as Claude Code does. ``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
 to the file named by ``WATCHER_FAKE_CLI_INBOX`` when it is set, and every argv to
 ``WATCHER_FAKE_CLI_ARGV``, so a test can check what the supervisor sent. ``launcher(script, dir)``
 writes an executable that runs this module with the script, for use as a CLI path.
@@ -109,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m watcher.testing.fake_cli SCRIPT.jsonl [CLI flags ...]", file=sys.stderr)
         return 2
     _note("WATCHER_FAKE_CLI_ARGV", json.dumps(args[1:]))
+    if "stream-json" in args[1:] and "--input-format" in args[1:]:
+        _note("WATCHER_FAKE_CLI_INBOX", sys.stdin.readline())  # the task, as Claude Code reads it first
     cwd = Path.cwd()
     for raw in Path(args[0]).read_text(encoding="utf-8").splitlines():
         line = raw.replace("@CWD@", str(cwd))
