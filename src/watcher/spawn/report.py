@@ -21,7 +21,7 @@ class SpawnResult:
     id: str
     task: str
     agent: str
-    status: str  # "success" | "failed" | "timeout" | "permission_denied" | "crashed" | "aborted" | "conflict"
+    status: str  # success | failed | timeout | permission_denied | crashed | paused | aborted | conflict
     duration_s: float
     branch: str
     base: str

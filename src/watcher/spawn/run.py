@@ -140,7 +140,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         if session.process is not None:
             await session.process.stop("the spawn ended")
         await runtime.settle()
-    result.status = "aborted" if session.stopped_by else outcome.status
+    stopped = {"pause": "paused", "abort": "aborted"}.get(session.stopped_by.split(" ", 1)[0], "")
+    result.status = stopped or outcome.status
     result.detail = session.stopped_by or outcome.detail
     result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
     result.interjections = [

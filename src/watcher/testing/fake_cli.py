@@ -16,7 +16,8 @@ that are JSON objects with a ``"fake"`` key, which are directives:
 ``{"fake": "exit", "code": 3}``                        exit now with ``code`` (a crash)
 =====================================================  ===========================================
 
-Run with ``--input-format stream-json`` (as the Claude adapter does), it first reads the task
+When the CLI is resumed (``--resume`` or ``resume`` among the flags) and ``SCRIPT.resume.jsonl``
+exists beside the script, that one is replayed instead. Run with ``--input-format stream-json`` (as the Claude adapter does), it first reads the task
 line from stdin, as Claude Code does. ``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
 to the file named by ``WATCHER_FAKE_CLI_INBOX`` when it is set, and every argv to
 ``WATCHER_FAKE_CLI_ARGV``, so a test can check what the supervisor sent. ``launcher(script, dir)``
@@ -113,7 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     if "stream-json" in args[1:] and "--input-format" in args[1:]:
         _note("WATCHER_FAKE_CLI_INBOX", sys.stdin.readline())  # the task, as Claude Code reads it first
     cwd = Path.cwd()
-    for raw in Path(args[0]).read_text(encoding="utf-8").splitlines():
+    script = Path(args[0])
+    resumed = script.with_suffix(".resume.jsonl")
+    if any(a in ("--resume", "resume") for a in args[1:]) and resumed.exists():
+        script = resumed
+    for raw in script.read_text(encoding="utf-8").splitlines():
         line = raw.replace("@CWD@", str(cwd))
         if not line.strip():
             continue

@@ -62,10 +62,16 @@ class LoopbackForge:
         return f"{self.root_url}/git/{owner}/{repo}.git"
 
     def create_repo(self, owner: str, repo: str, *, seed: str | Path | None = None) -> str:
-        """A bare repository ``owner/repo`` (pushed from ``seed``'s branches when given); returns its URL."""
+        """A bare repository ``owner/repo`` (``seed``'s branches pushed, its branch as HEAD); returns its URL."""
         path = self.root / owner / f"{repo}.git"
         path.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+        head = "main"
+        if seed is not None:
+            found = subprocess.run(
+                ["git", "-C", str(seed), "symbolic-ref", "--short", "HEAD"], capture_output=True, text=True
+            )
+            head = found.stdout.strip() or head
+        subprocess.run(["git", "init", "-q", "--bare", f"--initial-branch={head}", str(path)], check=True)
         subprocess.run(["git", "-C", str(path), "config", "http.receivepack", "true"], check=True)
         if seed is not None:
             subprocess.run(["git", "-C", str(seed), "push", "-q", str(path), "--all"], check=True)
