@@ -11,14 +11,16 @@ that are JSON objects with a ``"fake"`` key, which are directives:
 ``{"fake": "run", "argv": ["git", "commit", ...]}``    run a command in the working directory
 ``{"fake": "await_input", "timeout": 5}``              read stdin until a ``user`` line arrives,
                                                        answering ``control_request`` lines with a
-                                                       success ``control_response``
+                                                       success ``control_response``; with
+                                                       ``"or_exit": N`` it exits N if none came
 ``{"fake": "stderr", "text": ".."}``                   write to stderr
 ``{"fake": "exit", "code": 3}``                        exit now with ``code`` (a crash)
 =====================================================  ===========================================
 
 When the CLI is resumed (``--resume`` or ``resume`` among the flags) and ``SCRIPT.resume.jsonl``
-exists beside the script, that one is replayed instead. Run with ``--input-format stream-json`` (as the Claude adapter does), it first reads the task
-line from stdin, as Claude Code does. ``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
+exists beside the script, that one is replayed instead. Run with ``--input-format stream-json``
+(as the Claude adapter does), it first reads the task line from stdin, as Claude Code does.
+``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
 to the file named by ``WATCHER_FAKE_CLI_INBOX`` when it is set, and every argv to
 ``WATCHER_FAKE_CLI_ARGV``, so a test can check what the supervisor sent. ``launcher(script, dir)``
 writes an executable that runs this module with the script, for use as a CLI path.
@@ -59,14 +61,38 @@ def _emit(record: dict[str, Any] | str) -> None:
     sys.stdout.flush()
 
 
-def _await_input(timeout: float) -> None:
+class _Stdin:
+    """stdin read line by line at the file-descriptor level, so ``select`` never misses a buffered line."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._eof = False
+
+    def readline(self, timeout: float) -> str | None:
+        """The next line, or None at EOF or when ``timeout`` passes first."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer and not self._eof:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([sys.stdin.fileno()], [], [], left)[0]:
+                return None
+            chunk = os.read(sys.stdin.fileno(), 65536)
+            self._buffer += chunk
+            self._eof = not chunk
+        if b"\n" not in self._buffer:
+            line, self._buffer = self._buffer, b""
+            return line.decode() or None
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode() + "\n"
+
+
+_STDIN = _Stdin()
+
+
+def _await_input(timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([sys.stdin], [], [], left)
-        if not ready:
-            break
-        line = sys.stdin.readline()
-        if not line:
+        line = _STDIN.readline(left)
+        if line is None:
             break
         _note("WATCHER_FAKE_CLI_INBOX", line)
         try:
@@ -77,7 +103,8 @@ def _await_input(timeout: float) -> None:
             response = {"subtype": "success", "request_id": message.get("request_id"), "response": {}}
             _emit({"type": "control_response", "response": response})
         elif message.get("type") == "user":
-            return
+            return True
+    return False
 
 
 def _directive(step: dict[str, Any], cwd: Path) -> None:
@@ -94,7 +121,8 @@ def _directive(step: dict[str, Any], cwd: Path) -> None:
     elif what == "run":
         subprocess.run(step["argv"], cwd=cwd, check=False, capture_output=True)
     elif what == "await_input":
-        _await_input(float(step.get("timeout", 10)))
+        if not _await_input(float(step.get("timeout", 10))) and "or_exit" in step:
+            sys.exit(int(step["or_exit"]))  # the message never came: fail the way a test can see
     elif what == "stderr":
         sys.stderr.write(step["text"] + "\n")
         sys.stderr.flush()
@@ -112,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _note("WATCHER_FAKE_CLI_ARGV", json.dumps(args[1:]))
     if "stream-json" in args[1:] and "--input-format" in args[1:]:
-        _note("WATCHER_FAKE_CLI_INBOX", sys.stdin.readline())  # the task, as Claude Code reads it first
+        _note("WATCHER_FAKE_CLI_INBOX", _STDIN.readline(30) or "")  # the task, as Claude Code reads it first
     cwd = Path.cwd()
     script = Path(args[0])
     resumed = script.with_suffix(".resume.jsonl")

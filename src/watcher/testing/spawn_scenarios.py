@@ -177,7 +177,11 @@ def _scenarios() -> list[Scenario]:
             "loop-paused", "paused", [*loop, {"fake": "hang"}], options={"watchers": ("stuck",), "idle_timeout_s": 10}
         )
     )
-    vulnerable = [_init(), *write("src/auth/login.js", VULNERABLE_LOGIN, "v1"), {"fake": "await_input", "timeout": 10}]
+    vulnerable = [
+        _init(),
+        *write("src/auth/login.js", VULNERABLE_LOGIN, "v1"),
+        {"fake": "await_input", "timeout": 10, "or_exit": 3},
+    ]
     vulnerable += [
         *write("src/auth/login.js", FIXED_LOGIN, "v2"),
         *commit("Add login()", "c1"),
