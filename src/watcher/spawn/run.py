@@ -74,6 +74,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     )
     for role in config.watchers:
         runtime.attach(spec_for_role(role), make_evaluator(config.evaluator, role), session)
+    runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(
         sandbox.id,
