@@ -7,7 +7,7 @@ from spawn_helpers import Project, cli
 
 from watcher.spawn import SpawnConfig, run_spawn
 from watcher.testing import StubGeminiServer, StubResponsesServer
-from watcher.testing.scripted_agents import LoginTask
+from watcher.testing.scripted_agents import CommitTask, LoginTask
 
 pytestmark = pytest.mark.slow
 
@@ -57,3 +57,20 @@ async def test_codex_is_corrected_by_resuming_its_thread(project: Project) -> No
             )
         )  # fmt: skip
     check_fixed_and_proposed(project, result, model)
+
+
+async def test_codex_read_only_git_is_widened_with_its_git_dirs_and_resumed(project: Project) -> None:
+    codex = cli("codex")
+    model = CommitTask("codex")
+    with StubResponsesServer(*model.replies()) as stub:
+        env = project.env(OPENAI_BASE_URL=stub.base_url, OPENAI_API_KEY="dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                "Write NOTES.md with a heading.", agent="codex", repo=project.repo, cli_path=str(codex), env=env,
+                journal=project.journal, pr=False, idle_timeout_s=60, total_timeout_s=120,
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.detail, model.steps, result.permission_errors)
+    assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
+    assert "writing " in result.recoveries[0]["fix"] and ".git" in result.recoveries[0]["fix"]
+    assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]

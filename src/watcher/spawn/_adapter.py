@@ -120,6 +120,10 @@ class AgentCLI(ABC):
         """Permission errors visible in this record (the final record's are in ``Final.denials``)."""
         return []
 
+    def poll(self) -> list[dict[str, Any]]:
+        """Records from another source than stdout (Codex's rollout file), in the stream's shape."""
+        return []
+
     def stdin_lines(self, prompt: str) -> list[dict[str, Any]]:
         """Lines to write on stdin at start (live CLIs take the task there)."""
         return []

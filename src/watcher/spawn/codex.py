@@ -6,7 +6,8 @@ worktree's own, so a manifest that allows commits adds both with ``--add-dir`` (
 shows as ``Read-only file system`` and recovery adds them). The model endpoint is a
 ``[model_providers]`` entry in ``$CODEX_HOME/config.toml`` when ``OPENAI_BASE_URL`` is set, with
 update checks, analytics and feedback off. No live channel: an interjection stops the run at
-the next breakpoint and ``resume`` carries it (checked against Codex 0.169.0).
+the next breakpoint and ``resume`` carries it (checked against Codex 0.169.0). Commands missing
+from the ``--json`` stream are read from the rollout file (``_codex_rollout``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 
 from watcher.core.observations import Observation
 from watcher.spawn._adapter import AgentCLI, Denial, Final
+from watcher.spawn._codex_rollout import RolloutReader
 from watcher.spawn._lines import codex_observations
 from watcher.spawn._worktree_probe import WorktreeProbe
 from watcher.spawn.manifest import SandboxManifest
@@ -41,6 +43,7 @@ class Codex(AgentCLI):
     def __init__(self) -> None:
         self._last_message = ""
         self._probe: WorktreeProbe | None = None
+        self._rollout: RolloutReader | None = None
 
     def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
         env = super().environment(sandbox, manifest, parent)
@@ -50,6 +53,8 @@ class Codex(AgentCLI):
     def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:
         self._probe = WorktreeProbe(sandbox.worktree)
         home = Path(env["CODEX_HOME"])
+        if self._rollout is None:
+            self._rollout = RolloutReader(home)
         home.mkdir(parents=True, exist_ok=True)
         lines = ["check_for_update_on_startup = false"]
         if env.get("CODEX_MODEL"):
@@ -81,12 +86,17 @@ class Codex(AgentCLI):
         observations = codex_observations(record)
         if record.get("type") != "item.completed" or not isinstance(item, Mapping):
             return observations
+        if item.get("type") == "command_execution" and self._rollout is not None and record.get("source") != "rollout":
+            self._rollout.seen_commands.append(str(item.get("command", "")))
         if item.get("type") == "agent_message":
             self._last_message = str(item.get("text", ""))
         elif item.get("type") in ("command_execution", "file_change") and self._probe is not None and observations:
             # the files the command wrote, between its call and its result (the watchers' breakpoint)
             return [observations[0], *self._probe.changes(), *observations[1:]]
         return observations
+
+    def poll(self) -> list[dict[str, Any]]:
+        return self._rollout.poll() if self._rollout is not None else []
 
     def session_id(self, record: Mapping[str, Any]) -> str | None:
         value = record.get("thread_id") if record.get("type") == "thread.started" else None

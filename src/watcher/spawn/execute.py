@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from watcher.core.redact import redact
 from watcher.runtime.events import LLMCompleted, LLMStarted
@@ -86,6 +87,21 @@ async def execute(
     finished_turns = 0
     last_progress = 0.0
     idle_s, total_s = manifest.timeouts
+
+    def take(record: dict[str, Any]) -> tuple[Final | None, bool]:
+        """One record's observations, denials and end; (its final, whether the files changed)."""
+        outcome.cli_session = adapter.session_id(record) or outcome.cli_session
+        changed = False
+        for obs in adapter.observations(record):
+            runtime.observe(session.name, obs)
+            changed = progress.update(obs) or changed
+        outcome.denials += adapter.denials(record)
+        ended = adapter.final(record)
+        if ended is not None:
+            outcome.denials += ended.denials
+            progress.cost_usd = max(progress.cost_usd, ended.cost_usd)
+        return ended, changed
+
     with (sandbox.directory / "stream.jsonl").open("a", encoding="utf-8") as log:
         async for line in proc.lines(idle_s, total_s):
             log.write(line + "\n")
@@ -96,17 +112,10 @@ async def execute(
                 continue  # a CLI's plain output line: counted, not judged
             if not isinstance(record, dict):
                 continue
-            outcome.cli_session = adapter.session_id(record) or outcome.cli_session
-            changed = False
-            for obs in adapter.observations(record):
-                runtime.observe(session.name, obs)
-                changed = progress.update(obs) or changed
-            outcome.denials += adapter.denials(record)
-            ended = adapter.final(record)
-            if ended is not None:
-                final = ended
-                outcome.denials += ended.denials
-                progress.cost_usd = max(progress.cost_usd, ended.cost_usd)
+            ended, changed = take(record)
+            for extra in adapter.poll():
+                changed = take(extra)[1] or changed
+            final = ended or final
             now = time.monotonic()
             if changed or now - last_progress > _PROGRESS_EVERY_S:
                 last_progress = now
@@ -119,6 +128,8 @@ async def execute(
                 if finished_turns >= session.turns_sent and not session.queued:
                     proc.close_stdin()
     code = await proc.wait()
+    for extra in adapter.poll():  # what the CLI wrote to its side files last
+        take(extra)
     session.process = None
     outcome.exit_code = code
     if final is not None:

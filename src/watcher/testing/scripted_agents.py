@@ -153,6 +153,11 @@ class CommitTask:
             else:
                 step = "summary_committed" if "commit_again" in done else "summary_refused"
             self.steps.append(step)
+        if self.agent == "codex" and step in ("write", "commit", "commit_again"):
+            command = (
+                "printf '# Notes\\n' > NOTES.md" if step == "write" else "git add -A && git commit -q -m 'Add NOTES.md'"
+            )
+            return Reply.tool_use("exec_command", {"cmd": command})
         if step == "write":
             cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
             tool, key, _ = _TOOLS[self.agent]
