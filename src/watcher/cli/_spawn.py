@@ -12,8 +12,9 @@ from typing import Any
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal
-from watcher.spawn import SpawnConfig, cleanup, infer_manifest, run_spawn
+from watcher.spawn import SpawnConfig, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
+from watcher.spawn.plan import PLANNERS, plan_manifest
 from watcher.spawn.recover import STRATEGIES
 
 DEFAULT_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help=f"a watcher role (repeatable; default: {', '.join(DEFAULT_ROLES)})",
     )
     sp.add_argument("--evaluator", default="rules", help="the watchers' evaluator (default: rules, offline)")
+    sp.add_argument("--planner", choices=PLANNERS, help="an LLM plans the sandbox manifest (default: rules, offline)")
     sp.add_argument("--recovery", choices=STRATEGIES, default="moderate", help="what to do about permission errors")
     sp.add_argument("--max-escalations", type=int, default=3, help="widenings moderate recovery may make (default 3)")
     sp.add_argument(
@@ -93,7 +95,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.task or not args.task.strip():
         raise ConfigurationError('watcher spawn needs a TASK: watcher spawn "fix the failing test"')
     if args.plan:
-        print(infer_manifest(args.task).to_json())
+        planned = asyncio.run(plan_manifest(args.task, args.planner))
+        if planned.note:
+            print(f"watcher spawn: {planned.note}", file=sys.stderr)
+        print(planned.manifest.to_json())
         return 0
     if args.recovery == "interactive" and not sys.stdin.isatty():
         raise ConfigurationError(
@@ -108,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         base=args.base,
         watchers=tuple(args.roles or DEFAULT_ROLES),
         evaluator=args.evaluator,
+        planner=args.planner,
         recovery=args.recovery,
         max_escalations=args.max_escalations,
         ask=_ask if args.recovery == "interactive" else None,

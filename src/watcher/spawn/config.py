@@ -33,6 +33,7 @@ class SpawnConfig:
     token: str | None = None
     cli_path: str | None = None
     manifest: SandboxManifest | None = None
+    planner: str | None = None  # "anthropic" | "openai": an LLM plans the manifest (else the rules)
     idle_timeout_s: float | None = None
     total_timeout_s: float | None = None
     spawn_id: str | None = None

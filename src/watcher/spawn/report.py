@@ -39,6 +39,7 @@ class SpawnResult:
     permission_errors: list[dict[str, Any]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     runs: int = 0
+    plan: dict[str, Any] = field(default_factory=dict)  # the manifest used, where it came from, any note
 
     @property
     def ok(self) -> bool:

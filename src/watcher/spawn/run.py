@@ -23,8 +23,8 @@ from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import integrate
-from watcher.spawn.manifest import infer_manifest
 from watcher.spawn.monitor import ProgressState
+from watcher.spawn.plan import Plan, plan_manifest
 from watcher.spawn.provision import provision
 from watcher.spawn.recover import Recovery
 from watcher.spawn.report import SpawnResult
@@ -51,9 +51,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
     started = time.monotonic()
     parent_env = dict(os.environ if config.env is None else config.env)
-    manifest = (config.manifest or infer_manifest(config.task)).with_timeouts(
-        config.idle_timeout_s, config.total_timeout_s
-    )
+    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
+    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     adapter = adapter_for(config.agent)
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
@@ -87,6 +86,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         str(sandbox.worktree),
         str(sandbox.directory),
     )
+    result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome("crashed", None)
     try:
