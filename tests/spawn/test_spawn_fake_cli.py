@@ -93,3 +93,20 @@ async def test_interactive_recovery_asks_and_a_no_ends_the_run(project: Project,
     )
     assert asked == ["Allow command `git commit *` and resume?"]
     assert spawned.status == "permission_denied" and spawned.recoveries[0]["outcome"] == "declined"
+
+
+async def test_a_small_conflict_with_a_moved_base_is_repaired_by_a_second_run(project: Project, tmp_path: Path) -> None:
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "small-conflict-repaired")
+    assert scenario.prepare is not None
+    scenario.prepare(project.repo)
+    spawned = await run_spawn(config(project, str(launcher(scenario.script(tmp_path), tmp_path))))
+    assert spawned.status == "success" and spawned.repaired == ["README.md"] and spawned.runs == 2
+    assert "Conflicts resolved by a repair run" in spawned.markdown()
+    pushed_log = project.forge.root / "acme" / "shop.git"
+    from spawn_helpers import git
+
+    parents = git(pushed_log, "log", "-1", "--format=%P", spawned.branch).split()
+    assert len(parents) == 2  # the base was merged into the branch, then proposed
+    assert project.forge_file(spawned.branch, "README.md") == "# shop, rewritten here"

@@ -23,12 +23,16 @@ from watcher.spawn.provision import Sandbox, git
 __all__ = [
     "FileChange",
     "PullRequest",
+    "abort_merge",
     "changed_files",
     "commit_leftovers",
+    "conflict_hunks",
     "conflicting_files",
+    "finish_merge",
     "forge_repo",
     "open_pull_request",
     "push",
+    "start_merge",
 ]
 
 GITHUB_API = "https://api.github.com"
@@ -87,6 +91,45 @@ def conflicting_files(sandbox: Sandbox, remote: str) -> list[str]:
     # the tree id, then the conflicting paths, a blank line, then git's messages
     lines = done.stdout.splitlines()[1:]
     return [line for line in lines[: lines.index("")] if line] if "" in lines else [line for line in lines if line]
+
+
+def start_merge(sandbox: Sandbox) -> int:
+    """Merge the fetched base into the branch, leaving conflict markers; returns the conflict hunks."""
+    subprocess.run(
+        ["git", "-C", str(sandbox.worktree), "merge", "--no-ff", "--no-commit", "FETCH_HEAD"],
+        capture_output=True,
+        timeout=120,
+    )
+    return conflict_hunks(sandbox)
+
+
+def conflict_hunks(sandbox: Sandbox) -> int:
+    """Conflict markers left in the worktree's unmerged files (a deleted file counts as one)."""
+    files = git(sandbox.worktree, "diff", "--name-only", "--diff-filter=U").splitlines()
+    hunks = 0
+    for path in files:
+        file = sandbox.worktree / path
+        if not file.is_file():
+            hunks += 1
+            continue
+        hunks += sum(1 for line in file.read_text(errors="replace").splitlines() if line.startswith("<<<<<<< "))
+    return hunks
+
+
+def finish_merge(sandbox: Sandbox) -> bool:
+    """Conclude the merge once no markers are left (committing what a repair run left); False if it cannot."""
+    if not git(sandbox.worktree, "rev-parse", "--verify", "-q", "MERGE_HEAD", check=False):
+        return True  # the repair run concluded the merge itself
+    files = [sandbox.worktree / f for f in git(sandbox.worktree, "diff", "--name-only", "HEAD").splitlines()]
+    if any(f.is_file() and "<<<<<<< " in f.read_text(errors="replace") for f in files):
+        return False
+    git(sandbox.worktree, "add", "-A")
+    git(sandbox.worktree, "commit", "-q", "--no-edit")
+    return True
+
+
+def abort_merge(sandbox: Sandbox) -> None:
+    git(sandbox.worktree, "merge", "--abort", check=False)
 
 
 def push(sandbox: Sandbox, remote: str) -> None:

@@ -38,6 +38,7 @@ class SpawnResult:
     recoveries: list[dict[str, Any]] = field(default_factory=list)
     permission_errors: list[dict[str, Any]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # conflicting files a repair run resolved
     runs: int = 0
     plan: dict[str, Any] = field(default_factory=dict)  # the manifest used, where it came from, any note
 
@@ -69,6 +70,8 @@ class SpawnResult:
         ]
         if self.conflicts:
             lines += ["", "### Conflicts with the base", *[f"- `{path}`" for path in self.conflicts]]
+        if self.repaired:
+            lines += ["", "### Conflicts resolved by a repair run", *[f"- `{path}`" for path in self.repaired]]
         if self.interjections or self.recoveries:
             lines += ["", "### Supervision"]
             lines += [

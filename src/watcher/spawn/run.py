@@ -137,7 +137,6 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 break
             manifest, prompt = decision.manifest, decision.message
     finally:
-        session.end()
         if session.process is not None:
             await session.process.stop("the spawn ended")
         await runtime.settle()
@@ -157,8 +156,23 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         for i, via in session.delivered
     ]
     progress.phase = "integrate"
-    await integrate(config, sandbox, session.name, runtime, result)
-    runtime.end_session(session, "ended" if result.ok else "failed", result.status)
-    await runtime.close()
+
+    async def repair(prompt: str) -> bool:
+        """A repair run of the same CLI in the worktree: a fresh session that may merge and commit."""
+        widened = manifest.widen(commands=("git add *", "git commit *", "git merge *"))
+        result.runs += 1
+        done = await execute(
+            runtime=runtime, session=session, sandbox=sandbox, manifest=widened, executable=executable,
+            prompt=prompt, resume=None, parent_env=parent_env, progress=progress, attempt=result.runs - 1,
+            on_progress=config.on_progress,
+        )  # fmt: skip
+        return done.status == "success"
+
+    try:
+        await integrate(config, sandbox, session.name, runtime, result, repair)
+    finally:
+        session.end()
+        runtime.end_session(session, "ended" if result.ok else "failed", result.status)
+        await runtime.close()
     result.duration_s = round(time.monotonic() - started, 3)
     return result

@@ -4,8 +4,8 @@ Each ``Scenario`` writes a fake Claude Code stream (and, when the session is res
 of the resumed run), and may prepare the repository (a base that moved on the remote). Used by
 the tests and by ``benchmarks/bench_spawn.py`` (``spawn_scenarios_ok``): clean successes,
 permission denials recovered or refused, a stall stopped by the idle timeout, a loop the stuck
-role pauses, a vulnerable write the security role interrupts, a conflict with a moved base, a CLI
-crash, and a 529 storm the CLI gives up on.
+role pauses, a vulnerable write the security role interrupts, a small conflict with a moved base
+repaired by a second run, a large one reported, a CLI crash, and a 529 storm the CLI gives up on.
 """
 
 from __future__ import annotations
@@ -118,6 +118,25 @@ def _moved_base(repo: Path) -> None:
         subprocess.run(["git", "-C", str(other), *args], check=True, capture_output=True)
 
 
+def _moved_base_large(repo: Path) -> None:
+    """A 40-line file on the base, then upstream edits five separate lines of it (the spawn edits the same)."""
+    (repo / "big.txt").write_text("".join(f"line {i}\n" for i in range(40)))
+    for args in (["add", "-A"], ["commit", "-qm", "big"], ["push", "-q", "origin", "HEAD:main"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    other = repo.parent / f"{repo.name}-upstream"
+    url = subprocess.run(
+        ["git", "-C", str(repo), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["git", "clone", "-q", url, str(other)], check=True)
+    (other / "big.txt").write_text("".join(f"line {i} {'theirs' if i % 8 == 2 else ''}\n" for i in range(40)))
+    for args in (
+        ["add", "-A"],
+        ["-c", "user.email=o@e", "-c", "user.name=o", "commit", "-qm", "upstream"],
+        ["push", "-q", "origin", "HEAD:main"],
+    ):
+        subprocess.run(["git", "-C", str(other), *args], check=True, capture_output=True)
+
+
 def _scenarios() -> list[Scenario]:
     out = []
     for n in (1, 2, 3, 5):  # clean successes with several files
@@ -190,10 +209,16 @@ def _scenarios() -> list[Scenario]:
     out.append(Scenario("vulnerable-write-interrupted", "success", vulnerable, options={"watchers": ("security",)}))
     out.append(
         Scenario(
-            "conflict",
-            "conflict",
+            "small-conflict-repaired",
+            "success",
             [_init(), *write("README.md", "# shop, rewritten here\n", "w1"), _end()],
             prepare=_moved_base,
+        )
+    )
+    mine = "".join(f"line {i} {'mine' if i % 8 == 2 else ''}\n" for i in range(40))
+    out.append(
+        Scenario(
+            "large-conflict", "conflict", [_init(), *write("big.txt", mine, "w1"), _end()], prepare=_moved_base_large
         )
     )
     out.append(Scenario("crash", "crashed", [_init(), *write("a.txt", "a\n", "w1"), {"fake": "exit", "code": 137}]))
