@@ -110,3 +110,38 @@ async def test_a_small_conflict_with_a_moved_base_is_repaired_by_a_second_run(pr
     parents = git(pushed_log, "log", "-1", "--format=%P", spawned.branch).split()
     assert len(parents) == 2  # the base was merged into the branch, then proposed
     assert project.forge_file(spawned.branch, "README.md") == "# shop, rewritten here"
+
+
+async def test_a_manual_watchers_interjection_waits_for_an_inject_from_another_process(
+    project: Project, tmp_path: Path
+) -> None:
+    import asyncio
+    import subprocess
+    import sys
+
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "vulnerable-write-interrupted")
+    cli = str(launcher(scenario.script(tmp_path), tmp_path))
+    task = asyncio.create_task(run_spawn(config(project, cli, watchers=("security:manual",))))
+    pending: list[dict[str, object]] = []
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        project.journal.flush()
+        pending = [r.payload for r in project.journal.read(limit=10_000) if r.kind == "interjection"]
+        if pending:
+            break
+    assert pending and pending[0]["status"] == "pending" and not task.done()
+    interjection = pending[0]["interjection"]
+    assert isinstance(interjection, dict)
+    session = next(r.session for r in project.journal.read(limit=10_000) if r.kind == "interjection")
+    code = (
+        "import sys; from watcher.runtime.journal import Journal; "
+        "Journal(sys.argv[1]).submit_command(sys.argv[2], 'inject', sys.argv[3], watcher='security')"
+    )
+    path = str(project.journal.path)
+    argv = [sys.executable, "-c", code, path, session, str(interjection["id"])]
+    await asyncio.to_thread(subprocess.run, argv, check=True, timeout=30)
+    spawned = await asyncio.wait_for(task, timeout=60)
+    assert spawned.status == "success"  # the fake CLI exits 3 when no message ever arrives
+    assert [i["via"] for i in spawned.interjections] == ["live"]

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         action="append",
         dest="roles",
         metavar="ROLE",
-        help=f"a watcher role (repeatable; default: {', '.join(DEFAULT_ROLES)})",
+        help=f"a watcher role; ROLE:manual waits for you to inject or dismiss (repeatable; default: {', '.join(DEFAULT_ROLES)})",
     )
     sp.add_argument("--evaluator", default="rules", help="the watchers' evaluator (default: rules, offline)")
     sp.add_argument("--planner", choices=PLANNERS, help="an LLM plans the sandbox manifest (default: rules, offline)")

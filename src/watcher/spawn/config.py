@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from watcher.core.spec import WatcherSpec
 from watcher.runtime.journal import Journal
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
@@ -21,7 +22,7 @@ class SpawnConfig:
     agent: str = "claude"
     repo: Path = field(default_factory=Path.cwd)
     base: str | None = None
-    watchers: Sequence[str] = ("security", "stuck", "errors")
+    watchers: Sequence[str | WatcherSpec] = ("security", "stuck", "errors")  # "role" or "role:manual"
     evaluator: str = "rules"
     recovery: str = "moderate"
     max_escalations: int = 3

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.spec import WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
@@ -30,9 +31,17 @@ from watcher.spawn.recover import Recovery
 from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
 
-__all__ = ["SpawnConfig", "adapter_for", "run_spawn"]
+__all__ = ["SpawnConfig", "adapter_for", "run_spawn", "watcher_spec"]
 
 _MAX_RUNS = 12  # resumes for interjections and recoveries together: a runaway loop ends here
+
+
+def watcher_spec(text: str) -> WatcherSpec:
+    """``security`` or ``security:manual`` (a person accepts or dismisses its interjections)."""
+    role, _, mode = text.partition(":")
+    if mode not in ("", "manual", "autonomous"):
+        raise ConfigurationError(f"watcher {text!r}: the mode after ':' is manual or autonomous")
+    return spec_for_role(role, mode="manual" if mode == "manual" else "autonomous")
 
 
 def adapter_for(agent: str) -> AgentCLI:
@@ -71,8 +80,9 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             provision_ms=round(sandbox.provision_ms, 2),
         )
     )
-    for role in config.watchers:
-        runtime.attach(spec_for_role(role), make_evaluator(config.evaluator, role), session)
+    for item in config.watchers:
+        spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role), session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(
