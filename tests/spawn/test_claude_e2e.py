@@ -8,7 +8,7 @@ import pytest
 from spawn_helpers import Project, cli
 
 from watcher.spawn import SpawnConfig, run_spawn
-from watcher.testing import StubAnthropicServer
+from watcher.testing import Reply, StubAnthropicServer
 from watcher.testing.scripted_agents import CommitTask, LoginTask
 
 pytestmark = pytest.mark.slow
@@ -81,3 +81,33 @@ async def test_a_denied_git_commit_is_widened_and_the_same_session_resumed(proje
     assert started[1]["resume"] == result.cli_session and "--resume" in started[1]["argv"]
     assert any("Bash(git commit *)" in a for a in started[1]["argv"])
     assert [r.payload["tool"] for r in rows if r.kind == "permission_error"] == ["Bash"]
+
+
+async def test_a_stalled_model_stream_is_ended_by_the_idle_timeout_and_the_group_killed(project: Project) -> None:
+    import os
+    import time
+
+    claude = cli("claude")
+    with StubAnthropicServer(Reply.stall(60)) as stub:
+        env = project.env(ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-dummy")
+        started = time.monotonic()
+        result = await run_spawn(
+            SpawnConfig(
+                "Write NOTES.md.", agent="claude", repo=project.repo, cli_path=str(claude), env=env,
+                journal=project.journal, pr=False, idle_timeout_s=3, total_timeout_s=60,
+            )
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+    assert result.status == "timeout" and "idle timeout" in result.detail
+    assert elapsed < 20
+    project.journal.flush()
+    (started_event,) = [
+        r.payload for r in project.journal.read(session=f"spawn-{result.id}") if r.kind == "llm_started"
+    ]
+    pid = int(started_event["pid"])
+    try:
+        os.killpg(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the CLI's process group outlived the timeout"
