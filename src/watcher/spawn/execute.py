@@ -116,6 +116,7 @@ async def execute(
             for extra in adapter.poll():
                 changed = take(extra)[1] or changed
             final = ended or final
+            progress.interjections = len(session.delivered)
             now = time.monotonic()
             if changed or now - last_progress > _PROGRESS_EVERY_S:
                 last_progress = now
