@@ -52,6 +52,10 @@ def test_spawn_command_reports_json_and_cleanup_removes_the_worktree(project: Pr
 
 
 def test_a_missing_repository_or_cli_is_a_clear_error(tmp_path: Path) -> None:
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}
-    done = watcher("spawn", "do it", "--repo", str(tmp_path), cwd=tmp_path, env=env)
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    done = watcher("spawn", "do it", "--repo", str(tmp_path), "--no-pr", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "is not a git repository" in done.stderr and "Traceback" not in done.stderr
+    done = watcher("spawn", "do it", "--repo", str(tmp_path), cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "needs a token: set GITHUB_TOKEN" in done.stderr
+    done = watcher("spawn", "do it", "--cli-path", "/nonexistent/claude", "--no-pr", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr

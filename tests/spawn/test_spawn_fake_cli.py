@@ -145,3 +145,25 @@ async def test_a_manual_watchers_interjection_waits_for_an_inject_from_another_p
     spawned = await asyncio.wait_for(task, timeout=60)
     assert spawned.status == "success"  # the fake CLI exits 3 when no message ever arrives
     assert [i["via"] for i in spawned.interjections] == ["live"]
+
+
+async def test_without_a_token_a_pr_spawn_stops_before_it_starts(project: Project, tmp_path: Path) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="needs a token: set GITHUB_TOKEN"):
+        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), env={"PATH": "/usr/bin:/bin"}))
+    assert not (project.repo / ".watcher" / "spawns").exists()
+
+
+async def test_a_forge_that_refuses_leaves_the_work_on_the_branch_and_says_why(
+    project: Project, tmp_path: Path
+) -> None:
+    spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), forge_repo="acme/missing"))
+    assert spawned.status == "integration_failed" and "404" in spawned.detail
+    assert project.forge.branch_head("acme", "shop", spawned.branch) is not None  # pushed, not proposed
+    assert "**Detail:**" in spawned.markdown()
+
+
+async def test_a_cli_that_cannot_start_is_a_crash_in_the_report(project: Project, tmp_path: Path) -> None:
+    spawned = await run_spawn(config(project, str(tmp_path / "no-such-cli")))
+    assert spawned.status == "crashed" and "could not start" in spawned.detail

@@ -21,7 +21,8 @@ class SpawnResult:
     id: str
     task: str
     agent: str
-    status: str  # success | failed | timeout | permission_denied | crashed | paused | aborted | conflict
+    # success | failed | timeout | permission_denied | crashed | paused | aborted | conflict | integration_failed
+    status: str
     duration_s: float
     branch: str
     base: str

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from watcher.core.errors import ConfigurationError
+from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
@@ -63,6 +63,10 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     adapter = adapter_for(config.agent)
+    if config.pr and not (config.token or parent_env.get("GITHUB_TOKEN") or parent_env.get("GH_TOKEN")):
+        raise ConfigurationError(
+            "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
+        )
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
@@ -102,11 +106,15 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     try:
         for attempt in range(_MAX_RUNS):
             result.runs = attempt + 1
-            outcome = await execute(
-                runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
-                prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
-                on_progress=config.on_progress,
-            )  # fmt: skip
+            try:
+                outcome = await execute(
+                    runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
+                    prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
+                    on_progress=config.on_progress,
+                )  # fmt: skip
+            except SpawnError as exc:  # the CLI could not even start: a crash, reported like one
+                outcome = RunOutcome("crashed", None, cli_session=resume or "", detail=str(exc))
+                break
             resume = outcome.cli_session or resume
             if session.stopped_by or outcome.status in ("timeout", "crashed"):
                 break
@@ -180,6 +188,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
 
     try:
         await integrate(config, sandbox, session.name, runtime, result, repair)
+    except SpawnError as exc:  # the work is on the branch; say why it was not proposed
+        result.status, result.detail = "integration_failed", str(exc)
     finally:
         session.end()
         runtime.end_session(session, "ended" if result.ok else "failed", result.status)
