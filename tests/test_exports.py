@@ -59,7 +59,16 @@ PUBLIC = {
         "set_host",
         "tool",
     ],
-    "watcher.testing": ["RecordedRequest", "Reply", "StubAnthropicServer", "StubOpenAIServer", "ToolUse"],
+    "watcher.testing": [
+        "LoopbackForge",
+        "RecordedRequest",
+        "Reply",
+        "StubAnthropicServer",
+        "StubGeminiServer",
+        "StubOpenAIServer",
+        "StubResponsesServer",
+        "ToolUse",
+    ],
 }
 
 

@@ -18,7 +18,8 @@
     ├── HookInputError         a hook call's arguments or payload cannot be read
     ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
     ├── SessionEndedError      something was delivered to a parent session that has ended
-    └── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
+    ├── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
+    └── SpawnError             a spawn step failed: git, the agent CLI, or the forge
 
 A message says what failed, on what, and what to do about it. Classes that refine a built-in
 (``LookupError``, ``ValueError``, ``RuntimeError``) also derive from it, so callers that catch
@@ -44,6 +45,7 @@ __all__ = [
     "NotPendingError",
     "RuntimeThreadError",
     "SessionEndedError",
+    "SpawnError",
     "TranscriptError",
     "UnknownWatcherError",
     "WatcherError",
@@ -137,3 +139,10 @@ class AgentModelError(WatcherError):
 
 class HookInputError(WatcherError, ValueError):
     """A CLI's hook call could not be read: unknown options, or a payload that is not a JSON object."""
+
+
+class SpawnError(WatcherError):
+    """A spawn step failed: a git command, starting the agent CLI, pushing, or opening the pull request.
+
+    The message names the step, what it ran on, and the tool's own error.
+    """
