@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from watcher.core.errors import WatcherError
 from watcher.runtime.events import Event
 
 __all__ = ["EventBus", "Handler", "Subscription"]
@@ -123,6 +124,10 @@ class EventBus:
                             await result  # type: ignore[misc]
                     except asyncio.CancelledError:
                         raise
+                    except WatcherError as exc:  # a reported failure (the journal closed): one line, once
+                        sub.failures += 1
+                        if sub.failures == 1:
+                            log.error("subscriber %r: %s", sub.name, exc)
                     except Exception:
                         sub.failures += 1
                         log.exception(

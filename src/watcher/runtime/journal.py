@@ -210,19 +210,19 @@ class Journal:
 
         Encoding happens on the caller's thread and the writer thread only runs SQLite, which
         releases the interpreter lock: the two threads then work in parallel instead of taking
-        turns with the lock. Once the writer has stopped (or the journal is closed) the first
-        append raises ``JournalError``; later ones are counted as lost, which ``flush`` reports.
+        turns with the lock. Once the writer has stopped the first append raises ``JournalError``;
+        later ones (and any after ``close``) are counted as lost, which ``flush`` reports.
         """
         row = _encode(event)
         if row is None:
             return
         with self._lock:
             if self._closed or self._failure is not None:
-                self._lost += 1
+                self._lost += 1  # counted: flush reports them (a closed journal, e.g. after Ctrl-C, only logs)
+                if self._lost == 1 and self._failure is not None:
+                    raise self._failure
                 if self._lost == 1:
-                    raise self._failure or JournalError(
-                        f"the journal at {self.path} is closed; open a new Journal to write"
-                    )
+                    log.debug("events appended to the closed journal at %s are not written", self.path)
                 return
             self._pending.append(row)
             self._queued += 1
