@@ -127,6 +127,13 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         return conn
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
+            raise damaged(path, exc) from exc
+        raise JournalError(
+            f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
+            "WATCHER_JOURNAL to another path."
+        ) from exc
     except (OSError, sqlite3.Error) as exc:
         raise JournalError(
             f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
