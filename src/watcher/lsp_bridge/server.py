@@ -20,11 +20,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from watcher import __version__
+from watcher.core.errors import WatcherError
 from watcher.lsp_bridge import actions
 from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
+from watcher.lsp_bridge.requests import AnsweringProtocol, invalid_params
 from watcher.runtime.journal import default_journal_path, project_root
 
 __all__ = ["WatcherLanguageServer", "create_server"]
@@ -38,7 +40,9 @@ class WatcherLanguageServer(LanguageServer):
     """A pygls server that follows watcher journals and shows their findings."""
 
     def __init__(self, *, interval: float = 0.05) -> None:
-        super().__init__("watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC)
+        super().__init__(
+            "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
+        )
         self.interval = interval
         self.followers: dict[Path, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -211,7 +215,10 @@ def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
 
 def _command_handler(name: str) -> Any:
     async def handler(ls: WatcherLanguageServer, *args: Any) -> dict[str, Any]:
-        return await actions.run_command(ls, name, args)
+        try:
+            return await actions.run_command(ls, name, args)
+        except (ValueError, WatcherError) as exc:  # bad arguments: -32602 with the rule broken, no traceback
+            raise invalid_params(str(exc)) from None
 
     handler.__name__ = name.replace(".", "_")
     return handler
