@@ -45,7 +45,7 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_the_journal_whole(tmp_path:
             time.sleep(0.05)
         time.sleep(1.0)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        _, err = child.communicate(timeout=60)
     assert child.returncode == 130
     assert no_traceback(err) and len(err.strip().splitlines()) == 1, err
     conn = sqlite3.connect(journal)

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
 from watcher.core.protocol import parse_decision, render_decision
@@ -52,7 +53,7 @@ class CallableEvaluator:
         elif isinstance(answer, Continue | Interject):
             decision = answer
         else:
-            raise TypeError(
+            raise EvaluationError(
                 f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None"
             )
         return EvaluationResult(render_decision(decision), decision)
