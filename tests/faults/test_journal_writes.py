@@ -116,9 +116,17 @@ def test_a_writer_killed_at_a_random_moment_leaves_a_committed_prefix(tmp_path: 
 
 
 def test_replay_exits_2_with_the_message_when_its_events_cannot_be_journaled(tmp_path: Path) -> None:
+    # a journal that opens fine but refuses every insert (not a lock: retrying cannot help)
     path = tmp_path / "journal.sqlite3"
-    path.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 64)  # a header, then nonsense
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, session TEXT NOT NULL, "
+        "watcher TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL, payload TEXT NOT NULL CHECK (length(payload) < 0))"
+    )
+    conn.commit()
+    conn.close()
     transcript = write_transcript(tmp_path / "t.jsonl", [{"kind": "user_message", "text": "hi"}, {"kind": "done"}])
     result = watcher_cli("replay", str(transcript), "--journal", str(path))
-    assert result.returncode == 2 and no_traceback(result.stderr)
-    assert result.stderr.startswith("watcher: error:") and str(path) in result.stderr
+    assert result.returncode == 2 and no_traceback(result.stderr), result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("watcher: error:") and str(path) in last and "events were not written" in last
