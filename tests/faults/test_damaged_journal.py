@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,20 @@ def test_a_row_that_is_not_utf8_or_not_json_is_skipped_and_counted(tmp_path: Pat
         assert journal.skipped == 2
     checked = watcher_cli("journal", "check", str(path))
     assert checked.returncode == 1 and "readable: 4, unreadable: 2" in checked.stdout
+
+
+@pytest.mark.parametrize("damage", ["random bytes", "truncated"])
+def test_the_kernel_extension_says_what_is_wrong_instead_of_a_traceback(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "journal.sqlite3"
+    DAMAGE[damage](path)
+    done = subprocess.run(
+        [sys.executable, "-m", "IPython", "--no-banner", "--HistoryManager.enabled=False", "-c", "%load_ext watcher"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "WATCHER_JOURNAL": str(path)},
+        cwd=tmp_path,
+    )
+    output = done.stdout + done.stderr
+    assert no_traceback(output) and "Error" not in done.stdout, output
+    assert f"the journal at {path} is damaged" in output and "move it aside" in output

@@ -9,8 +9,10 @@ extension of this kernel, or None.
 from __future__ import annotations
 
 import atexit
+import sys
 from typing import Any
 
+from watcher.core.errors import JournalError
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
 
@@ -31,7 +33,11 @@ def load_ipython_extension(ipython: Any) -> None:
         return
     if _extension is not None:
         unload_ipython_extension(_extension.shell)
-    ext = KernelExtension(ipython)
+    try:
+        ext = KernelExtension(ipython)
+    except JournalError as exc:  # a damaged or unwritable journal: say what to do, no traceback
+        print(f"watcher: cannot load the extension: {exc}", file=sys.stderr)
+        return
     ext.register()
     ipython.register_magics(WatcherMagics(ipython, ext))
     atexit.register(ext.close)
