@@ -95,7 +95,7 @@ async def _replay(args: argparse.Namespace) -> int:
 def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
     """The ``--json`` object of one evaluation (secrets redacted, like everything that leaves watcher)."""
     i = event.interjection
-    return redact_value(
+    shown: dict[str, object] = redact_value(
         {
             "watcher": event.watcher,
             "index": event.index,
@@ -109,6 +109,7 @@ def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
             "error": event.error,
         }
     )
+    return shown
 
 
 def _table(result: ReplayResult, *, show_all: bool) -> None:
