@@ -163,3 +163,22 @@ def test_the_follower_survives_a_row_that_is_not_utf8(root: Path) -> None:
     finally:
         err = client.close()
     assert "skipping corrupt journal row" in err
+
+
+def test_a_damaged_journal_is_shown_to_the_person_once(root: Path) -> None:
+    journal = root / ".watcher" / "journal.sqlite3"
+    journal.parent.mkdir()
+    journal.write_bytes(b"\x13garbage, not a database" * 400)
+    client = RawClient(root)
+    try:
+        shown = client.wait(
+            lambda m: m.get("method") == "window/showMessage" and "is damaged" in m["params"]["message"]
+        )
+        assert str(journal) in shown["params"]["message"] and "move it aside" in shown["params"]["message"]
+        time.sleep(1.5)  # the follower keeps retrying; the person is told once
+        told = [m for m in client.messages if m.get("method") == "window/showMessage"]
+        assert len(told) == 1
+        client.send({"jsonrpc": "2.0", "id": 7, "method": "shutdown", "params": None})
+        assert "result" in client.wait(lambda m: m.get("id") == 7)
+    finally:
+        client.close()

@@ -64,12 +64,16 @@ class WatcherLanguageServer(LanguageServer):
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
                 continue
-            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval)
+            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval, warn=self.warn)
             self.followers[journal] = follower
             task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{journal}")
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
             log.info("watching %s for the workspace folder %s", journal, folder)
+
+    def warn(self, problem: str) -> None:
+        """A journal problem (damaged, locked, not a journal), shown to the person once."""
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"watcher: {problem}"))
 
     def on_batch(self, book: FindingBook, batch: Batch) -> None:
         """Fold a poll's rows into the book, publish what changed, announce what is new."""
