@@ -13,6 +13,7 @@ from typing import Any
 from watcher.agents.replay import ReplayResult, replay
 from watcher.agents.transcripts import read_transcript
 from watcher.core.errors import ConfigurationError
+from watcher.core.redact import redact, redact_value
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
@@ -92,20 +93,23 @@ async def _replay(args: argparse.Namespace) -> int:
 
 
 def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
-    """The ``--json`` object of one evaluation."""
+    """The ``--json`` object of one evaluation (secrets redacted, like everything that leaves watcher)."""
     i = event.interjection
-    return {
-        "watcher": event.watcher,
-        "index": event.index,
-        "decision": event.decision,
-        "urgent": i.urgent if i else False,
-        "severity": i.severity if i else None,
-        "action": i.action if i else None,
-        "content": i.content if i else None,
-        "locations": [loc.to_dict() for loc in i.locations] if i else [],
-        "note": event.note,
-        "error": event.error,
-    }
+    shown: dict[str, object] = redact_value(
+        {
+            "watcher": event.watcher,
+            "index": event.index,
+            "decision": event.decision,
+            "urgent": i.urgent if i else False,
+            "severity": i.severity if i else None,
+            "action": i.action if i else None,
+            "content": i.content if i else None,
+            "locations": [loc.to_dict() for loc in i.locations] if i else [],
+            "note": event.note,
+            "error": event.error,
+        }
+    )
+    return shown
 
 
 def _table(result: ReplayResult, *, show_all: bool) -> None:
@@ -120,7 +124,7 @@ def _table(result: ReplayResult, *, show_all: bool) -> None:
     print(f"{'#':>4}  {'watcher':<10} {'decision':<9} {'sev':<8} {'action':<8} what")
     for e in rows:
         i = e.interjection
-        what = (i.content if i else e.error or e.note or "").replace("\n", " ")
+        what = redact(i.content if i else e.error or e.note or "").replace("\n", " ")
         where = ", ".join(loc.render() for loc in i.locations) if i else ""
         flag = "!" if i and i.urgent else " "
         line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "

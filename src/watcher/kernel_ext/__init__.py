@@ -9,10 +9,12 @@ extension of this kernel, or None.
 from __future__ import annotations
 
 import atexit
+import sys
 
 from IPython.core.interactiveshell import InteractiveShell
 
 from watcher.agents import set_host
+from watcher.core.errors import JournalError
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
 
@@ -33,7 +35,11 @@ def load_ipython_extension(ipython: InteractiveShell) -> None:
         return
     if _extension is not None:
         unload_ipython_extension(_extension.shell)
-    ext = KernelExtension(ipython)
+    try:
+        ext = KernelExtension(ipython)
+    except JournalError as exc:  # a damaged or unwritable journal: say what to do, no traceback
+        print(f"watcher: cannot load the extension: {exc}", file=sys.stderr)
+        return
     ext.register()
     set_host(ext)  # ``watcher.agent(...)`` in this kernel runs on the extension's runtime
     ipython.register_magics(WatcherMagics(ipython, ext))

@@ -194,7 +194,11 @@ class WatcherMagics(Magics):
 
         self.ext.settle()
         sessions = [self.ext.session.name, *(s.name for s in self.ext.agent_sessions)]
-        frame = history(self.ext.journal_path)
+        try:
+            frame = history(self.ext.journal_path)
+        except WatcherError as exc:  # a damaged or missing journal: say what to do, no traceback
+            print(f"watcher: %watcher_history: {exc}", file=sys.stderr)
+            return None
         return frame.filter(pl.col("session").is_in(sessions))
 
     @line_magic
