@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from watcher.agents.replay import replay
-from watcher.agents.transcripts import read_transcript
+from watcher.transcripts import read_transcript
 from watcher.cli._replay import DEFAULT_REPLAY_ROLES
 from watcher.core.protocol import describe_observation
 from watcher.evaluators.registry import make_evaluator
