@@ -36,6 +36,7 @@ RECORDS = [
     {"kind": "condensation"},
     {"kind": "error", "text": "timeout after 60s"},
     {"kind": "done", "ts": 9.0},
+    {"kind": "tool_call", "id": "t0", "name": "Read", "input": {}, "session": "s1/subagent-1", "parent_session": "s1"},
 ]
 
 
@@ -46,6 +47,12 @@ def test_round_trip(record: dict[str, object]) -> None:
     assert again == obs
     for key, value in record.items():
         assert obs.to_dict()[key] == value
+
+
+def test_a_top_level_session_writes_no_parent() -> None:
+    assert "parent_session" not in observation_from_dict({"kind": "done", "session": "s1"}).to_dict()
+    with pytest.raises(TranscriptError, match="field 'parent_session' of a 'done' record must be a string"):
+        observation_from_dict({"kind": "done", "parent_session": 3})
 
 
 def test_unknown_fields_are_preserved() -> None:

@@ -77,9 +77,7 @@ async def replay_sessions(
     for name, (parent_name, observations) in sessions.items():
         first = len(evaluations)
         delivered = await _replay_one(runtime, name, parent_name, observations, watchers_for(name))
-        results.append(
-            ReplayResult(name, tuple(observations), tuple(evaluations[first:]), delivered, parent_name)
-        )
+        results.append(ReplayResult(name, tuple(observations), tuple(evaluations[first:]), delivered, parent_name))
     await runtime.close()
     return results
 

@@ -150,7 +150,11 @@ def _table(result: ReplayResult, *, show_all: bool) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
     width = shutil.get_terminal_size((160, 20)).columns
     interjections = sum(e.decision == "interject" for e in result.evaluations)
-    of = f"the subagent {result.session!r} of {result.parent_session!r}" if result.parent_session else repr(result.session)
+    of = (
+        f"the subagent {result.session!r} of {result.parent_session!r}"
+        if result.parent_session
+        else repr(result.session)
+    )
     print(
         f"\nreplayed {len(result.observations)} observations of {of}: "
         f"{len(result.evaluations)} evaluations, {interjections} interjections"

@@ -28,15 +28,20 @@ def sniff(record: Mapping[str, Any]) -> bool:
     return "step_index" in record and isinstance(kind, str) and kind.isupper()
 
 
+def _decoded(value: object) -> object:
+    """Antigravity JSON-encodes each argument on its own (``"\"npm init\""``)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 def _arguments(args: object) -> dict[str, Any]:
     decoded: dict[str, Any] = {}
     for key, value in args.items() if isinstance(args, Mapping) else ():
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                pass
-        decoded[str(key)] = value
+        decoded[str(key)] = _decoded(value)
     command = next((decoded[k] for k in _COMMAND_KEYS if isinstance(decoded.get(k), str)), None)
     return {**decoded, "command": command} if command is not None else decoded
 
@@ -67,7 +72,11 @@ class AntigravityReader(RecordReader):
                 if isinstance(call, Mapping):
                     call_id = f"step-{record.get('step_index')}-{number}"
                     self._waiting.append(call_id)
-                    out.append(ToolCall(**common, id=call_id, name=str(call.get("name", "")), input=_arguments(call.get("args"))))
+                    out.append(
+                        ToolCall(
+                            **common, id=call_id, name=str(call.get("name", "")), input=_arguments(call.get("args"))
+                        )
+                    )
             return out
         call_id = self._waiting.popleft() if self._waiting else f"step-{record.get('step_index')}"
         failed = record.get("status") == "ERROR"

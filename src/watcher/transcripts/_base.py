@@ -49,7 +49,7 @@ class RecordReader:
             return self._feed(record)
         except TranscriptError:
             raise  # only raised in strict mode, by skip()
-        except Exception as exc:  # noqa: BLE001 - lenient: a record of a surprising shape is skipped, not fatal
+        except Exception as exc:
             what = f"{self.type_of(record)} (malformed)"
             if self.strict:
                 raise TranscriptError(
@@ -63,7 +63,7 @@ class RecordReader:
         """Flush what is still pending at the end of the transcript or stream."""
         try:
             return self._end()
-        except Exception as exc:  # noqa: BLE001 - the end of a stream never raises into the caller
+        except Exception as exc:
             if self.strict:
                 raise TranscriptError(f"the {self.format} reader failed at the end ({exc})") from exc
             self.skipped["pending at the end (malformed)"] += 1

@@ -86,14 +86,15 @@ class ClaudeCodeReader(RecordReader):
         if not record.get("isSidechain"):
             return main, None
         agent = record.get("agentId")
+        parent = record.get("parentUuid")
+        known = self._subagent_of_uuid.get(parent) if isinstance(parent, str) else None
         if isinstance(agent, str) and agent:
             sub = f"{main}/subagent-{agent}"
-        else:
-            parent = record.get("parentUuid")
-            sub = self._subagent_of_uuid.get(parent) if isinstance(parent, str) else None
-            if sub is None:  # a sidechain root: a new subagent starts
-                self._subagents[main] = self._subagents.get(main, 0) + 1
-                sub = f"{main}/subagent-{self._subagents[main]}"
+        elif known is not None:
+            sub = known
+        else:  # a sidechain root: a new subagent starts
+            self._subagents[main] = self._subagents.get(main, 0) + 1
+            sub = f"{main}/subagent-{self._subagents[main]}"
         uuid = record.get("uuid")
         if isinstance(uuid, str):
             self._subagent_of_uuid[uuid] = sub

@@ -24,7 +24,16 @@ from watcher.transcripts._base import RecordReader, as_text, parse_args
 __all__ = ["CodexExecReader", "sniff"]
 
 _EVENTS = frozenset(
-    {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated", "item.completed", "error"}
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "error",
+    }
 )
 _TOOLS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_search"})
 
@@ -118,12 +127,26 @@ class CodexExecReader(RecordReader):
             code = item.get("exit_code")
             code = code if isinstance(code, int) and not isinstance(code, bool) else None
             output = str(item.get("aggregated_output", ""))
-            return ToolResult(**common, tool_call_id=item_id, output=output, exit_code=code, is_error=failed or code not in (None, 0))
+            return ToolResult(
+                **common, tool_call_id=item_id, output=output, exit_code=code, is_error=failed or code not in (None, 0)
+            )
         if itype == "file_change":
             changes = item.get("changes")
-            paths = [f"{c.get('kind')} {c.get('path')}" for c in changes if isinstance(c, Mapping)] if isinstance(changes, list) else []
+            paths = (
+                [f"{c.get('kind')} {c.get('path')}" for c in changes if isinstance(c, Mapping)]
+                if isinstance(changes, list)
+                else []
+            )
             return ToolResult(**common, tool_call_id=item_id, output="\n".join(paths) or str(status), is_error=failed)
         error = item.get("error")
         result = item.get("result")
-        text = error.get("message") if isinstance(error, Mapping) else as_text(result.get("content")) if isinstance(result, Mapping) else ""
-        return ToolResult(**common, tool_call_id=item_id, output=str(text or ""), is_error=failed or isinstance(error, Mapping))
+        text = (
+            error.get("message")
+            if isinstance(error, Mapping)
+            else as_text(result.get("content"))
+            if isinstance(result, Mapping)
+            else ""
+        )
+        return ToolResult(
+            **common, tool_call_id=item_id, output=str(text or ""), is_error=failed or isinstance(error, Mapping)
+        )

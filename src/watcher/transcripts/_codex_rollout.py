@@ -151,7 +151,9 @@ class CodexRolloutReader(RecordReader):
             name = str(payload.get("name", ""))
             return ToolCall(**common, id=call_id, name=name, input=shell_input(parse_args(payload.get("arguments"))))
         if inner == "custom_tool_call":
-            return ToolCall(**common, id=call_id, name=str(payload.get("name", "")), input={"input": payload.get("input")})
+            return ToolCall(
+                **common, id=call_id, name=str(payload.get("name", "")), input={"input": payload.get("input")}
+            )
         action = payload.get("action")
         args = dict(action) if isinstance(action, Mapping) else {}
         name = "shell" if inner == "local_shell_call" else "web_search"

@@ -7,16 +7,17 @@ counted (``invalid JSON``) unless ``strict``; a strict error names the file and 
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from watcher.core.errors import TranscriptError
 from watcher.core.observations import Observation
 from watcher.transcripts._base import RecordReader
-from watcher.transcripts._registry import Format, detect_document, detect_records, format_named
+from watcher.transcripts._registry import detect_document, detect_records, format_named
 
 __all__ = ["Transcript", "read_file", "read_records"]
 
@@ -57,16 +58,16 @@ def read_file(
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # orjson decodes (and checks) UTF-8 itself
     except FileNotFoundError:
         raise TranscriptError("no such file; give the path of a transcript", source=source) from None
     except IsADirectoryError:
         raise TranscriptError("is a directory; give the path of a transcript file", source=source) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise TranscriptError(f"cannot read it ({exc})", source=source) from exc
     fmt = format_named(format) if format else None
     default = session or path.name
-    document = _whole_json(text)
+    document = _whole_json(data)
     invalid = Counter[str]()
     if document is not _NOT_JSON:
         fmt = fmt or detect_document(document)
@@ -74,7 +75,7 @@ def read_file(
         one_line = isinstance(document, dict) and (fmt is None or fmt.records is None)  # a one-line JSONL file
         numbered = [(1 if one_line else None, r) for r in records]
     else:
-        numbered = list(_lines(text, source, strict, invalid))
+        numbered = list(_lines(data, source, strict, invalid))
     if fmt is None:
         fmt = detect_records([r for _, r in numbered], source=source)
     reader = fmt.reader(session=default, strict=strict)
@@ -90,27 +91,27 @@ def read_records(
 ) -> list[Observation]:
     """Feed ``(line, record)`` pairs to ``reader`` and end it; strict errors name the line."""
     observations: list[Observation] = []
-    line: int | None = None
+    at: int | None = None
     try:
-        for line, record in records:
+        for number, record in records:
+            at = number
             observations.extend(reader.feed(record))
-        line = None
+        at = None
         observations.extend(reader.end())
     except TranscriptError as exc:
-        raise TranscriptError(exc.reason, source=source, line=line) from exc
+        raise TranscriptError(exc.reason, source=source, line=at) from exc
     return observations
 
 
 _NOT_JSON = object()
 
 
-def _whole_json(text: str) -> object:
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
+def _whole_json(data: bytes) -> object:
+    if data.lstrip()[:1] not in (b"{", b"["):
         return _NOT_JSON
     try:
-        return json.loads(text)
-    except ValueError:  # JSONL: a second value after the first line, or a broken document
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # JSONL: a second value after the first line, or a broken document
         return _NOT_JSON
 
 
@@ -118,13 +119,13 @@ def _as_records(document: object) -> list[object]:
     return list(document) if isinstance(document, list) else [document]
 
 
-def _lines(text: str, source: str, strict: bool, invalid: Counter[str]) -> Iterable[tuple[int | None, object]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _lines(data: bytes, source: str, strict: bool, invalid: Counter[str]) -> Iterable[tuple[int | None, object]]:
+    for number, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            yield number, json.loads(line)
-        except ValueError as exc:
+            yield number, orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
             if strict:
                 raise TranscriptError(f"not valid JSON ({exc})", source=source, line=number) from exc
             invalid["invalid JSON"] += 1

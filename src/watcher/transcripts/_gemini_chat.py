@@ -93,5 +93,7 @@ class GeminiChatReader(RecordReader):
             out.append(ToolCall(**at, id=call_id, name=str(call.get("name", "")), input=parse_args(call.get("args"))))
             output = _response_text(call)
             failed = call.get("status") in ("error", "cancelled")
-            out.append(ToolResult(**at, tool_call_id=call_id, output=output, is_error=failed, exit_code=exit_code_in(output)))
+            out.append(
+                ToolResult(**at, tool_call_id=call_id, output=output, is_error=failed, exit_code=exit_code_in(output))
+            )
         return out

@@ -107,8 +107,8 @@ class GeminiStreamReader(RecordReader):
         else:  # result
             if record.get("status") == "error":
                 error = record.get("error")
-                text = error.get("message") if isinstance(error, Mapping) else error
-                out.append(HarnessError(**common, text=str(text or "run failed")))
+                reason = error.get("message") if isinstance(error, Mapping) else error
+                out.append(HarnessError(**common, text=str(reason or "run failed")))
             out.append(Done(**common, extra={"stats": record.get("stats")}))
         return out
 

@@ -26,7 +26,14 @@ from watcher.transcripts._base import RecordReader, as_text, parse_args, timesta
 
 __all__ = ["ManagedAgentsReader", "sniff"]
 
-_QUIET_PREFIXES = ("span.", "session.status_", "session.thread_", "session.usage", "user.interrupt", "user.tool_confirmation")
+_QUIET_PREFIXES = (
+    "span.",
+    "session.status_",
+    "session.thread_",
+    "session.usage",
+    "user.interrupt",
+    "user.tool_confirmation",
+)
 
 
 def _event(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -76,8 +83,8 @@ class ManagedAgentsReader(RecordReader):
             return [Done(**common)]
         if kind == "session.error":
             error = event.get("error")
-            text = error.get("message") if isinstance(error, Mapping) else error
-            return [HarnessError(**common, text=str(text or "session error"))]
+            reason = error.get("message") if isinstance(error, Mapping) else error
+            return [HarnessError(**common, text=str(reason or "session error"))]
         if kind == "span.model_request_end" and event.get("is_error"):
             return [HarnessError(**common, text="model request failed")]
         if kind.startswith(_QUIET_PREFIXES) or kind.startswith("span."):

@@ -62,7 +62,11 @@ class MiniSweAgentReader(RecordReader):
 
     def type_of(self, record: Mapping[str, Any]) -> str:
         role = record.get("role")
-        return f"message/{role}" if isinstance(role, str) else next((k for k in ("info", "instance_id") if k in record), "<no role>")
+        return (
+            f"message/{role}"
+            if isinstance(role, str)
+            else next((k for k in ("info", "instance_id") if k in record), "<no role>")
+        )
 
     def _feed(self, record: Mapping[str, Any]) -> list[Observation]:
         if "instance_id" in record and "role" not in record:
@@ -88,12 +92,18 @@ class MiniSweAgentReader(RecordReader):
         if role == "tool":
             code = _returncode(text, record.get("extra"))
             call_id = str(record.get("tool_call_id", ""))
-            return [ToolResult(**common, tool_call_id=call_id, output=text, exit_code=code, is_error=code not in (None, 0))]
+            return [
+                ToolResult(**common, tool_call_id=call_id, output=text, exit_code=code, is_error=code not in (None, 0))
+            ]
         if role == "user":
             if self._pending is not None and "<returncode>" in text[:200]:
                 code = _returncode(text, record.get("extra"))
                 call_id, self._pending = self._pending, None
-                return [ToolResult(**common, tool_call_id=call_id, output=text, exit_code=code, is_error=code not in (None, 0))]
+                return [
+                    ToolResult(
+                        **common, tool_call_id=call_id, output=text, exit_code=code, is_error=code not in (None, 0)
+                    )
+                ]
             return [UserMessage(**common, text=text)]
         if role != "assistant":
             return self.skip(self.type_of(record))
@@ -106,7 +116,11 @@ class MiniSweAgentReader(RecordReader):
                 function = call.get("function") if isinstance(call, Mapping) else None
                 if isinstance(function, Mapping):
                     name = str(function.get("name", ""))
-                    out.append(ToolCall(**common, id=str(call.get("id", "")), name=name, input=parse_args(function.get("arguments"))))
+                    out.append(
+                        ToolCall(
+                            **common, id=str(call.get("id", "")), name=name, input=parse_args(function.get("arguments"))
+                        )
+                    )
             return out
         match = _BASH_BLOCK.search(text)
         if match:

@@ -28,7 +28,14 @@ __all__ = ["OpenHandsReader", "records", "sniff", "sniff_document"]
 
 _QUIET_ACTIONS = frozenset({"system", "recall", "change_agent_state", "null"})
 _QUIET_OBSERVATIONS = frozenset({"recall", "agent_state_changed", "null", "think"})
-_TOOL_NAMES = {"run": "execute_bash", "run_ipython": "execute_ipython_cell", "read": "str_replace_editor", "edit": "str_replace_editor", "browse": "browser", "browse_interactive": "browser"}
+_TOOL_NAMES = {
+    "run": "execute_bash",
+    "run_ipython": "execute_ipython_cell",
+    "read": "str_replace_editor",
+    "edit": "str_replace_editor",
+    "browse": "browser",
+    "browse_interactive": "browser",
+}
 
 
 def _is_event(record: object) -> bool:
@@ -112,8 +119,19 @@ class OpenHandsReader(RecordReader):
                 return out
             meta = event.get("tool_call_metadata")
             name = meta.get("function_name") if isinstance(meta, Mapping) else None
-            inputs = {k: v for k, v in args.items() if k not in ("thought", "confirmation_state", "hidden", "is_static", "blocking")}
-            out.append(ToolCall(**common, id=str(event.get("id", "")), name=str(name or _TOOL_NAMES.get(str(action), action)), input=inputs))
+            inputs = {
+                k: v
+                for k, v in args.items()
+                if k not in ("thought", "confirmation_state", "hidden", "is_static", "blocking")
+            }
+            out.append(
+                ToolCall(
+                    **common,
+                    id=str(event.get("id", "")),
+                    name=str(name or _TOOL_NAMES.get(str(action), action)),
+                    input=inputs,
+                )
+            )
             return out
         observation = event.get("observation")
         if observation in _QUIET_OBSERVATIONS:

@@ -51,7 +51,10 @@ def end_of_run(status: object, session: str) -> list[Observation]:
     text = str(status or "")
     if text.lower() in ("submitted", ""):
         return [Done(session=session, extra={"exit_status": text})]
-    return [HarnessError(session=session, text=f"the run ended with exit status {text!r}"), Done(session=session, extra={"exit_status": text})]
+    return [
+        HarnessError(session=session, text=f"the run ended with exit status {text!r}"),
+        Done(session=session, extra={"exit_status": text}),
+    ]
 
 
 class SweAgentReader(RecordReader):
@@ -84,5 +87,13 @@ class SweAgentReader(RecordReader):
         out.append(ToolCall(session=self.session, id=call_id, name="bash", input={"command": action}))
         output = as_text(record.get("observation"))
         code = exit_code_in(output, limit=200)
-        out.append(ToolResult(session=self.session, tool_call_id=call_id, output=output, exit_code=code, is_error=code not in (None, 0)))
+        out.append(
+            ToolResult(
+                session=self.session,
+                tool_call_id=call_id,
+                output=output,
+                exit_code=code,
+                is_error=code not in (None, 0),
+            )
+        )
         return out
