@@ -151,3 +151,35 @@ def test_console_script_and_module_agree() -> None:
     script = Path(sys.executable).with_name("watcher")
     done = subprocess.run([script, "roles"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == watcher("roles").stdout
+
+
+SAMPLES = ROOT / "tests" / "transcripts" / "data"
+
+
+@pytest.mark.parametrize(
+    "sample", sorted(p for p in SAMPLES.iterdir() if p.name != "expected.json"), ids=lambda p: p.name
+)
+def test_every_format_replays_with_the_three_offline_roles(sample: Path) -> None:
+    done = watcher("replay", sample, "--watcher", "security", "--watcher", "stuck", "--watcher", "errors", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = evaluations(done.stdout)
+    assert rows and {r["watcher"] for r in rows} == {"security", "stuck", "errors"}
+
+
+def test_formats_lists_every_format_with_an_example() -> None:
+    done = watcher("formats")
+    assert done.returncode == 0
+    names = [line.split(" — ")[0] for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert names == [
+        "watcher", "claude-code", "codex", "codex-exec", "gemini-stream", "gemini-chat", "openhands", "swe-agent",
+        "mini-swe-agent", "managed-agents", "pi", "antigravity",
+    ]  # fmt: skip
+    assert sum("watcher replay" in line for line in done.stdout.splitlines()) == len(names)
+
+
+def test_format_override_and_a_wrong_guess(tmp_path: Path) -> None:
+    forced = watcher("replay", SAMPLES / "antigravity.jsonl", "--format", "antigravity", "--json")
+    assert forced.returncode == 0 and evaluations(forced.stdout)
+    wrong = watcher("replay", SAMPLES / "antigravity.jsonl", "--format", "pi", "--strict")
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert "antigravity.jsonl:1: unknown record type 'USER_INPUT' for the pi format" in wrong.stderr
