@@ -86,3 +86,16 @@ def test_replay_output_groups_by_session_and_names_subagents() -> None:
     rows = [json.loads(line) for line in as_json.stdout.splitlines()]
     assert rows and all(set(row) == {"watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"} for row in rows)  # fmt: skip
     assert as_json.stderr == ""  # nothing skipped, nothing said
+
+
+def test_an_interjection_about_a_subagent_says_so() -> None:
+    transcript = read_file(DATA / "claude_code_subagent_monologue.jsonl")
+    sessions = transcript.sessions()
+    main, sub = list(sessions)
+    assert sub == f"{main}/subagent-1" and sessions[sub][0] == main
+    results = asyncio.run(replay_sessions(sessions, lambda _s: watchers("stuck")))  # type: ignore[arg-type,return-value]
+    assert not any(e.decision == "interject" for e in results[0].evaluations)  # the main agent is fine
+    paused = [e for e in results[1].evaluations if e.interjection is not None]
+    assert len(paused) == 1 and paused[0].interjection is not None
+    assert paused[0].interjection.action == "pause"
+    assert paused[0].interjection.content.startswith(f"In the subagent '{sub}' (of '{main}'): ")
