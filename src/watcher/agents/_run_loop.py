@@ -22,6 +22,7 @@ from watcher.agents._tools import ToolOutcome
 from watcher.core.observations import AssistantMessage, Done, HarnessError, ToolCall, ToolResult, UserMessage
 
 if TYPE_CHECKING:
+    from watcher.agents._run_inbox import InboxItem
     from watcher.agents.run import AgentRun, RunResult
 
 __all__ = ["RunLoop"]
@@ -75,25 +76,31 @@ class RunLoop:
         run = self.agent
         pending: list[dict[str, Any]] | None = [{"type": "text", "text": run.prompt}]
         run.runtime.observe(run.name, UserMessage(text=run.prompt))
+        carried: list[InboxItem] = []  # interjections taken for the next request, not yet sent
         try:
             while True:
                 await self._checkpoint()
                 delivered = run.take_inbox()
                 if delivered:
                     pending = [*(pending or []), *({"type": "text", "text": text} for _, text in delivered)]
+                    carried = [*carried, *(item for item, _ in delivered)]
                 stop = run.stop_requested()
                 if stop is not None:
                     self._append_user(pending or [])
+                    run.undeliverable(carried, f"the run was {stop[0]} before a request carried it")
                     return run.finish(*stop)
                 if pending is None:
                     return run.finish("completed")
                 if self.steps >= run.max_steps:
                     self._append_user(pending)
+                    run.undeliverable(carried, "the run reached max_steps before a request carried it")
                     return run.finish("max_steps", f"stopped after {self.steps} steps (max_steps)")
                 self._append_user(pending)
-                corrective = bool(delivered)
+                corrective = bool(carried)
                 self.steps += 1
                 self.streak = self.streak + 1 if corrective else 0
+                run.delivered(carried)
+                carried = []
                 message = await self._turn_once(corrective)
                 pending = [] if message is None else await self._after(message)
         except asyncio.CancelledError:
@@ -108,15 +115,14 @@ class RunLoop:
     async def _checkpoint(self) -> None:
         """Wait for the watchers to judge what was just published (up to ``checkpoint_s``).
 
-        An urgent interjection or a stop ends the wait early, but never before the run has seen
-        every interjection announced so far (that is how it tells a watcher's from a person's).
+        An urgent interjection or a stop ends the wait early.
         """
         run = self.agent
         loop = asyncio.get_running_loop()
         start = loop.time()
         while not run.settled():
             waited = loop.time() - start
-            if run.announcements_seen() and (run.inbox_urgent() or waited >= run.checkpoint_s):
+            if run.inbox_urgent() or waited >= run.checkpoint_s:
                 if waited >= run.checkpoint_s > 0:
                     log.info("agent run %r: watchers still busy after %.1fs; going on", run.name, waited)
                 return

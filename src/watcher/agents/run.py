@@ -33,18 +33,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from watcher.agents._delivery import supervised_system
-from watcher.agents._run_inbox import CorrectionCapReached, Inbox, InboxItem, Queued
+from watcher.agents._run_inbox import Inbox, InboxItem
 from watcher.agents._run_loop import RunLoop
 from watcher.agents._sinks import OutputSinks, RunEvent, Sink
 from watcher.agents._tools import Tool
+from watcher.core.errors import NoActiveRunError, NotPendingError
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
-from watcher.runtime.session import Session
+from watcher.runtime.session import InjectionOutcome, Session
 
-__all__ = ["DEFAULT_MODEL", "AgentRun", "CorrectionCapReached", "Queued", "RunResult"]
+__all__ = ["DEFAULT_MODEL", "AgentRun", "RunResult"]
 
 log = logging.getLogger("watcher.agents")
 
@@ -139,27 +140,36 @@ class AgentRun(Session):
     def ended(self) -> bool:
         return self._ended
 
-    def inject(self, interjection: Interjection | str, *, urgent: bool = False) -> Queued:  # type: ignore[override]
-        """Queue an interjection for the next boundary; urgent ones cancel the streamed response now.
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+        """Queue ``interjection`` for the next boundary: it is journaled delivered when a request carries it.
 
-        A string is guidance from a person (``Supervisor:Guidance: …``). Synchronous on purpose,
-        so a button or a magic can call it; the return value is awaitable so the engine's
-        ``await session.inject(...)`` works. Raises ``SessionEndedError`` once the run has ended,
-        and ``CorrectionCapReached`` when a watcher's interjection would exceed the cap.
+        A ``pause`` or an ``abort`` stops the run at once instead. Raises ``SessionEndedError`` once
+        the run has ended, and ``CorrectionCapReached`` when a watcher's interjection would exceed
+        ``max_corrections_per_step``. May be called from any thread.
         """
-        item = self._inbox.admit(interjection, urgent)
+        item = self._inbox.admit(interjection, origin)
         self._call(self._inbox.put, item)
-        return Queued(item.interjection)
+        return "delivered" if interjection.action in ("pause", "abort") else "queued"
 
-    async def interrupt(self, reason: str) -> None:
-        """Stop the run now, as a pause (the Session port's hook)."""
-        self.pause(reason)
+    async def interrupt(self) -> None:
+        """Cancel the response being streamed, so a queued urgent interjection lands now."""
+        self._call(self._engine.interrupt)
 
     # --- for people ----------------------------------------------------------------------------
 
-    def guide(self, text: str, *, urgent: bool = False) -> Queued:
-        """Send ``Supervisor:Guidance: text`` at the next boundary (now, if ``urgent``)."""
-        return self.inject(text, urgent=urgent)
+    def guide(self, text: str, *, urgent: bool = False) -> Interjection:
+        """Send ``Supervisor:Guidance: text`` at the next boundary (now, if ``urgent``); any thread.
+
+        Returns the queued interjection (its ``id`` names it in the journal). Raises
+        ``SessionEndedError`` once the run has ended.
+        """
+        person = Origin.of_person("python")
+        said = Interjection(content=text.strip(), urgent=urgent, id=f"hand-{uuid.uuid4().hex[:8]}", origin=person)
+        item = self._inbox.admit(said, person)
+        self._call(self._inbox.put, item)
+        if urgent:
+            self._call(self._engine.interrupt)
+        return item.interjection
 
     def pause(self, reason: str = "paused by a person") -> None:
         """Stop the run at once with status ``paused``."""
@@ -212,7 +222,10 @@ class AgentRun(Session):
             running = None
         loop = self._loop or running
         if loop is None:
-            raise RuntimeError("start an agent run from async code (await run), or pass loop=")
+            raise NoActiveRunError(
+                f"agent run {self.name!r} cannot start: no event loop is running here; "
+                "start it from async code (`await run`) or pass loop="
+            )
         self._loop = loop
         if loop is running:
             self._task = loop.create_task(self._main(), name=f"watcher-agent:{self.name}")
@@ -254,7 +267,6 @@ class AgentRun(Session):
         self.status = "running"
         runtime = self.runtime
         runtime.add_session(self, detail=f"agent run ({self.model})")
-        self._subscription = runtime.bus.subscribe(f"agent:{self.name}", self._inbox.on_event)
         self._attached = [runtime.attach(spec, evaluator, self) for spec, evaluator in self._initial_watchers]
         if runtime.journal is not None:
             runtime.start_command_poller()
@@ -273,7 +285,7 @@ class AgentRun(Session):
 
     def _submit(self, make: Callable[[], Any]) -> Any:
         if self._loop is None:
-            raise RuntimeError(f"agent run {self.name!r} has not started")
+            raise NoActiveRunError(f"agent run {self.name!r} has not started; `await run` (or run.start()) first")
         if self._thread == threading.get_ident():
             return self._loop.create_task(make())
 
@@ -289,7 +301,9 @@ class AgentRun(Session):
         for watcher in self._watchers():
             if interjection_id in watcher.pending:
                 return watcher
-        raise KeyError(f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending")
+        raise NotPendingError(
+            f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending"
+        )
 
     def _request_stop(self, status: str, detail: str) -> None:
         if self._stop is None and not self._ended:
@@ -300,6 +314,14 @@ class AgentRun(Session):
         """The queued interjections with the text each is delivered as (called at a boundary)."""
         return self._inbox.take()
 
+    def delivered(self, items: list[InboxItem]) -> None:
+        """Journal ``items`` delivered: the request carrying them is being sent (called by the loop)."""
+        self._inbox.delivered(items)
+
+    def undeliverable(self, items: list[InboxItem], detail: str) -> None:
+        """Journal ``items`` undeliverable: taken for a request the run never sent (called by the loop)."""
+        self._inbox.undeliverable(items, detail)
+
     def stop_requested(self) -> tuple[str, str] | None:
         """(status, detail) once a pause or an abort was asked for."""
         return self._stop
@@ -308,14 +330,8 @@ class AgentRun(Session):
         """True when something in the inbox should not wait for the watchers to settle."""
         return self._stop is not None or self._inbox.urgent()
 
-    def announcements_seen(self) -> bool:
-        """True when the run has read every interjection announcement published so far."""
-        return self._subscription.idle
-
     def settled(self) -> bool:
         """True when every watcher of this run has judged everything published so far."""
-        if not self._subscription.idle:
-            return False
         return all((w.subscription is None or w.subscription.idle) and not w.busy for w in self._watchers())
 
     async def _close(self) -> None:
@@ -327,7 +343,6 @@ class AgentRun(Session):
         self.runtime.end_session(self, status, detail=self.detail)
         self.sinks.emit(RunEvent("status", status, {"detail": self.detail, "steps": self._engine.steps}, self.name))
         await self.sinks.close(CANCEL_GRACE_S if status == "cancelled" else 5.0)
-        self.runtime.bus.unsubscribe(self._subscription)
         if self._owns_runtime and status == "cancelled":
             # the loop may be shutting down around us (its other tasks cancelled too): never hang here
             try:

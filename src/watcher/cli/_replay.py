@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.agents.replay import ReplayResult, replay_sessions
-from watcher.core.errors import TranscriptError
+from watcher.core.errors import ConfigurationError, TranscriptError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators.registry import make_evaluator
@@ -89,6 +89,12 @@ async def _replay(args: argparse.Namespace) -> int:
     if args.session and len(sessions) == 1:
         sessions = {args.session: next(iter(sessions.values()))}
     roles = args.roles or list(DEFAULT_REPLAY_ROLES)
+    twice = sorted({role for role in roles if roles.count(role) > 1})
+    if twice:
+        raise ConfigurationError(
+            f"replay: role {', '.join(map(repr, twice))} is given more than once with -w; "
+            "each -w runs one watcher named after its role, so give each role once"
+        )
     options = (
         {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
     )

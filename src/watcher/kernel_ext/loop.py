@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from watcher.core.errors import RuntimeThreadError
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
@@ -38,7 +39,10 @@ class RuntimeThread:
         self._thread = threading.Thread(target=self._main, name="watcher-runtime", daemon=True)
         self._thread.start()
         if not self._ready.wait(10):
-            raise RuntimeError("the watcher runtime thread did not start within 10 s")
+            raise RuntimeThreadError(
+                "the watcher runtime thread did not start within 10 s; the kernel may be overloaded: "
+                "try %load_ext watcher again"
+            )
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)
@@ -75,7 +79,9 @@ class RuntimeThread:
         """Run ``coro`` on the runtime loop and block until it finishes (never from the runtime thread)."""
         if self.on_thread:
             coro.close()
-            raise RuntimeError("RuntimeThread.wait would deadlock when called from the runtime thread")
+            raise RuntimeThreadError(
+                "RuntimeThread.wait was called from the runtime thread itself and would deadlock; await the coroutine"
+            )
         return self.submit(coro).result(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection
 from watcher.runtime.journal import Command, JournalRow
 
@@ -141,7 +142,7 @@ class FindingBook:
         if row.kind == "interjection":
             interjection = Interjection.from_dict(payload["interjection"])
             if not interjection.id:
-                raise ValueError("interjection without an id")
+                raise MalformedEventError(f"an interjection row of session {row.session!r} has no id")
             watcher = row.watcher or interjection.watcher
             finding = Finding(
                 journal=self.journal,
@@ -163,7 +164,9 @@ class FindingBook:
             if known is None or known.status == "dismissed":
                 return None
             outcome = str(payload["outcome"])
-            known.status = outcome if outcome in ("delivered", "undeliverable", "failed", "dismissed") else "failed"
+            known.status = (
+                outcome if outcome in ("queued", "delivered", "undeliverable", "failed", "dismissed") else "failed"
+            )
             known.detail = str(payload.get("detail") or "")
             return known
         return None

@@ -19,13 +19,20 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 
-from watcher.core.errors import SessionEndedError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
-from watcher.core.interjection import Continue, Interject, Interjection
+from watcher.core.errors import NotPendingError, SessionEndedError
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator, Usage
+from watcher.core.interjection import Continue, Interject, Interjection, Origin
 from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
 from watcher.core.spec import Breakpoint, WatcherSpec
 from watcher.runtime.bus import EventBus, Subscription
-from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent, ObservationEvent
+from watcher.runtime.events import (
+    DeliveryEvent,
+    DeliveryOutcome,
+    EvaluationEvent,
+    Event,
+    InterjectionEvent,
+    ObservationEvent,
+)
 from watcher.runtime.session import Session
 
 __all__ = ["SESSION_END", "Watcher", "breakpoints_of"]
@@ -46,6 +53,26 @@ def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:
     if isinstance(obs, CellExecuted):
         return ("error", "cell_executed") if obs.error is not None else ("cell_executed",)
     return ()
+
+
+def _malformed(result: object) -> str | None:
+    """What is wrong with an evaluator's answer, or None when the engine can use it as it is."""
+    if not isinstance(result, EvaluationResult):
+        return f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+    decision = result.decision
+    if not isinstance(decision, Continue | Interject):
+        return f"evaluator returned an EvaluationResult whose decision is {decision!r}, not a Continue or Interject"
+    if isinstance(decision, Interject) and not isinstance(decision.interjection, Interjection):
+        return f"evaluator returned an Interject holding {type(decision.interjection).__name__}, not an Interjection"
+    usage = result.usage
+    if not isinstance(usage, Usage) or not all(
+        isinstance(n, int)
+        for n in (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    ):
+        return f"evaluator returned an EvaluationResult whose usage is {usage!r}, not a Usage of token counts"
+    if not isinstance(result.cost_usd, int | float) or not isinstance(result.raw, str):
+        return "evaluator returned an EvaluationResult whose raw answer is not text or whose cost is not a number"
+    return None
 
 
 class Watcher:
@@ -224,10 +251,10 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - fail closed: the parent is never blocked by its watcher
             log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
             return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
-        if not isinstance(result, EvaluationResult):
-            return EvaluationResult(
-                "", Continue()
-            ), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+        problem = _malformed(result)
+        if problem is not None:  # fail closed, like an exception: a continue whose error is journaled
+            log.warning("watcher %r: %s", self.spec.name, problem)
+            return EvaluationResult("", Continue()), problem
         return result, None
 
     def _cap(self, interjection: Interjection) -> str | None:
@@ -261,13 +288,26 @@ class Watcher:
         else:
             await self.deliver(interjection)
 
-    async def deliver(self, interjection: Interjection) -> bool:
-        """Deliver to the parent; an ended parent makes it undeliverable (journaled, never raised)."""
-        outcome, detail = "delivered", ""
+    async def deliver(self, interjection: Interjection, *, origin: Origin | None = None) -> DeliveryOutcome:
+        """Hand ``interjection`` to the parent and journal its fate; never raises into the watcher.
+
+        ``origin`` defaults to this watcher; a person's words (an editor's inject command, a
+        magic) pass theirs and are journaled as such. An urgent interjection the parent only
+        queued interrupts it. Returns ``delivered``, ``queued`` (the parent journals delivery
+        when it reaches it), ``undeliverable`` (the parent has ended) or ``failed``.
+        """
+        speaker = origin or interjection.origin or Origin.of_watcher(self.spec.name)
+        interjection = replace(interjection, origin=speaker)
+        outcome: DeliveryOutcome
+        detail = ""
         try:
             if self.session.ended:
-                raise SessionEndedError(f"session {self.session.name!r} has ended")
-            await self.session.inject(interjection)
+                raise SessionEndedError(
+                    f"session {self.session.name!r} has ended; interjection {interjection.id!r} was not delivered"
+                )
+            outcome = await self.session.inject(interjection, origin=speaker)
+            if outcome == "queued" and interjection.urgent:
+                await self.session.interrupt()
         except SessionEndedError as exc:
             outcome, detail = "undeliverable", str(exc)
             log.warning("watcher %r: interjection %s undeliverable: %s", self.spec.name, interjection.id, exc)
@@ -282,15 +322,19 @@ class Watcher:
                 outcome=outcome,
                 detail=detail,
                 content=interjection.content,
+                origin=speaker.render(),
             )
         )
-        return outcome == "delivered"
+        return outcome
 
-    async def accept(self, interjection_id: str, content: str | None = None) -> bool:
+    async def accept(self, interjection_id: str, content: str | None = None) -> DeliveryOutcome:
         """Deliver a pending interjection, optionally with edited ``content``."""
         interjection = self.pending.pop(interjection_id, None)
         if interjection is None:
-            raise KeyError(f"watcher {self.spec.name!r} has no pending interjection {interjection_id!r}")
+            raise NotPendingError(
+                f"watcher {self.spec.name!r} has no pending interjection {interjection_id!r}; "
+                "it was delivered or dismissed already, or never made"
+            )
         if content is not None and content.strip():
             interjection = replace(interjection, content=content.strip())
         return await self.deliver(interjection)

@@ -11,14 +11,16 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
+from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
     "DeliveryEvent",
+    "DeliveryOutcome",
     "EvaluationEvent",
     "Event",
     "InterjectionEvent",
@@ -27,6 +29,10 @@ __all__ = [
     "WatcherEvent",
     "event_from_payload",
 ]
+
+
+DeliveryOutcome: TypeAlias = Literal["queued", "delivered", "undeliverable", "dismissed", "failed"]
+DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,14 +125,15 @@ class InterjectionEvent(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliveryEvent(Event):
-    """Emitted when an interjection's fate is settled: delivered, undeliverable, dismissed, edited."""
+    """Emitted when an interjection is handed on or settled: queued, delivered, undeliverable, dismissed, failed."""
 
     kind: ClassVar[str] = "delivery"
     critical: ClassVar[bool] = True
     interjection_id: str
-    outcome: str  # "delivered" | "undeliverable" | "dismissed" | "failed"
+    outcome: DeliveryOutcome
     detail: str = ""
-    content: str | None = None  # the delivered text when a person edited it
+    content: str | None = None  # the text handed to the parent (a person may have edited it)
+    origin: str = ""  # who spoke (``Origin.render()``): ``watcher:NAME`` or ``person:panel``…
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -134,6 +141,7 @@ class DeliveryEvent(Event):
             "outcome": self.outcome,
             "detail": self.detail,
             "content": self.content,
+            "origin": self.origin,
         }
 
 
@@ -179,7 +187,19 @@ EVENT_KINDS: dict[str, type[Event]] = {
 
 
 def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
-    """Rebuild an event read back from the journal. Raises ``KeyError``/``ValueError`` on a bad row."""
+    """Rebuild an event read back from the journal; raises ``MalformedEventError`` on a bad row."""
+    try:
+        return _event_from_payload(kind, payload, session=session, watcher=watcher, ts=ts)
+    except MalformedEventError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MalformedEventError(
+            f"a {kind!r} journal row of session {session!r} cannot be read ({type(exc).__name__}: {exc}); "
+            "it was written by another version or damaged, and is skipped by readers"
+        ) from exc
+
+
+def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
         return ObservationEvent(
@@ -197,12 +217,17 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":
+        outcome = payload["outcome"]
+        if outcome not in DELIVERY_OUTCOMES:
+            raise MalformedEventError(f"unknown delivery outcome {outcome!r} in session {session!r}")
+        content = payload.get("content")
         return DeliveryEvent(
             **common,
             interjection_id=str(payload["interjection_id"]),
-            outcome=str(payload["outcome"]),
+            outcome=outcome,
             detail=str(payload.get("detail") or ""),
-            content=payload.get("content"),
+            content=content if isinstance(content, str) else None,
+            origin=str(payload.get("origin") or ""),
         )
     if kind == "session":
         return SessionEvent(**common, status=str(payload["status"]), detail=str(payload.get("detail") or ""))
@@ -216,4 +241,4 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
-    raise ValueError(f"unknown event kind {kind!r}")
+    raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
