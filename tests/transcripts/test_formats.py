@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from watcher.core.errors import TranscriptError
 from watcher.core.observations import Observation
 from watcher.transcripts import FORMATS, read_file, reader_for
 
@@ -66,6 +67,7 @@ def test_codex_event_copies_are_not_counted_twice() -> None:
     assert texts.count("The migration fails: the shop_order table is missing.") == 1
     assert [o.kind for o in transcript.observations].count("tool_result") == 2  # not 3 with exec_command_end
     assert transcript.ignored["event_msg/exec_command_end"] == 1
+    assert transcript.ignored["response_item/message (user, harness context)"] == 1  # AGENTS.md is not the user
 
 
 def test_a_reader_works_record_by_record_and_flushes_at_the_end() -> None:
@@ -87,3 +89,23 @@ def test_format_override_reads_an_ambiguous_file(tmp_path: Path) -> None:
     assert read_file(path, format="antigravity").format == "antigravity"
     with pytest.raises(Exception, match="unknown format 'nope'; known formats: watcher, claude-code"):
         read_file(path, format="nope")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "[" * 5000 + "]" * 5000,
+        '{"kind": "done", "ts": 1' + "0" * 400 + "}",
+        '{"kind": "done", "ts": NaN}',
+        "{'kind': 1}",
+    ],
+    ids=["deep", "huge-number", "nan", "python-repr"],
+)
+def test_a_line_json_cannot_take_is_skipped_or_named(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"kind": "user_message", "text": "hi"}\n' + bad + '\n{"kind": "done"}\n')
+    lenient = read_file(path)
+    assert [o.kind for o in lenient.observations] == ["user_message", "done"]
+    assert lenient.skipped == {"invalid JSON": 1} and lenient.records == 3
+    with pytest.raises(TranscriptError, match=r"t\.jsonl:2: not valid JSON"):
+        read_file(path, strict=True)

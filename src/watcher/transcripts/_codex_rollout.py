@@ -5,7 +5,8 @@ Records are ``{timestamp, type, payload}`` with type ``session_meta`` (the sessi
 calls and their outputs), ``event_msg`` (the UI's mirror of the same things, plus turn ends and
 errors) and ``compacted``. Messages and tool calls are read from ``response_item`` only, so the
 ``event_msg`` copies (``user_message``, ``agent_message``, ``exec_command_end``, ...) are never
-counted twice. Exit codes come from the function call's output ("Process exited with code 1",
+counted twice; the context Codex sends in the user's role (AGENTS.md, the environment) is no user
+message. Exit codes come from the function call's output ("Process exited with code 1",
 or the older ``{"metadata": {"exit_code": 1}}``).
 """
 
@@ -43,6 +44,13 @@ _ITEMS = frozenset(
     }
 )
 _ENDS = frozenset({"task_complete", "turn_complete"})
+# Context Codex itself sends in the user's role (AGENTS.md, the sandbox, the cwd): not the user
+_HARNESS_CONTEXT = (
+    "# AGENTS.md instructions",
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+)
 _ERRORS = frozenset({"error", "stream_error", "turn_aborted"})
 
 
@@ -79,6 +87,12 @@ def _output_of(value: object) -> tuple[str, int | None, bool]:
             return str(decoded["output"]), code, code not in (None, 0)
     code = exit_code_in(text)
     return text, code, code not in (None, 0)
+
+
+def _harness_context(content: object) -> bool:
+    blocks = content if isinstance(content, list) else [content]
+    texts = [as_text([block]).lstrip() for block in blocks]
+    return bool(texts) and all(text.startswith(_HARNESS_CONTEXT) for text in texts)
 
 
 class CodexRolloutReader(RecordReader):
@@ -128,6 +142,8 @@ class CodexRolloutReader(RecordReader):
             role = payload.get("role")
             text = as_text(payload.get("content"))
             if role == "user":
+                if _harness_context(payload.get("content")):
+                    return self.ignore("response_item/message (user, harness context)")
                 return [UserMessage(**common, text=text)]
             if role == "assistant":
                 return [AssistantMessage(**common, text=text)]
