@@ -67,7 +67,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
     rp.add_argument(
-        "--session", help="session name to record under (default: the transcript's session id, else the file name)"
+        "--session",
+        help="session name to record under (default: the transcript's session id, else the file name; "
+        "a file holding several sessions keeps their names)",
     )
     rp.set_defaults(func=run)
 
