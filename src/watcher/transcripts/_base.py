@@ -143,7 +143,8 @@ def parse_args(arguments: object) -> dict[str, Any]:
 EXIT_CODE = re.compile(r"(?:exit(?:ed with)? code|Exit code)[:\s]+(-?\d+)", re.IGNORECASE)
 
 
-def exit_code_in(text: str, *, limit: int = 400) -> int | None:
-    """The exit code a tool's output reports near its start ("Process exited with code 1")."""
-    match = EXIT_CODE.search(text[:limit])
+def exit_code_in(text: str, *, limit: int = 400, tail: bool = False) -> int | None:
+    """The exit code a tool's output reports near its start ("Process exited with code 1"), or
+    near its end with ``tail`` (Gemini CLI's shell tool ends with "Exit Code: 1")."""
+    match = EXIT_CODE.search(text[-limit:] if tail else text[:limit])
     return int(match.group(1)) if match else None

@@ -92,8 +92,7 @@ class GeminiChatReader(RecordReader):
             call_id = str(call.get("id", ""))
             out.append(ToolCall(**at, id=call_id, name=str(call.get("name", "")), input=parse_args(call.get("args"))))
             output = _response_text(call)
-            failed = call.get("status") in ("error", "cancelled")
-            out.append(
-                ToolResult(**at, tool_call_id=call_id, output=output, is_error=failed, exit_code=exit_code_in(output))
-            )
+            code = exit_code_in(output, tail=True)  # the shell tool's output ends with "Exit Code: N"
+            failed = call.get("status") in ("error", "cancelled") or code not in (None, 0)
+            out.append(ToolResult(**at, tool_call_id=call_id, output=output, is_error=failed, exit_code=code))
         return out

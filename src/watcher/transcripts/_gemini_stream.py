@@ -119,11 +119,12 @@ class GeminiStreamReader(RecordReader):
         if not output and isinstance(error, Mapping):
             output = str(error.get("message", ""))
         extra = {"error_type": error.get("type")} if isinstance(error, Mapping) else {}
+        code = exit_code_in(output, tail=True)
         return ToolResult(
             **common,
             tool_call_id=str(record.get("tool_id", "")),
             output=output,
-            is_error=record.get("status") == "error",
-            exit_code=exit_code_in(output),
+            is_error=record.get("status") == "error" or code not in (None, 0),
+            exit_code=code,
             extra=extra,
         )
