@@ -112,7 +112,9 @@ class OpenHandsReader(RecordReader):
             if action == "think":
                 return out
             if action == "finish":
-                final = args.get("final_thought") or args.get("outputs", {}).get("content") or event.get("message")
+                outputs = args.get("outputs")
+                content = outputs.get("content") if isinstance(outputs, Mapping) else None
+                final = args.get("final_thought") or content or event.get("message")
                 if isinstance(final, str) and final.strip():
                     out.append(AssistantMessage(**common, text=final))
                 out.append(Done(**common))
