@@ -20,6 +20,7 @@ from watcher.core.evaluation import Evaluator
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.events import EvaluationEvent, Event
+from watcher.runtime.fates import Fate, Fates
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
@@ -33,13 +34,24 @@ Watchers = Sequence[tuple[WatcherSpec, Evaluator]]
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """What a replay produced: the session name, observations and every evaluation in order."""
+    """What a replay of one session produced: its observations, every evaluation and every
+    interjection's fate; ``parent_session`` names the main session of a subagent."""
 
     session: str
     observations: tuple[Observation, ...]
     evaluations: tuple[EvaluationEvent, ...]
-    delivered: int
+    fates: tuple[Fate, ...]
     parent_session: str | None = None
+
+    @property
+    def interjections(self) -> int:
+        """Interjections the watchers made (capped ones not counted)."""
+        return sum(fate.counted for fate in self.fates)
+
+    @property
+    def delivered(self) -> int:
+        """Interjections that reached the replayed session."""
+        return sum(fate.status in ("delivered", "edited") for fate in self.fates)
 
 
 async def replay(
@@ -67,24 +79,36 @@ async def replay_sessions(
     """
     runtime = Runtime(journal=journal, live=False)
     evaluations: list[EvaluationEvent] = []
+    fates = Fates()
 
     def collect(event: Event) -> None:
+        fates.apply(event)
         if isinstance(event, EvaluationEvent):
             evaluations.append(event)
 
     runtime.bus.subscribe("replay", collect, maxsize=1_000_000)
-    results = []
+    spans = []
     for name, (parent_name, observations) in sessions.items():
         first = len(evaluations)
-        delivered = await _replay_one(runtime, name, parent_name, observations, watchers_for(name))
-        results.append(ReplayResult(name, tuple(observations), tuple(evaluations[first:]), delivered, parent_name))
+        await _replay_one(runtime, name, parent_name, observations, watchers_for(name))
+        spans.append((name, parent_name, observations, first, len(evaluations)))
     await runtime.close()
-    return results
+    every = tuple(fates)
+    return [
+        ReplayResult(
+            name,
+            tuple(observations),
+            tuple(evaluations[first:last]),
+            tuple(f for f in every if f.session == name),
+            parent_name,
+        )
+        for name, parent_name, observations, first, last in spans
+    ]
 
 
 async def _replay_one(
     runtime: Runtime, session: str, parent_name: str | None, observations: Sequence[Observation], watchers: Watchers
-) -> int:
+) -> None:
     parent = RecordingSession(session)
     detail = f"replay (subagent of {parent_name})" if parent_name else "replay"
     runtime.add_session(parent, detail=detail)
@@ -105,6 +129,6 @@ async def _replay_one(
     await runtime.evaluate_session_end(parent)
     parent.end()
     runtime.end_session(parent, "ended", detail="replay finished")
+    await runtime.settle()  # every fate of this session folded in before the next session starts
     for watcher in attached:
         runtime.detach(watcher)
-    return len(parent.delivered)
