@@ -144,6 +144,8 @@ def test_reader_only_raises_transcript_errors(lines: list[str]) -> None:
         assert set(kinds) <= set(KINDS)
     else:
         message = str(failure)
-        assert (failure.line is not None and failure.line >= 1) or "holds no observations" in message or (
-            "no reader recognises it" in message
+        assert (
+            (failure.line is not None and failure.line >= 1)
+            or "holds no observations" in message
+            or ("no reader recognises it" in message)
         )

@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from watcher.core.errors import NotPendingError, SessionEndedError
@@ -153,6 +153,16 @@ class Watcher:
                     pass
 
     # --- observing ------------------------------------------------------------------------------
+
+    def prime(self, observations: Sequence[Observation]) -> None:
+        """Buffer earlier observations without evaluating them: a session resumed from the journal.
+
+        A hooked CLI session outlives the process that judges it, so its history is read back
+        from the journal; the next evaluation sees it as context, not as new observations.
+        """
+        self._buffer.extend(observations)
+        if observations:
+            self._index = max(self._index, len(observations) - 1)
 
     async def handle(self, event: Event) -> None:
         """Bus handler: take this session's observations, evaluate at breakpoints."""

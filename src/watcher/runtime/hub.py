@@ -54,16 +54,24 @@ class Runtime:
         self._ensure_journal()
         self.bus.publish(event)
 
-    def add_session(self, session: Session, *, detail: str = "") -> Session:
-        """Register a parent session; its name must be unique in this runtime."""
+    def add_session(
+        self, session: Session, *, detail: str = "", first_index: int = 0, announce: bool = True
+    ) -> Session:
+        """Register a parent session; its name must be unique in this runtime.
+
+        A session resumed from the journal (a hooked CLI session judged by a new process) passes
+        ``first_index`` (how many observations it already has) and ``announce=False`` (it was
+        announced when it started).
+        """
         self._ensure_journal()
         if session.name in self.sessions and self.sessions[session.name] is not session:
             raise DuplicateNameError(
                 f"cannot add session {session.name!r}: another session of this runtime has that name; give it another name"
             )
         self.sessions[session.name] = session
-        self._indexes.setdefault(session.name, 0)
-        self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
+        self._indexes[session.name] = max(self._indexes.get(session.name, 0), first_index)
+        if announce:
+            self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
         return session
 
     def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
