@@ -86,6 +86,8 @@ def test_replay_records_into_a_journal(tmp_path: Path) -> None:
         ("[1, 2]\n", [], "bad.jsonl: no reader recognises it: found no JSON object (first record: int)"),
         ('{"hello": "world"}\n', [], "bad.jsonl: no reader recognises it: found a record with keys ['hello']; tried formats watcher, claude-code,"),
         ("\n\n", [], "bad.jsonl: no reader recognises it: found no records"),
+        ('{\n "trajectory": [\n  {"action": "ls"\n', [], "bad.jsonl: not valid JSON: none of its 3 non-blank lines is a JSON value"),
+        ("hello\n", [], "bad.jsonl: not valid JSON: none of its 1 non-blank lines"),
         ('{"type": "user", "sessionId": "s"}\n', ["--format", "codex"], "bad.jsonl: holds no observations (codex format; skipped 1 'user')"),
     ],
 )  # fmt: skip

@@ -76,6 +76,12 @@ def read_file(
         numbered = [(1 if one_line else None, r) for r in records]
     else:
         numbered = list(_lines(data, source, strict, invalid))
+        if not numbered and invalid:  # a broken document, or not JSON at all: say so, not "no records"
+            raise TranscriptError(
+                f"not valid JSON: none of its {invalid.total()} non-blank lines is a JSON value, and the "
+                "file is not one JSON document; is it a transcript?",
+                source=source,
+            )
     if fmt is None:
         fmt = detect_records([r for _, r in numbered], source=source)
     reader = fmt.reader(session=default, strict=strict)
