@@ -58,6 +58,7 @@ def test_a_claude_code_title_is_no_condensation_and_a_compaction_is_one() -> Non
     assert [o.kind for o in new.observations].count("condensation") == 1
     assert new.ignored["queue-operation"] == 1 and new.ignored["progress"] == 1
     assert new.ignored["file-history-snapshot"] == 1
+    assert new.ignored["last-prompt"] == new.ignored["tools-used"] == new.ignored["cost-state"] == 1  # 2.1.3xx
 
 
 def test_codex_event_copies_are_not_counted_twice() -> None:
@@ -68,6 +69,7 @@ def test_codex_event_copies_are_not_counted_twice() -> None:
     assert [o.kind for o in transcript.observations].count("tool_result") == 2  # not 3 with exec_command_end
     assert transcript.ignored["event_msg/exec_command_end"] == 1
     assert transcript.ignored["response_item/message (user, harness context)"] == 1  # AGENTS.md is not the user
+    assert transcript.ignored["world_state"] == transcript.ignored["token_usage_record"] == 1  # 0.16x bookkeeping
 
 
 def test_a_reader_works_record_by_record_and_flushes_at_the_end() -> None:

@@ -43,6 +43,15 @@ _BOOKKEEPING = frozenset(
         "control_cancel_request",
         "keep_alive",
         "rate_limit_event",
+        # 2.1.3xx saved sessions: request shapes, cost and prompt bookkeeping
+        "atis-latch",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "tools-used",
+        "last-prompt",
+        "cost-state",
+        "mode",
     }
 )
 _TYPES = frozenset({"user", "assistant", "system", "result", "summary"}) | _BOOKKEEPING

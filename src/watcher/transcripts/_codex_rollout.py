@@ -31,6 +31,7 @@ from watcher.transcripts._base import RecordReader, as_text, exit_code_in, parse
 __all__ = ["CodexRolloutReader", "shell_input", "sniff"]
 
 _ENVELOPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_BOOKKEEPING = frozenset({"world_state", "token_usage_record"})  # 0.16x: settings and usage, no content
 _ITEMS = frozenset(
     {
         "message",
@@ -109,6 +110,8 @@ class CodexRolloutReader(RecordReader):
     def _feed(self, record: Mapping[str, Any]) -> list[Observation]:
         kind = record.get("type")
         payload = record.get("payload")
+        if kind in _BOOKKEEPING:
+            return self.ignore(str(kind))
         if kind not in _ENVELOPES and kind in _ITEMS:  # the oldest rollouts: bare response items
             kind, payload = "response_item", record
         if kind not in _ENVELOPES or not isinstance(payload, Mapping):
@@ -155,6 +158,8 @@ class CodexRolloutReader(RecordReader):
             return [AssistantMessage(**common, text=text, extra={"thinking": True})]
         if inner in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             return [self._call(inner, payload, common)]
+        if inner == "additional_tools":
+            return self.ignore("response_item/additional_tools")
         if inner in ("function_call_output", "custom_tool_call_output"):
             text, code, failed = _output_of(payload.get("output"))
             call_id = str(payload.get("call_id", ""))
