@@ -72,6 +72,15 @@ def test_codex_event_copies_are_not_counted_twice() -> None:
     assert transcript.ignored["world_state"] == transcript.ignored["token_usage_record"] == 1  # 0.16x bookkeeping
 
 
+def test_a_gemini_recording_is_read_once_whatever_it_restates() -> None:
+    transcript = read_file(DATA / "gemini_chat_v061.jsonl")
+    # a message rewritten with its tool calls, the user-role tool responses, the history restated
+    # on a resume: each part read once
+    assert [o.kind for o in transcript.observations].count("tool_call") == 1
+    assert transcript.ignored["user (tool responses)"] == 1 and transcript.ignored["$set"] == 7
+    assert not any("session_context" in getattr(o, "text", "") for o in transcript.observations)
+
+
 def test_a_reader_works_record_by_record_and_flushes_at_the_end() -> None:
     reader = reader_for("gemini-stream", session="live")
     lines = (DATA / "gemini_stream.jsonl").read_text().splitlines()
