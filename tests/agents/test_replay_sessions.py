@@ -98,4 +98,4 @@ def test_an_interjection_about_a_subagent_says_so() -> None:
     paused = [e for e in results[1].evaluations if e.interjection is not None]
     assert len(paused) == 1 and paused[0].interjection is not None
     assert paused[0].interjection.action == "pause"
-    assert paused[0].interjection.content.startswith(f"In the subagent '{sub}' (of '{main}'): ")
+    assert paused[0].interjection.content.startswith(f"In the subagent 'subagent-1' of session {main[:8]}…: ")

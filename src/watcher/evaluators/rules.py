@@ -29,6 +29,8 @@ def _for_subagent(decision: Decision, request: EvaluationRequest) -> Decision:
     last = request.observations[-1] if request.observations else None
     if not isinstance(decision, Interject) or last is None or not last.parent_session:
         return decision
-    content = f"In the subagent {last.session or request.parent!r} (of {last.parent_session!r}): "
+    session, parent = last.session or request.parent, last.parent_session
+    short = session.removeprefix(f"{parent}/")  # sessions are named "<main>/subagent-<n>"
+    content = f"In the subagent {short!r} of session {parent[:8] + '…' if len(parent) > 12 else parent}: "
     interjection = replace(decision.interjection, content=content + decision.interjection.content)
     return replace(decision, interjection=interjection)
