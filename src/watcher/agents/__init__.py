@@ -13,7 +13,7 @@ from watcher.agents._sinks import RunEvent, RunEventKind
 from watcher.agents._tools import Tool, ToolOutcome, tool
 from watcher.agents.replay import ReplayResult, replay
 from watcher.agents.run import DEFAULT_MODEL, AgentRun
-from watcher.agents.transcripts import read_transcript
+from watcher.transcripts import read_transcript
 
 __all__ = [
     "DEFAULT_MODEL",

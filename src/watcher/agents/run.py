@@ -277,6 +277,8 @@ class AgentRun(Session):
             self.status = "cancelled"
         status = self.status
         self._loop.close(f"the run ended ({status}) before the next turn")
+        if status != "cancelled":  # the end is a breakpoint: the last observations are judged too
+            await self.runtime.evaluate_session_end(self)
         self.runtime.end_session(self, status, detail=self.detail)
         self.sinks.emit(
             RunEvent("status", status, {"detail": self.detail, "steps": self._loop.counters.steps}, self.name)

@@ -192,6 +192,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         result.status, result.detail = "integration_failed", str(exc)
     finally:
         session.end()
+        await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
         runtime.end_session(session, "ended" if result.ok else "failed", result.status)
         await runtime.close()
     result.duration_s = round(time.monotonic() - started, 3)
