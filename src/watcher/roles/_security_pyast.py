@@ -30,6 +30,7 @@ __all__ = ["Analysis", "analyse"]
 _SQL_SINKS = frozenset(
     {"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql", "mogrify"}
 )
+_CURSOR_SINKS = frozenset({"execute", "executemany", "executescript", "mogrify", "exec_driver_sql"})
 _PICKLERS = ("pickle", "_pickle", "cPickle", "dill", "shelve", "jsonpickle", "marshal", "cloudpickle")
 _UNSAFE_LOADERS = frozenset({"Loader", "UnsafeLoader", "FullLoader", "CLoader", "CUnsafeLoader", "CFullLoader"})
 _SAFE_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
@@ -70,7 +71,18 @@ class Analysis:
             for child in ast.iter_child_nodes(node):
                 self.parents[child] = node
         self.tree = tree
+        self.defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.findings: list[Finding] = []
+        self.cursor_calls: dict[str, list[tuple[int, ast.Call]]] = {}  # cur.execute(name) by name
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _CURSOR_SINKS
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+            ):
+                self.cursor_calls.setdefault(node.args[0].id, []).append((node.lineno, node))
         self.constant_lines: set[int] = set()  # bandit's findings on these lines are about literals
         self.safe_yaml_lines: set[int] = set()
         self._run()
@@ -157,11 +169,30 @@ class Analysis:
                 self._assignment(node)
             if isinstance(node, (ast.JoinedStr, ast.BinOp, ast.Call)) and id(node) not in covered:
                 text = self._sql_text(node)
-                if text is not None and self._spliced(text):
+                if text is not None and (self._spliced(text) or (is_sql(text) and self._run_by_cursor(node))):
                     covered.update(id(n) for n in ast.walk(node))
                     self.findings.append(self._sql_finding(node, text))
                 elif text is None and _constant_sql(node):
                     self.constant_lines.add(node.lineno)
+
+    def _run_by_cursor(self, node: ast.AST) -> bool:
+        """Whether a string is run by a database cursor: passed to ``execute()`` directly, or
+        assigned to a name that is, a few lines further down in the same function.
+
+        ``SELECT * FROM {table}`` handed to ``pd.read_sql`` in a notebook names a table to look
+        at; handed to ``cur.execute`` it is a statement an input can rewrite.
+        """
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            return isinstance(parent.func, ast.Attribute) and parent.func.attr in _CURSOR_SINKS
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            name, scope = parent.targets[0].id, self._scope(parent)
+            return any(
+                line - parent.lineno <= _TRACE and self._scope(call) is scope
+                for line, call in self.cursor_calls.get(name, ())
+                if line > parent.lineno
+            )
+        return False
 
     def _sql_finding(self, node: ast.AST, text: str) -> Finding:
         critical = mentions_credentials(text)
@@ -217,7 +248,9 @@ class Analysis:
                 self.safe_yaml_lines.add(node.lineno)
             elif kind in _UNSAFE_LOADERS:
                 self._add(node, "py:yaml-unsafe", f"yaml.{function} with Loader={kind}", "warning", _YAML)
-        if name in _COMMANDS and first is not None and self.dynamic(first) and not _plain(node.func):
+        # a fragment may call system()/popen() imported elsewhere: a bare call to one not defined here
+        bare = isinstance(node.func, ast.Name) and name in ("system", "popen") and name not in self.defined
+        if (name in _COMMANDS or bare) and first is not None and self.dynamic(first) and not _plain(node.func):
             self._add(
                 node,
                 "py:command",
