@@ -58,24 +58,27 @@ class Analysis:
 
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self.lines = lines
+        self.tree = tree
+        # one pass over the tree: every node outside in (as ast.walk), each one's parent
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes: list[ast.AST] = [tree]
+        for node in self.nodes:  # the list grows while it is read
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+                self.nodes.append(child)
         self.aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        self.defined: set[str] = set()
+        self.cursor_calls: dict[str, list[tuple[int, ast.Call]]] = {}  # cur.execute(name) by name
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-        self.tree = tree
-        self.defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.findings: list[Finding] = []
-        self.cursor_calls: dict[str, list[tuple[int, ast.Call]]] = {}  # cur.execute(name) by name
-        for node in ast.walk(tree):
-            if (
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defined.add(node.name)
+            elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and node.func.attr in _CURSOR_SINKS
@@ -83,6 +86,7 @@ class Analysis:
                 and isinstance(node.args[0], ast.Name)
             ):
                 self.cursor_calls.setdefault(node.args[0].id, []).append((node.lineno, node))
+        self.findings: list[Finding] = []
         self.constant_lines: set[int] = set()  # bandit's findings on these lines are about literals
         self.safe_yaml_lines: set[int] = set()
         self._run()
@@ -162,7 +166,7 @@ class Analysis:
     def _run(self) -> None:
         covered: set[int] = set()  # ids of nodes inside a reported query (ast.walk goes outside in)
         reduce_classes = self._command_reducers()
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 self._call(node, reduce_classes)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -320,7 +324,7 @@ class Analysis:
     def _command_reducers(self) -> set[str]:
         """Classes whose ``__reduce__`` returns a command or code to run when unpickled."""
         out = set()
-        for cls in ast.walk(self.tree):
+        for cls in self.nodes:
             if not isinstance(cls, ast.ClassDef):
                 continue
             for item in cls.body:
@@ -364,6 +368,8 @@ def _added(node: ast.AST) -> list[ast.AST]:
 def _constant_sql(node: ast.AST) -> bool:
     """``"SELECT … WHERE age=" + "3"``: SQL put together from literals only."""
     if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Mod)):
+        return False
+    if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in (node.left, node.right)):
         return False
     leaves = [n for n in ast.walk(node) if not isinstance(n, (ast.BinOp, ast.operator, ast.Tuple, ast.Load))]
     strings = [n.value for n in leaves if isinstance(n, ast.Constant) and isinstance(n.value, str)]
