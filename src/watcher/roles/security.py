@@ -31,6 +31,7 @@ from watcher.roles._security_sources import Watched, watched_pieces
 __all__ = ["SecurityRole", "scan"]
 
 _MAX_LISTED = 8
+_MAX_PARSED = 400_000  # characters of JavaScript the structural rules read
 
 
 def scan(piece: Watched) -> list[Finding]:
@@ -62,6 +63,8 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
 def _javascript(text: str, path: str) -> list[Finding]:
     """The structural rules, and the SQL rule that also writes the parameterised fix (kept where both find)."""
     with_fix = sql_findings(text, path=path)
+    if len(text) > _MAX_PARSED:  # a bundle or minified build output, not code someone is writing
+        return with_fix
     structural = [
         f
         for f in js_ast_findings(text, path=path)
