@@ -394,11 +394,13 @@ def analyse(tree: ast.Module, lines: list[str]) -> Analysis:
 def blocks(code: str) -> Iterator[tuple[int, int]]:
     """Top-level blocks of ``code`` as (first, last) 1-based lines: a statement with its indented body."""
     lines = code.splitlines()
-    start = None
-    for number, line in enumerate(lines, 1):
-        if line.strip() and not line[0].isspace() and not line.lstrip().startswith(("#", ")", "]", "}")):
-            if start is not None:
-                yield start, number - 1
-            start = number
-    if start is not None:
-        yield start, len(lines)
+    starts = [
+        number
+        for number, line in enumerate(lines, 1)
+        if line.strip() and not line[0].isspace() and not line.lstrip().startswith(("#", ")", "]", "}"))
+    ]
+    for start, after in zip(starts, [*starts[1:], len(lines) + 1], strict=True):
+        last = after - 1
+        while last > start and not lines[last - 1].strip():
+            last -= 1  # blank lines between blocks belong to neither
+        yield start, last
