@@ -9,9 +9,10 @@ import pytest
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interject
 from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult, UserMessage
-from watcher.roles._stuck_actions import action_key, error_key, missing_tool, result_key, wait_kind
+from watcher.roles._stuck_actions import action_key, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
 

@@ -27,7 +27,8 @@ from watcher.core.redact import redact
 from watcher.core.rules import Role
 from watcher.core.spec import Triggers
 from watcher.roles._stuck_config import StuckConfig
-from watcher.roles._stuck_tracker import Finding, LoopTracker
+from watcher.roles._stuck_findings import Finding
+from watcher.roles._stuck_tracker import LoopTracker
 
 __all__ = ["StuckConfig", "StuckRole"]
 
