@@ -28,3 +28,4 @@ class Finding:
     others: tuple[str, ...] = ()  # the other steps of a cycle
     location: Location | None = None
     missing: bool = False  # a tool_error finding about a tool that does not exist
+    back_to_back: bool = True  # a chant finding about text repeated back to back (else a line said again)

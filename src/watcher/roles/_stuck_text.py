@@ -1,4 +1,4 @@
-"""Repetition inside one reply ("chanting"): the same stretch of text over and over, back to back.
+"""Repetition inside one reply ("chanting"): the same stretch of text over and over.
 
 A model that degenerates mid-reply writes one sentence, or a short cycle of sentences, again and
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
@@ -7,13 +7,17 @@ period (at most ``window`` characters), with the text between occurrences repeat
 chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
 each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
+As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
+spacing) said ``line_repeats`` times anywhere in the reply is chanting too.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from typing import NamedTuple
 
-__all__ = ["chant"]
+__all__ = ["Chant", "chant"]
 
 _FENCE = re.compile(r"\s*(?:```|~~~)")
 _SKIPPED = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
@@ -22,11 +26,21 @@ _WS = re.compile(r"\s+")
 _SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
 _STEP = 8  # positions between chunks looked up
+_SHORTEST_LINE = 20  # characters a line needs to count as said again ("Yes." is not chanting)
 
 
-def _prose(text: str) -> list[str]:
-    """The reply's stretches of prose between code blocks, tables, lists, headings, quotes and dividers."""
+class Chant(NamedTuple):
+    """What a reply repeats, how often, and whether back to back (else as one line said again and again)."""
+
+    text: str
+    times: int
+    back_to_back: bool
+
+
+def _prose(text: str) -> tuple[list[str], list[str]]:
+    """The reply's stretches of prose between code, tables, lists, headings, quotes and dividers, and its prose lines."""
     stretches: list[str] = []
+    lines: list[str] = []
     kept: list[str] = []
     in_code = False
     for line in text.splitlines():
@@ -34,24 +48,31 @@ def _prose(text: str) -> list[str]:
             in_code = in_code != bool(_FENCE.match(line))
             if kept:
                 stretches.append(_WS.sub(" ", " ".join(kept)))
+                lines += kept
                 kept = []
         else:
             kept.append(line)
     if kept:
         stretches.append(_WS.sub(" ", " ".join(kept)))
-    return stretches
+        lines += kept
+    return stretches, lines
 
 
-def chant(text: str, repeats: int, chunk: int = 50, window: int = 300) -> tuple[str, int] | None:
-    """The text repeated back to back at least ``repeats`` times in one reply, and the count; or None."""
-    if len(text) < chunk + repeats:
+def chant(text: str, repeats: int, line_repeats: int, chunk: int = 50, window: int = 300) -> Chant | None:
+    """What one reply repeats: text back to back ``repeats`` times, or a line ``line_repeats`` times; or None."""
+    if len(text) < min(chunk + repeats, _SHORTEST_LINE * line_repeats):
         return None
-    budget = _LONGEST
-    for prose in reversed(_prose(text)):
-        found = _repeated(prose[-budget:], repeats, chunk, window)
-        budget -= len(prose)
-        if found is not None or budget <= 0:
-            return found
+    stretches, lines = _prose(text[-_LONGEST:])
+    for prose in reversed(stretches):
+        found = _repeated(prose, repeats, chunk, window)
+        if found is not None:
+            return Chant(*found, back_to_back=True)
+    said = Counter(key for line in lines if len(key := " ".join(line.lower().split())) >= _SHORTEST_LINE)
+    if said:
+        key, count = said.most_common(1)[0]
+        if count >= line_repeats and _LETTER.search(key):
+            line = next(line for line in lines if " ".join(line.lower().split()) == key)
+            return Chant(" ".join(line.split()), count, back_to_back=False)
     return None
 
 

@@ -139,9 +139,10 @@ class LoopTracker:
     def _assistant(self, obs: AssistantMessage) -> list[Finding]:
         text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
         found: list[Finding] = []
-        if len(text) > 60 and (chanted := chant(obs.text, self.config.chant_repeats)) is not None:
-            unit, count = chanted
-            found.append(Finding("chant", "nudge", count, unit, self._new_loop()))
+        if len(text) > 60 and (said := chant(obs.text, self.config.chant_repeats, self.config.chant_lines)):
+            found.append(
+                Finding("chant", "nudge", said.times, said.text, self._new_loop(), back_to_back=said.back_to_back)
+            )
         if text != self._said:
             self._said, self._said_len = text, 0
             self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())

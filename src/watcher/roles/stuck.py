@@ -129,8 +129,10 @@ def _what(f: Finding, config: StuckConfig) -> str:
         return f"The agent has sent an empty reply {_times(f.count)} with no tool activity between."
     if f.rule == "monologue":
         return f"The agent has written the same message {_times(f.count)} with no tool activity between: “{_quote(f.subject)}”."
-    if f.rule == "chant":
+    if f.rule == "chant" and f.back_to_back:
         return f"One reply repeats the same text {f.count} times back to back: “{_quote(f.subject)}”."
+    if f.rule == "chant":
+        return f"One reply says the same line {f.count} times: “{_quote(f.subject)}”."
     if f.rule == "condensation":
         return f"The context has been condensed {_times(f.count)} in a row with nothing else happening."
     if f.rule == "harness":
