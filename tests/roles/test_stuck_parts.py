@@ -159,6 +159,9 @@ def test_one_line_said_again_and_again_is_chanting() -> None:
         "-" * 800,  # a divider
         " ".join(f"Step {i} copies shard {i} of the dataset to the replica." for i in range(30)),  # similar, not equal
         ("Same note. " + "x" * 400 + " ") * 12,  # repeats too far apart
+        "The log says:\n" + "WARNING: connection to db:5432 refused, retrying\n" * 6,  # pasted log lines
+        "The log says:\n" + "[pool] waiting for a free connection slot\n" * 6,
+        "Before:\n" + "    assert render(page, locale='fr').lang == 'fr'\n" * 12,  # indented code
     ],
 )
 def test_structure_and_near_repeats_are_not_chanting(text: str) -> None:

@@ -8,7 +8,8 @@ chanting. Code blocks, tables, list items, headings, quotes and divider lines ar
 each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
-spacing) said ``line_repeats`` times anywhere in the reply is chanting too.
+spacing) said ``line_repeats`` times anywhere in the reply is chanting too; pasted log lines
+(``[INFO] ...``, ``WARNING: ...``, a leading timestamp) are not counted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from typing import NamedTuple
 __all__ = ["Chant", "chant"]
 
 _FENCE = re.compile(r"\s*(?:```|~~~)")
-_SKIPPED = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
+# table rows, list items, headings, quotes, indented code and divider lines
+_SKIPPED = re.compile(r"(?: {4}|\t)|\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
+# log lines pasted into a reply repeat by nature: `[INFO] ...`, `2026-11-23 13:00 ...`, `WARNING: ...`
+_LOG_LINE = re.compile(r"\s*(?:\[|\d{2,4}[-/:.]\d|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)")
 _LETTER = re.compile(r"[^\W\d_]")
 _WS = re.compile(r"\s+")
 _SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
@@ -67,7 +71,11 @@ def chant(text: str, repeats: int, line_repeats: int, chunk: int = 50, window: i
         found = _repeated(prose, repeats, chunk, window)
         if found is not None:
             return Chant(*found, back_to_back=True)
-    said = Counter(key for line in lines if len(key := " ".join(line.lower().split())) >= _SHORTEST_LINE)
+    said = Counter(
+        key
+        for line in lines
+        if len(key := " ".join(line.lower().split())) >= _SHORTEST_LINE and not _LOG_LINE.match(line)
+    )
     if said:
         key, count = said.most_common(1)[0]
         if count >= line_repeats and _LETTER.search(key):
