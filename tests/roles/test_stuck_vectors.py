@@ -40,6 +40,41 @@ def test_there_are_enough_vectors() -> None:
     assert len(benign) >= 22
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_vector(case: str) -> None:
+    expected = json.loads((VECTORS / f"{case}.expect.json").read_text())["interjections"]
+    lines = _replay(VECTORS / f"{case}.jsonl")
+    observations = sum(1 for line in (VECTORS / f"{case}.jsonl").read_text().splitlines() if line.strip())
+
+    assert lines or not expected, "no evaluation at all, yet an interjection was expected"
+    for line in lines:
+        assert set(line) == FIELDS
+        assert line["watcher"] == "stuck"
+        assert line["error"] is None
+        assert 0 <= line["index"] < observations
+        if line["decision"] == "continue":
+            assert (line["action"], line["severity"], line["content"], line["urgent"], line["locations"]) == (
+                None,
+                None,
+                None,
+                False,
+                [],
+            )
+    said = [line for line in lines if line["decision"] == "interject"]
+    got = [(s["index"], s["action"], s["severity"], s["urgent"]) for s in said]
+    want = [(e["index"], e["action"], e["severity"], e["urgent"]) for e in expected]
+    assert got == want, f"{case}: {[s['content'] for s in said]}"
+    for s, e in zip(said, expected, strict=True):
+        for phrase in e["contains"]:
+            assert phrase in s["content"], f"{phrase!r} not in {s['content']!r}"
+        if "locations" in e:
+            assert s["locations"] == e["locations"]
+        if s["action"] == "nudge":
+            assert any(
+                word in s["content"] for word in ("different approach", "change the code", "wait longer", "Act on it")
+            )
+
+
 # each class of loop: a vector where it is flagged, and a counterpart that must stay silent (after
 # the pause it sets up on purpose, for the re-arm class)
 CLASSES = {
