@@ -108,9 +108,9 @@ def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object
 def test_cycles_of_two_to_five_steps_are_reported_once_per_three_cycles(period: int) -> None:
     detector = CycleDetector(cycles=3)
     block = [(f"action {k}", k) for k in range(period)]
-    reported = [n for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
+    reported = [(n, detector.count) for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
     # once when the third cycle completes, again three cycles later (the loop went on)
-    assert reported == [period * 3, period * 6]
+    assert reported == [(period * 3, 3), (period * 6, 6)]
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:

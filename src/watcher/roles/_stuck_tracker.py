@@ -231,7 +231,7 @@ class LoopTracker:
         names = tuple(
             short_input(c.name, c.input) if (c := self._seen_calls.get(step[0])) else "a tool" for step in block
         )
-        return [Finding("cycle", "pause", self._cycles.cycles, names[0], self._new_loop(), others=names[1:])]
+        return [Finding("cycle", "pause", self._cycles.count, names[0], self._new_loop(), others=names[1:])]
 
     def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
