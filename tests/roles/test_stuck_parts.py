@@ -210,6 +210,27 @@ def test_empty_replies_are_a_monologue() -> None:
     assert said == [(2, "pause")]
 
 
+def test_failures_that_say_only_their_exit_status_are_not_the_same_error() -> None:
+    greps = [
+        o
+        for n, pattern in enumerate(["refresh_token", "renew", "rotate_key", "token_expiry", "reauth", "jwt"])
+        for o in (
+            ToolCall(id=f"g{n}", name="Bash", input={"command": f"grep -rn {pattern} src"}),
+            ToolResult(tool_call_id=f"g{n}", output="Exit code 1", is_error=True),
+        )
+    ]
+    assert _run(greps) == []  # six searches that found nothing: exploring, not one error again and again
+    missing = [
+        o
+        for n in range(5)
+        for o in (
+            ToolCall(id=f"r{n}", name="Read", input={"file_path": f"conf/app{n}.yaml"}),
+            ToolResult(tool_call_id=f"r{n}", output=f"File does not exist: conf/app{n}.yaml", is_error=True),
+        )
+    ]
+    assert _run(missing) == [(9, "nudge")]
+
+
 def test_new_thresholds_are_validated() -> None:
     with pytest.raises(ConfigurationError, match="same_error_pause"):
         StuckRole(same_error_nudge=6, same_error_pause=6)

@@ -3,11 +3,13 @@
 Per tool name, the tracker counts failures in a row that bring the same error (``error_key``: what
 the error was about blurred). Only a streak whose arguments varied is reported here (one action
 failing alone is the failing rule's); a tool that does not exist is nudged and paused early, any
-other same error later. A success of the tool ends its streak; so does anything new that worked.
+other same error later. A success of the tool ends its streak; so does anything new that worked, and
+so does a failure that says nothing but its exit status.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +21,16 @@ from watcher.roles._stuck_results import error_key, error_line, missing_tool
 __all__ = ["ToolErrors"]
 
 _MAX_TOOLS = 512  # tools with a failure streak, kept at most
+# An error that says only that something failed: a grep finding nothing and a build failing both
+# answer "Exit code 1", so such a line does not make two failures the same.
+_WORDS = re.compile(r"[a-z][a-z\-]*")
+_STATUS_WORDS = frozenset(
+    {"error", "exit", "exited", "code", "status", "process", "command", "failed", "with", "returned", "non-zero"}
+)
+
+
+def _bare_status(line: str) -> bool:
+    return set(_WORDS.findall(line.lower())) <= _STATUS_WORDS
 
 
 @dataclass(slots=True)
@@ -43,6 +55,10 @@ class ToolErrors:
         streaks = self._streaks
         if not failed:
             streaks.pop(name, None)  # the tool works after all
+            return []
+        line = error_line(output)
+        if not line or _bare_status(line):
+            streaks.pop(name, None)  # nothing to tell this failure from any other
             return []
         error = error_key(output)
         streak = streaks.get(name)
