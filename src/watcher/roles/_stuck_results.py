@@ -27,7 +27,7 @@ _VOLATILE = re.compile(
     r"|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}\b"  # long hex ids and digests
     r"|(?:/tmp|/var/tmp|/var/folders)/[\w.\-]*\d[\w.\-/]*"  # temporary paths made fresh for each run
     # values of id-, time- and counter-like keys: `"messageId": "om_3"`, `pid=1004`, `session sess-7`
-    r"|\b(?:\w+_id|\w*[a-z]Id|\w*ID|id|uid|pid|PID|ts|timestamp|nonce|receipt|seq|attempt|etag|session|sess|\w+_at|\w+[a-z]At"
+    r"|\b(?:\w+_id|\w*[a-z]Id|\w*ID|id|uid|pid|PID|ts|timestamp|nonce|receipt|seq|attempt|retry|etag|session|sess|\w+_at|\w+[a-z]At"
     r"|\w*[a-z]Ms|\w+_ms|duration|elapsed|took)"
     r"\b(?:\"?\s*[:=]\s*\"?|\s+)[\w.:+\-]*\d[\w.:+\-]*"
 )
