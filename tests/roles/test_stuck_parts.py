@@ -8,7 +8,14 @@ import pytest
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interject
-from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult, UserMessage
+from watcher.core.observations import (
+    AssistantMessage,
+    Condensation,
+    Observation,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from watcher.roles._stuck_actions import action_key, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
@@ -203,6 +210,12 @@ def test_a_paused_loop_is_flagged_again_after_the_person_speaks() -> None:
     assert _run(loop) == [(7, "pause")]
     assert _run([*loop, UserMessage(text="carry on"), *_read(9)]) == [(7, "pause"), (10, "pause")]
     assert _run([*loop, AssistantMessage(text="again"), *_read(9)]) == [(7, "pause")]  # no person spoke
+
+
+def test_a_condensation_storm_goes_on_after_the_person_speaks() -> None:
+    storm: list[Observation] = [Condensation()] * 10
+    assert _run([*storm, Condensation(), UserMessage(text="continue"), Condensation()]) == [(9, "pause"), (12, "pause")]
+    assert _run([*storm, *[Condensation()] * 10]) == [(9, "pause"), (19, "pause")]
 
 
 def test_empty_replies_are_a_monologue() -> None:

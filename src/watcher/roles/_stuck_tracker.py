@@ -128,7 +128,13 @@ class LoopTracker:
 
     def _rearm(self) -> None:
         """A person stepped in: every loop already reported is reported again if it goes on."""
-        for levels, count in ((self._run_levels, self._run_len), (self._fail_levels, self._fail_len)):
+        streaks = (
+            (self._run_levels, self._run_len),
+            (self._fail_levels, self._fail_len),
+            (self._cond_levels, self._condensed),
+            (self._harness_levels, self._harness),
+        )
+        for levels, count in streaks:
             if levels.rearm(count):
                 levels.loop = self._new_loop()
         self._tool_errors.rearm(self._new_loop)
