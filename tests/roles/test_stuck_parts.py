@@ -144,14 +144,14 @@ def test_a_cycle_is_reported_again_right_after_a_person_speaks() -> None:
 def test_chanting_is_found_and_quoted_from_a_sentence_start() -> None:
     text = "I found it. " + "Now I will update the cache key to include the locale. " * 12
     assert chant(text, 10, 5) == ("Now I will update the cache key to include the locale.", 12, True)
-    assert chant("Thinking... Done. " * 30, 10, 5) == ("Thinking... Done.", 30, True)
+    assert chant("Working... Finished. " * 30, 10, 5) == ("Working... Finished.", 30, True)
 
 
 def test_one_line_said_again_and_again_is_chanting() -> None:
-    lines = ["I'll mention that I verified with tests.", "I'll mention that I reverted the tests."] * 5
+    lines = ["I'll note that the tests confirmed the fix.", "I'll note that I rolled back the test changes."] * 5
     assert chant("\n".join(["The code is correct.", *lines]), 10, 5) == (lines[0], 5, False)
-    spaced = ["  I'll  mention that I VERIFIED with tests. ", "Something else entirely, said once."] * 5
-    assert chant("\n".join(spaced), 10, 5) == ("I'll mention that I VERIFIED with tests.", 5, False)
+    spaced = ["  I'll  note that the tests CONFIRMED the fix. ", "Something else entirely, said once."] * 5
+    assert chant("\n".join(spaced), 10, 5) == ("I'll note that the tests CONFIRMED the fix.", 5, False)
     assert chant("\n".join(["Yes."] * 12), 10, 5) is None  # short lines are not chanting
     assert chant("\n".join(lines[:8]), 10, 5) is None  # four times is not yet
 
