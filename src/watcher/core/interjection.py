@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import InvalidLocationError
 
@@ -16,11 +16,14 @@ __all__ = [
     "Decision",
     "Interject",
     "Interjection",
+    "InterjectionDict",
     "Location",
+    "LocationDict",
     "Origin",
     "PersonChannel",
     "Severity",
     "SuggestedFix",
+    "SuggestedFixDict",
 ]
 
 Severity: TypeAlias = Literal["hint", "warning", "critical"]
@@ -29,6 +32,39 @@ PersonChannel: TypeAlias = Literal["panel", "editor", "magic", "python"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 ACTIONS: tuple[Action, ...] = get_args(Action)
 PERSON_CHANNELS: tuple[PersonChannel, ...] = get_args(PersonChannel)
+
+
+class LocationDict(TypedDict, total=False):
+    """The wire form of a ``Location``: ``path``, ``cell_id`` or a cell's number/index, and its lines."""
+
+    path: str | None
+    cell_id: str | None
+    execution_count: int
+    cell_index: int
+    start_line: int
+    end_line: int
+
+
+class SuggestedFixDict(TypedDict):
+    """The wire form of a ``SuggestedFix``."""
+
+    location: LocationDict
+    replacement: str
+    title: str
+
+
+class InterjectionDict(TypedDict):
+    """The wire form of an ``Interjection`` (journal, widgets, language server, ``--json``)."""
+
+    id: str
+    watcher: str
+    content: str
+    urgent: bool
+    severity: Severity
+    action: Action
+    locations: list[LocationDict]
+    fix: SuggestedFixDict | None
+    origin: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,18 +123,26 @@ class Location:
     """Where an interjection points: a file ``path`` or a notebook ``cell_id``, and 1-based lines.
 
     The lines count within the observed file content or cell source, so an editor can place a
-    diagnostic on them.
+    diagnostic on them. A cell that has no id (nbclient, nbval, classic notebooks, replayed
+    notebooks) is named by its ``execution_count`` (``In [7]``) and/or its ``cell_index`` (the
+    1-based order in which the watcher saw the cells run), so a person can still find the line.
     """
 
     path: str | None = None
     cell_id: str | None = None
     start_line: int = 1
     end_line: int | None = None
+    execution_count: int | None = None
+    cell_index: int | None = None
 
     def __post_init__(self) -> None:
-        if (self.path is None) == (self.cell_id is None):
+        if self.path is not None and self.cell_id is not None:
             raise InvalidLocationError(
-                f"Location(path={self.path!r}, cell_id={self.cell_id!r}) names both or neither: give exactly one"
+                f"Location(path={self.path!r}, cell_id={self.cell_id!r}) names both: give a path or a cell, not both"
+            )
+        if self.path is None and self.cell_id is None and self.execution_count is None and self.cell_index is None:
+            raise InvalidLocationError(
+                "Location names neither a path nor a cell: give a path, a cell_id, or a cell's execution_count or cell_index"
             )
         if self.start_line < 1 or (self.end_line is not None and self.end_line < self.start_line):
             raise InvalidLocationError(
@@ -110,10 +154,20 @@ class Location:
         """The last line of the range (``start_line`` when no end was given)."""
         return self.end_line if self.end_line is not None else self.start_line
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LocationDict:
         """The JSON form used by the journal and ``watcher replay --json``."""
-        target = {"path": self.path} if self.path is not None else {"cell_id": self.cell_id}
-        return {**target, "start_line": self.start_line, "end_line": self.last_line}
+        wire: LocationDict = {}
+        if self.path is not None:
+            wire["path"] = self.path
+        elif self.cell_id is not None:
+            wire["cell_id"] = self.cell_id
+        if self.execution_count is not None:
+            wire["execution_count"] = self.execution_count
+        if self.cell_index is not None:
+            wire["cell_index"] = self.cell_index
+        wire["start_line"] = self.start_line
+        wire["end_line"] = self.last_line
+        return wire
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Location:
@@ -123,13 +177,29 @@ class Location:
             cell_id=data.get("cell_id"),
             start_line=int(data.get("start_line") or 1),
             end_line=data.get("end_line"),
+            execution_count=_int_or_none(data.get("execution_count")),
+            cell_index=_int_or_none(data.get("cell_index")),
         )
 
     def render(self) -> str:
-        """The ``location:`` field value of the protocol: ``auth.js:2-3`` or ``cell:ID:4``."""
-        target = self.path if self.path is not None else f"cell:{self.cell_id}"
+        """The ``location:`` field value of the protocol: ``auth.js:2-3`` or ``cell:ID:4``.
+
+        A cell without an id renders as ``In[7]:4`` (its execution count) or ``cell #3:4``.
+        """
+        if self.path is not None:
+            target = self.path
+        elif self.cell_id is not None:
+            target = f"cell:{self.cell_id}"
+        elif self.execution_count is not None:
+            target = f"In[{self.execution_count}]"
+        else:
+            target = f"cell #{self.cell_index}"
         lines = str(self.start_line) if self.last_line == self.start_line else f"{self.start_line}-{self.last_line}"
         return f"{target}:{lines}"
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | str) and str(value).lstrip("-").isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +210,7 @@ class SuggestedFix:
     replacement: str
     title: str = "Apply suggested fix"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SuggestedFixDict:
         """The JSON form used by the journal."""
         return {"location": self.location.to_dict(), "replacement": self.replacement, "title": self.title}
 
@@ -183,7 +253,7 @@ class Interjection:
         """Who speaks: ``origin``, or the watcher named ``watcher`` when none was recorded."""
         return self.origin if self.origin is not None else Origin.of_watcher(self.watcher or "watcher")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> InterjectionDict:
         """The JSON form used by the journal, the widgets and the language server."""
         return {
             "id": self.id,
