@@ -4,7 +4,7 @@ A model that degenerates mid-reply writes one sentence, or a short cycle of sent
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
 does, at 50-character chunks of its prose: a chunk that comes back ``repeats`` times at one steady
 period (at most ``window`` characters), with the text between occurrences repeating exactly, is
-chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
+chanting. Code blocks (fenced or indented), tables, list items, headings, quotes and divider lines are left out, and
 each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
