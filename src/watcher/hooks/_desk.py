@@ -30,7 +30,14 @@ from watcher.core.observations import Observation, ToolCall, observation_from_di
 from watcher.evaluators.registry import make_evaluator
 from watcher.evaluators.rules import RulesEvaluator
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
-from watcher.hooks._wire import CONTEXT_EVENTS, TURN_END_EVENTS, Answer, HookCall, render_interjections
+from watcher.hooks._wire import (
+    CONTEXT_EVENTS,
+    STOP_EVENTS,
+    TURN_END_EVENTS,
+    Answer,
+    HookCall,
+    render_interjections,
+)
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEvent
@@ -59,6 +66,7 @@ class _Past:
     outbox: list[Interjection]
     started: bool
     stop_blocks: dict[str, int]
+    paused: str
 
 
 @dataclass
@@ -100,7 +108,7 @@ class Desk:
         name = call.session
         past = await asyncio.to_thread(self._read_back, name)
         history, pending = past.history, past.pending
-        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks)
+        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks, paused=past.paused)
         child = name != call.parent_session
         detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
         self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not past.started)
@@ -125,6 +133,7 @@ class Desk:
         handed: dict[str, Interjection] = {}  # given to the session, maybe not yet carried by an answer
         blocks: dict[str, int] = {}
         started = False
+        paused = ""
         for row in rows:
             if row.kind == "observation":
                 try:
@@ -149,12 +158,13 @@ class Desk:
             elif row.kind == "session":
                 started = True
             elif row.kind == "hook":
+                paused = str(row.payload.get("pause") or "")
                 for ident in row.payload.get("carried") or ():
                     handed.pop(str(ident), None)
                 if row.payload.get("answer") == "block":
                     turn = str(row.payload.get("turn") or "")
                     blocks[turn] = blocks.get(turn, 0) + 1
-        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks)
+        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks, paused)
 
     @staticmethod
     def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
@@ -188,6 +198,7 @@ class Desk:
                 turn=call.turn,
                 detail=detail,
                 carried=tuple(i.id for i in carried),
+                pause=hooked.session.paused,
             )
         )
         self._delivered(call.session, carried)
@@ -236,13 +247,17 @@ class Desk:
         waiting = session.take()
         if call.event == "PreToolUse":
             remembered = session.denied.get(signature)
+            if session.paused and call.agent == "claude":  # a pause the CLI ignored earlier: stop here
+                reason, session.paused = session.paused, ""
+                session.put_back(waiting)
+                return Answer("deny", reason, stop=reason), "paused", []
             if urgent or remembered:
                 ids = {i.id for i in urgent}
                 reason = render_interjections(urgent) if urgent else remembered or ""
                 session.put_back([i for i in waiting if i.id not in ids])
                 session.denied[signature] = reason
                 detail = f"{len(urgent)} urgent" if urgent else "denied again"
-                return Answer("deny", reason), detail, urgent
+                return self._pausing(call, session, Answer("deny", reason), urgent), detail, urgent
         if not waiting:
             return Answer(), "", []
         answer, detail = self._carry(call, hooked, waiting)
@@ -251,7 +266,22 @@ class Desk:
             return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", []
         if answer.kind == "block":
             session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
-        return answer, detail, waiting
+        return self._pausing(call, session, answer, waiting), detail, waiting
+
+    @staticmethod
+    def _pausing(call: HookCall, session: HookedSession, answer: Answer, carried: list[Interjection]) -> Answer:
+        """``answer``, stopping the CLI when a carried interjection pauses or aborts the session.
+
+        Where the CLI ignores a stop (``PostToolUseFailure``), the pause waits for the next tool call.
+        """
+        stops = [i for i in carried if i.action in ("pause", "abort")]
+        if not stops or call.agent != "claude":
+            return answer
+        reason = render_interjections(stops)
+        if call.event in STOP_EVENTS:
+            return replace(answer, stop=reason)
+        session.paused = reason
+        return answer
 
     @staticmethod
     def _carry(call: HookCall, hooked: _Hooked, waiting: list[Interjection]) -> tuple[Answer, str]:
