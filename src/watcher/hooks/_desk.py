@@ -20,15 +20,13 @@ What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from watcher.core.interjection import Interjection, Origin
-from watcher.core.observations import Observation, ToolCall, observation_from_dict
+from watcher.core.interjection import Interjection
+from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
-from watcher.evaluators.rules import RulesEvaluator
+from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import (
     CONTEXT_EVENTS,
@@ -46,27 +44,9 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["Desk"]
 
-log = logging.getLogger("watcher.hooks")
-
-_HISTORY = 200  # observations read back from the journal for a session this process has not seen
-# Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
-# session feeds them its history once. Security judges each call on its own.
-_FOLLOWS_HISTORY = frozenset({"stuck"})
 # A session that has not called for this long is let go (a CLI that crashed never says SessionEnd);
 # if it calls again, its history comes back from the journal.
 _IDLE_SESSION_S = 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Past:
-    """A session as the journal remembers it."""
-
-    history: list[Observation]
-    pending: dict[str, Interjection]
-    outbox: list[Interjection]
-    started: bool
-    stop_blocks: dict[str, int]
-    paused: str
 
 
 @dataclass
@@ -106,73 +86,21 @@ class Desk:
 
     async def _start(self, call: HookCall, config: HookConfig) -> _Hooked:
         name = call.session
-        past = await asyncio.to_thread(self._read_back, name)
-        history, pending = past.history, past.pending
+        past = await asyncio.to_thread(read_back, self.journal, name)
         session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks, paused=past.paused)
         child = name != call.parent_session
         detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
-        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not past.started)
+        self.runtime.add_session(session, detail=detail, first_index=past.observed, announce=not past.started)
         watchers = []
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             evaluator = make_evaluator(config.evaluator, role)
             watcher = self.runtime.attach(spec, evaluator, session)
-            self._prime(watcher, history, pending)
+            prime(watcher, past)
             watchers.append(watcher)
         hooked = _Hooked(session, watchers, config, asyncio.Lock())
         self._hooked[name] = hooked
         return hooked
-
-    def _read_back(self, name: str) -> _Past:
-        """What the journal knows of a session this desk has not seen (another process judged it)."""
-        self.journal.flush()  # this desk's own earlier writes (a session ended and resumed) included
-        rows = self.journal.read(0, limit=100_000, session=name)
-        history: list[Observation] = []
-        pending: dict[str, Interjection] = {}
-        made: dict[str, Interjection] = {}
-        handed: dict[str, Interjection] = {}  # given to the session, maybe not yet carried by an answer
-        blocks: dict[str, int] = {}
-        started = False
-        paused = ""
-        for row in rows:
-            if row.kind == "observation":
-                try:
-                    history.append(observation_from_dict(row.payload["observation"]))
-                except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
-                    log.warning("skipping unreadable observation %d of %s", row.id, name)
-            elif row.kind == "interjection":
-                found = Interjection.from_dict(row.payload.get("interjection") or {})
-                made[found.id] = found
-                if row.payload.get("status") == "pending":
-                    pending[found.id] = found
-            elif row.kind == "delivery":
-                ident, outcome = str(row.payload.get("interjection_id")), row.payload.get("outcome")
-                pending.pop(ident, None)
-                if outcome == "queued":  # waiting for an answer to carry it
-                    content = str(row.payload.get("content") or "")
-                    base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
-                    origin = Origin.parse(row.payload.get("origin")) or base.origin
-                    handed[ident] = replace(base, content=content or base.content, origin=origin)
-                else:  # delivered, dismissed, undeliverable, failed: settled
-                    handed.pop(ident, None)
-            elif row.kind == "session":
-                started = True
-            elif row.kind == "hook":
-                paused = str(row.payload.get("pause") or "")
-                for ident in row.payload.get("carried") or ():
-                    handed.pop(str(ident), None)
-                if row.payload.get("answer") == "block":
-                    turn = str(row.payload.get("turn") or "")
-                    blocks[turn] = blocks.get(turn, 0) + 1
-        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks, paused)
-
-    @staticmethod
-    def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
-        watcher.prime(history)
-        watcher.pending.update({i.id: i for i in pending.values() if i.watcher == watcher.name})
-        evaluator = watcher.evaluator
-        if history and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
-            evaluator.role.evaluate(history, len(history))  # catch the role up; its verdict was given then
 
     # --- calls ---------------------------------------------------------------------------------
 
