@@ -169,3 +169,24 @@ def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path
             "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
         }
     }
+
+
+def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    with daemon(env):
+        run_hook(env, "PreToolUse", RM_HOME)  # warm
+        done = subprocess.run(
+            [CLIENT[0], "-X", "importtime", *CLIENT[1:], "PreToolUse"],
+            input='{"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}}',
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=30,
+        )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert '"permissionDecision": "deny"' in done.stdout
+    heavy = {
+        m for m in imported if m.split(".")[0] in ("watcher", "json", "socket", "typing", "pathlib", "polars", "bandit")
+    }
+    assert not heavy, f"the fast path imported {sorted(heavy)}"
