@@ -16,7 +16,8 @@
     ├── NoActiveRunError       an agent run was asked for where none is running
     ├── InvalidCommandError    an editor command had arguments it cannot act on
     ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
-    └── SessionEndedError      something was delivered to a parent session that has ended
+    ├── SessionEndedError      something was delivered to a parent session that has ended
+    └── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
 
 A message says what failed, on what, and what to do about it. Classes that refine a built-in
 (``LookupError``, ``ValueError``, ``RuntimeError``) also derive from it, so callers that catch
@@ -26,6 +27,7 @@ the built-in keep working.
 from __future__ import annotations
 
 __all__ = [
+    "AgentModelError",
     "ConfigurationError",
     "CorrectionCapReached",
     "DuplicateNameError",
@@ -87,7 +89,7 @@ class SessionEndedError(WatcherError):
 class CorrectionCapReached(WatcherError):
     """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
 
-    Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    The cap on corrective turns per step; the engine journals the delivery as failed, with this message.
     """
 
 
@@ -125,3 +127,7 @@ class InvalidCommandError(WatcherError, ValueError):
 
 class RuntimeThreadError(WatcherError, RuntimeError):
     """The notebook's runtime thread did not start, or was asked to wait on itself."""
+
+
+class AgentModelError(WatcherError):
+    """The agent model of a benchmark task failed or could not be reached; the task is recorded as failed."""

@@ -11,29 +11,98 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, get_args
+from typing import Any, ClassVar, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import MalformedEventError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, InterjectionDict
 from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
     "DeliveryEvent",
     "DeliveryOutcome",
+    "DeliveryPayload",
     "EvaluationEvent",
+    "EvaluationPayload",
     "Event",
     "HookEvent",
     "InterjectionEvent",
+    "InterjectionPayload",
     "ObservationEvent",
+    "ObservationPayload",
     "SessionEvent",
+    "SessionPayload",
     "WatcherEvent",
+    "WatcherPayload",
     "event_from_payload",
 ]
 
 
 DeliveryOutcome: TypeAlias = Literal["queued", "delivered", "undeliverable", "dismissed", "failed"]
 DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
+
+
+class ObservationPayload(TypedDict):
+    """The journaled payload of an ``ObservationEvent``."""
+
+    index: int
+    observation: dict[str, Any]  # ``Observation.to_dict()``: its fields vary with its kind
+
+
+class EvaluationPayload(TypedDict):
+    """The journaled payload of an ``EvaluationEvent``."""
+
+    index: int
+    breakpoint: str
+    decision: Literal["continue", "interject"]
+    note: str
+    raw: str
+    capped: str | None
+    error: str | None
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    model: str
+    evaluator: str
+    interjection: InterjectionDict | None
+
+
+class InterjectionPayload(TypedDict):
+    """The journaled payload of an ``InterjectionEvent``."""
+
+    interjection: InterjectionDict
+    status: Literal["pending", "queued"]
+    index: int
+
+
+class DeliveryPayload(TypedDict):
+    """The journaled payload of a ``DeliveryEvent``."""
+
+    interjection_id: str
+    outcome: DeliveryOutcome
+    detail: str
+    content: str | None
+    origin: str
+
+
+class SessionPayload(TypedDict):
+    """The journaled payload of a ``SessionEvent``."""
+
+    status: str
+    detail: str
+
+
+class WatcherPayload(TypedDict):
+    """The journaled payload of a ``WatcherEvent``."""
+
+    status: str
+    role: str
+    mode: str
+    authority: str
+    evaluator: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,8 +116,8 @@ class Event(ABC):
     ts: float = field(default_factory=time.time)
 
     @abstractmethod
-    def payload(self) -> dict[str, Any]:
-        """The JSON object stored in the journal's ``payload`` column."""
+    def payload(self) -> Mapping[str, Any]:
+        """The JSON object stored in the journal's ``payload`` column (a ``TypedDict`` per kind)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +128,7 @@ class ObservationEvent(Event):
     observation: Observation
     index: int
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> ObservationPayload:
         return {"index": self.index, "observation": self.observation.to_dict()}
 
 
@@ -70,7 +139,7 @@ class EvaluationEvent(Event):
     kind: ClassVar[str] = "evaluation"
     index: int
     breakpoint: str
-    decision: str  # "continue" | "interject"
+    decision: Literal["continue", "interject"]
     note: str = ""
     raw: str = ""
     interjection: Interjection | None = None
@@ -85,10 +154,25 @@ class EvaluationEvent(Event):
     model: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
-        data: dict[str, Any] = {name: getattr(self, name) for name in _EVALUATION_FIELDS}
-        data["interjection"] = self.interjection.to_dict() if self.interjection else None
-        return data
+    def payload(self) -> EvaluationPayload:
+        return {
+            "index": self.index,
+            "breakpoint": self.breakpoint,
+            "decision": self.decision,
+            "note": self.note,
+            "raw": self.raw,
+            "capped": self.capped,
+            "error": self.error,
+            "latency_s": self.latency_s,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "evaluator": self.evaluator,
+            "interjection": self.interjection.to_dict() if self.interjection else None,
+        }
 
 
 _EVALUATION_FIELDS = [
@@ -117,10 +201,10 @@ class InterjectionEvent(Event):
     kind: ClassVar[str] = "interjection"
     critical: ClassVar[bool] = True
     interjection: Interjection
-    status: str  # "pending" | "queued"
+    status: Literal["pending", "queued"]
     index: int = -1
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> InterjectionPayload:
         return {"interjection": self.interjection.to_dict(), "status": self.status, "index": self.index}
 
 
@@ -136,7 +220,7 @@ class DeliveryEvent(Event):
     content: str | None = None  # the text handed to the parent (a person may have edited it)
     origin: str = ""  # who spoke (``Origin.render()``): ``watcher:NAME`` or ``person:panel``…
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> DeliveryPayload:
         return {
             "interjection_id": self.interjection_id,
             "outcome": self.outcome,
@@ -155,7 +239,7 @@ class SessionEvent(Event):
     status: str
     detail: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> SessionPayload:
         return {"status": self.status, "detail": self.detail}
 
 
@@ -171,7 +255,7 @@ class WatcherEvent(Event):
     authority: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> WatcherPayload:
         return {
             "status": self.status,
             "role": self.role,
@@ -200,6 +284,14 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
         ) from exc
 
 
+def _announcement_status(value: object) -> Literal["pending", "queued"]:
+    if value == "pending":
+        return "pending"
+    if value in ("queued", None):  # rows written before the status was recorded were queued
+        return "queued"
+    raise MalformedEventError(f"unknown interjection status {value!r}")
+
+
 def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
@@ -208,13 +300,15 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
         )
     if kind == "evaluation":
         values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
+        if values.get("decision") not in ("continue", "interject"):
+            raise MalformedEventError(f"unknown decision {values.get('decision')!r} in session {session!r}")
         found = payload.get("interjection")
         return EvaluationEvent(**common, **values, interjection=Interjection.from_dict(found) if found else None)
     if kind == "interjection":
         return InterjectionEvent(
             **common,
             interjection=Interjection.from_dict(payload["interjection"]),
-            status=str(payload["status"]),
+            status=_announcement_status(payload.get("status")),
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":

@@ -124,15 +124,12 @@ class Runtime:
         return event
 
     async def settle(self) -> None:
-        """Wait until every published event is handled and no evaluation is in flight."""
+        """Wait until every published event is handled and no evaluation is in flight (no polling)."""
         while True:
             await self.bus.drain()
-            spawned = [task for w in self.watchers.values() for task in w.tasks]
-            if spawned:
-                await asyncio.gather(*spawned, return_exceptions=True)
-            elif any(w.busy for w in self.watchers.values()):
-                await asyncio.sleep(0.001)  # an evaluation started outside the bus (a direct call) is finishing
-            elif all(sub.idle for sub in self.bus.subscriptions):
+            for watcher in list(self.watchers.values()):
+                await watcher.settle()  # a verdict may publish more: go round until a pass finds all idle
+            if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
                 return
 
     # --- commands from other processes -------------------------------------------------------
