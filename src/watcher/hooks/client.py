@@ -97,6 +97,19 @@ def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
     return event, config, raw
 
 
+def private_folder(path: str) -> bool:
+    """True when ``path`` is a folder of this user that nobody else can write to.
+
+    Whoever controls the socket's folder could answer the hooks (deny calls, tell the model
+    things): a folder that is not private is not used.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def _exchange(request: bytes, timeout: float) -> bytes | None:
     """Send ``request``, read the reply line; None when no daemon answered (nothing listens, it died)."""
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -165,7 +178,12 @@ def answer(argv: list[str], raw: bytes) -> bytes:
     started = time.monotonic()
     event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
-    if os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0":
+    use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
+    folder = os.path.dirname(socket_path())
+    if use_daemon and os.path.exists(folder) and not private_folder(folder):
+        _log(f"{event}: {folder} is not private to this user; not using a daemon there")
+        use_daemon = False
+    if use_daemon:
         try:
             reply = _exchange(hook_frame(argv, raw), budget)
         except TimeoutError:
