@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import MalformedEventError
@@ -19,6 +19,7 @@ from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
+    "SPAWN_EVENT_KINDS",
     "DeliveryEvent",
     "DeliveryOutcome",
     "DeliveryPayload",
@@ -28,10 +29,18 @@ __all__ = [
     "HookEvent",
     "InterjectionEvent",
     "InterjectionPayload",
+    "LLMCompleted",
+    "LLMStarted",
     "ObservationEvent",
     "ObservationPayload",
+    "PRCreated",
+    "PermissionDenied",
+    "ProgressUpdate",
+    "RecoveryAttempt",
+    "SandboxCreated",
     "SessionEvent",
     "SessionPayload",
+    "SpawnEvent",
     "WatcherEvent",
     "WatcherPayload",
     "event_from_payload",
@@ -347,6 +356,8 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
             carried=tuple(str(i) for i in payload.get("carried") or ()),
             pause=str(payload.get("pause") or ""),
         )
+    if kind in SPAWN_EVENT_KINDS:
+        return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
     raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
 
 
@@ -376,3 +387,134 @@ class HookEvent(Event):
 
 
 EVENT_KINDS[HookEvent.kind] = HookEvent
+
+
+# --- spawn: a real agent CLI in a worktree (seed 002's events) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpawnEvent(Event):
+    """Base of the spawn events: the payload is the event's own fields, so they round-trip as-is."""
+
+    def payload(self) -> dict[str, Any]:
+        return {name: _plain(getattr(self, name)) for name in _own_fields(type(self))}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], **common: Any) -> SpawnEvent:
+        """Rebuild from a journal row; unknown keys are ignored, missing ones take their defaults."""
+        names = set(_own_fields(cls))
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in payload.items() if k in names}
+        return cls(**{**common, **values})
+
+
+def _own_fields(cls: type[Event]) -> list[str]:
+    """An event class's own fields: not the common ones, not class variables such as ``kind``."""
+    return [f.name for f in fields(cls) if f.name not in ("session", "watcher", "ts")]
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxCreated(SpawnEvent):
+    """Emitted when a spawn's branch and worktree are ready (``provision_ms`` it took)."""
+
+    kind: ClassVar[str] = "sandbox_created"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    branch: str
+    worktree: str
+    base: str
+    agent: str
+    provision_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMStarted(SpawnEvent):
+    """Emitted when the agent CLI process starts (a first run, a resume or a recovery run)."""
+
+    kind: ClassVar[str] = "llm_started"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    agent: str
+    pid: int
+    attempt: int = 0
+    resume: str = ""  # the CLI session resumed, if any
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgressUpdate(SpawnEvent):
+    """Emitted while the agent CLI works: a snapshot of files, commands, output and cost."""
+
+    kind: ClassVar[str] = "progress"
+    spawn_id: str
+    elapsed_s: float
+    files_read: tuple[str, ...] = ()
+    files_written: tuple[str, ...] = ()
+    output_lines: int = 0
+    last_tool: str = ""
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDenied(SpawnEvent):
+    """Emitted when the agent CLI was refused a tool or command; ``fix`` is the widening computed, if any."""
+
+    kind: ClassVar[str] = "permission_error"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    tool: str
+    detail: str = ""
+    fix: str = ""
+    objection: str = ""  # why the widening cannot be made automatically (the security role objects)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoveryAttempt(SpawnEvent):
+    """Emitted when a fix was applied to the manifest (or refused) and the run is resumed (or not)."""
+
+    kind: ClassVar[str] = "recovery"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    strategy: str
+    attempt: int
+    fix: str
+    outcome: str  # "resumed" | "refused" | "declined"
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMCompleted(SpawnEvent):
+    """Emitted when the agent CLI process ended: its status, exit code and the agent's summary."""
+
+    kind: ClassVar[str] = "llm_completed"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    status: str  # "success" | "failed" | "timeout" | "interrupted" | "crashed"
+    exit_code: int | None = None
+    cli_session: str = ""
+    summary: str = ""
+    cost_usd: float = 0.0
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PRCreated(SpawnEvent):
+    """Emitted when the spawn's branch was pushed and its pull request opened."""
+
+    kind: ClassVar[str] = "pr_created"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    number: int
+    url: str
+    head: str
+    base: str
+
+
+SPAWN_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
+    cls.kind: cls
+    for cls in (SandboxCreated, LLMStarted, ProgressUpdate, PermissionDenied, RecoveryAttempt, LLMCompleted, PRCreated)
+}
+EVENT_KINDS.update(SPAWN_EVENT_KINDS)
