@@ -20,12 +20,9 @@ import pytest
 from hook_procs import stop_started_daemon, wait_for
 
 from watcher.runtime.journal import Journal
-from watcher.testing import RecordedRequest, Reply
+from watcher.testing import RecordedRequest, Reply, StubResponsesServer
 
 CODEX = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "codex"
-stub_responses = pytest.importorskip(
-    "watcher.testing.stub_responses", reason="the Responses-API stub (watcher.testing.stub_responses) is not here"
-)
 
 pytestmark = [
     pytest.mark.slow,
@@ -50,7 +47,7 @@ class Project:
         )
         return done.stdout
 
-    def codex(self, stub: Any, prompt: str = "do the task") -> list[dict[str, Any]]:
+    def codex(self, stub: StubResponsesServer, prompt: str = "do the task") -> list[dict[str, Any]]:
         config = [
             "check_for_update_on_startup = false",
             'model_provider = "stub"',
@@ -124,7 +121,7 @@ def outputs(request: RecordedRequest) -> list[dict[str, Any]]:
 
 def test_a_scripted_rm_rf_home_is_blocked_and_the_model_reads_why(project: Project) -> None:
     assert "/hooks" in project.watcher("hooks", "install", "--agent", "codex", "--user")
-    with stub_responses.StubResponsesServer(
+    with StubResponsesServer(
         Reply.tool_use("exec_command", {"cmd": "rm -rf ~/"}),
         Reply.text("Understood."),
         default_reply=Reply.text("side"),
@@ -141,7 +138,7 @@ def test_a_repeated_command_gets_the_stuck_nudge_as_context(project: Project) ->
     project.watcher("hooks", "install", "--agent", "codex", "--user", "--watcher", "stuck")
     call = {"cmd": "python3 -c 'import sys; sys.exit(3)'"}
     script = [Reply.tool_use("exec_command", call) for _ in range(4)] + [Reply.text("Trying something else.")]
-    with stub_responses.StubResponsesServer(*script, default_reply=Reply.text("side")) as stub:
+    with StubResponsesServer(*script, default_reply=Reply.text("side")) as stub:
         project.codex(stub)
         assert len(stub.requests) == 5
     said = [
@@ -169,7 +166,7 @@ def test_a_stop_with_a_pending_interjection_continues_the_turn_once(project: Pro
             journal.close()
         return Reply.text("All done.")
 
-    with stub_responses.StubResponsesServer(
+    with StubResponsesServer(
         Reply.dynamic(inject_then_finish),
         Reply.text("Ran the tests: all pass."),
         Reply.text("unexpected third turn"),
