@@ -41,6 +41,8 @@ class Project:
         return self.root / ".watcher" / "journal.sqlite3"
 
     def watcher(self, *args: str) -> str:
+        if args[:2] == ("hooks", "install"):  # a verdict must not depend on how busy the test machine is
+            args = (*args, "--budget", "8")
         done = subprocess.run(
             [sys.executable, "-m", "watcher", *args],
             cwd=self.root,
