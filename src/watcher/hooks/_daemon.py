@@ -29,7 +29,7 @@ from watcher.hooks._desk import Desk
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import HookCall
-from watcher.hooks.client import private_folder, read_hook_frame, socket_path
+from watcher.hooks.client import HOOK_MAGIC, private_folder, read_hook_frame, socket_path
 from watcher.runtime.journal import Journal
 
 __all__ = ["Daemon", "serve"]
@@ -96,7 +96,7 @@ class Daemon:
         reply = b""
         try:
             data = await asyncio.wait_for(reader.read(), 5)  # the client half-closes after its request
-            if data.startswith(b"HOOK1\n"):
+            if data.startswith(HOOK_MAGIC):
                 answer = await self._hook(*read_hook_frame(data))
                 reply = json.dumps(answer).encode() if answer else b""
             elif json.loads(data).get("op") == "status":

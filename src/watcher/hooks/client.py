@@ -84,15 +84,22 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     return event, config
 
 
+HOOK_MAGIC = b"HOOK1 "
+
+
 def hook_frame(argv: list[str], raw: bytes) -> bytes:
-    """A hook call on the wire: ``HOOK1``, the hook's arguments (NUL-separated), its journal, the payload."""
-    journal = os.environ.get("WATCHER_JOURNAL", "")
-    return b"HOOK1\n" + "\0".join(argv).encode() + b"\n" + journal.encode() + b"\n" + raw
+    """A hook call on the wire: a ``HOOK1 <n> <m>`` line, the arguments (NUL-separated, n bytes),
+    the hook's ``$WATCHER_JOURNAL`` (m bytes), then the payload as the CLI sent it."""
+    args = "\0".join(argv).encode("utf-8", "surrogateescape")
+    journal = os.environ.get("WATCHER_JOURNAL", "").encode("utf-8", "surrogateescape")
+    return HOOK_MAGIC + b"%d %d\n" % (len(args), len(journal)) + args + journal + raw
 
 
 def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
-    """Inverse of ``hook_frame``: (event, config, payload)."""
-    _, args, journal, raw = data.split(b"\n", 3)
+    """Inverse of ``hook_frame``: (event, config, payload); ``ValueError`` on a malformed frame."""
+    head, _, body = data.partition(b"\n")
+    n_args, n_journal = (int(x) for x in head[len(HOOK_MAGIC) :].split())
+    args, journal, raw = body[:n_args], body[n_args : n_args + n_journal], body[n_args + n_journal :]
     event, config = parse_args(args.decode().split("\0"), journal.decode() or None)
     return event, config, raw
 
