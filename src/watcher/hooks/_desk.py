@@ -15,6 +15,12 @@ What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
 - ``Stop`` / ``SubagentStop``: interjections waiting keep the turn going (``block``), at most
   ``max_stop_blocks`` times a turn, so a watcher never traps a session.
 - Other events carry nothing; what waits goes with the next answer that can carry it.
+- A pause or an abort (the stuck role's answer to a definite loop) also stops Claude Code
+  (``continue: false``) where it honours that, else at the next tool call.
+
+Every call is journaled as a ``HookEvent``; interjections are journaled ``queued`` when a watcher
+hands them to the session and ``delivered`` when an answer carries them. A call whose caller
+stopped waiting (``gone``) answers nothing and leaves what it found for the next answer.
 """
 
 from __future__ import annotations
