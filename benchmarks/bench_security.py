@@ -1,9 +1,11 @@
-"""Latency of one security evaluation of a 100-line Python notebook cell.
+"""Latency of one security evaluation of a 100-line Python notebook cell, and of a 300-line TypeScript file.
 
 Prints ``BENCH security_eval_ms_p50`` (target <= 50 ms) and ``security_eval_ms_p99``, measured
 after the first evaluation has loaded bandit and detect-secrets (reported as
 ``security_first_eval_ms``); ``security_eval_cpu_ms_p50`` is the same median in CPU time. The cell is ordinary data work with two real findings in it, so the
-timing includes building an interjection.
+timing includes building an interjection. ``security_js_eval_ms_p50`` (target <= 50 ms) is one
+evaluation of an agent's Write of a 300-line TypeScript service file with two findings in it,
+parsed with ast-grep.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from watcher.core.observations import CellExecuted
+from watcher.core.observations import CellExecuted, ToolCall
 from watcher.roles import security
 from watcher.roles.security import SecurityRole
 
@@ -49,6 +51,63 @@ def cell_source() -> str:
     return body
 
 
+TS_HEAD = """import { execFile } from "node:child_process";
+import { Pool } from "pg";
+
+const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+"""
+TS_BLOCK = """
+export interface Order{n} {{
+  id: number;
+  customer: string;
+  total: number;
+}}
+
+export async function listOrders{n}(customer: string, limit = 20): Promise<Order{n}[]> {{
+  const result = await pool.query<Order{n}>(
+    "SELECT id, customer, total FROM orders WHERE customer = $1 LIMIT $2",
+    [customer, limit],
+  );
+  return result.rows.filter((row) => row.total > 0).map((row) => ({{ ...row, total: row.total / 100 }}));
+}}
+
+export function formatOrder{n}(order: Order{n}): string {{
+  return `#${{order.id}} for ${{order.customer}}: ${{order.total.toFixed(2)}}`;
+}}
+"""
+TS_TAIL = """
+export async function search(term: string): Promise<unknown[]> {
+  const result = await pool.query(`SELECT id FROM orders WHERE note LIKE '%${term}%'`);
+  return result.rows;
+}
+
+export function archive(name: string): void {
+  execFile("tar", ["czf", `${name}.tgz`, name], { shell: true });
+}
+"""
+
+
+def ts_source() -> str:
+    body = TS_HEAD + "".join(TS_BLOCK.format(n=n) for n in range(14)) + TS_TAIL
+    assert 290 <= len(body.splitlines()) <= 310, len(body.splitlines())
+    return body
+
+
+def js_p50(iterations: int = 100) -> float:
+    source = ts_source()
+    role = SecurityRole()
+    write = [ToolCall(id="w0", name="Write", input={"file_path": "orders.ts", "content": source})]
+    assert role.evaluate(write, 1).interjection is not None, "the TypeScript file should produce findings"
+    times = []
+    for i in range(iterations):
+        obs = [ToolCall(id=f"w{i}", name="Write", input={"file_path": f"orders{i}.ts", "content": source})]
+        security._scan.cache_clear()
+        t0 = time.perf_counter()
+        role.evaluate(obs, 1)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
 def main(iterations: int = 300) -> None:
     source = cell_source()
     role = SecurityRole()
@@ -72,6 +131,7 @@ def main(iterations: int = 300) -> None:
     print(f"BENCH security_first_eval_ms {cold_ms:.1f} ms")
     # CPU time of this process: the figure to read when other work shares the machine
     print(f"BENCH security_eval_cpu_ms_p50 {statistics.median(cpu):.2f} ms")
+    print(f"BENCH security_js_eval_ms_p50 {js_p50():.2f} ms")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ stuck_replay_obs_per_s: observations per second through the whole replay pipelin
 replay_null_obs_per_s: the same replay with a role that does nothing, so the pipeline's own cost
 can be told apart from the role's.
 
-The transcript mixes ordinary work with the loops the role looks for: failing re-runs, polling,
-identical reads, condensations and notebook cells, so every detector is exercised.
+The transcript mixes ordinary work with the loops the role looks for: failing re-runs, polling (by
+command and by a tool parameter), long replies looked at for chanting, condensations and notebook
+cells, so every detector is exercised.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ from watcher.roles.stuck import StuckRole
 from watcher.runtime.engine import breakpoints_of
 
 N = 10_000
+_REPLY = (
+    "Round {0}: the failing test depends on the module-level cache, which the previous test leaves warm. "
+    "I traced the lookup through the loader, the resolver and the fallback path, and only the fallback "
+    "reads the environment, so the order of the tests decides which branch runs. The fix is to clear the "
+    "cache in the fixture rather than in the test body, and to give the resolver an explicit base path. "
+) * 4
 
 
 def _transcript(n: int) -> list[Observation]:
@@ -77,11 +84,13 @@ def _transcript(n: int) -> list[Observation]:
                     f"FAILED test_f{round_} - AssertionError\n1 failed in 0.{round_ % 9}s",
                     error=True,
                 )
-        elif kind == 1:  # polling a background job
+        elif kind == 1:  # polling a background job, by command and by a tool parameter
             for k in range(6):
                 step("Bash", {"command": "sleep 30"}, "")
                 step("BashOutput", {"bash_id": f"bash_{round_}"}, f"running... {k * 10}%")
-        elif kind == 2:
+                step("process", {"action": "poll", "sessionId": f"s{round_}"}, f"(no new output) {k}")
+        elif kind == 2:  # a long reply (looked at for chanting), then condensations
+            out.append(AssistantMessage(text=_REPLY.format(round_)))
             out.extend(Condensation() for _ in range(3))
         elif kind == 3:  # a notebook cell failing the same way
             for _ in range(3):

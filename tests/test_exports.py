@@ -33,6 +33,7 @@ def test_root_exports() -> None:
         "watcher.runtime",
         "watcher.evaluators",
         "watcher.agents",
+        "watcher.bench",
         "watcher.core.errors",
         "watcher.core.protocol",
         "watcher.core.interjection",

@@ -92,7 +92,9 @@ async def test_accept_with_an_edit_from_another_process_reaches_the_next_request
     [delivered] = injected_texts(stub.requests[2])
     assert delivered.startswith("[SUPERVISOR]: Use a parameterized query in login().")
     [row] = [c for c in journal.commands(status=None) if c.id == command]
-    assert (row.status, row.detail) == ("applied", "delivered")
+    assert (row.status, row.detail) == ("applied", "queued")  # the run queues it for its next request
+    fates = [r.payload["outcome"] for r in journal.read(session="manual") if r.kind == "delivery"]
+    assert fates == ["queued", "delivered"]  # delivered once the request carrying it was sent
     journal.close()
 
 
@@ -135,7 +137,7 @@ async def test_accept_and_dismiss_from_python() -> None:
         )
         [interjection_id] = await _until(lambda: list(run.pending))
         await stub.wait_for_requests_async(2)  # the agent is waiting in wait_for_review
-        assert await run.accept(interjection_id) is True
+        assert await run.accept(interjection_id) == "queued"
         await run
     [delivered] = injected_texts(stub.requests[2])
     assert delivered.startswith("[SUPERVISOR]: ") and "SQL injection" in delivered

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from run_helpers import Files, assert_valid_history, injected_texts, login_writes, start, user_blocks
 
-from watcher.agents import GUIDANCE_PROTOCOL, format_injection, tool
+from watcher.agents import GUIDANCE_PROTOCOL, AgentRun, format_injection, tool
 from watcher.core.errors import SessionEndedError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interjection, Location, SuggestedFix
@@ -59,7 +59,7 @@ async def test_security_rules_watcher_interjects_and_the_next_turn_fixes_login(t
     assert_valid_history(list(result.messages))
 
     rows = journal.read(session="login")
-    assert [r.payload["outcome"] for r in rows if r.kind == "delivery"] == ["delivered"]
+    assert [r.payload["outcome"] for r in rows if r.kind == "delivery"] == ["queued", "delivered"]
     said = [
         r.payload["observation"]["text"]
         for r in rows
@@ -299,18 +299,60 @@ async def test_an_interjection_after_the_run_ended_is_journaled_undeliverable(
         result = await run
     assert result.status == "completed" and run.ended
     with pytest.raises(SessionEndedError, match="has ended"):
-        run.inject("too late")
+        run.guide("too late")
     with caplog.at_level(logging.WARNING, logger="watcher.engine"):
         delivered = await late.deliver(Interjection("too late", watcher="late", id="late-1"))
-    assert delivered is False and "undeliverable" in caplog.text
+    assert delivered == "undeliverable" and "undeliverable" in caplog.text
     await runtime.close()
     outcome = [r.payload for r in journal.read(session="short") if r.kind == "delivery"]
     assert outcome == [
         {
             "interjection_id": "late-1",
             "outcome": "undeliverable",
-            "detail": "session 'short' has ended",
+            "detail": "session 'short' has ended; interjection 'late-1' was not delivered",
             "content": "too late",
+            "origin": "watcher:late",
         }
     ]
+    journal.close()
+
+
+async def test_an_interjection_no_request_carried_is_journaled_queued_then_undeliverable(tmp_path: Path) -> None:
+    """The run stops at max_steps right after a watcher spoke: never "delivered", since no request carried it."""
+    files = Files()
+    journal = Journal(tmp_path / "journal.sqlite3")
+    with StubAnthropicServer(*_login_script()) as stub:
+        run = start(
+            stub,
+            tools=[tool(files.write, name="Write")],
+            watchers=["security"],
+            journal=journal,
+            name="capped",
+            max_steps=1,
+        )
+        result = await run
+    assert result.status == "max_steps" and len(stub.requests) == 1
+    fates = [
+        (r.payload["outcome"], r.payload["origin"]) for r in journal.read(session="capped") if r.kind == "delivery"
+    ]
+    assert fates == [("queued", "watcher:security"), ("undeliverable", "watcher:security")]
+    journal.close()
+
+
+async def test_a_persons_guidance_is_journaled_with_its_origin(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.sqlite3")
+    holder: dict[str, AgentRun] = {}
+
+    def ask() -> str:
+        """Ask the supervisor for guidance."""
+        holder["run"].guide("ask about their day")
+        return "asked"
+
+    with StubAnthropicServer(Reply.tool_use("ask", {}), Reply.text("How was your day?")) as stub:
+        run = holder["run"] = start(stub, "hi", tools=[tool(ask)], journal=journal, name="guided")
+        await run
+    [guidance] = injected_texts(stub.requests[1])
+    assert guidance == "Supervisor:Guidance: ask about their day"
+    [row] = [r for r in journal.read(session="guided") if r.kind == "delivery"]
+    assert (row.payload["outcome"], row.payload["origin"]) == ("delivered", "person:python")
     journal.close()

@@ -136,3 +136,10 @@ def test_console_script_and_module_agree() -> None:
     script = Path(sys.executable).with_name("watcher")
     done = subprocess.run([script, "roles"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == watcher("roles").stdout
+
+
+def test_a_role_given_twice_is_a_clear_error() -> None:
+    done = watcher("replay", EXAMPLES / "notebook_error_loop.jsonl", "-w", "errors", "-w", "errors")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("watcher: error: replay: role 'errors' is given more than once with -w")
+    assert "Traceback" not in done.stderr and "--name" not in done.stderr

@@ -101,9 +101,12 @@ def test_nudge_names_the_action_and_count_and_suggests_another_way() -> None:
     assert "different approach" in nudge.content
 
 
-def test_each_level_is_reported_once() -> None:
-    said = run(StuckRole(), failing("make", 9))
+def test_each_level_is_reported_once_until_the_loop_goes_on() -> None:
+    said = run(StuckRole(), failing("make", 6))
     assert [(index, i.action) for index, i in said] == [(5, "nudge"), (7, "pause")]
+    # the pause was lifted and the loop went on: flagged again, counted from the pause
+    said = run(StuckRole(), failing("make", 9))
+    assert [(index, i.action) for index, i in said] == [(5, "nudge"), (7, "pause"), (13, "nudge"), (15, "pause")]
 
 
 def test_reasoning_and_user_messages_do_not_break_a_repeat() -> None:
@@ -121,7 +124,7 @@ def test_a_different_action_breaks_the_repeat() -> None:
 
 def test_unanswered_nudges_climb_the_ladder_and_progress_resets_it() -> None:
     role = StuckRole()
-    obs = failing("a", 3) + failing("b", 3) + failing("c", 3) + failing("d", 3)
+    obs = [o for name in "abcd" for o in failing(name, 3, f"Error: {name} is broken")]
     assert [s for _, s in actions(run(role, obs))] == ["hint", "warning", "warning", "critical"]
     fresh = StuckRole()
     obs = failing("a", 3) + bash("git diff", "changed") + failing("b", 3)
@@ -158,7 +161,7 @@ def test_monologue_and_condensation_pause() -> None:
     said = run(StuckRole(), [AssistantMessage(text="I  will fix it.")] * 2 + [AssistantMessage(text="I will fix it. ")])
     assert actions(said) == [("pause", "critical")]
     said = run(StuckRole(), [Condensation()] * 25)
-    assert [index for index, _ in said] == [9]
+    assert [index for index, _ in said] == [9, 19]
 
 
 def test_waiting_is_budgeted_not_looping() -> None:
@@ -240,9 +243,11 @@ _targets = st.lists(st.text(alphabet="abcdefgh/._", min_size=1, max_size=12), mi
     errors=st.lists(st.booleans(), min_size=40, max_size=40),
 )
 def test_distinct_targets_never_loop(targets: list[str], tools: list[str], errors: list[bool]) -> None:
+    # each failure says something new (one tool failing the same way on many targets is a loop of its own)
     obs: list[Observation] = []
-    for target, tool, error in zip(targets, tools, errors, strict=False):
-        obs += [AssistantMessage(text=f"Next: {target}"), *step(tool, {"file_path": target}, "done", error=error)]
+    for n, (target, tool, error) in enumerate(zip(targets, tools, errors, strict=False)):
+        said = "done" if not error else "failed: " + "".join(chr(97 + int(d)) for d in str(n))
+        obs += [AssistantMessage(text=f"Next: {target}"), *step(tool, {"file_path": target}, said, error=error)]
     assert run(StuckRole(), obs) == []
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from watcher.core.errors import NotPendingError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Done, ToolCall, ToolResult, UserMessage
@@ -182,7 +183,7 @@ async def test_manual_mode_waits_then_accept_with_edit_or_dismiss() -> None:
     await runtime.settle()
     assert [i.content for i in session.delivered] == ["edited by a person"]
     assert [e.outcome for e in recorder.of(DeliveryEvent)] == ["delivered", "dismissed"]  # type: ignore[attr-defined]
-    with pytest.raises(KeyError, match="no pending interjection"):
+    with pytest.raises(NotPendingError, match="no pending interjection"):
         await watcher.accept("nope")
     await runtime.close()
 

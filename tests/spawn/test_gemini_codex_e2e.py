@@ -22,6 +22,11 @@ def check_fixed_and_proposed(project: Project, result: object, model: LoginTask)
     (interjection,) = result.interjections
     assert interjection["watcher"] == "security" and interjection["via"] == "resume"
     assert result.runs == 2
+    # journaled queued when the watcher spoke, delivered when the resumed session took it
+    project.journal.flush()
+    rows = project.journal.read(session=f"spawn-{result.id}", limit=10_000)
+    fates = [(r.payload["outcome"], r.payload["detail"]) for r in rows if r.kind == "delivery"]
+    assert [f[0] for f in fates] == ["queued", "delivered"] and fates[1][1] == "carried by the resumed CLI session"
     # the message reached the model in the first request of the resumed session
     assert model.seen_supervisor_at is not None and model.steps[model.seen_supervisor_at] == "fix"
     assert model.steps[: model.seen_supervisor_at] == ["write", "commit", "summary"]

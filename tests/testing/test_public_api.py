@@ -8,10 +8,13 @@ import watcher.testing
 def test_all_is_sorted_and_exact() -> None:
     assert watcher.testing.__all__ == sorted(watcher.testing.__all__)
     assert set(watcher.testing.__all__) == {
+        "LoopbackForge",
         "RecordedRequest",
         "Reply",
         "StubAnthropicServer",
+        "StubGeminiServer",
         "StubOpenAIServer",
+        "StubResponsesServer",
         "ToolUse",
     }
     for name in watcher.testing.__all__:

@@ -11,8 +11,9 @@ from watcher.agents._run_setup import agent, make_client
 from watcher.agents._sinks import RunEvent
 from watcher.agents._tools import Tool, ToolOutcome, tool
 from watcher.agents.replay import ReplayResult, replay
-from watcher.agents.run import DEFAULT_MODEL, AgentRun, CorrectionCapReached, Queued, RunResult
+from watcher.agents.run import DEFAULT_MODEL, AgentRun, RunResult
 from watcher.agents.transcripts import read_transcript
+from watcher.core.errors import CorrectionCapReached
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -20,7 +21,6 @@ __all__ = [
     "GUIDANCE_PROTOCOL",
     "AgentRun",
     "CorrectionCapReached",
-    "Queued",
     "ReplayResult",
     "RunEvent",
     "RunResult",

@@ -57,17 +57,24 @@ def read_transcript(path: str | Path) -> list[Observation]:
     return observations
 
 
+def decode_line(text: str, *, source: str = "<transcript>", line: int | None = None) -> Any:
+    """One JSON line of a transcript; whatever json cannot take (bad syntax, deep nesting) is a TranscriptError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TranscriptError(f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=line) from exc
+    except RecursionError:
+        raise TranscriptError("JSON nested too deeply to read; flatten the record", source=source, line=line) from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise TranscriptError(f"not valid JSON ({exc})", source=source, line=line) from exc
+
+
 def records_to_observations(lines: list[str], *, source: str = "<transcript>") -> Iterator[Observation]:
     """Convert transcript lines, whatever their format, into observations."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(
-                f"not valid JSON ({exc.msg} at column {exc.colno})", source=source, line=number
-            ) from exc
+        record = decode_line(line, source=source, line=number)
         try:
             if not isinstance(record, dict):
                 raise TranscriptError(f"expected a JSON object, got {type(record).__name__}")

@@ -13,13 +13,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _replay, _roles, _spawn
+from watcher.cli import _bench, _hooks, _replay, _roles, _serve, _spawn
 from watcher.core.errors import WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _roles, _spawn)
+_COMMANDS = (_replay, _roles, _hooks, _serve, _bench, _spawn)
 
 
 def _parser() -> argparse.ArgumentParser:

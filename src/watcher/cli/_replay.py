@@ -12,6 +12,7 @@ from typing import Any
 
 from watcher.agents.replay import ReplayResult, replay
 from watcher.agents.transcripts import read_transcript
+from watcher.core.errors import ConfigurationError
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="evaluator for every watcher: rules (offline, default), anthropic (ANTHROPIC_API_KEY) or openai "
         "(any OpenAI-compatible server: LM Studio, Ollama, vLLM)",
     )
-    rp.add_argument("--model", "--watcher-model", help="the LLM evaluator's model (seed 003's --watcher-model)")
+    rp.add_argument("--model", "--watcher-model", help="the LLM evaluator's model (also --watcher-model)")
     rp.add_argument(
         "--base-url",
         "--watcher-base-url",
@@ -65,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
 async def _replay(args: argparse.Namespace) -> int:
     observations = read_transcript(args.file)
     roles = args.roles or list(DEFAULT_REPLAY_ROLES)
+    twice = sorted({role for role in roles if roles.count(role) > 1})
+    if twice:
+        raise ConfigurationError(
+            f"replay: role {', '.join(map(repr, twice))} is given more than once with -w; "
+            "each -w runs one watcher named after its role, so give each role once"
+        )
     options = (
         {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
     )

@@ -3,27 +3,49 @@
     WatcherError
     ├── TranscriptError        a transcript line could not be read (names the file and line)
     ├── ConfigurationError     a watcher, role or evaluator was configured wrongly
-    │   └── MissingCredentialsError   an LLM evaluator has no API key
+    │   ├── MissingCredentialsError   an LLM evaluator has no API key
+    │   ├── DuplicateNameError        a session or watcher name is already taken
+    │   └── InvalidLocationError      a location or an origin does not name what it must
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
+    │   └── MalformedEventError       a journal row is not an event this version can read
     ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
+    ├── EmptyInterjectionError an interjection with nothing to say was handed to a parent
+    ├── NotPendingError        a person acted on an interjection that is not waiting for them
+    ├── UnknownWatcherError    a watcher was named that is not attached
+    ├── NoActiveRunError       an agent run was asked for where none is running
+    ├── InvalidCommandError    an editor command had arguments it cannot act on
+    ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
     ├── SessionEndedError      something was delivered to a parent session that has ended
+    ├── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
     └── SpawnError             a spawn step failed: git, the agent CLI, or the forge
 
-A message says what failed, on what, and what to do about it.
+A message says what failed, on what, and what to do about it. Classes that refine a built-in
+(``LookupError``, ``ValueError``, ``RuntimeError``) also derive from it, so callers that catch
+the built-in keep working.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AgentModelError",
     "ConfigurationError",
     "CorrectionCapReached",
+    "DuplicateNameError",
+    "EmptyInterjectionError",
     "EvaluationError",
+    "InvalidCommandError",
+    "InvalidLocationError",
     "JournalError",
+    "MalformedEventError",
     "MissingCredentialsError",
+    "NoActiveRunError",
+    "NotPendingError",
+    "RuntimeThreadError",
     "SessionEndedError",
     "SpawnError",
     "TranscriptError",
+    "UnknownWatcherError",
     "WatcherError",
 ]
 
@@ -69,8 +91,48 @@ class SessionEndedError(WatcherError):
 class CorrectionCapReached(WatcherError):
     """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
 
-    Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    The cap on corrective turns per step; the engine journals the delivery as failed, with this message.
     """
+
+
+class NotPendingError(WatcherError, LookupError):
+    """A person accepted or dismissed an interjection that is not pending (already settled, or unknown)."""
+
+
+class EmptyInterjectionError(WatcherError, ValueError):
+    """An interjection with no content was handed to a parent (only a pause or an abort may be empty)."""
+
+
+class DuplicateNameError(ConfigurationError, ValueError):
+    """A session or a watcher was given a name that is already taken where names must be unique."""
+
+
+class InvalidLocationError(ConfigurationError, ValueError):
+    """A ``Location`` or an ``Origin`` does not name exactly what it must (a path or a cell, a watcher or a person)."""
+
+
+class MalformedEventError(JournalError, ValueError):
+    """A journal row could not be read back as an event (unknown kind, missing field, bad value)."""
+
+
+class UnknownWatcherError(WatcherError, LookupError):
+    """A watcher was named that is not attached where it was looked for."""
+
+
+class NoActiveRunError(WatcherError, LookupError):
+    """Something was meant for an agent run, but none is running (or the run has not started)."""
+
+
+class InvalidCommandError(WatcherError, ValueError):
+    """An editor's ``watcher.*`` command had arguments the language server cannot act on."""
+
+
+class RuntimeThreadError(WatcherError, RuntimeError):
+    """The notebook's runtime thread did not start, or was asked to wait on itself."""
+
+
+class AgentModelError(WatcherError):
+    """The agent model of a benchmark task failed or could not be reached; the task is recorded as failed."""
 
 
 class SpawnError(WatcherError):

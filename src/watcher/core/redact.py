@@ -1,8 +1,15 @@
 """Redaction of secrets (API keys, tokens, passwords) before anything is stored or sent to an LLM.
 
-Pure and fast: a handful of compiled patterns for credential formats with a recognisable shape,
-plus ``name = "value"`` assignments whose name says it is a secret. A redacted secret keeps a
-short prefix so a person can tell which key leaked, never enough to use it.
+Pure, and linear in the length of its input: every pattern starts with a literal or a short
+class and every repetition is bounded or possessive, so no input makes a pattern backtrack over
+what it already scanned (a run of word characters once took seconds here). Two families:
+
+- credential formats with a recognisable shape, one per provider the security role knows
+  (``SECRET_PATTERNS``, shared with that role, plus ``PROVIDER_PATTERNS``);
+- ``name = value`` / ``name: value`` assignments whose name says it holds a secret, quoted (in
+  code, JSON) or not (``.env`` files, AWS credentials files, YAML).
+
+A redacted secret keeps a short prefix so a person can tell which key leaked, never enough to use it.
 """
 
 from __future__ import annotations
@@ -11,41 +18,112 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SECRET_PATTERNS", "mask", "may_hold_secret", "redact", "redact_value"]
+__all__ = ["PROVIDER_PATTERNS", "SECRET_PATTERNS", "mask", "may_hold_secret", "redact", "redact_value"]
+
+# a name that says its value is secret (matched anywhere inside a longer name: aws_secret_access_key)
+_SECRET_NAME = r"(?:api[_-]?key|secret|token|passwd|password|credential|private[_-]?key|access[_-]?key)"
+# up to 64 more characters of the name, then an optional closing quote and the assignment
+_NAME_TAIL = r"[\w.-]{0,32}+['\"]?[ \t]{0,16}+(?:[:=]|:=|=>)[ \t]{0,16}+"
 
 # name -> pattern; group "secret" (or the whole match) is what gets masked.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
-    "Anthropic API key": re.compile(r"(?P<secret>sk-ant-[A-Za-z0-9_\-]{16,})"),
-    "OpenAI API key": re.compile(r"(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})"),
-    "GitHub token": re.compile(r"(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}))"),
-    "Slack token": re.compile(r"(?P<secret>xox[abposr]-[A-Za-z0-9\-]{10,})"),
-    "Slack webhook": re.compile(r"(?P<secret>https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,})"),
-    "AWS access key": re.compile(r"(?P<secret>(?:AKIA|ASIA)[0-9A-Z]{16})"),
+    "Anthropic API key": re.compile(r"(?P<secret>sk-ant-[A-Za-z0-9_\-]{16,}+)"),
+    "OpenAI API key": re.compile(r"(?P<secret>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}+)"),
+    "GitHub token": re.compile(r"(?P<secret>(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{40,}+))"),
+    "Slack token": re.compile(r"(?P<secret>xox[abposr]-[A-Za-z0-9\-]{10,}+)"),
+    "Slack webhook": re.compile(r"(?P<secret>https://hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}+)"),
+    "AWS access key": re.compile(r"(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16})"),
     "Google API key": re.compile(r"(?P<secret>AIza[0-9A-Za-z_\-]{35})"),
-    "Bearer token": re.compile(r"(?i:bearer)\s+(?P<secret>[A-Za-z0-9_\-.=]{20,})"),
+    "Bearer token": re.compile(r"(?i:bearer)[ \t]{1,16}+(?P<secret>[A-Za-z0-9_\-.=]{20,}+)"),
     "Private key": re.compile(
-        r"(?P<secret>-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))"
+        r"(?P<secret>-----BEGIN [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[^-]++|-++(?!END))*+(?:-----END [A-Z ]{0,40}PRIVATE KEY(?: BLOCK)?-----)?)"
     ),
     "Secret assignment": re.compile(
-        r"(?i)\b[\w.-]*(?:api[_-]?key|secret|token|passwd|password|credential)[\w.-]*\b['\"]?\s*[:=]\s*"
-        r"(?P<q>\\?['\"])(?P<secret>[^'\"\s\\]{8,})(?P=q)"  # quotes may be JSON-escaped
+        rf"(?i){_SECRET_NAME}{_NAME_TAIL}"
+        r"(?P<q>\\?['\"])(?P<secret>[^'\"\s\\]{8,}+)(?P=q)"  # quotes may be JSON-escaped
     ),
 }
 
-# Every pattern above needs one of these fragments (in lower case); plain substring tests over a
-# whole payload rule most payloads out, so the common case (nothing secret) stays cheap.
-_FRAGMENTS = (
-    "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack", "akia", "asia", "aiza", "bearer", "private key",
-    "api_key", "api-key", "apikey", "secret", "token", "passwd", "password", "credential",
-)  # fmt: skip
+# Formats only redaction needs on top of the shared ones: every other provider detect-secrets
+# (and so the security role) knows, and the unquoted assignment of .env and credentials files.
+PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
+    "GitLab token": re.compile(
+        r"(?P<secret>(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_\-]{20,}+)"
+    ),
+    "Stripe key": re.compile(r"(?P<secret>[rs]k_(?:live|test)_[0-9A-Za-z]{16,}+)"),
+    "Twilio key": re.compile(r"(?P<secret>(?:AC|SK)(?<![A-Za-z0-9]..)[a-z0-9]{32})(?![A-Za-z0-9])"),
+    "SendGrid key": re.compile(r"(?P<secret>SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+)"),
+    "Mailchimp key": re.compile(r"-us(?<=(?<![0-9a-z])(?P<secret>[0-9a-z]{32})-us)[0-9]{1,2}"),
+    "npm token": re.compile(r"(?P<secret>npm_[A-Za-z0-9]{30,}+)"),
+    "npm registry token": re.compile(r":_authToken=[ \t]{0,16}+(?P<secret>[^\s'\"]{8,}+)"),
+    "PyPI token": re.compile(r"(?P<secret>pypi-[A-Za-z0-9_\-]{50,}+)"),
+    "JSON Web Token": re.compile(
+        r"(?P<secret>eyJ(?<![\w=-]...)[A-Za-z0-9_\-=]{8,}+\.[A-Za-z0-9_\-=]{8,}+(?:\.[A-Za-z0-9_\-+/=]*+)?)"
+    ),
+    "Discord bot token": re.compile(r"\.(?<=[A-Za-z\d_-]{23}\.)(?P<secret>[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}+)"),
+    "Telegram bot token": re.compile(r":(?<=\d{8}:)(?P<secret>[0-9A-Za-z_-]{35,}+)"),
+    "Square secret": re.compile(r"(?P<secret>sq0(?:csp|atp)-[0-9A-Za-z_\-]{22,}+)"),
+    "Artifactory token": re.compile(r"(?P<secret>AKC(?<![A-Za-z0-9]...)[a-zA-Z0-9]{10,}+)"),
+    "Azure storage key": re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/=]{40,}+)"),
+    "URL password": re.compile(r"://[^\s:/?#\[\]@]{1,256}+:(?P<secret>[^\s:/?#\[\]@]{3,256}+)@"),
+}
+
+_ALL = {name: p for name, p in {**SECRET_PATTERNS, **PROVIDER_PATTERNS}.items() if name != "Secret assignment"}
+
+# Assignments, quoted or not, in one pass over the lower-cased text (a case-insensitive pattern
+# is three times slower): ``password = "…"``, ``AWS_SECRET_ACCESS_KEY=…``, ``token: …``.
+_ASSIGNMENT = re.compile(
+    _SECRET_NAME + _NAME_TAIL + r"(?:(?P<q>\\?['\"])(?P<quoted>[^'\"\s\\]{8,}+)(?P=q)"
+    r"|(?P<bare>[a-z0-9+/_\-.~!$%^&*@]{8,}+={0,2}+)(?![(\[]))"
+)
+
+# A pattern runs only when its gate is in the text: lower-case literals looked for with ``in``
+# (a memchr-speed scan), or for the few formats without one, a pattern with a literal prefix.
+# Gates keep the common case (nothing secret) and long hostile inputs cheap.
+_KEYWORDS = ("api", "secret", "token", "passw", "credential", "private", "access")
+_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
+    "Anthropic API key": ("sk-ant-",),
+    "OpenAI API key": ("sk-",),
+    "GitHub token": re.compile(r"gh[pousr]_|github_pat_"),
+    "Slack token": ("xox",),
+    "Slack webhook": ("hooks.slack.com",),
+    "AWS access key": re.compile(r"A(?:KIA|SIA|BIA|CCA|3T)"),
+    "Google API key": ("aiza",),
+    "Bearer token": ("bearer",),
+    "Private key": ("private key",),
+    "GitLab token": re.compile(r"gl[a-z]{1,5}-"),
+    "Stripe key": ("k_live_", "k_test_"),
+    "Twilio key": re.compile(r"AC|SK"),
+    "SendGrid key": ("sg.",),
+    "Mailchimp key": ("-us",),
+    "npm token": ("npm_",),
+    "npm registry token": ("_authtoken",),
+    "PyPI token": ("pypi-",),
+    "JSON Web Token": ("eyj",),
+    "Discord bot token": re.compile(r"\.[A-Za-z\d_-]{6}\."),
+    "Telegram bot token": re.compile(r":[0-9A-Za-z_-]{35}"),
+    "Square secret": ("sq0",),
+    "Artifactory token": re.compile(r"AKC"),
+    "Azure storage key": ("accountkey=",),
+    "URL password": ("://",),
+}
 
 
-_ANY_FRAGMENT = re.compile("|".join(map(re.escape, _FRAGMENTS)))
+def _gated(text: str, lower: str) -> list[re.Pattern[str]]:
+    """The patterns whose gate ``text`` (lower-cased: ``lower``) holds, in order."""
+    out = []
+    for name, pattern in _ALL.items():
+        gate = _GATES[name]
+        if any(f in lower for f in gate) if isinstance(gate, tuple) else gate.search(text) is not None:
+            out.append(pattern)
+    return out
 
 
 def may_hold_secret(text: str) -> bool:
     """False when ``text`` certainly holds nothing ``redact`` would mask (a fast pre-check)."""
-    return _ANY_FRAGMENT.search(text.lower()) is not None
+    lower = text.lower()
+    return bool(_gated(text, lower)) or any(k in lower for k in _KEYWORDS)
 
 
 def mask(secret: str) -> str:
@@ -56,29 +134,77 @@ def mask(secret: str) -> str:
 
 
 def redact(text: str) -> str:
-    """``text`` with every recognisable secret masked."""
-    if not text or not may_hold_secret(text):
+    """``text`` with every recognisable secret masked (in time linear in its length)."""
+    if not text:
         return text
-    for pattern in SECRET_PATTERNS.values():
-        text = pattern.sub(_masked, text)
+    lower = text.lower()
+    patterns = _gated(text, lower)
+    if any(k in lower for k in _KEYWORDS):
+        text = _redact_assignments(text, lower)
+    for pattern in patterns:
+        text = _redact_matches(text, pattern)
     return text
 
 
+def _redact_assignments(text: str, lower: str) -> str:
+    if len(lower) != len(text):  # a few characters change length when lower-cased: keep offsets exact
+        return SECRET_PATTERNS["Secret assignment"].sub(_masked, text)
+    out: list[str] = []
+    done = 0
+    for match in _ASSIGNMENT.finditer(lower):
+        group = "quoted" if match.group("quoted") is not None else "bare"
+        start, end = match.span(group)
+        secret = text[start:end]
+        if group == "bare" and not (any(c.isdigit() for c in secret) or (len(secret) >= 24 and "." not in secret)):
+            continue  # an unquoted value is a secret only if it looks like one (not self.token, None)
+        out += (text[done:start], mask(secret))
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
+def _redact_matches(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` with the ``secret`` group of every match of ``pattern`` masked (it may lie in a lookbehind)."""
+    out: list[str] = []
+    done = 0
+    for match in pattern.finditer(text):
+        start, end = match.span("secret")
+        if start < done or "[REDACTED]" in text[start:end]:
+            continue
+        out += (text[done:start], mask(text[start:end]))
+        done = end
+    return "".join(out) + text[done:] if out else text
+
+
 def _masked(match: re.Match[str]) -> str:
+    start, end = match.span("secret")
+    if "[REDACTED]" in match.string[start:end]:
+        return match.group(0)
+    offset = match.start(0)
     whole = match.group(0)
-    secret = match.group("secret")
-    if "[REDACTED]" in secret:
-        return whole
-    start = match.start("secret") - match.start(0)
-    return whole[:start] + mask(secret) + whole[start + len(secret) :]
+    return whole[: start - offset] + mask(match.group("secret")) + whole[end - offset :]
 
 
 def redact_value(value: Any) -> Any:
-    """Redact every string inside a JSON-like value (dicts, lists, strings), returning a copy."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {k: redact_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_value(v) for v in value]
-    return value
+    """Redact every string inside a JSON-like value (dicts, lists, strings), returning a copy.
+
+    Iterative, so a value nested thousands of levels deep is redacted like any other.
+    """
+    if not isinstance(value, Mapping | list | tuple):
+        return redact(value) if isinstance(value, str) else value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (source, parent container, key in parent)
+    while stack:
+        source, parent, key = stack.pop()
+        if isinstance(source, str):
+            parent[key] = redact(source)
+        elif isinstance(source, Mapping):
+            copy: dict[Any, Any] = dict.fromkeys(source)
+            parent[key] = copy
+            stack.extend((v, copy, k) for k, v in source.items())
+        elif isinstance(source, list | tuple):
+            items: list[Any] = [None] * len(source)
+            parent[key] = items
+            stack.extend((v, items, i) for i, v in enumerate(source))
+        else:
+            parent[key] = source
+    return root[0]

@@ -1,10 +1,21 @@
-"""An evaluator made from any Python function (sync or async)."""
+"""An evaluator made from any Python function (sync or async).
+
+A synchronous function runs in a thread of its own, never on the event loop: one that blocks
+(or never returns) then only holds its thread, and the watcher's timeout ends the evaluation
+while the agent run it watches goes on. The thread is a daemon so a stuck function cannot keep
+the process from exiting.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import threading
 from collections.abc import Awaitable, Callable
+from typing import Any
 
+from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
 from watcher.core.protocol import parse_decision, render_decision
@@ -26,7 +37,10 @@ class CallableEvaluator:
         self.name = name or f"callable:{getattr(fn, '__name__', 'fn')}"
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        answer = self.fn(request)
+        if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
+            answer = self.fn(request)
+        else:
+            answer = await _in_thread(self.fn, request, name=self.name)
         if inspect.isawaitable(answer):
             answer = await answer
         if isinstance(answer, str):
@@ -39,7 +53,34 @@ class CallableEvaluator:
         elif isinstance(answer, Continue | Interject):
             decision = answer
         else:
-            raise TypeError(
+            raise EvaluationError(
                 f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None"
             )
         return EvaluationResult(render_decision(decision), decision)
+
+
+async def _in_thread(fn: Callable[[EvaluationRequest], Any], request: EvaluationRequest, *, name: str) -> Any:
+    """``fn(request)`` in a daemon thread; cancelling the await abandons the thread, never the loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(outcome: Any, error: BaseException | None) -> None:
+        if future.done():  # the evaluation timed out meanwhile
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(outcome)
+
+    def target() -> None:
+        outcome: Any = None
+        error: BaseException | None = None
+        try:
+            outcome = fn(request)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting evaluation, which fails closed
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, outcome, error)
+
+    threading.Thread(target=target, name=f"watcher-evaluator:{name}", daemon=True).start()
+    return await future

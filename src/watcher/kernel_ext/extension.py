@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import DuplicateNameError, NoActiveRunError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import Mode, WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.kernel_ext.cells import CellRecorder
@@ -28,7 +29,7 @@ from watcher.kernel_ext.outbox import CellOutbox
 from watcher.kernel_ext.session import NotebookSession, render_interjection
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import Event
+from watcher.runtime.events import DeliveryOutcome, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import Session
 from watcher.widgets import PanelState, WatcherPanel
@@ -166,7 +167,7 @@ class KernelExtension:
         """Attach a watcher to this notebook (and to agent runs started here); returns its panel."""
         spec = spec_for_role(role, name=name, brief=brief, mode=mode)
         if spec.name in self.attached:
-            raise ValueError(
+            raise DuplicateNameError(
                 f"a watcher named {spec.name!r} is already attached; pass --name to add another {role!r} watcher"
             )
         opts = {k: v for k, v in (options or {}).items() if v is not None}
@@ -196,7 +197,7 @@ class KernelExtension:
         """Detach the watcher called ``name`` everywhere; returns how many sessions it left."""
         if name not in self.attached:
             known = ", ".join(self.attached) or "none attached"
-            raise KeyError(f"no watcher named {name!r} ({known})")
+            raise UnknownWatcherError(f"no watcher named {name!r} is attached ({known}); see %watchers")
         return self.thread.wait(self._unwatch(name), WAIT_S)
 
     async def _unwatch(self, name: str) -> int:
@@ -235,19 +236,21 @@ class KernelExtension:
         """The most recent agent run that has not ended."""
         return next((s for s in reversed(self.agent_sessions) if not s.ended), None)
 
-    def inject_by_hand(self, name: str, text: str) -> str:
+    def inject_by_hand(self, name: str, text: str) -> DeliveryOutcome:
         """Deliver ``text`` as watcher ``name`` into the active agent run; returns the outcome."""
         session = self.active_agent_session()
         if session is None:
-            raise LookupError("no agent run is active; start one with `run = watcher.agent(...)`")
+            raise NoActiveRunError("no agent run is active; start one with `run = watcher.agent(...)`")
         return self.thread.wait(self._inject(session, name, text), WAIT_S)
 
-    async def _inject(self, session: Session, name: str, text: str) -> str:
+    async def _inject(self, session: Session, name: str, text: str) -> DeliveryOutcome:
         watcher = self.runtime.watchers.get((session.name, name))
         if watcher is None:
-            raise KeyError(f"the active agent run has no watcher named {name!r}")
-        delivered = await watcher.deliver(Interjection(content=text, watcher=name, id=f"hand-{uuid.uuid4().hex[:8]}"))
-        return "delivered" if delivered else "not delivered"
+            raise UnknownWatcherError(
+                f"the active agent run {session.name!r} has no watcher named {name!r}; see %watchers"
+            )
+        by_hand = Interjection(content=text, watcher=name, id=f"hand-{uuid.uuid4().hex[:8]}")
+        return await watcher.deliver(by_hand, origin=Origin.of_person("magic"))
 
     # --- panel actions (PanelActions: called on the main thread, run on the runtime thread) -----
 

@@ -123,8 +123,8 @@ class WatcherMagics(Magics):
                 options=options,
                 one_cell=one_cell,
             )
-        except (WatcherError, ValueError, KeyError, TypeError) as exc:
-            print(f"watcher: cannot attach {args.role!r}: {_message(exc)}", file=sys.stderr)
+        except WatcherError as exc:
+            print(f"watcher: cannot attach {args.role!r}: {exc}", file=sys.stderr)
             return False
         scope = "this cell" if one_cell else "this notebook's cells and agent runs"
         print(f"watcher {panel.state.name!r} ({args.role}, {panel.state.evaluator}, {args.mode}) is watching {scope}")
@@ -177,8 +177,8 @@ class WatcherMagics(Magics):
             return
         try:
             count = self.ext.unwatch(args.name)
-        except KeyError as exc:
-            print(f"watcher: %unwatch: {_message(exc)}", file=sys.stderr)
+        except WatcherError as exc:
+            print(f"watcher: %unwatch: {exc}", file=sys.stderr)
             return
         print(f"watcher {args.name!r} detached from {count} session{'s' if count != 1 else ''}")
 
@@ -204,11 +204,7 @@ class WatcherMagics(Magics):
             return
         try:
             outcome = self.ext.inject_by_hand(args.name, args.text)
-        except (LookupError, WatcherError) as exc:
-            print(f"watcher: %watcher_inject: {_message(exc)}", file=sys.stderr)
+        except WatcherError as exc:
+            print(f"watcher: %watcher_inject: {exc}", file=sys.stderr)
             return
         print(f"{outcome}: {args.text}")
-
-
-def _message(exc: BaseException) -> str:
-    return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)

@@ -7,7 +7,8 @@ A notebook has no conversation to inject into, so delivery means *showing*:
    drains ``take_unshown`` on the kernel's main thread), so the message lands in the notebook's
    own record even where widgets do not render (nbclient, nbval, a saved ``.ipynb``).
 
-Urgent interjections are shown the same way: a notebook is never interrupted by its watcher.
+Urgent interjections are shown the same way: a notebook is never interrupted by its watcher
+(``interrupt`` is the port's no-op). ``inject`` answers ``delivered``: the panel shows it at once.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from __future__ import annotations
 import threading
 
 from watcher.core.errors import SessionEndedError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.redact import redact
-from watcher.runtime.session import RecordingSession
+from watcher.runtime.session import InjectionOutcome, RecordingSession
 
 __all__ = ["NotebookSession", "render_interjection"]
 
@@ -27,7 +28,9 @@ _ICONS = {"hint": "💡", "warning": "⚠️", "critical": "🛑"}
 def render_interjection(interjection: Interjection) -> str:
     """The plain-text block printed under a cell: who speaks, how urgently, where, what."""
     where = ", ".join(loc.render() for loc in interjection.locations)
-    head = f"{_ICONS.get(interjection.severity, '•')} [watcher {interjection.watcher}] {interjection.severity}"
+    speaker = interjection.speaker
+    who = f"watcher {speaker.watcher}" if not speaker.by_person else f"a person, via {speaker.person}"
+    head = f"{_ICONS.get(interjection.severity, '•')} [{who}] {interjection.severity}"
     if interjection.urgent:
         head += ", urgent"
     head += f" ({interjection.action}{' @ ' + where if where else ''})"
@@ -46,12 +49,18 @@ class NotebookSession(RecordingSession):
         self._unshown: list[Interjection] = []
         self._lock = threading.Lock()
 
-    async def inject(self, interjection: Interjection) -> None:
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+        """Show ``interjection``: in the panel at once (so ``delivered``), under the next cell later."""
         if self.ended:
-            raise SessionEndedError(f"notebook session {self.name!r} has ended (the extension was unloaded)")
+            raise SessionEndedError(
+                f"notebook session {self.name!r} has ended (the extension was unloaded); "
+                f"interjection {interjection.id!r} was not shown"
+            )
         with self._lock:
             self.delivered.append(interjection)
+            self.origins.append(origin)
             self._unshown.append(interjection)
+        return "delivered"
 
     def take_unshown(self) -> list[Interjection]:
         """Interjections delivered since the last call, oldest first (called after each cell)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from watcher.core.errors import InvalidCommandError
 from watcher.core.interjection import Location
 from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
@@ -127,19 +128,25 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 
 
 async def run_command(ls: WatcherLanguageServer, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
-    """Run ``watcher.inject`` / ``watcher.accept`` / ``watcher.dismiss``; raises ValueError on bad input."""
+    """Run ``watcher.inject`` / ``watcher.accept`` / ``watcher.dismiss``; raises ``InvalidCommandError`` on bad input."""
     kind = COMMANDS[command]
     if len(args) != 1 or not isinstance(args[0], Mapping) or not args[0].get("interjection_id"):
-        raise ValueError(f"{command} takes one argument: an object with 'interjection_id' (and optionally 'content')")
+        raise InvalidCommandError(
+            f"{command} takes one argument: an object with 'interjection_id' (and optionally 'content')"
+        )
     arg = args[0]
     located = ls.find(str(arg["interjection_id"]), journal=arg.get("journal"))
     if located is None:
-        raise ValueError(f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows")
+        raise InvalidCommandError(
+            f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows"
+        )
     book, finding = located
     content = arg.get("content")
     payload: dict[str, Any] = {"content": content} if isinstance(content, str) and content.strip() else {}
     if kind in ("inject", "accept") and finding.status != "pending" and not payload:
-        raise ValueError(f"{command}: interjection {finding.id!r} is {finding.status}, not pending; nothing to inject")
+        raise InvalidCommandError(
+            f"{command}: interjection {finding.id!r} is {finding.status}, not pending; nothing to inject"
+        )
     command_id = await ls.submit_command(book, finding, kind, payload)
     if kind == "dismiss":
         finding.status = "dismissed"

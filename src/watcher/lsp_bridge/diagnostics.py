@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
-from watcher.lsp_bridge.findings import Finding, FindingBook
+from watcher.lsp_bridge.findings import Finding, FindingBook, FindingStatus
 from watcher.lsp_bridge.notebooks import cell_uris_for
 
 __all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
@@ -32,10 +32,11 @@ SEVERITY = {
     "hint": types.DiagnosticSeverity.Information,
 }
 
-_STATUS_NOTE = {
+_STATUS_NOTE: dict[FindingStatus, str] = {
     "pending": "pending: inject or dismiss",
     "requested": "injection requested",
     "delivered": "delivered to {session}",
+    "edited": "delivered to {session}, edited",
     "undeliverable": "not delivered: {detail}",
     "failed": "delivery failed: {detail}",
 }
@@ -55,7 +56,8 @@ def location_uris(workspace: Workspace, book: FindingBook, finding: Finding, loc
         if not path.is_absolute():
             path = book.root / path
         return [Path(os.path.normpath(path)).as_uri()]
-    assert location.cell_id is not None  # a Location names exactly one of path or cell_id
+    if location.cell_id is None:  # a cell named only by its execution count: no editor document
+        return []
     return cell_uris_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
 
 

@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from watcher import __version__
+from watcher.core.errors import InvalidCommandError
 from watcher.lsp_bridge import actions
 from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
@@ -120,7 +121,7 @@ class WatcherLanguageServer(LanguageServer):
         follower = self.followers.get(book.journal)
         journal = follower.journal if follower is not None else None
         if journal is None:
-            raise ValueError(f"the journal at {book.journal} is not open; try again in a moment")
+            raise InvalidCommandError(f"the journal at {book.journal} is not open; try again in a moment")
         return await asyncio.to_thread(
             journal.submit_command, finding.session, kind, finding.id, watcher=finding.watcher, payload=payload
         )

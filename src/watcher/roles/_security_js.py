@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from watcher.roles._security_model import Finding, line_of
 from watcher.roles._security_python import AUTH_WORDS
+from watcher.roles._security_sql import mentions_credentials
 
 __all__ = ["sql_findings"]
 
@@ -47,9 +48,13 @@ def _is_sql(text: str) -> bool:
 
 def sql_findings(text: str, *, path: str = "") -> list[Finding]:
     """Queries in ``text`` that splice values into SQL; critical in authentication code."""
-    auth = bool(AUTH_WORDS.search(text) or AUTH_WORDS.search(path))
     found = []
     for query in [*_templates(text), *_concatenations(text)]:
+        # authentication code: the query itself involves credentials, not merely the file
+        literal = " ".join(p for p in query.parts if p is not None)
+        auth = mentions_credentials(literal + " " + " ".join(query.values)) and bool(
+            AUTH_WORDS.search(text) or AUTH_WORDS.search(path)
+        )
         found.append(_finding(text, query, auth))
     return found
 

@@ -8,16 +8,20 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 
 from __future__ import annotations
 
+import ast
 import io
 import logging
 import re
 import textwrap
 import threading
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from watcher.core.interjection import Severity
-from watcher.roles._security_model import Finding
+from watcher.roles._security_model import RANK, Finding
+from watcher.roles._security_pyast import analyse, blocks
+from watcher.roles._security_sql import mentions_credentials
 
 __all__ = ["python_findings"]
 
@@ -25,6 +29,8 @@ _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
 _IGNORED = frozenset({"B113", "B108"})
 _HINTS = frozenset({"B303", "B304", "B324"})  # md5/sha1: often checksums in data work
+_ABOUT_CONSTANTS = frozenset({"B102", "B301", "B302", "B307", "B608"})
+_PASSWORDS = re.compile(r"(?i)passw|pwd|passwd|credential")
 _ADVICE = {
     "B102": "exec() runs whatever code the string holds; avoid it on anything built from input",
     "B104": "the service is reachable from other hosts; bind to 127.0.0.1 unless that is intended",
@@ -82,40 +88,87 @@ def _bandit() -> tuple[Any, Any]:
 
 
 def python_findings(code: str) -> list[Finding]:
-    """bandit's medium-and-above findings in ``code``; empty for text that is not Python."""
+    """bandit's medium-and-above findings in ``code`` and the rules beyond them; empty for text that is not Python.
+
+    Code this interpreter cannot parse (newer syntax such as ``type X = int``, a Python 2 print)
+    does not switch the scan off: the top-level blocks that do not parse are left out, the rest
+    is scanned, and each finding says which lines were skipped.
+    """
     lines = code.splitlines()  # as written: fixes keep the original indentation
+    parsed = _parse(code)
+    if parsed is None:
+        return []
+    text, tree, skipped = parsed
+    found = [f for f in _bandit_findings(text, lines, tree) if f is not None]
+    if skipped:
+        note = " Lines " + ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in skipped)
+        note += " could not be parsed by this Python and were not scanned."
+        found = [replace(f, explanation=f.explanation + note) for f in found]
+    return found
+
+
+def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
+    """(the text bandit reads, its tree, the line ranges left out), or None for text that is not Python."""
+    for candidate in (code, textwrap.dedent(code)):  # dedented: an Edit fragment from a function body
+        try:
+            return candidate, ast.parse(candidate), []
+        except (SyntaxError, ValueError):
+            continue
+    lines = code.splitlines()
+    skipped: list[tuple[int, int]] = []
+    ranges = list(blocks(code))
+    for _ in range(min(len(ranges), 12)):
+        text = "\n".join("" if any(a <= n <= b for a, b in skipped) else line for n, line in enumerate(lines, 1))
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            bad = next(((a, b) for a, b in ranges if a <= (exc.lineno or 0) <= b), None)
+            if bad is None or bad in skipped:
+                return None
+            skipped.append(bad)
+            continue
+        except ValueError:
+            return None
+        # mostly Python: some of it parsed and most of it was kept
+        kept = sum(1 for n, line in enumerate(lines, 1) if line.strip() and not any(a <= n <= b for a, b in skipped))
+        return (text, tree, sorted(skipped)) if kept >= 2 else None
+    return None
+
+
+def _bandit_findings(code: str, lines: list[str], tree: ast.Module) -> list[Finding | None]:
     meta, tests = _bandit()
     from bandit.core import metrics, node_visitor  # loaded by _bandit()
 
-    visitor = None
-    for candidate in (code, textwrap.dedent(code)):  # dedented: an Edit fragment from a function body
-        # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
-        # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
-        data = (_PRELUDE + candidate).encode("utf-8", "replace")
-        visitor = node_visitor.BanditNodeVisitor(
-            "watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics()
-        )
-        try:
-            visitor.process(data)
-        except (SyntaxError, ValueError):
-            visitor = None
-            continue
-        except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
-            return []
-        code = candidate
-        break
-    if visitor is None:
+    # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
+    # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
+    data = (_PRELUDE + code).encode("utf-8", "replace")
+    visitor = node_visitor.BanditNodeVisitor("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
+    try:
+        visitor.process(data)
+    except (SyntaxError, ValueError):
         return []
+    except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
+        return []
+    analysis = analyse(tree, lines)
     auth = bool(AUTH_WORDS.search(code))
-    found = []
+    found: list[Finding | None] = []
     for issue in visitor.tester.results:
         if int(issue.lineno or 1) <= 1:
             continue  # the prelude
         issue.lineno -= 1
         issue.linerange = [n - 1 for n in issue.linerange or () if n > 1]
-        finding = _finding(issue, lines, auth)
-        if finding is not None:
-            found.append(finding)
+        if issue.test_id in _ABOUT_CONSTANTS and issue.lineno in analysis.constant_lines:
+            continue  # eval("1 + 1"), pickle.loads(b"..."), "SELECT ... age=" + "3"
+        if issue.test_id == "B506" and issue.lineno in analysis.safe_yaml_lines:
+            continue
+        found.append(_finding(issue, lines, auth))
+    flagged = [f for f in found if f is not None]
+    for extra in analysis.findings:
+        # bandit's finding on the same lines has the fix; keep the more severe of the two
+        same = [f for f in flagged if f.start_line <= extra.last_line and extra.start_line <= f.last_line]
+        if same and RANK[extra.severity] >= min(RANK[f.severity] for f in same):
+            continue
+        found.append(extra)
     return found
 
 
@@ -129,11 +182,13 @@ def _finding(issue: Any, lines: list[str], auth: bool) -> Finding | None:
         return None
     if conf < 2 and not (test_id == "B608" and _VALUE_SPLICE.search(snippet)):
         return None
-    severity: Severity = "hint" if test_id in _HINTS else "warning"
+    severity: Severity = "hint" if test_id in _HINTS and not _PASSWORDS.search(snippet) else "warning"
     title = _TITLES.get(test_id) or issue.text.split(". ")[0].rstrip(".")
+    if test_id in _HINTS and severity == "warning":
+        title = "Weak hash (MD5/SHA1) for passwords"
     if test_id == "B608":
         title = "SQL built by string formatting"
-        if auth:
+        if auth and mentions_credentials(snippet):  # the query itself handles credentials
             severity, title = "critical", "SQL injection in authentication code"
     advice = _ADVICE.get(test_id, "")
     cwe = f", CWE-{issue.cwe.id}" if getattr(issue, "cwe", None) and issue.cwe.id else ""

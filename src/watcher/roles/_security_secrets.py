@@ -14,21 +14,42 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from dataclasses import replace
 from typing import Any
 
 from watcher.core.interjection import Severity
 from watcher.core.redact import SECRET_PATTERNS, mask
 from watcher.roles._security_model import Finding
 
-__all__ = ["secret_findings"]
+__all__ = ["example_value", "secret_findings"]
 
 _SKIPPED_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"})
-_GENERIC = frozenset({"Secret Keyword", "Secret assignment", "Basic Auth Credentials", "Bearer token"})
+_GENERIC = frozenset(
+    {"Secret Keyword", "Secret assignment", "Basic Auth Credentials", "Bearer token", "Password in a URL"}
+)
 # a line can hold a secret only if it has a long token, a credential word, or user:pass@ in a URL
 _GATE = re.compile(r"[A-Za-z0-9_\-+/=.]{16,}|(?i:pass|pwd|secret|token|key|auth|cred|bearer)|://[^\s/@]+:[^\s/@]+@")
 _PLACEHOLDER = re.compile(
     r"(?i)your|example|sample|placeholder|changeme|change[-_]me|dummy|redacted|fake|xxxx|<[^>]*>|\$\{|\{\{|^\$|"
     r"\.\.\.|…|\*\*\*|insert|replace|here$|^test|^none$|^null$|^true$|^false$"
+)
+# formats redact's patterns and detect-secrets' plugins do not know
+_EXTRA_PATTERNS = {
+    "Google API key": re.compile(r"(?<![\w-])(?P<secret>AIza[0-9A-Za-z_-]{35})(?![\w-])"),
+    "Hugging Face token": re.compile(r"(?<![\w-])(?P<secret>hf_[A-Za-z0-9]{30,40})(?![\w-])"),
+}
+# scheme://user:password@host: the password is a secret even when it is one plain word
+_URL_CREDENTIALS = re.compile(r"[a-z][a-z0-9+.-]*://[^\s:/@'\"`]+:(?P<secret>[^\s'\"`/]+)@[^\s'\"`/@:]+", re.I)
+_URL_PLACEHOLDER = re.compile(
+    r"(?i)(?:my|your|the|db|some|secret|user)?(?:pass(?:word)?|passwd|pwd|secret|pw|changeme|token|key|x+|\*+)\d?"
+)
+# the documentation's own example keys (AWS's …EXAMPLE, …EXAMPLEKEY): a hint, not a leak
+_DOC_KEY = re.compile(r"(?:AKIA[0-9A-Z]{8,16}EXAMPLE|EXAMPLEKEY)$")
+_DOCUMENTED: frozenset[str] = frozenset()
+# names that hold a setting about passwords rather than a password
+_SETTING = re.compile(
+    r"(?i)(?:encryption|algorithm|policy|length|min|max|field|column|type|format|hash(?:er|ing)?|prompt|label|"
+    r"pattern|regex|rule|file|path|reset|expir\w*|timeout|strength|mode|method|scheme|validator|url)$"
 )
 _ENV_READ = re.compile(r"os\.environ|os\.getenv|getenv\(|process\.env|ENV\[|\$\{?[A-Z_]{3,}")
 _TOKEN = re.compile(r"[^\s'\"`,;()\[\]{}<>]+")
@@ -51,19 +72,38 @@ def _detectors() -> list[Any]:
 
 def secret_findings(text: str, *, filename: str = "watched.py", output: bool = False, where: str = "") -> list[Finding]:
     """Credentials in ``text`` (code, or a cell's / tool's ``output``), one finding per secret."""
-    found: dict[str, Finding] = {}
+    found: dict[tuple[str, int], Finding] = {}  # one finding per secret per line: every occurrence located
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         if len(line) > 4000 or not _GATE.search(line):
             continue
         for kind, value in _candidates(line, filename):
-            if not _plausible(value, line, kind):
+            documented = kind in _DOCUMENTED or _DOC_KEY.search(value) is not None
+            if not documented and not _plausible(value, line, kind):
                 continue
+            name = _name_before(line, value)
+            if kind in _GENERIC and _SETTING.search(name):
+                continue  # password_encryption = 'scram-sha-256' names a setting, not a credential
+            if kind in _GENERIC and name.lower().endswith("secret") and example_value(value):
+                continue  # session({secret: 'keyboard cat'}): the framework documentation's phrase
             digest = hashlib.sha256(value.encode()).hexdigest()[:16]
-            if digest in found and found[digest].rule not in _GENERIC_RULES:
+            key = (digest, 0 if output else number)
+            if key in found and found[key].rule not in _GENERIC_RULES:
                 continue
-            found[digest] = _finding(kind, value, number, line, text, output=output, where=where, digest=digest)
+            finding = _finding(kind, value, number, line, text, output=output, where=where, digest=digest)
+            found[key] = (
+                replace(finding, severity="hint", title=finding.title + " (documentation example)")
+                if (documented)
+                else finding
+            )
     return list(found.values())
+
+
+def _name_before(line: str, value: str) -> str:
+    """The name a value is assigned to on its line (``db_password`` in ``db_password = "..."``)."""
+    at = line.find(value)
+    match = re.search(r"([\w.-]+)['\"]?\s*(?::=|=>|[:=])\s*['\"]?\s*$", line[: max(at, 0)])
+    return match.group(1) if match else ""
 
 
 _GENERIC_RULES = frozenset(f"secret:{k}" for k in _GENERIC)
@@ -71,6 +111,12 @@ _GENERIC_RULES = frozenset(f"secret:{k}" for k in _GENERIC)
 
 def _candidates(line: str, filename: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    for kind, pattern in _EXTRA_PATTERNS.items():
+        out += [(kind, m.group("secret")) for m in pattern.finditer(line)]
+    for match in _URL_CREDENTIALS.finditer(line):
+        word = match.group("secret")
+        if not (_URL_PLACEHOLDER.fullmatch(word) or re.search(r"[{}<>$]|%s|%\(|\.\.\.", word)):
+            out.append(("Password in a URL", word))
     for kind, pattern in SECRET_PATTERNS.items():
         for match in pattern.finditer(line):
             start = match.start("secret")
@@ -94,16 +140,43 @@ def _candidates(line: str, filename: str) -> list[tuple[str, str]]:
 
 
 def _plausible(value: str, line: str, kind: str) -> bool:
-    if len(value) < 8 or _PLACEHOLDER.search(value) or len(set(value)) <= 4:
+    if kind == "Password in a URL":
+        return len(value) >= 4  # a plain word is still a password; placeholders were left out when found
+    if len(value) < 8 or _PLACEHOLDER.search(value) or _PLACEHOLDER_WORDS.fullmatch(value) or len(set(value)) <= 4:
         return False
     if kind in _GENERIC or kind == "OpenAI API key":
         if not (re.search(r"\d", value) or kind in ("Secret Keyword", "Secret assignment")):
             return False
         if _ENV_READ.search(line) and value not in _quoted(line):
             return False
-    if kind in _GENERIC and re.fullmatch(r"[A-Za-z_][\w.]*\(?\)?", value) and not re.search(r"\d", value):
+    if (
+        kind in _GENERIC
+        and re.fullmatch(r"[A-Za-z_][\w.]*\(?\)?", value)
+        and not re.search(r"\d", value)
+        and value not in _quoted(line)
+    ):
         return False  # an identifier (password = get_password) rather than a literal
     return not re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value, re.I)  # a UUID
+
+
+# a value made only of the words placeholders are made of: secretpassword, mypassword, admin123
+_PLACEHOLDER_WORDS = re.compile(
+    r"(?i)(?:my|your|the|some|super|db|user|admin|root|secret|password|passwd|pass|pwd|default|example|sample|"
+    r"test|demo|dev|foo|bar)+\d{0,3}"
+)
+
+
+def example_value(value: str) -> bool:
+    """A placeholder (``your-secret-here``) or a documentation phrase (``keyboard cat``): not a secret.
+
+    Documentation writes example secrets as a few plain words with spaces; a generated or chosen
+    secret is one token.
+    """
+    return bool(
+        _PLACEHOLDER.search(value)
+        or _PLACEHOLDER_WORDS.fullmatch(value)
+        or re.fullmatch(r"[A-Za-z][A-Za-z,.!' -]*\s[A-Za-z,.!' -]*[A-Za-z.!]", value)
+    )
 
 
 def _quoted(line: str) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import replace
 
 from watcher.core.interjection import Severity
 from watcher.roles._security_model import Finding
@@ -31,17 +32,38 @@ _PIPE_TO_SHELL = re.compile(
 _SSH_WRITE = re.compile(
     rf"(?:>>?\s*|\btee\s+(?:-a\s+)?|\b(?:cp|mv|install|ln)\s+(?:-\S+\s+)*\S+\s+){_HOME}?/*\S*\.ssh/(?P<file>\S*)"
 )
+_CONTINUES = re.compile(r"(?:\|\||&&|(?<!\|)\|)\s*$")
+_NOUNSET = re.compile(r"^\s*set\s+(?:-\w*u\w*|-o\s+nounset)\b", re.M)
+# a path made of a variable and a slash: when the variable is empty or unset it is the root
+_EMPTY_VAR_ROOT = re.compile(r"^\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<plain>[A-Za-z_]\w*))/+\*?$")
+_EVAL = re.compile(r"(?:^|[;&|(]\s*|\s)eval\s+(?P<arg>.*)")
+_EVAL_VARIABLE = re.compile(r"^['\"]?\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)")
+_DOWNLOAD = re.compile(r"\b(?:curl|wget|fetch|iwr|Invoke-WebRequest|Invoke-RestMethod)\b")
 _TLS = [
     (re.compile(r"\bcurl\b[^|;&\n]*\s(?:-[a-zA-Z]*k[a-zA-Z]*|--insecure)\b"), "curl -k/--insecure"),
     (re.compile(r"\bwget\b[^|;&\n]*--no-check-certificate"), "wget --no-check-certificate"),
-    (re.compile(r"(?i)\bgit\b[^|;&\n]*\bhttp\.sslVerify\s*(?:=\s*)?(?:false|0|no)\b"), "git http.sslVerify false"),
+    (
+        re.compile(r"(?i)\bgit\b[^|;&\n]*\bhttp\.(?:[^\s=]+\.)?sslVerify['\"]?\s*(?:=\s*)?['\"]?(?:false|0|no)\b"),
+        "git http.sslVerify false",
+    ),
     (re.compile(r"\bGIT_SSL_NO_VERIFY\s*=\s*['\"]?(?:1|true)"), "GIT_SSL_NO_VERIFY"),
     (re.compile(r"\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*['\"]?0"), "NODE_TLS_REJECT_UNAUTHORIZED=0"),
     (re.compile(r"\bPYTHONHTTPSVERIFY\s*=\s*['\"]?0"), "PYTHONHTTPSVERIFY=0"),
     (re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\b[^|;&\n]*--trusted-host\b"), "pip --trusted-host"),
-    (re.compile(r"\b(?:npm|yarn|pnpm)\s+config\s+set\s+strict-ssl\s+false\b"), "npm strict-ssl false"),
+    (
+        re.compile(
+            r"(?i)\b(?:npm|yarn|pnpm)\b[^|;&\n]*?\bset\b[^|;&\n]*?['\"]?strict[-_]ssl['\"]?(?:\s+|\s*=\s*)['\"]?false\b"
+        ),
+        "npm strict-ssl false",
+    ),
+    (re.compile(r"(?i)\bnpm_config_strict_ssl\s*=\s*['\"]?false"), "npm strict-ssl false"),
+    (re.compile(r"(?i)--strict-ssl[= ]false\b"), "npm --strict-ssl=false"),
+    (re.compile(r"(?i)\bpip3?\s+config\s+set\s+\S*trusted-host\b"), "pip trusted-host"),
+    (re.compile(r"(?i)\bconda\s+config\s+--set\s+ssl_verify\s+(?:false|no|0)\b"), "conda ssl_verify false"),
 ]
-_TLS_GATE = re.compile(r"curl|wget|sslVerify|GIT_SSL_NO_VERIFY|NODE_TLS|PYTHONHTTPSVERIFY|trusted-host|strict-ssl")
+_TLS_GATE = re.compile(
+    r"(?i)curl|wget|sslVerify|GIT_SSL_NO_VERIFY|NODE_TLS|PYTHONHTTPSVERIFY|trusted-host|strict[-_]ssl|ssl_verify"
+)
 _RM_CHMOD = re.compile(r"\b(?:rm|chmod)\b")
 _DISK = re.compile(
     r"\b(?:mkfs(?:\.\w+)?\s+/dev/|dd\b[^|;&\n]*\bof=/dev/(?:sd|hd|nvme|disk|xvd|vd)|>\s*/dev/(?:sd|nvme|disk)\w*)"
@@ -49,13 +71,41 @@ _DISK = re.compile(
 
 
 def shell_findings(script: str, *, line_offset: int = 0) -> list[Finding]:
-    """Dangerous commands in ``script``; lines count from ``line_offset + 1``."""
+    """Dangerous commands in ``script``; lines count from ``line_offset + 1``.
+
+    A command continued over lines (a trailing backslash, or a line ending in ``|``, ``&&`` or
+    ``||``) is read as one, and its finding spans those lines.
+    """
     found: list[Finding] = []
-    for number, line in enumerate(script.splitlines(), start=1 + line_offset):
+    guarded = bool(_NOUNSET.search(script))
+    for first, last, line in _logical_lines(script.splitlines()):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        found.extend(_line_findings(line, number))
+        for finding in _line_findings(line, first + line_offset, guarded=guarded):
+            end = last + line_offset
+            found.append(replace(finding, end_line=end) if end > finding.start_line else finding)
     return found
+
+
+def _logical_lines(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, last line, the command joined into one line) for each command of a script."""
+    out: list[tuple[int, int, str]] = []
+    start, parts = 0, []  # type: tuple[int, list[str]]
+    for number, line in enumerate(lines, 1):
+        if not parts:
+            start = number
+        stripped = line.rstrip()
+        if stripped.endswith("\\") and not stripped.lstrip().startswith("#"):
+            parts.append(stripped[:-1])
+            continue
+        parts.append(stripped)
+        if _CONTINUES.search(stripped) and not stripped.lstrip().startswith("#") and number < len(lines):
+            continue
+        out.append((start, number, " ".join(p.strip() for p in parts)))
+        parts = []
+    if parts:
+        out.append((start, len(lines), " ".join(p.strip() for p in parts)))
+    return out
 
 
 def tls_findings(text: str) -> list[Finding]:
@@ -88,7 +138,7 @@ def _tls(line: str, number: int) -> list[Finding]:
     ]
 
 
-def _line_findings(line: str, number: int) -> list[Finding]:
+def _line_findings(line: str, number: int, *, guarded: bool = False) -> list[Finding]:
     out: list[Finding] = _tls(line, number)
 
     def add(rule: str, title: str, severity: Severity, explanation: str) -> None:
@@ -100,6 +150,15 @@ def _line_findings(line: str, number: int) -> list[Finding]:
         targets = [a for a in argv[1:] if not a.startswith("-")]
         short = "".join(f[1:] for f in flags if not f.startswith("--"))
         if name == "rm" and ("r" in short.lower() or "--recursive" in flags):
+            empty = [t for t in targets if _EMPTY_VAR_ROOT.match(t)]
+            if empty and not guarded:
+                add(
+                    "shell:rm-empty-var",
+                    "Recursive delete of a path that is / when a variable is empty",
+                    "critical",
+                    f"`rm` deletes {', '.join(empty)}: if the variable is empty or unset, that is the filesystem "
+                    'root. Guard it: `rm -rf "${VAR:?}/"*` stops with an error instead, or check the variable first.',
+                )
             bad = [t for t in targets if _ROOTS.match(t)]
             if bad or "--no-preserve-root" in flags:
                 add(
@@ -130,6 +189,23 @@ def _line_findings(line: str, number: int) -> list[Finding]:
             + (" with root privileges" if sudo else "")
             + ": whoever controls that URL (or the connection) runs code on this machine. Download it to a "
             "file, check it (checksum or signature), read it, then run it.",
+        )
+    evaluated = _EVAL.search(line)
+    argument = evaluated.group("arg") if evaluated else ""
+    download = bool(_DOWNLOAD.search(argument))
+    # eval "$(ssh-agent -s)" / "$(pyenv init -)": a local tool's setup output, the usual idiom
+    if evaluated and (download or _EVAL_VARIABLE.search(argument)):
+        add(
+            "shell:eval",
+            "eval of a download" if download else "eval of a variable",
+            "warning",
+            (
+                "The text a download returns is run as commands, unread: whoever controls the URL or the "
+                "connection runs code here. Download to a file, check and read it, then run it."
+                if download
+                else "eval runs whatever the variable holds as shell code; a value from a download, a file "
+                "or input runs as commands. Call the command directly with its arguments instead."
+            ),
         )
     ssh = _SSH_WRITE.search(line)
     if ssh:

@@ -8,6 +8,7 @@ secrets only. Line numbers are kept: a shell line of a cell stays at its line in
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -100,6 +101,15 @@ class Watched:
     path: str | None = None
     cell_id: str | None = None
     secrets: bool = True  # False for a .env file: that is where secrets belong
+    execution_count: int | None = None  # a cell without an id is named by these instead
+    cell_index: int | None = None
+
+    @property
+    def in_cell(self) -> bool:
+        """Whether this piece is (the source or output of) a notebook cell."""
+        return self.path is None and (
+            self.cell_id is not None or self.execution_count is not None or self.cell_index is not None
+        )
 
 
 def _norm(name: str) -> str:
@@ -117,10 +127,15 @@ def _language(path: str | None, text: str) -> Language:
     return "text"
 
 
-def watched_pieces(obs: Observation, calls: Mapping[str, ToolCall]) -> Iterator[Watched]:
-    """The pieces of ``obs`` worth scanning; ``calls`` pairs a tool result with its call."""
+def watched_pieces(
+    obs: Observation, calls: Mapping[str, ToolCall], *, cell_index: int | None = None
+) -> Iterator[Watched]:
+    """The pieces of ``obs`` worth scanning; ``calls`` pairs a tool result with its call.
+
+    ``cell_index`` is the cell's order in the session, naming a cell that has no id.
+    """
     if isinstance(obs, CellExecuted):
-        yield from _cell(obs)
+        yield from _cell(obs, cell_index)
     elif isinstance(obs, ToolCall):
         yield from _tool_call(obs)
     elif isinstance(obs, ToolResult) and obs.output:
@@ -131,14 +146,22 @@ def watched_pieces(obs: Observation, calls: Mapping[str, ToolCall]) -> Iterator[
         yield Watched(obs.output[:20000], "output", f"the output of {name}")
 
 
-def _cell(obs: CellExecuted) -> Iterator[Watched]:
-    label = f"cell {obs.cell_id}" if obs.cell_id else "the cell"
+def _cell(obs: CellExecuted, index: int | None) -> Iterator[Watched]:
+    if obs.cell_id:
+        label = f"cell {obs.cell_id}"
+    elif obs.execution_count is not None:
+        label = f"cell In[{obs.execution_count}]"
+    else:
+        label = f"cell #{index}" if index is not None else "the cell"
+    where = functools.partial(
+        Watched, label=label, cell_id=obs.cell_id or None, execution_count=obs.execution_count, cell_index=index
+    )
     lines = obs.source.splitlines()
     first = lines[0].strip() if lines else ""
     if _CELL_SHELL.match(first):
-        yield Watched("\n" + "\n".join(lines[1:]), "shell", label, cell_id=obs.cell_id)
+        yield where("\n" + "\n".join(lines[1:]), "shell")
     elif _CELL_JS.match(first):
-        yield Watched("\n" + "\n".join(lines[1:]), "js", label, cell_id=obs.cell_id)
+        yield where("\n" + "\n".join(lines[1:]), "js")
     else:
         python, shell = [], []
         for i, line in enumerate(lines):
@@ -147,11 +170,11 @@ def _cell(obs: CellExecuted) -> Iterator[Watched]:
             magic = stripped.startswith(("!", "%")) or (i == 0 and stripped.startswith("%%"))
             python.append(f"{indent}pass" if magic and not stripped.startswith("%%") else ("" if magic else line))
             shell.append(stripped[1:] if stripped.startswith("!") else "")
-        yield Watched("\n".join(python), "python", label, cell_id=obs.cell_id)
+        yield where("\n".join(python), "python")
         if any(shell):
-            yield Watched("\n".join(shell), "shell", label, cell_id=obs.cell_id)
+            yield where("\n".join(shell), "shell")
     if obs.stdout:
-        yield Watched(obs.stdout[:20000], "output", f"the output of {label}", cell_id=obs.cell_id)
+        yield where(obs.stdout[:20000], "output", label=f"the output of {label}")
 
 
 def _tool_call(obs: ToolCall) -> Iterator[Watched]:

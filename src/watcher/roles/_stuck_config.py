@@ -15,20 +15,28 @@ class StuckConfig:
 
     ``repeat_pause``: the same action with the same result this many times in a row pauses.
     ``failing_nudge`` / ``failing_pause``: the same action failing (with any error text) this many
-    times in a row nudges, then pauses. ``monologue_pause``: the same assistant message this many
-    times with no tool activity between. ``alternation_cycles``: full A-B cycles of two action/result
-    pairs. ``condensation_pause``: context condensations in a row with nothing else between.
+    times in a row nudges, then pauses; so do calls to a tool that does not exist, whatever their
+    arguments. ``same_error_nudge`` / ``same_error_pause``: one tool failing with the same error
+    under varying arguments. ``monologue_pause``: the same assistant message (an empty one too) this
+    many times with no tool activity between. ``chant_repeats``: one stretch of text repeated back to
+    back this many times inside one reply. ``alternation_cycles``: full cycles of 2 to 5 distinct
+    action/result steps (A B A B A B, A B C A B C A B C). ``condensation_pause``: context
+    condensations in a row with nothing else between.
     ``cell_error_nudge``: a notebook cell raising the same error at the same line this many times
     (and every further multiple). ``harness_abort``: harness errors (timeouts, format errors) with
-    no tool result between. ``wait_budget``: how many times one sleep, poll or status command may
+    no tool result between but the same failing command. ``wait_budget``: how many times one sleep, poll or status command may
     repeat before a nudge (and again after each further budget). ``pause_after_nudges``: unanswered
-    nudges after which the next one becomes a pause.
+    nudges after which the next one becomes a pause. A loop that goes on after its top level is
+    flagged again after as many occurrences again, or at once after a person's message.
     """
 
     repeat_pause: int = 4
     failing_nudge: int = 3
     failing_pause: int = 4
+    same_error_nudge: int = 5
+    same_error_pause: int = 8
     monologue_pause: int = 3
+    chant_repeats: int = 10
     alternation_cycles: int = 3
     condensation_pause: int = 10
     cell_error_nudge: int = 3
@@ -44,14 +52,17 @@ class StuckConfig:
         for name in (
             "repeat_pause",
             "failing_nudge",
+            "same_error_nudge",
             "monologue_pause",
+            "chant_repeats",
             "alternation_cycles",
             "condensation_pause",
             "harness_abort",
         ):
             if getattr(self, name) < 2:
                 raise ConfigurationError(f"stuck role: {name} must be at least 2 (one occurrence is not a repeat)")
-        if self.failing_pause <= self.failing_nudge:
-            raise ConfigurationError(
-                f"stuck role: failing_pause ({self.failing_pause}) must be greater than failing_nudge ({self.failing_nudge})"
-            )
+        for nudge, pause in (("failing_nudge", "failing_pause"), ("same_error_nudge", "same_error_pause")):
+            if getattr(self, pause) <= getattr(self, nudge):
+                raise ConfigurationError(
+                    f"stuck role: {pause} ({getattr(self, pause)}) must be greater than {nudge} ({getattr(self, nudge)})"
+                )

@@ -2,13 +2,13 @@
 
 The tracker keeps only streak counters and a short window of recent *steps* (a tool call paired
 with its result), so feeding it one observation costs the same whatever the history length.
-Reasoning text and user messages are transparent to action streaks; waiting steps (sleep, poll,
-status) go to the wait budget instead; each streak reports each of its levels once.
+Reasoning text and user messages are transparent to action streaks (a user message re-arms what
+was already reported, see ``Levels``); waiting steps (sleep, poll, status) go to the wait budget
+instead; each streak reports each of its levels once, and again after it re-arms.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,8 +24,11 @@ from watcher.core.observations import (
     UserMessage,
 )
 from watcher.roles._stuck_actions import (
+    ResultKey,
     action_key,
+    error_key,
     error_line,
+    missing_tool,
     result_key,
     short_input,
     target_path,
@@ -33,24 +36,33 @@ from watcher.roles._stuck_actions import (
     wait_kind,
 )
 from watcher.roles._stuck_config import StuckConfig
+from watcher.roles._stuck_cycles import CycleDetector
+from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_text import chant
 
 __all__ = ["Finding", "LoopTracker"]
 
-_MAX_OPEN = 512  # tool calls without a result yet, and failing cells, kept at most
+_MAX_OPEN = 512  # tool calls without a result yet, failing cells and failing tools, kept at most
+
+Rule = Literal[
+    "repeat", "failing", "monologue", "chant", "cycle", "condensation", "cell", "harness", "waiting", "tool_error"
+]
+Action = Literal["nudge", "pause", "abort"]
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One loop at one escalation level: what repeats, how often, and what to do about it."""
 
-    rule: Literal["repeat", "failing", "monologue", "alternation", "condensation", "cell", "harness", "waiting"]
-    action: Literal["nudge", "pause", "abort"]
+    rule: Rule
+    action: Action
     count: int
     subject: str
-    loop: int  # identity of the streak: its levels share it
+    loop: int  # identity of the streak: its levels share it, a re-armed streak gets a new one
     detail: str = ""
-    other: str = ""  # the second action of an alternation
+    others: tuple[str, ...] = ()  # the other steps of a cycle
     location: Location | None = None
+    missing: bool = False  # a tool_error finding about a tool that does not exist
 
 
 @dataclass(slots=True)
@@ -59,6 +71,18 @@ class _Cell:
     count: int
     loop: int
     keys: set[tuple[str, str | int]] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _ToolErrors:
+    """One tool failing with one error, whatever its arguments."""
+
+    error: int
+    first_action: str
+    levels: Levels
+    missing: bool
+    count: int = 0
+    varied: bool = False
 
 
 class LoopTracker:
@@ -70,20 +94,18 @@ class LoopTracker:
         self._serial = 0
         self._calls: dict[str, ToolCall] = {}
         self._last_call: ToolCall | None = None
-        # same action + same result
-        self._run: tuple[str, tuple[bool, int]] | None = None
+        # same action + same result; same action failing
+        self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
-        self._run_loop = 0
-        self._run_reported = False
-        # same action failing
+        self._run_levels = Levels(0, config.repeat_pause, 0)
         self._fail_action: str | None = None
         self._fail_len = 0
-        self._fail_level = 0
-        self._fail_loop = 0
-        # alternation over the last 2 * cycles steps
-        self._window: deque[tuple[str, tuple[bool, int]]] = deque(maxlen=2 * config.alternation_cycles)
+        self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
+        # one tool failing the same way under varying arguments, per tool name
+        self._tool_errors: dict[str, _ToolErrors] = {}
+        # cycles of 2 to 5 steps
+        self._cycles = CycleDetector(config.alternation_cycles)
         self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
-        self._alt_loop = 0
         # waiting
         self._last_real: str | None = None
         self._slept = False
@@ -93,31 +115,45 @@ class LoopTracker:
         # monologue, condensation, harness errors, cells
         self._said: str | None = None
         self._said_len = 0
-        self._said_loop = 0
+        self._said_levels = Levels(0, config.monologue_pause, 0)
         self._condensed = 0
-        self._cond_loop = 0
+        self._cond_levels = Levels(0, config.condensation_pause, 0)
         self._harness = 0
-        self._harness_loop = 0
+        self._harness_action: str | None = None  # the failing action the harness errors interleave with
+        self._harness_levels = Levels(0, config.harness_abort, 0)
         self._cells: dict[tuple[str, str | int], _Cell] = {}
 
     def _new_loop(self) -> int:
         self._serial += 1
         return self._serial
 
+    def _report(self, levels: Levels, count: int) -> tuple[int, int]:
+        """The level ``count`` reaches and the loop id to report it under (a new id after a top level)."""
+        level = levels.level(count)
+        loop = levels.loop
+        if level == 2:
+            levels.loop = self._new_loop()
+        return level, loop
+
     def feed(self, obs: Observation) -> list[Finding]:
         """Take the next observation; return the loops that reached a new level with it."""
         if isinstance(obs, Condensation):
+            if self._condensed == 0:
+                self._cond_levels = Levels(0, self.config.condensation_pause, self._new_loop())
             self._condensed += 1
-            if self._condensed == self.config.condensation_pause:
-                return [Finding("condensation", "pause", self._condensed, "context condensation", self._new_loop())]
+            level, loop = self._report(self._cond_levels, self._condensed)
+            if level:
+                return [Finding("condensation", "pause", self._condensed, "context condensation", loop)]
             return []
-        self._condensed = 0
+        if not isinstance(obs, UserMessage):  # a person saying "continue" does not end a condensation storm
+            self._condensed = 0
         if isinstance(obs, AssistantMessage):
             return self._assistant(obs)
         if isinstance(obs, HarnessError):
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
             self._said = None
+            self._rearm()
         elif isinstance(obs, ToolCall):
             self._said = None
             if len(self._calls) >= _MAX_OPEN:
@@ -125,7 +161,7 @@ class LoopTracker:
             self._calls[obs.id] = obs
             self._last_call = obs
         elif isinstance(obs, ToolResult):
-            self._said, self._harness = None, 0
+            self._said = None
             call = self._calls.pop(obs.tool_call_id, None) if obs.tool_call_id else None
             call = call or self._last_call or ToolCall(name="tool")
             self._last_call = None
@@ -136,29 +172,40 @@ class LoopTracker:
             return self._cell(obs)
         return []
 
+    def _rearm(self) -> None:
+        """A person stepped in: every loop already reported is reported again if it goes on."""
+        for levels, count in ((self._run_levels, self._run_len), (self._fail_levels, self._fail_len)):
+            if levels.rearm(count):
+                levels.loop = self._new_loop()
+        for state in self._tool_errors.values():
+            if state.levels.rearm(state.count):
+                state.levels.loop = self._new_loop()
+        self._cycles.rearm()
+
     # --- messages and harness errors ---------------------------------------------------------
 
     def _assistant(self, obs: AssistantMessage) -> list[Finding]:
-        text = " ".join(obs.text.split())
-        if not text:
-            return []
+        text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
+        found: list[Finding] = []
+        if len(text) > 60 and (chanted := chant(obs.text, self.config.chant_repeats)) is not None:
+            unit, count = chanted
+            found.append(Finding("chant", "nudge", count, unit, self._new_loop()))
         if text != self._said:
-            self._said, self._said_len, self._said_loop = text, 0, self._new_loop()
+            self._said, self._said_len = text, 0
+            self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())
         self._said_len += 1
-        if self._said_len == self.config.monologue_pause:
-            return [Finding("monologue", "pause", self._said_len, text, self._said_loop)]
-        return []
+        level, loop = self._report(self._said_levels, self._said_len)
+        if level:
+            found.append(Finding("monologue", "pause", self._said_len, text, loop))
+        return found
 
     def _harness_error(self, obs: HarnessError) -> list[Finding]:
         if self._harness == 0:
-            self._harness_loop = self._new_loop()
+            self._harness_levels = Levels(0, self.config.harness_abort, self._new_loop())
         self._harness += 1
-        if self._harness == self.config.harness_abort:
-            return [
-                Finding(
-                    "harness", "abort", self._harness, "harness error", self._harness_loop, detail=error_line(obs.text)
-                )
-            ]
+        level, loop = self._report(self._harness_levels, self._harness)
+        if level:
+            return [Finding("harness", "abort", self._harness, "harness error", loop, detail=error_line(obs.text))]
         return []
 
     # --- tool steps ---------------------------------------------------------------------------
@@ -166,6 +213,11 @@ class LoopTracker:
     def _step(self, call: ToolCall, result: ToolResult) -> list[Finding]:
         failed = result.is_error or result.exit_code not in (None, 0)
         akey = action_key(call.name, call.input)
+        if self._harness:  # a harness error streak survives only the same failing command between its errors
+            if not failed or self._harness_action not in (None, akey):
+                self._harness, self._harness_action = 0, None
+            else:
+                self._harness_action = akey
         kind = wait_kind(call.name, call.input)
         if kind is not None or (self._slept and akey == self._last_real):
             return self._wait(call, kind)
@@ -178,30 +230,31 @@ class LoopTracker:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
-        hits: list[tuple[Literal["failing", "repeat"], Literal["nudge", "pause"], int, int]] = []
+        hits: list[tuple[Literal["failing", "repeat"], Action, int, int]] = []
 
         if (akey, rkey) == self._run:
             self._run_len += 1
         else:
-            self._run, self._run_len, self._run_loop, self._run_reported = (akey, rkey), 1, self._new_loop(), False
+            self._run, self._run_len = (akey, rkey), 1
+            self._run_levels = Levels(0, self.config.repeat_pause, self._new_loop())
         if failed and akey == self._fail_action:
             self._fail_len += 1
+        elif failed:
+            self._fail_action, self._fail_len = akey, 1
+            self._fail_levels = Levels(self.config.failing_nudge, self.config.failing_pause, self._new_loop())
         else:
-            self._fail_action, self._fail_len, self._fail_level = (akey if failed else None), int(failed), 0
-            self._fail_loop = self._new_loop() if failed else 0
-        if self._fail_len >= self.config.failing_pause and self._fail_level < 2:
-            self._fail_level, self._run_reported = 2, True
-            hits.append(("failing", "pause", self._fail_len, self._fail_loop))
-        elif self._fail_len >= self.config.failing_nudge and self._fail_level < 1:
-            self._fail_level = 1
-            hits.append(("failing", "nudge", self._fail_len, self._fail_loop))
-        if self._fail_level == 2:
-            self._run_reported = True  # a failing loop already paused is not reported again as a repeat
-        if self._run_len >= self.config.repeat_pause and not self._run_reported:
-            self._run_reported = True
+            self._fail_action, self._fail_len = None, 0
+        if failed:
+            level, loop = self._report(self._fail_levels, self._fail_len)
+            if level == 2:
+                self._run_levels.postpone(self._run_len)  # a failing loop paused is not reported again as a repeat
+            if level:
+                hits.append(("failing", "pause" if level == 2 else "nudge", self._fail_len, loop))
+        level, loop = self._report(self._run_levels, self._run_len)
+        if level:
             if failed:
-                self._fail_level = 2
-            hits.append(("repeat", "pause", self._run_len, self._run_loop))
+                self._fail_levels.postpone(self._fail_len)
+            hits.append(("repeat", "pause", self._run_len, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)
@@ -211,32 +264,50 @@ class LoopTracker:
                 Finding(rule, action, count, short_input(call.name, call.input), loop, detail, location=where)
                 for rule, action, count, loop in hits
             ]
-        found += self._alternation(akey, rkey)
+        found += self._tool_error(call, akey, result, failed)
+        found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
             self.progressed = True
+            self._tool_errors.clear()  # something new worked: earlier failures were not a loop
         return found
 
-    def _alternation(self, akey: str, rkey: tuple[bool, int]) -> list[Finding]:
-        window = self._window
-        window.append((akey, rkey))
-        first, second = window[0], window[1] if len(window) > 1 else None
-        alternating = (
-            len(window) == window.maxlen
-            and first != second
-            and first[0] != (second[0] if second else None)
-            and all(step == (first if i % 2 == 0 else second) for i, step in enumerate(window))
-        )
-        if not alternating:
-            self._alt_loop = 0
+    def _tool_error(self, call: ToolCall, akey: str, result: ToolResult, failed: bool) -> list[Finding]:
+        """One tool failing with one error under varying arguments (a missing tool, a wrong usage)."""
+        errors = self._tool_errors
+        if not failed:
+            errors.pop(call.name, None)  # the tool works after all
             return []
-        if self._alt_loop:
-            return []  # this alternation was reported when it completed its cycles
-        self._alt_loop = self._new_loop()
-        assert second is not None
-        a, b = (
-            short_input(c.name, c.input) if (c := self._seen_calls.get(k)) else "a tool" for k in (first[0], second[0])
+        ekey = error_key(result.output)
+        state = errors.get(call.name)
+        if state is None or state.error != ekey:
+            missing = missing_tool(result.output)
+            nudge, top = (
+                (self.config.failing_nudge, self.config.failing_pause)
+                if missing
+                else (self.config.same_error_nudge, self.config.same_error_pause)
+            )
+            if len(errors) >= _MAX_OPEN:
+                errors.clear()
+            state = errors[call.name] = _ToolErrors(ekey, akey, Levels(nudge, top, self._new_loop()), missing)
+        state.count += 1
+        state.varied = state.varied or akey != state.first_action
+        if not state.varied:  # one action failing alone is the failing rule's to report
+            return []
+        level, loop = self._report(state.levels, state.count)
+        if not level:
+            return []
+        detail = error_line(result.output)
+        action: Action = "pause" if level == 2 else "nudge"
+        return [Finding("tool_error", action, state.count, call.name or "tool", loop, detail, missing=state.missing)]
+
+    def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
+        block = self._cycles.feed((akey, rkey))
+        if not block:
+            return []
+        names = tuple(
+            short_input(c.name, c.input) if (c := self._seen_calls.get(step[0])) else "a tool" for step in block
         )
-        return [Finding("alternation", "pause", self.config.alternation_cycles, a, self._alt_loop, other=b)]
+        return [Finding("cycle", "pause", self._cycles.cycles, names[0], self._new_loop(), others=names[1:])]
 
     def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
@@ -256,7 +327,7 @@ class LoopTracker:
     def _break_streaks(self) -> None:
         """Something other than a tool step happened (a cell ran): tool streaks end."""
         self._run, self._run_len, self._fail_action, self._fail_len = None, 0, None, 0
-        self._window.clear()
+        self._cycles.clear()
         self._waits.clear()
         self._wait_level, self._last_real, self._slept = 0, None, False
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 from watcher.core.interjection import Continue, Decision, Interject, Interjection, Location, SuggestedFix
-from watcher.core.observations import Observation, ToolCall
+from watcher.core.observations import CellExecuted, Observation, ToolCall
 from watcher.core.redact import redact
 from watcher.core.rules import Role
 from watcher.core.spec import Triggers
 from watcher.roles._security_js import sql_findings
+from watcher.roles._security_jsast import js_ast_findings
 from watcher.roles._security_model import RANK, Finding
 from watcher.roles._security_python import python_findings
 from watcher.roles._security_secrets import secret_findings
@@ -43,7 +45,9 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
     found: list[Finding] = []
     if language == "python":
         found += python_findings(text)
-    elif language in ("js", "code"):
+    elif language == "js":
+        found += _javascript(text, path or "")
+    elif language == "code":
         found += sql_findings(text, path=path or "")
     elif language == "shell":
         found += shell_findings(text)
@@ -53,6 +57,20 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
         filename = path or ("watched.js" if language == "js" else "watched.py")
         found += secret_findings(text, filename=filename, output=language == "output", where=label)
     return tuple(found)
+
+
+def _javascript(text: str, path: str) -> list[Finding]:
+    """The structural rules, and the SQL rule that also writes the parameterised fix (kept where both find)."""
+    with_fix = sql_findings(text, path=path)
+    structural = [
+        f
+        for f in js_ast_findings(text, path=path)
+        if not (
+            f.rule == "js:sql-injection"
+            and any(s.start_line <= f.last_line and f.start_line <= s.last_line for s in with_fix)
+        )
+    ]
+    return with_fix + structural
 
 
 class SecurityRole(Role):
@@ -71,18 +89,25 @@ class SecurityRole(Role):
 
     def __init__(self) -> None:
         self._reported: set[str] = set()
+        self._cells = 0  # cells seen so far: names a cell that has no id
 
     def evaluate(self, observations: Sequence[Observation], new: int) -> Decision:
         fresh = observations[len(observations) - new :] if new > 0 else ()
         calls = {o.id: o for o in observations if isinstance(o, ToolCall) and o.id}
         hits: list[tuple[Finding, Watched]] = []
         for obs in fresh:
-            for piece in watched_pieces(obs, calls):
+            if isinstance(obs, CellExecuted):
+                self._cells += 1
+            for piece in watched_pieces(obs, calls, cell_index=self._cells):
+                # the same line written twice in a file is two problems: the nth occurrence of a
+                # fingerprint is its own finding, while rewriting the same file reports nothing new
+                seen: dict[str, int] = {}
                 for finding in scan(piece):
+                    nth = seen[finding.fingerprint] = seen.get(finding.fingerprint, 0) + 1
                     key = (
-                        finding.fingerprint
+                        f"{finding.fingerprint}#{nth}"  # a secret once per session, wherever it shows
                         if finding.rule.startswith("secret:")
-                        else f"{piece.path or piece.cell_id or ''}|{finding.fingerprint}"
+                        else f"{piece.path or piece.cell_id or ''}|{finding.fingerprint}#{nth}"
                     )
                     if key not in self._reported:
                         self._reported.add(key)
@@ -94,12 +119,18 @@ class SecurityRole(Role):
 
 
 def _location(finding: Finding, piece: Watched) -> Location | None:
-    if piece.path is None and piece.cell_id is None:
+    if piece.path is None and not piece.in_cell:
         return None
-    cell_id = piece.cell_id if piece.path is None else None
+    cell: dict[str, Any] = {}
+    if piece.path is None:  # a cell: its id, or else what else names it
+        cell = (
+            {"cell_id": piece.cell_id}
+            if piece.cell_id is not None
+            else {"execution_count": piece.execution_count, "cell_index": piece.cell_index}
+        )
     if piece.language == "output":  # printed by the cell: point at the cell, not at a line of output
-        return Location(path=piece.path, cell_id=cell_id)
-    return Location(path=piece.path, cell_id=cell_id, start_line=finding.start_line, end_line=finding.last_line)
+        return Location(path=piece.path, **cell)
+    return Location(path=piece.path, start_line=finding.start_line, end_line=finding.last_line, **cell)
 
 
 def _interjection(hits: list[tuple[Finding, Watched]]) -> Interjection:

@@ -2,11 +2,14 @@
 
 An agent that repeats itself burns tokens without getting anywhere. This role watches for the
 loops that public agent frameworks detect (the same action and result over and over, the same
-failing command, a monologue, two steps alternating, condensation storms, harness failures, a
-notebook cell failing the same way) and escalates as seed 001 does: a nudge while the agent can
+failing command, a tool that is missing or fails the same way whatever its arguments, a monologue
+or an empty reply repeated, one reply chanting the same text, cycles of two to five steps,
+condensation storms, harness failures, a notebook cell failing the same way) and escalates as seed 001 does: a nudge while the agent can
 still recover (hint, then warning, then critical on successive unanswered nudges), a pause when the
 loop is definite or after five unanswered nudges, an abort when the harness itself keeps failing.
 Waiting is not looping: sleep, poll and status commands repeat freely up to a wait budget.
+A loop that goes on after it was flagged is flagged again: after as many occurrences again, or at
+its next occurrence once a person has spoken.
 
 Evaluation is incremental: only the observations that arrived since the last evaluation are fed
 to the tracker, so the cost per observation does not grow with the buffer.
@@ -38,8 +41,9 @@ class StuckRole(Role):
     description = "Stuck and loop detector"
     brief = (
         "Watch for an agent going round in circles: the same action with the same result, the same "
-        "failing command, the same message, two steps alternating, repeated context condensation, "
-        "repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
+        "failing command, a missing tool or one failing the same way whatever its arguments, the same "
+        "(or an empty) message, one reply repeating itself, cycles of two to five steps, repeated context "
+        "condensation, repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
         "is not a loop until the wait budget runs out. Nudge while the agent can recover, saying what "
         "repeats and suggesting another approach; pause when the loop is definite; abort when the "
         "harness keeps failing."
@@ -100,6 +104,10 @@ def _times(n: int) -> str:
     return "twice" if n == 2 else f"{n} times"
 
 
+def _quote(text: str) -> str:
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
 def _what(f: Finding, config: StuckConfig) -> str:
     """What is being repeated, in one sentence."""
     last = f" (last error: {f.detail})" if f.detail else ""
@@ -107,11 +115,21 @@ def _what(f: Finding, config: StuckConfig) -> str:
         return f"{f.subject} has failed {_times(f.count)} in a row{last}."
     if f.rule == "repeat":
         return f"{f.subject} has been run {_times(f.count)} in a row with the same result{last}."
-    if f.rule == "alternation":
-        return f"The agent alternates between {f.subject} and {f.other}, with the same results each time, for {f.count} full cycles."
+    if f.rule == "cycle" and len(f.others) == 1:
+        return f"The agent alternates between {f.subject} and {f.others[0]}, with the same results each time, for {f.count} full cycles."
+    if f.rule == "cycle":
+        steps = ", ".join((f.subject, *f.others))
+        return f"The agent cycles through {len(f.others) + 1} steps ({steps}), with the same results each time, for {f.count} full cycles."
+    if f.rule == "tool_error" and f.missing:
+        return f"The agent has called {f.subject}, a tool that is not available, {_times(f.count)} with varying arguments{last}."
+    if f.rule == "tool_error":
+        return f"{f.subject} has failed {_times(f.count)} in a row with the same error under varying arguments{last}."
+    if f.rule == "monologue" and not f.subject:
+        return f"The agent has sent an empty reply {_times(f.count)} with no tool activity between."
     if f.rule == "monologue":
-        quoted = f.subject if len(f.subject) <= 100 else f.subject[:99] + "…"
-        return f"The agent has written the same message {_times(f.count)} with no tool activity between: “{quoted}”."
+        return f"The agent has written the same message {_times(f.count)} with no tool activity between: “{_quote(f.subject)}”."
+    if f.rule == "chant":
+        return f"One reply repeats the same text {f.count} times back to back: “{_quote(f.subject)}”."
     if f.rule == "condensation":
         return f"The context has been condensed {_times(f.count)} in a row with nothing else happening."
     if f.rule == "harness":
@@ -124,8 +142,10 @@ def _what(f: Finding, config: StuckConfig) -> str:
 _ADVICE = {
     "failing": "Running it again will not change the result: read the error, change the code or the command, or try a different approach.",
     "repeat": "Repeating it will not tell you anything new: use the result you already have, or try a different approach.",
-    "alternation": "Neither step changes anything: stop, reconsider the plan, and try a different approach.",
+    "cycle": "None of the steps changes anything: stop, reconsider the plan, and try a different approach.",
+    "tool_error": "Changing the arguments has not helped: read the error, use a tool you have, or try a different approach.",
     "monologue": "Act on it with a tool, or ask the user for what you need.",
+    "chant": "Stop repeating it and say it once. Act on it with a tool, or ask the user for what you need.",
     "condensation": "Summarising again will not make room: narrow the task, or start from a fresh context.",
     "harness": "The run cannot make progress; check the harness (timeouts, output format) before retrying.",
     "cell": "Re-running it will not change the result: inspect the values used on that line, or change the code.",

@@ -16,16 +16,24 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from watcher.core.errors import SessionEndedError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
-from watcher.core.interjection import Continue, Interject, Interjection
+from watcher.core.errors import NotPendingError, SessionEndedError
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator, Usage
+from watcher.core.interjection import Continue, Interject, Interjection, Origin
 from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
 from watcher.core.spec import Breakpoint, WatcherSpec
 from watcher.runtime.bus import EventBus, Subscription
-from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent, ObservationEvent
+from watcher.runtime.events import (
+    DeliveryEvent,
+    DeliveryOutcome,
+    EvaluationEvent,
+    Event,
+    InterjectionEvent,
+    ObservationEvent,
+)
+from watcher.runtime.fates import Fates
 from watcher.runtime.session import Session
 
 __all__ = ["Watcher", "breakpoints_of"]
@@ -46,6 +54,26 @@ def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:
     return ()
 
 
+def _malformed(result: object) -> str | None:
+    """What is wrong with an evaluator's answer, or None when the engine can use it as it is."""
+    if not isinstance(result, EvaluationResult):
+        return f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+    decision = result.decision
+    if not isinstance(decision, Continue | Interject):
+        return f"evaluator returned an EvaluationResult whose decision is {decision!r}, not a Continue or Interject"
+    if isinstance(decision, Interject) and not isinstance(decision.interjection, Interjection):
+        return f"evaluator returned an Interject holding {type(decision.interjection).__name__}, not an Interjection"
+    usage = result.usage
+    if not isinstance(usage, Usage) or not all(
+        isinstance(n, int)
+        for n in (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    ):
+        return f"evaluator returned an EvaluationResult whose usage is {usage!r}, not a Usage of token counts"
+    if not isinstance(result.cost_usd, int | float) or not isinstance(result.raw, str):
+        return "evaluator returned an EvaluationResult whose raw answer is not text or whose cost is not a number"
+    return None
+
+
 class Watcher:
     """One watcher attached to one parent session."""
 
@@ -57,7 +85,7 @@ class Watcher:
         self.session = session
         self.status = "idle"
         self.evaluations = 0
-        self.interjections = 0
+        self.fates = Fates()  # what became of this watcher's interjections, folded from what it publishes
         self.tokens = 0
         self.cost_usd = 0.0
         self.pending: dict[str, Interjection] = {}
@@ -73,12 +101,21 @@ class Watcher:
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[EvaluationEvent]] = set()
-        self.subscription: Subscription | None = None
+        self.subscription: Subscription[Event] | None = None
 
     @property
     def name(self) -> str:
         """The watcher's name (unique within its session)."""
         return self.spec.name
+
+    @property
+    def interjections(self) -> int:
+        """Interjections this watcher made (capped ones not counted): the same count every display shows."""
+        return self.fates.count()
+
+    def _publish(self, event: Event) -> None:
+        self.fates.apply(event)
+        self._bus.publish(event)
 
     @property
     def unevaluated(self) -> int:
@@ -95,7 +132,35 @@ class Watcher:
         """True while an evaluation or delivery is in flight."""
         return self._lock.locked() or bool(self._tasks)
 
+    @property
+    def quiet(self) -> bool:
+        """True when this watcher has judged everything published to it and nothing is in flight."""
+        sub = self.subscription
+        return (sub is None or sub.idle) and not self.busy
+
+    async def settle(self) -> None:
+        """Wait, on events and never by polling, until this watcher is ``quiet``."""
+        while not self.quiet:
+            sub = self.subscription
+            if sub is not None and not sub.idle:
+                await sub.settled.wait()
+            elif self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            else:
+                async with self._lock:  # an evaluation started outside the bus (a direct call) ends
+                    pass
+
     # --- observing ------------------------------------------------------------------------------
+
+    def prime(self, observations: Sequence[Observation]) -> None:
+        """Buffer earlier observations without evaluating them: a session resumed from the journal.
+
+        A hooked CLI session outlives the process that judges it, so its history is read back
+        from the journal; the next evaluation sees it as context, not as new observations.
+        """
+        self._buffer.extend(observations)
+        if observations:
+            self._index = max(self._index, len(observations) - 1)
 
     async def handle(self, event: Event) -> None:
         """Bus handler: take this session's observations, evaluate at breakpoints."""
@@ -194,7 +259,7 @@ class Watcher:
                 model=result.model,
                 evaluator=getattr(self.evaluator, "name", type(self.evaluator).__name__),
             )
-            self._bus.publish(event)
+            self._publish(event)
             if interjection is not None and capped is None:
                 await self._interject(interjection)
             return event
@@ -211,10 +276,10 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - fail closed: the parent is never blocked by its watcher
             log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
             return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
-        if not isinstance(result, EvaluationResult):
-            return EvaluationResult(
-                "", Continue()
-            ), f"evaluator returned {type(result).__name__}, not an EvaluationResult"
+        problem = _malformed(result)
+        if problem is not None:  # fail closed, like an exception: a continue whose error is journaled
+            log.warning("watcher %r: %s", self.spec.name, problem)
+            return EvaluationResult("", Continue()), problem
         return result, None
 
     def _cap(self, interjection: Interjection) -> str | None:
@@ -232,9 +297,8 @@ class Watcher:
     async def _interject(self, interjection: Interjection) -> None:
         self._turn_interjections += 1
         self._last_interjection = time.monotonic()
-        self.interjections += 1
         manual = self.spec.mode == "manual"
-        self._bus.publish(
+        self._publish(
             InterjectionEvent(
                 session=self.session.name,
                 watcher=self.spec.name,
@@ -248,20 +312,33 @@ class Watcher:
         else:
             await self.deliver(interjection)
 
-    async def deliver(self, interjection: Interjection) -> bool:
-        """Deliver to the parent; an ended parent makes it undeliverable (journaled, never raised)."""
-        outcome, detail = "delivered", ""
+    async def deliver(self, interjection: Interjection, *, origin: Origin | None = None) -> DeliveryOutcome:
+        """Hand ``interjection`` to the parent and journal its fate; never raises into the watcher.
+
+        ``origin`` defaults to this watcher; a person's words (an editor's inject command, a
+        magic) pass theirs and are journaled as such. An urgent interjection the parent only
+        queued interrupts it. Returns ``delivered``, ``queued`` (the parent journals delivery
+        when it reaches it), ``undeliverable`` (the parent has ended) or ``failed``.
+        """
+        speaker = origin or interjection.origin or Origin.of_watcher(self.spec.name)
+        interjection = replace(interjection, origin=speaker)
+        outcome: DeliveryOutcome
+        detail = ""
         try:
             if self.session.ended:
-                raise SessionEndedError(f"session {self.session.name!r} has ended")
-            await self.session.inject(interjection)
+                raise SessionEndedError(
+                    f"session {self.session.name!r} has ended; interjection {interjection.id!r} was not delivered"
+                )
+            outcome = await self.session.inject(interjection, origin=speaker)
+            if outcome == "queued" and interjection.urgent:
+                await self.session.interrupt()
         except SessionEndedError as exc:
             outcome, detail = "undeliverable", str(exc)
             log.warning("watcher %r: interjection %s undeliverable: %s", self.spec.name, interjection.id, exc)
         except Exception as exc:  # noqa: BLE001 - the parent failed to take it: record, never raise into the watcher
             outcome, detail = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("watcher %r: delivering %s failed: %s", self.spec.name, interjection.id, detail)
-        self._bus.publish(
+        self._publish(
             DeliveryEvent(
                 session=self.session.name,
                 watcher=self.spec.name,
@@ -269,15 +346,19 @@ class Watcher:
                 outcome=outcome,
                 detail=detail,
                 content=interjection.content,
+                origin=speaker.render(),
             )
         )
-        return outcome == "delivered"
+        return outcome
 
-    async def accept(self, interjection_id: str, content: str | None = None) -> bool:
+    async def accept(self, interjection_id: str, content: str | None = None) -> DeliveryOutcome:
         """Deliver a pending interjection, optionally with edited ``content``."""
         interjection = self.pending.pop(interjection_id, None)
         if interjection is None:
-            raise KeyError(f"watcher {self.spec.name!r} has no pending interjection {interjection_id!r}")
+            raise NotPendingError(
+                f"watcher {self.spec.name!r} has no pending interjection {interjection_id!r}; "
+                "it was delivered or dismissed already, or never made"
+            )
         if content is not None and content.strip():
             interjection = replace(interjection, content=content.strip())
         return await self.deliver(interjection)
@@ -285,7 +366,7 @@ class Watcher:
     def dismiss(self, interjection_id: str, reason: str = "dismissed") -> None:
         """Drop a pending interjection (or record the dismissal of a delivered one)."""
         self.pending.pop(interjection_id, None)
-        self._bus.publish(
+        self._publish(
             DeliveryEvent(
                 session=self.session.name,
                 watcher=self.spec.name,

@@ -11,31 +11,107 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias, TypedDict, get_args
 
-from watcher.core.interjection import Interjection
+from watcher.core.errors import MalformedEventError
+from watcher.core.interjection import Interjection, InterjectionDict
 from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
     "SPAWN_EVENT_KINDS",
     "DeliveryEvent",
+    "DeliveryOutcome",
+    "DeliveryPayload",
     "EvaluationEvent",
+    "EvaluationPayload",
     "Event",
+    "HookEvent",
     "InterjectionEvent",
+    "InterjectionPayload",
     "LLMCompleted",
     "LLMStarted",
     "ObservationEvent",
+    "ObservationPayload",
     "PRCreated",
     "PermissionDenied",
     "ProgressUpdate",
     "RecoveryAttempt",
     "SandboxCreated",
     "SessionEvent",
+    "SessionPayload",
     "SpawnEvent",
     "WatcherEvent",
+    "WatcherPayload",
     "event_from_payload",
 ]
+
+
+DeliveryOutcome: TypeAlias = Literal["queued", "delivered", "undeliverable", "dismissed", "failed"]
+DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
+
+
+class ObservationPayload(TypedDict):
+    """The journaled payload of an ``ObservationEvent``."""
+
+    index: int
+    observation: dict[str, Any]  # ``Observation.to_dict()``: its fields vary with its kind
+
+
+class EvaluationPayload(TypedDict):
+    """The journaled payload of an ``EvaluationEvent``."""
+
+    index: int
+    breakpoint: str
+    decision: Literal["continue", "interject"]
+    note: str
+    raw: str
+    capped: str | None
+    error: str | None
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    model: str
+    evaluator: str
+    interjection: InterjectionDict | None
+
+
+class InterjectionPayload(TypedDict):
+    """The journaled payload of an ``InterjectionEvent``."""
+
+    interjection: InterjectionDict
+    status: Literal["pending", "queued"]
+    index: int
+
+
+class DeliveryPayload(TypedDict):
+    """The journaled payload of a ``DeliveryEvent``."""
+
+    interjection_id: str
+    outcome: DeliveryOutcome
+    detail: str
+    content: str | None
+    origin: str
+
+
+class SessionPayload(TypedDict):
+    """The journaled payload of a ``SessionEvent``."""
+
+    status: str
+    detail: str
+
+
+class WatcherPayload(TypedDict):
+    """The journaled payload of a ``WatcherEvent``."""
+
+    status: str
+    role: str
+    mode: str
+    authority: str
+    evaluator: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,8 +125,8 @@ class Event(ABC):
     ts: float = field(default_factory=time.time)
 
     @abstractmethod
-    def payload(self) -> dict[str, Any]:
-        """The JSON object stored in the journal's ``payload`` column."""
+    def payload(self) -> Mapping[str, Any]:
+        """The JSON object stored in the journal's ``payload`` column (a ``TypedDict`` per kind)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +137,7 @@ class ObservationEvent(Event):
     observation: Observation
     index: int
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> ObservationPayload:
         return {"index": self.index, "observation": self.observation.to_dict()}
 
 
@@ -72,7 +148,7 @@ class EvaluationEvent(Event):
     kind: ClassVar[str] = "evaluation"
     index: int
     breakpoint: str
-    decision: str  # "continue" | "interject"
+    decision: Literal["continue", "interject"]
     note: str = ""
     raw: str = ""
     interjection: Interjection | None = None
@@ -87,10 +163,25 @@ class EvaluationEvent(Event):
     model: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
-        data: dict[str, Any] = {name: getattr(self, name) for name in _EVALUATION_FIELDS}
-        data["interjection"] = self.interjection.to_dict() if self.interjection else None
-        return data
+    def payload(self) -> EvaluationPayload:
+        return {
+            "index": self.index,
+            "breakpoint": self.breakpoint,
+            "decision": self.decision,
+            "note": self.note,
+            "raw": self.raw,
+            "capped": self.capped,
+            "error": self.error,
+            "latency_s": self.latency_s,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "evaluator": self.evaluator,
+            "interjection": self.interjection.to_dict() if self.interjection else None,
+        }
 
 
 _EVALUATION_FIELDS = [
@@ -119,30 +210,32 @@ class InterjectionEvent(Event):
     kind: ClassVar[str] = "interjection"
     critical: ClassVar[bool] = True
     interjection: Interjection
-    status: str  # "pending" | "queued"
+    status: Literal["pending", "queued"]
     index: int = -1
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> InterjectionPayload:
         return {"interjection": self.interjection.to_dict(), "status": self.status, "index": self.index}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeliveryEvent(Event):
-    """Emitted when an interjection's fate is settled: delivered, undeliverable, dismissed, edited."""
+    """Emitted when an interjection is handed on or settled: queued, delivered, undeliverable, dismissed, failed."""
 
     kind: ClassVar[str] = "delivery"
     critical: ClassVar[bool] = True
     interjection_id: str
-    outcome: str  # "delivered" | "undeliverable" | "dismissed" | "failed"
+    outcome: DeliveryOutcome
     detail: str = ""
-    content: str | None = None  # the delivered text when a person edited it
+    content: str | None = None  # the text handed to the parent (a person may have edited it)
+    origin: str = ""  # who spoke (``Origin.render()``): ``watcher:NAME`` or ``person:panel``…
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> DeliveryPayload:
         return {
             "interjection_id": self.interjection_id,
             "outcome": self.outcome,
             "detail": self.detail,
             "content": self.content,
+            "origin": self.origin,
         }
 
 
@@ -155,7 +248,7 @@ class SessionEvent(Event):
     status: str
     detail: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> SessionPayload:
         return {"status": self.status, "detail": self.detail}
 
 
@@ -171,7 +264,7 @@ class WatcherEvent(Event):
     authority: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> WatcherPayload:
         return {
             "status": self.status,
             "role": self.role,
@@ -188,7 +281,27 @@ EVENT_KINDS: dict[str, type[Event]] = {
 
 
 def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
-    """Rebuild an event read back from the journal. Raises ``KeyError``/``ValueError`` on a bad row."""
+    """Rebuild an event read back from the journal; raises ``MalformedEventError`` on a bad row."""
+    try:
+        return _event_from_payload(kind, payload, session=session, watcher=watcher, ts=ts)
+    except MalformedEventError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise MalformedEventError(
+            f"a {kind!r} journal row of session {session!r} cannot be read ({type(exc).__name__}: {exc}); "
+            "it was written by another version or damaged, and is skipped by readers"
+        ) from exc
+
+
+def _announcement_status(value: object) -> Literal["pending", "queued"]:
+    if value == "pending":
+        return "pending"
+    if value in ("queued", None):  # rows written before the status was recorded were queued
+        return "queued"
+    raise MalformedEventError(f"unknown interjection status {value!r}")
+
+
+def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
         return ObservationEvent(
@@ -196,22 +309,29 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
         )
     if kind == "evaluation":
         values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
+        if values.get("decision") not in ("continue", "interject"):
+            raise MalformedEventError(f"unknown decision {values.get('decision')!r} in session {session!r}")
         found = payload.get("interjection")
         return EvaluationEvent(**common, **values, interjection=Interjection.from_dict(found) if found else None)
     if kind == "interjection":
         return InterjectionEvent(
             **common,
             interjection=Interjection.from_dict(payload["interjection"]),
-            status=str(payload["status"]),
+            status=_announcement_status(payload.get("status")),
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":
+        outcome = payload["outcome"]
+        if outcome not in DELIVERY_OUTCOMES:
+            raise MalformedEventError(f"unknown delivery outcome {outcome!r} in session {session!r}")
+        content = payload.get("content")
         return DeliveryEvent(
             **common,
             interjection_id=str(payload["interjection_id"]),
-            outcome=str(payload["outcome"]),
+            outcome=outcome,
             detail=str(payload.get("detail") or ""),
-            content=payload.get("content"),
+            content=content if isinstance(content, str) else None,
+            origin=str(payload.get("origin") or ""),
         )
     if kind == "session":
         return SessionEvent(**common, status=str(payload["status"]), detail=str(payload.get("detail") or ""))
@@ -225,9 +345,45 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
+    if kind == "hook":
+        return HookEvent(
+            **common,
+            event=str(payload["event"]),
+            answer=str(payload["answer"]),
+            latency_ms=float(payload.get("latency_ms") or 0.0),
+            turn=str(payload.get("turn") or ""),
+            detail=str(payload.get("detail") or ""),
+            carried=tuple(str(i) for i in payload.get("carried") or ()),
+        )
     if kind in SPAWN_EVENT_KINDS:
         return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
-    raise ValueError(f"unknown event kind {kind!r}")
+    raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookEvent(Event):
+    """Emitted once per CLI hook call (``watcher hook``): the event, what it answered, how fast."""
+
+    kind: ClassVar[str] = "hook"
+    event: str
+    answer: str  # "none" | "deny" | "context" | "block" | "late" (past the budget: nothing said)
+    latency_ms: float = 0.0
+    turn: str = ""
+    detail: str = ""
+    carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "answer": self.answer,
+            "latency_ms": round(self.latency_ms, 2),
+            "turn": self.turn,
+            "detail": self.detail,
+            "carried": list(self.carried),
+        }
+
+
+EVENT_KINDS[HookEvent.kind] = HookEvent
 
 
 # --- spawn: a real agent CLI in a worktree (seed 002's events) -----------------------------------

@@ -11,8 +11,9 @@ import asyncio
 import logging
 import time
 
+from watcher.core.errors import DuplicateNameError
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.bus import EventBus
@@ -53,14 +54,24 @@ class Runtime:
         self._ensure_journal()
         self.bus.publish(event)
 
-    def add_session(self, session: Session, *, detail: str = "") -> Session:
-        """Register a parent session; its name must be unique in this runtime."""
+    def add_session(
+        self, session: Session, *, detail: str = "", first_index: int = 0, announce: bool = True
+    ) -> Session:
+        """Register a parent session; its name must be unique in this runtime.
+
+        A session resumed from the journal (a hooked CLI session judged by a new process) passes
+        ``first_index`` (how many observations it already has) and ``announce=False`` (it was
+        announced when it started).
+        """
         self._ensure_journal()
         if session.name in self.sessions and self.sessions[session.name] is not session:
-            raise ValueError(f"a session named {session.name!r} is already registered; choose another name")
+            raise DuplicateNameError(
+                f"cannot add session {session.name!r}: another session of this runtime has that name; give it another name"
+            )
         self.sessions[session.name] = session
-        self._indexes.setdefault(session.name, 0)
-        self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
+        self._indexes[session.name] = max(self._indexes.get(session.name, 0), first_index)
+        if announce:
+            self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
         return session
 
     def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
@@ -73,7 +84,10 @@ class Runtime:
             self.add_session(session)
         key = (session.name, spec.name)
         if key in self.watchers:
-            raise ValueError(f"session {session.name!r} already has a watcher named {spec.name!r}; pick another --name")
+            raise DuplicateNameError(
+                f"cannot attach watcher {spec.name!r} to session {session.name!r}: it already has a watcher of that "
+                "name; give the new watcher another name, or attach each role once"
+            )
         watcher = Watcher(spec, evaluator, session, self.bus, live=self._live)
         watcher.subscription = self.bus.subscribe(f"watcher:{spec.name}", watcher.handle)
         self.watchers[key] = watcher
@@ -110,15 +124,12 @@ class Runtime:
         return event
 
     async def settle(self) -> None:
-        """Wait until every published event is handled and no evaluation is in flight."""
+        """Wait until every published event is handled and no evaluation is in flight (no polling)."""
         while True:
             await self.bus.drain()
-            spawned = [task for w in self.watchers.values() for task in w.tasks]
-            if spawned:
-                await asyncio.gather(*spawned, return_exceptions=True)
-            elif any(w.busy for w in self.watchers.values()):
-                await asyncio.sleep(0.001)  # an evaluation started outside the bus (a direct call) is finishing
-            elif all(sub.idle for sub in self.bus.subscriptions):
+            for watcher in list(self.watchers.values()):
+                await watcher.settle()  # a verdict may publish more: go round until a pass finds all idle
+            if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
                 return
 
     # --- commands from other processes -------------------------------------------------------
@@ -143,17 +154,17 @@ class Runtime:
                 return "applied", "dismissed"
             content = command.payload.get("content")
             if command.interjection_id in watcher.pending:
-                delivered = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
+                outcome = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
             elif command.kind == "inject" and isinstance(content, str) and content.strip():
                 by_hand = Interjection(
                     content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}"
                 )
-                delivered = await watcher.deliver(by_hand)
+                outcome = await watcher.deliver(by_hand, origin=Origin.of_person("editor"))
             else:
                 return "failed", f"interjection {command.interjection_id!r} is not pending"
         except Exception as exc:  # noqa: BLE001 - a bad command never breaks the session that owns it
             return "failed", f"{type(exc).__name__}: {exc}"
-        return ("applied", "delivered") if delivered else ("failed", "not delivered")
+        return ("applied", outcome) if outcome in ("delivered", "queued") else ("failed", f"not delivered ({outcome})")
 
     async def apply_commands(self) -> int:
         """Apply every new command for the sessions owned here; returns how many were handled."""

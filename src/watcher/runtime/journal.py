@@ -6,7 +6,15 @@ accept or edit requests written by a language server or a widget, applied by the
 owns the session and marked applied or failed.
 
 One writer thread per ``Journal`` batches event writes in short transactions, so the asyncio loop
-never waits on the disk. Secrets are redacted before anything is written.
+never waits on the disk. Secrets are redacted before anything is written, and a payload that
+cannot be stored as is (too long, lone surrogates, nested too deep) is clipped and says so.
+
+Nothing confirmed is lost: a batch is retried, with backoff, for as long as another process
+holds the journal locked; ``flush`` returns only once everything appended before it is committed,
+and raises ``JournalError`` (naming the file and the cause) if it never will be. A writer that
+meets anything but a lock (a damaged file, a full disk) stops, logs once, and every later
+``flush`` says why. Readers skip (and count) rows they cannot decode, and report a damaged file
+as a ``JournalError`` saying what to do.
 """
 
 from __future__ import annotations
@@ -17,16 +25,14 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from watcher.core.errors import JournalError
-from watcher.core.redact import may_hold_secret, redact_value
-from watcher.runtime.events import Event
+from watcher.core.redact import redact_value
+from watcher.runtime._storable import encode_payload
+from watcher.runtime.events import Event, event_from_payload
 
 __all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
 
@@ -77,6 +83,10 @@ def default_journal_path(start: Path | None = None) -> Path:
     return project_root(start) / ".watcher" / "journal.sqlite3"
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 @dataclass(frozen=True, slots=True)
 class JournalRow:
     """One row of ``events`` as a reader sees it; ``payload`` is already decoded."""
@@ -87,6 +97,10 @@ class JournalRow:
     watcher: str
     kind: str
     payload: dict[str, Any]
+
+    def event(self) -> Event:
+        """The typed event this row holds; raises ``MalformedEventError`` when it cannot be read."""
+        return event_from_payload(self.kind, self.payload, session=self.session, watcher=self.watcher, ts=self.ts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,22 +140,30 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
 _Row = tuple[float, str, str, str, str]
 
 
-def _json(data: dict[str, Any]) -> str:
-    # orjson: every event is encoded once on its way to disk, so this is the journal's hot path
-    return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
 def _encode(event: Event) -> _Row | None:
-    """The ``events`` row for ``event``, secrets redacted; None (logged) if it cannot be encoded."""
+    """The ``events`` row for ``event``, storable and redacted; None (logged) if it has no payload."""
     try:
         data = event.payload()
-        payload = _json(data)
-        if may_hold_secret(payload):  # a cheap scan rules out most events; redact the rest fully
-            payload = _json(redact_value(data))
-    except Exception:  # one bad event must not break its publisher (logged with its traceback)
+    except Exception:  # a bug in one event class must not break its publisher (logged with its traceback)
         log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
         return None
-    return (event.ts, event.session, event.watcher, event.kind, payload)
+    return (event.ts, event.session, event.watcher, event.kind, encode_payload(data))
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    """True for "database is locked"/"busy": another process holds the journal; retrying helps."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+def damaged(path: Path, exc: BaseException) -> JournalError:
+    """The error for a journal file SQLite cannot read: what is wrong, and what to do."""
+    return JournalError(
+        f"the journal at {path} is damaged ({exc}). Run `watcher journal check {path}` to see how many "
+        f"rows are readable, then move it aside (mv {path} {path}.damaged) so a new one is started."
+    )
 
 
 class Journal:
@@ -174,6 +196,12 @@ class Journal:
         self._written = 0
         self._queued = 0
         self._closed = False
+        self._abandon = False  # close() gave up waiting for a locked journal: stop retrying
+        self._failure: JournalError | None = None  # why the writer stopped, if it did
+        self._lost = 0  # events appended after the writer stopped (never written)
+        self._cause = ""  # the last error a write met, for messages
+        self.skipped = 0  # rows readers could not decode (skipped, logged, counted)
+        self._bad: set[int] = set()
         self._interval = batch_interval
         self._thread = threading.Thread(target=self._run, name="watcher-journal-writer", daemon=True)
         self._thread.start()
@@ -185,14 +213,20 @@ class Journal:
 
         Encoding happens on the caller's thread and the writer thread only runs SQLite, which
         releases the interpreter lock: the two threads then work in parallel instead of taking
-        turns with the lock.
+        turns with the lock. Once the writer has stopped (or the journal is closed) the first
+        append raises ``JournalError``; later ones are counted as lost, which ``flush`` reports.
         """
         row = _encode(event)
         if row is None:
             return
         with self._lock:
-            if self._closed:
-                raise JournalError(f"the journal at {self.path} is closed; open a new Journal to write")
+            if self._closed or self._failure is not None:
+                self._lost += 1
+                if self._lost == 1:
+                    raise self._failure or JournalError(
+                        f"the journal at {self.path} is closed; open a new Journal to write"
+                    )
+                return
             self._pending.append(row)
             self._queued += 1
             if len(self._pending) == 1:  # the first of a batch wakes the writer; it sleeps otherwise
@@ -200,27 +234,74 @@ class Journal:
             elif len(self._pending) == 1000:
                 self._now.set()
 
-    def flush(self, timeout: float = 10.0) -> None:
-        """Block until everything appended so far is committed."""
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until everything appended so far is committed.
+
+        While another process holds the journal locked this waits (the writer retries); with a
+        ``timeout``, it raises ``JournalError`` when the time is up. It raises at once, naming
+        the cause, when the writer has stopped or events were appended after it stopped.
+        """
         with self._lock:
             target = self._queued
             self._wake.set()
             self._now.set()
-            if not self._flushed.wait_for(lambda: self._written >= target or not self._thread.is_alive(), timeout):
-                raise JournalError(f"timed out writing the journal at {self.path}; is another process holding a lock?")
+            done = self._flushed.wait_for(lambda: self._written >= target or self._failure is not None, timeout)
+            self._raise_if_lost()
+            if not done:
+                raise JournalError(
+                    f"{target - self._written} events are not yet written to the journal at {self.path} after "
+                    f"{timeout:g}s ({self._cause or 'no answer from the writer'}); is another process holding "
+                    "it locked? They are still being retried."
+                )
 
-    def close(self) -> None:
-        """Write what is queued and stop the writer thread."""
+    def _raise_if_lost(self) -> None:
+        if self._failure is not None:
+            unwritten = self._queued - self._written + self._lost
+            raise JournalError(f"{self._failure} {unwritten} events were not written.")
+        if self._lost:
+            raise JournalError(f"{self._lost} events were appended to the journal at {self.path} after it was closed")
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is queued and stop the writer thread.
+
+        A journal still locked by another process after ``timeout`` seconds is given up on: the
+        events not written are reported in a ``JournalError``.
+        """
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             self._wake.set()
             self._now.set()
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=timeout)
+        if self._thread.is_alive():
+            with self._lock:
+                self._abandon = True
+            self._thread.join()
         self._writer.close()
+        with self._lock:
+            unwritten = self._queued - self._written
+            if unwritten and self._failure is None:
+                raise JournalError(
+                    f"{unwritten} events could not be written to the journal at {self.path} within {timeout:g}s "
+                    f"of closing it ({self._cause}); another process held it locked"
+                )
+            if self._failure is not None and unwritten:
+                self._raise_if_lost()
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # noqa: BLE001 - the writer must never die silently
+            self._stop(JournalError(f"the journal writer for {self.path} stopped: {type(exc).__name__}: {exc}."))
+
+    def _stop(self, failure: JournalError) -> None:
+        log.error("%s", failure)  # once: later appends are counted, not logged
+        with self._lock:
+            self._failure = failure
+            self._flushed.notify_all()
+
+    def _loop(self) -> None:
         # Idle, the writer sleeps until something is queued (no periodic wake-ups to compete with a
         # notebook's cells for the interpreter lock); then it lets a batch gather for ``_interval``
         # unless a flush, a close or a full batch wants it now.
@@ -232,27 +313,47 @@ class Journal:
                 closing = self._closed
                 self._wake.clear()
                 self._now.clear()
-            if batch:
-                self._write(batch)
+            if batch and not self._write(batch):
+                return
             with self._lock:
                 self._written += len(batch)
                 self._flushed.notify_all()
-            if closing and not self._pending:
-                return
+                if closing and not self._pending:
+                    return
 
-    def _write(self, batch: list[_Row]) -> None:
-        for attempt in range(5):
+    def _write(self, batch: list[_Row]) -> bool:
+        """Commit ``batch``, retrying while the journal is locked; False when the writer must stop."""
+        attempt = 0
+        started = time.monotonic()
+        warned = 0.0
+        while True:
             try:
                 with self._writer:
                     self._writer.execute("BEGIN IMMEDIATE")
                     self._writer.executemany(
                         "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", batch
                     )
-                return
-            except sqlite3.OperationalError as exc:  # locked by another writer: retry shortly
-                log.warning("journal write failed (%s); retrying (%d/5)", exc, attempt + 1)
-                time.sleep(0.05 * (attempt + 1))
-        log.error("dropped %d journal events after 5 failed writes to %s", len(batch), self.path)
+                if attempt:
+                    log.warning("the journal at %s is free again; %d events written", self.path, len(batch))
+                return True
+            except sqlite3.Error as exc:
+                self._cause = f"{type(exc).__name__}: {exc}"
+                if not _locked(exc):
+                    self._stop(
+                        damaged(self.path, exc)
+                        if type(exc) is sqlite3.DatabaseError  # malformed, not a database
+                        else JournalError(f"cannot write the journal at {self.path}: {exc}.")
+                    )
+                    return False
+            waited = time.monotonic() - started
+            if waited - warned >= 30 or attempt == 0:  # a lock held long is worth saying, not every retry
+                log.warning("the journal at %s is locked by another process (%s); retrying", self.path, self._cause)
+                warned = waited
+            with self._lock:
+                if self._abandon:
+                    return False
+            attempt += 1
+            time.sleep(min(0.05 * 2**attempt, 1.0))
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -260,47 +361,58 @@ class Journal:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = _connect(self.path, create=self._create)
+            conn.text_factory = _lenient_text  # one bad column must not make a whole batch unreadable
             self._local.conn = conn
         return conn
 
+    def _query(self, sql: str, args: Any = ()) -> list[Any]:
+        """Run a reading query; a damaged file becomes a ``JournalError`` saying what to do."""
+        try:
+            return self._reader().execute(sql, args).fetchall()
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
+            raise damaged(self.path, exc) from exc
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from exc
+
     def read(self, after: int = 0, *, limit: int = 1000, session: str | None = None) -> list[JournalRow]:
-        """Events with id greater than ``after``, oldest first. Corrupt rows are skipped and logged."""
-        sql = "SELECT id, ts, session, watcher, kind, payload FROM events WHERE id > ?"
-        args: list[Any] = [after]
+        """Events with id greater than ``after``, oldest first.
+
+        A row whose payload is not UTF-8 or not a JSON object is skipped with one log line and
+        counted in ``skipped``; the rows after it are read as usual. A damaged file raises
+        ``JournalError``.
+        """
+        sql = "SELECT id, ts, session, watcher, kind, CAST(payload AS BLOB) FROM events WHERE id > ?"
         if session is not None:
             sql += " AND session = ?"
-            args.append(session)
         sql += " ORDER BY id LIMIT ?"
-        args.append(limit)
-        rows = []
-        for id_, ts, sess, watcher, kind, payload in self._reader().execute(sql, args).fetchall():
-            try:
-                decoded = json.loads(payload)
-                if not isinstance(decoded, dict):
-                    raise ValueError("payload is not an object")
-            except ValueError as exc:
-                log.warning("skipping corrupt journal row %d (%s)", id_, exc)
-                continue
-            rows.append(JournalRow(id_, ts, sess, watcher, kind, decoded))
-        return rows
+        while True:  # a batch of nothing but bad rows must not look like the end: read on past it
+            raw = self._query(sql, [after, session, limit] if session is not None else [after, limit])
+            rows = [row for row in map(self._decode, raw) if row is not None]
+            if rows or len(raw) < limit:
+                return rows
+            after = raw[-1][0]
 
-    def follow(
-        self, after: int = 0, *, poll: float = 0.05, stop: threading.Event | None = None
-    ) -> Iterator[JournalRow]:
-        """Yield events as they are committed, by any process, until ``stop`` is set."""
-        last = after
-        while stop is None or not stop.is_set():
-            rows = self.read(last)
-            for row in rows:
-                last = row.id
-                yield row
-            if not rows:
-                time.sleep(poll)
+    def _decode(self, raw: tuple[Any, ...]) -> JournalRow | None:
+        id_, ts, session, watcher, kind, payload = raw
+        try:
+            decoded = json.loads(bytes(payload or b"").decode("utf-8"))
+            if not isinstance(decoded, dict):
+                raise ValueError("the payload is not a JSON object")
+        except (ValueError, RecursionError) as exc:
+            with self._lock:
+                first = id_ not in self._bad
+                self._bad.add(id_)
+            if first:  # one log line per bad row, however often it is read
+                self.skipped += 1
+                log.warning("skipping corrupt journal row %d in %s (%s)", id_, self.path, exc)
+            return None
+        return JournalRow(id_, float(ts), str(session), str(watcher), str(kind), decoded)
 
     def last_id(self) -> int:
         """The id of the newest committed event (0 when empty)."""
-        row = self._reader().execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
-        return int(row[0])
+        return int(self._query("SELECT COALESCE(MAX(id), 0) FROM events")[0][0])
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -338,7 +450,7 @@ class Journal:
             sql += f" AND session IN ({','.join('?' * len(sessions))})"
             args.extend(sessions)
         out = []
-        for row in self._reader().execute(sql + " ORDER BY id", args).fetchall():
+        for row in self._query(sql + " ORDER BY id", args):
             try:
                 payload = json.loads(row[6])
             except ValueError:

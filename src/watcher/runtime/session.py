@@ -1,18 +1,34 @@
 """The parent-session port: what the runtime needs from anything it watches.
 
 A session is observable (it publishes observations through the runtime), injectable (it takes
-interjections) and interruptible (an urgent interjection stops what it is doing now). Agent runs,
-notebook kernels and replayed transcripts each implement it.
+interjections) and interruptible (an urgent interjection cuts off what it is doing now). Agent
+runs, notebook kernels, replayed transcripts, spawned CLI agents and hooked sessions implement it.
+
+The contract of ``inject``:
+
+- it answers ``"delivered"`` when the interjection has reached the parent by the time it returns
+  (a recording, a notebook panel that shows it at once): the engine journals the delivery;
+- it answers ``"queued"`` when the interjection waits for the parent's next breakpoint: the
+  engine journals it as queued, and the *session* later publishes the ``DeliveryEvent`` that
+  settles it (``delivered`` when the request or output carrying it reaches the parent,
+  ``undeliverable`` when the session ends first);
+- it raises ``SessionEndedError`` when the session has ended, and another ``WatcherError``
+  (``CorrectionCapReached``…) when it refuses the interjection.
+
+The engine calls ``interrupt`` after injecting an urgent interjection that was only queued.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Literal, TypeAlias
 
 from watcher.core.errors import SessionEndedError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 
-__all__ = ["RecordingSession", "Session"]
+__all__ = ["InjectionOutcome", "RecordingSession", "Session"]
+
+InjectionOutcome: TypeAlias = Literal["queued", "delivered"]
 
 
 class Session(ABC):
@@ -26,14 +42,14 @@ class Session(ABC):
         """True once the session can take no more interjections."""
 
     @abstractmethod
-    async def inject(self, interjection: Interjection) -> None:
-        """Deliver ``interjection``: urgent ones interrupt now, others wait for the next breakpoint.
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+        """Hand ``interjection`` (said by ``origin``) to the parent: ``"delivered"`` or ``"queued"``.
 
         Raises ``SessionEndedError`` when the session has ended.
         """
 
-    async def interrupt(self, reason: str) -> None:  # noqa: B027 - optional hook, no-op by default
-        """Stop what the session is doing now (an urgent interjection, a pause or an abort)."""
+    async def interrupt(self) -> None:  # noqa: B027 - optional: a parent that cannot be cut off ignores it
+        """Cut off what the parent is doing now, so a queued urgent interjection lands at once."""
 
 
 class RecordingSession(Session):
@@ -42,7 +58,8 @@ class RecordingSession(Session):
     def __init__(self, name: str) -> None:
         self.name = name
         self.delivered: list[Interjection] = []
-        self.interrupts: list[str] = []
+        self.origins: list[Origin] = []
+        self.interrupts = 0
         self._ended = False
 
     @property
@@ -53,10 +70,14 @@ class RecordingSession(Session):
         """Mark the session ended; later interjections are undeliverable."""
         self._ended = True
 
-    async def inject(self, interjection: Interjection) -> None:
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
         if self._ended:
-            raise SessionEndedError(f"session {self.name!r} has ended; the interjection was not delivered")
+            raise SessionEndedError(
+                f"session {self.name!r} has ended; interjection {interjection.id!r} was not delivered"
+            )
         self.delivered.append(interjection)
+        self.origins.append(origin)
+        return "delivered"
 
-    async def interrupt(self, reason: str) -> None:
-        self.interrupts.append(reason)
+    async def interrupt(self) -> None:
+        self.interrupts += 1

@@ -17,14 +17,14 @@ from typing import Any
 __all__ = ["RecordedRequest", "Reply", "ToolUse"]
 
 _ids = itertools.count(1)
-# A per-process prefix: agent CLIs that resume a session (``claude --resume``, ``codex resume``)
-# break when a second stub process hands out a tool id the session has already seen.
-_PROCESS = secrets.token_hex(3)
+# A real CLI keeps ids across processes (``--resume`` of a session, a hook's ``tool_use_id``): a
+# per-process prefix keeps two stub processes from handing out the same id.
+_RUN = secrets.token_hex(3)
 
 
 def next_id(prefix: str) -> str:
-    """An id unique across processes, still readable: ``toolu_stub3fa9c1_0001``."""
-    return f"{prefix}_stub{_PROCESS}_{next(_ids):04d}"
+    """A unique, readable id such as ``toolu_stub3fa9c20001`` (unique across processes too)."""
+    return f"{prefix}_stub{_RUN}{next(_ids):04d}"
 
 
 @dataclass(frozen=True, slots=True)

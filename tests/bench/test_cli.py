@@ -1,0 +1,133 @@
+"""``watcher bench longchain`` end to end: offline (simulated, in a child server) and against a server URL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from watcher.bench.policies import SimParams
+from watcher.bench.simulated import SIMULATED_NOTICE, SimulatedChatServer
+from watcher.cli import main
+
+
+@pytest.mark.slow
+def test_offline_suite_prints_table_writes_rows_and_plot_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, png = tmp_path / "rows.jsonl", tmp_path / "results.png"
+    argv = [
+        "bench",
+        "longchain",
+        "--tasks",
+        "6",
+        "--chain-length",
+        "3,5",
+        "--out",
+        str(out),
+        "--plot",
+        str(png),
+        "--jobs",
+        "4",
+    ]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    lines = first.splitlines()
+    assert lines[0] == SIMULATED_NOTICE
+    assert [line.split()[0] for line in lines[5:9]] == ["none", "guided", "blind", "rules"]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 24 and {r["chain_length"] for r in rows} == {3, 5}
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # a rerun resumes: nothing new is run or written, the report is the same
+    assert main(argv) == 0
+    assert capsys.readouterr().out == first
+    assert len(out.read_text().splitlines()) == 24
+    # more tasks: only the new ones run
+    assert main([*argv[:3], "8", *argv[4:]]) == 0
+    assert len(out.read_text().splitlines()) == 32
+
+
+@pytest.mark.slow
+def test_offline_runs_reproduce(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = []
+    for name in ("a", "b"):
+        assert (
+            main(
+                [
+                    "bench",
+                    "longchain",
+                    "--tasks",
+                    "5",
+                    "--chain-length",
+                    "6",
+                    "--out",
+                    str(tmp_path / name),
+                    "--jobs",
+                    "5",
+                ]
+            )
+            == 0
+        )
+        capsys.readouterr()
+        runs.append(sorted((tmp_path / name).read_text().splitlines()))
+    assert runs[0] == runs[1]
+    assert Path("longchain.png").read_bytes()[:4] == b"\x89PNG", "the plot is written by default"
+
+
+def test_base_url_runs_the_same_harness_against_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+    """The path a real model takes: --base-url, --model, --watcher-model, through the SDK (here to the simulated server)."""
+    with SimulatedChatServer(SimParams(seed=3), keep_requests=True) as server:
+        argv = ["bench", "longchain", "--tasks", "4", "--chain-length", "4", "--base-url", server.base_url]
+        argv += [
+            "--model",
+            "sim-agent",
+            "--watcher-model",
+            "sim-watcher",
+            "--enable-watcher",
+            "--jobs",
+            "2",
+            "--no-plot",
+        ]
+        assert main(argv) == 0
+        models = {r.body.get("model") for r in server.requests if r.body}
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("longchain: 4 tasks") and "agent sim-agent, watcher sim-watcher (openai)" in out[0]
+    assert [line.split()[0] for line in out[4:]] == ["none", "guided"]
+    assert not Path("longchain.png").exists()
+    assert models == {"sim-agent", "sim-watcher"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--chain-length", "four"], "--chain-length takes numbers"),
+        (["--tasks", "0"], "--tasks must be at least 1"),
+        (["--base-url", "http://127.0.0.1:9/v1"], "--base-url needs --model"),
+        (["--follow", "1.5"], "--follow is a probability"),
+        (["--conditions", "none,psychic"], "unknown condition"),
+        (["--out", "/nonexistent-folder/rows.jsonl"], "the folder /nonexistent-folder does not exist"),
+    ],
+)
+def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "longchain", *argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.out == ""
+
+
+def test_an_unreachable_server_is_reported_not_hidden(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "bench",
+        "longchain",
+        "--tasks",
+        "1",
+        "--chain-length",
+        "2",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 tasks ended because the agent model failed" in out and "Connection error" in out

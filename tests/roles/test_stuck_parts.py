@@ -1,0 +1,205 @@
+"""Unit tests of the ``stuck`` role's parts: what counts as the same, waiting, cycles, chanting, re-arming."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from watcher.core.errors import ConfigurationError
+from watcher.core.interjection import Interject
+from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult, UserMessage
+from watcher.roles._stuck_actions import action_key, error_key, missing_tool, result_key, wait_kind
+from watcher.roles._stuck_cycles import CycleDetector
+from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_text import chant
+from watcher.roles.stuck import StuckRole
+
+# --- the same result, the same action, the same error ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ('{"ok": true, "messageId": "om_1", "runId": "run_1"}', '{"ok": true, "messageId": "om_2", "runId": "run_2"}'),
+        ("Command still running (session sess-4, pid 1004)", "Command still running (session sess-5, pid 1005)"),
+        ("request 3f1c9a2e-7b4d-4c1e-9f00-000000000001 queued", "request 9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d queued"),
+        ('{"created_at": "2026-11-23T13:00:01Z", "ok": true}', '{"created_at": "2026-11-23T13:05:44Z", "ok": true}'),
+        ("built in 812ms at 1763910000", "built in 790ms at 1763910042"),
+        ("wrote /tmp/run-17/out.csv", "wrote /tmp/run-18/out.csv"),
+        ('{"durationMs": 104, "rows": 3}', '{"durationMs": 131, "rows": 3}'),
+        ("digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", "digest 2c26b46b68ffc68ff99b453c1d30413413422d70"),
+    ],
+)
+def test_volatile_details_do_not_make_results_differ(first: str, second: str) -> None:
+    assert result_key(first, False) == result_key(second, False)
+    assert result_key(first, False) != result_key(second, True)  # failing or not still tells results apart
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("line 7", "line 8"), ("12 passed", "13 passed"), ("rows: 3", "rows: 4"), ('{"count": 1}', '{"count": 2}')],
+)
+def test_progress_counters_are_kept(first: str, second: str) -> None:
+    assert result_key(first, False) != result_key(second, False)
+
+
+def test_harness_fields_and_minted_ids_do_not_make_actions_differ() -> None:
+    base = {"path": "src/main.ts"}
+    assert action_key("read_file", {**base, "task_progress": "- [ ] a"}) == action_key(
+        "read_file", {**base, "task_progress": "- [x] a\n- [ ] b"}
+    )
+    post = {"channel": "C1", "text": "done"}
+    assert action_key("post", {**post, "client_msg_id": "a"}) == action_key("post", {**post, "client_msg_id": "b"})
+    uuid_a, uuid_b = "3f1c9a2e-7b4d-4c1e-9f00-000000000001", "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d"
+    assert action_key("post", {**post, "nonce": uuid_a}) == action_key("post", {**post, "nonce": uuid_b})
+    # a time that names what is asked for is not volatile: two threads are two actions
+    assert action_key("replies", {"ts": "1763910000.1"}) != action_key("replies", {"ts": "1763910042.7"})
+    assert action_key("read_file", base) != action_key("read_file", {"path": "src/app.ts"})
+
+
+def test_errors_are_the_same_whatever_they_were_about() -> None:
+    same = [
+        "<tool_use_error>File does not exist: tests/fixtures/users.json</tool_use_error>",
+        "<tool_use_error>File does not exist: tests/fixtures/accounts.json</tool_use_error>",
+    ]
+    assert error_key(same[0]) == error_key(same[1])
+    assert error_key("KeyError: 'month' at line 3") == error_key("KeyError: 'year' at line 7")
+    assert error_key("Permission denied: /etc/shadow") != error_key("File does not exist: /etc/shadow")
+
+
+@pytest.mark.parametrize(
+    ("output", "missing"),
+    [
+        ("Error: No such tool available: git_log", True),
+        ('Tool "exec" not found in registry', True),
+        ("unknown tool: search_web", True),
+        ("Function run_sql is not available in this session", True),
+        ("String to replace not found in file.", False),
+        ("File not found: src/tool.py", False),
+        ("bash: jq: command not found", False),
+    ],
+)
+def test_missing_tools_are_recognised(output: str, missing: bool) -> None:
+    assert missing_tool(output) is missing
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "kind"),
+    [
+        ("process", {"action": "poll", "sessionId": "s1"}, "sleep"),
+        ("jobs", {"op": "Status", "id": 4}, "status"),
+        ("background", {"mode": "wait"}, "sleep"),
+        ("write_stdin", {"session_id": 3, "chars": ""}, "sleep"),
+        ("write_stdin", {"session_id": 3, "chars": "y\n"}, None),
+        ("message", {"action": "send", "text": "hi"}, None),
+        ("process", {"action": "kill", "sessionId": "s1"}, None),
+    ],
+)
+def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object], kind: str | None) -> None:
+    assert wait_kind(name, tool_input) == kind
+
+
+# --- cycles ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("period", [2, 3, 4, 5])
+def test_cycles_of_two_to_five_steps_are_reported_once_per_three_cycles(period: int) -> None:
+    detector = CycleDetector(cycles=3)
+    block = [(f"action {k}", k) for k in range(period)]
+    reported = [n for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
+    # once when the third cycle completes, again three cycles later (the loop went on)
+    assert reported == [period * 3, period * 6]
+
+
+def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:
+    detector = CycleDetector(cycles=3)
+    assert not any(detector.feed(("same", 1)) for _ in range(12))
+    steps = [("a", 1), ("b", 2)] * 2 + [("c", 3)] + [("a", 1), ("b", 2)] * 2
+    assert not any(detector.feed(step) for step in steps)
+    detector.clear()
+    assert [bool(detector.feed(step)) for step in [("a", 1), ("b", 2)] * 3][-1]
+
+
+def test_a_cycle_is_reported_again_right_after_a_person_speaks() -> None:
+    detector = CycleDetector(cycles=3)
+    steps = [("a", 1), ("b", 2)] * 3
+    assert [bool(detector.feed(s)) for s in steps] == [False] * 5 + [True]
+    assert detector.feed(("a", 1)) == []  # the cycle goes on, already reported
+    detector.rearm()
+    assert detector.feed(("b", 2)) == [("a", 1), ("b", 2)]  # spoken to: its next step reports it again
+
+
+# --- chanting ----------------------------------------------------------------------------------------
+
+
+def test_chanting_is_found_and_quoted_from_a_sentence_start() -> None:
+    text = "I found it. " + "Now I will update the cache key to include the locale. " * 12
+    assert chant(text, 10) == ("Now I will update the cache key to include the locale.", 12)
+    assert chant("Thinking... Done. " * 30, 10) == ("Thinking... Done.", 30)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Now I will update the cache key. " * 9,  # nine times is not yet chanting
+        "```\n" + "assert render(page) == 'fr'\n" * 20 + "```\n",  # code
+        "| case | fr |\n" * 20,  # a table
+        "".join(f"- projects/acme/locations/eu/services/api-{i}\n" for i in range(20)),  # a list
+        "-" * 800,  # a divider
+        " ".join(f"Step {i} copies shard {i} of the dataset to the replica." for i in range(30)),  # similar, not equal
+        ("Same note. " + "x" * 400 + " ") * 12,  # repeats too far apart
+    ],
+)
+def test_structure_and_near_repeats_are_not_chanting(text: str) -> None:
+    assert chant(text, 10) is None
+
+
+# --- re-arming ---------------------------------------------------------------------------------------
+
+
+def test_levels_rearm_after_the_top_level_and_when_a_person_speaks() -> None:
+    levels = Levels(nudge_at=3, top_at=4, loop=1)
+    assert [levels.level(n) for n in range(1, 9)] == [0, 0, 1, 2, 0, 0, 1, 2]
+    assert levels.rearm(8) and levels.level(9) == 2  # spoken to after a pause: the next occurrence pauses again
+    fresh = Levels(nudge_at=3, top_at=4, loop=1)
+    assert not fresh.rearm(2)  # nothing reported yet: nothing to re-arm
+    assert [fresh.level(n) for n in (1, 2, 3)] == [0, 0, 1]
+    assert fresh.rearm(3) and fresh.level(4) == 2  # the pause was due anyway
+
+
+def _run(observations: list[Observation]) -> list[tuple[int, str]]:
+    role, buffer, said = StuckRole(), [], []
+    for obs in observations:
+        buffer.append(obs)
+        decision = role.evaluate(buffer, 1)
+        if isinstance(decision, Interject):
+            said.append((len(buffer) - 1, decision.interjection.action))
+    return said
+
+
+def _read(n: int) -> list[Observation]:
+    return [
+        ToolCall(id=f"c{n}", name="Read", input={"file_path": "a.py"}),
+        ToolResult(tool_call_id=f"c{n}", output="x"),
+    ]
+
+
+def test_a_paused_loop_is_flagged_again_after_the_person_speaks() -> None:
+    loop = [o for n in range(4) for o in _read(n)]
+    assert _run(loop) == [(7, "pause")]
+    assert _run([*loop, UserMessage(text="carry on"), *_read(9)]) == [(7, "pause"), (10, "pause")]
+    assert _run([*loop, AssistantMessage(text="again"), *_read(9)]) == [(7, "pause")]  # no person spoke
+
+
+def test_empty_replies_are_a_monologue() -> None:
+    said = _run([AssistantMessage(text=""), AssistantMessage(text="  "), AssistantMessage(text="\n")])
+    assert said == [(2, "pause")]
+
+
+def test_new_thresholds_are_validated() -> None:
+    with pytest.raises(ConfigurationError, match="same_error_pause"):
+        StuckRole(same_error_nudge=6, same_error_pause=6)
+    with pytest.raises(ConfigurationError, match="chant_repeats"):
+        StuckRole(chant_repeats=1)
+    assert json.dumps(StuckRole(chant_repeats=5).config.chant_repeats) == "5"
