@@ -79,3 +79,20 @@ async def test_codex_read_only_git_is_widened_with_its_git_dirs_and_resumed(proj
     assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
     assert "writing " in result.recoveries[0]["fix"] and ".git" in result.recoveries[0]["fix"]
     assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]
+
+
+async def test_gemini_policy_violation_is_widened_and_the_session_resumed(project: Project) -> None:
+    gemini = cli("gemini")
+    model = CommitTask("gemini")
+    with StubGeminiServer(*model.replies()) as stub:
+        env = project.env(GOOGLE_GEMINI_BASE_URL=stub.root_url, GEMINI_API_KEY="dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                "Write NOTES.md with a heading.", agent="gemini", repo=project.repo, cli_path=str(gemini), env=env,
+                journal=project.journal, pr=False, idle_timeout_s=60, total_timeout_s=120,
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.detail, model.steps, result.permission_errors)
+    assert model.steps == ["write", "commit", "summary_refused", "commit_again", "summary_committed"]
+    assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
+    assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]
