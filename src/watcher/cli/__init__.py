@@ -19,7 +19,7 @@ from watcher.core.errors import WatcherError
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _roles, _hooks, _serve, _bench, _spawn)
+_COMMANDS = (_replay, _roles, _spawn, _hooks, _serve, _bench)
 
 
 def _parser() -> argparse.ArgumentParser:
