@@ -38,7 +38,10 @@ async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(p
     assert len(delivered) == 1
     after = [i for i, ts in enumerate(model.requests_at) if ts >= delivered[0].ts]
     assert after and model.seen_supervisor_at == after[0], (model.requests_at, delivered[0].ts, model.steps)
-    assert stub.disconnects, "the interrupt dropped the streaming response"
+    # the interrupt cut the turn short (a streaming response, or a tool call about to run)
+    from pathlib import Path
+
+    assert "[Request interrupted by user" in (Path(result.logs) / "stream.jsonl").read_text()
     # the fix was committed, pushed and proposed
     assert result.pr is not None and result.pr.number == 1
     (pull,) = project.forge.pulls
