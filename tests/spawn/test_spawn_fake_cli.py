@@ -195,3 +195,16 @@ async def test_the_cli_gets_env_i_plus_secrets_by_name_and_no_secret_reaches_the
         p.read_bytes() for p in project.journal.path.parent.glob("*-wal")
     )
     assert secret.encode() not in raw and b"hunter2-unrelated" not in raw
+
+
+async def test_interactive_recovery_asks_and_a_yes_resumes_the_session(project: Project, tmp_path: Path) -> None:
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "denied-git-recovered")
+    asked: list[str] = []
+    cli = str(launcher(scenario.script(tmp_path), tmp_path))
+    spawned = await run_spawn(
+        config(project, cli, task=scenario.task, recovery="interactive", ask=lambda q: asked.append(q) or True)
+    )
+    assert asked == ["Allow command `git commit *` and resume?"]
+    assert spawned.status == "success" and spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"
