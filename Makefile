@@ -31,6 +31,8 @@ demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
 	@# executed headless on a real kernel
 	$(PY) -m watcher.demo
+	@# one spawn end to end: the real Claude Code CLI when npm installed it, else the fake CLI (it says which)
+	$(PY) -m watcher.demo_spawn
 	$(PY) -m watcher.demo_notebooks
 
 test: check unit notebooks

@@ -36,7 +36,6 @@ async def _show(path: Path, title: str) -> None:
     print(
         f"\n=== {title}\n    ({path.name}: {len(observations)} observations, watchers: {', '.join(DEFAULT_REPLAY_ROLES)}, offline rules)"
     )
-    said = [e for e in result.evaluations if e.interjection]
     for index, obs in enumerate(observations):
         line = " ⏎ ".join(describe_observation(obs).splitlines()[:2])
         print(f"  {index:>3} {line[:100]}")
@@ -48,7 +47,9 @@ async def _show(path: Path, title: str) -> None:
             print(f"      >> {event.watcher} interjects ({urgency}{i.severity}, {i.action}{where}):")
             for text_line in i.content.splitlines():
                 print(f"         {text_line}")
-    print(f"    -> {len(result.evaluations)} evaluations, {len(said)} interjections, {result.delivered} delivered")
+    print(
+        f"    -> {len(result.evaluations)} evaluations, {result.interjections} interjections, {result.delivered} delivered"
+    )
 
 
 def _scripted_model() -> Reply:

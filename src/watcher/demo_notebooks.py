@@ -17,10 +17,12 @@ import textwrap
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from watcher.core.observations import observation_from_dict
+from watcher.core.interjection import Location
+from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
+from watcher.runtime.events import EvaluationEvent, ObservationEvent, SessionEvent
+from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise"]
@@ -90,49 +92,50 @@ def _line(text: str, width: int = 96) -> str:
 
 def summarise(rows: list[JournalRow]) -> list[str]:
     """The report for one notebook's journal rows: observed, concluded, injected."""
+    events = [row.event() for row in rows]
     out: list[str] = []
-    sessions = [r.session for r in rows if r.kind == "session" and r.payload.get("status") == "started"]
+    sessions = [e.session for e in events if isinstance(e, SessionEvent) and e.status == "started"]
     for session in sessions:
-        mine = [r for r in rows if r.session == session]
+        mine = [e for e in events if e.session == session]
         kind = "agent run" if session.startswith("agent-") else "notebook"
-        observations = [r for r in mine if r.kind == "observation"]
+        observations = [e for e in mine if isinstance(e, ObservationEvent)]
         out.append(f"  {kind} {session}: {len(observations)} observations")
-        for r in observations:
-            obs = observation_from_dict(r.payload["observation"])
-            if obs.kind == "cell_executed" and describe_observation(obs).split("\n", 1)[-1].lstrip().startswith("%"):
+        for e in observations:
+            obs = e.observation
+            if isinstance(obs, CellExecuted) and describe_observation(obs).split("\n", 1)[-1].lstrip().startswith("%"):
                 continue  # the magics that set watchers up
-            out.append(f"    #{r.payload['index']:<3} {_line(describe_observation(obs))}")
-        evaluations = [r for r in mine if r.kind == "evaluation"]
-        per = Counter(r.watcher for r in evaluations)
-        said = Counter(r.payload.get("decision") for r in evaluations)
+            out.append(f"    #{e.index:<3} {_line(describe_observation(obs))}")
+        evaluations = [e for e in mine if isinstance(e, EvaluationEvent)]
+        per = Counter(e.watcher for e in evaluations)
+        said = Counter(e.decision for e in evaluations)
         if evaluations:
             who = ", ".join(f"{name} {n}" for name, n in sorted(per.items()))
             out.append(
                 f"  concluded: {len(evaluations)} evaluations ({who}): {said['continue']} continue, {said['interject']} interject"
             )
-        fates = {str(r.payload.get("interjection_id")): r.payload for r in mine if r.kind == "delivery"}
-        for r in (r for r in mine if r.kind == "interjection"):
-            i = r.payload["interjection"]
-            fate = fates.get(str(i["id"]), {}).get("outcome") or (
-                "pending: waiting for a person" if r.payload["status"] == "pending" else "queued"
-            )
-            where = ", ".join(_where(loc) for loc in i.get("locations") or [])
-            urgency = "urgent " if i.get("urgent") else ""
+        fates = Fates()
+        for event in mine:
+            fates.apply(event)
+        for fate in fates:
+            if fate.status in ("proposed", "capped") or fate.origin.by_person:
+                continue
+            i = fate.interjection
+            where = ", ".join(_where(loc) for loc in i.locations)
+            urgency = "urgent " if i.urgent else ""
+            status = "pending: waiting for a person" if fate.status == "pending" else fate.status
             out.append(
-                f"  >> {r.watcher} interjected ({urgency}{i['severity']}, {i['action']}{' @ ' + where if where else ''}) -> {fate}"
+                f"  >> {fate.watcher} interjected ({urgency}{i.severity}, {i.action}{' @ ' + where if where else ''}) -> {status}"
             )
-            out.extend("       " + line for line in textwrap.wrap(i["content"], 92))
-        injected = [r for r in observations if r.payload["observation"].get("interjection_id")]
-        for r in injected:
-            out.append(
-                f"  injected into the run at #{r.payload['index']}: {_line(r.payload['observation']['text'], 88)}"
-            )
+            out.extend("       " + line for line in textwrap.wrap(i.content, 92))
+        for e in observations:
+            if isinstance(e.observation, UserMessage) and e.observation.extra.get("interjection_id"):
+                out.append(f"  injected into the run at #{e.index}: {_line(e.observation.text, 88)}")
     return out
 
 
-def _where(loc: dict[str, Any]) -> str:
-    target = loc.get("path") or f"cell:{loc.get('cell_id')}"
-    return f"{target}:{loc.get('start_line')}"
+def _where(loc: Location) -> str:
+    target = loc.path or f"cell:{loc.cell_id}"
+    return f"{target}:{loc.start_line}"
 
 
 def main() -> int:

@@ -33,18 +33,6 @@ SPEC = WatcherSpec(name="sec", role="security", brief="Flag SQL injection and le
 VULNERABLE = "def login(name):\n    return db.execute(f\"SELECT * FROM users WHERE name = '{name}'\")\n"
 
 
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "ANTHROPIC_PROFILE",
-        "WATCHER_ANTHROPIC_MODEL",
-    ):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def stub() -> Iterator[StubAnthropicServer]:
     with StubAnthropicServer() as server:

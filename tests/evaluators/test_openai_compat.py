@@ -23,12 +23,6 @@ SPEC = WatcherSpec(name="sec", role="security", brief="Flag SQL injection.")
 INTERJECT = "[INTERJECT]\nurgent: false\ncontent: Parameterise the query in login().\n[/INTERJECT]"
 
 
-@pytest.fixture(autouse=True)
-def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WATCHER_OPENAI_MODEL", "WATCHER_OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def stub() -> Iterator[StubOpenAIServer]:
     with StubOpenAIServer() as server:

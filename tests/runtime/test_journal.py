@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import polars as pl
@@ -46,13 +47,16 @@ def test_second_process_follows_live_and_misses_nothing(tmp_path: Path) -> None:
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(count)])
     seen: list[int] = []
     ids: list[int] = []
+    deadline = time.monotonic() + 60
     try:
-        for row in reader.follow(poll=0.01):
-            assert row.kind == "observation" and row.session == "other-process"
-            seen.append(row.payload["index"])
-            ids.append(row.id)
-            if len(seen) == count:
-                break
+        while len(seen) < count and time.monotonic() < deadline:  # as the language server follows: by id
+            rows = reader.read(ids[-1] if ids else 0)
+            for row in rows:
+                assert row.kind == "observation" and row.session == "other-process"
+                seen.append(row.payload["index"])
+                ids.append(row.id)
+            if not rows:
+                time.sleep(0.01)
     finally:
         assert writer.wait(timeout=60) == 0
     assert seen == list(range(count)), "every event, in order, none lost"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -274,3 +276,22 @@ def test_close_ends_a_stalled_answer_promptly() -> None:
         sdk.messages.create(model="m", max_tokens=5, messages=MESSAGES)
     closer.join()
     assert time.perf_counter() - started < 3
+
+
+def test_a_request_without_tools_gets_the_default_reply_and_leaves_the_script_alone() -> None:
+    tools = [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]
+    with StubAnthropicServer(Reply.text("scripted"), default_reply=Reply.text("side answer")) as stub:
+        sdk = client(stub)
+        side = sdk.messages.create(model="m", max_tokens=10, messages=MESSAGES)
+        main = sdk.messages.create(model="m", max_tokens=10, messages=MESSAGES, tools=tools)  # type: ignore[arg-type]
+        assert [side.content[0].text, main.content[0].text] == ["side answer", "scripted"]  # type: ignore[union-attr]
+        assert stub.remaining == 0
+
+
+def test_ids_differ_between_processes() -> None:
+    # a CLI resumed in a second test process must not see a tool-use id of the first again
+    code = "from watcher.testing.scripts import next_id; print(next_id('toolu'))"
+    ids = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in "ab"
+    }
+    assert len(ids) == 2

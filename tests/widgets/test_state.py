@@ -78,7 +78,7 @@ def test_pending_interjection_until_delivered_then_badge() -> None:
     )
     view = state.view()
     assert view.pending_id == "" and view.pending == ""
-    assert "delivered: edited text" in view.delivered
+    assert "edited: edited text" in view.delivered  # delivered, with the words a person changed
 
 
 def test_events_of_other_watchers_are_ignored() -> None:

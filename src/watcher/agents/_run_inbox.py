@@ -1,13 +1,11 @@
 """The inbox of an ``AgentRun``: interjections waiting for the next boundary, and their fate.
 
-``inject`` admits an interjection here (or refuses it: the run has ended, it has no content, or
-the run already answered ``max_corrections_per_step`` watcher interjections in a row — the cap
-on corrective turns; a person's guidance and a ``pause``/``abort`` are never capped). On the
-run's loop it is queued, or turned into a stop if it is a ``pause``/``abort``. At a boundary the
-run takes the inbox: each interjection is formatted by ``_delivery`` (a watcher's in its
-authority's format, a person's as ``Supervisor:Guidance:``, as its ``Origin`` says), observed as
-a ``UserMessage`` and shown to the sinks; it is journaled ``delivered`` when the request that
-carries it is sent. What is still queued (or taken but never sent) when the run ends is
+The run's loop admits an interjection here once it has checked the run's own rules (ended, the
+cap on corrective turns, a ``pause``/``abort`` that stops the run instead); the inbox only checks
+that it has something to say. At a boundary the loop takes the inbox: each interjection is
+formatted by ``_delivery`` (a watcher's in its authority's format, a person's as
+``Supervisor:Guidance:``, as its ``Origin`` says), observed as a ``UserMessage`` and shown to the
+sinks; it is journaled ``delivered`` when the request that carries it is sent. What is still queued (or taken but never sent) when the run ends is
 journaled as undeliverable, so no interjection vanishes silently.
 """
 
@@ -15,24 +13,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from watcher.agents._delivery import format_injection
-from watcher.agents._sinks import RunEvent
-from watcher.core.errors import CorrectionCapReached, EmptyInterjectionError, SessionEndedError
+from watcher.agents._sinks import OutputSinks, RunEvent
+from watcher.core.errors import EmptyInterjectionError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import UserMessage
 from watcher.runtime.events import DeliveryEvent, DeliveryOutcome
+from watcher.runtime.hub import Runtime
 
-if TYPE_CHECKING:
-    from watcher.agents._run_loop import RunLoop
-    from watcher.agents.run import AgentRun
-
-__all__ = ["Inbox", "InboxItem"]
+__all__ = ["STOPS", "Inbox", "InboxItem"]
 
 log = logging.getLogger("watcher.agents")
 
-_STOPS = {"pause": "paused", "abort": "aborted"}  # actions that stop the run instead of being delivered
+STOPS = {"pause": "paused", "abort": "aborted"}  # actions that stop the run instead of being delivered
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,43 +38,25 @@ class InboxItem:
 
 
 class Inbox:
-    """The interjections queued for one run's next boundary."""
+    """The interjections queued for one run's next boundary; it knows nothing of the run's turns."""
 
-    def __init__(self, run: AgentRun, turns: RunLoop) -> None:
-        self.run = run
-        self.turns = turns
+    def __init__(self, session: str, runtime: Runtime, sinks: OutputSinks) -> None:
+        self.session = session
+        self.runtime = runtime
+        self.sinks = sinks
         self.items: list[InboxItem] = []
         self.guided = False  # a person has given guidance: the run is supervised from now on
 
     def admit(self, interjection: Interjection, origin: Origin) -> InboxItem:
-        """Check that ``interjection`` may be queued (any thread)."""
-        run = self.run
-        if run.ended:
-            raise SessionEndedError(
-                f"agent run {run.name!r} has ended ({run.status}); interjection {interjection.id!r} was not delivered"
-            )
-        if not interjection.content.strip() and interjection.action not in _STOPS:
+        """Check that ``interjection`` has something to say (any thread); stamps its origin."""
+        if not interjection.content.strip() and interjection.action not in STOPS:
             raise EmptyInterjectionError(
-                f"agent run {run.name!r}: interjection {interjection.id!r} has no content; give it the text to say"
-            )
-        if not origin.by_person and interjection.action not in _STOPS and self.turns.at_cap():
-            raise CorrectionCapReached(
-                f"agent run {run.name!r} already answered {run.max_corrections_per_step} interjections in a row "
-                "(max_corrections_per_step); this one was not delivered"
+                f"agent run {self.session!r}: interjection {interjection.id!r} has no content; give it the text to say"
             )
         return InboxItem(replace(interjection, origin=origin), origin)
 
     def put(self, item: InboxItem) -> None:
-        """Queue an admitted item (on the run's loop); a pause or an abort stops the run instead."""
-        run, i = self.run, item.interjection
-        if run.ended:
-            self.undeliverable([item], "the run ended before the interjection arrived")
-            return
-        if i.action in _STOPS:
-            stop = run.pause if i.action == "pause" else run.abort
-            who = "a person" if item.origin.by_person else item.origin.watcher
-            stop(f"{who}: {i.content}".strip())
-            return
+        """Queue an admitted item (on the run's loop)."""
         if item.origin.by_person:
             self.guided = True
         self.items.append(item)
@@ -91,21 +67,20 @@ class Inbox:
 
     def take(self) -> list[tuple[InboxItem, str]]:
         """Empty the inbox: each item with the text it is delivered as, observed and shown."""
-        run = self.run
         items, self.items = self.items, []
         out = []
         for item in items:
             i = item.interjection
             by_person = item.origin.by_person
-            watcher = run.runtime.watchers.get((run.name, i.watcher))
+            watcher = self.runtime.watchers.get((self.session, i.watcher))
             authority = watcher.spec.authority if watcher is not None else "supervisor"
             text = format_injection(i, authority=authority, by_person=by_person)
             if by_person:
                 self.guided = True
-            run.runtime.observe(run.name, UserMessage(text=text, extra={"interjection_id": i.id, "watcher": i.watcher}))
-            run.sinks.emit(
-                RunEvent("interjection", text, {"id": i.id, "watcher": i.watcher, "urgent": i.urgent}, run.name)
-            )
+            observed = UserMessage(text=text, extra={"interjection_id": i.id, "watcher": i.watcher})
+            self.runtime.observe(self.session, observed)
+            data = {"id": i.id, "watcher": i.watcher, "urgent": i.urgent}
+            self.sinks.emit(RunEvent("interjection", text, data, self.session))
             out.append((item, text))
         return out
 
@@ -121,15 +96,15 @@ class Inbox:
     def undeliverable(self, items: list[InboxItem], detail: str) -> None:
         """Journal ``items`` as undeliverable: the run ended before a request carried them."""
         for item in items:
-            log.warning("agent run %r: interjection %s undeliverable: %s", self.run.name, item.interjection.id, detail)
+            log.warning("agent run %r: interjection %s undeliverable: %s", self.session, item.interjection.id, detail)
         self._publish(items, "undeliverable", detail)
 
     def _publish(self, items: list[InboxItem], outcome: DeliveryOutcome, detail: str) -> None:
         for item in items:
             i = item.interjection
-            self.run.runtime.publish(
+            self.runtime.publish(
                 DeliveryEvent(
-                    session=self.run.name,
+                    session=self.session,
                     watcher=i.watcher,
                     interjection_id=i.id,
                     outcome=outcome,

@@ -1,4 +1,8 @@
-"""The turn loop of an ``AgentRun``: checkpoint, deliver, stream, run tools, repeat.
+"""The turn loop of an agent run: checkpoint, deliver, stream, run tools, repeat; returns a ``RunResult``.
+
+The run (``watcher.agents.run``) owns the loop, the loop owns the conversation, the counters and
+the inbox (``_run_inbox``); nothing points back. The run hands the loop what people and watchers
+say (``admit``/``put``, ``request_stop``, ``interrupt``), and ``drive`` returns the result.
 
 Invariants (the API rejects a conversation that breaks them):
 
@@ -13,17 +17,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from watcher.agents._sinks import RunEvent
-from watcher.agents._tools import ToolOutcome
-from watcher.core.observations import AssistantMessage, Done, HarnessError, ToolCall, ToolResult, UserMessage
-
-if TYPE_CHECKING:
-    from watcher.agents._run_inbox import InboxItem
-    from watcher.agents.run import AgentRun, RunResult
+from watcher.agents._delivery import supervised_system
+from watcher.agents._run_config import RunConfig, RunResult
+from watcher.agents._run_inbox import STOPS, Inbox, InboxItem
+from watcher.agents._run_turn import Turn
+from watcher.agents._sinks import OutputSinks
+from watcher.core.errors import CorrectionCapReached
+from watcher.core.interjection import Interjection, Origin
+from watcher.core.observations import UserMessage
+from watcher.runtime.engine import Watcher
+from watcher.runtime.hub import Runtime
 
 __all__ = ["RunLoop"]
 
@@ -31,240 +37,170 @@ log = logging.getLogger("watcher.agents")
 
 
 @dataclass(slots=True)
-class _Partial:
-    """What a streamed response had produced so far (read when it is interrupted)."""
+class _Counters:
+    """What the loop counts while it runs; ``RunLoop.result`` freezes it into a ``RunResult``."""
 
-    text: str = ""
-    tool_use: bool = False
+    steps: int = 0
+    streak: int = 0  # consecutive turns that answered an interjection
+    corrective_steps: int = 0
+    corrective_tokens: int = 0
     input_tokens: int = 0
+    output_tokens: int = 0
+    last_text: str = ""
 
 
 class RunLoop:
-    """Drives one run's turns and keeps its counters."""
+    """Drives one run's turns; everything it needs is handed to it, and it returns the result."""
 
-    def __init__(self, run: AgentRun) -> None:
-        self.agent = run
-        self.steps = 0
-        self.streak = 0  # consecutive turns that answered an interjection
-        self.corrective_steps = 0
-        self.corrective_tokens = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self.interrupt_ms: list[float] = []
-        self.last_text = ""
-        self._turn: asyncio.Task[Any] | None = None
-        self._interrupt_at: float | None = None
-        self._partial = _Partial()
+    def __init__(self, config: RunConfig, *, client: Any, runtime: Runtime, sinks: OutputSinks) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.sinks = sinks
+        self.inbox = Inbox(config.name, runtime, sinks)
+        self.messages: list[dict[str, Any]] = []
+        self.counters = _Counters()
+        self.stop: tuple[str, str] | None = None  # (status, detail) once a pause or an abort was asked for
+        self.closed = False
+        self._turn = Turn(config, client=client, runtime=runtime, sinks=sinks, messages=self.messages)
+        self._attention = asyncio.Event()  # set when something should end a checkpoint early
 
-    # --- called by the run (any moment, on the run's loop) -------------------------------------
+    # --- called by the run ------------------------------------------------------------------------
 
-    def at_cap(self) -> bool:
-        """True when one more corrective turn would break ``max_corrections_per_step``."""
-        return self.streak >= self.agent.max_corrections_per_step
+    def admit(self, interjection: Interjection, origin: Origin) -> InboxItem:
+        """Check ``interjection`` against the run's rules (any thread): the corrective cap, its content."""
+        if not origin.by_person and interjection.action not in STOPS and self.at_cap():
+            raise CorrectionCapReached(
+                f"agent run {self.config.name!r} already answered {self.config.max_corrections_per_step} "
+                "interjections in a row (max_corrections_per_step); this one was not delivered"
+            )
+        return self.inbox.admit(interjection, origin)
+
+    def put(self, item: InboxItem) -> None:
+        """Queue an admitted item (on the run's loop); a pause or an abort stops the run instead."""
+        said = item.interjection
+        if self.closed:
+            self.inbox.undeliverable([item], "the run ended before the interjection arrived")
+        elif said.action in STOPS:
+            who = "a person" if item.origin.by_person else item.origin.watcher
+            self.request_stop(STOPS[said.action], f"{who}: {said.content}".strip())
+        else:
+            self.inbox.put(item)
+            if said.urgent:
+                self._attention.set()
+
+    def request_stop(self, status: str, detail: str) -> None:
+        """Stop the run at once with ``status`` (paused or aborted)."""
+        if self.stop is None and not self.closed:
+            self.stop = (status, detail)
+            self._attention.set()
+            self.interrupt()
 
     def interrupt(self) -> None:
         """Cancel the streamed response in flight, if any (the SDK closes its connection)."""
-        turn = self._turn
-        if turn is not None and not turn.done() and self._interrupt_at is None:
-            self._interrupt_at = time.perf_counter()
-            turn.cancel()
+        self._turn.interrupt()
+
+    def at_cap(self) -> bool:
+        """True when one more corrective turn would break ``max_corrections_per_step``."""
+        return self.counters.streak >= self.config.max_corrections_per_step
+
+    @property
+    def watchers(self) -> list[Watcher]:
+        """The watchers attached to this run now."""
+        return [w for (session, _), w in list(self.runtime.watchers.items()) if session == self.config.name]
+
+    @property
+    def supervised(self) -> bool:
+        """True while a watcher is attached or once a person has given guidance."""
+        return self.inbox.guided or bool(self.watchers)
+
+    def result(self, status: str, detail: str = "") -> RunResult:
+        """What the run did so far, as a frozen value."""
+        c = self.counters
+        return RunResult(
+            status=status,
+            text=c.last_text,
+            messages=tuple(self.messages),
+            steps=c.steps,
+            corrective_steps=c.corrective_steps,
+            corrective_tokens=c.corrective_tokens,
+            input_tokens=c.input_tokens,
+            output_tokens=c.output_tokens,
+            interrupts=len(self._turn.interrupt_ms),
+            interrupt_ms=tuple(self._turn.interrupt_ms),
+            detail=detail,
+        )
+
+    def close(self, detail: str) -> None:
+        """The run has ended: what is still queued is journaled undeliverable."""
+        self.closed = True
+        self.inbox.close(detail)
 
     # --- the loop ------------------------------------------------------------------------------
 
     async def drive(self) -> RunResult:
-        """Run turns until the run completes, stops or fails; returns its result."""
-        run = self.agent
-        pending: list[dict[str, Any]] | None = [{"type": "text", "text": run.prompt}]
-        run.runtime.observe(run.name, UserMessage(text=run.prompt))
+        """Run turns until the run completes or stops; returns its result (errors propagate)."""
+        config, c = self.config, self.counters
+        pending: list[dict[str, Any]] | None = [{"type": "text", "text": config.prompt}]
+        self.runtime.observe(config.name, UserMessage(text=config.prompt))
         carried: list[InboxItem] = []  # interjections taken for the next request, not yet sent
-        try:
-            while True:
-                await self._checkpoint()
-                delivered = run.take_inbox()
-                if delivered:
-                    pending = [*(pending or []), *({"type": "text", "text": text} for _, text in delivered)]
-                    carried = [*carried, *(item for item, _ in delivered)]
-                stop = run.stop_requested()
-                if stop is not None:
-                    self._append_user(pending or [])
-                    run.undeliverable(carried, f"the run was {stop[0]} before a request carried it")
-                    return run.finish(*stop)
-                if pending is None:
-                    return run.finish("completed")
-                if self.steps >= run.max_steps:
-                    self._append_user(pending)
-                    run.undeliverable(carried, "the run reached max_steps before a request carried it")
-                    return run.finish("max_steps", f"stopped after {self.steps} steps (max_steps)")
-                self._append_user(pending)
-                corrective = bool(carried)
-                self.steps += 1
-                self.streak = self.streak + 1 if corrective else 0
-                run.delivered(carried)
-                carried = []
-                message = await self._turn_once(corrective)
-                pending = [] if message is None else await self._after(message)
-        except asyncio.CancelledError:
-            run.finish("cancelled", "the run's task was cancelled")
-            raise
-        except Exception as exc:
-            detail = f"{type(exc).__name__}: {exc}"
-            run.runtime.observe(run.name, HarnessError(text=detail))
-            run.finish("failed", detail)
-            raise
+        while True:
+            await self._checkpoint()
+            delivered = self.inbox.take()
+            if delivered:
+                pending = [*(pending or []), *({"type": "text", "text": text} for _, text in delivered)]
+                carried = [*carried, *(item for item, _ in delivered)]
+            if self.stop is not None:
+                self._turn.append_user(pending or [])
+                self.inbox.undeliverable(carried, f"the run was {self.stop[0]} before a request carried it")
+                return self.result(*self.stop)
+            if pending is None:
+                return self.result("completed")
+            if c.steps >= config.max_steps:
+                self._turn.append_user(pending)
+                self.inbox.undeliverable(carried, "the run reached max_steps before a request carried it")
+                return self.result("max_steps", f"stopped after {c.steps} steps (max_steps)")
+            self._turn.append_user(pending)
+            corrective = bool(carried)
+            c.steps += 1
+            c.streak = c.streak + 1 if corrective else 0
+            c.corrective_steps += corrective
+            self.inbox.delivered(carried)
+            carried = []
+            system = supervised_system(config.system) if self.supervised else config.system
+            spent = await self._turn.stream(c.steps, system)
+            c.input_tokens += spent.input_tokens
+            c.output_tokens += spent.output_tokens
+            if corrective:
+                c.corrective_tokens += spent.input_tokens + spent.output_tokens
+            if spent.message is None:
+                pending = []  # interrupted: what was queued goes with the next request
+                continue
+            pending, text = await self._turn.after(spent.message, c.steps, lambda: self.stop)
+            if text.strip():
+                c.last_text = text
 
     async def _checkpoint(self) -> None:
         """Wait for the watchers to judge what was just published (up to ``checkpoint_s``).
 
-        An urgent interjection or a stop ends the wait early.
+        An urgent interjection or a stop ends the wait early. Waits on events (the watchers'
+        subscriptions settling, their evaluations finishing), never by polling.
         """
-        run = self.agent
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        while not run.settled():
-            waited = loop.time() - start
-            if run.inbox_urgent() or waited >= run.checkpoint_s:
-                if waited >= run.checkpoint_s > 0:
-                    log.info("agent run %r: watchers still busy after %.1fs; going on", run.name, waited)
-                return
-            await asyncio.sleep(0.001)
-
-    def _append_user(self, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
+        timeout = self.config.checkpoint_s
+        if self.stop is not None or self.inbox.urgent() or timeout <= 0:
             return
-        messages = self.agent.messages
-        if messages and messages[-1]["role"] == "user":
-            previous = messages[-1]["content"]
-            previous = [{"type": "text", "text": previous}] if isinstance(previous, str) else list(previous)
-            messages[-1] = {"role": "user", "content": [*previous, *blocks]}
-        else:
-            messages.append({"role": "user", "content": blocks})
-
-    # --- one turn --------------------------------------------------------------------------------
-
-    async def _turn_once(self, corrective: bool) -> Any:
-        """Stream one response; None when it was interrupted."""
-        if corrective:
-            self.corrective_steps += 1
-        self._partial = _Partial()
-        self._interrupt_at = None
-        turn = asyncio.get_running_loop().create_task(self._stream(self.steps), name=f"watcher-turn:{self.agent.name}")
-        self._turn = turn
+        self._attention.clear()
+        quiet = asyncio.ensure_future(self._watchers_quiet())
+        heads_up = asyncio.ensure_future(self._attention.wait())
         try:
-            await asyncio.wait({turn})
-        except asyncio.CancelledError:  # the run itself is cancelled: take the stream down with it
-            turn.cancel()
-            raise
+            done, _ = await asyncio.wait({quiet, heads_up}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            self._turn = None
-        if turn.cancelled():
-            self._interrupted(corrective)
-            return None
-        message = turn.result()  # an API or transport error propagates and fails the run
-        usage = message.usage
-        spent_in = usage.input_tokens + (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
-        self.input_tokens += spent_in
-        self.output_tokens += usage.output_tokens
-        if corrective:
-            self.corrective_tokens += spent_in + usage.output_tokens
-        return message
+            quiet.cancel()
+            heads_up.cancel()
+        if not done:
+            log.info("agent run %r: watchers still busy after %.1fs; going on", self.config.name, timeout)
 
-    async def _stream(self, step: int) -> Any:
-        run = self.agent
-        partial = self._partial
-        request: dict[str, Any] = {"model": run.model, "max_tokens": run.max_tokens, "messages": list(run.messages)}
-        system = run.system_prompt()
-        if system:
-            request["system"] = system
-        if run.tools:
-            request["tools"] = [t.definition() for t in run.tools.values()]
-        if run.cache:
-            request["cache_control"] = {"type": "ephemeral"}
-        async with run.client.messages.stream(**request) as stream:
-            async for event in stream:
-                kind = event.type
-                if kind == "text":
-                    partial.text += event.text
-                    run.sinks.emit(RunEvent("text", event.text, {"step": step}, run.name))
-                elif kind == "content_block_start" and event.content_block.type == "tool_use":
-                    partial.tool_use = True
-                    block = event.content_block
-                    run.sinks.emit(RunEvent("tool_call_start", block.name, {"id": block.id, "step": step}, run.name))
-                elif kind == "message_start":
-                    partial.input_tokens = event.message.usage.input_tokens
-            return await stream.get_final_message()
-
-    def _interrupted(self, corrective: bool) -> None:
-        run = self.agent
-        latency = (time.perf_counter() - self._interrupt_at) * 1000 if self._interrupt_at is not None else 0.0
-        self.interrupt_ms.append(latency)
-        partial = self._partial
-        self.input_tokens += partial.input_tokens
-        if corrective:
-            self.corrective_tokens += partial.input_tokens
-        kept = bool(partial.text.strip()) and not partial.tool_use
-        if kept:
-            run.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial.text.rstrip()}]})
-        if partial.text:
-            extra = {"interrupted": True, "kept": kept}
-            run.runtime.observe(run.name, AssistantMessage(text=partial.text, extra=extra))
-        data = {"step": self.steps, "kept_text": kept, "dropped_tool_use": partial.tool_use, "latency_ms": latency}
-        run.sinks.emit(RunEvent("interrupted", partial.text, data, run.name))
-
-    async def _after(self, message: Any) -> list[dict[str, Any]] | None:
-        """Record a complete response; returns the next user content (tool results) or None."""
-        run = self.agent
-        blocks = [_param(block) for block in message.content]
-        blocks = [b for b in blocks if not (b["type"] == "text" and not b["text"].strip())]
-        if blocks:
-            run.messages.append({"role": "assistant", "content": blocks})
-        text = "".join(b["text"] for b in blocks if b["type"] == "text")
-        if text.strip():
-            self.last_text = text
-            run.runtime.observe(run.name, AssistantMessage(text=text))
-        calls = [b for b in blocks if b["type"] == "tool_use"]
-        for call in calls:
-            run.runtime.observe(run.name, ToolCall(id=call["id"], name=call["name"], input=call["input"]))
-            run.sinks.emit(RunEvent("tool_call", call["name"], {"id": call["id"], "input": call["input"]}, run.name))
-        if calls:  # answered even when the turn stopped for another reason: history stays valid
-            return await self._run_tools(calls)
-        run.runtime.observe(run.name, Done())
-        run.sinks.emit(RunEvent("turn_end", "", {"step": self.steps, "stop_reason": message.stop_reason}, run.name))
-        return None
-
-    async def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        run = self.agent
-        results = []
-        for call in calls:
-            stop = run.stop_requested()
-            tool = run.tools.get(call["name"])
-            if stop is not None:
-                outcome = ToolOutcome(f"not run: the run was {stop[0]} ({stop[1]})", is_error=True)
-            elif tool is None:
-                known = ", ".join(run.tools) or "none"
-                outcome = ToolOutcome(f"unknown tool {call['name']!r}; the tools are: {known}", is_error=True)
-            else:
-                outcome = await tool.call(call["input"])
-            run.runtime.observe(
-                run.name, ToolResult(tool_call_id=call["id"], output=outcome.output, is_error=outcome.is_error)
-            )
-            data = {"id": call["id"], "name": call["name"], "is_error": outcome.is_error}
-            run.sinks.emit(RunEvent("tool_result", outcome.output, data, run.name))
-            results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": call["id"],
-                    "content": outcome.output,
-                    "is_error": outcome.is_error,
-                }
-            )
-        return results
-
-
-def _param(block: Any) -> dict[str, Any]:
-    """An SDK content block as a request content block."""
-    if block.type == "text":
-        return {"type": "text", "text": block.text}
-    if block.type == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input or {})}
-    dumped: dict[str, Any] = block.model_dump(exclude_none=True)
-    return dumped
+    async def _watchers_quiet(self) -> None:
+        # a watcher's verdict may wake another (or attach one): go round until a pass finds all quiet
+        while not all(w.quiet for w in self.watchers):
+            for watcher in self.watchers:
+                await watcher.settle()

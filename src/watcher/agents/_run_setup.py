@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from watcher.agents._run_config import DEFAULT_MODEL, RunConfig
 from watcher.agents._sinks import Sink
 from watcher.agents._tools import Tool, as_tool
-from watcher.agents.run import DEFAULT_MODEL, AgentRun
+from watcher.agents.run import AgentRun
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import WatcherSpec
@@ -124,27 +127,31 @@ def agent(
     built_tools = [as_tool(t) for t in tools]
     built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {})
     built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal)
-    run = AgentRun(
-        prompt,
-        client=client,
-        tools=built_tools,
-        watchers=built_watchers,
+    config = RunConfig(
+        name=name or f"agent-{uuid.uuid4().hex[:6]}",
+        prompt=prompt,
         model=model,
         system=system,
+        tools=MappingProxyType({t.name: t for t in built_tools}),
         max_steps=max_steps,
         max_tokens=max_tokens,
         max_corrections_per_step=max_corrections_per_step,
         checkpoint_s=checkpoint_s,
-        runtime=runtime,
-        journal=built_journal,
-        owns_journal=owns_journal,
-        owns_client=owns_client,
-        owned_evaluators=built_evaluators,
-        name=name,
-        output=output,
         cache=cache,
-        loop=loop,
     )
+    run = AgentRun(
+        config, client=client, watchers=built_watchers, runtime=runtime, journal=built_journal, output=output, loop=loop
+    )
+    # released in reverse order once the run ends, after its runtime closed: evaluators, journal, client
+    if owns_client:
+        run.release_at_end(client.close)
+    if owns_journal and built_journal is not None:
+        opened = built_journal
+        run.release_at_end(lambda: asyncio.to_thread(opened.close))
+    for built in built_evaluators:
+        closing = getattr(built, "aclose", None)
+        if closing is not None:
+            run.release_at_end(closing)
     try:
         asyncio.get_running_loop()
         running = True

@@ -15,6 +15,7 @@ from watcher.core.evaluation import Evaluator
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.events import EvaluationEvent, Event
+from watcher.runtime.fates import Fate, Fates
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
@@ -26,12 +27,22 @@ _SETTLE_EVERY = 1000
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """What a replay produced: the session name, observations and every evaluation in order."""
+    """What a replay produced: the session name, observations, every evaluation and every interjection's fate."""
 
     session: str
     observations: tuple[Observation, ...]
     evaluations: tuple[EvaluationEvent, ...]
-    delivered: int
+    fates: tuple[Fate, ...]
+
+    @property
+    def interjections(self) -> int:
+        """Interjections the watchers made (capped ones not counted)."""
+        return sum(fate.counted for fate in self.fates)
+
+    @property
+    def delivered(self) -> int:
+        """Interjections that reached the replayed session."""
+        return sum(fate.status in ("delivered", "edited") for fate in self.fates)
 
 
 async def replay(
@@ -46,8 +57,10 @@ async def replay(
     parent = RecordingSession(session)
     runtime.add_session(parent, detail="replay")
     evaluations: list[EvaluationEvent] = []
+    fates = Fates()
 
     def collect(event: Event) -> None:
+        fates.apply(event)
         if isinstance(event, EvaluationEvent):
             evaluations.append(event)
 
@@ -70,4 +83,4 @@ async def replay(
     parent.end()
     runtime.end_session(parent, "ended", detail="replay finished")
     await runtime.close()
-    return ReplayResult(session, tuple(observations), tuple(evaluations), len(parent.delivered))
+    return ReplayResult(session, tuple(observations), tuple(evaluations), tuple(fates))

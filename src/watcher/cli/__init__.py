@@ -13,13 +13,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _bench, _replay, _roles
+from watcher.cli import _bench, _hooks, _replay, _roles, _serve, _spawn
 from watcher.core.errors import WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_bench, _replay, _roles)
+_COMMANDS = (_replay, _roles, _spawn, _hooks, _serve, _bench)
 
 
 def _parser() -> argparse.ArgumentParser:

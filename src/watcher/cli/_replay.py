@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="evaluator for every watcher: rules (offline, default), anthropic (ANTHROPIC_API_KEY) or openai "
         "(any OpenAI-compatible server: LM Studio, Ollama, vLLM)",
     )
-    rp.add_argument("--model", "--watcher-model", help="the LLM evaluator's model (seed 003's --watcher-model)")
+    rp.add_argument("--model", "--watcher-model", help="the LLM evaluator's model (also --watcher-model)")
     rp.add_argument(
         "--base-url",
         "--watcher-base-url",

@@ -17,7 +17,8 @@
     ├── InvalidCommandError    an editor command had arguments it cannot act on
     ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
     ├── SessionEndedError      something was delivered to a parent session that has ended
-    └── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
+    ├── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
+    └── SpawnError             a spawn step failed: git, the agent CLI, or the forge
 
 A message says what failed, on what, and what to do about it. Classes that refine a built-in
 (``LookupError``, ``ValueError``, ``RuntimeError``) also derive from it, so callers that catch
@@ -42,6 +43,7 @@ __all__ = [
     "NotPendingError",
     "RuntimeThreadError",
     "SessionEndedError",
+    "SpawnError",
     "TranscriptError",
     "UnknownWatcherError",
     "WatcherError",
@@ -89,7 +91,7 @@ class SessionEndedError(WatcherError):
 class CorrectionCapReached(WatcherError):
     """A watcher's interjection was refused: the run already answered its cap of corrections in a row.
 
-    Seed 003's cap per step; the engine journals the delivery as failed, with this message.
+    The cap on corrective turns per step; the engine journals the delivery as failed, with this message.
     """
 
 
@@ -131,3 +133,10 @@ class RuntimeThreadError(WatcherError, RuntimeError):
 
 class AgentModelError(WatcherError):
     """The agent model of a benchmark task failed or could not be reached; the task is recorded as failed."""
+
+
+class SpawnError(WatcherError):
+    """A spawn step failed: a git command, starting the agent CLI, pushing, or opening the pull request.
+
+    The message names the step, what it ran on, and the tool's own error.
+    """

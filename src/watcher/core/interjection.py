@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import InvalidLocationError
 
@@ -16,11 +16,14 @@ __all__ = [
     "Decision",
     "Interject",
     "Interjection",
+    "InterjectionDict",
     "Location",
+    "LocationDict",
     "Origin",
     "PersonChannel",
     "Severity",
     "SuggestedFix",
+    "SuggestedFixDict",
 ]
 
 Severity: TypeAlias = Literal["hint", "warning", "critical"]
@@ -29,6 +32,39 @@ PersonChannel: TypeAlias = Literal["panel", "editor", "magic", "python"]
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 ACTIONS: tuple[Action, ...] = get_args(Action)
 PERSON_CHANNELS: tuple[PersonChannel, ...] = get_args(PersonChannel)
+
+
+class LocationDict(TypedDict, total=False):
+    """The wire form of a ``Location``: ``path``, ``cell_id`` or a cell's number/index, and its lines."""
+
+    path: str | None
+    cell_id: str | None
+    execution_count: int
+    cell_index: int
+    start_line: int
+    end_line: int
+
+
+class SuggestedFixDict(TypedDict):
+    """The wire form of a ``SuggestedFix``."""
+
+    location: LocationDict
+    replacement: str
+    title: str
+
+
+class InterjectionDict(TypedDict):
+    """The wire form of an ``Interjection`` (journal, widgets, language server, ``--json``)."""
+
+    id: str
+    watcher: str
+    content: str
+    urgent: bool
+    severity: Severity
+    action: Action
+    locations: list[LocationDict]
+    fix: SuggestedFixDict | None
+    origin: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,15 +154,20 @@ class Location:
         """The last line of the range (``start_line`` when no end was given)."""
         return self.end_line if self.end_line is not None else self.start_line
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> LocationDict:
         """The JSON form used by the journal and ``watcher replay --json``."""
-        target: dict[str, Any] = {"path": self.path} if self.path is not None else {"cell_id": self.cell_id}
-        if self.path is None and self.cell_id is None:
-            target = {}
-        for name in ("execution_count", "cell_index"):
-            if getattr(self, name) is not None:
-                target[name] = getattr(self, name)
-        return {**target, "start_line": self.start_line, "end_line": self.last_line}
+        wire: LocationDict = {}
+        if self.path is not None:
+            wire["path"] = self.path
+        elif self.cell_id is not None:
+            wire["cell_id"] = self.cell_id
+        if self.execution_count is not None:
+            wire["execution_count"] = self.execution_count
+        if self.cell_index is not None:
+            wire["cell_index"] = self.cell_index
+        wire["start_line"] = self.start_line
+        wire["end_line"] = self.last_line
+        return wire
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Location:
@@ -169,7 +210,7 @@ class SuggestedFix:
     replacement: str
     title: str = "Apply suggested fix"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SuggestedFixDict:
         """The JSON form used by the journal."""
         return {"location": self.location.to_dict(), "replacement": self.replacement, "title": self.title}
 
@@ -212,7 +253,7 @@ class Interjection:
         """Who speaks: ``origin``, or the watcher named ``watcher`` when none was recorded."""
         return self.origin if self.origin is not None else Origin.of_watcher(self.watcher or "watcher")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> InterjectionDict:
         """The JSON form used by the journal, the widgets and the language server."""
         return {
             "id": self.id,

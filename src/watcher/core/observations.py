@@ -8,7 +8,7 @@ round-trip the JSONL transcript format of design.md; fields a kind does not know
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -26,7 +26,6 @@ __all__ = [
     "ToolResult",
     "UserMessage",
     "observation_from_dict",
-    "parse_transcript_lines",
 ]
 
 _COMMON = ("kind", "ts", "session")
@@ -244,21 +243,3 @@ def _cell_error(value: Any) -> CellError | None:
         evalue=str(value.get("evalue") or ""),
         lineno=lineno if isinstance(lineno, int) and not isinstance(lineno, bool) else None,
     )
-
-
-def parse_transcript_lines(lines: Iterable[str], *, source: str = "<transcript>") -> Iterator[Observation]:
-    """Parse JSONL transcript lines; blank lines are skipped.
-
-    A bad line raises ``TranscriptError`` naming ``source`` and the 1-based line number.
-    """
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(f"not valid JSON ({exc.msg})", source=source, line=number) from exc
-        try:
-            yield observation_from_dict(record)
-        except TranscriptError as exc:
-            raise TranscriptError(exc.reason, source=source, line=number) from exc

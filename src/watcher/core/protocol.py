@@ -1,4 +1,4 @@
-"""The evaluation protocol of seed 000: the ``[WATCHER EVALUATION]`` prompt and its parser.
+"""The evaluation protocol: the ``[WATCHER EVALUATION]`` prompt and its parser.
 
 A watcher is shown its parent's recent activity and answers with an ``[INTERJECT]`` block or a
 ``[CONTINUE]`` block. Observed content is untrusted: it is fenced between per-evaluation random
@@ -78,7 +78,7 @@ _DELIMITER = re.compile(r"(<<<|>>>)?OBSERVED-[0-9a-f]{6,}(<<<|>>>)?", re.IGNOREC
 class EvaluationPrompt:
     """A formatted evaluation: the static part (cacheable) and the activity part.
 
-    ``text`` is the whole prompt in seed 000's order; LLM evaluators may send ``static`` as a
+    ``text`` is the whole prompt in the protocol's order; LLM evaluators may send ``static`` as a
     cached system prompt and ``activity`` as the user turn.
     """
 
@@ -88,7 +88,7 @@ class EvaluationPrompt:
 
     @property
     def text(self) -> str:
-        """The full ``[WATCHER EVALUATION]`` prompt in seed order: identity, brief, activity, instructions."""
+        """The full ``[WATCHER EVALUATION]`` prompt in protocol order: identity, brief, activity, instructions."""
         head, _, instructions = self.static.partition("\n\nEVALUATE AND DECIDE:")
         return f"{head}\n\n{self.activity}\n\nEVALUATE AND DECIDE:{instructions}"
 
@@ -147,7 +147,7 @@ def format_evaluation_prompt(
 ) -> EvaluationPrompt:
     """Build the ``[WATCHER EVALUATION]`` prompt for ``spec`` watching ``parent``.
 
-    ``digest`` is a short summary of older observations (minimal context, seed 003). ``nonce``
+    ``digest`` is a short summary of older observations (minimal context). ``nonce``
     fixes the fence delimiter (tests); by default each evaluation gets a fresh random one.
     """
     nonce = nonce or secrets.token_hex(6)
@@ -293,7 +293,7 @@ def parse_decision(text: str) -> Decision:
 def parse_interjection(text: str) -> Interjection | None:
     """The interjection in a watcher's answer, or None (continue, malformed, empty, placeholder).
 
-    Handles seed 000's edge cases: only what follows the last ``=== END OBSERVATIONS ===`` counts;
+    Handles the protocol's edge cases: only what follows the last ``=== END OBSERVATIONS ===`` counts;
     the first block wins; a missing close tag or ``content:`` field, empty content and the
     template's placeholder are not interjections. Reads ``urgent:``, ``severity:``, ``action:``
     and ``location:`` field lines before ``content:``; accepts CRLF, indentation and code fences.

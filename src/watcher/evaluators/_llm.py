@@ -1,6 +1,6 @@
 """What the LLM evaluators share: minimal context, the price table, answer checks, error translation.
 
-Seed 003 asks for minimal context: an evaluation sends the recent observations and a short digest
+Minimal context: an evaluation sends the recent observations and a short digest
 of the older ones, not the whole history (``context="full"`` sends everything). The price table
 turns reported tokens into a cost estimate. Failures are translated into ``EvaluationError`` with
 a message that says what failed and where; the engine turns any raise into a *continue* with the
@@ -123,7 +123,7 @@ def redacted(obs: Observation) -> Observation:
 def minimal_context(
     request: EvaluationRequest, *, recent: int = DEFAULT_RECENT, context: Context = "minimal"
 ) -> EvaluationRequest:
-    """``request`` redacted and cut to its last ``recent`` observations plus a digest of the rest (seed 003)."""
+    """``request`` redacted and cut to its last ``recent`` observations plus a digest of the rest (minimal context)."""
     observations = tuple(redacted(o) for o in request.observations)
     if context == "full" or len(observations) <= recent:
         return replace(request, observations=observations, digest=redact(request.digest))

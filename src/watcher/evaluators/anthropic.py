@@ -10,22 +10,15 @@ Tokens, cache reads and writes and a cost estimate are returned with the decisio
 from __future__ import annotations
 
 import os
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import anthropic
 
 from watcher.core.errors import MissingCredentialsError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Usage
-from watcher.core.redact import redact
-from watcher.evaluators._llm import (
-    DEFAULT_RECENT,
-    Context,
-    EvaluationError,
-    checked_decision,
-    cost_usd,
-    describe_failure,
-    minimal_context,
-)
+from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
+from watcher.evaluators._llm_base import LLMEvaluator
 
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
 
@@ -42,13 +35,14 @@ def _api_key(explicit: str | None) -> str:
     return key
 
 
-class AnthropicEvaluator:
+class AnthropicEvaluator(LLMEvaluator):
     """Evaluates with an Anthropic model (default ``claude-haiku-4-5``, or ``WATCHER_ANTHROPIC_MODEL``).
 
-    ``base_url`` points at another Messages-API server (a local gateway, a stub); ``recent`` is how
-    many observations are sent verbatim (older ones become a digest) unless ``context="full"``;
-    ``max_retries`` stays low because a watcher that waits is worse than one that skips a turn.
+    ``base_url`` points at another Messages-API server (a local gateway, a stub).
     """
+
+    provider: ClassVar[str] = "anthropic"
+    sdk: ClassVar[ModuleType] = anthropic
 
     def __init__(
         self,
@@ -62,57 +56,48 @@ class AnthropicEvaluator:
         recent: int = DEFAULT_RECENT,
         context: Context = "minimal",
     ) -> None:
-        self.model = model or os.environ.get("WATCHER_ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.recent = recent
-        self.context: Context = context
-        self.name = f"anthropic:{self.model}"
-        self.client = anthropic.AsyncAnthropic(
+        client = anthropic.AsyncAnthropic(
             api_key=_api_key(api_key), base_url=base_url, timeout=timeout, max_retries=max_retries
         )
-        self.where = base_url or str(self.client.base_url)
+        super().__init__(
+            model=model or os.environ.get("WATCHER_ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL,
+            client=client,
+            where=base_url or str(client.base_url),
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            recent=recent,
+            context=context,
+        )
 
     def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
         """The Messages-API arguments for ``request``: cached static system prompt, activity as the user turn."""
-        prompt = minimal_context(request, recent=self.recent, context=self.context).prompt()
+        prompt = self.prompt(request)
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,
-            "system": [{"type": "text", "text": redact(prompt.static), "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": redact(prompt.activity)}],
+            "system": [{"type": "text", "text": prompt.static, "cache_control": {"type": "ephemeral"}}],
+            "messages": [{"role": "user", "content": prompt.activity}],
         }
 
-    async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        body = self.request_body(request)
-        try:
-            message = await self.client.messages.create(**body)
-        except anthropic.APIError as exc:
-            raise EvaluationError(
-                describe_failure(
-                    anthropic, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
-                )
-            ) from exc
-        raw = "".join(block.text for block in message.content if block.type == "text")
-        u = message.usage
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.messages.create(**body)
+
+    def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
+        raw = "".join(block.text for block in answer.content if block.type == "text")
+        u = answer.usage
         usage = Usage(
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
             cache_read_tokens=u.cache_read_input_tokens or 0,
             cache_write_tokens=u.cache_creation_input_tokens or 0,
         )
-        model = message.model or self.model
-        prompt = f"{body['system'][0]['text']}\n\n{body['messages'][0]['content']}"
+        model = answer.model or self.model
         return EvaluationResult(
             raw=raw,
-            decision=checked_decision(raw, stop_reason=message.stop_reason),
+            decision=checked_decision(raw, stop_reason=answer.stop_reason),
             usage=usage,
             cost_usd=cost_usd(model, usage),
             model=model,
-            prompt=prompt,
+            prompt=f"{body['system'][0]['text']}\n\n{body['messages'][0]['content']}",
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        await self.client.close()

@@ -1,6 +1,6 @@
 """The OpenAI-compatible evaluator: a watcher judging with a model behind LM Studio, Ollama or vLLM.
 
-Seed 003 runs the watcher on a second model loaded in the same local server: ``base_url`` and
+A watcher can run on a second model loaded in the same local server: ``base_url`` and
 ``model`` (its ``--watcher-base-url`` and ``--watcher-model``) are all it needs. Local servers
 take any key, so none is required when a ``base_url`` is given. The static prompt is the system
 message and the activity the user message, so servers with automatic prefix caching reuse it;
@@ -10,34 +10,30 @@ cached prompt tokens they report are recorded as cache reads.
 from __future__ import annotations
 
 import os
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
 import openai
 
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Usage
-from watcher.core.redact import redact
-from watcher.evaluators._llm import (
-    DEFAULT_RECENT,
-    Context,
-    EvaluationError,
-    checked_decision,
-    cost_usd,
-    describe_failure,
-    minimal_context,
-)
+from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
+from watcher.evaluators._llm_base import LLMEvaluator
 
 __all__ = ["EvaluationError", "OpenAICompatEvaluator"]
 
 _FINISH_TO_STOP = {"length": "max_tokens", "content_filter": "refusal"}
 
 
-class OpenAICompatEvaluator:
+class OpenAICompatEvaluator(LLMEvaluator):
     """Evaluates with a chat-completions model at ``base_url`` (or ``WATCHER_OPENAI_BASE_URL``).
 
     ``model`` defaults to ``WATCHER_OPENAI_MODEL``; one of them is required. The key is
     ``api_key``, else ``OPENAI_API_KEY``, else ``"not-needed"`` when a base URL is set.
     """
+
+    provider: ClassVar[str] = "openai"
+    sdk: ClassVar[ModuleType] = openai
 
     def __init__(
         self,
@@ -64,52 +60,48 @@ class OpenAICompatEvaluator:
                 "the openai evaluator needs OPENAI_API_KEY for api.openai.com; run `export OPENAI_API_KEY=...`, "
                 "or give a local server's base URL (e.g. --watcher-base-url http://localhost:1234/v1), which needs no key"
             )
-        self.model = chosen
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.recent = recent
-        self.context: Context = context
-        self.name = f"openai:{self.model}"
-        self.client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
-        self.where = str(self.client.base_url)
+        client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        super().__init__(
+            model=chosen,
+            client=client,
+            where=str(client.base_url),
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            recent=recent,
+            context=context,
+        )
 
     def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
         """The chat-completions arguments for ``request``: static system message, activity as the user message."""
-        prompt = minimal_context(request, recent=self.recent, context=self.context).prompt()
+        prompt = self.prompt(request)
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "messages": [
-                {"role": "system", "content": redact(prompt.static)},
-                {"role": "user", "content": redact(prompt.activity)},
+                {"role": "system", "content": prompt.static},
+                {"role": "user", "content": prompt.activity},
             ],
         }
 
-    async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        body = self.request_body(request)
-        try:
-            completion = await self.client.chat.completions.create(**body)
-        except openai.APIError as exc:
-            raise EvaluationError(
-                describe_failure(
-                    openai, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
-                )
-            ) from exc
-        if not completion.choices:
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.chat.completions.create(**body)
+
+    def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
+        if not answer.choices:
             raise EvaluationError(f"{self.name}: {self.where} answered with no choices")
-        choice = completion.choices[0]
+        choice = answer.choices[0]
         raw = choice.message.content or ""
         usage = Usage()
-        if completion.usage is not None:
-            details = completion.usage.prompt_tokens_details
+        if answer.usage is not None:
+            details = answer.usage.prompt_tokens_details
             cached = (details.cached_tokens or 0) if details is not None else 0
             usage = Usage(
-                input_tokens=max(completion.usage.prompt_tokens - cached, 0),
-                output_tokens=completion.usage.completion_tokens,
+                input_tokens=max(answer.usage.prompt_tokens - cached, 0),
+                output_tokens=answer.usage.completion_tokens,
                 cache_read_tokens=cached,
             )
-        model = completion.model or self.model
+        model = answer.model or self.model
         return EvaluationResult(
             raw=raw,
             decision=checked_decision(raw, stop_reason=_FINISH_TO_STOP.get(choice.finish_reason or "")),
@@ -118,7 +110,3 @@ class OpenAICompatEvaluator:
             model=model,
             prompt="\n\n".join(m["content"] for m in body["messages"]),
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        await self.client.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from watcher.core.errors import RuntimeThreadError
+from watcher.runtime.calls import LoopCalls
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
@@ -38,6 +39,9 @@ class RuntimeThread:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._main, name="watcher-runtime", daemon=True)
         self._thread.start()
+        self.calls = LoopCalls(self.loop)
+        if self._thread.ident is not None:
+            self.calls.enter(self._thread.ident)
         if not self._ready.wait(10):
             raise RuntimeThreadError(
                 "the watcher runtime thread did not start within 10 s; the kernel may be overloaded: "
@@ -65,24 +69,19 @@ class RuntimeThread:
     @property
     def on_thread(self) -> bool:
         """True when called from the runtime thread itself."""
-        return threading.current_thread() is self._thread
+        return self.calls.on_loop
 
     def call(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on the runtime thread soon; returns at once."""
-        self.loop.call_soon_threadsafe(fn, *args)
+        self.calls.call_soon(fn, *args)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the runtime loop; returns a future the caller may ignore."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return self.calls.schedule(coro)
 
     def wait(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
         """Run ``coro`` on the runtime loop and block until it finishes (never from the runtime thread)."""
-        if self.on_thread:
-            coro.close()
-            raise RuntimeThreadError(
-                "RuntimeThread.wait was called from the runtime thread itself and would deadlock; await the coroutine"
-            )
-        return self.submit(coro).result(timeout)
+        return self.calls.wait(coro, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Close the runtime (settle, flush the journal), stop the loop and join the thread."""

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
-from watcher.lsp_bridge.findings import Finding, FindingBook
+from watcher.lsp_bridge.findings import Finding, FindingBook, FindingStatus
 from watcher.lsp_bridge.notebooks import cell_uris_for
 
 __all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
@@ -32,10 +32,11 @@ SEVERITY = {
     "hint": types.DiagnosticSeverity.Information,
 }
 
-_STATUS_NOTE = {
+_STATUS_NOTE: dict[FindingStatus, str] = {
     "pending": "pending: inject or dismiss",
     "requested": "injection requested",
     "delivered": "delivered to {session}",
+    "edited": "delivered to {session}, edited",
     "undeliverable": "not delivered: {detail}",
     "failed": "delivery failed: {detail}",
 }

@@ -1,7 +1,8 @@
 """What the language server knows about one journal: interjections and their fate.
 
-``FindingBook`` folds journal rows (and the journal's ``commands``) into ``Finding`` records, one
-per interjection, each with its current status. It knows nothing of LSP: the server asks it what
+``FindingBook`` reads journal rows as typed events, folds them through ``Fates`` (the runtime's
+one projection of an interjection's fate) and keeps a ``Finding`` per interjection a watcher said,
+with its current status; the journal's ``commands`` add the editor's own ``requested`` state. It knows nothing of LSP: the server asks it what
 changed and turns findings into diagnostics and messages. Rows written by other processes are
 untrusted input, so a row that does not have the expected shape is logged and skipped.
 """
@@ -11,27 +12,46 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypeAlias, TypedDict
 
 from watcher.core.errors import MalformedEventError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, InterjectionDict
+from watcher.core.observations import CellExecuted
+from watcher.runtime.events import InterjectionEvent, ObservationEvent, WatcherEvent
+from watcher.runtime.fates import Fates, FateStatus
 from watcher.runtime.journal import Command, JournalRow
 
-__all__ = ["Finding", "FindingBook", "Update"]
+__all__ = ["Finding", "FindingBook", "FindingJson", "FindingStatus", "Update"]
 
 log = logging.getLogger("watcher.lsp")
 
+#: what the editor knows of an interjection: its fate, or ``requested`` (this server asked the owner)
+FindingStatus: TypeAlias = FateStatus | Literal["requested"]
+
 #: statuses under which a finding is still shown as a diagnostic
-SHOWN = frozenset({"pending", "queued", "requested", "delivered", "undeliverable", "failed"})
+SHOWN: frozenset[FindingStatus] = frozenset(
+    {"pending", "queued", "requested", "delivered", "edited", "undeliverable", "failed"}
+)
+
+
+class FindingJson(TypedDict):
+    """The ``watcher/interjection`` notification body and the diagnostics' ``data``."""
+
+    interjection: InterjectionDict
+    session: str
+    watcher: str
+    status: FindingStatus
+    index: int
+    journal: str
 
 
 @dataclass(slots=True)
 class Finding:
     """One interjection as the editor sees it: where it came from and what became of it.
 
-    ``status``: ``pending`` (a manual watcher waits for a person), ``queued`` (autonomous, on its
-    way), ``requested`` (this server asked the owner to inject it), ``delivered``,
-    ``undeliverable``, ``failed``, or ``dismissed`` (no longer shown).
+    ``status``: the interjection's fate (``watcher.runtime.fates``: ``pending``, ``queued``,
+    ``delivered``, ``edited``, ``undeliverable``, ``failed``, ``dismissed``, no longer shown),
+    or ``requested`` while this server waits for the owner to act on its command.
     """
 
     journal: Path
@@ -39,7 +59,7 @@ class Finding:
     session: str
     watcher: str
     interjection: Interjection
-    status: str
+    status: FindingStatus
     index: int = -1
     detail: str = ""
     mode: str = ""
@@ -59,7 +79,7 @@ class Finding:
         """A pending interjection of a manual watcher: a person may inject it into the session."""
         return self.status == "pending" and self.mode in ("", "manual")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FindingJson:
         """The ``watcher/interjection`` notification body and the diagnostics' ``data``."""
         return {
             "interjection": self.interjection.to_dict(),
@@ -90,6 +110,7 @@ class FindingBook:
         self.journal = journal
         self.root = root
         self.findings: dict[str, Finding] = {}
+        self.fates = Fates()
         self.cell_sources: dict[tuple[str, str], str] = {}
         self.index_sources: dict[tuple[str, int], str] = {}
         self.modes: dict[tuple[str, str], str] = {}
@@ -114,62 +135,52 @@ class FindingBook:
             self.cursor = max(self.cursor, row.id)
             try:
                 finding = self._apply(row)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            except MalformedEventError as exc:
                 log.warning("skipping journal row %d of %s (%s): %s", row.id, self.journal, row.kind, exc)
                 continue
             if finding is None:
                 continue
             if finding.interjection.locations:
                 update.changed.append(finding)
-            if row.kind == "interjection" and row.id > live_after:
+            if row.kind == InterjectionEvent.kind and row.id > live_after:
                 update.live.append(finding)
         return update
 
     def _apply(self, row: JournalRow) -> Finding | None:
-        payload = row.payload
-        if row.kind == "observation":
-            obs = payload["observation"]
-            if isinstance(obs, dict) and obs.get("kind") == "cell_executed":
-                source = str(obs.get("source") or "")
-                self.index_sources[(row.session, int(payload["index"]))] = source
-                if obs.get("cell_id"):
-                    self.cell_sources[(row.session, str(obs["cell_id"]))] = source
+        event = row.event()
+        if isinstance(event, ObservationEvent):
+            obs = event.observation
+            if isinstance(obs, CellExecuted):
+                self.index_sources[(row.session, event.index)] = obs.source
+                if obs.cell_id:
+                    self.cell_sources[(row.session, obs.cell_id)] = obs.source
             return None
-        if row.kind == "watcher":
-            if payload.get("mode"):
-                self.modes[(row.session, row.watcher)] = str(payload["mode"])
+        if isinstance(event, WatcherEvent):
+            if event.mode:
+                self.modes[(row.session, row.watcher)] = event.mode
             return None
-        if row.kind == "interjection":
-            interjection = Interjection.from_dict(payload["interjection"])
-            if not interjection.id:
-                raise MalformedEventError(f"an interjection row of session {row.session!r} has no id")
-            watcher = row.watcher or interjection.watcher
-            finding = Finding(
+        if isinstance(event, InterjectionEvent) and not event.interjection.id:
+            raise MalformedEventError(f"an interjection row of session {row.session!r} has no id")
+        fate = self.fates.apply(event)
+        if fate is None or fate.status in ("proposed", "capped") or fate.origin.by_person:
+            return None  # not said to the parent (yet), or a person's own words: nothing to show
+        known = self.findings.get(fate.id)
+        if known is None:
+            known = Finding(
                 journal=self.journal,
                 root=self.root,
-                session=row.session,
-                watcher=watcher,
-                interjection=interjection,
-                status=str(payload.get("status") or "queued"),
-                index=int(payload.get("index", -1)),
-                mode=self.modes.get((row.session, watcher), ""),
+                session=fate.session,
+                watcher=fate.watcher,
+                interjection=fate.interjection,
+                status=fate.status,
+                index=fate.index,
+                mode=self.modes.get((fate.session, fate.watcher), ""),
             )
-            previous = self.findings.get(interjection.id)
-            if previous is not None and previous.status not in ("pending", "queued"):
-                finding.status, finding.detail = previous.status, previous.detail  # its fate came first
-            self.findings[interjection.id] = finding
-            return finding
-        if row.kind == "delivery":
-            known = self.findings.get(str(payload["interjection_id"]))
-            if known is None or known.status == "dismissed":
-                return None
-            outcome = str(payload["outcome"])
-            known.status = (
-                outcome if outcome in ("queued", "delivered", "undeliverable", "failed", "dismissed") else "failed"
-            )
-            known.detail = str(payload.get("detail") or "")
-            return known
-        return None
+            self.findings[fate.id] = known
+        elif known.status == "dismissed":
+            return None  # dismissed here or by another client: hidden for good
+        known.status, known.detail = fate.status, fate.detail
+        return known
 
     def apply_commands(self, commands: list[Command]) -> list[Finding]:
         """Dismissals recorded by any client (this one included) hide their findings for good."""

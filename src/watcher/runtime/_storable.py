@@ -27,7 +27,7 @@ def _dumps(data: Any) -> str:
     return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def encode_payload(data: dict[str, Any]) -> str:
+def encode_payload(data: Mapping[str, Any]) -> str:
     """``data`` as JSON text for the ``payload`` column: storable, bounded, secrets redacted."""
     try:
         text = _dumps(data)
@@ -43,7 +43,7 @@ def encode_payload(data: dict[str, Any]) -> str:
     return _dumps(redact_value(clean)) if may_hold_secret(text) else text
 
 
-def _storable(data: dict[str, Any], *, clip: bool, notes: list[str]) -> dict[str, Any]:
+def _storable(data: Mapping[str, Any], *, clip: bool, notes: list[str]) -> dict[str, Any]:
     """A copy of ``data`` (iteratively: any depth) that orjson can encode within the bounds."""
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any, int]] = [(data, root, 0, 0)]

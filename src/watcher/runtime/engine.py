@@ -16,7 +16,7 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from watcher.core.errors import NotPendingError, SessionEndedError
@@ -33,6 +33,7 @@ from watcher.runtime.events import (
     InterjectionEvent,
     ObservationEvent,
 )
+from watcher.runtime.fates import Fates
 from watcher.runtime.session import Session
 
 __all__ = ["Watcher", "breakpoints_of"]
@@ -84,7 +85,7 @@ class Watcher:
         self.session = session
         self.status = "idle"
         self.evaluations = 0
-        self.interjections = 0
+        self.fates = Fates()  # what became of this watcher's interjections, folded from what it publishes
         self.tokens = 0
         self.cost_usd = 0.0
         self.pending: dict[str, Interjection] = {}
@@ -100,12 +101,21 @@ class Watcher:
         self._lock = asyncio.Lock()
         self._idle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[EvaluationEvent]] = set()
-        self.subscription: Subscription | None = None
+        self.subscription: Subscription[Event] | None = None
 
     @property
     def name(self) -> str:
         """The watcher's name (unique within its session)."""
         return self.spec.name
+
+    @property
+    def interjections(self) -> int:
+        """Interjections this watcher made (capped ones not counted): the same count every display shows."""
+        return self.fates.count()
+
+    def _publish(self, event: Event) -> None:
+        self.fates.apply(event)
+        self._bus.publish(event)
 
     @property
     def unevaluated(self) -> int:
@@ -122,7 +132,35 @@ class Watcher:
         """True while an evaluation or delivery is in flight."""
         return self._lock.locked() or bool(self._tasks)
 
+    @property
+    def quiet(self) -> bool:
+        """True when this watcher has judged everything published to it and nothing is in flight."""
+        sub = self.subscription
+        return (sub is None or sub.idle) and not self.busy
+
+    async def settle(self) -> None:
+        """Wait, on events and never by polling, until this watcher is ``quiet``."""
+        while not self.quiet:
+            sub = self.subscription
+            if sub is not None and not sub.idle:
+                await sub.settled.wait()
+            elif self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            else:
+                async with self._lock:  # an evaluation started outside the bus (a direct call) ends
+                    pass
+
     # --- observing ------------------------------------------------------------------------------
+
+    def prime(self, observations: Sequence[Observation]) -> None:
+        """Buffer earlier observations without evaluating them: a session resumed from the journal.
+
+        A hooked CLI session outlives the process that judges it, so its history is read back
+        from the journal; the next evaluation sees it as context, not as new observations.
+        """
+        self._buffer.extend(observations)
+        if observations:
+            self._index = max(self._index, len(observations) - 1)
 
     async def handle(self, event: Event) -> None:
         """Bus handler: take this session's observations, evaluate at breakpoints."""
@@ -221,7 +259,7 @@ class Watcher:
                 model=result.model,
                 evaluator=getattr(self.evaluator, "name", type(self.evaluator).__name__),
             )
-            self._bus.publish(event)
+            self._publish(event)
             if interjection is not None and capped is None:
                 await self._interject(interjection)
             return event
@@ -259,9 +297,8 @@ class Watcher:
     async def _interject(self, interjection: Interjection) -> None:
         self._turn_interjections += 1
         self._last_interjection = time.monotonic()
-        self.interjections += 1
         manual = self.spec.mode == "manual"
-        self._bus.publish(
+        self._publish(
             InterjectionEvent(
                 session=self.session.name,
                 watcher=self.spec.name,
@@ -301,7 +338,7 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - the parent failed to take it: record, never raise into the watcher
             outcome, detail = "failed", f"{type(exc).__name__}: {exc}"
             log.warning("watcher %r: delivering %s failed: %s", self.spec.name, interjection.id, detail)
-        self._bus.publish(
+        self._publish(
             DeliveryEvent(
                 session=self.session.name,
                 watcher=self.spec.name,
@@ -329,7 +366,7 @@ class Watcher:
     def dismiss(self, interjection_id: str, reason: str = "dismissed") -> None:
         """Drop a pending interjection (or record the dismissal of a delivered one)."""
         self.pending.pop(interjection_id, None)
-        self._bus.publish(
+        self._publish(
             DeliveryEvent(
                 session=self.session.name,
                 watcher=self.spec.name,

@@ -10,29 +10,108 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, get_args
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import MalformedEventError
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, InterjectionDict
 from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
+    "SPAWN_EVENT_KINDS",
     "DeliveryEvent",
     "DeliveryOutcome",
+    "DeliveryPayload",
     "EvaluationEvent",
+    "EvaluationPayload",
     "Event",
+    "HookEvent",
     "InterjectionEvent",
+    "InterjectionPayload",
+    "LLMCompleted",
+    "LLMStarted",
     "ObservationEvent",
+    "ObservationPayload",
+    "PRCreated",
+    "PermissionDenied",
+    "ProgressUpdate",
+    "RecoveryAttempt",
+    "SandboxCreated",
     "SessionEvent",
+    "SessionPayload",
+    "SpawnEvent",
     "WatcherEvent",
+    "WatcherPayload",
     "event_from_payload",
 ]
 
 
 DeliveryOutcome: TypeAlias = Literal["queued", "delivered", "undeliverable", "dismissed", "failed"]
 DELIVERY_OUTCOMES: tuple[DeliveryOutcome, ...] = get_args(DeliveryOutcome)
+
+
+class ObservationPayload(TypedDict):
+    """The journaled payload of an ``ObservationEvent``."""
+
+    index: int
+    observation: dict[str, Any]  # ``Observation.to_dict()``: its fields vary with its kind
+
+
+class EvaluationPayload(TypedDict):
+    """The journaled payload of an ``EvaluationEvent``."""
+
+    index: int
+    breakpoint: str
+    decision: Literal["continue", "interject"]
+    note: str
+    raw: str
+    capped: str | None
+    error: str | None
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    model: str
+    evaluator: str
+    interjection: InterjectionDict | None
+
+
+class InterjectionPayload(TypedDict):
+    """The journaled payload of an ``InterjectionEvent``."""
+
+    interjection: InterjectionDict
+    status: Literal["pending", "queued"]
+    index: int
+
+
+class DeliveryPayload(TypedDict):
+    """The journaled payload of a ``DeliveryEvent``."""
+
+    interjection_id: str
+    outcome: DeliveryOutcome
+    detail: str
+    content: str | None
+    origin: str
+
+
+class SessionPayload(TypedDict):
+    """The journaled payload of a ``SessionEvent``."""
+
+    status: str
+    detail: str
+
+
+class WatcherPayload(TypedDict):
+    """The journaled payload of a ``WatcherEvent``."""
+
+    status: str
+    role: str
+    mode: str
+    authority: str
+    evaluator: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,8 +125,8 @@ class Event(ABC):
     ts: float = field(default_factory=time.time)
 
     @abstractmethod
-    def payload(self) -> dict[str, Any]:
-        """The JSON object stored in the journal's ``payload`` column."""
+    def payload(self) -> Mapping[str, Any]:
+        """The JSON object stored in the journal's ``payload`` column (a ``TypedDict`` per kind)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +137,7 @@ class ObservationEvent(Event):
     observation: Observation
     index: int
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> ObservationPayload:
         return {"index": self.index, "observation": self.observation.to_dict()}
 
 
@@ -69,7 +148,7 @@ class EvaluationEvent(Event):
     kind: ClassVar[str] = "evaluation"
     index: int
     breakpoint: str
-    decision: str  # "continue" | "interject"
+    decision: Literal["continue", "interject"]
     note: str = ""
     raw: str = ""
     interjection: Interjection | None = None
@@ -84,10 +163,25 @@ class EvaluationEvent(Event):
     model: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
-        data: dict[str, Any] = {name: getattr(self, name) for name in _EVALUATION_FIELDS}
-        data["interjection"] = self.interjection.to_dict() if self.interjection else None
-        return data
+    def payload(self) -> EvaluationPayload:
+        return {
+            "index": self.index,
+            "breakpoint": self.breakpoint,
+            "decision": self.decision,
+            "note": self.note,
+            "raw": self.raw,
+            "capped": self.capped,
+            "error": self.error,
+            "latency_s": self.latency_s,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "evaluator": self.evaluator,
+            "interjection": self.interjection.to_dict() if self.interjection else None,
+        }
 
 
 _EVALUATION_FIELDS = [
@@ -116,10 +210,10 @@ class InterjectionEvent(Event):
     kind: ClassVar[str] = "interjection"
     critical: ClassVar[bool] = True
     interjection: Interjection
-    status: str  # "pending" | "queued"
+    status: Literal["pending", "queued"]
     index: int = -1
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> InterjectionPayload:
         return {"interjection": self.interjection.to_dict(), "status": self.status, "index": self.index}
 
 
@@ -135,7 +229,7 @@ class DeliveryEvent(Event):
     content: str | None = None  # the text handed to the parent (a person may have edited it)
     origin: str = ""  # who spoke (``Origin.render()``): ``watcher:NAME`` or ``person:panel``…
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> DeliveryPayload:
         return {
             "interjection_id": self.interjection_id,
             "outcome": self.outcome,
@@ -154,7 +248,7 @@ class SessionEvent(Event):
     status: str
     detail: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> SessionPayload:
         return {"status": self.status, "detail": self.detail}
 
 
@@ -170,7 +264,7 @@ class WatcherEvent(Event):
     authority: str = ""
     evaluator: str = ""
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> WatcherPayload:
         return {
             "status": self.status,
             "role": self.role,
@@ -199,6 +293,14 @@ def event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, w
         ) from exc
 
 
+def _announcement_status(value: object) -> Literal["pending", "queued"]:
+    if value == "pending":
+        return "pending"
+    if value in ("queued", None):  # rows written before the status was recorded were queued
+        return "queued"
+    raise MalformedEventError(f"unknown interjection status {value!r}")
+
+
 def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, watcher: str, ts: float) -> Event:
     common: dict[str, Any] = {"session": session, "watcher": watcher, "ts": ts}
     if kind == "observation":
@@ -207,13 +309,15 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
         )
     if kind == "evaluation":
         values = {name: payload[name] for name in _EVALUATION_FIELDS if name in payload}
+        if values.get("decision") not in ("continue", "interject"):
+            raise MalformedEventError(f"unknown decision {values.get('decision')!r} in session {session!r}")
         found = payload.get("interjection")
         return EvaluationEvent(**common, **values, interjection=Interjection.from_dict(found) if found else None)
     if kind == "interjection":
         return InterjectionEvent(
             **common,
             interjection=Interjection.from_dict(payload["interjection"]),
-            status=str(payload["status"]),
+            status=_announcement_status(payload.get("status")),
             index=int(payload.get("index", -1)),
         )
     if kind == "delivery":
@@ -241,4 +345,173 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
             authority=text["authority"],
             evaluator=text["evaluator"],
         )
+    if kind == "hook":
+        return HookEvent(
+            **common,
+            event=str(payload["event"]),
+            answer=str(payload["answer"]),
+            latency_ms=float(payload.get("latency_ms") or 0.0),
+            turn=str(payload.get("turn") or ""),
+            detail=str(payload.get("detail") or ""),
+            carried=tuple(str(i) for i in payload.get("carried") or ()),
+        )
+    if kind in SPAWN_EVENT_KINDS:
+        return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
     raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HookEvent(Event):
+    """Emitted once per CLI hook call (``watcher hook``): the event, what it answered, how fast."""
+
+    kind: ClassVar[str] = "hook"
+    event: str
+    answer: str  # "none" | "deny" | "context" | "block" | "late" (past the budget: nothing said)
+    latency_ms: float = 0.0
+    turn: str = ""
+    detail: str = ""
+    carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "answer": self.answer,
+            "latency_ms": round(self.latency_ms, 2),
+            "turn": self.turn,
+            "detail": self.detail,
+            "carried": list(self.carried),
+        }
+
+
+EVENT_KINDS[HookEvent.kind] = HookEvent
+
+
+# --- spawn: a real agent CLI in a worktree (seed 002's events) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpawnEvent(Event):
+    """Base of the spawn events: the payload is the event's own fields, so they round-trip as-is."""
+
+    def payload(self) -> dict[str, Any]:
+        return {name: _plain(getattr(self, name)) for name in _own_fields(type(self))}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], **common: Any) -> SpawnEvent:
+        """Rebuild from a journal row; unknown keys are ignored, missing ones take their defaults."""
+        names = set(_own_fields(cls))
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in payload.items() if k in names}
+        return cls(**{**common, **values})
+
+
+def _own_fields(cls: type[Event]) -> list[str]:
+    """An event class's own fields: not the common ones, not class variables such as ``kind``."""
+    return [f.name for f in fields(cls) if f.name not in ("session", "watcher", "ts")]
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxCreated(SpawnEvent):
+    """Emitted when a spawn's branch and worktree are ready (``provision_ms`` it took)."""
+
+    kind: ClassVar[str] = "sandbox_created"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    branch: str
+    worktree: str
+    base: str
+    agent: str
+    provision_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMStarted(SpawnEvent):
+    """Emitted when the agent CLI process starts (a first run, a resume or a recovery run)."""
+
+    kind: ClassVar[str] = "llm_started"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    agent: str
+    pid: int
+    attempt: int = 0
+    resume: str = ""  # the CLI session resumed, if any
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgressUpdate(SpawnEvent):
+    """Emitted while the agent CLI works: a snapshot of files, commands, output and cost."""
+
+    kind: ClassVar[str] = "progress"
+    spawn_id: str
+    elapsed_s: float
+    files_read: tuple[str, ...] = ()
+    files_written: tuple[str, ...] = ()
+    output_lines: int = 0
+    last_tool: str = ""
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDenied(SpawnEvent):
+    """Emitted when the agent CLI was refused a tool or command; ``fix`` is the widening computed, if any."""
+
+    kind: ClassVar[str] = "permission_error"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    tool: str
+    detail: str = ""
+    fix: str = ""
+    objection: str = ""  # why the widening cannot be made automatically (the security role objects)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecoveryAttempt(SpawnEvent):
+    """Emitted when a fix was applied to the manifest (or refused) and the run is resumed (or not)."""
+
+    kind: ClassVar[str] = "recovery"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    strategy: str
+    attempt: int
+    fix: str
+    outcome: str  # "resumed" | "refused" | "declined"
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LLMCompleted(SpawnEvent):
+    """Emitted when the agent CLI process ended: its status, exit code and the agent's summary."""
+
+    kind: ClassVar[str] = "llm_completed"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    status: str  # "success" | "failed" | "timeout" | "interrupted" | "crashed"
+    exit_code: int | None = None
+    cli_session: str = ""
+    summary: str = ""
+    cost_usd: float = 0.0
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PRCreated(SpawnEvent):
+    """Emitted when the spawn's branch was pushed and its pull request opened."""
+
+    kind: ClassVar[str] = "pr_created"
+    critical: ClassVar[bool] = True
+    spawn_id: str
+    number: int
+    url: str
+    head: str
+    base: str
+
+
+SPAWN_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
+    cls.kind: cls
+    for cls in (SandboxCreated, LLMStarted, ProgressUpdate, PermissionDenied, RecoveryAttempt, LLMCompleted, PRCreated)
+}
+EVENT_KINDS.update(SPAWN_EVENT_KINDS)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from watcher.core.errors import MalformedEventError
+from watcher.runtime.events import EvaluationEvent
+from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
 __all__ = ["HISTORY_SCHEMA", "history"]
+
+log = logging.getLogger("watcher.history")
 
 HISTORY_SCHEMA: dict[str, Any] = {
     "time": pl.Datetime("ms", "UTC"),
@@ -35,8 +41,8 @@ def history(
 ) -> pl.DataFrame:
     """One row per evaluation: when, who, what was decided, what was said, what it cost.
 
-    ``outcome`` is the interjection's fate (pending, delivered, dismissed, undeliverable, …) or
-    null for a continue. With no argument the project's default journal is read.
+    ``outcome`` is the interjection's fate as ``watcher.runtime.fates`` folds it (capped, pending,
+    queued, delivered, edited, dismissed, undeliverable, failed) or null for a continue. With no argument the project's default journal is read.
     """
     owned = not isinstance(journal, Journal)
     jr = journal if isinstance(journal, Journal) else Journal(journal, create=False)  # a reader makes no files
@@ -44,7 +50,7 @@ def history(
         if not owned:
             jr.flush()  # the caller's journal may still hold events queued for its writer
         rows: list[dict[str, Any]] = []
-        outcomes: dict[str, str] = {}
+        fates = Fates()
         said: list[str | None] = []  # per row: the interjection id whose fate fills ``outcome``
         after = 0
         while batch := jr.read(after, limit=5000, session=session):
@@ -52,36 +58,18 @@ def history(
             for row in batch:
                 if watcher is not None and row.watcher != watcher:
                     continue
-                p = row.payload
-                if row.kind == "interjection":
-                    outcomes[str(p["interjection"]["id"])] = str(p.get("status", "queued"))
-                elif row.kind == "delivery":
-                    outcomes[str(p.get("interjection_id"))] = str(p.get("outcome"))
-                elif row.kind == "evaluation":
-                    i = p.get("interjection") or {}
-                    said.append(None if not i or p.get("capped") else str(i.get("id")))
-                    rows.append(
-                        {
-                            "time": int(row.ts * 1000),
-                            "watcher": row.watcher,
-                            "session": row.session,
-                            "index": p.get("index"),
-                            "decision": p.get("decision"),
-                            "urgent": i.get("urgent") if i else None,
-                            "severity": i.get("severity") if i else None,
-                            "action": i.get("action") if i else None,
-                            "content": i.get("content") if i else p.get("note") or None,
-                            "outcome": "capped" if i and p.get("capped") else None,
-                            "latency_s": p.get("latency_s"),
-                            "input_tokens": p.get("input_tokens"),
-                            "output_tokens": p.get("output_tokens"),
-                            "cost_usd": p.get("cost_usd"),
-                            "error": p.get("error"),
-                        }
-                    )
+                try:
+                    event = row.event()
+                except MalformedEventError as exc:
+                    log.warning("history: skipping journal row %d: %s", row.id, exc)
+                    continue
+                fates.apply(event)
+                if isinstance(event, EvaluationEvent):
+                    said.append(event.interjection.id if event.interjection else None)
+                    rows.append(_evaluation_row(event))
         for r, interjection_id in zip(rows, said, strict=True):
-            if interjection_id is not None:
-                r["outcome"] = outcomes.get(interjection_id)
+            fate = fates.get(interjection_id) if interjection_id is not None else None
+            r["outcome"] = fate.status if fate is not None and fate.status != "proposed" else None
         frame = pl.DataFrame(
             rows, schema={k: (pl.Int64 if k == "time" else v) for k, v in HISTORY_SCHEMA.items()}, orient="row"
         )
@@ -91,3 +79,24 @@ def history(
     finally:
         if owned:
             jr.close()
+
+
+def _evaluation_row(event: EvaluationEvent) -> dict[str, Any]:
+    i = event.interjection
+    return {
+        "time": int(event.ts * 1000),
+        "watcher": event.watcher,
+        "session": event.session,
+        "index": event.index,
+        "decision": event.decision,
+        "urgent": i.urgent if i else None,
+        "severity": i.severity if i else None,
+        "action": i.action if i else None,
+        "content": i.content if i else event.note or None,
+        "outcome": None,
+        "latency_s": event.latency_s,
+        "input_tokens": event.input_tokens,
+        "output_tokens": event.output_tokens,
+        "cost_usd": event.cost_usd,
+        "error": event.error,
+    }

@@ -54,16 +54,24 @@ class Runtime:
         self._ensure_journal()
         self.bus.publish(event)
 
-    def add_session(self, session: Session, *, detail: str = "") -> Session:
-        """Register a parent session; its name must be unique in this runtime."""
+    def add_session(
+        self, session: Session, *, detail: str = "", first_index: int = 0, announce: bool = True
+    ) -> Session:
+        """Register a parent session; its name must be unique in this runtime.
+
+        A session resumed from the journal (a hooked CLI session judged by a new process) passes
+        ``first_index`` (how many observations it already has) and ``announce=False`` (it was
+        announced when it started).
+        """
         self._ensure_journal()
         if session.name in self.sessions and self.sessions[session.name] is not session:
             raise DuplicateNameError(
                 f"cannot add session {session.name!r}: another session of this runtime has that name; give it another name"
             )
         self.sessions[session.name] = session
-        self._indexes.setdefault(session.name, 0)
-        self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
+        self._indexes[session.name] = max(self._indexes.get(session.name, 0), first_index)
+        if announce:
+            self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
         return session
 
     def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
@@ -116,15 +124,12 @@ class Runtime:
         return event
 
     async def settle(self) -> None:
-        """Wait until every published event is handled and no evaluation is in flight."""
+        """Wait until every published event is handled and no evaluation is in flight (no polling)."""
         while True:
             await self.bus.drain()
-            spawned = [task for w in self.watchers.values() for task in w.tasks]
-            if spawned:
-                await asyncio.gather(*spawned, return_exceptions=True)
-            elif any(w.busy for w in self.watchers.values()):
-                await asyncio.sleep(0.001)  # an evaluation started outside the bus (a direct call) is finishing
-            elif all(sub.idle for sub in self.bus.subscriptions):
+            for watcher in list(self.watchers.values()):
+                await watcher.settle()  # a verdict may publish more: go round until a pass finds all idle
+            if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
                 return
 
     # --- commands from other processes -------------------------------------------------------

@@ -25,7 +25,6 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 from watcher.core.errors import JournalError
 from watcher.core.redact import redact_value
 from watcher.runtime._storable import encode_payload
-from watcher.runtime.events import Event
+from watcher.runtime.events import Event, event_from_payload
 
 __all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
 
@@ -98,6 +97,10 @@ class JournalRow:
     watcher: str
     kind: str
     payload: dict[str, Any]
+
+    def event(self) -> Event:
+        """The typed event this row holds; raises ``MalformedEventError`` when it cannot be read."""
+        return event_from_payload(self.kind, self.payload, session=self.session, watcher=self.watcher, ts=self.ts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,19 +409,6 @@ class Journal:
                 log.warning("skipping corrupt journal row %d in %s (%s)", id_, self.path, exc)
             return None
         return JournalRow(id_, float(ts), str(session), str(watcher), str(kind), decoded)
-
-    def follow(
-        self, after: int = 0, *, poll: float = 0.05, stop: threading.Event | None = None
-    ) -> Iterator[JournalRow]:
-        """Yield events as they are committed, by any process, until ``stop`` is set."""
-        last = after
-        while stop is None or not stop.is_set():
-            rows = self.read(last)
-            for row in rows:
-                last = row.id
-                yield row
-            if not rows:
-                time.sleep(poll)
 
     def last_id(self) -> int:
         """The id of the newest committed event (0 when empty)."""

@@ -140,8 +140,11 @@ class StubServer(ABC):
 
     name: ClassVar[str] = "stub"
 
-    def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, *replies: Reply, host: str = "127.0.0.1", port: int = 0, default_reply: Reply | None = None
+    ) -> None:
         self.requests: list[RecordedRequest] = []
+        self.default_reply = default_reply
         self.disconnects: list[float] = []
         self.closing = threading.Event()
         self._script: deque[Reply] = deque(replies)
@@ -233,7 +236,15 @@ class StubServer(ABC):
             self.requests.append(request)
             self._lock.notify_all()
 
-    def _next_reply(self) -> Reply | None:
+    def _next_reply(self, request: RecordedRequest | None = None) -> Reply | None:
+        """The reply for ``request``: ``default_reply`` for a request offering no tools, else the script's next.
+
+        A real CLI sends side requests without tools (a session title, a summary) whose number
+        and timing a test does not script; with a ``default_reply`` they leave the script alone.
+        """
+        body = request.body if request is not None else None
+        if self.default_reply is not None and body is not None and not body.get("tools"):
+            return self.default_reply
         with self._lock:
             return self._script.popleft() if self._script else None
 

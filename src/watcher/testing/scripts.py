@@ -9,6 +9,7 @@ for the Anthropic stub (non-streaming JSON or SSE with ``event:`` lines) and the
 from __future__ import annotations
 
 import itertools
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,11 +17,14 @@ from typing import Any
 __all__ = ["RecordedRequest", "Reply", "ToolUse"]
 
 _ids = itertools.count(1)
+# A real CLI keeps ids across processes (``--resume`` of a session, a hook's ``tool_use_id``): a
+# per-process prefix keeps two stub processes from handing out the same id.
+_RUN = secrets.token_hex(3)
 
 
 def next_id(prefix: str) -> str:
-    """A unique, readable id such as ``toolu_stub0001``."""
-    return f"{prefix}_stub{next(_ids):04d}"
+    """A unique, readable id such as ``toolu_stub3fa9c20001`` (unique across processes too)."""
+    return f"{prefix}_stub{_RUN}{next(_ids):04d}"
 
 
 @dataclass(frozen=True, slots=True)

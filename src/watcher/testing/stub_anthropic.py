@@ -59,13 +59,21 @@ class StubAnthropicServer(StubServer):
     """The Anthropic Messages API on ``127.0.0.1`` (``base_url`` has no ``/v1``, like the SDK wants).
 
     ``min_cache_tokens`` mimics the model's minimum cacheable prefix: shorter prefixes are neither
-    written nor read, as the real API does silently.
+    written nor read, as the real API does silently. ``default_reply`` answers requests that offer
+    no tools (Claude Code's side requests) without consuming the script.
     """
 
     name = "stub-anthropic"
 
-    def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0, min_cache_tokens: int = 0) -> None:
-        super().__init__(*replies, host=host, port=port)
+    def __init__(
+        self,
+        *replies: Reply,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        min_cache_tokens: int = 0,
+        default_reply: Reply | None = None,
+    ) -> None:
+        super().__init__(*replies, host=host, port=port, default_reply=default_reply)
         self.min_cache_tokens = min_cache_tokens
         self._cached: set[str] = set()
 
@@ -86,7 +94,7 @@ class StubAnthropicServer(StubServer):
         if request.path.endswith("/count_tokens"):
             exchange.send_json(200, {"input_tokens": estimate_tokens(json.dumps(request.body))})
             return
-        reply = self._next_reply()
+        reply = self._next_reply(request)
         if reply is None:
             exchange.send_json(500, _error_body("api_error", self.script_ran_out()), {"x-should-retry": "false"})
             return

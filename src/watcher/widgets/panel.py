@@ -14,7 +14,6 @@ Threading rules (ipywidgets is not thread-safe, research §2.2):
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -22,11 +21,11 @@ import ipywidgets as w
 
 from watcher.core.redact import redact
 from watcher.runtime.events import Event
+from watcher.widgets._flush import MAX_FLUSHES_PER_S, FlushLimiter
 from watcher.widgets.state import PanelState, PanelView
 
 __all__ = ["MAX_FLUSHES_PER_S", "PanelActions", "WatcherPanel"]
 
-MAX_FLUSHES_PER_S = 10
 _STATUS_STYLE = {"idle": "success", "evaluating": "info", "error": "danger", "detached": ""}
 
 
@@ -53,8 +52,7 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
         self._actions = actions
         self._loop = loop
         self._schedule = schedule or (lambda fn: fn())
-        self._flush_at: asyncio.TimerHandle | None = None
-        self._last_flush = 0.0
+        self._limiter = FlushLimiter(self.flush, loop=loop)
         self._shown_version = -1
         self._editing_shown = False
         self.flushes = 0
@@ -107,19 +105,12 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
         """Ask for a flush: at once if none happened for a while, else at the next slot."""
         if self._loop is None:
             self.flush()
-            return
-        if self._flush_at is not None:
-            return
-        delay = max(0.0, self._last_flush + 1.0 / MAX_FLUSHES_PER_S - time.monotonic())
-        self._flush_at = self._loop.call_later(delay, self._timed_flush)
-
-    def _timed_flush(self) -> None:
-        self._flush_at = None
-        self.flush()
+        else:
+            self._limiter.request()
 
     def flush(self) -> None:
         """Copy the rendered state into the child widgets (only what changed)."""
-        self._last_flush = time.monotonic()
+        self._limiter.mark()
         view = self.state.view()
         self._shown_version = self.state.version
         self.flushes += 1

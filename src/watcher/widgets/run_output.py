@@ -8,28 +8,18 @@ second; each flush rewrites the Output widget's outputs as one stdout stream, bo
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import ipywidgets as w
 
+from watcher.agents import RunEvent
 from watcher.core.redact import redact
-from watcher.widgets.panel import MAX_FLUSHES_PER_S
+from watcher.widgets._flush import FlushLimiter
 
 __all__ = ["MAX_CHARS", "RunOutput", "describe_run_event"]
 
 MAX_CHARS = 20_000
-
-
-class RunEvent(Protocol):
-    """What the run hands its sinks (``watcher.agents``' ``RunEvent``, read by shape)."""
-
-    kind: str
-    text: str
-    data: Mapping[str, Any]
 
 
 def describe_run_event(event: RunEvent) -> str:
@@ -39,10 +29,10 @@ def describe_run_event(event: RunEvent) -> str:
         return event.text
     if event.kind == "tool_call":
         args = json.dumps(data.get("input", {}), ensure_ascii=False)
-        return f"\n→ {data.get('name', 'tool')}({args[:300]})\n"
+        return f"\n→ {event.text}({args[:300]})\n"
     if event.kind == "tool_result":
         mark = "✗" if data.get("is_error") else "←"
-        text = str(data.get("output", event.text))
+        text = event.text
         return f"{mark} {text[:500]}{'…' if len(text) > 500 else ''}\n"
     if event.kind == "interjection":
         return f"\n[watcher {data.get('watcher') or 'person'}] {event.text}\n"
@@ -62,8 +52,7 @@ class RunOutput:
         self.text = ""
         self.flushes = 0
         self._dirty = False
-        self._flush_at: asyncio.TimerHandle | None = None
-        self._last = 0.0
+        self._limiter = FlushLimiter(self.flush)
 
     async def __call__(self, event: RunEvent) -> None:
         piece = describe_run_event(event)
@@ -73,20 +62,15 @@ class RunOutput:
         self._dirty = True
         if event.kind == "status":
             self.flush()  # the last word is shown at once
-        elif self._flush_at is None:
-            delay = max(0.0, self._last + 1.0 / MAX_FLUSHES_PER_S - time.monotonic())
-            self._flush_at = asyncio.get_running_loop().call_later(delay, self._timed)
-
-    def _timed(self) -> None:
-        self._flush_at = None
-        self.flush()
+        else:
+            self._limiter.request()
 
     def flush(self) -> None:
         """Show the text gathered so far (redacted)."""
         if not self._dirty:
             return
         self._dirty = False
-        self._last = time.monotonic()
+        self._limiter.mark()
         self.flushes += 1
         shown: dict[str, Any] = {"output_type": "stream", "name": "stdout", "text": redact(self.text)}
         self.widget.outputs = (shown,)

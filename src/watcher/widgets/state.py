@@ -27,6 +27,7 @@ from watcher.runtime.events import (
     ObservationEvent,
     WatcherEvent,
 )
+from watcher.runtime.fates import Fates
 from watcher.widgets.timeline import Mark, timeline_svg
 
 __all__ = ["PanelState", "PanelView", "Pending"]
@@ -73,17 +74,26 @@ class PanelState:
         self.sessions: set[str] = set()
         self.triggers: frozenset[str] = frozenset()
         self.evaluations = 0
-        self.interjections = 0
+        self.fates = Fates()  # the interjections' fates: the same fold as the engine's and the editor's
         self.tokens = 0
         self.cost_usd = 0.0
         self.observations: deque[tuple[int, Observation]] = deque(maxlen=RECENT)
         self.decisions: deque[str] = deque(maxlen=RECENT)
-        self.pending: dict[str, Pending] = {}
         self.outcomes: deque[str] = deque(maxlen=RECENT)
         self.marks: deque[Mark] = deque(maxlen=MARKS)
         self.editing = False
         self.version = 0
         self.lock = threading.RLock()
+
+    @property
+    def interjections(self) -> int:
+        """Interjections this watcher made (capped ones not counted), as ``%watchers`` counts them."""
+        return self.fates.count()
+
+    @property
+    def pending(self) -> dict[str, Pending]:
+        """Interjections waiting for a person, oldest first, by id."""
+        return {f.id: Pending(f.session, f.interjection) for f in self.fates.with_status("pending")}
 
     def apply(self, event: Event) -> bool:
         """Fold one event in; returns True when the panel changed."""
@@ -120,20 +130,23 @@ class PanelState:
         if isinstance(event, EvaluationEvent):
             return self._evaluation(event)
         if isinstance(event, InterjectionEvent):
-            if event.status == "pending":
-                self.pending[event.interjection.id] = Pending(event.session, event.interjection)
+            self.fates.apply(event)
             return True
         if isinstance(event, DeliveryEvent):
-            found = self.pending.pop(event.interjection_id, None)
-            if found is not None:
+            was = self.fates.get(event.interjection_id)
+            fate = self.fates.apply(event)
+            if fate is None:
+                return False
+            if was is not None and was.status == "pending":
                 self.editing = False
-            what = event.content or (found.interjection.content if found else "")
-            self.outcomes.appendleft(f"{event.outcome}: {_text(what, 120)}" if what else event.outcome)
-            self.marks.append(Mark(event.ts, "dismissed" if event.outcome == "dismissed" else "delivered"))
+            what = fate.interjection.content
+            self.outcomes.appendleft(f"{fate.status}: {_text(what, 120)}" if what else fate.status)
+            self.marks.append(Mark(event.ts, "dismissed" if fate.status == "dismissed" else "delivered"))
             return True
         return False
 
     def _evaluation(self, event: EvaluationEvent) -> bool:
+        self.fates.apply(event)
         self.evaluations += 1
         self.tokens += event.input_tokens + event.output_tokens
         self.cost_usd += event.cost_usd
@@ -142,7 +155,6 @@ class PanelState:
             said = f"error: {_text(event.error, 120)}"
             self.marks.append(Mark(event.ts, "failed"))
         elif event.interjection is not None:
-            self.interjections += 1
             extra = f" (capped: {_text(event.capped)})" if event.capped else ""
             said = f"<b>interject</b>{extra}: {_text(event.interjection.content, 120)}"
             self.marks.append(Mark(event.ts, "interject"))
@@ -160,7 +172,8 @@ class PanelState:
     def view(self, now: float | None = None) -> PanelView:
         """Render the state to strings; cheap enough to call at every flush."""
         with self.lock:
-            pending = next(iter(self.pending.values()), None)
+            waiting = self.pending
+            pending = next(iter(waiting.values()), None)
             badge = "manual: you decide" if self.mode == "manual" else "autonomous: delivers by itself"
             header = (
                 f"<b>watcher {html.escape(self.name)}</b> · role <code>{html.escape(self.role)}</code> · "
@@ -175,7 +188,7 @@ class PanelState:
                     deque(f"#{i} {_text(describe_observation(o) or o.kind, 110)}" for i, o in self.observations),
                 ),
                 evaluations=_list("evaluations", self.decisions),
-                pending=_pending_html(pending, len(self.pending)),
+                pending=_pending_html(pending, len(waiting)),
                 pending_id=pending.interjection.id if pending else "",
                 delivered=_list("delivered" if self.mode != "manual" else "outcomes", self.outcomes, badge=True),
                 counters=(

@@ -1,0 +1,111 @@
+"""How long a Claude Code hook call takes: ``watcher hook PreToolUse`` from process start to answer.
+
+The hook command the installer writes (this interpreter running ``watcher/hooks/client.py`` by
+path) is run as a process, as the CLI runs it, with a 100-line ``Write`` payload and the
+security, stuck and errors watchers attached. Each trial writes a different file (so no finding
+is deduplicated away) into a temporary journal.
+
+    BENCH hook_ms_p50               warm daemon: median wall time of one hook process (target <= 30 ms)
+    BENCH hook_ms_p99               warm daemon: 99th percentile over 100 calls (target <= 100 ms)
+    BENCH hook_server_ms_p50        warm daemon: the daemon's own share (journaled per call)
+    BENCH hook_nodaemon_ms_p50      no daemon: judged in-process, imports included (target <= 400 ms)
+    BENCH hook_nodaemon_ms_p99      no daemon: 99th percentile over 20 calls
+    BENCH python_start_ms_p50       the floor: ``python -I -S -c pass`` on this machine, for comparison
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from watcher.hooks._settings import client_argv
+from watcher.runtime.journal import Journal
+
+WARM_TRIALS = 100
+COLD_TRIALS = 20
+CLIENT = client_argv()  # exactly the command `watcher hooks install` writes
+OPTIONS = ["--watcher", "security", "--watcher", "stuck", "--watcher", "errors"]
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def _payload(i: int, cwd: str) -> bytes:
+    content = "\n".join(
+        f"def handler_{i}_{n}(request):\n    return {{'status': {200 + n % 5}, 'id': {n}}}" for n in range(50)
+    )
+    assert len(content.splitlines()) == 100
+    payload = {
+        "session_id": f"bench-{i // 10}",
+        "transcript_path": f"{cwd}/t.jsonl",
+        "cwd": cwd,
+        "prompt_id": f"turn-{i // 10}",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": f"{cwd}/app/handlers_{i}.py", "content": content},
+        "tool_use_id": f"toolu_bench{i:04d}",
+    }
+    return json.dumps(payload).encode()
+
+
+def _time_hook(env: dict[str, str], payload: bytes) -> float:
+    started = time.perf_counter()
+    done = subprocess.run([*CLIENT, "PreToolUse", *OPTIONS], input=payload, env=env, capture_output=True, check=False)
+    elapsed = (time.perf_counter() - started) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"the hook failed: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHER_")}
+        env.update(WATCHER_SOCKET=f"{tmp}/run/serve.sock", WATCHER_JOURNAL=f"{tmp}/journal.sqlite3")
+        floor = []
+        for _ in range(20):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+            floor.append((time.perf_counter() - started) * 1000)
+
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "watcher", "serve", "--idle", "120"], env=env, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not Path(env["WATCHER_SOCKET"]).exists():
+                if time.monotonic() > deadline:
+                    raise SystemExit("the daemon did not start")
+                time.sleep(0.05)
+            for i in range(5):  # warm: imports, the journal, the security engines
+                _time_hook(env, _payload(10_000 + i, tmp))
+            warm = [_time_hook(env, _payload(i, tmp)) for i in range(WARM_TRIALS)]
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=30)
+        journal = Journal(env["WATCHER_JOURNAL"], create=False)
+        server = [float(r.payload["latency_ms"]) for r in journal.read(0, limit=100_000) if r.kind == "hook"]
+        journal.close()
+
+        env["WATCHER_HOOK_DAEMON"] = "0"
+        cold = [_time_hook(env, _payload(20_000 + i, tmp)) for i in range(COLD_TRIALS)]
+
+    print(f"BENCH hook_ms_p50 {statistics.median(warm):.1f} ms")
+    print(f"BENCH hook_ms_p99 {_p(warm, 0.99):.1f} ms")
+    print(f"BENCH hook_server_ms_p50 {statistics.median(server):.2f} ms")
+    print(f"BENCH hook_nodaemon_ms_p50 {statistics.median(cold):.1f} ms")
+    print(f"BENCH hook_nodaemon_ms_p99 {_p(cold, 0.99):.1f} ms")
+    print(f"BENCH python_start_ms_p50 {statistics.median(floor):.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

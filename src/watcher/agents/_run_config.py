@@ -1,0 +1,59 @@
+"""What an agent run is asked to do (``RunConfig``) and what it did (``RunResult``): two frozen values.
+
+The configuration is fixed when the run is built and read by the loop; the result is the value
+the loop returns when the run ends (``watcher.agents._run_loop``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from watcher.agents._tools import Tool
+
+__all__ = ["DEFAULT_MODEL", "RunConfig", "RunResult"]
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """One run's fixed settings: its prompt, model, tools and limits.
+
+    ``max_corrections_per_step`` caps consecutive turns that answer watcher interjections;
+    ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never).
+    """
+
+    name: str
+    prompt: str
+    model: str = DEFAULT_MODEL
+    system: str = ""
+    tools: Mapping[str, Tool] = field(default_factory=dict)
+    max_steps: int = 25
+    max_tokens: int = 4096
+    max_corrections_per_step: int = 3
+    checkpoint_s: float = 30.0
+    cache: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a run ended and what it cost.
+
+    ``status``: completed, max_steps, paused, aborted, failed or cancelled. ``steps`` counts every
+    model request, corrective ones included; ``corrective_steps``/``corrective_tokens`` are the
+    turns that answered an interjection (the overhead of being corrected).
+    """
+
+    status: str
+    text: str
+    messages: tuple[dict[str, Any], ...]
+    steps: int
+    corrective_steps: int
+    corrective_tokens: int
+    input_tokens: int
+    output_tokens: int
+    interrupts: int
+    interrupt_ms: tuple[float, ...]
+    detail: str = ""

@@ -1,0 +1,101 @@
+"""``watcher hook EVENT`` (what the CLI runs) and ``watcher hooks install|status|uninstall``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from watcher.hooks import client
+from watcher.hooks._session import DEFAULT_ROLES, HookConfig
+from watcher.hooks._settings import install, settings_path, uninstall
+from watcher.hooks._status import status_lines
+from watcher.hooks._wire import AGENTS
+from watcher.roles import ROLE_NAMES
+from watcher.runtime.journal import default_journal_path
+
+__all__ = ["register", "run_hook", "run_hooks"]
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``hook`` and ``hooks`` subcommands."""
+    hook = sub.add_parser(
+        "hook",
+        help="answer one Claude Code / Codex hook call (the CLI runs this)",
+        description="Read a hook payload on stdin and print the answer. Always exits 0: a hook fails open.",
+    )
+    hook.add_argument("event", help="the hook event, e.g. PreToolUse")
+    hook.add_argument("options", nargs=argparse.REMAINDER, help="--agent, --watcher, --mode, --evaluator, --budget")
+    hook.set_defaults(func=run_hook)
+
+    hooks = sub.add_parser(
+        "hooks",
+        help="supervise your own Claude Code sessions through its hooks",
+        description="Install, show or remove watcher's hooks in Claude Code's settings.",
+    )
+    action = hooks.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (
+        ("install", "add watcher's hooks (the settings file is backed up first)"),
+        ("status", "show what is installed, the daemon, and the last hooked session"),
+        ("uninstall", "remove exactly the hooks watcher added"),
+    ):
+        p = action.add_parser(name, help=text, description=text)
+        where = p.add_mutually_exclusive_group()
+        where.add_argument(
+            "--project", action="store_true", help="this project's .claude/settings.json or .codex/hooks.json (default)"
+        )
+        where.add_argument("--user", action="store_true", help="~/.claude/settings.json or $CODEX_HOME/hooks.json")
+        p.add_argument("--agent", choices=AGENTS, default="claude", help="the CLI (default: claude)")
+        if name == "install":
+            p.add_argument(
+                "--watcher",
+                "-w",
+                action="append",
+                dest="roles",
+                choices=ROLE_NAMES,
+                metavar="ROLE",
+                help=f"a role to attach (repeatable; default: {', '.join(DEFAULT_ROLES)})",
+            )
+            p.add_argument("--mode", choices=("autonomous", "manual"), default="autonomous")
+            p.add_argument("--evaluator", choices=("rules", "anthropic", "openai"), default="rules")
+            p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
+            p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
+            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+        if name == "status":
+            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+        p.set_defaults(func=run_hooks)
+
+
+def run_hook(args: argparse.Namespace) -> int:
+    """Answer one hook call (always 0)."""
+    return client.main([args.event, *args.options])
+
+
+def run_hooks(args: argparse.Namespace) -> int:
+    """Install, show or uninstall."""
+    settings = settings_path(user=args.user, agent=args.agent)
+    if args.action == "install":
+        config = HookConfig(
+            agent=args.agent,
+            roles=tuple(args.roles or DEFAULT_ROLES),
+            mode=args.mode,
+            evaluator=args.evaluator,
+            max_stop_blocks=args.max_stop_blocks,
+            budget_s=args.budget,
+            journal=str(args.journal.resolve()) if args.journal else None,
+        )
+        done = install(settings, config)
+        print(f"installed watcher hooks for {len(done.commands)} events in {settings}")
+        print(f"watchers: {', '.join(config.roles)} ({config.mode}); backup: {done.backup or 'none (new file)'}")
+        if config.agent == "codex":
+            print("Codex runs new hooks only once you trust them: open /hooks in Codex and trust watcher's.")
+        return 0
+    if args.action == "uninstall":
+        removed = uninstall(settings)
+        print(
+            f"removed {removed} watcher hook entries from {settings}" if removed else f"no watcher hooks in {settings}"
+        )
+        return 0
+    journal = args.journal or default_journal_path()
+    print("\n".join(status_lines(settings, journal)))
+    return 0

@@ -1,0 +1,32 @@
+"""``watcher serve``: the per-user daemon that answers hook calls (started on demand by the hooks)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``serve`` subcommand."""
+    p = sub.add_parser(
+        "serve",
+        help="run the hook daemon (the first hook call starts it; it exits when idle)",
+        description="Answer `watcher hook` calls over a Unix socket ($WATCHER_SOCKET), keeping watchers warm.",
+    )
+    p.add_argument(
+        "--idle",
+        type=float,
+        default=float(os.environ.get("WATCHER_SERVE_IDLE") or 900),
+        help="exit after this many idle seconds (default $WATCHER_SERVE_IDLE or 900)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until idle; 1 when another daemon already serves the socket."""
+    from watcher.hooks._daemon import serve
+
+    return serve(idle_s=args.idle)

@@ -1,0 +1,136 @@
+"""``watcher spawn``: run an agent CLI on a task in its own worktree, supervised, through to a PR."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from watcher.core.errors import ConfigurationError
+from watcher.roles import ROLE_NAMES
+from watcher.runtime.journal import Journal
+from watcher.spawn import SpawnConfig, cleanup, run_spawn
+from watcher.spawn.monitor import ProgressState
+from watcher.spawn.plan import PLANNERS, plan_manifest
+from watcher.spawn.recover import STRATEGIES
+
+DEFAULT_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
+
+
+def register(sub: argparse._SubParsersAction[Any]) -> None:
+    """Add the ``spawn`` subcommand."""
+    sp = sub.add_parser(
+        "spawn",
+        help="run an agent CLI on a task in a sandboxed worktree, supervised, through to a pull request",
+        description="Run Claude Code, Gemini CLI or Codex headless on TASK in a new git worktree "
+        "(branch spawn/<id>), with watchers supervising it live, then push the branch and open a pull request.",
+    )
+    sp.add_argument("task", nargs="?", help="what the agent should do")
+    sp.add_argument("--agent", "-a", choices=("claude", "gemini", "codex"), default="claude")
+    sp.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository to work in (default: here)")
+    sp.add_argument("--base", help="the branch to start from and propose to (default: the current branch)")
+    sp.add_argument(
+        "--watcher",
+        "-w",
+        action="append",
+        dest="roles",
+        metavar="ROLE",
+        help=f"a watcher role; ROLE:manual waits for you to inject or dismiss (repeatable; default: {', '.join(DEFAULT_ROLES)})",
+    )
+    sp.add_argument("--evaluator", default="rules", help="the watchers' evaluator (default: rules, offline)")
+    sp.add_argument("--planner", choices=PLANNERS, help="an LLM plans the sandbox manifest (default: rules, offline)")
+    sp.add_argument("--recovery", choices=STRATEGIES, default="moderate", help="what to do about permission errors")
+    sp.add_argument("--max-escalations", type=int, default=3, help="widenings moderate recovery may make (default 3)")
+    sp.add_argument(
+        "--no-pr", dest="pr", action="store_false", help="commit on the branch but do not push or open a PR"
+    )
+    sp.add_argument("--remote", default="origin", help="the remote to push to (default: origin)")
+    sp.add_argument("--forge-api", help="REST API base (default: $WATCHER_FORGE_API or https://api.github.com)")
+    sp.add_argument("--forge-repo", metavar="OWNER/REPO", help="the forge repository (default: from the remote URL)")
+    sp.add_argument("--cli-path", help="the agent CLI executable (default: node_modules/.bin, then PATH)")
+    sp.add_argument("--idle-timeout", type=float, help="seconds without output before the CLI is stopped")
+    sp.add_argument("--total-timeout", type=float, help="seconds before the CLI is stopped whatever it does")
+    sp.add_argument("--journal", type=Path, help="the journal file (default: the project's .watcher/journal.sqlite3)")
+    sp.add_argument("--json", action="store_true", help="print the report as JSON")
+    sp.add_argument("--plan", action="store_true", help="print the sandbox manifest inferred for TASK and exit")
+    sp.add_argument("--cleanup", action="store_true", help="remove every spawn worktree of --repo and exit")
+    sp.set_defaults(func=run)
+
+
+def _ask(question: str) -> bool:
+    print(f"watcher spawn: {question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+class _Progress:
+    """Live progress on stderr: one rewritten line on a terminal, a line per change otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self._last = ""
+
+    def __call__(self, state: ProgressState) -> None:
+        line = state.line()
+        key = line.split("] ", 1)[-1]
+        if self.tty:
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+        elif key != self._last:
+            print(line, file=sys.stderr, flush=True)
+        self._last = key
+
+    def done(self) -> None:
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, clean up, or run one spawn and print its report; 0 when it succeeded."""
+    if args.cleanup:
+        removed = cleanup(args.repo)
+        print(f"removed {len(removed)} spawn worktree(s)" + (": " + ", ".join(removed) if removed else ""))
+        return 0
+    if not args.task or not args.task.strip():
+        raise ConfigurationError('watcher spawn needs a TASK: watcher spawn "fix the failing test"')
+    if args.plan:
+        planned = asyncio.run(plan_manifest(args.task, args.planner))
+        if planned.note:
+            print(f"watcher spawn: {planned.note}", file=sys.stderr)
+        print(planned.manifest.to_json())
+        return 0
+    if args.recovery == "interactive" and not sys.stdin.isatty():
+        raise ConfigurationError(
+            "--recovery interactive asks on the terminal, and stdin is not one; use moderate or aggressive"
+        )
+    progress = _Progress()
+    journal = Journal(args.journal) if args.journal else Journal()
+    config = SpawnConfig(
+        args.task,
+        agent=args.agent,
+        repo=args.repo,
+        base=args.base,
+        watchers=tuple(args.roles or DEFAULT_ROLES),
+        evaluator=args.evaluator,
+        planner=args.planner,
+        recovery=args.recovery,
+        max_escalations=args.max_escalations,
+        ask=_ask if args.recovery == "interactive" else None,
+        pr=args.pr,
+        remote=args.remote,
+        forge_api=args.forge_api,
+        forge_repo=args.forge_repo,
+        cli_path=args.cli_path,
+        idle_timeout_s=args.idle_timeout,
+        total_timeout_s=args.total_timeout,
+        journal=journal,
+        on_progress=progress,
+    )
+    try:
+        result = asyncio.run(run_spawn(config))
+    finally:
+        progress.done()
+        journal.close()
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.markdown(), end="" if not args.json else "\n")
+    return 0 if result.ok else 1

@@ -1,0 +1,21 @@
+"""Supervising the Claude Code and Codex sessions people already run, through the CLIs' own hooks.
+
+``watcher hooks install`` writes hook entries into the CLI's settings; the CLI then runs
+``watcher hook EVENT`` on every tool call and turn end. The hook forwards the payload to the
+per-user daemon (``watcher serve``), which keeps each session's watchers alive between calls, or
+judges it in-process when no daemon answers, and prints the answer in the CLI's wire format:
+deny a dangerous call, add context the model reads, or keep a turn going. Any failure answers
+nothing: the hook fails open, so a broken watcher never blocks someone's work.
+
+Modules: ``_wire`` (payloads and answers), ``_session`` (a hooked session, the hook's options),
+``_desk`` (observe, evaluate, answer), ``_daemon`` (the Unix-socket server), ``client`` (the thin
+hook command), ``_settings`` (install, status, uninstall).
+"""
+
+from __future__ import annotations
+
+from watcher.hooks._desk import Desk
+from watcher.hooks._session import HookConfig, HookedSession
+from watcher.hooks._wire import Answer, HookCall
+
+__all__ = ["Answer", "Desk", "HookCall", "HookConfig", "HookedSession"]

@@ -1,0 +1,167 @@
+"""``watcher serve``: the per-user daemon that answers hook calls over a Unix socket.
+
+It holds, per journal, one ``Desk`` (runtime, watchers, journal writer), so a hook call costs a
+socket round trip instead of an interpreter start and the security engines' import, and a
+session's watchers keep their history between calls. One request per connection, half-closed by the client: a hook frame
+(``client.hook_frame``: the hook's arguments and payload as bytes) answered by the JSON line to
+print (an empty line: print nothing), or ``{"op": "status"}`` answered by the daemon's status.
+
+A call that runs past its budget is answered with nothing (the hook fails open) while its
+evaluation goes on: its verdict reaches the session with the next hook answer. The daemon exits
+after ``idle_s`` without a request. A lock file keeps it to one per socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from watcher.hooks._desk import Desk
+from watcher.hooks._serve_one import journal_path_for
+from watcher.hooks._session import HookConfig
+from watcher.hooks._wire import HookCall
+from watcher.hooks.client import read_hook_frame, socket_path
+from watcher.runtime.journal import Journal
+
+__all__ = ["Daemon", "serve"]
+
+log = logging.getLogger("watcher.hooks.daemon")
+
+_MARGIN_S = 0.15  # answer this much before the hook's budget ends: the reply still has to travel
+
+
+class Daemon:
+    """The hook server: desks by journal, an idle timer, a status reply."""
+
+    def __init__(self, path: Path, *, idle_s: float = 900.0) -> None:
+        self.path = path
+        self.idle_s = idle_s
+        self.started = time.time()
+        self.calls = 0
+        self._desks: dict[Path, Desk] = {}
+        self._opening: dict[Path, asyncio.Task[Desk]] = {}
+        self._last = time.monotonic()
+        self._server: asyncio.Server | None = None
+
+    async def _desk(self, journal_path: Path) -> Desk:
+        desk = self._desks.get(journal_path)
+        if desk is not None:
+            return desk
+        task = self._opening.get(journal_path)
+        if task is None:  # one opening per journal, however many calls wait for it
+            task = asyncio.get_running_loop().create_task(self._open_desk(journal_path))
+            self._opening[journal_path] = task
+        return await asyncio.shield(task)
+
+    async def _open_desk(self, journal_path: Path) -> Desk:
+        try:
+            journal = await asyncio.to_thread(Journal, journal_path)
+            desk = self._desks[journal_path] = Desk(journal)
+            return desk
+        finally:
+            self._opening.pop(journal_path, None)
+
+    async def _hook(self, event: str, options: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
+        config = HookConfig.from_dict(options)
+        call = HookCall.parse(config.agent, event, raw)
+
+        gone = asyncio.Event()
+
+        async def judge() -> dict[str, Any] | None:
+            desk = await self._desk(journal_path_for(config, call))
+            answer = await desk.handle(call, config, gone=gone)
+            return answer.wire(call.event, call.agent)
+
+        task = asyncio.get_running_loop().create_task(judge())
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), max(config.budget_s - _MARGIN_S, 0.05))
+        except TimeoutError:
+            gone.set()
+            log.warning("%s of %s: past the %gs budget; answered nothing", call.event, call.session, config.budget_s)
+            task.add_done_callback(_log_failure)  # it goes on: the verdict rides on the next answer
+            return None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._last = time.monotonic()
+        self.calls += 1
+        reply = b""
+        try:
+            data = await asyncio.wait_for(reader.read(), 5)  # the client half-closes after its request
+            if data.startswith(b"HOOK1\n"):
+                answer = await self._hook(*read_hook_frame(data))
+                reply = json.dumps(answer).encode() if answer else b""
+            elif json.loads(data).get("op") == "status":
+                reply = json.dumps(self.status()).encode()
+        except Exception as exc:  # noqa: BLE001 - a bad call is answered with nothing; the hook fails open
+            log.warning("hook call failed: %s: %s", type(exc).__name__, exc)
+        with contextlib.suppress(ConnectionError):
+            writer.write(reply + b"\n")
+            await writer.drain()
+            writer.close()
+        self._last = time.monotonic()
+
+    def status(self) -> dict[str, Any]:
+        """What ``watcher hooks status`` shows about the daemon."""
+        return {
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 1),
+            "calls": self.calls,
+            "journals": {str(path): list(desk.sessions) for path, desk in self._desks.items()},
+        }
+
+    async def run(self) -> None:
+        """Serve until idle for ``idle_s``; then settle every desk and close its journal."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
+        os.chmod(self.path, 0o600)
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: what is judged gets journaled
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        try:
+            while time.monotonic() - self._last < self.idle_s and not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), min(1.0, self.idle_s))
+        finally:
+            self._server.close()
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            for desk in self._desks.values():
+                await desk.close()
+                await asyncio.to_thread(desk.journal.close)
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a late hook evaluation failed: %s", task.exception())
+
+
+def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
+    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
+    sock = path or Path(socket_path())
+    sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = open(sock.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's lifetime
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return 1
+    try:
+        sock.with_suffix(".pid").write_text(str(os.getpid()))
+        logging.basicConfig(
+            filename=str(sock.parent / "serve.log"), level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
+        )
+        asyncio.run(Daemon(sock, idle_s=idle_s).run())
+        return 0
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            sock.with_suffix(".pid").unlink()
+        lock.close()

@@ -1,0 +1,303 @@
+"""Answering hook calls: observe the hooked session, evaluate at the event's breakpoint, answer.
+
+A ``Desk`` holds the hooked sessions of one journal on one runtime. The daemon keeps one per
+journal for as long as it runs, so a session's watchers keep their state (a loop detector needs
+the history); a process without a daemon builds a desk for one call, and the session's history
+and pending interjections are read back from the journal first.
+
+What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
+
+- ``PreToolUse``: an urgent interjection made about this call denies it, with the interjection as
+  the reason; it denies even in manual mode and past a watcher's caps (a tool call cannot wait for
+  a click, and a denial costs the agent one retry). The same call again is denied again. Anything
+  else waiting is added as context.
+- ``PostToolUse`` / ``PostToolUseFailure`` / ``UserPromptSubmit`` / ``SessionStart``: context.
+- ``Stop`` / ``SubagentStop``: interjections waiting keep the turn going (``block``), at most
+  ``max_stop_blocks`` times a turn, so a watcher never traps a session.
+- Other events carry nothing; what waits goes with the next answer that can carry it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from watcher.core.interjection import Interjection, Origin
+from watcher.core.observations import Observation, ToolCall, observation_from_dict
+from watcher.evaluators.registry import make_evaluator
+from watcher.evaluators.rules import RulesEvaluator
+from watcher.hooks._session import HookConfig, HookedSession, call_signature
+from watcher.hooks._wire import CONTEXT_EVENTS, TURN_END_EVENTS, Answer, HookCall, render_interjections
+from watcher.roles import spec_for_role
+from watcher.runtime.engine import Watcher
+from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEvent
+from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Journal
+
+__all__ = ["Desk"]
+
+log = logging.getLogger("watcher.hooks")
+
+_HISTORY = 200  # observations read back from the journal for a session this process has not seen
+# Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
+# session feeds them its history once. Security judges each call on its own.
+_FOLLOWS_HISTORY = frozenset({"stuck"})
+# A session that has not called for this long is let go (a CLI that crashed never says SessionEnd);
+# if it calls again, its history comes back from the journal.
+_IDLE_SESSION_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Past:
+    """A session as the journal remembers it."""
+
+    history: list[Observation]
+    pending: dict[str, Interjection]
+    outbox: list[Interjection]
+    started: bool
+    stop_blocks: dict[str, int]
+
+
+@dataclass
+class _Hooked:
+    session: HookedSession
+    watchers: list[Watcher]
+    config: HookConfig
+    lock: asyncio.Lock
+    last_call: float = 0.0
+
+
+class Desk:
+    """The hooked sessions of one journal, their watchers, and the answers to their hook calls."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.runtime = Runtime(journal=journal)
+        self._hooked: dict[str, _Hooked] = {}
+        self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
+        self._opening = asyncio.Lock()  # two first calls of one session open it once
+        self.runtime.bus.subscribe("hooks", self._collect, maxsize=100_000)
+
+    def _collect(self, event: Event) -> None:
+        if isinstance(event, EvaluationEvent) and event.session in self._urgent:
+            found = event.interjection
+            if found is not None and found.urgent:
+                self._urgent[event.session].append(found)
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    async def _open(self, call: HookCall, config: HookConfig) -> _Hooked:
+        hooked = self._hooked.get(call.session)
+        if hooked is not None:
+            return hooked
+        async with self._opening:
+            return self._hooked.get(call.session) or await self._start(call, config)
+
+    async def _start(self, call: HookCall, config: HookConfig) -> _Hooked:
+        name = call.session
+        past = await asyncio.to_thread(self._read_back, name)
+        history, pending = past.history, past.pending
+        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks)
+        child = name != call.parent_session
+        detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
+        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not past.started)
+        watchers = []
+        for role in config.roles:
+            spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
+            evaluator = make_evaluator(config.evaluator, role)
+            watcher = self.runtime.attach(spec, evaluator, session)
+            self._prime(watcher, history, pending)
+            watchers.append(watcher)
+        hooked = _Hooked(session, watchers, config, asyncio.Lock())
+        self._hooked[name] = hooked
+        return hooked
+
+    def _read_back(self, name: str) -> _Past:
+        """What the journal knows of a session this desk has not seen (another process judged it)."""
+        self.journal.flush()  # this desk's own earlier writes (a session ended and resumed) included
+        rows = self.journal.read(0, limit=100_000, session=name)
+        history: list[Observation] = []
+        pending: dict[str, Interjection] = {}
+        made: dict[str, Interjection] = {}
+        handed: dict[str, Interjection] = {}  # given to the session, maybe not yet carried by an answer
+        blocks: dict[str, int] = {}
+        started = False
+        for row in rows:
+            if row.kind == "observation":
+                try:
+                    history.append(observation_from_dict(row.payload["observation"]))
+                except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
+                    log.warning("skipping unreadable observation %d of %s", row.id, name)
+            elif row.kind == "interjection":
+                found = Interjection.from_dict(row.payload.get("interjection") or {})
+                made[found.id] = found
+                if row.payload.get("status") == "pending":
+                    pending[found.id] = found
+            elif row.kind == "delivery":
+                ident, outcome = str(row.payload.get("interjection_id")), row.payload.get("outcome")
+                pending.pop(ident, None)
+                if outcome == "queued":  # waiting for an answer to carry it
+                    content = str(row.payload.get("content") or "")
+                    base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
+                    origin = Origin.parse(row.payload.get("origin")) or base.origin
+                    handed[ident] = replace(base, content=content or base.content, origin=origin)
+                else:  # delivered, dismissed, undeliverable, failed: settled
+                    handed.pop(ident, None)
+            elif row.kind == "session":
+                started = True
+            elif row.kind == "hook":
+                for ident in row.payload.get("carried") or ():
+                    handed.pop(str(ident), None)
+                if row.payload.get("answer") == "block":
+                    turn = str(row.payload.get("turn") or "")
+                    blocks[turn] = blocks.get(turn, 0) + 1
+        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks)
+
+    @staticmethod
+    def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
+        watcher.prime(history)
+        watcher.pending.update({i.id: i for i in pending.values() if i.watcher == watcher.name})
+        evaluator = watcher.evaluator
+        if history and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
+            evaluator.role.evaluate(history, len(history))  # catch the role up; its verdict was given then
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    async def handle(self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None) -> Answer:
+        """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
+
+        ``gone`` is set by a caller that stopped waiting (the hook's budget ran out): the
+        evaluation still finishes, but what it found waits for the session's next answer
+        instead of going into one nobody reads.
+        """
+        started = time.perf_counter()
+        self._let_go_idle(time.monotonic())
+        hooked = await self._open(call, config)
+        hooked.last_call = time.monotonic()
+        async with hooked.lock:
+            answer, detail, carried = await self._answer(call, hooked, gone)
+        self.runtime.publish(
+            HookEvent(
+                session=call.session,
+                event=call.event,
+                answer=answer.kind,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                turn=call.turn,
+                detail=detail,
+                carried=tuple(i.id for i in carried),
+            )
+        )
+        self._delivered(call.session, carried)
+        if call.event == "SessionEnd" and call.session in self._hooked:
+            self._end(call.session)
+        return answer
+
+    def _delivered(self, name: str, carried: list[Interjection]) -> None:
+        """Journal the interjections this answer took to the CLI as delivered."""
+        for interjection in carried:
+            self.runtime.publish(
+                DeliveryEvent(
+                    session=name,
+                    watcher=interjection.watcher,
+                    interjection_id=interjection.id,
+                    outcome="delivered",
+                    detail="carried by a hook answer",
+                    content=interjection.content,
+                    origin=interjection.speaker.render(),
+                )
+            )
+
+    async def _answer(
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
+    ) -> tuple[Answer, str, list[Interjection]]:
+        session = hooked.session
+        await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
+        observations = call.observations()
+        signature = ""
+        if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
+            signature = call_signature(observations[0].name, observations[0].input)
+        self._urgent[session.name] = []
+        try:
+            for obs in observations:
+                self.runtime.observe(session.name, obs)
+            await self.runtime.settle()  # natural breakpoints (tool result, turn done) evaluate here
+            if call.event == "PreToolUse":
+                for watcher in hooked.watchers:
+                    await watcher.evaluate("tool_call")
+                await self.runtime.settle()
+            urgent = self._urgent[session.name]
+        finally:
+            self._urgent.pop(session.name, None)
+        if gone is not None and gone.is_set():
+            return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
+        waiting = session.take()
+        if call.event == "PreToolUse":
+            remembered = session.denied.get(signature)
+            if urgent or remembered:
+                ids = {i.id for i in urgent}
+                reason = render_interjections(urgent) if urgent else remembered or ""
+                session.put_back([i for i in waiting if i.id not in ids])
+                session.denied[signature] = reason
+                detail = f"{len(urgent)} urgent" if urgent else "denied again"
+                return Answer("deny", reason), detail, urgent
+        if not waiting:
+            return Answer(), "", []
+        answer, detail = self._carry(call, hooked, waiting)
+        if answer.wire(call.event, call.agent) is None:  # this event (or this CLI) cannot carry them
+            session.put_back(waiting)
+            return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", []
+        if answer.kind == "block":
+            session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
+        return answer, detail, waiting
+
+    @staticmethod
+    def _carry(call: HookCall, hooked: _Hooked, waiting: list[Interjection]) -> tuple[Answer, str]:
+        """The answer that would carry ``waiting`` at this event (``none`` when it cannot)."""
+        if call.event in CONTEXT_EVENTS:
+            return Answer("context", render_interjections(waiting)), f"{len(waiting)} interjection(s)"
+        if call.event in TURN_END_EVENTS:
+            blocks, cap = hooked.session.stop_blocks.get(call.turn, 0), hooked.config.max_stop_blocks
+            if blocks < cap:
+                return Answer("block", render_interjections(waiting)), f"block {blocks + 1}/{cap}"
+            return Answer(), f"Stop cap ({cap} a turn) reached; {len(waiting)} waiting"
+        return Answer(), ""
+
+    def _let_go_idle(self, now: float) -> None:
+        for name, hooked in list(self._hooked.items()):
+            if now - hooked.last_call > _IDLE_SESSION_S and not hooked.lock.locked():
+                self._hooked.pop(name)
+                for watcher in hooked.watchers:
+                    self.runtime.detach(watcher)
+                self.runtime.sessions.pop(name, None)
+
+    def _end(self, name: str) -> None:
+        hooked = self._hooked.pop(name)
+        hooked.session.end()
+        for watcher in hooked.watchers:
+            self.runtime.detach(watcher)
+        self.runtime.sessions.pop(name, None)  # a resumed CLI session (same id) is opened afresh
+        for interjection in hooked.session.take():
+            self.runtime.publish(
+                DeliveryEvent(
+                    session=name,
+                    watcher=interjection.watcher,
+                    interjection_id=interjection.id,
+                    outcome="undeliverable",
+                    detail="the CLI session ended before a hook answer could carry it",
+                    content=interjection.content,
+                    origin=interjection.speaker.render(),
+                )
+            )
+        self.runtime.end_session(hooked.session, "ended", detail="the CLI ended the session")
+
+    @property
+    def sessions(self) -> tuple[str, ...]:
+        """The hooked sessions this desk holds."""
+        return tuple(self._hooked)
+
+    async def close(self) -> None:
+        """Settle and flush the journal (the journal itself stays open: its owner closes it)."""
+        await self.runtime.close()

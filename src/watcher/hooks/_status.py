@@ -1,0 +1,78 @@
+"""``watcher hooks status``: what is installed, whether the daemon runs, what the last session saw."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from watcher.hooks import client
+from watcher.hooks._settings import installed
+from watcher.runtime.journal import Journal
+
+__all__ = ["last_session_summary", "status_lines"]
+
+
+def last_session_summary(journal_path: Path) -> dict[str, Any] | None:
+    """The newest hooked session in the journal: hook calls by answer, evaluations, interjections."""
+    if not journal_path.is_file():
+        return None
+    journal = Journal(journal_path, create=False)
+    try:
+        rows = journal.read(0, limit=1_000_000)
+    finally:
+        journal.close()
+    hooks = [r for r in rows if r.kind == "hook"]
+    if not hooks:
+        return None
+    session = hooks[-1].session.split("/", 1)[0]
+    mine = [r for r in rows if r.session == session or r.session.startswith(session + "/")]
+    answers = Counter(str(r.payload.get("answer")) for r in mine if r.kind == "hook")
+    pending = {
+        str((r.payload.get("interjection") or {}).get("id"))
+        for r in mine
+        if r.kind == "interjection" and r.payload.get("status") == "pending"
+    } - {str(r.payload.get("interjection_id")) for r in mine if r.kind == "delivery"}
+    return {
+        "session": session,
+        "hook_calls": sum(answers.values()),
+        "last_call_ts": hooks[-1].ts,
+        "last_event": hooks[-1].payload.get("event"),
+        "answers": dict(answers),
+        "evaluations": sum(r.kind == "evaluation" for r in mine),
+        "interjections": sum(r.kind == "interjection" for r in mine),
+        "pending": len(pending),
+    }
+
+
+def status_lines(settings: Path, journal_path: Path) -> list[str]:
+    """The lines ``watcher hooks status`` prints."""
+    found = installed(settings)
+    lines = []
+    if found is None:
+        lines.append(f"hooks: not installed in {settings}")
+    else:
+        cfg = found.config
+        lines.append(
+            f"hooks: installed in {settings} for {len(found.commands)} events "
+            f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')})"
+        )
+    try:
+        daemon = client.ask_daemon({"op": "status"}, 1.0)
+    except OSError:
+        daemon = None
+    if daemon is None:
+        lines.append(f"daemon: not running ({client.socket_path()}); the next hook call starts it")
+    else:
+        lines.append(f"daemon: pid {daemon.get('pid')}, up {daemon.get('uptime_s')}s, {daemon.get('calls')} calls")
+    summary = last_session_summary(journal_path)
+    if summary is None:
+        lines.append(f"events: none arrived yet in {journal_path}")
+    else:
+        answers = ", ".join(f"{k} {v}" for k, v in sorted(summary["answers"].items()))
+        lines.append(
+            f"last session {summary['session']}: {summary['hook_calls']} hook calls ({answers}), last "
+            f"{summary['last_event']}; {summary['evaluations']} evaluations, {summary['interjections']} "
+            f"interjections ({summary['pending']} pending)"
+        )
+    return lines

@@ -1,0 +1,213 @@
+"""The hook command the CLI runs on every hook event: a thin client of the ``watcher serve`` daemon.
+
+It reads the hook payload on stdin, forwards it to the daemon over a Unix socket and prints the
+answer. When no daemon answers it starts one for the next call and judges this call in-process.
+It fails open: whatever goes wrong (bad input, a dead daemon, a locked journal, an evaluator that
+hangs), it prints nothing and exits 0 within its time budget, and logs why.
+
+On the way to the daemon nothing is imported beyond the interpreter's own start (``_socket``, no
+``json``): the payload goes over as bytes and the answer comes back as the JSON to print, so a
+warm hook costs little more than the interpreter's start. The installed command runs this file by path (``python -I -S
+.../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
+``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
+that set-up itself before it imports watcher.
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module: ``socket`` would import enum, and json re: half a warm hook's time
+import os
+import sys
+import time
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost the fast path
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["main", "runtime_dir", "socket_path"]
+
+DEFAULT_BUDGET_S = 2.0
+_OPTIONS = {"--agent": "agent", "--mode": "mode", "--evaluator": "evaluator", "--max-stop-blocks": "max_stop_blocks"}
+
+
+# os.path rather than pathlib: pathlib's imports would cost a warm hook more than its own work.
+
+
+def runtime_dir() -> str:
+    """Where the daemon's socket, pid and log live: private to the user (created 0700)."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/watcher-{os.getuid()}"
+    return os.path.join(base, "watcher")
+
+
+def socket_path() -> str:
+    """``$WATCHER_SOCKET``, else ``serve.sock`` in the runtime folder."""
+    return os.environ.get("WATCHER_SOCKET") or os.path.join(runtime_dir(), "serve.sock")
+
+
+def _log(message: str) -> None:
+    try:
+        folder = os.path.dirname(socket_path())
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as log:
+            log.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}: {message}\n")
+    except OSError:
+        pass
+
+
+def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, dict[str, Any]]:
+    """``EVENT [--agent A] [--watcher ROLE ...] [--mode M] [--evaluator E] [--max-stop-blocks N] [--budget S]``.
+
+    ``journal_env`` is the hook's ``$WATCHER_JOURNAL`` (the daemon's own environment is not the hook's).
+    """
+    if not argv:
+        raise ValueError("usage: watcher hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
+    event, rest = argv[0], argv[1:]
+    config: dict[str, Any] = {}
+    roles: list[str] = []
+    for flag, value in zip(rest[::2], rest[1::2], strict=False):
+        if flag in ("--watcher", "-w"):
+            roles.append(value)
+        elif flag == "--budget":
+            config["budget_s"] = float(value)
+        elif flag == "--journal":
+            config["journal"] = value
+        elif flag in _OPTIONS:
+            config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
+        else:
+            raise ValueError(f"unknown option {flag}")
+    if len(rest) % 2:
+        raise ValueError(f"{rest[-1]} needs a value")
+    if roles:
+        config["roles"] = roles
+    if "journal" not in config and journal_env:
+        config["journal"] = journal_env
+    return event, config
+
+
+def hook_frame(argv: list[str], raw: bytes) -> bytes:
+    """A hook call on the wire: ``HOOK1``, the hook's arguments (NUL-separated), its journal, the payload."""
+    journal = os.environ.get("WATCHER_JOURNAL", "")
+    return b"HOOK1\n" + "\0".join(argv).encode() + b"\n" + journal.encode() + b"\n" + raw
+
+
+def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
+    """Inverse of ``hook_frame``: (event, config, payload)."""
+    _, args, journal, raw = data.split(b"\n", 3)
+    event, config = parse_args(args.decode().split("\0"), journal.decode() or None)
+    return event, config, raw
+
+
+def _exchange(request: bytes, timeout: float) -> bytes | None:
+    """Send ``request``, read the reply line; None when no daemon answered (nothing listens, it died)."""
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout)
+        try:
+            conn.connect(socket_path())
+        except OSError:
+            return None
+        conn.sendall(request)
+        conn.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        conn.close()
+    data = b"".join(chunks)
+    return data if data.endswith(b"\n") else None  # no newline: the daemon went away mid-answer
+
+
+def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The daemon's JSON reply to a JSON ``request`` (``{"op": "status"}``), or None when none answered."""
+    import json
+
+    data = _exchange(json.dumps(request).encode() + b"\n", timeout)
+    reply = json.loads(data) if data else None
+    return reply if isinstance(reply, dict) else None
+
+
+def start_daemon() -> None:
+    """Start ``watcher serve`` in the background for the next hook call (it exits when idle)."""
+    import subprocess
+
+    subprocess.Popen(
+        [sys.executable, "-m", "watcher", "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _in_process(event: str, config: dict[str, Any], raw: bytes, out: list[dict[str, Any] | None]) -> None:
+    try:
+        if "site" not in sys.modules:  # started with -S: set site-packages up only now that it is needed
+            import site
+
+            site.main()
+        from watcher.hooks._serve_one import answer_once
+
+        out.append(answer_once(event, config, raw))
+    except Exception as exc:  # noqa: BLE001 - fail open, logged
+        _log(f"{event}: in-process evaluation failed: {type(exc).__name__}: {exc}")
+        out.append(None)
+
+
+def answer(argv: list[str], raw: bytes) -> bytes:
+    """The bytes to print for one hook call, within its budget (empty: print nothing)."""
+    started = time.monotonic()
+    event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
+    budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
+    if os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0":
+        try:
+            reply = _exchange(hook_frame(argv, raw), budget)
+        except TimeoutError:
+            _log(f"{event}: the daemon did not answer within {budget:g}s; failing open")
+            return b""
+        except OSError as exc:
+            _log(f"{event}: the daemon failed ({type(exc).__name__}: {exc}); judging in-process")
+            reply = None
+        if reply is not None:
+            return reply.strip()
+        try:
+            start_daemon()
+        except OSError as exc:
+            _log(f"{event}: cannot start the daemon: {exc}")
+    # No daemon answered: judge in-process, on a thread we can walk away from at the deadline.
+    import json
+    import threading
+
+    out: list[dict[str, Any] | None] = []
+    worker = threading.Thread(target=_in_process, args=(event, config, raw, out), daemon=True)
+    worker.start()
+    worker.join(max(budget - (time.monotonic() - started), 0.05))
+    if not out:
+        _log(f"{event}: no verdict within the {budget:g}s budget; failing open")
+        return b""
+    return json.dumps(out[0]).encode() if out[0] else b""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one hook call; always exits 0 (fail open)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        found = answer(args, sys.stdin.buffer.read())
+        if found:
+            sys.stdout.buffer.write(found + b"\n")
+            sys.stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
+        _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # do not wait for an abandoned in-process evaluation thread

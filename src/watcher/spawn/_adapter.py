@@ -1,0 +1,150 @@
+"""The adapter port: what a spawn needs from one agent CLI (Claude Code, Gemini CLI, Codex).
+
+An adapter turns the manifest into the CLI's own command line, permission settings and
+environment; reads each line the CLI streams (observations for the watchers, the CLI's session
+id, permission denials, the final result); and says whether the CLI has a live channel for
+interjections (``live``) or must be stopped and resumed with the message instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from watcher.core.errors import ConfigurationError
+from watcher.core.observations import Observation
+from watcher.spawn.manifest import SandboxManifest
+from watcher.spawn.provision import Sandbox
+
+__all__ = ["AgentCLI", "Denial", "Final", "find_executable"]
+
+# Variables every CLI gets when the parent has them: the program search path, the locale.
+_BASE = ("PATH", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
+_PROJECT = Path(__file__).resolve().parents[3]  # the source checkout, where `make clis` installs
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """The CLI was refused a tool or a command: which, with what input, and its own words."""
+
+    tool: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def command(self) -> str:
+        """The shell command that was refused ('' for other tools)."""
+        value = self.input.get("command", "")
+        return " ".join(value) if isinstance(value, list) else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """What a CLI's final record says: its status, its own summary, its cost."""
+
+    status: str  # "success" or the CLI's error subtype
+    summary: str = ""
+    cost_usd: float = 0.0
+    denials: tuple[Denial, ...] = ()
+    turn_only: bool = False  # the end of one turn of a live session, not of the process
+
+
+def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
+    """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH."""
+    if explicit:
+        return explicit
+    for root in (repo, _PROJECT):
+        candidate = root / "node_modules" / ".bin" / binary
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which(binary)
+    if found is None:
+        raise ConfigurationError(
+            f"the {binary!r} CLI was not found in node_modules/.bin or on PATH: run `make clis` (npm) "
+            f"or pass --cli-path"
+        )
+    return found
+
+
+class AgentCLI(ABC):
+    """One agent CLI. Subclasses set the class attributes and implement the abstract methods."""
+
+    name: ClassVar[str]
+    binary: ClassVar[str]
+    live: ClassVar[bool] = False  # interjections reach the running process (else: stop and resume)
+    passthrough: ClassVar[tuple[str, ...]] = ()  # the parent's variables the CLI needs (its endpoint, key)
+    fixed_env: ClassVar[Mapping[str, str]] = {}  # variables that keep the CLI quiet and offline
+
+    def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
+        """``env -i`` plus exactly what the CLI needs: base, endpoint/key, manifest env, secrets by name."""
+        env = {name: parent[name] for name in (*_BASE, *self.passthrough) if parent.get(name)}
+        env.setdefault("PATH", os.defpath)
+        env["HOME"] = str(sandbox.home)
+        env.update(self.fixed_env)
+        env.update(_git_identity(sandbox.repo, parent))
+        env.update(manifest.environment)
+        missing = [name for name in manifest.secrets if name not in parent]
+        if missing:
+            raise ConfigurationError(f"the manifest needs the secrets {missing}, which are not set in the environment")
+        env.update({name: parent[name] for name in manifest.secrets})
+        return env
+
+    def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:  # noqa: B027 - optional
+        """Write the CLI's configuration into the spawn's private home (nothing by default)."""
+
+    @abstractmethod
+    def argv(
+        self, executable: str, sandbox: Sandbox, manifest: SandboxManifest, prompt: str, *, resume: str | None
+    ) -> list[str]:
+        """The command line: headless, streaming, the manifest's permissions, resuming ``resume`` if given."""
+
+    @abstractmethod
+    def observations(self, record: Mapping[str, Any]) -> list[Observation]:
+        """What the watchers see of one streamed record."""
+
+    @abstractmethod
+    def session_id(self, record: Mapping[str, Any]) -> str | None:
+        """The CLI's own session (thread) id, when this record carries it."""
+
+    @abstractmethod
+    def final(self, record: Mapping[str, Any]) -> Final | None:
+        """The end of a turn or of the run, when this record is one."""
+
+    def denials(self, record: Mapping[str, Any]) -> list[Denial]:
+        """Permission errors visible in this record (the final record's are in ``Final.denials``)."""
+        return []
+
+    def poll(self) -> list[dict[str, Any]]:
+        """Records from another source than stdout (Codex's rollout file), in the stream's shape."""
+        return []
+
+    def stdin_lines(self, prompt: str) -> list[dict[str, Any]]:
+        """Lines to write on stdin at start (live CLIs take the task there)."""
+        return []
+
+    def message(self, text: str) -> dict[str, Any]:
+        """A user message for a live CLI's stdin."""
+        raise NotImplementedError(f"{self.name} has no live channel")
+
+    def interrupt(self, request_id: str) -> dict[str, Any]:
+        """A request that stops a live CLI's current turn."""
+        raise NotImplementedError(f"{self.name} has no live channel")
+
+
+def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:
+    """Author and committer for commits in the worktree (the CLI's home has no git config)."""
+    out: dict[str, str] = {}
+    for key, names in (
+        ("user.name", ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME")),
+        ("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")),
+    ):
+        found = subprocess.run(["git", "-C", str(repo), "config", key], capture_output=True, text=True).stdout.strip()
+        value = parent.get(names[0]) or found or ("watcher spawn" if key == "user.name" else "spawn@watcher.invalid")
+        out.update(dict.fromkeys(names, value))
+    return out

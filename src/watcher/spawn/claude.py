@@ -1,0 +1,96 @@
+"""Claude Code: headless, bidirectional stream-json, the manifest as ``--allowedTools``.
+
+The task and every later message are ``user`` lines on stdin (``--input-format stream-json``),
+so a watcher's interjection reaches the running agent: a queued one is a user line (it starts a
+new turn when the current one ends), an urgent one is first an ``interrupt`` control request
+(the in-flight response is dropped, that turn ends ``error_during_execution``). Checked against
+Claude Code 2.1.330. Permission denials are only listed in the final ``result`` record (the run
+still ends ``success``), so they are read from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from watcher.core.observations import Observation
+from watcher.spawn._adapter import AgentCLI, Denial, Final
+from watcher.spawn._lines import claude_observations
+from watcher.spawn.manifest import SandboxManifest
+from watcher.spawn.provision import Sandbox
+
+__all__ = ["ClaudeCode", "claude_permissions"]
+
+
+def claude_permissions(manifest: SandboxManifest) -> tuple[list[str], list[str]]:
+    """(``--allowedTools``, ``--disallowedTools``): Bash is allowed only for the manifest's commands."""
+    allowed = [tool for tool in manifest.allowed_tools if tool != "Bash"]
+    if "Bash" in manifest.allowed_tools:
+        allowed += [f"Bash({pattern})" for pattern in manifest.allowed_commands]
+    return allowed, list(manifest.denied_tools)
+
+
+class ClaudeCode(AgentCLI):
+    """The ``claude`` CLI (``@anthropic-ai/claude-code``)."""
+
+    name = "claude"
+    binary = "claude"
+    live = True
+    passthrough = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL")
+    fixed_env: ClassVar[Mapping[str, str]] = {
+        # no title/summary side requests, no update checks, no telemetry: only the model endpoint
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+
+    def argv(
+        self, executable: str, sandbox: Sandbox, manifest: SandboxManifest, prompt: str, *, resume: str | None
+    ) -> list[str]:
+        allowed, denied = claude_permissions(manifest)
+        argv = [executable, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        argv += ["--permission-mode", "default", "--allowedTools", *allowed]
+        if denied:
+            argv += ["--disallowedTools", *denied]
+        if resume:
+            argv += ["--resume", resume]
+        return argv
+
+    def stdin_lines(self, prompt: str) -> list[dict[str, Any]]:
+        return [self.message(prompt)]
+
+    def message(self, text: str) -> dict[str, Any]:
+        return {"type": "user", "message": {"role": "user", "content": text}}
+
+    def interrupt(self, request_id: str) -> dict[str, Any]:
+        return {"type": "control_request", "request_id": request_id, "request": {"subtype": "interrupt"}}
+
+    def observations(self, record: Mapping[str, Any]) -> list[Observation]:
+        return claude_observations(record)
+
+    def session_id(self, record: Mapping[str, Any]) -> str | None:
+        value = record.get("session_id")
+        return value if isinstance(value, str) and value else None
+
+    def final(self, record: Mapping[str, Any]) -> Final | None:
+        if record.get("type") != "result":
+            return None
+        denials = tuple(
+            Denial(str(d.get("tool_name", "")), d.get("tool_input") or {}, "requires approval (not in --allowedTools)")
+            for d in record.get("permission_denials") or []
+            if isinstance(d, Mapping)
+        )
+        status = (
+            "success"
+            if record.get("subtype") == "success" and not record.get("is_error")
+            else str(record.get("subtype") or "error")
+        )
+        cost = record.get("total_cost_usd")
+        return Final(
+            status=status,
+            summary=str(record.get("result") or ""),
+            cost_usd=float(cost) if isinstance(cost, int | float) else 0.0,
+            denials=denials,
+            turn_only=True,
+        )

@@ -1,0 +1,159 @@
+"""Execute and monitor one run of the agent CLI: stream → observations → watchers, live.
+
+Each stdout line is appended to the spawn's ``stream.jsonl``, turned into observations for the
+attached watchers (through the runtime, so they are journaled and evaluated like any parent's),
+and into progress. For a live CLI the end of each turn is a checkpoint: the watchers settle, and
+stdin is closed (the CLI exits) only when every message sent has had its turn — an interjection
+made at the checkpoint keeps the session going.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from watcher.core.redact import redact
+from watcher.runtime.events import LLMCompleted, LLMStarted
+from watcher.runtime.hub import Runtime
+from watcher.spawn._adapter import Denial, Final
+from watcher.spawn.manifest import SandboxManifest
+from watcher.spawn.monitor import ProgressState
+from watcher.spawn.process import AgentProcess
+from watcher.spawn.provision import Sandbox
+from watcher.spawn.session import SpawnSession
+
+__all__ = ["RunOutcome", "execute"]
+
+_PROGRESS_EVERY_S = 1.0
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    """How one CLI process ended."""
+
+    status: str  # "success" | "failed" | "timeout" | "stopped" | "crashed"
+    exit_code: int | None
+    cli_session: str = ""
+    summary: str = ""
+    cost_usd: float = 0.0
+    denials: list[Denial] = field(default_factory=list)
+    detail: str = ""
+
+
+async def execute(
+    *,
+    runtime: Runtime,
+    session: SpawnSession,
+    sandbox: Sandbox,
+    manifest: SandboxManifest,
+    executable: str,
+    prompt: str,
+    resume: str | None,
+    parent_env: Mapping[str, str],
+    progress: ProgressState,
+    attempt: int,
+    on_progress: Callable[[ProgressState], None] | None = None,
+) -> RunOutcome:
+    """Run the CLI once (fresh, or resuming ``resume`` with ``prompt``) until it exits or times out."""
+    adapter = session.adapter
+    env = adapter.environment(sandbox, manifest, parent_env)
+    adapter.prepare(sandbox, manifest, env)
+    argv = adapter.argv(executable, sandbox, manifest, prompt, resume=resume)
+    proc = AgentProcess(argv, cwd=sandbox.worktree, env=env, stderr_log=sandbox.directory / "stderr.log")
+    await proc.start()
+    session.attach(proc)
+    progress.phase = "execute" if attempt == 0 else f"resume {attempt}"
+    runtime.publish(
+        LLMStarted(
+            session=session.name,
+            spawn_id=sandbox.id,
+            agent=adapter.name,
+            pid=proc.pid,
+            attempt=attempt,
+            resume=resume or "",
+            argv=tuple(redact(a) for a in argv),
+        )
+    )
+    for message in adapter.stdin_lines(prompt):
+        if await proc.write(message):
+            session.turns_sent += 1
+    if not adapter.live:
+        proc.close_stdin()  # Codex reads stdin to its end before it starts
+    outcome = RunOutcome(status="crashed", exit_code=None, cli_session=resume or "")
+    final: Final | None = None
+    finished_turns = 0
+    last_progress = 0.0
+    idle_s, total_s = manifest.timeouts
+
+    def take(record: dict[str, Any]) -> tuple[Final | None, bool]:
+        """One record's observations, denials and end; (its final, whether the files changed)."""
+        outcome.cli_session = adapter.session_id(record) or outcome.cli_session
+        changed = False
+        for obs in adapter.observations(record):
+            runtime.observe(session.name, obs)
+            changed = progress.update(obs) or changed
+        outcome.denials += adapter.denials(record)
+        ended = adapter.final(record)
+        if ended is not None:
+            outcome.denials += ended.denials
+            progress.cost_usd = max(progress.cost_usd, ended.cost_usd)
+        return ended, changed
+
+    with (sandbox.directory / "stream.jsonl").open("a", encoding="utf-8") as log:
+        async for line in proc.lines(idle_s, total_s):
+            log.write(line + "\n")
+            progress.output_lines += 1
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a CLI's plain output line: counted, not judged
+            if not isinstance(record, dict):
+                continue
+            ended, changed = take(record)
+            for extra in adapter.poll():
+                changed = take(extra)[1] or changed
+            final = ended or final
+            progress.interjections = len(session.delivered)
+            now = time.monotonic()
+            if changed or now - last_progress > _PROGRESS_EVERY_S:
+                last_progress = now
+                runtime.publish(progress.snapshot(session.name))
+                if on_progress is not None:
+                    on_progress(progress)
+            if ended is not None and ended.turn_only:
+                finished_turns += 1
+                await runtime.settle()  # the watchers judge the turn before the session may end
+                if finished_turns >= session.turns_sent and not session.queued:
+                    proc.close_stdin()
+    code = await proc.wait()
+    for extra in adapter.poll():  # what the CLI wrote to its side files last
+        take(extra)
+    session.process = None
+    outcome.exit_code = code
+    if final is not None:
+        outcome.summary, outcome.cost_usd = final.summary, final.cost_usd
+    if proc.stop_reason:
+        outcome.status = "timeout" if "timeout" in proc.stop_reason else "stopped"
+        outcome.detail = proc.stop_reason
+    elif final is None:
+        outcome.status, outcome.detail = "crashed", f"the CLI exited with status {code} without a final result"
+    else:
+        outcome.status = "success" if final.status == "success" else "failed"
+        outcome.detail = "" if outcome.status == "success" else final.status
+    progress.permission_errors += [d.command or d.tool for d in outcome.denials]
+    runtime.publish(
+        LLMCompleted(
+            session=session.name,
+            spawn_id=sandbox.id,
+            status=outcome.status,
+            exit_code=code,
+            cli_session=outcome.cli_session,
+            summary=redact(outcome.summary)[:2000],
+            cost_usd=outcome.cost_usd,
+            detail=outcome.detail,
+        )
+    )
+    return outcome

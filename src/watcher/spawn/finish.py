@@ -1,0 +1,115 @@
+"""The Integrate phase of a spawn: leftovers committed, conflicts checked, branch pushed, PR opened.
+
+Leftovers are committed whatever the outcome (nothing the agent wrote is lost); the branch is
+pushed and proposed only after a successful run, and only when ``pr`` is on. A base that moved
+and conflicts is merged: a small conflict (at most ``SMALL_CONFLICT_HUNKS`` hunks) goes to a
+repair run of the same CLI in the worktree; a large one, or a failed repair, is reported with
+its files instead of a pull request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+
+from watcher.core.errors import SpawnError
+from watcher.runtime.events import PRCreated
+from watcher.runtime.hub import Runtime
+from watcher.spawn.config import SpawnConfig
+from watcher.spawn.integrate import (
+    GITHUB_API,
+    abort_merge,
+    changed_files,
+    commit_leftovers,
+    conflicting_files,
+    finish_merge,
+    forge_repo,
+    open_pull_request,
+    push,
+    remote_url,
+    start_merge,
+)
+from watcher.spawn.provision import Sandbox, git
+from watcher.spawn.report import SpawnResult
+
+__all__ = ["SMALL_CONFLICT_HUNKS", "Repair", "integrate"]
+
+SMALL_CONFLICT_HUNKS = 3  # at most this many conflicting hunks go to a repair run; more are reported
+Repair = Callable[[str], Awaitable[bool]]
+
+
+async def _repaired(sandbox: Sandbox, conflicts: list[str], repair: Repair | None, result: SpawnResult) -> bool:
+    """Merge the moved base; a small conflict goes to a repair run of the same CLI. True when merged."""
+    hunks = await asyncio.to_thread(start_merge, sandbox)
+    if repair is None or hunks > SMALL_CONFLICT_HUNKS:
+        await asyncio.to_thread(abort_merge, sandbox)
+        result.detail = f"{hunks} conflicting hunk(s), more than a repair run takes ({SMALL_CONFLICT_HUNKS})"
+        return False
+    prompt = (
+        f"The base branch {sandbox.base!r} moved and merging it left conflict markers in: {', '.join(conflicts)}. "
+        "Resolve each conflict keeping the intent of both sides, remove the markers, then `git add` the files "
+        "and `git commit --no-edit` to conclude the merge."
+    )
+    if await repair(prompt) and await asyncio.to_thread(finish_merge, sandbox):
+        result.repaired = conflicts
+        return True
+    await asyncio.to_thread(abort_merge, sandbox)
+    return False
+
+
+async def integrate(
+    config: SpawnConfig,
+    sandbox: Sandbox,
+    session: str,
+    runtime: Runtime,
+    result: SpawnResult,
+    repair: Repair | None = None,
+) -> None:
+    """Fill ``result`` with files and commits, and push + open the PR when the run succeeded.
+
+    ``repair(prompt)`` runs the same CLI once more in the worktree (a small conflict with a moved
+    base); True when it ended well.
+    """
+    await asyncio.to_thread(commit_leftovers, sandbox)
+    result.files = await asyncio.to_thread(changed_files, sandbox)
+    log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
+    result.commits = log.splitlines()
+    if not result.ok or not config.pr:
+        return
+    if not result.commits:
+        result.detail = "the agent changed nothing, so there is nothing to propose"
+        return
+    env = os.environ if config.env is None else config.env
+    token = config.token or env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+    if not token:
+        raise SpawnError("opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr")
+    conflicts = await asyncio.to_thread(conflicting_files, sandbox, config.remote)
+    if conflicts and not await _repaired(sandbox, conflicts, repair, result):
+        result.status, result.conflicts = "conflict", conflicts
+        why = f" ({result.detail})" if result.detail else ""
+        result.detail = f"the base {sandbox.base!r} moved and {len(conflicts)} file(s) conflict{why}; resolve them on {sandbox.branch}"
+        return
+    await asyncio.to_thread(push, sandbox, config.remote)
+    owner, repo = (
+        config.forge_repo or "/".join(forge_repo(await asyncio.to_thread(remote_url, sandbox.repo, config.remote)))
+    ).split("/", 1)
+    api = config.forge_api or env.get("WATCHER_FORGE_API") or GITHUB_API
+    title = config.task.strip().splitlines()[0][:72] if config.task.strip() else f"spawn {sandbox.id}"
+    pr = await asyncio.to_thread(
+        open_pull_request,
+        api,
+        owner,
+        repo,
+        token=token,
+        title=title,
+        body=result.markdown(),
+        head=sandbox.branch,
+        base=sandbox.base,
+    )
+    result.pr = pr
+    runtime.publish(
+        PRCreated(
+            session=session, spawn_id=sandbox.id, number=pr.number, url=pr.url, head=sandbox.branch, base=sandbox.base
+        )
+    )

@@ -1,0 +1,176 @@
+"""Integrate: commit what the agent left, push ``spawn/<id>``, open a pull request (seed 002).
+
+The pull request goes through GitHub's REST API (``POST /repos/{owner}/{repo}/pulls``) at a
+configurable base URL, so GitHub Enterprise and compatible forges work (and the loopback forge in
+tests); the token comes from ``GITHUB_TOKEN`` or ``GH_TOKEN`` and is never logged. Before
+pushing, a base that moved on the remote is checked for conflicts with the spawn's branch
+(``git merge-tree``): the conflicting files are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from watcher.core.errors import SpawnError
+from watcher.spawn.provision import Sandbox, git
+
+__all__ = [
+    "FileChange",
+    "PullRequest",
+    "abort_merge",
+    "changed_files",
+    "commit_leftovers",
+    "conflict_hunks",
+    "conflicting_files",
+    "finish_merge",
+    "forge_repo",
+    "open_pull_request",
+    "push",
+    "start_merge",
+]
+
+GITHUB_API = "https://api.github.com"
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One changed file of the spawn's branch: +/− lines and the subject of its last commit."""
+
+    path: str
+    added: int
+    removed: int
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    number: int
+    url: str
+
+
+def commit_leftovers(sandbox: Sandbox) -> str | None:
+    """Commit anything the agent left uncommitted; returns the new commit's hash, or None."""
+    if not git(sandbox.worktree, "status", "--porcelain"):
+        return None
+    git(sandbox.worktree, "add", "-A")
+    git(sandbox.worktree, "commit", "-q", "-m", f"spawn {sandbox.id}: changes the agent left uncommitted")
+    return git(sandbox.worktree, "rev-parse", "HEAD")
+
+
+def changed_files(sandbox: Sandbox) -> list[FileChange]:
+    """Every file the branch changed against its base, with the last commit subject that touched it."""
+    span = f"{sandbox.base}...{sandbox.branch}"
+    out = []
+    for row in git(sandbox.worktree, "diff", "--numstat", span).splitlines():
+        added, removed, path = row.split("\t", 2)
+        subject = git(sandbox.worktree, "log", "-1", "--format=%s", f"{sandbox.base}..{sandbox.branch}", "--", path)
+        out.append(FileChange(path, int(added) if added != "-" else 0, int(removed) if removed != "-" else 0, subject))
+    return out
+
+
+def conflicting_files(sandbox: Sandbox, remote: str) -> list[str]:
+    """Files that conflict between the branch and the remote's base (empty when it merges cleanly)."""
+    try:
+        git(sandbox.worktree, "fetch", "-q", remote, sandbox.base)
+    except SpawnError:
+        return []  # the base is not on the remote yet: nothing to conflict with
+    done = subprocess.run(
+        ["git", "-C", str(sandbox.worktree), "merge-tree", "--write-tree", "--name-only", "FETCH_HEAD", "HEAD"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 1:
+        return []
+    # the tree id, then the conflicting paths, a blank line, then git's messages
+    lines = done.stdout.splitlines()[1:]
+    return [line for line in lines[: lines.index("")] if line] if "" in lines else [line for line in lines if line]
+
+
+def start_merge(sandbox: Sandbox) -> int:
+    """Merge the fetched base into the branch, leaving conflict markers; returns the conflict hunks."""
+    subprocess.run(
+        ["git", "-C", str(sandbox.worktree), "merge", "--no-ff", "--no-commit", "FETCH_HEAD"],
+        capture_output=True,
+        timeout=120,
+    )
+    return conflict_hunks(sandbox)
+
+
+def conflict_hunks(sandbox: Sandbox) -> int:
+    """Conflict markers left in the worktree's unmerged files (a deleted file counts as one)."""
+    files = git(sandbox.worktree, "diff", "--name-only", "--diff-filter=U").splitlines()
+    hunks = 0
+    for path in files:
+        file = sandbox.worktree / path
+        if not file.is_file():
+            hunks += 1
+            continue
+        hunks += sum(1 for line in file.read_text(errors="replace").splitlines() if line.startswith("<<<<<<< "))
+    return hunks
+
+
+def finish_merge(sandbox: Sandbox) -> bool:
+    """Conclude the merge once no markers are left (committing what a repair run left); False if it cannot."""
+    if not git(sandbox.worktree, "rev-parse", "--verify", "-q", "MERGE_HEAD", check=False):
+        return True  # the repair run concluded the merge itself
+    files = [sandbox.worktree / f for f in git(sandbox.worktree, "diff", "--name-only", "HEAD").splitlines()]
+    if any(f.is_file() and "<<<<<<< " in f.read_text(errors="replace") for f in files):
+        return False
+    git(sandbox.worktree, "add", "-A")
+    git(sandbox.worktree, "commit", "-q", "--no-edit")
+    return True
+
+
+def abort_merge(sandbox: Sandbox) -> None:
+    git(sandbox.worktree, "merge", "--abort", check=False)
+
+
+def push(sandbox: Sandbox, remote: str) -> None:
+    """Push ``spawn/<id>`` under its own name (the worktree's upstream is the base, so name it)."""
+    git(sandbox.worktree, "push", "-q", remote, f"{sandbox.branch}:refs/heads/{sandbox.branch}")
+
+
+def forge_repo(remote_url: str) -> tuple[str, str]:
+    """(owner, repo) from a remote URL: ``https://host/owner/repo.git``, ``git@host:owner/repo.git``."""
+    found = re.search(r"[/:]([^/:]+)/([^/]+?)(?:\.git)?/?$", remote_url)
+    if found is None:
+        raise SpawnError(
+            f"cannot tell the forge's owner/repo from the remote URL {remote_url!r}; pass --forge-repo OWNER/REPO"
+        )
+    return found[1], found[2]
+
+
+def open_pull_request(
+    api_url: str, owner: str, repo: str, *, token: str, title: str, body: str, head: str, base: str, timeout: float = 30
+) -> PullRequest:
+    """``POST {api_url}/repos/{owner}/{repo}/pulls``; a refusal raises ``SpawnError`` with the forge's message."""
+    url = f"{api_url.rstrip('/')}/repos/{owner}/{repo}/pulls"
+    data = json.dumps({"title": title, "body": body, "head": head, "base": base}).encode()
+    headers = {
+        "accept": "application/vnd.github+json",
+        "authorization": f"Bearer {token}",
+        "content-type": "application/json",
+        "user-agent": "watcher-spawn",
+        "x-github-api-version": "2022-11-28",
+    }
+    request = urllib.request.Request(url, data, headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            reply = json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode(errors="replace")[:300]
+        raise SpawnError(f"the forge refused the pull request ({exc.code} from {url}): {detail}") from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise SpawnError(f"could not open the pull request at {url}: {exc}") from exc
+    return PullRequest(int(reply["number"]), str(reply.get("html_url") or reply.get("url") or ""))
+
+
+def remote_url(repo: Path, remote: str) -> str:
+    return git(repo, "remote", "get-url", remote)

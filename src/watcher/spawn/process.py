@@ -1,0 +1,140 @@
+"""The agent CLI as a child process: its own process group, streamed lines, enforced timeouts.
+
+The CLIs never time out a stalled model stream themselves, so the supervisor does: ``lines()``
+yields stdout lines and ends with a ``Stop`` reason when no line came for ``idle_s`` or the run
+exceeded ``total_s``; ``stop()`` sends SIGTERM to the whole group, then SIGKILL after a grace
+period (a CLI's children, such as a hung shell command, go with it). stderr goes to a log file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from watcher.core.errors import SpawnError
+
+__all__ = ["AgentProcess"]
+
+_LIMIT = 64 * 1024 * 1024  # one stream-json line can hold a whole file the agent read
+
+
+class AgentProcess:
+    """One run of an agent CLI; ``stop_reason`` says why it ended early ('' when it exited itself)."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr_log: Path) -> None:
+        self.argv = list(argv)
+        self.cwd = cwd
+        self.env = dict(env)
+        self.stderr_log = stderr_log
+        self.stop_reason = ""
+        self.started = 0.0
+        self.last_activity = 0.0
+        self._proc: asyncio.subprocess.Process | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid if self._proc else -1
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode if self._proc else None
+
+    async def start(self) -> None:
+        """Start the CLI in a new session (its own process group), pipes on all three streams."""
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=_LIMIT,
+            )
+        except OSError as exc:
+            raise SpawnError(f"could not start {self.argv[0]}: {exc}") from exc
+        self.started = self.last_activity = time.monotonic()
+        self._stderr_task = asyncio.get_running_loop().create_task(self._drain_stderr())
+
+    async def _drain_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        with self.stderr_log.open("ab") as log:
+            while chunk := await self._proc.stderr.read(65536):
+                log.write(chunk)
+                log.flush()
+
+    async def write(self, record: Mapping[str, Any]) -> bool:
+        """Send one JSON line on stdin; False when the CLI no longer reads it."""
+        stdin = self._proc.stdin if self._proc else None
+        if stdin is None or stdin.is_closing():
+            return False
+        try:
+            stdin.write((json.dumps(record) + "\n").encode())
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return False
+        return True
+
+    def close_stdin(self) -> None:
+        """End of input: a stream-json CLI finishes its current turn and exits."""
+        stdin = self._proc.stdin if self._proc else None
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+
+    async def lines(self, idle_s: float, total_s: float) -> AsyncIterator[str]:
+        """stdout lines until EOF, or until a timeout stops the process (``stop_reason`` says which)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        while True:
+            now = time.monotonic()
+            idle_left = idle_s - (now - self.last_activity)
+            total_left = total_s - (now - self.started)
+            if total_left <= 0 or idle_left <= 0:
+                why = (
+                    f"total timeout ({total_s:g}s)" if total_left <= 0 else f"idle timeout (no output for {idle_s:g}s)"
+                )
+                await self.stop(why)
+                return
+            try:
+                raw = await asyncio.wait_for(self._proc.stdout.readline(), timeout=min(idle_left, total_left))
+            except TimeoutError:
+                continue
+            if not raw:
+                return
+            self.last_activity = time.monotonic()
+            yield raw.decode("utf-8", errors="replace").rstrip("\n")
+
+    async def wait(self) -> int:
+        assert self._proc is not None
+        code = await self._proc.wait()
+        if self._stderr_task is not None:
+            await asyncio.gather(self._stderr_task, return_exceptions=True)
+        return code
+
+    async def stop(self, reason: str, grace_s: float = 3.0) -> None:
+        """SIGTERM the process group, SIGKILL it after ``grace_s``; records ``reason``."""
+        self.stop_reason = self.stop_reason or reason
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return
+        self.close_stdin()
+        _signal_group(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=grace_s)
+        except TimeoutError:
+            _signal_group(proc.pid, signal.SIGKILL)
+            await proc.wait()
+        _signal_group(proc.pid, signal.SIGKILL)  # children that ignored SIGTERM outlive their leader otherwise
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)

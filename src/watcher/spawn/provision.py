@@ -1,0 +1,111 @@
+"""Provision: a branch ``spawn/<id>`` and a git worktree for it, from the base branch (seed 002).
+
+Everything a spawn leaves on disk lives under ``<repo>/.watcher/spawns/<id>/``: the worktree
+(``worktree/``), the CLI's private home (``home/``: its config, sessions and caches, so the
+user's own CLI history is never touched) and the logs (``stream.jsonl``, ``stderr.log``).
+``.watcher/`` is added to the repository's ``info/exclude`` so the main checkout stays clean.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from watcher.core.errors import ConfigurationError, SpawnError
+
+__all__ = ["Sandbox", "cleanup", "git", "provision", "remove"]
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    """Run ``git`` in ``cwd``; a failure raises ``SpawnError`` with git's own message."""
+    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+    if check and done.returncode != 0:
+        raise SpawnError(f"git {' '.join(args)} failed in {cwd}: {(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """One provisioned spawn: where its worktree is, which branch, from which base."""
+
+    id: str
+    repo: Path
+    base: str
+    branch: str
+    directory: Path
+    provision_ms: float = 0.0
+
+    @property
+    def worktree(self) -> Path:
+        return self.directory / "worktree"
+
+    @property
+    def home(self) -> Path:
+        return self.directory / "home"
+
+    @property
+    def git_dirs(self) -> tuple[Path, Path]:
+        """The main repository's git dir and this worktree's own git dir (both written by a commit)."""
+        common = Path(git(self.worktree, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+        own = Path(git(self.worktree, "rev-parse", "--path-format=absolute", "--git-dir"))
+        return common, own
+
+
+def _root(repo: Path) -> Path:
+    try:
+        return Path(git(repo, "rev-parse", "--show-toplevel"))
+    except SpawnError:
+        raise ConfigurationError(
+            f"{repo} is not a git repository; pass --repo with the repository to work in"
+        ) from None
+
+
+def provision(repo: str | Path, *, base: str | None = None, spawn_id: str | None = None) -> Sandbox:
+    """Create ``spawn/<id>`` from ``base`` (default: the current branch) and its worktree."""
+    started = time.perf_counter()
+    root = _root(Path(repo))
+    base = base or git(root, "rev-parse", "--abbrev-ref", "HEAD")
+    if git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}", check=False) == "":
+        raise ConfigurationError(f"base branch {base!r} does not exist in {root}; pass --base with an existing branch")
+    spawn_id = spawn_id or secrets.token_hex(4)
+    directory = root / ".watcher" / "spawns" / spawn_id
+    if directory.exists():
+        raise ConfigurationError(f"spawn {spawn_id!r} already exists at {directory}; choose another id")
+    _exclude(root)
+    branch = f"spawn/{spawn_id}"
+    directory.mkdir(parents=True)
+    git(root, "worktree", "add", "-q", "-b", branch, str(directory / "worktree"), base)
+    (directory / "home").mkdir()
+    elapsed = (time.perf_counter() - started) * 1000
+    return Sandbox(spawn_id, root, base, branch, directory, elapsed)
+
+
+def _exclude(root: Path) -> None:
+    exclude = Path(git(root, "rev-parse", "--path-format=absolute", "--git-common-dir")) / "info" / "exclude"
+    text = exclude.read_text() if exclude.exists() else ""
+    if ".watcher/" not in text.splitlines():
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + ".watcher/\n")
+
+
+def remove(sandbox: Sandbox, *, delete_branch: bool = False) -> None:
+    """Remove the worktree (and the branch when asked); the logs stay."""
+    git(sandbox.repo, "worktree", "remove", "--force", str(sandbox.worktree), check=False)
+    if delete_branch:
+        git(sandbox.repo, "branch", "-D", sandbox.branch, check=False)
+
+
+def cleanup(repo: str | Path) -> list[str]:
+    """Remove every spawn worktree of ``repo`` (``watcher spawn --cleanup``); returns their ids."""
+    root = _root(Path(repo))
+    spawns = root / ".watcher" / "spawns"
+    removed = []
+    for directory in sorted(spawns.iterdir()) if spawns.is_dir() else []:
+        if (directory / "worktree").exists():
+            git(root, "worktree", "remove", "--force", str(directory / "worktree"), check=False)
+            removed.append(directory.name)
+    git(root, "worktree", "prune", check=False)
+    return removed

@@ -1,0 +1,85 @@
+"""Report: what a spawn did, as the seed's markdown summary and as JSON with the same fields.
+
+The JSON adds every interjection (who, what, how it reached the agent) and every recovery.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watcher.spawn.integrate import FileChange, PullRequest
+
+__all__ = ["SpawnResult"]
+
+
+@dataclass(slots=True)
+class SpawnResult:
+    """The outcome of one spawn."""
+
+    id: str
+    task: str
+    agent: str
+    # success | failed | timeout | permission_denied | crashed | paused | aborted | conflict | integration_failed
+    status: str
+    duration_s: float
+    branch: str
+    base: str
+    worktree: str
+    logs: str
+    pr: PullRequest | None = None
+    files: list[FileChange] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    summary: str = ""
+    detail: str = ""
+    cost_usd: float = 0.0
+    cli_session: str = ""
+    interjections: list[dict[str, Any]] = field(default_factory=list)
+    recoveries: list[dict[str, Any]] = field(default_factory=list)
+    permission_errors: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)  # conflicting files a repair run resolved
+    runs: int = 0
+    plan: dict[str, Any] = field(default_factory=dict)  # the manifest used, where it came from, any note
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["pr"] = asdict(self.pr) if self.pr else None
+        return data
+
+    def markdown(self) -> str:
+        """The seed's report: status and duration, PR, changes, the agent's summary, the logs."""
+        minutes, seconds = divmod(round(self.duration_s), 60)
+        took = f"{minutes}m {seconds}s" if minutes else f"{self.duration_s:.1f}s"
+        title = self.task.strip().splitlines()[0][:60] if self.task.strip() else "spawn"
+        lines = [f"## Spawn {'Complete' if self.ok else 'Ended'}: {title} (spawn-id: {self.id})", ""]
+        lines.append(f"**Status:** {self.status.replace('_', ' ').capitalize()} ({took}, {self.agent})")
+        if self.pr:
+            lines.append(f"**PR:** #{self.pr.number} - {self.pr.url}")
+        else:
+            lines.append(f"**Branch:** `{self.branch}` (no pull request)")
+        if self.detail:
+            lines.append(f"**Detail:** {self.detail}")
+        lines += ["", "### Changes"]
+        lines += [f"- `{f.path}` (+{f.added}, -{f.removed}) - {f.summary or 'changed'}" for f in self.files] or [
+            "- none"
+        ]
+        if self.conflicts:
+            lines += ["", "### Conflicts with the base", *[f"- `{path}`" for path in self.conflicts]]
+        if self.repaired:
+            lines += ["", "### Conflicts resolved by a repair run", *[f"- `{path}`" for path in self.repaired]]
+        if self.interjections or self.recoveries:
+            lines += ["", "### Supervision"]
+            lines += [
+                f"- {i['watcher']} ({'urgent' if i['urgent'] else 'queued'}, {i['via']}): {i['content'][:120]}"
+                for i in self.interjections
+            ]
+            lines += [f"- recovery ({r['strategy']}): {r['fix']} - {r['outcome']}" for r in self.recoveries]
+        lines += ["", "### Summary", self.summary.strip() or "(the agent gave no summary)"]
+        lines += ["", "### Logs", f"Debug logs: `{Path(self.logs)}/`"]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,198 @@
+"""One spawn, phase by phase: Evaluate → Provision → Execute/Monitor → Recover → Integrate → Report.
+
+``run_spawn(config)`` is the whole lifecycle of seed 002 on the caller's event loop. The
+attached watchers see the CLI's stream live and their interjections reach the CLI (the session
+is a ``SpawnSession``); messages that could not go live continue the same CLI session by
+resuming it; permission denials go through the recovery strategy; a successful run is committed,
+pushed and proposed as a pull request. Every phase is a typed journal event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from watcher.core.errors import ConfigurationError, SpawnError
+from watcher.core.spec import WatcherSpec
+from watcher.evaluators.registry import make_evaluator
+from watcher.roles import spec_for_role
+from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
+from watcher.runtime.hub import Runtime
+from watcher.spawn._adapter import AgentCLI, find_executable
+from watcher.spawn.config import SpawnConfig
+from watcher.spawn.execute import RunOutcome, execute
+from watcher.spawn.finish import integrate
+from watcher.spawn.monitor import ProgressState
+from watcher.spawn.plan import Plan, plan_manifest
+from watcher.spawn.provision import provision
+from watcher.spawn.recover import Recovery
+from watcher.spawn.report import SpawnResult
+from watcher.spawn.session import SpawnSession
+
+__all__ = ["SpawnConfig", "adapter_for", "run_spawn", "watcher_spec"]
+
+_MAX_RUNS = 12  # resumes for interjections and recoveries together: a runaway loop ends here
+
+
+def watcher_spec(text: str) -> WatcherSpec:
+    """``security`` or ``security:manual`` (a person accepts or dismisses its interjections)."""
+    role, _, mode = text.partition(":")
+    if mode not in ("", "manual", "autonomous"):
+        raise ConfigurationError(f"watcher {text!r}: the mode after ':' is manual or autonomous")
+    return spec_for_role(role, mode="manual" if mode == "manual" else "autonomous")
+
+
+def adapter_for(agent: str) -> AgentCLI:
+    """The adapter of ``agent``: claude, gemini or codex."""
+    from watcher.spawn.claude import ClaudeCode
+    from watcher.spawn.codex import Codex
+    from watcher.spawn.gemini import GeminiCLI
+
+    adapters: dict[str, type[AgentCLI]] = {"claude": ClaudeCode, "gemini": GeminiCLI, "codex": Codex}
+    if agent not in adapters:
+        raise ConfigurationError(f"unknown agent {agent!r}; choose one of {', '.join(adapters)}")
+    return adapters[agent]()
+
+
+async def run_spawn(config: SpawnConfig) -> SpawnResult:
+    """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
+    started = time.monotonic()
+    parent_env = dict(os.environ if config.env is None else config.env)
+    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
+    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
+    adapter = adapter_for(config.agent)
+    if config.pr and not (config.token or parent_env.get("GITHUB_TOKEN") or parent_env.get("GH_TOKEN")):
+        raise ConfigurationError(
+            "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
+        )
+    recovery = Recovery(config.recovery, config.max_escalations, config.ask)
+    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
+    sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
+    runtime = Runtime(journal=config.journal)
+    session = SpawnSession(f"spawn-{sandbox.id}", adapter)
+    runtime.add_session(session, detail=config.task[:500])
+    runtime.publish(
+        SandboxCreated(
+            session=session.name,
+            spawn_id=sandbox.id,
+            branch=sandbox.branch,
+            worktree=str(sandbox.worktree),
+            base=sandbox.base,
+            agent=adapter.name,
+            provision_ms=round(sandbox.provision_ms, 2),
+        )
+    )
+    for item in config.watchers:
+        spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role), session)
+    runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
+    progress = ProgressState(sandbox.id, sandbox.worktree)
+    result = SpawnResult(
+        sandbox.id,
+        config.task,
+        adapter.name,
+        "failed",
+        0.0,
+        sandbox.branch,
+        sandbox.base,
+        str(sandbox.worktree),
+        str(sandbox.directory),
+    )
+    result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
+    prompt, resume = config.task, None
+    outcome = RunOutcome("crashed", None)
+    try:
+        for attempt in range(_MAX_RUNS):
+            result.runs = attempt + 1
+            try:
+                outcome = await execute(
+                    runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
+                    prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
+                    on_progress=config.on_progress,
+                )  # fmt: skip
+            except SpawnError as exc:  # the CLI could not even start: a crash, reported like one
+                outcome = RunOutcome("crashed", None, cli_session=resume or "", detail=str(exc))
+                break
+            resume = outcome.cli_session or resume
+            if session.stopped_by or outcome.status in ("timeout", "crashed"):
+                break
+            if session.queued and resume:
+                prompt = "\n\n".join(session.queued)
+                session.queued.clear()
+                continue
+            if not outcome.denials:
+                break
+            decision = recovery.decide(outcome.denials, manifest, sandbox.worktree, sandbox.git_dirs)
+            for denial, fix, why in decision.fixes:
+                runtime.publish(
+                    PermissionDenied(
+                        session=session.name, spawn_id=sandbox.id, tool=denial.tool, detail=denial.command or denial.detail,
+                        fix=fix.describe() if fix else "", objection=why,
+                    )
+                )  # fmt: skip
+                result.permission_errors.append(
+                    {
+                        "tool": denial.tool,
+                        "command": denial.command,
+                        "fix": fix.describe() if fix else "",
+                        "objection": why,
+                    }
+                )
+            fixes = "; ".join(fix.describe() for _, fix, _ in decision.fixes if fix) or "none"
+            runtime.publish(
+                RecoveryAttempt(
+                    session=session.name, spawn_id=sandbox.id, strategy=recovery.strategy, attempt=recovery.escalations,
+                    fix=fixes, outcome=decision.outcome, detail=decision.detail,
+                )
+            )  # fmt: skip
+            result.recoveries.append(
+                {"strategy": recovery.strategy, "fix": fixes, "outcome": decision.outcome, "detail": decision.detail}
+            )
+            if decision.manifest is None or not resume:
+                outcome.status, outcome.detail = "permission_denied", decision.detail
+                break
+            manifest, prompt = decision.manifest, decision.message
+    finally:
+        if session.process is not None:
+            await session.process.stop("the spawn ended")
+        await runtime.settle()
+    stopped = {"pause": "paused", "abort": "aborted"}.get(session.stopped_by.split(" ", 1)[0], "")
+    result.status = stopped or outcome.status
+    result.detail = session.stopped_by or outcome.detail
+    result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
+    result.interjections = [
+        {
+            "watcher": i.watcher,
+            "urgent": i.urgent,
+            "severity": i.severity,
+            "action": i.action,
+            "content": i.content,
+            "via": via,
+        }
+        for i, via in session.delivered
+    ]
+    progress.phase = "integrate"
+
+    async def repair(prompt: str) -> bool:
+        """A repair run of the same CLI in the worktree: a fresh session that may merge and commit."""
+        widened = manifest.widen(commands=("git add *", "git commit *", "git merge *"))
+        result.runs += 1
+        done = await execute(
+            runtime=runtime, session=session, sandbox=sandbox, manifest=widened, executable=executable,
+            prompt=prompt, resume=None, parent_env=parent_env, progress=progress, attempt=result.runs - 1,
+            on_progress=config.on_progress,
+        )  # fmt: skip
+        return done.status == "success"
+
+    try:
+        await integrate(config, sandbox, session.name, runtime, result, repair)
+    except SpawnError as exc:  # the work is on the branch; say why it was not proposed
+        result.status, result.detail = "integration_failed", str(exc)
+    finally:
+        session.end()
+        runtime.end_session(session, "ended" if result.ok else "failed", result.status)
+        await runtime.close()
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result

@@ -1,0 +1,171 @@
+"""The thin hook command and the daemon as real processes: the fast path, and failing open."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hook_procs import CLIENT, RM_HOME, daemon, daemon_pid, hook_env, run_hook, stop_started_daemon, wait_for
+
+from watcher.testing import Reply, StubAnthropicServer
+
+pytestmark = pytest.mark.slow
+
+DENY = "permissionDecision"
+
+
+def test_the_first_call_is_judged_in_process_and_starts_the_daemon_which_answers_the_next(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    try:
+        first = run_hook(env, "PreToolUse", RM_HOME)
+        assert first.returncode == 0 and first.answer is not None
+        assert first.answer["hookSpecificOutput"][DENY] == "deny"
+        wait_for(lambda: Path(env["WATCHER_SOCKET"]).exists())
+        pid = daemon_pid(env)
+        second = run_hook(env, "PreToolUse", {**RM_HOME, "tool_use_id": "toolu_2"})
+        assert second.answer is not None and second.answer["hookSpecificOutput"][DENY] == "deny"
+        status = subprocess.run(
+            [sys.executable, "-m", "watcher", "hooks", "status"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+        assert f"daemon: pid {pid}" in status and "deny 2" in status
+    finally:
+        stop_started_daemon(env)
+
+
+def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_with_a_daemon(tmp_path: Path) -> None:
+    with StubAnthropicServer(default_reply=Reply.stall(20)) as stub:
+        env = hook_env(tmp_path, ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-test")
+        with daemon(env) as proc:
+            run = run_hook(
+                env,
+                "PostToolUse",
+                {"tool_name": "Bash", "tool_use_id": "t", "tool_response": "ok"},
+                "--evaluator",
+                "anthropic",
+                "--watcher",
+                "security",
+                "--budget",
+                "1",
+            )
+            assert run.returncode == 0 and run.stdout == ""
+            assert run.seconds < 3, run.seconds  # the 1 s budget, plus the interpreter's start on a busy machine
+            stub.wait_for_requests(1)  # the evaluation did start: it was the one that hung
+            assert proc.poll() is None  # the daemon lives on; the verdict would ride on the next answer
+
+
+def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_without_a_daemon(tmp_path: Path) -> None:
+    with StubAnthropicServer(default_reply=Reply.stall(20)) as stub:
+        env = hook_env(
+            tmp_path, ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-test", WATCHER_HOOK_DAEMON="0"
+        )
+        run = run_hook(
+            env,
+            "PostToolUse",
+            {"tool_name": "Bash", "tool_use_id": "t", "tool_response": "ok"},
+            "--evaluator",
+            "anthropic",
+            "--watcher",
+            "security",
+            "--budget",
+            "1",
+        )
+        assert run.returncode == 0 and run.stdout == ""
+        assert run.seconds < 3, run.seconds
+        assert "failing open" in (Path(env["WATCHER_SOCKET"]).parent / "hooks.log").read_text()
+
+
+def test_the_daemon_killed_mid_call_fails_open_in_time(tmp_path: Path) -> None:
+    with StubAnthropicServer(default_reply=Reply.stall(20)) as stub:
+        env = hook_env(tmp_path, ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-test")
+        options = ("--evaluator", "anthropic", "--watcher", "security", "--budget", "2")
+        with daemon(env) as proc:
+            warm = run_hook(env, "PostToolUse", {"tool_use_id": "t0", "tool_response": "x"}, *options, session="warm")
+            assert warm.returncode == 0  # the daemon has loaded the SDK; its evaluation still hangs
+            stub.wait_for_requests(1, timeout=15)
+            started = time.monotonic()
+            call = subprocess.Popen(
+                [*CLIENT, "PostToolUse", *options],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                text=True,
+            )
+            assert call.stdin is not None and call.stdout is not None
+            call.stdin.write(
+                '{"session_id": "s-9", "hook_event_name": "PostToolUse", "tool_use_id": "t", "tool_response": "x"}'
+            )
+            call.stdin.close()
+            stub.wait_for_requests(2, timeout=15)  # the daemon is mid-call, waiting on the evaluator
+            os.kill(proc.pid, signal.SIGKILL)
+            out = call.stdout.read()
+            call.wait(timeout=10)
+            call.stdout.close()
+            assert call.returncode == 0
+            assert out == ""  # no verdict in time from the daemon or the in-process retry: nothing said
+            assert time.monotonic() - started < 4
+            stop_started_daemon(env, not_pid=proc.pid)  # the hook started a new daemon for the next call
+
+
+@pytest.mark.parametrize("with_daemon", [False, True], ids=["in-process", "daemon"])
+def test_a_locked_journal_fails_open_in_time(tmp_path: Path, with_daemon: bool) -> None:
+    env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="1" if with_daemon else "0")
+    journal = Path(env["WATCHER_JOURNAL"])
+    run_hook({**env, "WATCHER_HOOK_DAEMON": "0"}, "SessionStart", {"source": "startup"})  # the journal exists
+    holder = sqlite3.connect(journal, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO commands(ts, session, kind) VALUES (0, 'x', 'inject')")
+    try:
+        with daemon(env) if with_daemon else contextlib.nullcontext():
+            run = run_hook(env, "PreToolUse", RM_HOME, "--budget", "1")
+            assert run.returncode == 0
+            assert run.seconds < 3, run.seconds
+            assert run.stdout == ""
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_bad_input_fails_open_and_is_logged(tmp_path: Path) -> None:
+    env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="0")
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher", "hook", "PreToolUse"],
+        input="{not json",
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "PreToolUse" in (Path(env["WATCHER_SOCKET"]).parent / "hooks.log").read_text()
+
+
+def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path) -> None:
+    late = Reply.text(
+        "[INTERJECT]\nurgent: false\nseverity: warning\naction: guidance\n"
+        "content: The deploy script you just ran pushes to production.\n[/INTERJECT]",
+        delay_s=1.5,
+    )
+    with StubAnthropicServer(default_reply=late) as stub:
+        env = hook_env(tmp_path, ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-test")
+        options = ("--evaluator", "anthropic", "--watcher", "security", "--budget", "1")
+        result = {"tool_name": "Bash", "tool_use_id": "t1", "tool_response": {"stdout": "deployed", "stderr": ""}}
+        with daemon(env):
+            first = run_hook(env, "PostToolUse", result, *options)
+            assert (first.returncode, first.stdout) == (0, "")  # past the budget: nothing said, nothing blocked
+            stub.wait_for_requests(1, timeout=15)
+            time.sleep(1.0)  # the evaluation finishes in the daemon meanwhile
+            second = run_hook(env, "UserPromptSubmit", {"prompt": "next"}, *options)
+    assert second.answer == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
+        }
+    }

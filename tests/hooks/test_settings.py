@@ -1,0 +1,106 @@
+"""``watcher hooks install|status|uninstall``: merge, back up, remove exactly what was added."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from watcher.cli import main
+from watcher.hooks._wire import EVENTS
+
+USER_HOOKS = {
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}],
+        "Notification": {"not": "a shape watcher writes"},
+    },
+    "permissions": {"allow": ["Bash(git *)"]},
+}
+
+
+def settings(project: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((project / ".claude" / "settings.json").read_text())
+    return data
+
+
+def test_install_keeps_the_users_hooks_backs_up_and_uninstall_restores_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(USER_HOOKS))
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install", "--watcher", "security", "--watcher", "stuck"]) == 0
+    data = settings(tmp_path)
+    hooks = data["hooks"]
+    assert isinstance(hooks, dict)
+    assert set(EVENTS) <= set(hooks)
+    assert hooks["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]  # type: ignore[index]
+    ours = hooks["PreToolUse"][1]["hooks"][0]
+    assert ours["type"] == "command" and "client.py PreToolUse" in ours["command"]
+    assert "--watcher security --watcher stuck" in ours["command"]
+    assert data["permissions"] == USER_HOOKS["permissions"]
+    backups = list((tmp_path / ".claude").glob("settings.json.watcher-backup-*"))
+    assert len(backups) == 1 and json.loads(backups[0].read_text()) == USER_HOOKS
+
+    assert main(["hooks", "install", "--mode", "manual"]) == 0  # again: replaces ours, adds nothing twice
+    again = settings(tmp_path)["hooks"]
+    assert isinstance(again, dict) and len(again["PreToolUse"]) == 2 and "--mode manual" in str(again["PreToolUse"][1])
+
+    assert main(["hooks", "uninstall"]) == 0
+    assert settings(tmp_path) == USER_HOOKS
+    assert not (tmp_path / ".claude" / "watcher-hooks.json").exists()
+    assert "removed 9 watcher hook entries" in capsys.readouterr().out
+
+
+def test_install_into_a_new_file_and_uninstall_leaves_an_empty_settings_object(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install"]) == 0
+    assert len(settings(tmp_path)["hooks"]) == len(EVENTS)  # type: ignore[arg-type]
+    assert main(["hooks", "uninstall"]) == 0
+    assert settings(tmp_path) == {}
+    assert main(["hooks", "uninstall"]) == 0  # nothing installed: says so, changes nothing
+
+
+def test_a_malformed_settings_file_is_a_clear_error_and_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{not json")
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install"]) == 2
+    assert "is not valid JSON" in capsys.readouterr().err
+    assert (tmp_path / ".claude" / "settings.json").read_text() == "{not json"
+
+
+def test_status_says_what_is_installed_and_that_no_events_arrived(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+    main(["hooks", "install"])
+    capsys.readouterr()
+    assert main(["hooks", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "hooks: installed" in out and "security, stuck, errors" in out
+    assert "daemon: not running" in out
+    assert "events: none arrived yet" in out
+
+
+def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install", "--agent", "codex", "--user"]) == 0
+    assert "/hooks" in capsys.readouterr().out  # the trust step is named
+    data = json.loads((tmp_path / "codex-home" / "hooks.json").read_text())
+    assert "PostToolUseFailure" not in data["hooks"] and "PreToolUse" in data["hooks"]
+    group = data["hooks"]["PreToolUse"][0]
+    assert "matcher" not in group and "--agent codex" in group["hooks"][0]["command"]
+    assert main(["hooks", "uninstall", "--agent", "codex", "--user"]) == 0
+    assert json.loads((tmp_path / "codex-home" / "hooks.json").read_text()) == {}

@@ -1,0 +1,45 @@
+"""The hook wire contract, from data files: every event's payload in, the answer the CLI reads out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hook_vectors import DATA, SESSION_ID, load, matches, run_each_alone, run_with_desk
+
+import watcher
+from watcher.hooks._serve_one import answer_once
+from watcher.hooks._wire import EVENTS
+
+VECTORS = sorted(DATA.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
+def test_a_warm_desk_answers_every_call_as_the_vector_says(path: Path, tmp_path: Path) -> None:
+    pairs = run_with_desk(load(path), tmp_path)
+    for i, (expected, actual) in enumerate(pairs):
+        assert matches(expected, actual), f"call {i}: expected {expected}, got {actual}"
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
+def test_each_call_judged_alone_gives_the_same_answers(path: Path, tmp_path: Path) -> None:
+    # without a daemon every call is a new process: the session's history and pending
+    # interjections are read back from the journal, so a loop is still seen as one
+    pairs = run_each_alone(load(path), tmp_path, answer_once)
+    for i, (expected, actual) in enumerate(pairs):
+        assert matches(expected, actual), f"call {i}: expected {expected}, got {actual}"
+
+
+def test_every_event_watcher_installs_has_a_vector() -> None:
+    covered = {call["event"] for path in VECTORS for call in load(path)["calls"]}
+    assert set(EVENTS) <= covered, f"no vector for {sorted(set(EVENTS) - covered)}"
+
+
+def test_a_hooked_session_is_in_the_history_like_any_parent_session(tmp_path: Path) -> None:
+
+    run_with_desk(load(DATA / "pretooluse_deny_rm_home.json"), tmp_path)
+    frame = watcher.history(tmp_path / "journal.sqlite3", session=f"claude:{SESSION_ID}")
+    denied = frame.filter(frame["urgent"])
+    assert denied.height == 1
+    assert denied["watcher"][0] == "security" and denied["outcome"][0] == "delivered"
+    assert "Recursive delete" in denied["content"][0]

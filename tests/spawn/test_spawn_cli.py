@@ -1,0 +1,61 @@
+"""``watcher spawn`` as a command in its own process: progress lines, the JSON report, cleanup."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from spawn_helpers import Project, init, result, tool_result, tool_use, write_script
+
+from watcher.testing.fake_cli import launcher
+
+pytestmark = pytest.mark.slow
+
+
+def watcher(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "watcher"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def test_spawn_command_reports_json_and_cleanup_removes_the_worktree(project: Project, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            init(),
+            tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
+            {"fake": "write", "path": "a.txt", "content": "a\n"},
+            tool_result("t1", "File created"),
+            result("Added a.txt."),
+        ],
+    )
+    env = {**os.environ, "GITHUB_TOKEN": "loopback-token"}
+    args = ["spawn", "add a.txt", "--cli-path", str(launcher(script, tmp_path)), "--forge-api", project.forge.api_url]
+    done = watcher(*args, "--journal", str(tmp_path / "j.sqlite3"), "--json", cwd=project.repo, env=env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "success" and report["pr"]["number"] == 1 and report["files"][0]["path"] == "a.txt"
+    assert "] execute: 1 written" in done.stderr  # plain progress lines when stderr is not a terminal
+    assert Path(report["worktree"]).is_dir()
+    cleaned = watcher("spawn", "--cleanup", cwd=project.repo, env=env)
+    assert cleaned.returncode == 0 and report["id"] in cleaned.stdout
+    assert not Path(report["worktree"]).exists()
+
+
+def test_a_missing_repository_or_cli_is_a_clear_error(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    done = watcher("spawn", "do it", "--repo", str(tmp_path), "--no-pr", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "is not a git repository" in done.stderr and "Traceback" not in done.stderr
+    done = watcher("spawn", "do it", "--repo", str(tmp_path), cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "needs a token: set GITHUB_TOKEN" in done.stderr
+    done = watcher("spawn", "do it", "--cli-path", "/nonexistent/claude", "--no-pr", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -1,0 +1,169 @@
+"""Spawns driven by the fake CLI replaying Claude Code stream lines: outcomes without npm."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from spawn_helpers import Project, init, result, tool_result, tool_use, write_script
+
+from watcher.spawn import SpawnConfig, run_spawn
+from watcher.testing.fake_cli import launcher
+
+pytestmark = pytest.mark.slow
+
+DENIED_COMMIT = [{"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": "git commit -m 'add a'"}}]
+
+
+def fake(tmp_path: Path, lines: list[dict[str, object]]) -> str:
+    return str(launcher(write_script(tmp_path / "script.jsonl", lines), tmp_path))
+
+
+def config(project: Project, cli: str, task: str = "add a.txt", **options: object) -> SpawnConfig:
+    defaults: dict[str, object] = {
+        "agent": "claude", "repo": project.repo, "cli_path": cli, "forge_api": project.forge.api_url,
+        "env": project.env(), "journal": project.journal, "idle_timeout_s": 20, "total_timeout_s": 60,
+    }  # fmt: skip
+    return SpawnConfig(task, **{**defaults, **options})  # type: ignore[arg-type]
+
+
+WRITE_A = [
+    init(),
+    tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
+    {"fake": "write", "path": "a.txt", "content": "a\n"},
+    tool_result("t1", "File created"),
+]
+
+
+async def test_clean_run_commits_leftovers_pushes_and_opens_a_pr(project: Project, tmp_path: Path) -> None:
+    spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result("Added a.txt.")])))
+    assert spawned.status == "success" and spawned.summary == "Added a.txt."
+    assert [f.path for f in spawned.files] == ["a.txt"] and spawned.files[0].added == 1
+    assert spawned.pr is not None and project.forge.pulls[0]["head"] == spawned.branch
+    assert project.forge_file(spawned.branch, "a.txt") == "a"
+    assert "`a.txt` (+1, -0)" in spawned.markdown()
+
+
+async def test_no_pr_keeps_the_branch_local(project: Project, tmp_path: Path) -> None:
+    spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), pr=False))
+    assert spawned.status == "success" and spawned.pr is None and project.forge.pulls == []
+    assert project.forge.branch_head("acme", "shop", spawned.branch) is None and len(spawned.commits) == 1
+
+
+async def test_a_stalled_cli_is_stopped_by_the_idle_timeout(project: Project, tmp_path: Path) -> None:
+    started = time.monotonic()
+    spawned = await run_spawn(config(project, fake(tmp_path, [init(), {"fake": "hang"}]), idle_timeout_s=1))
+    assert spawned.status == "timeout" and "idle timeout" in spawned.detail
+    assert time.monotonic() - started < 15 and spawned.pr is None
+
+
+async def test_a_crash_is_reported_as_such(project: Project, tmp_path: Path) -> None:
+    spawned = await run_spawn(config(project, fake(tmp_path, [init(), {"fake": "exit", "code": 3}])))
+    assert spawned.status == "crashed" and "status 3" in spawned.detail and spawned.pr is None
+
+
+async def test_a_denied_commit_is_refused_after_the_escalation_limit(project: Project, tmp_path: Path) -> None:
+    lines = [*WRITE_A, result("could not commit", denials=DENIED_COMMIT)]
+    spawned = await run_spawn(config(project, fake(tmp_path, lines), max_escalations=0))
+    assert spawned.status == "permission_denied" and spawned.detail == "escalation limit reached (0)"
+    assert spawned.recoveries == [
+        {
+            "strategy": "moderate",
+            "fix": "command `git commit *`",
+            "outcome": "refused",
+            "detail": "escalation limit reached (0)",
+        }
+    ]
+    assert spawned.runs == 1 and spawned.pr is None
+
+
+async def test_a_widening_the_security_role_objects_to_is_not_made(project: Project, tmp_path: Path) -> None:
+    denied = [{"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": "rm -rf /var/lib/shop"}}]
+    spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result("blocked", denials=denied)])))
+    assert spawned.status == "permission_denied" and "security role objects" in spawned.detail
+    assert spawned.permission_errors[0]["objection"] == "removes /var/lib/shop, outside the worktree"
+
+
+async def test_interactive_recovery_asks_and_a_no_ends_the_run(project: Project, tmp_path: Path) -> None:
+    asked: list[str] = []
+    lines = [*WRITE_A, result("could not commit", denials=DENIED_COMMIT)]
+    spawned = await run_spawn(
+        config(project, fake(tmp_path, lines), recovery="interactive", ask=lambda q: asked.append(q) or False)
+    )
+    assert asked == ["Allow command `git commit *` and resume?"]
+    assert spawned.status == "permission_denied" and spawned.recoveries[0]["outcome"] == "declined"
+
+
+async def test_a_small_conflict_with_a_moved_base_is_repaired_by_a_second_run(project: Project, tmp_path: Path) -> None:
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "small-conflict-repaired")
+    assert scenario.prepare is not None
+    scenario.prepare(project.repo)
+    spawned = await run_spawn(config(project, str(launcher(scenario.script(tmp_path), tmp_path))))
+    assert spawned.status == "success" and spawned.repaired == ["README.md"] and spawned.runs == 2
+    assert "Conflicts resolved by a repair run" in spawned.markdown()
+    pushed_log = project.forge.root / "acme" / "shop.git"
+    from spawn_helpers import git
+
+    parents = git(pushed_log, "log", "-1", "--format=%P", spawned.branch).split()
+    assert len(parents) == 2  # the base was merged into the branch, then proposed
+    assert project.forge_file(spawned.branch, "README.md") == "# shop, rewritten here"
+
+
+async def test_a_manual_watchers_interjection_waits_for_an_inject_from_another_process(
+    project: Project, tmp_path: Path
+) -> None:
+    import asyncio
+    import subprocess
+    import sys
+
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "vulnerable-write-interrupted")
+    cli = str(launcher(scenario.script(tmp_path), tmp_path))
+    task = asyncio.create_task(run_spawn(config(project, cli, watchers=("security:manual",))))
+    pending: list[dict[str, object]] = []
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        project.journal.flush()
+        pending = [r.payload for r in project.journal.read(limit=10_000) if r.kind == "interjection"]
+        if pending:
+            break
+    assert pending and pending[0]["status"] == "pending" and not task.done()
+    interjection = pending[0]["interjection"]
+    assert isinstance(interjection, dict)
+    session = next(r.session for r in project.journal.read(limit=10_000) if r.kind == "interjection")
+    code = (
+        "import sys; from watcher.runtime.journal import Journal; "
+        "Journal(sys.argv[1]).submit_command(sys.argv[2], 'inject', sys.argv[3], watcher='security')"
+    )
+    path = str(project.journal.path)
+    argv = [sys.executable, "-c", code, path, session, str(interjection["id"])]
+    await asyncio.to_thread(subprocess.run, argv, check=True, timeout=30)
+    spawned = await asyncio.wait_for(task, timeout=60)
+    assert spawned.status == "success"  # the fake CLI exits 3 when no message ever arrives
+    assert [i["via"] for i in spawned.interjections] == ["live"]
+
+
+async def test_without_a_token_a_pr_spawn_stops_before_it_starts(project: Project, tmp_path: Path) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="needs a token: set GITHUB_TOKEN"):
+        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), env={"PATH": "/usr/bin:/bin"}))
+    assert not (project.repo / ".watcher" / "spawns").exists()
+
+
+async def test_a_forge_that_refuses_leaves_the_work_on_the_branch_and_says_why(
+    project: Project, tmp_path: Path
+) -> None:
+    spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), forge_repo="acme/missing"))
+    assert spawned.status == "integration_failed" and "404" in spawned.detail
+    assert project.forge.branch_head("acme", "shop", spawned.branch) is not None  # pushed, not proposed
+    assert "**Detail:**" in spawned.markdown()
+
+
+async def test_a_cli_that_cannot_start_is_a_crash_in_the_report(project: Project, tmp_path: Path) -> None:
+    spawned = await run_spawn(config(project, str(tmp_path / "no-such-cli")))
+    assert spawned.status == "crashed" and "could not start" in spawned.detail
