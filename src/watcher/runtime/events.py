@@ -19,6 +19,7 @@ from watcher.core.observations import Observation, observation_from_dict
 
 __all__ = [
     "EVENT_KINDS",
+    "FLEET_EVENT_KINDS",
     "SPAWN_EVENT_KINDS",
     "DeliveryEvent",
     "DeliveryOutcome",
@@ -26,9 +27,11 @@ __all__ = [
     "EvaluationEvent",
     "EvaluationPayload",
     "Event",
+    "FleetEvent",
     "HookEvent",
     "InterjectionEvent",
     "InterjectionPayload",
+    "LearningExtracted",
     "LLMCompleted",
     "LLMStarted",
     "ObservationEvent",
@@ -41,7 +44,13 @@ __all__ = [
     "SessionEvent",
     "SessionPayload",
     "SpawnEvent",
+    "SyncMessageSent",
+    "TaskHealthCheck",
+    "TaskTurn",
+    "WatcherAbort",
     "WatcherEvent",
+    "WatcherNudge",
+    "WatcherPause",
     "WatcherPayload",
     "event_from_payload",
 ]
@@ -358,6 +367,8 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
         )
     if kind in SPAWN_EVENT_KINDS:
         return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
+    if kind in FLEET_EVENT_KINDS:
+        return FLEET_EVENT_KINDS[kind].from_payload(payload, **common)
     raise MalformedEventError(f"unknown event kind {kind!r} in session {session!r}")
 
 
@@ -518,3 +529,110 @@ SPAWN_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
     for cls in (SandboxCreated, LLMStarted, ProgressUpdate, PermissionDenied, RecoveryAttempt, LLMCompleted, PRCreated)
 }
 EVENT_KINDS.update(SPAWN_EVENT_KINDS)
+
+
+# --- fleet: many agent tasks, a watcher loop and a syncer loop (``watcher fleet``) ----------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetEvent(SpawnEvent):
+    """Base of the fleet events: ``session`` is the task; the payload is the event's own fields."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskTurn(FleetEvent):
+    """Emitted by a fleet task after each model response: its heartbeat (step and tokens so far)."""
+
+    kind: ClassVar[str] = "task_turn"
+    step: int
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskHealthCheck(FleetEvent):
+    """Emitted per task and watcher cycle: health, freshness, counters, diagnosis (droppable)."""
+
+    kind: ClassVar[str] = "task_health"
+    cycle: int
+    health: str  # healthy | stuck | stale | very_stale | paused | degraded
+    status: str  # running | paused
+    freshness: str
+    iteration: int = 0
+    tokens: int = 0
+    nudges: int = 0
+    idle_s: float = 0.0
+    recommendation: str = "continue"
+    diagnosis: str = ""
+    degraded: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatcherNudge(FleetEvent):
+    """Emitted when a nudge is persisted, before it is handed to the task (``by``: fleet or a person)."""
+
+    kind: ClassVar[str] = "watcher_nudge"
+    critical: ClassVar[bool] = True
+    interjection_id: str
+    severity: str
+    message: str
+    count: int = 0
+    by: str = "fleet"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatcherPause(FleetEvent):
+    """Emitted when a task is paused at its next boundary, or resumed (``resumed``)."""
+
+    kind: ClassVar[str] = "watcher_pause"
+    critical: ClassVar[bool] = True
+    reason: str
+    by: str = "fleet"
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WatcherAbort(FleetEvent):
+    """Emitted when a task is aborted by the fleet's watcher loop or a person."""
+
+    kind: ClassVar[str] = "watcher_abort"
+    critical: ClassVar[bool] = True
+    reason: str
+    by: str = "fleet"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LearningExtracted(FleetEvent):
+    """Emitted when the syncer extracts a learning from a task's observation (the knowledge store)."""
+
+    kind: ClassVar[str] = "learning_extracted"
+    critical: ClassVar[bool] = True
+    learning_id: str
+    text: str
+    source: str  # tool_result | assistant_text | llm
+    urgency: str  # blocking | helpful | fyi
+    observation: int = -1  # index of the observation it came from
+    tags: tuple[str, ...] = ()
+    directories: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncMessageSent(FleetEvent):
+    """Emitted when a learning is persisted for a recipient (``session``), before delivery or queued while paused."""
+
+    kind: ClassVar[str] = "sync_message"
+    critical: ClassVar[bool] = True
+    interjection_id: str
+    learning_id: str
+    source_task: str
+    urgency: str
+    text: str
+    status: str = "sent"  # sent | queued (the recipient is paused) | delivered_on_resume | undeliverable
+    observation: int = -1
+
+
+FLEET_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
+    cls.kind: cls
+    for cls in (TaskTurn, TaskHealthCheck, WatcherNudge, WatcherPause, WatcherAbort, LearningExtracted, SyncMessageSent)
+}
+EVENT_KINDS.update(FLEET_EVENT_KINDS)

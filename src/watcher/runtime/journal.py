@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS commands (
 CREATE INDEX IF NOT EXISTS commands_status ON commands(status, session);
 """
 
-COMMAND_KINDS = ("inject", "accept", "edit", "dismiss")
+COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resume", "abort")  # the last four: fleet tasks
 
 
 def project_root(start: Path | None = None) -> Path:

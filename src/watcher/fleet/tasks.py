@@ -1,0 +1,137 @@
+"""What a fleet runs (``TaskSpec``s from a TOML tasks file or Python) and how it supervises them (``FleetConfig``).
+
+A tasks file::
+
+    [fleet]
+    name = "auth-work"
+    watch_interval_s = 30
+    sync_interval_s = 15
+
+    [[tasks]]
+    name = "api-client"
+    prompt = "Write the API client"
+    tags = ["api", "auth"]
+    directory = "src/api"
+    parent = ""            # another task's name: tasks with the same parent are related
+    max_steps = 40
+
+Tools are Python callables, so a tasks file names none: ``load_tasks(path, tools={...})`` gives
+every task the tools it lists (``tools = ["Read", "Write"]``) from the mapping.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from watcher.core.errors import ConfigurationError
+
+__all__ = ["FleetConfig", "TaskSpec", "load_tasks"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    """One task of a fleet: its prompt, agent, tools, relations (tags, parent, directory) and limits."""
+
+    name: str
+    prompt: str
+    agent: str = "anthropic"  # watcher's own agent run; spawned CLI agents join through the Session port
+    tools: tuple[Callable[..., Any], ...] = ()
+    tags: tuple[str, ...] = ()
+    parent: str = ""
+    directory: str = ""
+    model: str = "claude-sonnet-5-5"
+    system: str = ""
+    max_steps: int = 40
+    max_corrections_per_step: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class FleetConfig:
+    """How the fleet supervises: intervals, thresholds, escalation and relay limits (seconds)."""
+
+    name: str = "fleet"
+    supervision: bool = True
+    watch_interval_s: float = 30.0
+    sync_interval_s: float = 15.0
+    min_task_age_s: float = 5.0
+    stale_after_s: float = 120.0  # heartbeat: fresh below, stale from here
+    very_stale_after_s: float = 300.0  # very stale from here
+    pause_after_nudges: int = 5
+    file_tools: tuple[str, ...] = ("Write", "Edit", "write_file", "edit_file", "MultiEdit")
+    sync_rate_limit: int = 3  # syncs per recipient per window
+    sync_rate_window_s: float = 60.0
+    sync_ttl_s: float = 600.0  # the same learning is not relayed to the same task again within this
+    command_poll_s: float = 0.25
+    restart_backoff_s: float = 0.5
+    restart_backoff_max_s: float = 30.0
+
+
+_TASK_KEYS = {f.name for f in fields(TaskSpec)}
+_FLEET_KEYS = {f.name for f in fields(FleetConfig)}
+
+
+def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigurationError(f"{where}: {key} must be a string or a list of strings, got {value!r}")
+
+
+def _task(raw: Any, index: int, tools: Mapping[str, Callable[..., Any]], path: Path) -> TaskSpec:
+    where = f"{path}: tasks[{index}]"
+    if not isinstance(raw, dict):
+        raise ConfigurationError(f"{where} must be a table ([[tasks]])")
+    unknown = set(raw) - _TASK_KEYS
+    if unknown:
+        raise ConfigurationError(f"{where}: unknown keys {sorted(unknown)}; the keys are {sorted(_TASK_KEYS)}")
+    if not isinstance(raw.get("name"), str) or not isinstance(raw.get("prompt"), str):
+        raise ConfigurationError(f"{where} needs a name and a prompt (strings)")
+    values: dict[str, Any] = dict(raw)
+    for key in ("tags",):
+        if key in values:
+            values[key] = _strings(values[key], key, where)
+    if "tools" in values:
+        names = _strings(values["tools"], "tools", where)
+        missing = [n for n in names if n not in tools]
+        if missing:
+            known = ", ".join(sorted(tools)) or "none"
+            raise ConfigurationError(f"{where}: unknown tools {missing}; the tools given are: {known}")
+        values["tools"] = tuple(tools[n] for n in names)
+    return TaskSpec(**values)
+
+
+def load_tasks(
+    path: str | Path, *, tools: Mapping[str, Callable[..., Any]] | None = None
+) -> tuple[FleetConfig, list[TaskSpec]]:
+    """Read a TOML tasks file: its ``[fleet]`` settings and its ``[[tasks]]``."""
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read the tasks file {file}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(f"the tasks file {file} is not valid TOML: {exc}") from exc
+    fleet = data.get("fleet", {})
+    if not isinstance(fleet, dict) or set(fleet) - _FLEET_KEYS:
+        raise ConfigurationError(f"{file}: [fleet] takes only {sorted(_FLEET_KEYS)}")
+    raw_tasks = data.get("tasks")
+    if not isinstance(raw_tasks, list) or not raw_tasks:
+        raise ConfigurationError(f"{file} has no [[tasks]]; add at least one with a name and a prompt")
+    specs = [_task(raw, i, tools or {}, file) for i, raw in enumerate(raw_tasks)]
+    check_names(specs)
+    return FleetConfig(**fleet), specs
+
+
+def check_names(specs: Sequence[TaskSpec]) -> None:
+    """Task names are unique (a parent may name a task outside the fleet: siblings share it)."""
+    names = [s.name for s in specs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigurationError(f"task names must be unique; repeated: {dupes}")
+
+
