@@ -8,7 +8,7 @@ from typing import Any
 
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 
-Script = Callable[[int], Reply]  # the reply to a task's n-th request (0-based)
+Script = Callable[[int, RecordedRequest], Reply]  # the reply to a task's n-th request (0-based)
 
 
 def marker(task: str) -> str:
@@ -31,7 +31,7 @@ class Scripts:
     def reply(self, request: RecordedRequest) -> Reply:
         task = self.task_of(request)
         self.requests[task].append(request)
-        return self.scripts[task](len(self.requests[task]) - 1)
+        return self.scripts[task](len(self.requests[task]) - 1, request)
 
     def server(self, n: int = 2000) -> StubAnthropicServer:
         return StubAnthropicServer(*itertools.repeat(Reply.dynamic(self.reply), n))
@@ -60,3 +60,19 @@ def tool(name: str, fn: Callable[..., str]) -> Any:
     from watcher.agents import tool as make
 
     return make(fn, name=name)
+
+
+def syncs_in(request: RecordedRequest) -> list[str]:
+    """The ``<sync-message>`` texts anywhere in a request's user messages."""
+    return [t for t in user_texts(request) if t.startswith("<sync-message")]
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait (polling every 20 ms) until ``predicate()``; fails the test after ``timeout`` s."""
+    import asyncio
+
+    for _ in range(int(timeout / 0.02)):
+        if predicate():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"not reached within {timeout}s: {predicate}")

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from fleet_helpers import Scripts, marker, user_texts
+
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.runtime import Journal
@@ -25,7 +26,7 @@ def bash(command: str) -> str:
     return "job 42: still running"
 
 
-def _waiting(n: int) -> Reply:
+def _waiting(n: int, request: object = None) -> Reply:
     return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Waiting for the job.", delay_s=0.03)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from watcher.core.interjection import Interjection, Origin, Severity
 from watcher.fleet.channel import TaskChannel
@@ -116,7 +116,7 @@ class Actions:
         if channel is None or channel.ended:
             return "undeliverable"
         status = "queued" if channel.paused else "sent"
-        await self.persist(SyncMessageSent(**{**_fields(event), "status": status}))
+        await self.persist(replace(event, status=status))
         outcome = await channel.deliver(said, FLEET_ORIGIN)
         if outcome == "queued":
             self.stats.syncs_relayed += 1
@@ -125,15 +125,3 @@ class Actions:
         elif outcome == "held":
             self.stats.syncs_queued += 1
         return outcome
-
-
-def _fields(event: SyncMessageSent) -> dict[str, object]:
-    return {
-        "session": event.session,
-        "interjection_id": event.interjection_id,
-        "learning_id": event.learning_id,
-        "source_task": event.source_task,
-        "urgency": event.urgency,
-        "text": event.text,
-        "observation": event.observation,
-    }

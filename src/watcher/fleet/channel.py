@@ -47,14 +47,16 @@ class _Gate:
 class _GatedStream:
     """``client.messages.stream(...)`` behind the gate; reports each final message's usage."""
 
-    def __init__(self, inner: Any, gate: _Gate, on_message: Callable[[Any], None]) -> None:
-        self._inner = inner
+    def __init__(self, open_stream: Callable[[], Any], gate: _Gate, on_message: Callable[[Any], None]) -> None:
+        self._open_stream = open_stream  # called once past the gate: a request held there never starts
+        self._inner: Any = None
         self._gate = gate
         self._on_message = on_message
         self._stream: Any = None
 
     async def __aenter__(self) -> _GatedStream:
         await self._gate.passage()
+        self._inner = self._open_stream()
         self._stream = await self._inner.__aenter__()
         return self
 
@@ -77,7 +79,7 @@ class _GatedMessages:
         self._on_message = on_message
 
     def stream(self, **request: Any) -> _GatedStream:
-        return _GatedStream(self._inner.stream(**request), self._gate, self._on_message)
+        return _GatedStream(lambda: self._inner.stream(**request), self._gate, self._on_message)
 
 
 class GatedClient:
@@ -124,7 +126,9 @@ class TaskChannel:
         self._tokens = (self._tokens[0] + spent_in, self._tokens[1] + spent_out)
         if self.runtime.journal is not None:  # straight to the journal: it is what the loops read
             self.runtime.journal.append(
-                TaskTurn(session=self.name, step=self._steps, input_tokens=self._tokens[0], output_tokens=self._tokens[1])
+                TaskTurn(
+                    session=self.name, step=self._steps, input_tokens=self._tokens[0], output_tokens=self._tokens[1]
+                )
             )
 
     @property

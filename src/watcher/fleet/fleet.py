@@ -171,7 +171,9 @@ class Fleet:
             except Exception as exc:  # noqa: BLE001 - a crashed loop is restarted, never left dead
                 setattr(health, f"{name}_alive", False)
                 health.restarts[name] += 1
-                log.warning("fleet %s loop crashed (%s: %s); restarting in %.2fs", name, type(exc).__name__, exc, backoff)
+                log.warning(
+                    "fleet %s loop crashed (%s: %s); restarting in %.2fs", name, type(exc).__name__, exc, backoff
+                )
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, cfg.restart_backoff_max_s)
 
@@ -205,12 +207,16 @@ class Fleet:
             outcome = await self.actions.nudge(task, message, "warning", by="person")
             return ("applied", outcome) if outcome == "queued" else ("failed", outcome)
         if command.kind == "pause":
-            return ("applied", "paused") if await self.actions.pause(task, reason, by="person") else ("failed", "already paused")
+            return (
+                ("applied", "paused")
+                if await self.actions.pause(task, reason, by="person")
+                else ("failed", "already paused")
+            )
         if command.kind == "resume":
             handed = await self.actions.resume(task, by="person")
             return ("applied", f"resumed with {handed} queued sync(s)") if handed >= 0 else ("failed", "not paused")
         if command.kind == "abort":
-            return ("applied", "aborted") if await self.actions.abort(task, reason, by="person") else ("failed", "ended")
+            return (
+                ("applied", "aborted") if await self.actions.abort(task, reason, by="person") else ("failed", "ended")
+            )
         return "failed", f"unknown fleet command {command.kind!r}"
-
-

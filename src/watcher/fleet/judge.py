@@ -43,7 +43,9 @@ def evaluate(snapshot: Snapshot, *, flagged: bool, answered: bool) -> Recommenda
     task completed an iteration since its last nudge (so a repeat nudge is not sent before the
     previous one was even read).
     """
-    worst = [f for f in snapshot.findings if f.action == "abort"] or [f for f in snapshot.findings if f.action == "pause"]
+    worst = [f for f in snapshot.findings if f.action == "abort"] or [
+        f for f in snapshot.findings if f.action == "pause"
+    ]
     if worst:
         f = worst[-1]
         return Recommendation(f.action, f"{f.rule} loop on {f.subject}: {f.count} times (definite)")
@@ -66,7 +68,9 @@ def evaluate(snapshot: Snapshot, *, flagged: bool, answered: bool) -> Recommenda
 def escalate(recommendation: Recommendation, nudges: int, pause_after: int) -> Recommendation:
     """The ladder for a nudge given ``nudges`` unanswered ones so far; other actions pass unchanged."""
     if recommendation.action == "escalate":
-        return Recommendation("nudge", recommendation.diagnosis, recommendation.message or "Escalate: ask for help.", "critical")
+        return Recommendation(
+            "nudge", recommendation.diagnosis, recommendation.message or "Escalate: ask for help.", "critical"
+        )
     if recommendation.action != "nudge":
         return recommendation
     if nudges >= pause_after:

@@ -118,7 +118,9 @@ class TaskState:
         if self._saw_iteration or self._file_changed:
             self.last_progress = now
         idle = now - self.last_progress
-        freshness: Freshness = "fresh" if idle < stale_after_s else "stale" if idle < very_stale_after_s else "very_stale"
+        freshness: Freshness = (
+            "fresh" if idle < stale_after_s else "stale" if idle < very_stale_after_s else "very_stale"
+        )
         snap = Snapshot(
             task=self.name,
             age_s=now - self.started,
@@ -135,4 +137,3 @@ class TaskState:
         )
         self._findings, self._file_changed, self._progressed, self._saw_iteration = [], False, False, False
         return snap
-

@@ -133,5 +133,3 @@ def check_names(specs: Sequence[TaskSpec]) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigurationError(f"task names must be unique; repeated: {dupes}")
-
-

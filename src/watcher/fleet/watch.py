@@ -85,10 +85,7 @@ class WatchCycle:
             if channel.paused:
                 self._record(snap, Recommendation("continue", "paused"), "paused", not full)
                 continue
-            if full:
-                recommendation = self._evaluate(snap, state)
-            else:
-                recommendation = degraded(snap)
+            recommendation = self._evaluate(snap, state) if full else degraded(snap)
             await self._act(state, snap, recommendation, degraded=not full)
 
     def _evaluate(self, snap: Snapshot, state: TaskState) -> Recommendation:
@@ -112,9 +109,13 @@ class WatchCycle:
             await actions.pause(name, chosen.diagnosis)
         elif chosen.action == "abort":
             await actions.abort(name, chosen.diagnosis)
-        health = "healthy" if chosen.action == "continue" else "stuck" if snap.findings or state.flagged else snap.freshness
+        health: str = snap.freshness
         if chosen.action == "pause":
             health = "paused"
+        elif chosen.action == "continue":
+            health = "healthy"
+        elif snap.findings or state.flagged:
+            health = "stuck"
         self._record(snap, chosen, health, degraded)
 
     def _record(self, snap: Snapshot, chosen: Recommendation, health: str, degraded: bool) -> None:
