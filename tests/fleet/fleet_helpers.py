@@ -67,12 +67,12 @@ def syncs_in(request: RecordedRequest) -> list[str]:
     return [t for t in user_texts(request) if t.startswith("<sync-message")]
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait (polling every 20 ms) until ``predicate()``; fails the test after ``timeout`` s."""
+async def until(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait (polling every 20 ms) until ``predicate()``; fails the test after ``seconds``."""
     import asyncio
 
-    for _ in range(int(timeout / 0.02)):
+    for _ in range(int(seconds / 0.02)):
         if predicate():
             return
         await asyncio.sleep(0.02)
-    raise AssertionError(f"not reached within {timeout}s: {predicate}")
+    raise AssertionError(f"not reached within {seconds}s: {predicate}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleet_helpers import Scripts, marker, syncs_in, until
+
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.runtime import Journal
