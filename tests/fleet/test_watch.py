@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import sys
+from dataclasses import replace
 from pathlib import Path
 
-from fleet_helpers import Scripts, marker, user_texts
+from fleet_helpers import Scripts, marker, until, user_texts
 
 from watcher.agents import tool
-from watcher.fleet import Fleet, FleetConfig, TaskSpec
+from watcher.core.observations import Observation
+from watcher.fleet import Fleet, FleetConfig, Learning, Recommendation, TaskSpec, extract
 from watcher.runtime import Journal
-from watcher.testing import Reply
+from watcher.testing import RecordedRequest, Reply
 
 FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
 NUDGE = re.compile(r'<system-nudge severity="(hint|warning|critical)">')
@@ -51,4 +55,153 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
     rows = [r.kind for r in journal.read(0, limit=100000)]
     assert rows.count("watcher_nudge") == 5 and rows.count("watcher_pause") == 1
     assert fleet.stats.nudges_sent == 5 and fleet.stats.tasks_paused == 1
+    journal.close()
+
+
+def write(file_path: str, content: str) -> str:
+    """Write a file.
+
+    Args:
+        file_path: the file
+        content: its content
+    """
+    return f"wrote {file_path}"
+
+
+def _nudges(request: RecordedRequest) -> list[str]:
+    return [m.group(1) for t in user_texts(request) for m in NUDGE.finditer(t)]
+
+
+async def test_progress_resets_the_nudge_counter(tmp_path: Path) -> None:
+    wrote: dict[str, int] = {}
+
+    def fixer(n: int, request: RecordedRequest) -> Reply:
+        if len(_nudges(request)) >= 2 and not wrote:
+            wrote["at"] = n
+            return Reply.tool_use("Write", {"file_path": "job.py", "content": "fixed"}, text="Changing approach.")
+        return _waiting(n)
+
+    scripts = Scripts({"fixer": fixer})
+    journal = Journal(tmp_path / "j.sqlite3")
+    tools = (tool(bash, name="Bash"), tool(write, name="Write"))
+    spec = TaskSpec("fixer", f"{marker('fixer')} wait for job 42", tools=tools, max_steps=300)
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        await until(lambda: bool(scripts.requests["fixer"]) and len(_nudges(scripts.requests["fixer"][-1])) >= 3, 20)
+        await fleet.close()
+    assert _nudges(scripts.requests["fixer"][-1])[:3] == ["hint", "warning", "hint"], "the ladder restarted"
+    counts = [row.payload["count"] for row in journal.read(0, limit=100_000) if row.kind == "watcher_nudge"]
+    assert counts[:3] == [1, 2, 1]
+    assert not fleet.stats.tasks_paused
+    journal.close()
+
+
+async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path: Path) -> None:
+    def broken(snapshot: object) -> Recommendation:
+        raise RuntimeError("the evaluator is down")
+
+    calls = {"n": 0}
+
+    def flaky(task: str, index: int, obs: Observation, tool_name: str) -> list[Learning]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("the extractor crashed")
+        return extract(task, index, obs, tool_name)
+
+    def slow(n: int, request: RecordedRequest) -> Reply:
+        return Reply.text("Thinking hard.", delay_s=1.5) if n == 0 else Reply.text("Done.")
+
+    scripts = Scripts({"slow": slow})
+    journal = Journal(tmp_path / "j.sqlite3")
+    config = replace(FAST, stale_after_s=0.3, very_stale_after_s=60, restart_backoff_s=0.05)
+    spec = TaskSpec("slow", f"{marker('slow')} think")
+    with scripts.server() as stub:
+        fleet = Fleet(
+            [spec],
+            config=config,
+            journal=journal,
+            base_url=stub.base_url,
+            api_key="k",
+            evaluator=broken,
+            extractor=flaky,
+        )
+        await fleet.start()
+        await until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)
+        await until(lambda: fleet.health().restarts["syncer"] >= 1 and fleet.stats.syncer_cycles >= 3)
+        health = fleet.health()
+        assert health.degraded and health.watcher_alive and health.syncer_alive
+        results = await fleet.wait()
+    assert results["slow"].status == "completed"  # type: ignore[union-attr]
+    rows = journal.read(0, limit=100_000)
+    checks = [r.payload for r in rows if r.kind == "task_health"]
+    assert checks and all(c["degraded"] for c in checks)
+    nudges = [r.payload["message"] for r in rows if r.kind == "watcher_nudge"]
+    assert nudges and nudges[0].startswith("System check")
+    journal.close()
+
+
+async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) -> None:
+    def reader(n: int, request: RecordedRequest) -> Reply:
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+
+    def read(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file
+        """
+        return f"contents of {path}"
+
+    scripts = Scripts({"busy": reader})
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    spec = TaskSpec("busy", f"{marker('busy')} read everything", tools=(tool(read, name="Read"),), max_steps=1000)
+
+    async def cli(*argv: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "watcher",
+            "fleet",
+            *argv,
+            "--journal",
+            str(path),
+            "--json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode() + err.decode()
+
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        code, out = await cli("nudge", "busy", "Focus on src/api first.")
+        assert code == 0 and json.loads(out)["status"] == "applied", out
+        await until(lambda: any("Focus on src/api first." in t for t in user_texts(scripts.requests["busy"][-1])))
+        assert '<system-nudge severity="warning">Focus on src/api first.</system-nudge>' in list(
+            user_texts(scripts.requests["busy"][-1])
+        )
+        code, out = await cli("pause", "busy")
+        assert code == 0 and fleet.channels["busy"].paused
+        await until(lambda: fleet.channels["busy"].gate.held)
+        held_at = len(scripts.requests["busy"])
+        code, out = await cli("status")
+        assert code == 0 and json.loads(out)[0]["status"] == "paused", out
+        await asyncio.sleep(0.2)
+        assert len(scripts.requests["busy"]) == held_at, "no request while paused"
+        code, out = await cli("resume", "busy")
+        assert code == 0
+        await until(lambda: len(scripts.requests["busy"]) > held_at)
+        code, out = await cli("abort", "busy", "--reason", "enough")
+        assert code == 0
+        results = await fleet.wait()
+    assert results["busy"].status == "aborted"  # type: ignore[union-attr]
+    code, out = await cli("stats")
+    stats = json.loads(out)
+    assert stats["nudges_sent"] >= 1 and stats["tasks_paused"] == 1 and stats["tasks_aborted"] == 1
+    code, out = await cli("nudge", "busy", "too late", "--wait", "0.5")
+    assert code == 1 and json.loads(out)["status"] == "new", "no fleet runs: the command waits, unapplied"
     journal.close()

@@ -52,19 +52,23 @@ class Actions:
         await asyncio.to_thread(self.journal.flush)
 
     async def nudge(self, task: str, message: str, severity: Severity, *, count: int = 0, by: str = "fleet") -> str:
-        """Persist a ``WatcherNudge``, then queue ``<system-nudge>`` for the task's next boundary."""
+        """Persist a ``WatcherNudge``, then queue ``<system-nudge>`` for the task's next boundary.
+
+        Returns the nudge's interjection id ("" when the task has ended); its ``DeliveryEvent``
+        says when a request carried it.
+        """
         channel = self.channels.get(task)
         if channel is None or channel.ended:
-            return "undeliverable"
+            return ""
         iid = f"nudge-{uuid.uuid4().hex[:10]}"
         await self.persist(
             WatcherNudge(session=task, interjection_id=iid, severity=severity, message=message, count=count, by=by)
         )
         said = Interjection(content=message, severity=severity, action="nudge", watcher="fleet", id=iid)
-        outcome = await channel.deliver(said, FLEET_ORIGIN)
-        if outcome == "queued":
+        if await channel.deliver(said, FLEET_ORIGIN) == "queued":
             self.stats.nudges_sent += 1
-        return outcome
+            return iid
+        return ""
 
     async def pause(self, task: str, reason: str, *, by: str = "fleet") -> bool:
         channel = self.channels.get(task)

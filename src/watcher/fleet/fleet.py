@@ -204,8 +204,8 @@ class Fleet:
             message = str(command.payload.get("message") or "").strip()
             if not message:
                 return "failed", "a nudge needs a message"
-            outcome = await self.actions.nudge(task, message, "warning", by="person")
-            return ("applied", outcome) if outcome == "queued" else ("failed", outcome)
+            iid = await self.actions.nudge(task, message, "warning", by="person")
+            return ("applied", f"queued as {iid}") if iid else ("failed", "the task ended")
         if command.kind == "pause":
             return (
                 ("applied", "paused")

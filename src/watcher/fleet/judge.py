@@ -54,7 +54,7 @@ def evaluate(snapshot: Snapshot, *, flagged: bool, answered: bool) -> Recommenda
         return Recommendation("nudge", f"stuck: {text}", f"You seem stuck: {text}. Try a different approach.")
     if snapshot.freshness == "very_stale":
         return Recommendation("pause", f"no progress for {snapshot.idle_s:.0f}s (very stale)")
-    if flagged and not snapshot.progressed and answered:
+    if flagged and not snapshot.progressed and answered and not snapshot.in_tool_call:
         return Recommendation(
             "nudge", "still stuck after a nudge", "You are still repeating yourself: stop and change your approach."
         )

@@ -20,7 +20,7 @@ from watcher.core.observations import AssistantMessage, Done, Observation, ToolC
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_findings import Finding
 from watcher.roles._stuck_tracker import LoopTracker
-from watcher.runtime.events import ObservationEvent, TaskTurn
+from watcher.runtime.events import DeliveryEvent, ObservationEvent, TaskTurn
 
 __all__ = ["Freshness", "Snapshot", "TaskState", "ToolCallSummary"]
 
@@ -53,6 +53,7 @@ class Snapshot:
     file_changed: bool
     progressed: bool
     nudges: int
+    in_tool_call: bool = False  # a tool call has no result yet: the task is not at a boundary
 
 
 @dataclass(slots=True)
@@ -66,7 +67,8 @@ class TaskState:
     iteration: int = 0
     tokens: int = 0
     nudges: int = 0  # consecutive nudges without progress
-    iterations_at_nudge: int = -1  # the iteration count when the last nudge was sent
+    pending_nudge: str = ""  # the id of the last nudge sent
+    delivered_at: int = -1  # the iteration count when a request carried it (-1: not yet)
     flagged: Finding | None = None  # the loop found and not yet left
     observations: int = 0
     ended: bool = False
@@ -80,8 +82,20 @@ class TaskState:
     _saw_iteration: bool = False
     _in_turn: bool = False
 
-    def feed(self, event: ObservationEvent | TaskTurn) -> None:
+    @property
+    def answered(self) -> bool:
+        """The last nudge reached the agent and it has answered (a response after the request carrying it)."""
+        return not self.pending_nudge or (self.delivered_at >= 0 and self.iteration > self.delivered_at)
+
+    def sent_nudge(self, interjection_id: str) -> None:
+        self.pending_nudge, self.delivered_at = interjection_id, -1
+
+    def feed(self, event: ObservationEvent | TaskTurn | DeliveryEvent) -> None:
         """Take one journal event of this task."""
+        if isinstance(event, DeliveryEvent):
+            if event.interjection_id == self.pending_nudge and event.outcome == "delivered":
+                self.delivered_at = self.iteration
+            return
         if isinstance(event, TaskTurn):
             self.tokens = event.input_tokens + event.output_tokens
             return
@@ -134,6 +148,7 @@ class TaskState:
             file_changed=self._file_changed,
             progressed=self._progressed or self._file_changed,
             nudges=self.nudges,
+            in_tool_call=bool(self._calls),
         )
         self._findings, self._file_changed, self._progressed, self._saw_iteration = [], False, False, False
         return snap

@@ -17,7 +17,7 @@ from watcher.fleet.follow import Follower
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
 from watcher.fleet.snapshot import Snapshot, TaskState
 from watcher.fleet.tasks import FleetConfig
-from watcher.runtime.events import ObservationEvent, SessionEvent, TaskHealthCheck, TaskTurn
+from watcher.runtime.events import DeliveryEvent, ObservationEvent, SessionEvent, TaskHealthCheck, TaskTurn
 
 __all__ = ["Evaluator", "WatchCycle"]
 
@@ -62,14 +62,14 @@ class WatchCycle:
         self.last_ok = time.time()
 
     async def _read(self) -> None:
-        events = await self.follower.read(set(self.states), kinds={"observation", "task_turn", "session"})
+        events = await self.follower.read(set(self.states), kinds={"observation", "task_turn", "session", "delivery"})
         for event in events:
             state = self.states.get(event.session)
             if state is None:
                 continue
             if isinstance(event, SessionEvent):
                 state.ended = state.ended or event.status in _ENDED
-            elif isinstance(event, ObservationEvent | TaskTurn):
+            elif isinstance(event, ObservationEvent | TaskTurn | DeliveryEvent):
                 state.feed(event)
 
     async def _judge_all(self, *, full: bool) -> None:
@@ -85,8 +85,13 @@ class WatchCycle:
             if channel.paused:
                 self._record(snap, Recommendation("continue", "paused"), "paused", not full)
                 continue
-            recommendation = self._evaluate(snap, state) if full else degraded(snap)
-            await self._act(state, snap, recommendation, degraded=not full)
+            if full:
+                await self._act(state, snap, self._evaluate(snap, state), degraded=False)
+                continue
+            mechanical = degraded(snap)  # no ladder: a hint at most once per answered nudge, pause when very stale
+            if mechanical.action == "nudge" and not state.answered:
+                mechanical = Recommendation("continue", "degraded mode: the last nudge is not answered yet")
+            await self._act(state, snap, mechanical, degraded=True)
 
     def _evaluate(self, snap: Snapshot, state: TaskState) -> Recommendation:
         if snap.progressed:
@@ -95,16 +100,14 @@ class WatchCycle:
             state.flagged = snap.findings[-1]
         if self.evaluator is not None:
             return self.evaluator(snap)
-        answered = state.iteration > state.iterations_at_nudge
-        return evaluate(snap, flagged=state.flagged is not None, answered=answered)
+        return evaluate(snap, flagged=state.flagged is not None, answered=state.answered)
 
     async def _act(self, state: TaskState, snap: Snapshot, recommendation: Recommendation, *, degraded: bool) -> None:
         cfg, actions, name = self.config, self.actions, state.name
-        chosen = escalate(recommendation, state.nudges, cfg.pause_after_nudges)
+        chosen = recommendation if degraded else escalate(recommendation, state.nudges, cfg.pause_after_nudges)
         if chosen.action == "nudge":
             state.nudges += 1
-            state.iterations_at_nudge = state.iteration
-            await actions.nudge(name, chosen.message, chosen.severity, count=state.nudges)
+            state.sent_nudge(await actions.nudge(name, chosen.message, chosen.severity, count=state.nudges))
         elif chosen.action == "pause":
             await actions.pause(name, chosen.diagnosis)
         elif chosen.action == "abort":
