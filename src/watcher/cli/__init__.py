@@ -1,7 +1,8 @@
 """The ``watcher`` command: one module per subcommand, each with ``register`` and ``run``.
 
-Exit status: 0 on success, 2 on bad input (a missing file, a malformed line, an unknown role),
-with the message on stderr and stdout left clean; 130 on Ctrl-C.
+Exit status: 0 on success, 2 on bad input (a missing file, a malformed line, an unknown role) or a
+journal that could not be written, with the message on stderr and stdout left clean; 130 on
+Ctrl-C (one line on stderr); 141 when the reader of stdout went away (``| head``), silently.
 
 A subcommand module exposes ``register(sub)``, which adds its parser and sets ``func`` (a
 callable taking the parsed ``argparse.Namespace`` and returning the exit status).
@@ -10,16 +11,17 @@ callable taking the parsed ``argparse.Namespace`` and returning the exit status)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _bench, _hooks, _replay, _roles, _serve, _spawn
+from watcher.cli import _bench, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
 from watcher.core.errors import WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _roles, _spawn, _hooks, _serve, _bench)
+_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _journal)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,9 +37,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         status: int = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except WatcherError as exc:
         print(f"watcher: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("watcher: interrupted; what was journaled before it is kept", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as a Unix tool killed by it
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured): nothing to flush anyway
+        pass

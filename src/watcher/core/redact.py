@@ -22,8 +22,8 @@ __all__ = ["PROVIDER_PATTERNS", "SECRET_PATTERNS", "mask", "may_hold_secret", "r
 
 # a name that says its value is secret (matched anywhere inside a longer name: aws_secret_access_key)
 _SECRET_NAME = r"(?:api[_-]?key|secret|token|passwd|password|credential|private[_-]?key|access[_-]?key)"
-# up to 64 more characters of the name, then an optional closing quote and the assignment
-_NAME_TAIL = r"[\w.-]{0,32}+['\"]?[ \t]{0,16}+(?:[:=]|:=|=>)[ \t]{0,16}+"
+# up to 24 more characters of the name, then an optional closing quote and the assignment
+_NAME_TAIL = r"[\w.-]{0,24}+['\"]?[ \t]{0,16}+(?:[:=]|:=|=>)[ \t]{0,16}+"
 
 # name -> pattern; group "secret" (or the whole match) is what gets masked.
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
@@ -101,7 +102,7 @@ def _parse(kind: str, line: str, *, rest_as_text: bool = False) -> argparse.Name
 class WatcherMagics(Magics):
     """The watcher magics, bound to one ``KernelExtension``."""
 
-    def __init__(self, shell: Any, extension: KernelExtension) -> None:
+    def __init__(self, shell: InteractiveShell, extension: KernelExtension) -> None:
         super().__init__(shell)
         self.ext = extension
 
@@ -193,7 +194,11 @@ class WatcherMagics(Magics):
 
         self.ext.settle()
         sessions = [self.ext.session.name, *(s.name for s in self.ext.agent_sessions)]
-        frame = history(self.ext.journal_path)
+        try:
+            frame = history(self.ext.journal_path)
+        except WatcherError as exc:  # a damaged or missing journal: say what to do, no traceback
+            print(f"watcher: %watcher_history: {exc}", file=sys.stderr)
+            return None
         return frame.filter(pl.col("session").is_in(sessions))
 
     @line_magic

@@ -41,7 +41,13 @@ class JournalFollower:
     """Polls one journal and calls ``deliver(book, batch)`` on the loop for every non-empty poll."""
 
     def __init__(
-        self, path: Path, root: Path, deliver: Callable[[FindingBook, Batch], None], *, interval: float = 0.05
+        self,
+        path: Path,
+        root: Path,
+        deliver: Callable[[FindingBook, Batch], None],
+        *,
+        interval: float = 0.05,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.path = path
         self.book = FindingBook(path, root)
@@ -51,6 +57,8 @@ class JournalFollower:
         self._inode: int | None = None
         self._live_after = 0
         self._problem = ""
+        self._warn = warn  # shows a problem to the person (on the loop), once per distinct problem
+        self._unshown = ""
         self._absent = False  # the journal was missing when we looked: all it will hold is news
 
     async def run(self) -> None:
@@ -61,10 +69,13 @@ class JournalFollower:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - locked, corrupt, vanished: logged, never fatal
-                self._report(f"cannot read the journal at {self.path}: {type(exc).__name__}: {exc}")
+                text = str(exc) if isinstance(exc, JournalError) else f"{type(exc).__name__}: {exc}"
+                self._report(f"cannot read the journal at {self.path}: {text}")
+                self._show()
                 await asyncio.to_thread(self._close)
                 await asyncio.sleep(RETRY_S)
                 continue
+            self._show()
             if batch is None:
                 await asyncio.sleep(RETRY_S)
                 continue
@@ -80,6 +91,16 @@ class JournalFollower:
         if problem != self._problem:
             log.log(level, "%s (retrying every %gs)", problem, RETRY_S)
             self._problem = problem
+            if level >= logging.WARNING:
+                self._unshown = problem
+
+    def _show(self) -> None:
+        problem, self._unshown = self._unshown, ""
+        if problem and self._warn is not None:
+            try:
+                self._warn(problem)
+            except Exception:  # showing a problem must not become one
+                log.exception("cannot show a journal problem to the client")
 
     def _poll(self) -> Batch | None:
         """One poll, in a worker thread. None: no journal to read (yet)."""

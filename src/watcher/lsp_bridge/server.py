@@ -19,13 +19,14 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from watcher import __version__
-from watcher.core.errors import InvalidCommandError
+from watcher._version import __version__
+from watcher.core.errors import InvalidCommandError, WatcherError
 from watcher.lsp_bridge import actions
 from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
+from watcher.lsp_bridge.requests import AnsweringProtocol, invalid_params
 from watcher.runtime.journal import default_journal_path, project_root
 
 __all__ = ["WatcherLanguageServer", "create_server"]
@@ -39,7 +40,9 @@ class WatcherLanguageServer(LanguageServer):
     """A pygls server that follows watcher journals and shows their findings."""
 
     def __init__(self, *, interval: float = 0.05) -> None:
-        super().__init__("watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC)
+        super().__init__(
+            "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
+        )
         self.interval = interval
         self.followers: dict[Path, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -61,12 +64,16 @@ class WatcherLanguageServer(LanguageServer):
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
                 continue
-            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval)
+            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval, warn=self.warn)
             self.followers[journal] = follower
             task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{journal}")
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
             log.info("watching %s for the workspace folder %s", journal, folder)
+
+    def warn(self, problem: str) -> None:
+        """A journal problem (damaged, locked, not a journal), shown to the person once."""
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=f"watcher: {problem}"))
 
     def on_batch(self, book: FindingBook, batch: Batch) -> None:
         """Fold a poll's rows into the book, publish what changed, announce what is new."""
@@ -212,7 +219,10 @@ def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
 
 def _command_handler(name: str) -> Any:
     async def handler(ls: WatcherLanguageServer, *args: Any) -> dict[str, Any]:
-        return await actions.run_command(ls, name, args)
+        try:
+            return await actions.run_command(ls, name, args)
+        except (ValueError, WatcherError) as exc:  # bad arguments: -32602 with the rule broken, no traceback
+            raise invalid_params(str(exc)) from None
 
     handler.__name__ = name.replace(".", "_")
     return handler

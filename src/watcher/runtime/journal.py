@@ -130,6 +130,13 @@ def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         return conn
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
+            raise damaged(path, exc) from exc
+        raise JournalError(
+            f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
+            "WATCHER_JOURNAL to another path."
+        ) from exc
     except (OSError, sqlite3.Error) as exc:
         raise JournalError(
             f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
@@ -213,19 +220,19 @@ class Journal:
 
         Encoding happens on the caller's thread and the writer thread only runs SQLite, which
         releases the interpreter lock: the two threads then work in parallel instead of taking
-        turns with the lock. Once the writer has stopped (or the journal is closed) the first
-        append raises ``JournalError``; later ones are counted as lost, which ``flush`` reports.
+        turns with the lock. Once the writer has stopped the first append raises ``JournalError``;
+        later ones (and any after ``close``) are counted as lost, which ``flush`` reports.
         """
         row = _encode(event)
         if row is None:
             return
         with self._lock:
             if self._closed or self._failure is not None:
-                self._lost += 1
+                self._lost += 1  # counted: flush reports them (a closed journal, e.g. after Ctrl-C, only logs)
+                if self._lost == 1 and self._failure is not None:
+                    raise self._failure
                 if self._lost == 1:
-                    raise self._failure or JournalError(
-                        f"the journal at {self.path} is closed; open a new Journal to write"
-                    )
+                    log.debug("events appended to the closed journal at %s are not written", self.path)
                 return
             self._pending.append(row)
             self._queued += 1
