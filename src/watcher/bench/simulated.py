@@ -59,14 +59,6 @@ class _Simulated:
     watcher_fails: Failure
     keep_requests: bool
 
-    def _answer_without_delay(self) -> None:
-        """Turn Nagle's algorithm off for answers: the stub handler writes headers and body apart,
-        and with delayed ACKs on loopback each answer would wait about 40 ms for its body."""
-        server = getattr(self, "_server", None)  # the stub's socketserver; left alone if it is renamed
-        handler = getattr(server, "RequestHandlerClass", None)
-        if server is not None and handler is not None:
-            server.RequestHandlerClass = type("NoDelayHandler", (handler,), {"disable_nagle_algorithm": True})
-
     def simulate(self, model: str, events: list[Event] | None, activity: str | None, *, id_prefix: str) -> Reply:
         if "watcher" in model:
             if self.watcher_fails == "error":
@@ -93,7 +85,6 @@ class SimulatedChatServer(_Simulated, StubOpenAIServer):
         self, params: SimParams | None = None, *, watcher_fails: Failure = None, keep_requests: bool = False
     ) -> None:
         super().__init__()
-        self._answer_without_delay()
         self.params = params or SimParams()
         self.watcher_fails = watcher_fails
         self.keep_requests = keep_requests
@@ -142,7 +133,6 @@ class SimulatedMessagesServer(_Simulated, StubAnthropicServer):
         self, params: SimParams | None = None, *, watcher_fails: Failure = None, keep_requests: bool = False
     ) -> None:
         super().__init__()
-        self._answer_without_delay()
         self.params = params or SimParams()
         self.watcher_fails = watcher_fails
         self.keep_requests = keep_requests
