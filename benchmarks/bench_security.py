@@ -88,7 +88,7 @@ export function archive(name: string): void {
 
 
 def ts_source() -> str:
-    body = TS_HEAD + "".join(TS_BLOCK.format(n=n) for n in range(14)) + TS_TAIL
+    body = TS_HEAD + "".join(TS_BLOCK.format(n=n) for n in range(16)) + TS_TAIL
     assert 290 <= len(body.splitlines()) <= 310, len(body.splitlines())
     return body
 

@@ -5,12 +5,13 @@ BENCH spawn_pr_ms            median push + pull request on the loopback forge; o
 BENCH spawn_overhead_ratio   wall time of a supervised run with three watchers / the bare CLI on the
                              same scripted task, alternated; target <= 1.10. The real Claude Code
                              CLI when installed, else the fake CLI (then labelled simulated)
-BENCH spawn_scenarios_ok     scripted scenarios that ended in their expected outcome, of the 20 (target: all)
+BENCH spawn_scenarios_ok     scripted scenarios that ended in their expected outcome, of all of them (target: all)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -125,31 +126,33 @@ def _bare(repo: Path, cli: str, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def bench_overhead(root: Path, forge: LoopbackForge) -> tuple[float, str]:
+def bench_overhead(root: Path, forge: LoopbackForge, pairs: int = 5) -> tuple[float, str]:
+    """Supervised spawn / bare CLI, ``pairs`` times, alternating which runs first (the machine is shared)."""
     repo = _repo(root, forge, "overhead")
     real = CLAUDE.exists()
     ratios = []
-    for _ in range(3):
-        if real:
-            with (
-                StubAnthropicServer(*CommitTask("claude").replies()) as stub,
-                StubAnthropicServer(*CommitTask("claude").replies()) as stub2,
-            ):
-                env = {
-                    "PATH": os.environ["PATH"],
-                    "ANTHROPIC_API_KEY": "sk-ant-bench",
-                    "ANTHROPIC_BASE_URL": stub.root_url,
-                }
-                bare = _bare(repo, str(CLAUDE), env)
-                supervised = asyncio.run(_supervised(repo, str(CLAUDE), {**env, "ANTHROPIC_BASE_URL": stub2.root_url}))
-        else:
-            cli = str(launcher(_fake_script(root), root))
-            env = {"PATH": os.environ["PATH"]}
-            bare = _bare(repo, cli, env)
-            supervised = asyncio.run(_supervised(repo, cli, env))
+    for n in range(pairs):
+        with contextlib.ExitStack() as stubs:
+            if real:
+                one = stubs.enter_context(StubAnthropicServer(*CommitTask("claude").replies()))
+                two = stubs.enter_context(StubAnthropicServer(*CommitTask("claude").replies()))
+                env = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "sk-ant-bench"}
+                bare_env = {**env, "ANTHROPIC_BASE_URL": one.root_url}
+                supervised_env = {**env, "ANTHROPIC_BASE_URL": two.root_url}
+                cli = str(CLAUDE)
+            else:
+                cli = str(launcher(_fake_script(root), root))
+                bare_env = supervised_env = {"PATH": os.environ["PATH"]}
+            if n % 2:
+                supervised = asyncio.run(_supervised(repo, cli, supervised_env))
+                bare = _bare(repo, cli, bare_env)
+            else:
+                bare = _bare(repo, cli, bare_env)
+                supervised = asyncio.run(_supervised(repo, cli, supervised_env))
         ratios.append(supervised / bare)
+        print(f"  pair {n}: bare {bare:.2f}s, supervised {supervised:.2f}s", file=sys.stderr)
     label = "real Claude Code CLI" if real else "simulated: fake CLI, npm absent"
-    return statistics.median(ratios), label
+    return statistics.median(ratios), f"median of {pairs} pairs, {label}"
 
 
 async def _scenario(scenario, root: Path, forge: LoopbackForge, index: int) -> bool:  # type: ignore[no-untyped-def]

@@ -9,70 +9,89 @@ Layers, from the inside out (an import-linter contract in pyproject.toml enforce
 - adapters: ``agents`` (agent runs, replay), ``kernel_ext`` + ``widgets`` (Jupyter),
   ``lsp_bridge`` (editors), ``cli``, ``testing`` (public fakes). Jupyter and LSP never import
   each other; they meet in the journal.
+
+This package exports what a user needs to attach watchers (``agent``, ``spec_for_role``,
+``WatcherSpec``), to write an evaluator (``EvaluationRequest``, ``EvaluationResult``,
+``CallableEvaluator``, ``Continue``, ``Interject``, ``Interjection``, ``Location``) and to replay
+and read what happened (``replay``, ``read_transcript``, ``history``, ``Journal``).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
+from watcher._version import __version__
 from watcher.core.errors import WatcherError
-from watcher.core.interjection import Interjection, Location
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
+from watcher.core.interjection import Continue, Interject, Interjection, Location, Origin
 from watcher.core.protocol import format_evaluation_prompt, parse_interjection
+from watcher.core.spec import WatcherSpec
 
 if TYPE_CHECKING:
-    import polars
+    from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
+    from watcher.evaluators import CallableEvaluator, make_evaluator
+    from watcher.roles import spec_for_role
+    from watcher.runtime import Journal
+    from watcher.runtime.history import history
 
 __all__ = [
+    "AgentRun",
+    "CallableEvaluator",
+    "Continue",
+    "EvaluationRequest",
+    "EvaluationResult",
+    "Evaluator",
+    "Interject",
     "Interjection",
+    "Journal",
     "Location",
+    "Origin",
+    "ReplayResult",
     "WatcherError",
+    "WatcherSpec",
+    "__version__",
     "agent",
     "format_evaluation_prompt",
     "history",
     "load_ipython_extension",
+    "make_evaluator",
     "parse_interjection",
+    "read_transcript",
+    "replay",
+    "spec_for_role",
     "unload_ipython_extension",
 ]
 
-__version__ = "0.1.0"
+# Loaded on first use, so ``import watcher`` stays light (no asyncio, SQLite or polars until needed).
+_LAZY = {
+    "AgentRun": "watcher.agents",
+    "ReplayResult": "watcher.agents",
+    "agent": "watcher.agents",
+    "read_transcript": "watcher.agents",
+    "replay": "watcher.agents",
+    "CallableEvaluator": "watcher.evaluators",
+    "make_evaluator": "watcher.evaluators",
+    "spec_for_role": "watcher.roles",
+    "Journal": "watcher.runtime",
+    "history": "watcher.runtime.history",
+}
 
 
-def history(journal: Any = None, *, session: str | None = None, watcher: str | None = None) -> polars.DataFrame:
-    """Evaluations and interjections recorded in the journal, as a polars DataFrame."""
-    from watcher.runtime.history import history as _history
-
-    return _history(journal, session=session, watcher=watcher)
-
-
-def agent(prompt: str, **options: Any) -> Any:
-    """Start a supervised agent run (``watcher.agents.agent``); ``result = await run`` waits for it.
-
-    In a notebook with ``%load_ext watcher`` the run also gets the notebook's watchers, runs on the
-    extension's runtime thread, and streams its output into the cell.
-    """
-    import importlib
-    import sys
-
-    kernel_ext = sys.modules.get("watcher.kernel_ext")
-    ext = kernel_ext.current() if kernel_ext is not None else None
-    if ext is not None:
-        return ext.agent(prompt, **options)
-    return importlib.import_module("watcher.agents").agent(prompt, **options)
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'watcher' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext watcher``: the kernel extension (imported only now, so ``import watcher`` stays light)."""
-    _kernel_ext().load_ipython_extension(ipython)
+    importlib.import_module("watcher.kernel_ext").load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext watcher``: remove the hooks and magics and stop the runtime thread."""
-    _kernel_ext().unload_ipython_extension(ipython)
-
-
-def _kernel_ext() -> Any:
-    # Imported by name at call time: the root package is a facade that editors' language servers
-    # import too, and they must never load IPython or widgets (import-linter follows static imports).
-    import importlib
-
-    return importlib.import_module("watcher.kernel_ext")
+    importlib.import_module("watcher.kernel_ext").unload_ipython_extension(ipython)

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 from watcher.agents.replay import replay
-from watcher.agents.transcripts import read_transcript
 from watcher.cli._replay import DEFAULT_REPLAY_ROLES
 from watcher.core.protocol import describe_observation
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.transcripts import read_transcript
 
 __all__ = ["main"]
 

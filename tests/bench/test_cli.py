@@ -46,6 +46,12 @@ def test_offline_suite_prints_table_writes_rows_and_plot_and_resumes(
     # more tasks: only the new ones run
     assert main([*argv[:3], "8", *argv[4:]]) == 0
     assert len(out.read_text().splitlines()) == 32
+    capsys.readouterr()
+    # other settings never reuse these rows: another seed runs its own tasks beside them
+    assert main([*argv, "--seed", "1", "--conditions", "none"]) == 0
+    report = capsys.readouterr().out.splitlines()
+    assert [line.split()[:2] for line in report[5:6]] == [["none", "6"]] and report[6].startswith("plot:")
+    assert len(out.read_text().splitlines()) == 38
 
 
 @pytest.mark.slow

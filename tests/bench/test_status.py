@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from watcher.bench.tools import Tracker, execute
-from watcher.bench.world import World
+from watcher.bench.world import World, generate_world
 
 DATA = json.loads((Path(__file__).parent / "data" / "steps.json").read_text())
 ARG = {"read_file": "path", "list_dir": "path", "submit_answer": "answer", "grep": "path"}
@@ -49,3 +51,34 @@ def test_tools_answer_bad_calls_with_a_message() -> None:
     assert execute(world, "list_dir", {"path": ""}).text.splitlines() == ["alpha/", "beta/", "delta/", "gamma/"]
     assert execute(world, "list_dir", {"path": "gamma"}).text.splitlines() == ["trace_299.log", "trace_300.log"]
     assert execute(world, "submit_answer", {"answer": " TOKEN-ABCDEF "}).answer == "TOKEN-ABCDEF"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 1000),
+    moves=st.lists(st.tuples(st.sampled_from(["chain", "any", "ghost", "list"]), st.integers(0, 50)), max_size=40),
+)
+def test_status_invariants_on_generated_worlds(seed: int, moves: list[tuple[str, int]]) -> None:
+    world = generate_world(seed, 0, 6, 3)
+    files, dirs = sorted(world.files), sorted({p.split("/")[0] for p in world.files})
+    tracker = Tracker(world)
+    for kind, k in moves:
+        before_progress, before_drift = tracker.progress, tracker.drift
+        if kind == "list":
+            name, args = "list_dir", {"path": dirs[k % len(dirs)]}
+        else:
+            path = {
+                "chain": world.chain[k % len(world.chain)],
+                "any": files[k % len(files)],
+                "ghost": f"omega/trace_{k:03d}.log",
+            }[kind]
+            name, args = "read_file", {"path": path}
+        step = tracker.judge(name, args, execute(world, name, args))
+        assert tracker.progress >= before_progress
+        assert (tracker.progress > before_progress) == (step.status == "OK" and name == "read_file")
+        if step.status == "OK":
+            assert step.drift == 0 and step.wrong_streak == 0
+        assert step.wrong_streak <= step.drift
+        assert step.drift in (0, before_drift + 1)
+        if kind == "ghost":
+            assert step.status == "OFF" and step.drift == before_drift + 1

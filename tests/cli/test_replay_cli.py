@@ -44,8 +44,8 @@ def test_replay_claude_code_stream_json() -> None:
     done = watcher("replay", DATA / "claude_stream.jsonl", "--watcher", "errors", "--json")
     assert done.returncode == 0, done.stderr
     rows = evaluations(done.stdout)
-    assert [r["index"] for r in rows] == [3, 6, 9]  # the three tool results
-    last = rows[-1]
+    assert [r["index"] for r in rows] == [3, 6, 9, 11]  # the three tool results, then the session's end
+    last = rows[2]
     assert last["decision"] == "interject" and last["action"] == "nudge"
     assert "OperationalError has now been raised 3 times" in str(last["content"])
 
@@ -54,7 +54,8 @@ def test_replay_claude_code_saved_session() -> None:
     done = watcher("replay", DATA / "claude_saved_session.jsonl", "--watcher", "errors", "--json")
     assert done.returncode == 0, done.stderr
     rows = evaluations(done.stdout)
-    assert [(r["index"], r["decision"]) for r in rows] == [(4, "continue")]
+    # the summary (a title) is no observation; the final text is judged at the session's end
+    assert [(r["index"], r["decision"]) for r in rows] == [(3, "continue"), (4, "continue")]
 
 
 def test_replay_table_is_readable() -> None:
@@ -76,24 +77,40 @@ def test_replay_records_into_a_journal(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "flags", "message"),
     [
-        ('{"kind": "user_message", "text": "ok"}\n{"kind": "user_message", "text": \n', "bad.jsonl:2: not valid JSON"),
-        ('{"kind": "user_message", "text": "ok"}\n\n{"kind": "teleport"}\n', "bad.jsonl:3: unknown kind 'teleport'"),
-        ('{"kind": "tool_call"}\n', "bad.jsonl:1: a 'tool_call' record needs the field 'name'"),
-        ("[1, 2]\n", "bad.jsonl:1: expected a JSON object"),
-        ('{"hello": "world"}\n', "bad.jsonl:1: neither a watcher record"),
-        ("\n\n", "bad.jsonl: holds no observations"),
+        ('{"kind": "user_message", "text": "ok"}\n{"kind": "user_message", "text": \n', ["--strict"], "bad.jsonl:2: not valid JSON"),
+        ('{"kind": "user_message", "text": "ok"}\n\n{"kind": "teleport"}\n', ["--strict"], "bad.jsonl:3: unknown record type 'teleport' for the watcher format"),
+        ('{"kind": "tool_call"}\n', ["--strict"], "bad.jsonl:1: a 'tool_call' record needs the field 'name'"),
+        ('{"kind": "tool_call"}\n', [], "bad.jsonl: holds no observations (watcher format; skipped 1"),
+        ("[1, 2]\n", [], "bad.jsonl: no reader recognises it: found no JSON object (first record: int)"),
+        ('{"hello": "world"}\n', [], "bad.jsonl: no reader recognises it: found a record with keys ['hello']; tried formats watcher, claude-code,"),
+        ("\n\n", [], "bad.jsonl: no reader recognises it: found no records"),
+        ('{\n "trajectory": [\n  {"action": "ls"\n', [], "bad.jsonl: not valid JSON: none of its 3 non-blank lines is a JSON value"),
+        ("hello\n", [], "bad.jsonl: not valid JSON: none of its 1 non-blank lines"),
+        ('{"type": "user", "sessionId": "s"}\n', ["--format", "codex"], "bad.jsonl: holds no observations (codex format; skipped 1 'user')"),
     ],
-)
-def test_bad_input_exit_2_with_file_and_line(tmp_path: Path, content: str, message: str) -> None:
+)  # fmt: skip
+def test_bad_input_exit_2_with_file_and_line(tmp_path: Path, content: str, flags: list[str], message: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(content)
-    done = watcher("replay", bad, "--json")
+    done = watcher("replay", bad, "--json", *flags)
     assert done.returncode == 2
     assert done.stdout == ""
     assert message in done.stderr and done.stderr.startswith("watcher: error: ")
     assert "Traceback" not in done.stderr
+
+
+def test_lenient_replay_skips_and_counts_unknown_records_on_stderr(tmp_path: Path) -> None:
+    lines = ['{"kind": "user_message", "text": "ok"}', '{"kind": "teleport"}', "{not json", '{"kind": "done"}']
+    (tmp_path / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    done = watcher("replay", tmp_path / "mixed.jsonl", "--json", "--watcher", "errors")
+    assert done.returncode == 0, done.stderr
+    rows = evaluations(done.stdout)  # stdout holds evaluations only, one per line
+    assert rows and all("watcher" in r for r in rows)
+    assert json.loads(done.stderr) == {"skipped": {"teleport": 1, "invalid JSON": 1}}
+    table = watcher("replay", tmp_path / "mixed.jsonl", "--watcher", "errors")
+    assert "4 records, 2 observations, 1 session; skipped 1 'invalid JSON', 1 'teleport'" in table.stdout
 
 
 def test_missing_file_and_unknown_role(tmp_path: Path) -> None:
@@ -143,3 +160,35 @@ def test_a_role_given_twice_is_a_clear_error() -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("watcher: error: replay: role 'errors' is given more than once with -w")
     assert "Traceback" not in done.stderr and "--name" not in done.stderr
+
+
+SAMPLES = ROOT / "tests" / "transcripts" / "data"
+
+
+@pytest.mark.parametrize(
+    "sample", sorted(p for p in SAMPLES.iterdir() if p.name != "expected.json"), ids=lambda p: p.name
+)
+def test_every_format_replays_with_the_three_offline_roles(sample: Path) -> None:
+    done = watcher("replay", sample, "--watcher", "security", "--watcher", "stuck", "--watcher", "errors", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = evaluations(done.stdout)
+    assert rows and {r["watcher"] for r in rows} == {"security", "stuck", "errors"}
+
+
+def test_formats_lists_every_format_with_an_example() -> None:
+    done = watcher("formats")
+    assert done.returncode == 0
+    names = [line.split(" — ")[0] for line in done.stdout.splitlines() if not line.startswith(" ")]
+    assert names == [
+        "watcher", "claude-code", "codex", "codex-exec", "gemini-stream", "gemini-chat", "openhands", "swe-agent",
+        "mini-swe-agent", "managed-agents", "pi", "antigravity",
+    ]  # fmt: skip
+    assert sum("watcher replay" in line for line in done.stdout.splitlines()) == len(names)
+
+
+def test_format_override_and_a_wrong_guess(tmp_path: Path) -> None:
+    forced = watcher("replay", SAMPLES / "antigravity.jsonl", "--format", "antigravity", "--json")
+    assert forced.returncode == 0 and evaluations(forced.stdout)
+    wrong = watcher("replay", SAMPLES / "antigravity.jsonl", "--format", "pi", "--strict")
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert "antigravity.jsonl:1: unknown record type 'USER_INPUT' for the pi format" in wrong.stderr

@@ -14,6 +14,8 @@ from watcher.core.errors import WatcherError
 SRC = Path(errors.__file__).resolve().parents[1]
 #: built-in exceptions our code must not raise on purpose (a ``WatcherError`` subclass says more)
 BUILTINS = {"Exception", "ValueError", "KeyError", "LookupError", "RuntimeError", "TypeError"}
+#: scripts that run by path, without the package (``python -I -S client.py``), so cannot import the tree
+STANDALONE = {Path("hooks/client.py")}
 
 
 def _deliberate_builtin_raises(path: Path) -> list[str]:
@@ -42,7 +44,8 @@ def _deliberate_builtin_raises(path: Path) -> list[str]:
 
 
 def test_no_deliberate_raise_of_a_builtin_exception() -> None:
-    found = [hit for path in sorted(SRC.rglob("*.py")) for hit in _deliberate_builtin_raises(path)]
+    scanned = [path for path in sorted(SRC.rglob("*.py")) if path.relative_to(SRC) not in STANDALONE]
+    found = [hit for path in scanned for hit in _deliberate_builtin_raises(path)]
     assert found == []
 
 

@@ -169,3 +169,39 @@ def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path
             "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
         }
     }
+
+
+def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    with daemon(env):
+        run_hook(env, "PreToolUse", RM_HOME)  # warm
+        done = subprocess.run(
+            [CLIENT[0], "-X", "importtime", *CLIENT[1:], "PreToolUse"],
+            input='{"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}}',
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=30,
+        )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert '"permissionDecision": "deny"' in done.stdout
+    heavy = {
+        m for m in imported if m.split(".")[0] in ("watcher", "json", "socket", "typing", "pathlib", "polars", "bandit")
+    }
+    assert not heavy, f"the fast path imported {sorted(heavy)}"
+
+
+def test_a_socket_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
+    env = hook_env(tmp_path, WATCHER_SERVE_IDLE="5")
+    folder = Path(env["WATCHER_SOCKET"]).parent
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)  # anyone could plant a socket here and answer the hooks
+    run = run_hook(env, "PreToolUse", RM_HOME)
+    assert run.answer is not None and run.answer["hookSpecificOutput"][DENY] == "deny"  # judged in-process
+    assert "not private" in (folder / "hooks.log").read_text()
+    assert not Path(env["WATCHER_SOCKET"]).exists()  # and no daemon was started there
+    served = subprocess.run(
+        [sys.executable, "-m", "watcher", "serve"], env=env, capture_output=True, text=True, check=False
+    )
+    assert served.returncode == 2 and "not private" in served.stderr

@@ -10,6 +10,8 @@ from hook_vectors import DATA, SESSION_ID, load, matches, run_each_alone, run_wi
 import watcher
 from watcher.hooks._serve_one import answer_once
 from watcher.hooks._wire import EVENTS
+from watcher.lsp_bridge.findings import FindingBook
+from watcher.runtime.journal import Journal
 
 VECTORS = sorted(DATA.glob("*.json"))
 
@@ -43,3 +45,20 @@ def test_a_hooked_session_is_in_the_history_like_any_parent_session(tmp_path: Pa
     assert denied.height == 1
     assert denied["watcher"][0] == "security" and denied["outcome"][0] == "delivered"
     assert "Recursive delete" in denied["content"][0]
+
+
+def test_a_denied_write_is_a_finding_the_editor_shows_on_the_file(tmp_path: Path) -> None:
+    vector = load(DATA / "pretooluse_sql_in_auth.json")
+    target = tmp_path / "app" / "auth.py"  # Claude Code sends absolute paths
+    vector["calls"][0]["payload"]["tool_input"]["file_path"] = str(target)
+    run_with_desk(vector, tmp_path)
+    book = FindingBook(tmp_path / "journal.sqlite3", tmp_path)
+    journal = Journal(tmp_path / "journal.sqlite3", create=False)
+    try:
+        book.apply_rows(journal.read(0), live_after=0)
+    finally:
+        journal.close()
+    (finding,) = [f for f in book.findings.values() if f.shown]
+    assert finding.session == f"claude:{SESSION_ID}" and finding.status == "delivered"
+    (where,) = finding.interjection.locations
+    assert (where.path, where.start_line) == (str(target), 5)

@@ -165,11 +165,15 @@ def test_a_click_on_inject_delivers_a_pending_interjection_into_a_running_agent(
     assert waited.stdout.startswith("running ")
     [pending_id] = re.findall(r"'(\w+)'", waited.stdout)
     driver.click(inject)
-    delivered = wait_for(
-        lambda: [p for p in journal_rows(journal_file, "delivery") if p["interjection_id"] == pending_id],
-        what="the clicked interjection's delivery",
-    )
-    assert delivered[0]["outcome"] == "delivered" and delivered[0]["session"].startswith("agent-")
+
+    def fates_once_delivered() -> list[str]:
+        rows = [p for p in journal_rows(journal_file, "delivery") if p["interjection_id"] == pending_id]
+        assert all(p["session"].startswith("agent-") for p in rows)
+        outcomes = [p["outcome"] for p in rows]
+        return outcomes if "delivered" in outcomes else []
+
+    fates = wait_for(fates_once_delivered, what="the clicked interjection's delivery")
+    assert fates == ["queued", "delivered"]  # queued by the click, delivered by the request that carried it
     finished = driver.execute(
         "result = await run\nprint(result.status)\nprint(stub.requests[-1].body['messages'][-1]['content'])"
     )

@@ -10,6 +10,8 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from watcher.lsp_bridge.follow import RETRY_S
+
 from .conftest import diagnostics, interjection, journal_of, make_workspace, wait_until, write_events
 
 # one server per module and profile: the module runs on one xdist worker
@@ -66,12 +68,17 @@ async def test_a_broken_journal_is_retried_until_it_is_good(client: LanguageClie
     journal = journal_of(other)
     journal.parent.mkdir(parents=True)
     journal.write_bytes(b"this is not a database" * 100)
-    _add_folder(client, other)
     (other / "f.py").write_text("x = 1\n")
     uri = (other / "f.py").as_uri()
-    journal.unlink()
-    await write_events(journal, [interjection("late", locations=[{"path": "f.py", "start_line": 1}])])
-    await wait_until(lambda: diagnostics(client, uri), what="the diagnostic once the journal is valid")
+    _add_folder(client, other)
+    # the server meets the broken file several times (it retries every RETRY_S): it must not give up
+    await asyncio.sleep(3 * RETRY_S)
+    assert diagnostics(client, uri) == []
+    good = tmp_path / "good.sqlite3"
+    await write_events(good, [interjection("late", locations=[{"path": "f.py", "start_line": 1}])])
+    journal.write_bytes(good.read_bytes())  # repaired in place: the same file, now a valid journal
+    [diag] = await wait_until(lambda: diagnostics(client, uri), what="the diagnostic once the journal is valid")
+    assert diag.data["interjection_id"] == "late"
 
 
 async def test_a_deleted_journal_clears_its_diagnostics(client: LanguageClient, tmp_path: Path) -> None:

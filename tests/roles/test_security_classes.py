@@ -10,6 +10,7 @@ and a phrase of its text. The vectors are written for these tests, not taken fro
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ def _observations(vector: dict[str, Any]) -> list[Observation]:
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[f"{v['class']}-{v['name']}" for v in VECTORS])
 def test_security_class_vector(vector: dict[str, Any]) -> None:
+    if "below_python" in vector and sys.version_info >= tuple(int(n) for n in vector["below_python"].split(".")):
+        pytest.skip(f"this syntax parses on Python {vector['below_python']} and later")
     observations = _observations(vector)
     decision = SecurityRole().evaluate(observations, len(observations))
     if not vector["lines"]:
@@ -92,3 +95,12 @@ def test_cell_location_without_id_round_trips() -> None:
     assert Location(cell_index=2, start_line=1).render() == "cell #2:1"
     with pytest.raises(ValueError):
         Location(start_line=1)
+
+
+def test_unparsable_python_without_findings_says_what_was_not_scanned() -> None:
+    """Newer syntax does not switch the scan off silently: the evaluation's note names the lines."""
+    code = "import json\n\nprint 'rows'\n\nprint(json.dumps({}))\n"  # Python 2: no version parses it
+    observations = [CellExecuted(source=code, cell_id="c9")]
+    decision = SecurityRole().evaluate(observations, 1)
+    assert isinstance(decision, Continue)
+    assert "lines 3 of cell c9 could not be parsed" in decision.note

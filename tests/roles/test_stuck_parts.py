@@ -8,10 +8,18 @@ import pytest
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interject
-from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult, UserMessage
-from watcher.roles._stuck_actions import action_key, error_key, missing_tool, result_key, wait_kind
+from watcher.core.observations import (
+    AssistantMessage,
+    Condensation,
+    Observation,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from watcher.roles._stuck_actions import action_key, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
 
@@ -107,9 +115,9 @@ def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object
 def test_cycles_of_two_to_five_steps_are_reported_once_per_three_cycles(period: int) -> None:
     detector = CycleDetector(cycles=3)
     block = [(f"action {k}", k) for k in range(period)]
-    reported = [n for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
+    reported = [(n, detector.count) for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
     # once when the third cycle completes, again three cycles later (the loop went on)
-    assert reported == [period * 3, period * 6]
+    assert reported == [(period * 3, 3), (period * 6, 6)]
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:
@@ -135,8 +143,17 @@ def test_a_cycle_is_reported_again_right_after_a_person_speaks() -> None:
 
 def test_chanting_is_found_and_quoted_from_a_sentence_start() -> None:
     text = "I found it. " + "Now I will update the cache key to include the locale. " * 12
-    assert chant(text, 10) == ("Now I will update the cache key to include the locale.", 12)
-    assert chant("Thinking... Done. " * 30, 10) == ("Thinking... Done.", 30)
+    assert chant(text, 10, 5) == ("Now I will update the cache key to include the locale.", 12, True)
+    assert chant("Working... Finished. " * 30, 10, 5) == ("Working... Finished.", 30, True)
+
+
+def test_one_line_said_again_and_again_is_chanting() -> None:
+    lines = ["I'll note that the tests confirmed the fix.", "I'll note that I rolled back the test changes."] * 5
+    assert chant("\n".join(["The code is correct.", *lines]), 10, 5) == (lines[0], 5, False)
+    spaced = ["  I'll  note that the tests CONFIRMED the fix. ", "Something else entirely, said once."] * 5
+    assert chant("\n".join(spaced), 10, 5) == ("I'll note that the tests CONFIRMED the fix.", 5, False)
+    assert chant("\n".join(["Yes."] * 12), 10, 5) is None  # short lines are not chanting
+    assert chant("\n".join(lines[:8]), 10, 5) is None  # four times is not yet
 
 
 @pytest.mark.parametrize(
@@ -149,10 +166,13 @@ def test_chanting_is_found_and_quoted_from_a_sentence_start() -> None:
         "-" * 800,  # a divider
         " ".join(f"Step {i} copies shard {i} of the dataset to the replica." for i in range(30)),  # similar, not equal
         ("Same note. " + "x" * 400 + " ") * 12,  # repeats too far apart
+        "The log says:\n" + "WARNING: connection to db:5432 refused, retrying\n" * 6,  # pasted log lines
+        "The log says:\n" + "[pool] waiting for a free connection slot\n" * 6,
+        "Before:\n" + "    assert render(page, locale='fr').lang == 'fr'\n" * 12,  # indented code
     ],
 )
 def test_structure_and_near_repeats_are_not_chanting(text: str) -> None:
-    assert chant(text, 10) is None
+    assert chant(text, 10, 5) is None
 
 
 # --- re-arming ---------------------------------------------------------------------------------------
@@ -192,9 +212,36 @@ def test_a_paused_loop_is_flagged_again_after_the_person_speaks() -> None:
     assert _run([*loop, AssistantMessage(text="again"), *_read(9)]) == [(7, "pause")]  # no person spoke
 
 
+def test_a_condensation_storm_goes_on_after_the_person_speaks() -> None:
+    storm: list[Observation] = [Condensation()] * 10
+    assert _run([*storm, Condensation(), UserMessage(text="continue"), Condensation()]) == [(9, "pause"), (12, "pause")]
+    assert _run([*storm, *[Condensation()] * 10]) == [(9, "pause"), (19, "pause")]
+
+
 def test_empty_replies_are_a_monologue() -> None:
     said = _run([AssistantMessage(text=""), AssistantMessage(text="  "), AssistantMessage(text="\n")])
     assert said == [(2, "pause")]
+
+
+def test_failures_that_say_only_their_exit_status_are_not_the_same_error() -> None:
+    greps = [
+        o
+        for n, pattern in enumerate(["refresh_token", "renew", "rotate_key", "token_expiry", "reauth", "jwt"])
+        for o in (
+            ToolCall(id=f"g{n}", name="Bash", input={"command": f"grep -rn {pattern} src"}),
+            ToolResult(tool_call_id=f"g{n}", output="Exit code 1", is_error=True),
+        )
+    ]
+    assert _run(greps) == []  # six searches that found nothing: exploring, not one error again and again
+    missing = [
+        o
+        for n in range(5)
+        for o in (
+            ToolCall(id=f"r{n}", name="Read", input={"file_path": f"conf/app{n}.yaml"}),
+            ToolResult(tool_call_id=f"r{n}", output=f"File does not exist: conf/app{n}.yaml", is_error=True),
+        )
+    ]
+    assert _run(missing) == [(9, "nudge")]
 
 
 def test_new_thresholds_are_validated() -> None:

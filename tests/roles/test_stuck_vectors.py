@@ -36,8 +36,8 @@ def _replay(transcript: Path) -> list[dict[str, Any]]:
 
 def test_there_are_enough_vectors() -> None:
     benign = [c for c in CASES if not json.loads((VECTORS / f"{c}.expect.json").read_text())["interjections"]]
-    assert len(CASES) >= 25
-    assert len(benign) >= 10
+    assert len(CASES) >= 55
+    assert len(benign) >= 22
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -73,3 +73,33 @@ def test_vector(case: str) -> None:
             assert any(
                 word in s["content"] for word in ("different approach", "change the code", "wait longer", "Act on it")
             )
+
+
+# each class of loop: a vector where it is flagged, and a counterpart that must stay silent (after
+# the pause it sets up on purpose, for the re-arm class)
+CLASSES = {
+    "re-arm after a pause or a person's message": ("rearm_after_user_message", "benign_user_redirects_after_pause", 1),
+    "empty replies repeated": ("monologue_empty_replies", "benign_empty_replies_between_tools", 0),
+    "cycles of 3 to 5 steps": ("cycle_three_reads", "benign_three_reads_twice", 0),
+    "volatile values": ("volatile_ids_send_loop", "benign_same_request_new_data", 0),
+    "a missing tool": ("missing_tool_varying_arguments", "benign_tool_fails_then_works", 0),
+    "the same error under varying arguments": (
+        "same_error_varying_arguments",
+        "benign_batch_edit_failures_different_files",
+        0,
+    ),
+    "waiting by intent": ("poll_by_parameter_over_budget", "benign_poll_by_parameter_within_budget", 0),
+    "chanting": ("chant_in_one_reply", "benign_repetition_in_table_and_code", 0),
+    "harness failures interleaved": (
+        "harness_errors_interleaved_with_failing_command",
+        "benign_harness_error_then_new_command_works",
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize("loop", sorted(CLASSES))
+def test_each_class_has_a_loop_and_a_benign_counterpart(loop: str) -> None:
+    flagged, benign, set_up = CLASSES[loop]
+    assert json.loads((VECTORS / f"{flagged}.expect.json").read_text())["interjections"]
+    assert len(json.loads((VECTORS / f"{benign}.expect.json").read_text())["interjections"]) == set_up

@@ -22,6 +22,11 @@ def check_fixed_and_proposed(project: Project, result: object, model: LoginTask)
     (interjection,) = result.interjections
     assert interjection["watcher"] == "security" and interjection["via"] == "resume"
     assert result.runs == 2
+    # journaled queued when the watcher spoke, delivered when the resumed session took it
+    project.journal.flush()
+    rows = project.journal.read(session=f"spawn-{result.id}", limit=10_000)
+    fates = [(r.payload["outcome"], r.payload["detail"]) for r in rows if r.kind == "delivery"]
+    assert [f[0] for f in fates] == ["queued", "delivered"] and fates[1][1] == "carried by the resumed CLI session"
     # the message reached the model in the first request of the resumed session
     assert model.seen_supervisor_at is not None and model.steps[model.seen_supervisor_at] == "fix"
     assert model.steps[: model.seen_supervisor_at] == ["write", "commit", "summary"]
@@ -73,4 +78,21 @@ async def test_codex_read_only_git_is_widened_with_its_git_dirs_and_resumed(proj
     assert result.status == "success", (result.detail, model.steps, result.permission_errors)
     assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
     assert "writing " in result.recoveries[0]["fix"] and ".git" in result.recoveries[0]["fix"]
+    assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]
+
+
+async def test_gemini_policy_violation_is_widened_and_the_session_resumed(project: Project) -> None:
+    gemini = cli("gemini")
+    model = CommitTask("gemini")
+    with StubGeminiServer(*model.replies()) as stub:
+        env = project.env(GOOGLE_GEMINI_BASE_URL=stub.root_url, GEMINI_API_KEY="dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                "Write NOTES.md with a heading.", agent="gemini", repo=project.repo, cli_path=str(gemini), env=env,
+                journal=project.journal, pr=False, idle_timeout_s=60, total_timeout_s=120,
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.detail, model.steps, result.permission_errors)
+    assert model.steps == ["write", "commit", "summary_refused", "commit_again", "summary_committed"]
+    assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
     assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]

@@ -167,3 +167,44 @@ async def test_a_forge_that_refuses_leaves_the_work_on_the_branch_and_says_why(
 async def test_a_cli_that_cannot_start_is_a_crash_in_the_report(project: Project, tmp_path: Path) -> None:
     spawned = await run_spawn(config(project, str(tmp_path / "no-such-cli")))
     assert spawned.status == "crashed" and "could not start" in spawned.detail
+
+
+async def test_the_cli_gets_env_i_plus_secrets_by_name_and_no_secret_reaches_the_journal(
+    project: Project, tmp_path: Path
+) -> None:
+    secret = "tok_live_5f3c9a7e1b2d4c6f8a0b"
+    lines = [
+        init(),
+        {"fake": "run", "argv": ["sh", "-c", "env > ../cli-env.txt"]},
+        tool_use("Bash", {"command": "echo using the token"}, "t1"),
+        tool_result("t1", "using the token"),
+        result(f"Used SHOP_API_TOKEN ({secret})."),
+    ]
+    env = project.env(SHOP_API_TOKEN=secret, UNRELATED_PASSWORD="hunter2-unrelated")
+    spawned = await run_spawn(
+        config(project, fake(tmp_path, lines), task="Call the shop API with SHOP_API_TOKEN", env=env, pr=False)
+    )
+    assert spawned.status == "success" and spawned.plan["manifest"]["secrets"] == ["SHOP_API_TOKEN"]
+    seen = dict(
+        line.split("=", 1) for line in (Path(spawned.logs) / "cli-env.txt").read_text().splitlines() if "=" in line
+    )
+    assert seen["SHOP_API_TOKEN"] == secret and "UNRELATED_PASSWORD" not in seen and "GITHUB_TOKEN" not in seen
+    assert seen["HOME"] == str(Path(spawned.logs) / "home")
+    project.journal.flush()
+    raw = project.journal.path.read_bytes() + b"".join(
+        p.read_bytes() for p in project.journal.path.parent.glob("*-wal")
+    )
+    assert secret.encode() not in raw and b"hunter2-unrelated" not in raw
+
+
+async def test_interactive_recovery_asks_and_a_yes_resumes_the_session(project: Project, tmp_path: Path) -> None:
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    scenario = next(s for s in SCENARIOS if s.name == "denied-git-recovered")
+    asked: list[str] = []
+    cli = str(launcher(scenario.script(tmp_path), tmp_path))
+    spawned = await run_spawn(
+        config(project, cli, task=scenario.task, recovery="interactive", ask=lambda q: asked.append(q) or True)
+    )
+    assert asked == ["Allow command `git commit *` and resume?"]
+    assert spawned.status == "success" and spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"

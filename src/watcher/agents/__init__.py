@@ -7,22 +7,24 @@ tool-use loop whose observations the watchers judge and into which their interje
 from __future__ import annotations
 
 from watcher.agents._delivery import GUIDANCE_MARKER, GUIDANCE_PROTOCOL, format_injection
-from watcher.agents._run_setup import agent, make_client
-from watcher.agents._sinks import RunEvent
+from watcher.agents._run_config import RunConfig, RunResult
+from watcher.agents._run_setup import RunHost, agent, make_client, set_host
+from watcher.agents._sinks import RunEvent, RunEventKind
 from watcher.agents._tools import Tool, ToolOutcome, tool
 from watcher.agents.replay import ReplayResult, replay
-from watcher.agents.run import DEFAULT_MODEL, AgentRun, RunResult
-from watcher.agents.transcripts import read_transcript
-from watcher.core.errors import CorrectionCapReached
+from watcher.agents.run import DEFAULT_MODEL, AgentRun
+from watcher.transcripts import read_transcript
 
 __all__ = [
     "DEFAULT_MODEL",
     "GUIDANCE_MARKER",
     "GUIDANCE_PROTOCOL",
     "AgentRun",
-    "CorrectionCapReached",
     "ReplayResult",
+    "RunConfig",
     "RunEvent",
+    "RunEventKind",
+    "RunHost",
     "RunResult",
     "Tool",
     "ToolOutcome",
@@ -31,5 +33,6 @@ __all__ = [
     "make_client",
     "read_transcript",
     "replay",
+    "set_host",
     "tool",
 ]

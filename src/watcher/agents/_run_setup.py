@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from watcher.agents._run_config import DEFAULT_MODEL, RunConfig
 from watcher.agents._sinks import Sink
@@ -28,9 +28,26 @@ from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
-__all__ = ["WatcherLike", "agent", "make_client"]
+__all__ = ["RunHost", "WatcherLike", "agent", "make_client", "set_host"]
 
 WatcherLike = str | WatcherSpec | tuple[WatcherSpec, Evaluator]
+
+
+class RunHost(Protocol):
+    """Where runs start when the caller names no runtime and no loop: a notebook's kernel extension."""
+
+    def agent(self, prompt: str, **options: Any) -> AgentRun:
+        """Start ``agent(prompt, **options)`` on the host's runtime, with its watchers and output."""
+        ...
+
+
+_host: RunHost | None = None
+
+
+def set_host(host: RunHost | None) -> None:
+    """Make ``host`` (None: no host) start the runs that name no runtime; ``%load_ext watcher`` calls it."""
+    global _host
+    _host = host
 
 
 def make_client(*, base_url: str | None = None, api_key: str | None = None, max_retries: int = 2) -> Any:
@@ -118,7 +135,32 @@ def agent(
     journal, commands written by other processes (accept, dismiss, inject) are applied.
     ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never
     wait). ``loop`` runs the agent on another thread's event loop.
+
+    In a notebook with ``%load_ext watcher`` (and no ``runtime``/``loop`` given) the run also gets
+    the notebook's watchers, runs on the extension's runtime thread, and streams into the cell.
     """
+    if _host is not None and runtime is None and loop is None:
+        return _host.agent(
+            prompt,
+            tools=tools,
+            watchers=watchers,
+            model=model,
+            system=system,
+            client=client,
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=max_retries,
+            journal=journal,
+            max_steps=max_steps,
+            max_tokens=max_tokens,
+            max_corrections_per_step=max_corrections_per_step,
+            checkpoint_s=checkpoint_s,
+            evaluator=evaluator,
+            evaluator_options=evaluator_options,
+            output=output,
+            name=name,
+            cache=cache,
+        )
     if runtime is not None and journal not in (None, False) and journal is not runtime.journal:
         raise ConfigurationError("pass journal= or runtime=, not both: a shared runtime already has its journal")
     owns_client = client is None

@@ -3,12 +3,17 @@
 The runtime runs with ``live=False``: each watcher handles the observations in order and
 evaluates at every breakpoint with exactly the observations up to it, so the evaluations are the
 ones a live watcher would have made, in order, however fast the transcript is fed. Gaps between
-timestamps longer than a watcher's idle timeout trigger its idle breakpoint.
+timestamps longer than a watcher's idle timeout trigger its idle breakpoint, and the end of the
+transcript is a breakpoint too (``session_end``): whatever is still buffered is judged.
+
+``replay_sessions`` replays a file holding several sessions (runs appended to one file, a main
+agent and its subagents): each session gets its own watchers, so one session's loop is never
+blamed on another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from watcher.core.evaluation import Evaluator
@@ -20,19 +25,23 @@ from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
 
-__all__ = ["ReplayResult", "replay"]
+__all__ = ["ReplayResult", "replay", "replay_sessions"]
 
 _SETTLE_EVERY = 1000
+
+Watchers = Sequence[tuple[WatcherSpec, Evaluator]]
 
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """What a replay produced: the session name, observations, every evaluation and every interjection's fate."""
+    """What a replay of one session produced: its observations, every evaluation and every
+    interjection's fate; ``parent_session`` names the main session of a subagent."""
 
     session: str
     observations: tuple[Observation, ...]
     evaluations: tuple[EvaluationEvent, ...]
     fates: tuple[Fate, ...]
+    parent_session: str | None = None
 
     @property
     def interjections(self) -> int:
@@ -47,15 +56,28 @@ class ReplayResult:
 
 async def replay(
     observations: Sequence[Observation],
-    watchers: Sequence[tuple[WatcherSpec, Evaluator]],
+    watchers: Watchers,
     *,
     session: str = "replay",
     journal: Journal | None = None,
 ) -> ReplayResult:
-    """Run ``watchers`` over ``observations``; with ``journal``, record it all like a live session."""
+    """Run ``watchers`` over ``observations`` as one session; with ``journal``, record it all."""
+    results = await replay_sessions({session: (None, observations)}, lambda _name: watchers, journal=journal)
+    return results[0]
+
+
+async def replay_sessions(
+    sessions: Mapping[str, tuple[str | None, Sequence[Observation]]],
+    watchers_for: Callable[[str], Watchers],
+    *,
+    journal: Journal | None = None,
+) -> list[ReplayResult]:
+    """Replay each session (name -> (parent session, observations)) with its own watchers.
+
+    ``watchers_for(name)`` gives the watchers of one session: fresh evaluators per session keep
+    a stateful evaluator's memory (a loop count) from leaking between sessions.
+    """
     runtime = Runtime(journal=journal, live=False)
-    parent = RecordingSession(session)
-    runtime.add_session(parent, detail="replay")
     evaluations: list[EvaluationEvent] = []
     fates = Fates()
 
@@ -65,6 +87,31 @@ async def replay(
             evaluations.append(event)
 
     runtime.bus.subscribe("replay", collect, maxsize=1_000_000)
+    spans = []
+    for name, (parent_name, observations) in sessions.items():
+        first = len(evaluations)
+        await _replay_one(runtime, name, parent_name, observations, watchers_for(name))
+        spans.append((name, parent_name, observations, first, len(evaluations)))
+    await runtime.close()
+    every = tuple(fates)
+    return [
+        ReplayResult(
+            name,
+            tuple(observations),
+            tuple(evaluations[first:last]),
+            tuple(f for f in every if f.session == name),
+            parent_name,
+        )
+        for name, parent_name, observations, first, last in spans
+    ]
+
+
+async def _replay_one(
+    runtime: Runtime, session: str, parent_name: str | None, observations: Sequence[Observation], watchers: Watchers
+) -> None:
+    parent = RecordingSession(session)
+    detail = f"replay (subagent of {parent_name})" if parent_name else "replay"
+    runtime.add_session(parent, detail=detail)
     attached = [runtime.attach(spec, evaluator, parent) for spec, evaluator in watchers]
     idle_watchers = [w for w in attached if w.spec.triggers.idle_s is not None]
     previous_ts: float | None = None
@@ -79,8 +126,9 @@ async def replay(
         runtime.observe(session, obs)
         if count % _SETTLE_EVERY == 0:
             await runtime.settle()  # keep the watchers' queues well under the bus bound: nothing dropped
-    await runtime.settle()
+    await runtime.evaluate_session_end(parent)
     parent.end()
     runtime.end_session(parent, "ended", detail="replay finished")
-    await runtime.close()
-    return ReplayResult(session, tuple(observations), tuple(evaluations), tuple(fates))
+    await runtime.settle()  # every fate of this session folded in before the next session starts
+    for watcher in attached:
+        runtime.detach(watcher)

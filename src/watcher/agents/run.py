@@ -76,7 +76,11 @@ class AgentRun(Session):
         self.result: RunResult | None = None
         self.sinks = OutputSinks()
         self.runtime = runtime or Runtime(journal=journal)
-        self._owns_runtime = runtime is None
+        # what ending gives back: a runtime made for this run is closed; a shared one keeps its
+        # loop and only loses the watchers this run attached
+        self._release_runtime: Callable[[list[Watcher]], Awaitable[None]] = (
+            self._close_runtime if runtime is None else self._detach_watchers
+        )
         self._initial_watchers = list(watchers)
         self._outputs: list[Sink] = [] if output is None else [output] if callable(output) else list(output)
         self._resources = AsyncExitStack()  # released in reverse order when the run ends
@@ -242,11 +246,7 @@ class AgentRun(Session):
         runtime = self.runtime
         runtime.add_session(self, detail=f"agent run ({self.config.model})")
         attached = [runtime.attach(spec, evaluator, self) for spec, evaluator in self._initial_watchers]
-        if self._owns_runtime:
-            self._resources.push_async_callback(self._close_runtime)
-        else:  # a shared runtime keeps running: take back the watchers this run brought
-            for watcher in attached:
-                self._resources.callback(runtime.detach, watcher)
+        self._resources.push_async_callback(self._release_runtime, attached)
         if runtime.journal is not None:
             runtime.start_command_poller()
         for sink in self._outputs:
@@ -277,6 +277,8 @@ class AgentRun(Session):
             self.status = "cancelled"
         status = self.status
         self._loop.close(f"the run ended ({status}) before the next turn")
+        if status != "cancelled":  # the end is a breakpoint: the last observations are judged too
+            await self.runtime.evaluate_session_end(self)
         self.runtime.end_session(self, status, detail=self.detail)
         self.sinks.emit(
             RunEvent("status", status, {"detail": self.detail, "steps": self._loop.counters.steps}, self.name)
@@ -284,7 +286,11 @@ class AgentRun(Session):
         await self.sinks.close(CANCEL_GRACE_S if status == "cancelled" else 5.0)
         await self._resources.aclose()
 
-    async def _close_runtime(self) -> None:
+    async def _detach_watchers(self, attached: list[Watcher]) -> None:
+        for watcher in attached:
+            self.runtime.detach(watcher)
+
+    async def _close_runtime(self, attached: list[Watcher]) -> None:
         if self.status != "cancelled":
             await self.runtime.close()
             return

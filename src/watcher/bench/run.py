@@ -59,7 +59,8 @@ class TaskResult:
     watcher_input_tokens: int = 0
     watcher_output_tokens: int = 0
     cost_usd: float = 0.0
-    trace: str = ""  # one letter a step: O(K) W(RONG) X (OFF) S(upervisor) F(ailed watcher) A(gent text only)
+    # one letter a tool call or watcher step: O(K) W(RONG) X (OFF) S(upervisor) F(ailed watcher) A(nswer without a tool call)
+    trace: str = ""
     errors: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:

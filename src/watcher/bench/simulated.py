@@ -101,7 +101,6 @@ class SimulatedChatServer(_Simulated, StubOpenAIServer):
             return
         messages = body.get("messages") or []
         events: list[Event] = []
-        calls: dict[str, tuple[str, dict[str, Any]]] = {}
         for m in messages[1:]:
             role = m.get("role")
             if role == "user":
@@ -113,9 +112,8 @@ class SimulatedChatServer(_Simulated, StubOpenAIServer):
                         args = json.loads(fn.get("arguments") or "{}")
                     except ValueError:
                         args = {}
-                    calls[call.get("id", "")] = (fn.get("name", ""), args)
-                    events.append(("call", calls[call.get("id", "")]))
-            elif role == "tool":
+                    events.append(("call", (fn.get("name", ""), args if isinstance(args, dict) else {})))
+            elif role == "tool":  # the wire carries no error flag: the tools' error messages say it
                 content = str(m.get("content") or "")
                 events.append(
                     ("result", (content, content.startswith(("no such ", "unknown tool")) or " needs a " in content))

@@ -18,6 +18,13 @@ from typing import Any
 from watcher.core.errors import ConfigurationError
 
 CONDITIONS = ("none", "guided", "blind", "rules")
+_DESCRIPTION = """\
+Does a watcher lift an agent's success on long chains of files, and at what corrective overhead?
+
+Without --base-url both models are simulated behind a local server that speaks the real API, and
+all four conditions run (no watcher, guided, blind, rules); the report's first line says the
+figures are simulated. With --base-url the same harness talks to your server through the official
+SDK: the agent alone, plus the watcher mode you enable."""
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -27,7 +34,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = which.add_parser(
         "longchain",
         help="an agent follows a chain of trace files through distractors, with and without a watcher",
-        description=__doc__,
+        description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--tasks", type=int, default=200, help="tasks per condition (default 200)")

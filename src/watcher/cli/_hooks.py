@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     hooks = sub.add_parser(
         "hooks",
-        help="supervise your own Claude Code sessions through its hooks",
-        description="Install, show or remove watcher's hooks in Claude Code's settings.",
+        help="supervise your own Claude Code or Codex sessions through their hooks",
+        description="Install, show or remove watcher's hooks in Claude Code's or Codex's settings.",
     )
     action = hooks.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in (

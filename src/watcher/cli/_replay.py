@@ -6,18 +6,21 @@ import argparse
 import asyncio
 import json
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from watcher.agents.replay import ReplayResult, replay
-from watcher.agents.transcripts import read_transcript
-from watcher.core.errors import ConfigurationError
+from watcher.agents.replay import ReplayResult, replay_sessions
+from watcher.core.errors import ConfigurationError, TranscriptError
+from watcher.core.evaluation import Evaluator
 from watcher.core.redact import redact, redact_value
+from watcher.core.spec import WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
 from watcher.runtime.journal import Journal
+from watcher.transcripts import FORMATS, Transcript, read_file
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
 
@@ -29,7 +32,16 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="run watchers over a recorded transcript",
         description="Run watchers over a recorded transcript as if it were live.",
     )
-    rp.add_argument("file", type=Path, help="a JSONL transcript, or a Claude Code stream-json / saved session file")
+    rp.add_argument("file", type=Path, help="a transcript of any supported agent (`watcher formats` lists them)")
+    rp.add_argument(
+        "--format",
+        choices=[f.name for f in FORMATS],
+        metavar="FORMAT",
+        help="the transcript's format (default: detected; `watcher formats` lists them)",
+    )
+    rp.add_argument(
+        "--strict", action="store_true", help="fail on a record the format does not know instead of skipping it"
+    )
     rp.add_argument(
         "--watcher",
         "-w",
@@ -55,7 +67,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
-    rp.add_argument("--session", help="session name to record under (default: the file name)")
+    rp.add_argument(
+        "--session",
+        help="session name to record under (default: the transcript's session id, else the file name; "
+        "a file holding several sessions keeps their names)",
+    )
     rp.set_defaults(func=run)
 
 
@@ -65,7 +81,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace) -> int:
-    observations = read_transcript(args.file)
+    transcript = read_file(args.file, format=args.format, strict=args.strict)
+    if not transcript.observations:
+        raise TranscriptError(
+            f"holds no observations ({transcript.format} format; {_skipped_text(transcript) or 'nothing skipped'}); "
+            "is it a transcript?",
+            source=transcript.source,
+        )
+    sessions = transcript.sessions()
+    if args.session and len(sessions) == 1:
+        sessions = {args.session: next(iter(sessions.values()))}
     roles = args.roles or list(DEFAULT_REPLAY_ROLES)
     twice = sorted({role for role in roles if roles.count(role) > 1})
     if twice:
@@ -76,20 +101,41 @@ async def _replay(args: argparse.Namespace) -> int:
     options = (
         {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
     )
-    watchers = [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
-    session = args.session or next((o.session for o in observations if o.session), None) or args.file.name
+
+    def watchers_for(_session: str) -> list[tuple[WatcherSpec, Evaluator]]:
+        return [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
+
+    watchers_for("")  # a bad role or a missing key fails before anything is recorded
     journal = Journal(args.journal) if args.journal else None
     try:
-        result = await replay(observations, watchers, session=session, journal=journal)
+        results = await replay_sessions(sessions, watchers_for, journal=journal)
     finally:
         if journal is not None:
             journal.close()
     if args.json:
-        for event in result.evaluations:
-            print(json.dumps(evaluation_json(event), ensure_ascii=False))
+        for result in results:
+            for event in result.evaluations:
+                print(json.dumps(evaluation_json(event), ensure_ascii=False))
+        if transcript.skipped:  # stdout stays one evaluation per line; the counts go to stderr
+            print(json.dumps({"skipped": dict(transcript.skipped)}, ensure_ascii=False), file=sys.stderr)
     else:
-        _table(result, show_all=args.all)
+        _summary(transcript, results)
+        for result in results:
+            _table(result, show_all=args.all)
     return 0
+
+
+def _skipped_text(transcript: Transcript) -> str:
+    counts = sorted(transcript.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "skipped " + ", ".join(f"{n} {kind!r}" for kind, n in counts) if counts else ""
+
+
+def _summary(transcript: Transcript, results: list[ReplayResult]) -> None:
+    observations = sum(len(r.observations) for r in results)
+    sessions = f"{len(results)} sessions" if len(results) != 1 else "1 session"
+    line = f"read {transcript.source} as {transcript.format}: {transcript.records} records, {observations} observations, {sessions}"
+    skipped = _skipped_text(transcript)
+    print(f"{line}; {skipped}" if skipped else line)
 
 
 def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
@@ -115,8 +161,15 @@ def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
 def _table(result: ReplayResult, *, show_all: bool) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
     width = shutil.get_terminal_size((160, 20)).columns
+    interjections = sum(e.decision == "interject" for e in result.evaluations)
+    of = (
+        f"the subagent {result.session!r} of {result.parent_session!r}"
+        if result.parent_session
+        else repr(result.session)
+    )
     print(
-        f"replayed {len(result.observations)} observations of {result.session!r}: {len(result.evaluations)} evaluations, {sum(e.decision == 'interject' for e in result.evaluations)} interjections"
+        f"\nreplayed {len(result.observations)} observations of {of}: "
+        f"{len(result.evaluations)} evaluations, {interjections} interjections"
     )
     if not rows:
         print("no watcher interjected.")

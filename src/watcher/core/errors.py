@@ -15,6 +15,7 @@
     ├── UnknownWatcherError    a watcher was named that is not attached
     ├── NoActiveRunError       an agent run was asked for where none is running
     ├── InvalidCommandError    an editor command had arguments it cannot act on
+    ├── HookInputError         a hook call's arguments or payload cannot be read
     ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
     ├── SessionEndedError      something was delivered to a parent session that has ended
     ├── AgentModelError        a benchmark's agent model failed or could not be reached (the task ends as failed)
@@ -34,6 +35,7 @@ __all__ = [
     "DuplicateNameError",
     "EmptyInterjectionError",
     "EvaluationError",
+    "HookInputError",
     "InvalidCommandError",
     "InvalidLocationError",
     "JournalError",
@@ -133,6 +135,10 @@ class RuntimeThreadError(WatcherError, RuntimeError):
 
 class AgentModelError(WatcherError):
     """The agent model of a benchmark task failed or could not be reached; the task is recorded as failed."""
+
+
+class HookInputError(WatcherError, ValueError):
+    """A CLI's hook call could not be read: unknown options, or a payload that is not a JSON object."""
 
 
 class SpawnError(WatcherError):

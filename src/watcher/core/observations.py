@@ -28,16 +28,22 @@ __all__ = [
     "observation_from_dict",
 ]
 
-_COMMON = ("kind", "ts", "session")
+_COMMON = ("kind", "ts", "session", "parent_session")
+_OPTIONAL_COMMON = frozenset(("ts", "session", "parent_session"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Observation:
-    """Base of every observation: when it happened, in which session, and unknown fields."""
+    """Base of every observation: when it happened, in which session, and unknown fields.
+
+    ``parent_session`` names the session that started this one (a subagent's main agent); it is
+    ``None`` for a top-level session.
+    """
 
     kind: ClassVar[str] = ""
     ts: float | None = None
     session: str | None = None
+    parent_session: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -45,7 +51,7 @@ class Observation:
         out: dict[str, Any] = {"kind": self.kind}
         for name in _field_names(type(self)):
             value = getattr(self, name)
-            if value is None and name in ("ts", "session"):
+            if value is None and name in _OPTIONAL_COMMON:
                 continue
             out[name] = value.to_dict() if isinstance(value, CellError) else value
         for key, value in self.extra.items():
@@ -184,6 +190,7 @@ _TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "duration_s": ((int, float), "a number"),
     "ts": ((int, float), "a number"),
     "session": ((str,), "a string"),
+    "parent_session": ((str,), "a string"),
 }
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "user_message": ("text",),

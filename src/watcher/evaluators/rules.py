@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
+from watcher.core.interjection import Decision, Interject
 from watcher.core.protocol import render_decision
 from watcher.core.rules import Role
 
@@ -17,5 +20,17 @@ class RulesEvaluator:
         self.name = f"rules:{role.name}"
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        decision = self.role.evaluate(request.observations, request.new)
+        decision = _for_subagent(self.role.evaluate(request.observations, request.new), request)
         return EvaluationResult(render_decision(decision), decision, model="rules")
+
+
+def _for_subagent(decision: Decision, request: EvaluationRequest) -> Decision:
+    """Say so when the session judged is a subagent: its main agent is a different session."""
+    last = request.observations[-1] if request.observations else None
+    if not isinstance(decision, Interject) or last is None or not last.parent_session:
+        return decision
+    session, parent = last.session or request.parent, last.parent_session
+    short = session.removeprefix(f"{parent}/")  # sessions are named "<main>/subagent-<n>"
+    content = f"In the subagent {short!r} of session {parent[:8] + '…' if len(parent) > 12 else parent}: "
+    interjection = replace(decision.interjection, content=content + decision.interjection.content)
+    return replace(decision, interjection=interjection)

@@ -8,8 +8,9 @@ deny a dangerous call, add context the model reads, or keep a turn going. Any fa
 nothing: the hook fails open, so a broken watcher never blocks someone's work.
 
 Modules: ``_wire`` (payloads and answers), ``_session`` (a hooked session, the hook's options),
-``_desk`` (observe, evaluate, answer), ``_daemon`` (the Unix-socket server), ``client`` (the thin
-hook command), ``_settings`` (install, status, uninstall).
+``_desk`` (observe, evaluate, answer), ``_resume`` (a session read back from the journal),
+``_serve_one`` (one call judged in-process), ``_daemon`` (the Unix-socket server), ``client`` (the
+thin hook command), ``_settings`` (install, uninstall), ``_status`` (``watcher hooks status``).
 """
 
 from __future__ import annotations

@@ -24,11 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import ConfigurationError
 from watcher.hooks._desk import Desk
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import HookCall
-from watcher.hooks.client import read_hook_frame, socket_path
+from watcher.hooks.client import HOOK_MAGIC, private_folder, read_hook_frame, socket_path
 from watcher.runtime.journal import Journal
 
 __all__ = ["Daemon", "serve"]
@@ -95,7 +96,7 @@ class Daemon:
         reply = b""
         try:
             data = await asyncio.wait_for(reader.read(), 5)  # the client half-closes after its request
-            if data.startswith(b"HOOK1\n"):
+            if data.startswith(HOOK_MAGIC):
                 answer = await self._hook(*read_hook_frame(data))
                 reply = json.dumps(answer).encode() if answer else b""
             elif json.loads(data).get("op") == "status":
@@ -148,6 +149,11 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
     """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
     sock = path or Path(socket_path())
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not private_folder(str(sock.parent)):
+        raise ConfigurationError(
+            f"{sock.parent} is not private to this user (another owner, or writable by others): whoever "
+            "controls it could answer the hooks. Remove it, or set WATCHER_SOCKET to a path in a private folder."
+        )
     lock = open(sock.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's lifetime
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -15,22 +15,33 @@ What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
 - ``Stop`` / ``SubagentStop``: interjections waiting keep the turn going (``block``), at most
   ``max_stop_blocks`` times a turn, so a watcher never traps a session.
 - Other events carry nothing; what waits goes with the next answer that can carry it.
+- A pause or an abort (the stuck role's answer to a definite loop) also stops Claude Code
+  (``continue: false``) where it honours that, else at the next tool call.
+
+Every call is journaled as a ``HookEvent``; interjections are journaled ``queued`` when a watcher
+hands them to the session and ``delivered`` when an answer carries them. A call whose caller
+stopped waiting (``gone``) answers nothing and leaves what it found for the next answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from watcher.core.interjection import Interjection, Origin
-from watcher.core.observations import Observation, ToolCall, observation_from_dict
+from watcher.core.interjection import Interjection
+from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
-from watcher.evaluators.rules import RulesEvaluator
+from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
-from watcher.hooks._wire import CONTEXT_EVENTS, TURN_END_EVENTS, Answer, HookCall, render_interjections
+from watcher.hooks._wire import (
+    CONTEXT_EVENTS,
+    STOP_EVENTS,
+    TURN_END_EVENTS,
+    Answer,
+    HookCall,
+    render_interjections,
+)
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEvent
@@ -39,26 +50,9 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["Desk"]
 
-log = logging.getLogger("watcher.hooks")
-
-_HISTORY = 200  # observations read back from the journal for a session this process has not seen
-# Roles whose judgment follows the whole history (a loop, a repeated error): a desk that resumes a
-# session feeds them its history once. Security judges each call on its own.
-_FOLLOWS_HISTORY = frozenset({"stuck"})
 # A session that has not called for this long is let go (a CLI that crashed never says SessionEnd);
 # if it calls again, its history comes back from the journal.
 _IDLE_SESSION_S = 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Past:
-    """A session as the journal remembers it."""
-
-    history: list[Observation]
-    pending: dict[str, Interjection]
-    outbox: list[Interjection]
-    started: bool
-    stop_blocks: dict[str, int]
 
 
 @dataclass
@@ -98,71 +92,21 @@ class Desk:
 
     async def _start(self, call: HookCall, config: HookConfig) -> _Hooked:
         name = call.session
-        past = await asyncio.to_thread(self._read_back, name)
-        history, pending = past.history, past.pending
-        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks)
+        past = await asyncio.to_thread(read_back, self.journal, name)
+        session = HookedSession(name, outbox=past.outbox, stop_blocks=past.stop_blocks, paused=past.paused)
         child = name != call.parent_session
         detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
-        self.runtime.add_session(session, detail=detail, first_index=len(history), announce=not past.started)
+        self.runtime.add_session(session, detail=detail, first_index=past.observed, announce=not past.started)
         watchers = []
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             evaluator = make_evaluator(config.evaluator, role)
             watcher = self.runtime.attach(spec, evaluator, session)
-            self._prime(watcher, history, pending)
+            prime(watcher, past)
             watchers.append(watcher)
         hooked = _Hooked(session, watchers, config, asyncio.Lock())
         self._hooked[name] = hooked
         return hooked
-
-    def _read_back(self, name: str) -> _Past:
-        """What the journal knows of a session this desk has not seen (another process judged it)."""
-        self.journal.flush()  # this desk's own earlier writes (a session ended and resumed) included
-        rows = self.journal.read(0, limit=100_000, session=name)
-        history: list[Observation] = []
-        pending: dict[str, Interjection] = {}
-        made: dict[str, Interjection] = {}
-        handed: dict[str, Interjection] = {}  # given to the session, maybe not yet carried by an answer
-        blocks: dict[str, int] = {}
-        started = False
-        for row in rows:
-            if row.kind == "observation":
-                try:
-                    history.append(observation_from_dict(row.payload["observation"]))
-                except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
-                    log.warning("skipping unreadable observation %d of %s", row.id, name)
-            elif row.kind == "interjection":
-                found = Interjection.from_dict(row.payload.get("interjection") or {})
-                made[found.id] = found
-                if row.payload.get("status") == "pending":
-                    pending[found.id] = found
-            elif row.kind == "delivery":
-                ident, outcome = str(row.payload.get("interjection_id")), row.payload.get("outcome")
-                pending.pop(ident, None)
-                if outcome == "queued":  # waiting for an answer to carry it
-                    content = str(row.payload.get("content") or "")
-                    base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
-                    origin = Origin.parse(row.payload.get("origin")) or base.origin
-                    handed[ident] = replace(base, content=content or base.content, origin=origin)
-                else:  # delivered, dismissed, undeliverable, failed: settled
-                    handed.pop(ident, None)
-            elif row.kind == "session":
-                started = True
-            elif row.kind == "hook":
-                for ident in row.payload.get("carried") or ():
-                    handed.pop(str(ident), None)
-                if row.payload.get("answer") == "block":
-                    turn = str(row.payload.get("turn") or "")
-                    blocks[turn] = blocks.get(turn, 0) + 1
-        return _Past(history[-_HISTORY:], pending, list(handed.values()), started, blocks)
-
-    @staticmethod
-    def _prime(watcher: Watcher, history: Sequence[Observation], pending: dict[str, Interjection]) -> None:
-        watcher.prime(history)
-        watcher.pending.update({i.id: i for i in pending.values() if i.watcher == watcher.name})
-        evaluator = watcher.evaluator
-        if history and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
-            evaluator.role.evaluate(history, len(history))  # catch the role up; its verdict was given then
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -188,6 +132,7 @@ class Desk:
                 turn=call.turn,
                 detail=detail,
                 carried=tuple(i.id for i in carried),
+                pause=hooked.session.paused,
             )
         )
         self._delivered(call.session, carried)
@@ -236,13 +181,17 @@ class Desk:
         waiting = session.take()
         if call.event == "PreToolUse":
             remembered = session.denied.get(signature)
+            if session.paused and call.agent == "claude":  # a pause the CLI ignored earlier: stop here
+                reason, session.paused = session.paused, ""
+                session.put_back(waiting)
+                return Answer("deny", reason, stop=reason), "paused", []
             if urgent or remembered:
                 ids = {i.id for i in urgent}
                 reason = render_interjections(urgent) if urgent else remembered or ""
                 session.put_back([i for i in waiting if i.id not in ids])
                 session.denied[signature] = reason
                 detail = f"{len(urgent)} urgent" if urgent else "denied again"
-                return Answer("deny", reason), detail, urgent
+                return self._pausing(call, session, Answer("deny", reason), urgent), detail, urgent
         if not waiting:
             return Answer(), "", []
         answer, detail = self._carry(call, hooked, waiting)
@@ -251,7 +200,22 @@ class Desk:
             return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", []
         if answer.kind == "block":
             session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
-        return answer, detail, waiting
+        return self._pausing(call, session, answer, waiting), detail, waiting
+
+    @staticmethod
+    def _pausing(call: HookCall, session: HookedSession, answer: Answer, carried: list[Interjection]) -> Answer:
+        """``answer``, stopping the CLI when a carried interjection pauses or aborts the session.
+
+        Where the CLI ignores a stop (``PostToolUseFailure``), the pause waits for the next tool call.
+        """
+        stops = [i for i in carried if i.action in ("pause", "abort")]
+        if not stops or call.agent != "claude":
+            return answer
+        reason = render_interjections(stops)
+        if call.event in STOP_EVENTS:
+            return replace(answer, stop=reason)
+        session.paused = reason
+        return answer
 
     @staticmethod
     def _carry(call: HookCall, hooked: _Hooked, waiting: list[Interjection]) -> tuple[Answer, str]:

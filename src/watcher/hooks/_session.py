@@ -83,6 +83,7 @@ class HookedSession(Session):
     outbox: list[Interjection] = field(default_factory=list)
     stop_blocks: dict[str, int] = field(default_factory=dict)  # turn -> Stop answers that blocked
     denied: dict[str, str] = field(default_factory=dict)  # call signature -> the denial reason
+    paused: str = ""  # a pause the CLI has not honoured yet: the next tool call is stopped with it
     _ended: bool = False
 
     @property

@@ -13,6 +13,7 @@ exact commands added, so ``uninstall`` removes those and nothing else.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import shutil
@@ -40,7 +41,7 @@ __all__ = [
 
 MANIFEST = "watcher-hooks.json"
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
-_TIMEOUT_S = 10  # the CLI's own limit on our hook; ours (the budget) is shorter
+_TIMEOUT_S = 10  # the CLI's own limit on our hook (at least): ours, the budget, is shorter
 
 
 def settings_path(*, user: bool = False, agent: str = "claude", project: Path | None = None) -> Path:
@@ -164,7 +165,8 @@ def install(settings: Path, config: HookConfig) -> Installed:
     commands = {}
     for event in events_for(config.agent):
         command = commands[event] = hook_command(event, config)
-        group: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": _TIMEOUT_S}]}
+        timeout = max(_TIMEOUT_S, math.ceil(config.budget_s) + 5)
+        group: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
         if event in _TOOL_EVENTS and config.agent == "claude":  # Codex: no matcher is every tool
             group = {"matcher": "*", **group}
         hooks.setdefault(event, []).append(group)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,14 @@ def last_session_summary(journal_path: Path) -> dict[str, Any] | None:
     }
 
 
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(seconds, 0):.0f} s ago"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.1f} h ago"
+
+
 def status_lines(settings: Path, journal_path: Path) -> list[str]:
     """The lines ``watcher hooks status`` prints."""
     found = installed(settings)
@@ -70,9 +79,10 @@ def status_lines(settings: Path, journal_path: Path) -> list[str]:
         lines.append(f"events: none arrived yet in {journal_path}")
     else:
         answers = ", ".join(f"{k} {v}" for k, v in sorted(summary["answers"].items()))
+        ago = _ago(time.time() - float(summary["last_call_ts"]))
         lines.append(
             f"last session {summary['session']}: {summary['hook_calls']} hook calls ({answers}), last "
-            f"{summary['last_event']}; {summary['evaluations']} evaluations, {summary['interjections']} "
+            f"{summary['last_event']} {ago}; {summary['evaluations']} evaluations, {summary['interjections']} "
             f"interjections ({summary['pending']} pending)"
         )
     return lines

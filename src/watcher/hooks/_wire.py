@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from watcher.core.errors import HookInputError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import (
     AssistantMessage,
@@ -26,7 +27,7 @@ from watcher.core.observations import (
     UserMessage,
 )
 
-__all__ = ["AGENTS", "CONTEXT_EVENTS", "EVENTS", "Answer", "HookCall", "render_interjections"]
+__all__ = ["AGENTS", "CONTEXT_EVENTS", "EVENTS", "STOP_EVENTS", "Answer", "HookCall", "render_interjections"]
 
 AGENTS = ("claude", "codex")
 # The events watcher installs a hook for, in the order a turn meets them.
@@ -44,6 +45,8 @@ EVENTS = (
 # Events whose answer can carry ``hookSpecificOutput.additionalContext`` to the model.
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure"})
 TURN_END_EVENTS = frozenset({"Stop", "SubagentStop"})
+# Events on which Claude Code 2.1.330 was seen to honour ``continue: false`` (docs/hooks-claude-code.md).
+STOP_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 _CODEX_EVENTS = frozenset(EVENTS) - {"PostToolUseFailure"}
 _OUTPUT_CAP = 20_000  # characters of a tool's output kept in an observation
 
@@ -75,7 +78,7 @@ class HookCall:
         """Parse stdin; the event named in the payload wins over the command line's."""
         data = json.loads(raw) if raw else {}
         if not isinstance(data, dict):
-            raise ValueError(f"the {event} hook payload is not a JSON object")
+            raise HookInputError(f"the {event} hook payload is not a JSON object")
         return cls(agent, str(data.get("hook_event_name") or event), data)
 
     @property
@@ -147,13 +150,26 @@ def render_interjections(interjections: list[Interjection]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a hook call answers: nothing, a denial, added context, or a blocked stop."""
+    """What a hook call answers: nothing, a denial, added context, or a blocked stop.
+
+    ``stop`` (a watcher paused or aborted the session) also ends the CLI's processing with it as
+    the reason shown to the person: Claude Code's ``continue: false``, which 2.1.330 honours on
+    ``PreToolUse`` and ``PostToolUse`` (``STOP_EVENTS``) and ignores on ``PostToolUseFailure``.
+    Codex refuses ``continue: false`` on ``PreToolUse``, so it is never sent to Codex.
+    """
 
     kind: AnswerKind = "none"
     text: str = ""
+    stop: str = ""
 
     def wire(self, event: str, agent: str = "claude") -> dict[str, Any] | None:
         """The JSON object to print on stdout (None: print nothing, exit 0)."""
+        body = self._body(event, agent)
+        if body is not None and self.stop and agent == "claude" and event in STOP_EVENTS:
+            body = {"continue": False, "stopReason": self.stop, **body}
+        return body
+
+    def _body(self, event: str, agent: str) -> dict[str, Any] | None:
         if self.kind in ("none", "late") or not self.text:
             return None
         if agent == "codex" and event not in _CODEX_EVENTS:

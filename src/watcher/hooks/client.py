@@ -84,17 +84,37 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     return event, config
 
 
+HOOK_MAGIC = b"HOOK1 "
+
+
 def hook_frame(argv: list[str], raw: bytes) -> bytes:
-    """A hook call on the wire: ``HOOK1``, the hook's arguments (NUL-separated), its journal, the payload."""
-    journal = os.environ.get("WATCHER_JOURNAL", "")
-    return b"HOOK1\n" + "\0".join(argv).encode() + b"\n" + journal.encode() + b"\n" + raw
+    """A hook call on the wire: a ``HOOK1 <n> <m>`` line, the arguments (NUL-separated, n bytes),
+    the hook's ``$WATCHER_JOURNAL`` (m bytes), then the payload as the CLI sent it."""
+    args = "\0".join(argv).encode("utf-8", "surrogateescape")
+    journal = os.environ.get("WATCHER_JOURNAL", "").encode("utf-8", "surrogateescape")
+    return HOOK_MAGIC + b"%d %d\n" % (len(args), len(journal)) + args + journal + raw
 
 
 def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
-    """Inverse of ``hook_frame``: (event, config, payload)."""
-    _, args, journal, raw = data.split(b"\n", 3)
+    """Inverse of ``hook_frame``: (event, config, payload); ``ValueError`` on a malformed frame."""
+    head, _, body = data.partition(b"\n")
+    n_args, n_journal = (int(x) for x in head[len(HOOK_MAGIC) :].split())
+    args, journal, raw = body[:n_args], body[n_args : n_args + n_journal], body[n_args + n_journal :]
     event, config = parse_args(args.decode().split("\0"), journal.decode() or None)
     return event, config, raw
+
+
+def private_folder(path: str) -> bool:
+    """True when ``path`` is a folder of this user that nobody else can write to.
+
+    Whoever controls the socket's folder could answer the hooks (deny calls, tell the model
+    things): a folder that is not private is not used.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _exchange(request: bytes, timeout: float) -> bytes | None:
@@ -165,7 +185,12 @@ def answer(argv: list[str], raw: bytes) -> bytes:
     started = time.monotonic()
     event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
-    if os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0":
+    use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
+    folder = os.path.dirname(socket_path())
+    if use_daemon and os.path.exists(folder) and not private_folder(folder):
+        _log(f"{event}: {folder} is not private to this user; not using a daemon there")
+        use_daemon = False
+    if use_daemon:
         try:
             reply = _exchange(hook_frame(argv, raw), budget)
         except TimeoutError:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import sys
-from typing import Any
 
+from IPython.core.interactiveshell import InteractiveShell
+
+from watcher.agents import set_host
 from watcher.core.errors import JournalError
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
@@ -26,7 +28,7 @@ def current() -> KernelExtension | None:
     return _extension
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
     """``%load_ext watcher``: start the runtime thread, register hooks and magics (once)."""
     global _extension
     if _extension is not None and _extension.shell is ipython:
@@ -39,18 +41,20 @@ def load_ipython_extension(ipython: Any) -> None:
         print(f"watcher: cannot load the extension: {exc}", file=sys.stderr)
         return
     ext.register()
+    set_host(ext)  # ``watcher.agent(...)`` in this kernel runs on the extension's runtime
     ipython.register_magics(WatcherMagics(ipython, ext))
     atexit.register(ext.close)
     _extension = ext
 
 
-def unload_ipython_extension(ipython: Any) -> None:
+def unload_ipython_extension(ipython: InteractiveShell) -> None:
     """``%unload_ext watcher``: remove hooks and magics, end the session, stop the thread."""
     global _extension
     ext, _extension = _extension, None
     if ext is None:
         return
     atexit.unregister(ext.close)
+    set_host(None)
     magics = ipython.magics_manager.magics
     for kind, names in MAGIC_NAMES.items():
         for name in names:

@@ -9,13 +9,16 @@ output streams into the cell that started it through a ``RunOutput`` widget.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from IPython.display import display
 
-from watcher.kernel_ext.extension import KernelExtension
+from watcher.agents import AgentRun, agent
+from watcher.core.evaluation import Evaluator
+from watcher.core.spec import WatcherSpec
+from watcher.runtime.hub import Runtime
 from watcher.widgets.run_output import RunOutput
 
 __all__ = ["notebook_agent"]
@@ -28,20 +31,25 @@ def _watcher_name(item: Any) -> str | None:
     return getattr(spec, "name", None)
 
 
-def notebook_agent(ext: KernelExtension, prompt: str, **options: Any) -> Any:
-    """Start an agent run on the notebook's runtime thread with the notebook's watchers attached."""
-    agents = importlib.import_module("watcher.agents")
+def notebook_agent(
+    prompt: str,
+    *,
+    inherited: Sequence[tuple[WatcherSpec, Callable[[], Evaluator]]],
+    runtime: Runtime,
+    loop: asyncio.AbstractEventLoop,
+    **options: Any,
+) -> AgentRun:
+    """Start an agent run on the notebook's runtime and loop, with the notebook's watchers attached.
+
+    ``inherited`` are the notebook's watchers (each with a factory of a fresh evaluator); one the
+    caller names in ``watchers=`` takes the place of the notebook's of the same name.
+    """
     own: Sequence[Any] = options.pop("watchers", ())
     taken = {_watcher_name(item) for item in own}
-    inherited = [
-        (a.spec, a.make_evaluator()) for a in list(ext.attached.values()) if not a.one_cell and a.spec.name not in taken
-    ]
+    watchers = [*((spec, make()) for spec, make in inherited if spec.name not in taken), *own]
     output = RunOutput(title=prompt[:60])
     sinks = options.pop("output", None)
     extra = [] if sinks is None else [sinks] if callable(sinks) else list(sinks)
-    options.setdefault("runtime", ext.runtime)
-    options.setdefault("loop", ext.thread.loop)
-    run = agents.agent(prompt, watchers=[*inherited, *own], output=[output, *extra], **options)
-    ext.agent_sessions.append(run)
+    run = agent(prompt, watchers=watchers, output=[output, *extra], runtime=runtime, loop=loop, **options)
     display(output.widget)  # type: ignore[no-untyped-call]
     return run

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TextIO
 
+from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+
 from watcher.core.observations import CellError, CellExecuted
 
 __all__ = ["STDOUT_SAMPLE_CHARS", "CellRecorder", "Tee", "error_line"]
@@ -100,7 +102,7 @@ class CellRecorder:
         """True while a cell executes."""
         return bool(self._stack)
 
-    def pre(self, info: Any) -> None:
+    def pre(self, info: ExecutionInfo) -> None:
         """Note the start of a cell (or of a cell run from inside one)."""
         if self._stack:
             self._stack[-1].inner.append(info)
@@ -112,7 +114,7 @@ class CellRecorder:
             sys.stdout = tee  # a duck-typed stream
         self._stack.append(_Running(info, time.perf_counter(), tee, previous))
 
-    def post(self, result: Any) -> CellExecuted | None:
+    def post(self, result: ExecutionResult) -> CellExecuted | None:
         """The observation for a finished cell; None for an empty cell or an inner run."""
         info = getattr(result, "info", None)
         if not self._stack:
@@ -163,6 +165,6 @@ class CellRecorder:
                 sys.stdout = top.previous_stdout
 
 
-def _error_of(result: Any) -> BaseException | None:
+def _error_of(result: ExecutionResult) -> BaseException | None:
     exc = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
     return exc if isinstance(exc, BaseException) else None

@@ -17,11 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
+
+from watcher.agents import AgentRun
 from watcher.core.errors import DuplicateNameError, NoActiveRunError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import Mode, WatcherSpec
 from watcher.evaluators.registry import make_evaluator
+from watcher.kernel_ext.agent_runs import notebook_agent
 from watcher.kernel_ext.cells import CellRecorder
 from watcher.kernel_ext.locations import CellLocating
 from watcher.kernel_ext.loop import RuntimeThread
@@ -64,7 +68,7 @@ class Attached:
 class KernelExtension:
     """Everything ``%load_ext watcher`` set up in this kernel."""
 
-    def __init__(self, shell: Any, *, journal_path: str | Path | None = None) -> None:
+    def __init__(self, shell: InteractiveShell, *, journal_path: str | Path | None = None) -> None:
         self.shell = shell
         self.thread = RuntimeThread(journal_path)
         self.session = NotebookSession(notebook_session_name())
@@ -111,11 +115,11 @@ class KernelExtension:
             self._registered = False
         self.recorder.abandon()
 
-    def pre_run_cell(self, info: Any) -> None:
+    def pre_run_cell(self, info: ExecutionInfo) -> None:
         """IPython hook: a cell starts."""
         self.recorder.pre(info)
 
-    def post_run_cell(self, result: Any) -> None:
+    def post_run_cell(self, result: ExecutionResult) -> None:
         """IPython hook: a cell ended. Show what watchers delivered, hand the cell over."""
         obs = self.recorder.post(result)
         for interjection in self.session.take_unshown():
@@ -226,11 +230,12 @@ class KernelExtension:
 
     # --- agent runs -----------------------------------------------------------------------------
 
-    def agent(self, prompt: str, **options: Any) -> Any:
-        """``watcher.agent(...)`` in this notebook: see ``watcher.kernel_ext.agent_runs``."""
-        from watcher.kernel_ext.agent_runs import notebook_agent
-
-        return notebook_agent(self, prompt, **options)
+    def agent(self, prompt: str, **options: Any) -> AgentRun:
+        """``watcher.agent(...)`` in this notebook: the run shares this runtime and gets its watchers."""
+        inherited = [(a.spec, a.make_evaluator) for a in list(self.attached.values()) if not a.one_cell]
+        run = notebook_agent(prompt, inherited=inherited, runtime=self.runtime, loop=self.thread.loop, **options)
+        self.agent_sessions.append(run)
+        return run
 
     def active_agent_session(self) -> Session | None:
         """The most recent agent run that has not ended."""

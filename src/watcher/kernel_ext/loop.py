@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from watcher.core.errors import RuntimeThreadError
 from watcher.runtime.calls import LoopCalls
@@ -66,20 +66,15 @@ class RuntimeThread:
         """True while the loop runs."""
         return self._thread.is_alive() and not self.loop.is_closed()
 
-    @property
-    def on_thread(self) -> bool:
-        """True when called from the runtime thread itself."""
-        return self.calls.on_loop
-
     def call(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on the runtime thread soon; returns at once."""
         self.calls.call_soon(fn, *args)
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    def submit(self, coro: Coroutine[object, None, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the runtime loop; returns a future the caller may ignore."""
         return self.calls.schedule(coro)
 
-    def wait(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+    def wait(self, coro: Coroutine[object, None, T], timeout: float = 10.0) -> T:
         """Run ``coro`` on the runtime loop and block until it finishes (never from the runtime thread)."""
         return self.calls.wait(coro, timeout)
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import display
 
@@ -101,7 +102,7 @@ def _parse(kind: str, line: str, *, rest_as_text: bool = False) -> argparse.Name
 class WatcherMagics(Magics):
     """The watcher magics, bound to one ``KernelExtension``."""
 
-    def __init__(self, shell: Any, extension: KernelExtension) -> None:
+    def __init__(self, shell: InteractiveShell, extension: KernelExtension) -> None:
         super().__init__(shell)
         self.ext = extension
 

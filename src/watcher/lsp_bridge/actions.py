@@ -11,20 +11,34 @@ the owner journals the delivery.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from lsprotocol import types
+from pygls.workspace import Workspace
 
 from watcher.core.errors import InvalidCommandError
 from watcher.core.interjection import Location
 from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
 
-if TYPE_CHECKING:
-    from watcher.lsp_bridge.server import WatcherLanguageServer
 
-__all__ = ["COMMANDS", "code_actions", "fix_edit", "run_command"]
+class FindingHost(Protocol):
+    """What the code actions need from the language server (``WatcherLanguageServer`` is one)."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    def find(self, interjection_id: str, *, journal: str | None = None) -> tuple[FindingBook, Finding] | None: ...
+
+    def findings_on(self, uri: str) -> list[tuple[FindingBook, Finding, list[types.Diagnostic]]]: ...
+
+    async def submit_command(self, book: FindingBook, finding: Finding, kind: str, payload: dict[str, Any]) -> int: ...
+
+    def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]]) -> None: ...
+
+
+__all__ = ["COMMANDS", "FindingHost", "code_actions", "fix_edit", "run_command"]
 
 log = logging.getLogger("watcher.lsp")
 
@@ -36,7 +50,7 @@ def _argument(finding: Finding) -> dict[str, str]:
     return {"interjection_id": finding.id, "session": finding.session, "journal": str(finding.journal)}
 
 
-def fix_edit(ls: WatcherLanguageServer, book: FindingBook, finding: Finding) -> types.WorkspaceEdit | None:
+def fix_edit(ls: FindingHost, book: FindingBook, finding: Finding) -> types.WorkspaceEdit | None:
     """The suggested fix as an edit replacing whole lines, or None when it cannot be placed."""
     fix = finding.interjection.fix
     if fix is None:
@@ -57,7 +71,7 @@ def _with_newline(text: str) -> str:
     return text if text.endswith("\n") or not text else text + "\n"
 
 
-def code_actions(ls: WatcherLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+def code_actions(ls: FindingHost, params: types.CodeActionParams) -> list[types.CodeAction]:
     """The actions for the watcher diagnostics in ``params.context`` (or, failing that, in range)."""
     uri = params.text_document.uri
     wanted = [d for d in params.context.diagnostics if d.source == "watcher"]
@@ -127,7 +141,7 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     )
 
 
-async def run_command(ls: WatcherLanguageServer, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
+async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
     """Run ``watcher.inject`` / ``watcher.accept`` / ``watcher.dismiss``; raises ``InvalidCommandError`` on bad input."""
     kind = COMMANDS[command]
     if len(args) != 1 or not isinstance(args[0], Mapping) or not args[0].get("interjection_id"):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -139,10 +138,6 @@ class DiagnosticSet:
         for uri in uris:
             self.by_uri.get(uri, {}).pop(key, None)
         return set(uris)
-
-    def keys_on(self, uri: str) -> Iterable[Key]:
-        """The findings with diagnostics on ``uri``."""
-        return list(self.by_uri.get(uri, {}))
 
     def params(self, uri: str) -> types.PublishDiagnosticsParams:
         """The full set for ``uri``, ready to publish (an empty list clears it)."""

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from watcher import __version__
+from watcher._version import __version__
 from watcher.core.errors import InvalidCommandError, WatcherError
 from watcher.lsp_bridge import actions
 from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for

@@ -29,6 +29,7 @@ _NAMESPACE = re.compile(
     rf"(?:(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)"
     rf"|import\s+(?:\*\s+as\s+)?([A-Za-z_$][\w$]*)\s+from\s*{_CHILD_PROCESS})"
 )
+_MEMBER_IMPORT = re.compile(rf"(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*require\(\s*{_CHILD_PROCESS}\s*\)\.(\w+)")
 _PROCESS_OBJECTS = frozenset({"child_process", "childProcess", "ChildProcess", "childprocess"})
 _SHELL_RUNNERS = frozenset({"exec", "execSync"})
 _PROGRAM_RUNNERS = frozenset({"spawn", "spawnSync", "execFile", "execFileSync", "fork"})
@@ -57,7 +58,7 @@ def js_ast_findings(text: str, *, path: str = "") -> list[Finding]:
 
     root = SgRoot(text, _grammar(path)).root()
     scan = _Scan(text, root)
-    return [*scan.calls(), *scan.sql(), *scan.pairs()]
+    return [*scan.calls(), *scan.sql(), *scan.pairs(), *scan.aliases()]
 
 
 class _Scan:
@@ -67,35 +68,51 @@ class _Scan:
         self.text = text
         self.root = root
         self.constants, self.assigned = self._declarations()
-        self.runners: set[str] = set()  # bare names bound to child_process functions
+        self.runners: dict[str, str] = {}  # bare names bound to child_process functions: local → exported
         self.modules = set(_PROCESS_OBJECTS)  # names bound to the child_process module
         for match in _DESTRUCTURED.finditer(text):
             for item in (match.group(1) or match.group(2)).split(","):
-                local = re.split(r"\s*(?::|\bas\b)\s*", item.strip())[-1].strip()
-                if local:
-                    self.runners.add(local)
+                names = re.split(r"\s*(?::|\bas\b)\s*", item.strip())
+                if names[-1].strip():
+                    self.runners[names[-1].strip()] = names[0].strip()
         self.modules |= {m.group(1) or m.group(2) for m in _NAMESPACE.finditer(text)}
+        self.runners |= {m.group(1): m.group(2) for m in _MEMBER_IMPORT.finditer(text)}
+        self.uses_child_process = bool(re.search(_CHILD_PROCESS, text))
 
     # ------------------------------------------------------------------ constants
 
     def _declarations(self) -> tuple[dict[str, Any], set[str]]:
-        """Names declared with a value (their value nodes) and names assigned again later."""
+        """``const`` names declared once with a value (their value nodes), and names assigned later.
+
+        Only ``const`` bindings are read as constants: a ``let`` or ``var`` may be reassigned by
+        code this text does not show. Every binding is kept for ``binding_above``.
+        """
         values: dict[str, list[Any]] = {}
+        self.bindings: dict[str, list[tuple[int, Any]]] = {}
         for node in self.root.find_all(kind="variable_declarator"):
             name, value = node.field("name"), node.field("value")
             if name is not None and value is not None and name.kind() == "identifier":
-                values.setdefault(name.text(), []).append(value)
+                declaration = node.parent()
+                keyword = declaration.child(0) if declaration is not None else None
+                if keyword is not None and keyword.text() == "const":
+                    values.setdefault(name.text(), []).append(value)
+                self.bindings.setdefault(name.text(), []).append((node.range().start.line, value))
         assigned = set()
-        for node in self.root.find_all(kind="assignment_expression"):
+        for node in self.root.find_all(
+            any=[{"kind": "assignment_expression"}, {"kind": "augmented_assignment_expression"}]
+        ):
             left = node.field("left")
             if left is not None and left.kind() == "identifier":
                 assigned.add(left.text())
-        for node in self.root.find_all(kind="augmented_assignment_expression"):
-            left = node.field("left")
-            if left is not None and left.kind() == "identifier":
-                assigned.add(left.text())
+                if node.kind() == "assignment_expression" and (right := node.field("right")) is not None:
+                    self.bindings.setdefault(left.text(), []).append((node.range().start.line, right))
         once = {name: nodes[0] for name, nodes in values.items() if len(nodes) == 1}
         return once, assigned
+
+    def binding_above(self, name: str, line: int) -> Any:
+        """The value last given to ``name`` on a line above ``line`` (0-based), or None."""
+        above = [(at, value) for at, value in self.bindings.get(name, ()) if at < line]
+        return max(above, key=lambda item: item[0])[1] if above else None
 
     def dynamic(self, node: Any, depth: int = 0) -> bool:
         """Whether the value of ``node`` may come from outside the code (see the module docstring)."""
@@ -135,6 +152,8 @@ class _Scan:
     def _call(self, node: Any, name: str, owner: str, args: list[Any]) -> Finding | None:
         first = args[0] if args else None
         from_module = owner in self.modules or (not owner and name in self.runners)
+        if not owner and name in self.runners:
+            name = self.runners[name]  # const run = require("child_process").exec
         if name in _SHELL_RUNNERS and from_module and first is not None and self.dynamic(first):
             return self._finding(
                 node,
@@ -146,7 +165,7 @@ class _Scan:
                 "program and an array of arguments (no `shell: true`).",
                 first,
             )
-        if name in _PROGRAM_RUNNERS and from_module:
+        if name in _PROGRAM_RUNNERS and (from_module or (not owner and self.uses_child_process)):
             shell = next((a for a in args if a.kind() == "object" and _shell_on(a)), None)
             if shell is not None:
                 return self._finding(
@@ -158,7 +177,7 @@ class _Scan:
                     "command line, so an argument holding `;` or `$(...)` runs commands. Drop the `shell` option.",
                     first,
                 )
-            if first is not None and self.dynamic(first):
+            if from_module and first is not None and self.dynamic(first):
                 return self._finding(
                     node,
                     "js:command-injection",
@@ -194,6 +213,24 @@ class _Scan:
         ):
             return f"{name}() with a string", first
         return None
+
+    def aliases(self) -> Iterator[Finding]:
+        """``var run = eval``: calls through the alias evaluate code out of sight of the eval rule."""
+        for node in self.root.find_all(kind="identifier", regex="^eval$"):
+            parent = node.parent()
+            if parent is None or parent.kind() not in ("variable_declarator", "assignment_expression", "pair"):
+                continue
+            if parent.field("value" if parent.kind() != "assignment_expression" else "right") != node:
+                continue
+            yield self._finding(
+                parent,
+                "js:code-exec",
+                "eval passed around under another name",
+                "warning",
+                "eval is given another name here, so code it runs is evaluated wherever the alias is called; "
+                "a value reaching it runs as JavaScript. Parse the data instead of evaluating it.",
+                None,
+            )
 
     def _code_exec(self, node: Any, what: str, value: Any) -> Finding:
         return self._finding(
@@ -252,6 +289,8 @@ class _Scan:
             name, owner = _callee(callee)
             if name == "concat" and callee.kind() == "member_expression":
                 obj = callee.field("object")
+                if obj is not None and obj.kind() == "identifier":  # query = query.concat(input)
+                    obj = self.binding_above(obj.text(), node.range().start.line)
                 return (
                     obj is not None
                     and obj.kind() == "string"
@@ -272,7 +311,7 @@ class _Scan:
             "any": [
                 {"kind": "template_string", "has": {"kind": "template_substitution"}},
                 {"kind": "binary_expression", "not": {"inside": {"kind": "binary_expression"}}},
-                {"kind": "call_expression", "regex": r"^(?:util\.format|['\"])"},
+                {"kind": "call_expression", "regex": r"^(?:util\.format|['\"]|[\w$.]+\.concat\()"},
                 {"kind": "augmented_assignment_expression"},
             ]
         }
@@ -282,7 +321,7 @@ class _Scan:
                 continue
             if node.kind() == "augmented_assignment_expression":
                 left = node.field("left")
-                base = self.constants.get(left.text()) if left is not None else None
+                base = self.binding_above(left.text(), node.range().start.line) if left is not None else None
                 if base is None or not is_sql(base.text() + " x") or not self.dynamic(target):
                     continue
             elif not self._sql_value(target):
@@ -337,12 +376,12 @@ class _Scan:
                     "warning",
                     "The secret that signs sessions or tokens is written into the code: anyone who reads the "
                     "code can forge them. Read it from the environment or a secrets manager.",
-                    pair,
+                    value,
                 )
 
     def _hard_coded(self, value: Any) -> bool:
         if value.kind() == "identifier" and value.text() not in self.assigned:
-            value = self.constants.get(value.text())
+            value = self.binding_above(value.text(), value.range().start.line)
         if value is None or value.kind() != "string":
             return False
         word = value.text()[1:-1]
@@ -354,7 +393,7 @@ class _Scan:
         """A finding on the statement holding ``node``, reaching up to where ``value`` was built."""
         start, end = node.range().start.line + 1, node.range().end.line + 1
         if value is not None and value.kind() == "identifier":
-            bound = self.constants.get(value.text())
+            bound = self.binding_above(value.text(), node.range().start.line + 1)
             if bound is not None and 0 <= start - (bound.range().start.line + 1) <= 15:
                 start = bound.range().start.line + 1
         snippet = " ".join(node.text().split())[:200]

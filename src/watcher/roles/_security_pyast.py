@@ -30,6 +30,7 @@ __all__ = ["Analysis", "analyse"]
 _SQL_SINKS = frozenset(
     {"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql", "mogrify"}
 )
+_CURSOR_SINKS = frozenset({"execute", "executemany", "executescript", "mogrify", "exec_driver_sql"})
 _PICKLERS = ("pickle", "_pickle", "cPickle", "dill", "shelve", "jsonpickle", "marshal", "cloudpickle")
 _UNSAFE_LOADERS = frozenset({"Loader", "UnsafeLoader", "FullLoader", "CLoader", "CUnsafeLoader", "CFullLoader"})
 _SAFE_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
@@ -57,19 +58,34 @@ class Analysis:
 
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self.lines = lines
+        self.tree = tree
+        # one pass over the tree: every node outside in (as ast.walk), each one's parent
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.nodes: list[ast.AST] = [tree]
+        for node in self.nodes:  # the list grows while it is read
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+                self.nodes.append(child)
         self.aliases: dict[str, str] = {}
-        for node in ast.walk(tree):
+        self.defined: set[str] = set()
+        self.cursor_calls: dict[str, list[tuple[int, ast.Call]]] = {}  # cur.execute(name) by name
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-        self.parents: dict[ast.AST, ast.AST] = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-        self.tree = tree
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defined.add(node.name)
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _CURSOR_SINKS
+                and node.args
+                and isinstance(node.args[0], ast.Name)
+            ):
+                self.cursor_calls.setdefault(node.args[0].id, []).append((node.lineno, node))
         self.findings: list[Finding] = []
         self.constant_lines: set[int] = set()  # bandit's findings on these lines are about literals
         self.safe_yaml_lines: set[int] = set()
@@ -150,18 +166,37 @@ class Analysis:
     def _run(self) -> None:
         covered: set[int] = set()  # ids of nodes inside a reported query (ast.walk goes outside in)
         reduce_classes = self._command_reducers()
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 self._call(node, reduce_classes)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 self._assignment(node)
             if isinstance(node, (ast.JoinedStr, ast.BinOp, ast.Call)) and id(node) not in covered:
                 text = self._sql_text(node)
-                if text is not None and self._spliced(text):
+                if text is not None and (self._spliced(text) or (is_sql(text) and self._run_by_cursor(node))):
                     covered.update(id(n) for n in ast.walk(node))
                     self.findings.append(self._sql_finding(node, text))
                 elif text is None and _constant_sql(node):
                     self.constant_lines.add(node.lineno)
+
+    def _run_by_cursor(self, node: ast.AST) -> bool:
+        """Whether a string is run by a database cursor: passed to ``execute()`` directly, or
+        assigned to a name that is, a few lines further down in the same function.
+
+        ``SELECT * FROM {table}`` handed to ``pd.read_sql`` in a notebook names a table to look
+        at; handed to ``cur.execute`` it is a statement an input can rewrite.
+        """
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            return isinstance(parent.func, ast.Attribute) and parent.func.attr in _CURSOR_SINKS
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            name, scope = parent.targets[0].id, self._scope(parent)
+            return any(
+                line - parent.lineno <= _TRACE and self._scope(call) is scope
+                for line, call in self.cursor_calls.get(name, ())
+                if line > parent.lineno
+            )
+        return False
 
     def _sql_finding(self, node: ast.AST, text: str) -> Finding:
         critical = mentions_credentials(text)
@@ -217,7 +252,9 @@ class Analysis:
                 self.safe_yaml_lines.add(node.lineno)
             elif kind in _UNSAFE_LOADERS:
                 self._add(node, "py:yaml-unsafe", f"yaml.{function} with Loader={kind}", "warning", _YAML)
-        if name in _COMMANDS and first is not None and self.dynamic(first) and not _plain(node.func):
+        # a fragment may call system()/popen() imported elsewhere: a bare call to one not defined here
+        bare = isinstance(node.func, ast.Name) and name in ("system", "popen") and name not in self.defined
+        if (name in _COMMANDS or bare) and first is not None and self.dynamic(first) and not _plain(node.func):
             self._add(
                 node,
                 "py:command",
@@ -287,7 +324,7 @@ class Analysis:
     def _command_reducers(self) -> set[str]:
         """Classes whose ``__reduce__`` returns a command or code to run when unpickled."""
         out = set()
-        for cls in ast.walk(self.tree):
+        for cls in self.nodes:
             if not isinstance(cls, ast.ClassDef):
                 continue
             for item in cls.body:
@@ -332,6 +369,8 @@ def _constant_sql(node: ast.AST) -> bool:
     """``"SELECT … WHERE age=" + "3"``: SQL put together from literals only."""
     if not isinstance(node, ast.BinOp) or not isinstance(node.op, (ast.Add, ast.Mod)):
         return False
+    if not any(isinstance(n, ast.Constant) and isinstance(n.value, str) for n in (node.left, node.right)):
+        return False
     leaves = [n for n in ast.walk(node) if not isinstance(n, (ast.BinOp, ast.operator, ast.Tuple, ast.Load))]
     strings = [n.value for n in leaves if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return all(isinstance(n, ast.Constant) for n in leaves) and is_sql(" ".join(strings))
@@ -355,11 +394,13 @@ def analyse(tree: ast.Module, lines: list[str]) -> Analysis:
 def blocks(code: str) -> Iterator[tuple[int, int]]:
     """Top-level blocks of ``code`` as (first, last) 1-based lines: a statement with its indented body."""
     lines = code.splitlines()
-    start = None
-    for number, line in enumerate(lines, 1):
-        if line.strip() and not line[0].isspace() and not line.lstrip().startswith(("#", ")", "]", "}")):
-            if start is not None:
-                yield start, number - 1
-            start = number
-    if start is not None:
-        yield start, len(lines)
+    starts = [
+        number
+        for number, line in enumerate(lines, 1)
+        if line.strip() and not line[0].isspace() and not line.lstrip().startswith(("#", ")", "]", "}"))
+    ]
+    for start, after in zip(starts, [*starts[1:], len(lines) + 1], strict=True):
+        last = after - 1
+        while last > start and not lines[last - 1].strip():
+            last -= 1  # blank lines between blocks belong to neither
+        yield start, last

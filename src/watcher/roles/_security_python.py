@@ -9,6 +9,7 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import logging
 import re
@@ -23,7 +24,7 @@ from watcher.roles._security_model import RANK, Finding
 from watcher.roles._security_pyast import analyse, blocks
 from watcher.roles._security_sql import mentions_credentials
 
-__all__ = ["python_findings"]
+__all__ = ["python_findings", "unparsed_lines"]
 
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
@@ -107,6 +108,13 @@ def python_findings(code: str) -> list[Finding]:
     return found
 
 
+def unparsed_lines(code: str) -> str:
+    """The line ranges of ``code`` left out of the Python scan ("3-4, 9"), or "" when all of it was read."""
+    parsed = _parse(code)
+    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in parsed[2]) if parsed else ""
+
+
+@functools.lru_cache(maxsize=64)
 def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
     """(the text bandit reads, its tree, the line ranges left out), or None for text that is not Python."""
     for candidate in (code, textwrap.dedent(code)):  # dedented: an Edit fragment from a function body

@@ -162,7 +162,7 @@ def _plausible(value: str, line: str, kind: str) -> bool:
 # a value made only of the words placeholders are made of: secretpassword, mypassword, admin123
 _PLACEHOLDER_WORDS = re.compile(
     r"(?i)(?:my|your|the|some|super|db|user|admin|root|secret|password|passwd|pass|pwd|default|example|sample|"
-    r"test|demo|dev|foo|bar)+\d{0,3}"
+    r"test|demo|dev)+\d{0,3}"
 )
 
 

@@ -37,6 +37,8 @@ _NOUNSET = re.compile(r"^\s*set\s+(?:-\w*u\w*|-o\s+nounset)\b", re.M)
 # a path made of a variable and a slash: when the variable is empty or unset it is the root
 _EMPTY_VAR_ROOT = re.compile(r"^\$(?:\{(?P<braced>[A-Za-z_]\w*)\}|(?P<plain>[A-Za-z_]\w*))/+\*?$")
 _EVAL = re.compile(r"(?:^|[;&|(]\s*|\s)eval\s+(?P<arg>.*)")
+_ASSIGNED = re.compile(r"(?:^|[;&|(\s])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=(?=[^\s;&|])")
+_LOOP_VAR = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_]\w*)\b")
 _EVAL_VARIABLE = re.compile(r"^['\"]?\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)")
 _DOWNLOAD = re.compile(r"\b(?:curl|wget|fetch|iwr|Invoke-WebRequest|Invoke-RestMethod)\b")
 _TLS = [
@@ -78,10 +80,12 @@ def shell_findings(script: str, *, line_offset: int = 0) -> list[Finding]:
     """
     found: list[Finding] = []
     guarded = bool(_NOUNSET.search(script))
+    # variables the script itself sets to something (tmp=$(mktemp -d); for d in ...): not empty
+    set_here = frozenset(_ASSIGNED.findall(script)) | frozenset(_LOOP_VAR.findall(script))
     for first, last, line in _logical_lines(script.splitlines()):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        for finding in _line_findings(line, first + line_offset, guarded=guarded):
+        for finding in _line_findings(line, first + line_offset, guarded=guarded, set_here=set_here):
             end = last + line_offset
             found.append(replace(finding, end_line=end) if end > finding.start_line else finding)
     return found
@@ -138,7 +142,9 @@ def _tls(line: str, number: int) -> list[Finding]:
     ]
 
 
-def _line_findings(line: str, number: int, *, guarded: bool = False) -> list[Finding]:
+def _line_findings(
+    line: str, number: int, *, guarded: bool = False, set_here: frozenset[str] = frozenset()
+) -> list[Finding]:
     out: list[Finding] = _tls(line, number)
 
     def add(rule: str, title: str, severity: Severity, explanation: str) -> None:
@@ -150,7 +156,12 @@ def _line_findings(line: str, number: int, *, guarded: bool = False) -> list[Fin
         targets = [a for a in argv[1:] if not a.startswith("-")]
         short = "".join(f[1:] for f in flags if not f.startswith("--"))
         if name == "rm" and ("r" in short.lower() or "--recursive" in flags):
-            empty = [t for t in targets if _EMPTY_VAR_ROOT.match(t)]
+            empty = [
+                t
+                for t in targets
+                if (m := _EMPTY_VAR_ROOT.match(t)) is not None
+                and (m.group("braced") or m.group("plain")) not in set_here
+            ]
             if empty and not guarded:
                 add(
                     "shell:rm-empty-var",

@@ -1,15 +1,11 @@
-"""What the ``stuck`` role compares: actions, results and waiting commands, in normalised form.
+"""What the ``stuck`` role compares about tool calls: actions and waiting commands, in normalised form.
 
 Two tool calls are *the same action* when the tool name and the input agree after cosmetic fields
 (a Bash call's ``description``) and fields a harness adds to every call (Cline's ``task_progress``)
-are dropped, volatile values (request ids, nonces, timestamps) blurred and whitespace collapsed.
-Two results are *the same* when their outputs agree once volatile details (durations, clock times,
-memory addresses, UUIDs, message/run/session ids, pids, epoch timestamps) are blurred, so
-``1 failed in 0.21s`` and ``1 failed in 0.23s`` are one result, and so are two sends whose receipts
-carry fresh ``messageId`` values. Progress counters in plain text (``line 7``) are kept: they are
-progress. Sleep, poll and status commands are *waiting*, whether named by the command, the tool
+are dropped, values minted for each call (request ids, nonces, UUIDs) blurred and whitespace
+collapsed. Sleep, poll and status commands are *waiting*, whether named by the command, the tool
 (``BashOutput``) or a parameter (``{"action": "poll"}``): repeating them is not a loop until the
-wait budget runs out.
+wait budget runs out. What results are the same is ``_stuck_results``'s business.
 """
 
 from __future__ import annotations
@@ -21,19 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 from watcher.core.redact import redact
 
-__all__ = [
-    "ResultKey",
-    "WaitKind",
-    "action_key",
-    "error_key",
-    "error_line",
-    "missing_tool",
-    "result_key",
-    "short_input",
-    "target_path",
-    "wait_key",
-    "wait_kind",
-]
+__all__ = ["WaitKind", "action_key", "short_input", "target_path", "wait_key", "wait_kind"]
 
 WaitKind: TypeAlias = Literal["sleep", "status"] | None
 
@@ -65,33 +49,6 @@ _VOLATILE_ARG = re.compile(
 _WS = re.compile(r"\s+")
 _JSON_WS = re.compile(r"(?:\s|\\[nrt])+")  # whitespace, raw or escaped inside JSON strings
 _EDGE_WS = re.compile(r'(?<=") | (?=")')  # ...and at either end of a string
-_VOLATILE = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|minutes)\b"  # durations
-    r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\S*"  # timestamps
-    r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"  # clock times
-    r"|\b0x[0-9a-fA-F]+\b"  # memory addresses
-    r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"  # UUIDs
-    r"|\b1[5-9]\d{8}(?:\d{3})?(?:\.\d+)?\b"  # epoch timestamps, seconds or milliseconds
-    r"|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}\b"  # long hex ids and digests
-    # values of id-, time- and counter-like keys: `"messageId": "om_3"`, `pid=1004`, `session sess-7`
-    r"|(?:/tmp|/var/tmp|/var/folders)/[\w.\-]*\d[\w.\-/]*"  # temporary paths made fresh for each run
-    r"|\b(?:\w+_id|\w*[a-z]Id|\w*ID|id|uid|pid|PID|ts|timestamp|nonce|receipt|seq|attempt|etag|session|sess|\w+_at|\w+[a-z]At"
-    r"|\w*[a-z]Ms|\w+_ms|duration|elapsed|took)"
-    r"\b(?:\"?\s*[:=]\s*\"?|\s+)[\w.:+\-]*\d[\w.:+\-]*"
-)
-_ERRORISH = re.compile(r"error|exception|failed|fatal|traceback|not found|denied|refused|timed out", re.IGNORECASE)
-_DIGITS = re.compile(r"\d+")
-# What an error is about, rather than what it is: quoted names, paths and file names.
-_SUBJECT = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|[^\s<>]*[/\\][^\s<>]*|\b[\w\-]+\.[A-Za-z]\w{0,4}\b")
-# What a harness answers when the agent calls a tool it does not have.
-_MISSING_TOOL = re.compile(
-    r"\b(?:unknown|unsupported|invalid|unavailable|unrecognized) (?:tool|function)\b"
-    r"|\bno such (?:tool|function)\b"
-    r"|\b(?:tool|function)\b[^\n]{0,60}?\b(?:not found|does not exist|is not available|not available|not registered|"
-    r"is not a valid|not recognized|not in registry)",
-    re.IGNORECASE,
-)
-
 # Shell commands that wait for time to pass, and ones that only look at the state of something.
 _SLEEP_COMMANDS = frozenset({"sleep", "wait", "watch"})
 _STATUS_COMMANDS = frozenset(
@@ -153,6 +110,7 @@ _SLEEP_TOOL = re.compile(
     r"(?:^|[_\-.])(?:wait|sleep|poll)(?:$|[_\-.])|^(?:wait|sleep|poll)|(?:bash|task|shell|process|agent)_?output"
 )
 _STATUS_TOOL = re.compile(r"^(?:get|check|read|job)?_?status$|(?:^|_)(?:get|check)_\w*status$")
+_DIGITS = re.compile(r"\d+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Waiting said by a parameter rather than a name: `process {"action": "poll"}`, `job {"op": "status"}`.
 _INTENT_FIELDS = ("action", "operation", "op", "mode", "subcommand")
@@ -168,60 +126,6 @@ def action_key(name: str, tool_input: Mapping[str, Any]) -> str:
     if '"' in dumped:
         dumped = _VOLATILE_ARG.sub("~", dumped)
     return name + "\x00" + _EDGE_WS.sub("", _JSON_WS.sub(" ", dumped))
-
-
-class ResultKey:
-    """The identity of a tool result: failed or not, and the output with volatile details blurred.
-
-    Blurring is the costly part, so it is done only when it matters: two results with the same
-    raw output are equal at once, and the blurred forms are compared (and kept) only when the
-    raw outputs differ, which a tracker asks only for results of the same action.
-    """
-
-    __slots__ = ("_blurred", "_output", "_raw", "failed")
-
-    def __init__(self, output: str, failed: bool) -> None:
-        self.failed = failed
-        self._output: str | None = output
-        self._raw = hash(output)
-        self._blurred: int | None = None
-
-    def blurred(self) -> int:
-        """A hash of the output with volatile details blurred and whitespace collapsed."""
-        if self._blurred is None:
-            self._blurred = hash(" ".join(_VOLATILE.sub("~", self._output or "").split()))
-            self._output = None  # the text is no longer needed
-        return self._blurred
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ResultKey):
-            return NotImplemented
-        if self.failed != other.failed:
-            return False
-        return self._raw == other._raw or self.blurred() == other.blurred()
-
-    def __hash__(self) -> int:
-        return hash(self.failed)  # equal keys may differ in raw output: only `failed` is shared
-
-
-def result_key(output: str, failed: bool) -> ResultKey:
-    """The identity of a tool result (see ``ResultKey``)."""
-    return ResultKey(output, failed)
-
-
-def error_key(output: str) -> int:
-    """The identity of an error, whatever it was about: its telling line with quoted names and numbers blurred.
-
-    ``No such file: 'a.py'`` and ``File does not exist: src/b.py`` against ``...: src/c.py`` are
-    one error each, so a tool failing the same way under varying arguments can be told apart from
-    one failing in new ways.
-    """
-    return hash(_DIGITS.sub("N", _SUBJECT.sub("Q", error_line(output, limit=400))))
-
-
-def missing_tool(output: str) -> bool:
-    """Whether a failing result says the tool called does not exist (or is not available)."""
-    return _MISSING_TOOL.search(output[:2000]) is not None
 
 
 def _command(tool_input: Mapping[str, Any]) -> str | None:
@@ -304,16 +208,6 @@ def short_input(name: str, tool_input: Mapping[str, Any], limit: int = 80) -> st
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return f"{name} `{text}`" if text else name
-
-
-def error_line(output: str, limit: int = 160) -> str:
-    """The line of a failing output most likely to say what went wrong, redacted and shortened."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    found = next((line for line in lines if _ERRORISH.search(line)), lines[0])
-    found = redact(found)
-    return found if len(found) <= limit else found[: limit - 1] + "…"
 
 
 def target_path(tool_input: Mapping[str, Any]) -> str | None:

@@ -19,7 +19,8 @@ class StuckConfig:
     arguments. ``same_error_nudge`` / ``same_error_pause``: one tool failing with the same error
     under varying arguments. ``monologue_pause``: the same assistant message (an empty one too) this
     many times with no tool activity between. ``chant_repeats``: one stretch of text repeated back to
-    back this many times inside one reply. ``alternation_cycles``: full cycles of 2 to 5 distinct
+    back this many times inside one reply; ``chant_lines``: one line of prose said this many times in
+    one reply. ``alternation_cycles``: full cycles of 2 to 5 distinct
     action/result steps (A B A B A B, A B C A B C A B C). ``condensation_pause``: context
     condensations in a row with nothing else between.
     ``cell_error_nudge``: a notebook cell raising the same error at the same line this many times
@@ -37,6 +38,7 @@ class StuckConfig:
     same_error_pause: int = 8
     monologue_pause: int = 3
     chant_repeats: int = 10
+    chant_lines: int = 5
     alternation_cycles: int = 3
     condensation_pause: int = 10
     cell_error_nudge: int = 3
@@ -55,6 +57,7 @@ class StuckConfig:
             "same_error_nudge",
             "monologue_pause",
             "chant_repeats",
+            "chant_lines",
             "alternation_cycles",
             "condensation_pause",
             "harness_abort",

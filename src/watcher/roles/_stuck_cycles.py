@@ -29,6 +29,7 @@ class CycleDetector:
         self._match = [0] * (max_period + 1)  # _match[p]: steps in a row equal to the one p before
         self._period = 0  # the period of the cycle last reported, 0 when none is going on
         self._due = 0  # _match[_period] at which that cycle is reported again
+        self.count = 0  # full cycles of the cycle last reported, when it was reported
 
     def feed(self, step: Step) -> list[Step]:
         """Take the next step; return the repeating block when a cycle reaches a report, else []."""
@@ -42,6 +43,7 @@ class CycleDetector:
                 self._period = 0  # the cycle broke
             elif match[self._period] >= self._due:
                 self._due = match[self._period] + self._period * self.cycles
+                self.count = match[self._period] // self._period + 1
                 return list(steps)[-self._period :]
             else:
                 return []
@@ -51,6 +53,7 @@ class CycleDetector:
                 if len({action for action, _ in block}) < 2:
                     continue  # one action repeated: a plain repeat, not a cycle
                 self._period, self._due = p, match[p] + p * self.cycles
+                self.count = match[p] // p + 1
                 return block
         return []
 

@@ -1,32 +1,50 @@
-"""Repetition inside one reply ("chanting"): the same stretch of text over and over, back to back.
+"""Repetition inside one reply ("chanting"): the same stretch of text over and over.
 
 A model that degenerates mid-reply writes one sentence, or a short cycle of sentences, again and
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
 does, at 50-character chunks of its prose: a chunk that comes back ``repeats`` times at one steady
 period (at most ``window`` characters), with the text between occurrences repeating exactly, is
-chanting. Code blocks, tables, list items, headings, quotes and divider lines are left out, and
+chanting. Code blocks (fenced or indented), tables, list items, headings, quotes and divider lines are left out, and
 each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
+As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
+spacing) said ``line_repeats`` times anywhere in the reply is chanting too; pasted log lines
+(``[INFO] ...``, ``WARNING: ...``, a leading timestamp) are not counted.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from typing import NamedTuple
 
-__all__ = ["chant"]
+__all__ = ["Chant", "chant"]
 
 _FENCE = re.compile(r"\s*(?:```|~~~)")
-_SKIPPED = re.compile(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
+# table rows, list items, headings, quotes, indented code and divider lines
+_SKIPPED = re.compile(r"(?: {4}|\t)|\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
+# log lines pasted into a reply repeat by nature: `[INFO] ...`, `2026-11-23 13:00 ...`, `WARNING: ...`
+_LOG_LINE = re.compile(r"\s*(?:\[|\d{2,4}[-/:.]\d|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)")
 _LETTER = re.compile(r"[^\W\d_]")
 _WS = re.compile(r"\s+")
 _SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
 _STEP = 8  # positions between chunks looked up
+_SHORTEST_LINE = 20  # characters a line needs to count as said again ("Yes." is not chanting)
 
 
-def _prose(text: str) -> list[str]:
-    """The reply's stretches of prose between code blocks, tables, lists, headings, quotes and dividers."""
+class Chant(NamedTuple):
+    """What a reply repeats, how often, and whether back to back (else as one line said again and again)."""
+
+    text: str
+    times: int
+    back_to_back: bool
+
+
+def _prose(text: str) -> tuple[list[str], list[str]]:
+    """The reply's stretches of prose between code, tables, lists, headings, quotes and dividers, and its prose lines."""
     stretches: list[str] = []
+    lines: list[str] = []
     kept: list[str] = []
     in_code = False
     for line in text.splitlines():
@@ -34,24 +52,35 @@ def _prose(text: str) -> list[str]:
             in_code = in_code != bool(_FENCE.match(line))
             if kept:
                 stretches.append(_WS.sub(" ", " ".join(kept)))
+                lines += kept
                 kept = []
         else:
             kept.append(line)
     if kept:
         stretches.append(_WS.sub(" ", " ".join(kept)))
-    return stretches
+        lines += kept
+    return stretches, lines
 
 
-def chant(text: str, repeats: int, chunk: int = 50, window: int = 300) -> tuple[str, int] | None:
-    """The text repeated back to back at least ``repeats`` times in one reply, and the count; or None."""
-    if len(text) < chunk + repeats:
+def chant(text: str, repeats: int, line_repeats: int, chunk: int = 50, window: int = 300) -> Chant | None:
+    """What one reply repeats: text back to back ``repeats`` times, or a line ``line_repeats`` times; or None."""
+    if len(text) < min(chunk + repeats, _SHORTEST_LINE * line_repeats):
         return None
-    budget = _LONGEST
-    for prose in reversed(_prose(text)):
-        found = _repeated(prose[-budget:], repeats, chunk, window)
-        budget -= len(prose)
-        if found is not None or budget <= 0:
-            return found
+    stretches, lines = _prose(text[-_LONGEST:])
+    for prose in reversed(stretches):
+        found = _repeated(prose, repeats, chunk, window)
+        if found is not None:
+            return Chant(*found, back_to_back=True)
+    said = Counter(
+        key
+        for line in lines
+        if len(key := " ".join(line.lower().split())) >= _SHORTEST_LINE and not _LOG_LINE.match(line)
+    )
+    if said:
+        key, count = said.most_common(1)[0]
+        if count >= line_repeats and _LETTER.search(key):
+            line = next(line for line in lines if " ".join(line.lower().split()) == key)
+            return Chant(" ".join(line.split()), count, back_to_back=False)
     return None
 
 

@@ -9,7 +9,6 @@ instead; each streak reports each of its levels once, and again after it re-arms
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 from watcher.core.interjection import Location
@@ -23,66 +22,19 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import (
-    ResultKey,
-    action_key,
-    error_key,
-    error_line,
-    missing_tool,
-    result_key,
-    short_input,
-    target_path,
-    wait_key,
-    wait_kind,
-)
+from watcher.roles._stuck_actions import action_key, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
+from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_results import ResultKey, error_line, result_key
 from watcher.roles._stuck_text import chant
+from watcher.roles._stuck_tool_errors import ToolErrors
 
-__all__ = ["Finding", "LoopTracker"]
+__all__ = ["LoopTracker"]
 
-_MAX_OPEN = 512  # tool calls without a result yet, failing cells and failing tools, kept at most
-
-Rule = Literal[
-    "repeat", "failing", "monologue", "chant", "cycle", "condensation", "cell", "harness", "waiting", "tool_error"
-]
-Action = Literal["nudge", "pause", "abort"]
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One loop at one escalation level: what repeats, how often, and what to do about it."""
-
-    rule: Rule
-    action: Action
-    count: int
-    subject: str
-    loop: int  # identity of the streak: its levels share it, a re-armed streak gets a new one
-    detail: str = ""
-    others: tuple[str, ...] = ()  # the other steps of a cycle
-    location: Location | None = None
-    missing: bool = False  # a tool_error finding about a tool that does not exist
-
-
-@dataclass(slots=True)
-class _Cell:
-    error: tuple[str, int | None]
-    count: int
-    loop: int
-    keys: set[tuple[str, str | int]] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class _ToolErrors:
-    """One tool failing with one error, whatever its arguments."""
-
-    error: int
-    first_action: str
-    levels: Levels
-    missing: bool
-    count: int = 0
-    varied: bool = False
+_MAX_OPEN = 512  # tool calls without a result yet, and calls kept to describe cycles, at most
 
 
 class LoopTracker:
@@ -102,7 +54,7 @@ class LoopTracker:
         self._fail_len = 0
         self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
         # one tool failing the same way under varying arguments, per tool name
-        self._tool_errors: dict[str, _ToolErrors] = {}
+        self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
         self._cycles = CycleDetector(config.alternation_cycles)
         self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
@@ -121,7 +73,7 @@ class LoopTracker:
         self._harness = 0
         self._harness_action: str | None = None  # the failing action the harness errors interleave with
         self._harness_levels = Levels(0, config.harness_abort, 0)
-        self._cells: dict[tuple[str, str | int], _Cell] = {}
+        self._cells = CellErrors(config.cell_error_nudge)
 
     def _new_loop(self) -> int:
         self._serial += 1
@@ -169,17 +121,23 @@ class LoopTracker:
         elif isinstance(obs, CellExecuted):
             self._said, self._harness = None, 0
             self._break_streaks()
-            return self._cell(obs)
+            found = self._cells.feed(obs, self._new_loop)
+            self.progressed = self.progressed or self._cells.fixed
+            return found
         return []
 
     def _rearm(self) -> None:
         """A person stepped in: every loop already reported is reported again if it goes on."""
-        for levels, count in ((self._run_levels, self._run_len), (self._fail_levels, self._fail_len)):
+        streaks = (
+            (self._run_levels, self._run_len),
+            (self._fail_levels, self._fail_len),
+            (self._cond_levels, self._condensed),
+            (self._harness_levels, self._harness),
+        )
+        for levels, count in streaks:
             if levels.rearm(count):
                 levels.loop = self._new_loop()
-        for state in self._tool_errors.values():
-            if state.levels.rearm(state.count):
-                state.levels.loop = self._new_loop()
+        self._tool_errors.rearm(self._new_loop)
         self._cycles.rearm()
 
     # --- messages and harness errors ---------------------------------------------------------
@@ -187,9 +145,10 @@ class LoopTracker:
     def _assistant(self, obs: AssistantMessage) -> list[Finding]:
         text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
         found: list[Finding] = []
-        if len(text) > 60 and (chanted := chant(obs.text, self.config.chant_repeats)) is not None:
-            unit, count = chanted
-            found.append(Finding("chant", "nudge", count, unit, self._new_loop()))
+        if len(text) > 60 and (said := chant(obs.text, self.config.chant_repeats, self.config.chant_lines)):
+            found.append(
+                Finding("chant", "nudge", said.times, said.text, self._new_loop(), back_to_back=said.back_to_back)
+            )
         if text != self._said:
             self._said, self._said_len = text, 0
             self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())
@@ -264,41 +223,12 @@ class LoopTracker:
                 Finding(rule, action, count, short_input(call.name, call.input), loop, detail, location=where)
                 for rule, action, count, loop in hits
             ]
-        found += self._tool_error(call, akey, result, failed)
+        found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
             self.progressed = True
             self._tool_errors.clear()  # something new worked: earlier failures were not a loop
         return found
-
-    def _tool_error(self, call: ToolCall, akey: str, result: ToolResult, failed: bool) -> list[Finding]:
-        """One tool failing with one error under varying arguments (a missing tool, a wrong usage)."""
-        errors = self._tool_errors
-        if not failed:
-            errors.pop(call.name, None)  # the tool works after all
-            return []
-        ekey = error_key(result.output)
-        state = errors.get(call.name)
-        if state is None or state.error != ekey:
-            missing = missing_tool(result.output)
-            nudge, top = (
-                (self.config.failing_nudge, self.config.failing_pause)
-                if missing
-                else (self.config.same_error_nudge, self.config.same_error_pause)
-            )
-            if len(errors) >= _MAX_OPEN:
-                errors.clear()
-            state = errors[call.name] = _ToolErrors(ekey, akey, Levels(nudge, top, self._new_loop()), missing)
-        state.count += 1
-        state.varied = state.varied or akey != state.first_action
-        if not state.varied:  # one action failing alone is the failing rule's to report
-            return []
-        level, loop = self._report(state.levels, state.count)
-        if not level:
-            return []
-        detail = error_line(result.output)
-        action: Action = "pause" if level == 2 else "nudge"
-        return [Finding("tool_error", action, state.count, call.name or "tool", loop, detail, missing=state.missing)]
 
     def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
         block = self._cycles.feed((akey, rkey))
@@ -307,7 +237,7 @@ class LoopTracker:
         names = tuple(
             short_input(c.name, c.input) if (c := self._seen_calls.get(step[0])) else "a tool" for step in block
         )
-        return [Finding("cycle", "pause", self._cycles.cycles, names[0], self._new_loop(), others=names[1:])]
+        return [Finding("cycle", "pause", self._cycles.count, names[0], self._new_loop(), others=names[1:])]
 
     def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
@@ -330,35 +260,3 @@ class LoopTracker:
         self._cycles.clear()
         self._waits.clear()
         self._wait_level, self._last_real, self._slept = 0, None, False
-
-    # --- notebook cells -------------------------------------------------------------------------
-
-    def _cell(self, obs: CellExecuted) -> list[Finding]:
-        # a cell is the same cell by id, or by source (nbclient has no ids; a pasted copy has a new one)
-        keys: list[tuple[str, str | int]] = [("source", hash(obs.source.strip()))]
-        if obs.cell_id:
-            keys.append(("id", obs.cell_id))
-        if obs.error is None:  # fixed: forget the failure under every name it was known by
-            for key in keys:
-                gone = self._cells.pop(key, None)
-                for other in gone.keys if gone else ():
-                    self._cells.pop(other, None)
-            self.progressed = True
-            return []
-        error = (obs.error.ename, obs.error.lineno)
-        state = next((found for key in reversed(keys) if (found := self._cells.get(key)) is not None), None)
-        if state is None or state.error != error:
-            state = _Cell(error, 0, self._new_loop())
-        while len(self._cells) >= _MAX_OPEN:
-            self._cells.pop(next(iter(self._cells)))
-        for key in keys:
-            self._cells[key] = state
-            state.keys.add(key)
-        state.count += 1
-        if state.count % self.config.cell_error_nudge:
-            return []
-        where = Location(cell_id=obs.cell_id, start_line=obs.error.lineno or 1) if obs.cell_id else None
-        label = f"cell {obs.cell_id}" if obs.cell_id else "the same cell"
-        detail = f"{obs.error.ename}: {obs.error.evalue}".strip().rstrip(":")
-        line = f" at line {obs.error.lineno}" if obs.error.lineno else ""
-        return [Finding("cell", "nudge", state.count, label, state.loop, detail=f"{detail}{line}", location=where)]

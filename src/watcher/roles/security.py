@@ -23,7 +23,7 @@ from watcher.core.spec import Triggers
 from watcher.roles._security_js import sql_findings
 from watcher.roles._security_jsast import js_ast_findings
 from watcher.roles._security_model import RANK, Finding
-from watcher.roles._security_python import python_findings
+from watcher.roles._security_python import python_findings, unparsed_lines
 from watcher.roles._security_secrets import secret_findings
 from watcher.roles._security_shell import shell_findings, tls_findings
 from watcher.roles._security_sources import Watched, watched_pieces
@@ -31,6 +31,7 @@ from watcher.roles._security_sources import Watched, watched_pieces
 __all__ = ["SecurityRole", "scan"]
 
 _MAX_LISTED = 8
+_MAX_PARSED = 400_000  # characters of JavaScript the structural rules read
 
 
 def scan(piece: Watched) -> list[Finding]:
@@ -62,6 +63,8 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
 def _javascript(text: str, path: str) -> list[Finding]:
     """The structural rules, and the SQL rule that also writes the parameterised fix (kept where both find)."""
     with_fix = sql_findings(text, path=path)
+    if len(text) > _MAX_PARSED:  # a bundle or minified build output, not code someone is writing
+        return with_fix
     structural = [
         f
         for f in js_ast_findings(text, path=path)
@@ -113,9 +116,20 @@ class SecurityRole(Role):
                         self._reported.add(key)
                         hits.append((finding, piece))
         if not hits:
-            return Continue(note=f"checked {len(fresh)} new observations: no new security findings")
+            note = f"checked {len(fresh)} new observations: no new security findings"
+            return Continue(note=note + "".join(_unscanned(obs, calls) for obs in fresh))
         hits.sort(key=lambda hit: RANK[hit[0].severity])
         return Interject(_interjection(hits), note=f"{len(hits)} security findings")
+
+
+def _unscanned(obs: Observation, calls: dict[str, ToolCall]) -> str:
+    """``; lines 3-4 of cell c1 were not scanned …`` for Python this interpreter could not parse."""
+    out = ""
+    for piece in watched_pieces(obs, calls):
+        skipped = unparsed_lines(piece.text) if piece.language == "python" else ""
+        if skipped:
+            out += f"; lines {skipped} of {piece.label} could not be parsed by this Python and were not scanned"
+    return out
 
 
 def _location(finding: Finding, piece: Watched) -> Location | None:

@@ -27,7 +27,8 @@ from watcher.core.redact import redact
 from watcher.core.rules import Role
 from watcher.core.spec import Triggers
 from watcher.roles._stuck_config import StuckConfig
-from watcher.roles._stuck_tracker import Finding, LoopTracker
+from watcher.roles._stuck_findings import Finding
+from watcher.roles._stuck_tracker import LoopTracker
 
 __all__ = ["StuckConfig", "StuckRole"]
 
@@ -128,8 +129,10 @@ def _what(f: Finding, config: StuckConfig) -> str:
         return f"The agent has sent an empty reply {_times(f.count)} with no tool activity between."
     if f.rule == "monologue":
         return f"The agent has written the same message {_times(f.count)} with no tool activity between: “{_quote(f.subject)}”."
-    if f.rule == "chant":
+    if f.rule == "chant" and f.back_to_back:
         return f"One reply repeats the same text {f.count} times back to back: “{_quote(f.subject)}”."
+    if f.rule == "chant":
+        return f"One reply says the same line {f.count} times: “{_quote(f.subject)}”."
     if f.rule == "condensation":
         return f"The context has been condensed {_times(f.count)} in a row with nothing else happening."
     if f.rule == "harness":

@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from watcher.core.errors import NoActiveRunError, RuntimeThreadError
 
@@ -42,14 +42,14 @@ class LoopCalls:
         """True when called from the loop's own thread."""
         return self._thread == threading.get_ident()
 
-    def call(self, fn: Callable[..., object], *args: Any) -> None:
+    def call(self, fn: Callable[..., object], *args: object) -> None:
         """Run ``fn(*args)`` on the loop: now when on its thread (or before it starts), else soon."""
         if self._thread is None or self.on_loop or self.loop is None:
             fn(*args)
         else:
             self.loop.call_soon_threadsafe(fn, *args)
 
-    def call_soon(self, fn: Callable[..., object], *args: Any) -> None:
+    def call_soon(self, fn: Callable[..., object], *args: object) -> None:
         """Schedule ``fn(*args)`` on the loop from any thread; returns at once."""
         self._require().call_soon_threadsafe(fn, *args)
 
@@ -60,11 +60,11 @@ class LoopCalls:
             return loop.create_task(_run(make))
         return asyncio.run_coroutine_threadsafe(_run(make), loop)
 
-    def schedule(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    def schedule(self, coro: Coroutine[object, None, T]) -> concurrent.futures.Future[T]:
         """Schedule ``coro`` on the loop from another thread; returns a future the caller may ignore."""
         return asyncio.run_coroutine_threadsafe(coro, self._require())
 
-    def wait(self, coro: Coroutine[Any, Any, T], timeout: float = 10.0) -> T:
+    def wait(self, coro: Coroutine[object, None, T], timeout: float = 10.0) -> T:
         """Run ``coro`` on the loop and block until it finishes (never from the loop's thread)."""
         if self.on_loop:
             coro.close()

@@ -37,7 +37,9 @@ from watcher.runtime.events import (
 from watcher.runtime.fates import Fates
 from watcher.runtime.session import Session
 
-__all__ = ["Watcher", "breakpoints_of"]
+__all__ = ["SESSION_END", "Watcher", "breakpoints_of"]
+
+SESSION_END = "session_end"  # the breakpoint name of the evaluation at the end of a session
 
 log = logging.getLogger("watcher.engine")
 
@@ -211,6 +213,17 @@ class Watcher:
         task.add_done_callback(self._tasks.discard)
 
     # --- evaluating ----------------------------------------------------------------------------
+
+    async def evaluate_session_end(self) -> EvaluationEvent | None:
+        """The parent session ended (a transcript's last record, a live run's exit): a breakpoint.
+
+        Evaluates whatever is still buffered and unjudged, so a loop or a finding in the last
+        observations is judged too; ``None`` when everything was already evaluated.
+        """
+        self._due = None
+        if self._new == 0:
+            return None
+        return await self.evaluate(SESSION_END)
 
     async def evaluate(self, breakpoint: str) -> EvaluationEvent:
         """Evaluate the buffered observations now; returns the journaled evaluation event."""

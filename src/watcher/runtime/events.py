@@ -354,6 +354,7 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
             turn=str(payload.get("turn") or ""),
             detail=str(payload.get("detail") or ""),
             carried=tuple(str(i) for i in payload.get("carried") or ()),
+            pause=str(payload.get("pause") or ""),
         )
     if kind in SPAWN_EVENT_KINDS:
         return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
@@ -371,6 +372,7 @@ class HookEvent(Event):
     turn: str = ""
     detail: str = ""
     carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
+    pause: str = ""  # a pause the CLI ignored at this event: the next tool call is stopped with it
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -380,6 +382,7 @@ class HookEvent(Event):
             "turn": self.turn,
             "detail": self.detail,
             "carried": list(self.carried),
+            "pause": self.pause,
         }
 
 

@@ -78,6 +78,13 @@ class Runtime:
         """Record that ``session`` finished (``status``: ended, paused, aborted, failed)."""
         self.bus.publish(SessionEvent(session=session.name, status=status, detail=detail))
 
+    async def evaluate_session_end(self, session: Session) -> None:
+        """The end of ``session`` is a breakpoint: its watchers judge what is still buffered."""
+        await self.settle()
+        for watcher in [w for (name, _), w in self.watchers.items() if name == session.name]:
+            await watcher.evaluate_session_end()
+        await self.settle()
+
     def attach(self, spec: WatcherSpec, evaluator: Evaluator, session: Session) -> Watcher:
         """Attach a watcher to ``session`` (registering the session if needed)."""
         if session.name not in self.sessions:

@@ -1,19 +1,17 @@
 """One streamed record of an agent CLI → the observations watchers see.
 
 Kept in one small module so the transcript readers (``watcher.transcripts``, incremental per
-record) can replace it wholesale. Claude Code's stream-json goes through the existing Claude
-reader; Codex ``exec --json`` and Gemini ``stream-json`` are mapped here.
+record) can replace it wholesale. Claude Code's stream-json goes through the Claude Code reader
+of ``watcher.transcripts``; Codex ``exec --json`` and Gemini ``stream-json`` are mapped here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from watcher.agents.transcripts import records_to_observations
-from watcher.core.errors import TranscriptError
 from watcher.core.observations import AssistantMessage, Done, HarnessError, Observation, ToolCall, ToolResult
+from watcher.transcripts import reader_for
 
 __all__ = ["claude_observations", "codex_observations", "gemini_observations"]
 
@@ -24,10 +22,9 @@ def claude_observations(record: Mapping[str, Any]) -> list[Observation]:
     """Claude Code stream-json: assistant text and tool calls, tool results, the end of a turn."""
     if record.get("type") not in _CLAUDE_TYPES:
         return []  # system init/retries, control responses, stream events: nothing a watcher judges
-    try:
-        return list(records_to_observations([json.dumps(record)], source="claude stream"))
-    except TranscriptError as exc:
-        return [HarnessError(text=f"unreadable Claude Code record: {exc.reason}")]
+    # each stream-json record names its session and subagent itself, so a fresh reader per record
+    # reads it whole; the reader never raises (a record of an odd shape is skipped)
+    return reader_for("claude-code", session="claude stream").feed(record)
 
 
 def codex_observations(record: Mapping[str, Any]) -> list[Observation]:

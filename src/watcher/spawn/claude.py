@@ -36,7 +36,13 @@ class ClaudeCode(AgentCLI):
     name = "claude"
     binary = "claude"
     live = True
-    passthrough = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL")
+    passthrough = (
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_MODEL",
+        "CLAUDE_CODE_MAX_RETRIES",
+    )
     fixed_env: ClassVar[Mapping[str, str]] = {
         # no title/summary side requests, no update checks, no telemetry: only the model endpoint
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -81,11 +87,9 @@ class ClaudeCode(AgentCLI):
             for d in record.get("permission_denials") or []
             if isinstance(d, Mapping)
         )
-        status = (
-            "success"
-            if record.get("subtype") == "success" and not record.get("is_error")
-            else str(record.get("subtype") or "error")
-        )
+        status = str(record.get("subtype") or "error")
+        if record.get("is_error") and status == "success":  # an API error ends "success" + is_error (2.1.330)
+            status = f"api_error {record.get('api_error_status') or ''}".strip()
         cost = record.get("total_cost_usd")
         return Final(
             status=status,

@@ -19,6 +19,7 @@ from watcher.core.redact import redact
 from watcher.runtime.events import LLMCompleted, LLMStarted
 from watcher.runtime.hub import Runtime
 from watcher.spawn._adapter import Denial, Final
+from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.process import AgentProcess
@@ -62,7 +63,10 @@ async def execute(
     env = adapter.environment(sandbox, manifest, parent_env)
     adapter.prepare(sandbox, manifest, env)
     argv = adapter.argv(executable, sandbox, manifest, prompt, resume=resume)
-    proc = AgentProcess(argv, cwd=sandbox.worktree, env=env, stderr_log=sandbox.directory / "stderr.log")
+    scrub = Scrubber(secret_values(env, manifest.secrets))
+    proc = AgentProcess(
+        argv, cwd=sandbox.worktree, env=env, stderr_log=sandbox.directory / "stderr.log", scrub=scrub.bytes
+    )
     await proc.start()
     session.attach(proc)
     progress.phase = "execute" if attempt == 0 else f"resume {attempt}"
@@ -103,7 +107,8 @@ async def execute(
         return ended, changed
 
     with (sandbox.directory / "stream.jsonl").open("a", encoding="utf-8") as log:
-        async for line in proc.lines(idle_s, total_s):
+        async for raw in proc.lines(idle_s, total_s):
+            line = scrub(raw)
             log.write(line + "\n")
             progress.output_lines += 1
             try:

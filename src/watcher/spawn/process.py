@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,20 @@ _LIMIT = 64 * 1024 * 1024  # one stream-json line can hold a whole file the agen
 class AgentProcess:
     """One run of an agent CLI; ``stop_reason`` says why it ended early ('' when it exited itself)."""
 
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], stderr_log: Path) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stderr_log: Path,
+        scrub: Callable[[bytes], bytes] | None = None,
+    ) -> None:
         self.argv = list(argv)
         self.cwd = cwd
         self.env = dict(env)
         self.stderr_log = stderr_log
+        self._scrub = scrub or (lambda data: data)
         self.stop_reason = ""
         self.started = 0.0
         self.last_activity = 0.0
@@ -69,7 +78,7 @@ class AgentProcess:
         assert self._proc is not None and self._proc.stderr is not None
         with self.stderr_log.open("ab") as log:
             while chunk := await self._proc.stderr.read(65536):
-                log.write(chunk)
+                log.write(self._scrub(chunk))
                 log.flush()
 
     async def write(self, record: Mapping[str, Any]) -> bool:

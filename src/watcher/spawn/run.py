@@ -71,7 +71,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
     runtime = Runtime(journal=config.journal)
-    session = SpawnSession(f"spawn-{sandbox.id}", adapter)
+    session = SpawnSession(f"spawn-{sandbox.id}", adapter, runtime.publish)
     runtime.add_session(session, detail=config.task[:500])
     runtime.publish(
         SandboxCreated(
@@ -119,8 +119,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             if session.stopped_by or outcome.status in ("timeout", "crashed"):
                 break
             if session.queued and resume:
-                prompt = "\n\n".join(session.queued)
-                session.queued.clear()
+                prompt = session.resume_prompt()
                 continue
             if not outcome.denials:
                 break
@@ -192,6 +191,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         result.status, result.detail = "integration_failed", str(exc)
     finally:
         session.end()
+        await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
         runtime.end_session(session, "ended" if result.ok else "failed", result.status)
         await runtime.close()
     result.duration_s = round(time.monotonic() - started, 3)

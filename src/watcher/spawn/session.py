@@ -1,20 +1,26 @@
 """A spawned agent CLI as a parent session: watchers' interjections reach the running process.
 
-For a CLI with a live channel (Claude Code's stream-json input) a queued interjection is written
-as a user message, which the CLI takes as a new turn when the current one ends; an urgent one is
+For a CLI with a live channel (Claude Code's stream-json input) an interjection is written as a
+user message, which the CLI takes as a new turn when the current one ends; an urgent one is
 preceded by an interrupt request, so the in-flight response is dropped and the next request
-carries the message. For a CLI without one (Gemini CLI, Codex) the message waits for the run's
-next breakpoint (the end of the headless run) and continues the same CLI session with
-``--resume``/``resume``. ``pause`` and ``abort`` stop the process and are not delivered as text.
+carries the message. Either way it has reached the CLI when ``inject`` returns: ``"delivered"``.
+For a CLI without one (Gemini CLI, Codex) the message waits for the run's next breakpoint (the
+end of the headless run) and continues the same CLI session with ``--resume``/``resume``:
+``inject`` answers ``"queued"``, and the session journals ``delivered`` when the resumed run
+starts with it (``resume_prompt``), or ``undeliverable`` when the spawn ends first. ``pause``
+and ``abort`` stop the process and are not delivered as text.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from watcher.agents._delivery import format_injection
 from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection, Origin
+from watcher.runtime.events import DeliveryEvent, Event
 from watcher.runtime.session import InjectionOutcome, Session
 from watcher.spawn._adapter import AgentCLI
 from watcher.spawn.process import AgentProcess
@@ -24,17 +30,25 @@ __all__ = ["SpawnSession"]
 _requests = itertools.count(1)
 
 
+@dataclass(frozen=True, slots=True)
+class _Queued:
+    interjection: Interjection
+    origin: Origin
+    text: str
+
+
 class SpawnSession(Session):
     """The parent session of one spawn; ``process`` is the CLI run currently attached (or None)."""
 
-    def __init__(self, name: str, adapter: AgentCLI) -> None:
+    def __init__(self, name: str, adapter: AgentCLI, publish: Callable[[Event], None] | None = None) -> None:
         self.name = name
         self.adapter = adapter
         self.process: AgentProcess | None = None
         self.turns_sent = 0  # user lines written to the current process
-        self.queued: list[str] = []  # messages for the next resume (no live channel, or it closed)
+        self.queued: list[_Queued] = []  # for the next resume (no live channel, or it had closed)
         self.delivered: list[tuple[Interjection, str]] = []  # (interjection, how: "live" | "resume")
         self.stopped_by: str = ""  # a pause/abort interjection ended the run
+        self._publish = publish
         self._ended = False
 
     @property
@@ -42,7 +56,11 @@ class SpawnSession(Session):
         return self._ended
 
     def end(self) -> None:
+        """No more interjections; what still waits for a resume is journaled undeliverable."""
         self._ended = True
+        for item in self.queued:
+            self._settle(item, "undeliverable", "the spawn ended before its CLI session was resumed")
+        self.queued.clear()
 
     def attach(self, process: AgentProcess) -> None:
         self.process = process
@@ -64,20 +82,21 @@ class SpawnSession(Session):
 
     async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
         if self._ended:
-            raise SessionEndedError(f"spawn session {self.name!r} has ended; the interjection was not delivered")
+            raise SessionEndedError(
+                f"spawn session {self.name!r} has ended; interjection {interjection.id!r} was not delivered"
+            )
         if interjection.action in ("pause", "abort"):
-            self.stopped_by = f"{interjection.action} by watcher {interjection.watcher or '?'}: {interjection.content}"
+            self.stopped_by = f"{interjection.action} by {origin.render()}: {interjection.content}"
             if self.process is not None:
                 await self.process.stop(self.stopped_by)
             return "delivered"
-        text = format_injection(interjection)
-        if interjection.urgent:
+        text = format_injection(interjection, by_person=origin.by_person)
+        if self._live and interjection.urgent:
             await self.interrupt()
         if await self.send(text):
             self.delivered.append((interjection, "live"))
             return "delivered"
-        self.queued.append(text)
-        self.delivered.append((interjection, "resume"))
+        self.queued.append(_Queued(interjection, origin, text))
         return "queued"
 
     async def interrupt(self) -> None:
@@ -88,3 +107,26 @@ class SpawnSession(Session):
         """
         if self._live and self.process is not None:
             await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
+
+    def resume_prompt(self) -> str:
+        """The queued messages as the prompt of the resumed run; each is journaled delivered."""
+        items, self.queued = self.queued, []
+        for item in items:
+            self.delivered.append((item.interjection, "resume"))
+            self._settle(item, "delivered", "carried by the resumed CLI session")
+        return "\n\n".join(item.text for item in items)
+
+    def _settle(self, item: _Queued, outcome: str, detail: str) -> None:
+        if self._publish is None:
+            return
+        self._publish(
+            DeliveryEvent(
+                session=self.name,
+                watcher=item.interjection.watcher,
+                interjection_id=item.interjection.id,
+                outcome="delivered" if outcome == "delivered" else "undeliverable",
+                detail=detail,
+                content=item.text,
+                origin=item.origin.render(),
+            )
+        )

@@ -236,14 +236,19 @@ class StubServer(ABC):
             self.requests.append(request)
             self._lock.notify_all()
 
+    def offers_tools(self, body: dict[str, Any]) -> bool:
+        """True when a request body offers the model tools (a wire format may say so its own way)."""
+        return bool(body.get("tools"))
+
     def _next_reply(self, request: RecordedRequest | None = None) -> Reply | None:
         """The reply for ``request``: ``default_reply`` for a request offering no tools, else the script's next.
 
         A real CLI sends side requests without tools (a session title, a summary) whose number
         and timing a test does not script; with a ``default_reply`` they leave the script alone.
+        This is the one place every stub server picks its reply.
         """
         body = request.body if request is not None else None
-        if self.default_reply is not None and body is not None and not body.get("tools"):
+        if self.default_reply is not None and body is not None and not self.offers_tools(body):
             return self.default_reply
         with self._lock:
             return self._script.popleft() if self._script else None

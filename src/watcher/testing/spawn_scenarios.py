@@ -39,9 +39,11 @@ def _result_of(tool_id: str, output: str, *, error: bool = False) -> Record:
     return {"type": "user", "message": {"role": "user", "content": [block]}, "session_id": SESSION}
 
 
-def _end(text: str = "Done.", *, subtype: str = "success", denials: list[Record] | None = None) -> Record:
+def _end(
+    text: str = "Done.", *, subtype: str = "success", error: bool = False, denials: list[Record] | None = None
+) -> Record:
     return {
-        "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text,
+        "type": "result", "subtype": subtype, "is_error": error or subtype != "success", "result": text,
         "session_id": SESSION, "total_cost_usd": 0.002, "permission_denials": denials or [],
     }  # fmt: skip
 
@@ -229,11 +231,7 @@ def _scenarios() -> list[Scenario]:
             for i in range(1, 11)
         ],
     ]
-    out.append(
-        Scenario(
-            "overload-storm", "failed", [*storm, _end("API Error: 529 overloaded", subtype="error_during_execution")]
-        )
-    )
+    out.append(Scenario("overload-storm", "failed", [*storm, _end("API Error: 529 Overloaded.", error=True)]))
     return out
 
 

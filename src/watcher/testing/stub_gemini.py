@@ -27,8 +27,7 @@ class StubGeminiServer(StubServer):
     name = "stub-gemini"
 
     def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0, default_reply: Reply | None = None):
-        super().__init__(*replies, host=host, port=port)
-        self.default_reply = default_reply or Reply.text("OK")
+        super().__init__(*replies, host=host, port=port, default_reply=default_reply or Reply.text("OK"))
 
     def answer(self, exchange: Exchange) -> None:
         request = exchange.request
@@ -45,7 +44,7 @@ class StubGeminiServer(StubServer):
         if method not in ("generateContent", "streamGenerateContent"):
             exchange.send_json(404, _error(404, "NOT_FOUND", f"no method {method!r}"))
             return
-        reply = self.default_reply if not request.body.get("tools") else self._next_reply()
+        reply = self._next_reply(request)
         if reply is None:
             exchange.send_json(500, _error(500, "INTERNAL", self.script_ran_out()))
             return

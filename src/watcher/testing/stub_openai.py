@@ -43,7 +43,7 @@ class StubOpenAIServer(StubServer):
         if request.body is None:
             exchange.send_json(400, _error_body("invalid_request_error", "the body is not a JSON object", 400))
             return
-        reply = self._next_reply()
+        reply = self._next_reply(request)
         if reply is None:
             exchange.send_json(
                 500, _error_body("server_error", self.script_ran_out(), 500), {"x-should-retry": "false"}

@@ -30,8 +30,10 @@ class StubResponsesServer(StubServer):
     name = "stub-responses"
 
     def __init__(self, *replies: Reply, host: str = "127.0.0.1", port: int = 0, default_reply: Reply | None = None):
-        super().__init__(*replies, host=host, port=port)
-        self.default_reply = default_reply or Reply.text("OK")
+        super().__init__(*replies, host=host, port=port, default_reply=default_reply or Reply.text("OK"))
+
+    def offers_tools(self, body: dict[str, Any]) -> bool:
+        return offers_tools(body)
 
     @property
     def base_url(self) -> str:
@@ -49,7 +51,7 @@ class StubResponsesServer(StubServer):
         if request.body is None:
             exchange.send_json(400, _error("invalid_request_error", "the body is not a JSON object"))
             return
-        reply = self._next_reply() if offers_tools(request.body) else self.default_reply
+        reply = self._next_reply(request)
         if reply is None:
             exchange.send_json(500, _error("server_error", self.script_ran_out()))
             return

@@ -53,7 +53,6 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
         self._loop = loop
         self._schedule = schedule or (lambda fn: fn())
         self._limiter = FlushLimiter(self.flush, loop=loop)
-        self._shown_version = -1
         self._editing_shown = False
         self.flushes = 0
         self.header = w.HTML()
@@ -91,7 +90,6 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
             layout=w.Layout(border="1px solid #d8e1e8", padding="4px 8px", margin="4px 0"),
         )
         self.add_class("watcher-panel")
-        self._pending_id = ""
         self.flush()
 
     # --- updates (runtime thread) ----------------------------------------------------------------
@@ -112,7 +110,6 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
         """Copy the rendered state into the child widgets (only what changed)."""
         self._limiter.mark()
         view = self.state.view()
-        self._shown_version = self.state.version
         self.flushes += 1
         with self.hold_sync():
             self._set(self.header, view.header)
@@ -136,7 +133,6 @@ class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hi
 
     def _show_pending(self, view: PanelView) -> None:
         self._set(self.pending, view.pending)
-        self._pending_id = view.pending_id
         wanted = self._pending_children if view.pending_id else ()
         if tuple(self.pending_box.children) != wanted:
             self.pending_box.children = wanted
