@@ -94,3 +94,15 @@ def test_no_planted_secret_reaches_the_journal_file_or_the_json_output(tmp_path:
         core = secret.removeprefix("AccountKey=")[8:]  # the part a mask never keeps
         assert core.encode() not in stored, f"{provider} key in the journal file"
         assert core.encode() not in shown, f"{provider} key in the output"
+
+
+def test_a_line_too_deep_to_read_among_good_ones_is_skipped_and_said(tmp_path: Path) -> None:
+    deep = '{"kind": "user_message", "text": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    transcript = write_transcript(
+        tmp_path / "t.jsonl", [{"kind": "user_message", "text": "hi"}, deep, {"kind": "done"}]
+    )
+    journal = tmp_path / "journal.sqlite3"
+    result = watcher_cli("replay", str(transcript), "--journal", str(journal))
+    assert result.returncode == 0 and no_traceback(result.stderr), result.stderr
+    assert "skipped 1" in result.stderr, "the missing line is said, not silent"
+    assert len(_rows(journal)) == 2
