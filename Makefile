@@ -33,6 +33,8 @@ demo: $(STAMP) $(CLIS)
 	$(PY) -m watcher.demo
 	@# one spawn end to end: the real Claude Code CLI when npm installed it, else the fake CLI (it says which)
 	$(PY) -m watcher.demo_spawn
+	@# a short fleet: one task stuck (nudged, then paused), one learning relayed, as a timeline
+	$(PY) -m watcher.demo_fleet
 	$(PY) -m watcher.demo_notebooks
 
 test: check unit notebooks
