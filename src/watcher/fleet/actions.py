@@ -114,18 +114,24 @@ class Actions:
         self.stats.tasks_aborted += 1
         return True
 
-    async def relay(self, event: SyncMessageSent, said: Interjection) -> str:
-        """Persist a sync for its recipient, then hand it over (or hold it while the recipient is paused)."""
-        channel = self.channels.get(event.session)
-        if channel is None or channel.ended:
-            return "undeliverable"
-        status = "queued" if channel.paused else "sent"
-        await self.persist(replace(event, status=status))
-        outcome = await channel.deliver(said, FLEET_ORIGIN)
-        if outcome == "queued":
-            self.stats.syncs_relayed += 1
-            if said.urgent and channel.run is not None:  # blocking: cut off the response in flight
-                await channel.run.interrupt()
-        elif outcome == "held":
-            self.stats.syncs_queued += 1
-        return outcome
+    async def relay(self, batch: list[tuple[SyncMessageSent, Interjection]]) -> list[str]:
+        """Persist syncs for their recipients (one commit for the batch), then hand each over.
+
+        A sync for a paused recipient is recorded ``queued`` and held until it resumes.
+        """
+        live = [(e, s) for e, s in batch if (c := self.channels.get(e.session)) is not None and not c.ended]
+        stamped = [(replace(e, status="queued" if self.channels[e.session].paused else "sent"), s) for e, s in live]
+        if stamped:
+            await self.persist(*(e for e, _ in stamped))
+        outcomes = []
+        for event, said in stamped:
+            channel = self.channels[event.session]
+            outcome = await channel.deliver(said, FLEET_ORIGIN)
+            if outcome == "queued":
+                self.stats.syncs_relayed += 1
+                if said.urgent and channel.run is not None:  # blocking: cut off the response in flight
+                    await channel.run.interrupt()
+            elif outcome == "held":
+                self.stats.syncs_queued += 1
+            outcomes.append(outcome)
+        return outcomes

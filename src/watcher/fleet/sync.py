@@ -94,8 +94,9 @@ class SyncCycle:
         if fresh:
             await self.actions.persist(*(self._stored(lrn) for lrn in fresh))
             self.actions.stats.learnings += len(fresh)
-        for learning in fresh:
-            await self._relay(learning)
+        batch = [pair for learning in fresh for pair in self._relays(learning)]
+        if batch:
+            await self.actions.relay(batch)
         self.last_ok = time.time()
 
     def _extract(self, event: ObservationEvent) -> list[Learning]:
@@ -137,7 +138,8 @@ class SyncCycle:
         self._sent[(recipient, text.lower())] = now
         return True
 
-    async def _relay(self, learning: Learning) -> None:
+    def _relays(self, learning: Learning) -> list[tuple[SyncMessageSent, Interjection]]:
+        out = []
         source = self.specs[learning.task]
         for name, spec in self.specs.items():
             channel = self.actions.channels.get(name)
@@ -163,4 +165,5 @@ class SyncCycle:
                 text=learning.text,
                 observation=learning.observation,
             )
-            await self.actions.relay(event, said)
+            out.append((event, said))
+        return out

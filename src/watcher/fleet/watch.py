@@ -24,6 +24,7 @@ __all__ = ["Evaluator", "WatchCycle"]
 log = logging.getLogger("watcher.fleet")
 
 Evaluator = Callable[[Snapshot], Recommendation]
+RECORD_EVERY = 10  # cycles between health checks of a task whose picture did not change
 _ENDED = {"completed", "paused", "aborted", "failed", "cancelled", "max_steps", "ended"}
 
 
@@ -41,6 +42,7 @@ class WatchCycle:
         self.degraded = False
         self.cycles = 0
         self.last_ok: float | None = None  # wall-clock time of the last full cycle (for people)
+        self._last: dict[str, tuple[object, ...]] = {}  # what the last recorded check said, per task
 
     def track(self, task: str) -> None:
         """Start following ``task`` (its age counts from now, on the monotonic clock)."""
@@ -122,13 +124,23 @@ class WatchCycle:
         self._record(snap, chosen, health, degraded)
 
     def _record(self, snap: Snapshot, chosen: Recommendation, health: str, degraded: bool) -> None:
+        """Journal the check when the task's picture changed, and every ``RECORD_EVERY`` cycles anyway.
+
+        Health checks are the droppable events: a steady fleet of thousands of tasks does not
+        write thousands of identical rows per cycle.
+        """
         channel = self.actions.channels.get(snap.task)
+        status = channel.status if channel is not None else "gone"
+        key = (health, status, snap.freshness, chosen.action, self.states[snap.task].nudges, degraded)
+        if self._last.get(snap.task) == key and self.cycles % RECORD_EVERY:
+            return
+        self._last[snap.task] = key
         self.actions.journal.append(
             TaskHealthCheck(
                 session=snap.task,
                 cycle=self.cycles,
                 health="degraded" if degraded and health == "healthy" else health,
-                status=channel.status if channel is not None else "gone",
+                status=status,
                 freshness=snap.freshness,
                 iteration=snap.iteration,
                 tokens=snap.tokens,
