@@ -136,7 +136,8 @@ def _reply(request: RecordedRequest) -> Reply:
 
 
 async def _fleet_wall_s(folder: Path, supervised: bool) -> float:
-    config = FleetConfig(supervision=supervised, watch_interval_s=0.2, sync_interval_s=0.2, min_task_age_s=0.0)
+    # intervals 30x and 30x shorter than the defaults (30 s, 15 s), so the loops run many times in a few seconds
+    config = FleetConfig(supervision=supervised, watch_interval_s=1.0, sync_interval_s=0.5, min_task_age_s=0.0)
     specs = [TaskSpec(f"t{i}", f"task {i}", tools=(tool(_read, name="Read"),)) for i in range(100)]
     with StubAnthropicServer(*itertools.repeat(Reply.dynamic(_reply), 1000)) as stub:
         fleet = Fleet(

@@ -1,0 +1,106 @@
+"""The fleet's pure parts from data files: tasks files, learning extraction, relevance, events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from watcher.core.errors import ConfigurationError
+from watcher.core.observations import AssistantMessage, ToolResult
+from watcher.fleet import TaskSpec, extract, load_tasks, related
+from watcher.fleet.judge import Recommendation, escalate
+from watcher.runtime.events import (
+    FLEET_EVENT_KINDS,
+    LearningExtracted,
+    SyncMessageSent,
+    TaskHealthCheck,
+    event_from_payload,
+)
+
+DATA = Path(__file__).parent / "data"
+TASKS = json.loads((DATA / "tasks_files.json").read_text())
+LEARNINGS = json.loads((DATA / "learnings.json").read_text())
+
+
+def read(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: the file
+    """
+    return path
+
+
+@pytest.mark.parametrize("case", TASKS, ids=[c["name"] for c in TASKS])
+def test_tasks_files(case: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "tasks.toml"
+    path.write_text(case["toml"])
+    if "error" in case:
+        with pytest.raises(ConfigurationError, match=".*" + __import__("re").escape(case["error"])):
+            load_tasks(path, tools={"Read": read})
+        return
+    config, specs = load_tasks(path, tools={"Read": read})
+    assert [s.name for s in specs] == case["tasks"]
+    if "watch_interval_s" in case:
+        assert config.watch_interval_s == case["watch_interval_s"] and config.name == "auth"
+        assert specs[0].tags == ("api", "auth") and specs[1].tags == ("auth",) and specs[1].max_steps == 7
+
+
+@pytest.mark.parametrize("case", LEARNINGS, ids=[c["name"] for c in LEARNINGS])
+def test_learning_extraction(case: dict[str, Any]) -> None:
+    if case["kind"] == "assistant":
+        obs: Any = AssistantMessage(text=case["text"])
+    else:
+        obs = ToolResult(tool_call_id="c1", output=case["text"], is_error=case["kind"] == "error")
+    found = extract("a", 7, obs, case.get("tool", ""))
+    if "redacted" in case:
+        assert found and case["redacted"] not in found[0].text
+        return
+    assert [[f.urgency, f.text] for f in found] == case["learnings"]
+    assert all(f.task == "a" and f.observation == 7 for f in found)
+
+
+def test_relevance_by_tags_parent_and_directories() -> None:
+    a = TaskSpec("a", "p", tags=("api",), directory="src/api")
+    assert related(a, TaskSpec("b", "p", tags=("api", "x")))
+    assert related(a, TaskSpec("b", "p", parent="a")) and related(
+        TaskSpec("c", "p", parent="z"), TaskSpec("d", "p", parent="z")
+    )
+    assert related(a, TaskSpec("b", "p", directory="src")) and related(a, TaskSpec("b", "p", directory="src/api/v2"))
+    assert not related(a, TaskSpec("b", "p", tags=("docs",), directory="docs"))
+    assert not related(a, TaskSpec("b", "p", directory="src/apiary"))
+    assert not related(a, a)
+    assert related(TaskSpec("a", "p"), TaskSpec("b", "p", directory="lib"), ("lib/util",)), (
+        "a learning's own directories"
+    )
+
+
+def test_the_ladder() -> None:
+    nudge = Recommendation("nudge", "stuck", "try again")
+    assert [escalate(nudge, n, 5).severity for n in range(5)] == ["hint", "warning", "warning", "critical", "critical"]
+    assert escalate(nudge, 5, 5).action == "pause"
+    assert escalate(Recommendation("abort", "harness"), 0, 5).action == "abort"
+
+
+def test_fleet_events_round_trip_through_their_payloads() -> None:
+    events = [
+        TaskHealthCheck(session="a", cycle=3, health="stuck", status="running", freshness="fresh", nudges=2),
+        LearningExtracted(session="a", learning_id="l1", text="t", source="assistant_text", urgency="fyi", tags=("x",)),
+        SyncMessageSent(session="b", interjection_id="s1", learning_id="l1", source_task="a", urgency="fyi", text="t"),
+    ]
+    for event in events:
+        back = event_from_payload(
+            event.kind, json.loads(json.dumps(event.payload())), session=event.session, watcher="", ts=event.ts
+        )
+        assert back == event
+    assert set(FLEET_EVENT_KINDS) >= {
+        "task_health",
+        "watcher_nudge",
+        "watcher_pause",
+        "watcher_abort",
+        "sync_message",
+        "learning_extracted",
+    }
