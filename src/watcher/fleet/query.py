@@ -8,7 +8,7 @@ fleet events (``TaskHealthCheck``, ``WatcherNudge``, ``WatcherPause``, ``Watcher
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from watcher.core.errors import MalformedEventError
@@ -135,6 +135,8 @@ def read_fleet(journal: Journal) -> FleetView:
             view.syncs.append(event)
         elif isinstance(event, LearningExtracted):
             view.learnings.append(event)
+    texts = {lrn.learning_id: lrn.text for lrn in view.learnings}
+    view.syncs = [s if s.text else replace(s, text=texts.get(s.learning_id, "")) for s in view.syncs]
     for event in sessions:
         ended = view.tasks.get(event.session)
         if ended is not None and event.status not in ("started", "running"):

@@ -79,6 +79,7 @@ class SyncCycle:
         self._sent: dict[tuple[str, str], float] = {}  # (recipient, text) -> monotonic time relayed
         self._recent: dict[str, deque[float]] = {}
         self._known: set[str] = set()
+        self._kin = _Kinship(specs)
 
     async def run(self) -> None:
         """One cycle: new observations → learnings (stored) → relays."""
@@ -141,7 +142,10 @@ class SyncCycle:
     def _relays(self, learning: Learning) -> list[tuple[SyncMessageSent, Interjection]]:
         out = []
         source = self.specs[learning.task]
-        for name, spec in self.specs.items():
+        for name in self._kin.candidates(source):
+            spec = self.specs.get(name)
+            if spec is None:  # a parent outside the fleet
+                continue
             channel = self.actions.channels.get(name)
             if channel is None or channel.ended or not related(source, spec, learning.directories):
                 continue
@@ -162,8 +166,34 @@ class SyncCycle:
                 learning_id=learning.id,
                 source_task=learning.task,
                 urgency=learning.urgency,
-                text=learning.text,
+                text="",  # the text is the learning's (``LearningExtracted``): journaled and redacted once
                 observation=learning.observation,
             )
             out.append((event, said))
         return out
+
+
+class _Kinship:
+    """Who may be related to whom, indexed once (by tag and parent), so a relay does not scan every task."""
+
+    def __init__(self, specs: Mapping[str, TaskSpec]) -> None:
+        self.by_tag: dict[str, list[str]] = {}
+        self.by_parent: dict[str, list[str]] = {}
+        self.with_directory = [name for name, spec in specs.items() if spec.directory]
+        for name, spec in specs.items():
+            for tag in spec.tags:
+                self.by_tag.setdefault(tag, []).append(name)
+            if spec.parent:
+                self.by_parent.setdefault(spec.parent, []).append(name)
+
+    def candidates(self, source: TaskSpec) -> list[str]:
+        """Tasks that might be related to ``source`` (``related`` decides), in a stable order."""
+        found: dict[str, None] = {}
+        for tag in source.tags:
+            found.update(dict.fromkeys(self.by_tag.get(tag, ())))
+        found.update(dict.fromkeys(self.by_parent.get(source.name, ())))
+        if source.parent:
+            found.update(dict.fromkeys(self.by_parent.get(source.parent, ())))
+            found[source.parent] = None
+        found.update(dict.fromkeys(self.with_directory))
+        return list(found)
