@@ -175,3 +175,31 @@ async def test_a_paused_task_receives_its_queued_syncs_on_resume(tmp_path: Path)
     statuses = [row.payload.get("status") for row in journal.read(0, limit=100_000) if row.kind == "sync_message"]
     assert "queued" in statuses and "delivered_on_resume" in statuses
     journal.close()
+
+
+async def test_a_task_that_crashes_or_finishes_mid_cycle_is_skipped_not_an_error(tmp_path: Path) -> None:
+    def crash(n: int, request: RecordedRequest) -> Reply:
+        return (
+            Reply.tool_use("Read", {"path": "a.py"}, delay_s=0.05)
+            if n < 2
+            else Reply.error(400, "invalid_request_error")
+        )
+
+    scripts = Scripts({"crash": crash, "quick": worker(1), "b": worker(15)})
+    journal = Journal(tmp_path / "j.sqlite3")
+    with scripts.server() as stub:
+        fleet = Fleet(
+            [spec("crash", "api"), spec("quick", "api"), spec("b", "api")],
+            config=FAST,
+            journal=journal,
+            base_url=stub.base_url,
+            api_key="k",
+        )
+        results = await fleet.run()
+    assert type(results["crash"]).__name__ == "BadRequestError"
+    assert results["b"].status == "completed" and results["quick"].status == "completed"  # type: ignore[union-attr]
+    health = fleet.health()
+    assert health.restarts == {"watcher": 0, "syncer": 0} and not health.degraded
+    assert fleet.stats.watcher_cycles > 3
+    assert await fleet.actions.nudge("crash", "anyone there?", "hint") == "", "an ended task takes no nudge"
+    journal.close()

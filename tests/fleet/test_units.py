@@ -104,3 +104,10 @@ def test_fleet_events_round_trip_through_their_payloads() -> None:
         "sync_message",
         "learning_extracted",
     }
+
+
+def test_a_task_for_another_agent_is_refused_with_a_reason(tmp_path: Path) -> None:
+    from watcher.fleet import Fleet
+
+    with pytest.raises(ConfigurationError, match="cannot be fleet tasks yet"):
+        Fleet([TaskSpec("a", "p", agent="codex")], journal=tmp_path / "j.sqlite3")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.agents import AgentRun, RunResult, agent, make_client
+from watcher.core.errors import ConfigurationError
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.channel import TaskChannel
 from watcher.fleet.follow import Follower
@@ -63,6 +64,11 @@ class Fleet:
         extractor: Extractor | None = None,
     ) -> None:
         check_names(specs)
+        other = sorted({s.agent for s in specs} - {"anthropic"})
+        if other:
+            raise ConfigurationError(
+                f'fleet tasks run watcher\'s own agent runs (agent = "anthropic"); {other} cannot be fleet tasks yet'
+            )
         self.specs = {s.name: s for s in specs}
         self.config = config or FleetConfig()
         self._owns_journal = not isinstance(journal, Journal)
