@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from watcher.testing.scripts import RecordedRequest, Reply
 
-__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "CommitTask", "LoginTask"]
+__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "CommitTask", "LoginTask", "ReadmeTask"]
 
 LOGIN_PATH = "src/auth/login.js"
 
@@ -168,3 +168,41 @@ class CommitTask:
         if step == "summary_committed":
             return Reply.text("Added NOTES.md and committed it.")
         return Reply.text("I wrote NOTES.md but I was not allowed to commit it.")
+
+
+@dataclass
+class ReadmeTask:
+    """Rewrite README.md and commit; asked to resolve a merge conflict, write a merged README and commit.
+
+    For the repair run: the base moved upstream with its own README, the spawn's branch conflicts,
+    and a second run of the same CLI is asked to resolve the markers and conclude the merge.
+    """
+
+    agent: str = "claude"
+    steps: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def replies(self, n: int = 20) -> list[Reply]:
+        return [Reply.dynamic(self)] * n
+
+    def __call__(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            repairing = b"conflict markers" in request.raw
+            done = set(self.steps)
+            order = ("resolve", "conclude", "resolved") if repairing else ("write", "commit", "summary")
+            step = next((s for s in order if s not in done), order[-1])
+            self.steps.append(step)
+        tool, key, shell = _TOOLS[self.agent]
+        cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
+        path = f"{cwd[1]}/README.md" if cwd and self.agent == "claude" else "README.md"
+        if step == "write":
+            return Reply.tool_use(tool, {key: path, "content": "# shop, rewritten here\n"})
+        if step == "commit":
+            return Reply.tool_use(shell, {"command": "git add -A && git commit -q -m 'Rewrite the README'"})
+        if step == "resolve":
+            return Reply.tool_use(tool, {key: path, "content": "# shop, rewritten here and upstream\n"})
+        if step == "conclude":
+            return Reply.tool_use(shell, {"command": "git add -A && git commit -q --no-edit"})
+        if step == "resolved":
+            return Reply.text("Resolved the README conflict, keeping both headings' intent.")
+        return Reply.text("Rewrote the README.")
