@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from watcher.core.interjection import Location
 from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
 from watcher.runtime.events import EvaluationEvent, ObservationEvent, SessionEvent
@@ -120,7 +119,7 @@ def summarise(rows: list[JournalRow]) -> list[str]:
             if fate.status in ("proposed", "capped") or fate.origin.by_person:
                 continue
             i = fate.interjection
-            where = ", ".join(_where(loc) for loc in i.locations)
+            where = ", ".join(loc.render() for loc in i.locations)
             urgency = "urgent " if i.urgent else ""
             status = "pending: waiting for a person" if fate.status == "pending" else fate.status
             out.append(
@@ -131,11 +130,6 @@ def summarise(rows: list[JournalRow]) -> list[str]:
             if isinstance(e.observation, UserMessage) and e.observation.extra.get("interjection_id"):
                 out.append(f"  injected into the run at #{e.index}: {_line(e.observation.text, 88)}")
     return out
-
-
-def _where(loc: Location) -> str:
-    target = loc.path or f"cell:{loc.cell_id}"
-    return f"{target}:{loc.start_line}"
 
 
 def main() -> int:

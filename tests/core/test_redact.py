@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -54,3 +55,27 @@ def test_the_pre_check_never_misses_what_redact_masks(secret: str, before: str, 
     if redact(text) != text:
         assert may_hold_secret(text)
     assert secret not in redact(text)
+
+
+CASES = json.loads((Path(__file__).parent / "vectors" / "redaction_cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_redaction_vectors(case: dict[str, object]) -> None:
+    text = str(case["text"])
+    out = redact(text)
+    if case.get("kept"):
+        assert out == text
+    for secret in case.get("gone", []):  # type: ignore[attr-defined]
+        assert secret not in out and "[REDACTED]" in out
+
+
+def test_deeply_nested_values_are_redacted_without_recursion() -> None:
+    value: object = "sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq"
+    for _ in range(10_000):
+        value = [value]
+    out = redact_value(value)
+    for _ in range(10_000):
+        assert isinstance(out, list)
+        out = out[0]
+    assert out == "sk-ant-…[REDACTED]"

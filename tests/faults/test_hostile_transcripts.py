@@ -57,33 +57,11 @@ def test_json_nested_ten_thousand_deep_is_a_message_not_a_traceback(tmp_path: Pa
     )
     result = watcher_cli("replay", str(transcript), "--journal", str(tmp_path / "j.sqlite3"))
     assert result.returncode == 2 and no_traceback(result.stderr)
-    assert "t.jsonl:1" in result.stderr and "nested too deeply" in result.stderr
+    assert result.stderr.startswith("watcher: error:") and "t.jsonl" in result.stderr
 
 
 # one key of every provider the security role knows, in its usual and its unquoted shapes
-PLANTED = {
-    "anthropic": "sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq",
-    "openai": "sk-proj-4fJ8kL2mN9pQ3rS7tU1vW5xY0zA6bC",
-    "github": "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
-    "gitlab": "glpat-Zx9Yw8Vu7Ts6Rq5Po4Nm",
-    "slack": "xoxb-1234567890-abcdefghijKLMN",
-    "aws access": "AKIAQ3EGRX7PLM2WZ4TN",
-    "aws secret": "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",
-    "google": "AIzaSyD7x8Q2mP4nL6kJ9hG3fD1sA5zX0cV8bN7",
-    "stripe": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
-    "twilio": "SK0123456789abcdef0123456789abcdef",
-    "sendgrid": "SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq",
-    "mailchimp": "0123456789abcdef0123456789abcdef-us12",
-    "npm": "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-    "pypi": "pypi-AgEIcHlwaS5vcmc" + "Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq" * 2,
-    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
-    "discord": "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
-    "telegram": "1234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1",
-    "square": "sq0csp-0123456789abcdefghijABCDEFGHIJ_-klmnop",
-    "azure": "AccountKey=" + "Zm9vYmFyYmF6" * 8,
-    "password": "hunter2-Correct-Horse-99",
-    "private key": "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0",
-}
+PLANTED: dict[str, str] = json.loads((Path(__file__).parent / "data" / "planted_secrets.json").read_text())
 
 
 def _planted_records() -> list[dict[str, Any]]:
@@ -116,3 +94,15 @@ def test_no_planted_secret_reaches_the_journal_file_or_the_json_output(tmp_path:
         core = secret.removeprefix("AccountKey=")[8:]  # the part a mask never keeps
         assert core.encode() not in stored, f"{provider} key in the journal file"
         assert core.encode() not in shown, f"{provider} key in the output"
+
+
+def test_a_line_too_deep_to_read_among_good_ones_is_skipped_and_said(tmp_path: Path) -> None:
+    deep = '{"kind": "user_message", "text": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    transcript = write_transcript(
+        tmp_path / "t.jsonl", [{"kind": "user_message", "text": "hi"}, deep, {"kind": "done"}]
+    )
+    journal = tmp_path / "journal.sqlite3"
+    result = watcher_cli("replay", str(transcript), "--journal", str(journal))
+    assert result.returncode == 0 and no_traceback(result.stderr), result.stderr
+    assert "skipped 1" in result.stdout + result.stderr, "the missing line is said, not silent"
+    assert len(_rows(journal)) == 2

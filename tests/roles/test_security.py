@@ -11,6 +11,7 @@ from watcher.core.interjection import Continue, Interject, Location
 from watcher.core.observations import CellExecuted, Observation, ToolCall, ToolResult, observation_from_dict
 from watcher.core.protocol import parse_decision, render_decision
 from watcher.roles import make_role, spec_for_role
+from watcher.roles._security_pyast import blocks
 from watcher.roles._security_python import _bandit, python_findings
 from watcher.roles._security_secrets import secret_findings
 from watcher.roles._security_shell import shell_findings
@@ -225,3 +226,10 @@ def test_known_key_formats_are_critical_and_masked() -> None:
         assert finding.rule == f"secret:{kind}" and finding.severity == "critical"
         secret = line.split("=", 1)[1].strip("'\" ")
         assert secret not in finding.explanation and "[REDACTED]" in finding.explanation
+
+
+def test_a_fragment_indented_throughout_that_does_not_parse_is_scanned_without_error() -> None:
+    """An Edit of a function body can be indented on every line and still not parse on its own."""
+    assert list(blocks("    query = (\n        'SELECT 1'\n")) == []
+    fragment = "    x = (\n    os.system('rm -rf ' + path)\n"
+    assert isinstance(python_findings(fragment), list)  # the scan of what can be scanned must not raise

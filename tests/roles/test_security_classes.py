@@ -104,3 +104,12 @@ def test_unparsable_python_without_findings_says_what_was_not_scanned() -> None:
     decision = SecurityRole().evaluate(observations, 1)
     assert isinstance(decision, Continue)
     assert "lines 3 of cell c9 could not be parsed" in decision.note
+
+
+@pytest.mark.parametrize("path", ["generated.py", "generated.js"])
+def test_expression_nested_thousands_deep_does_not_break_the_role(path: str) -> None:
+    """Generated code deeper than the parsers' recursion is skipped by the structural rules, not an error."""
+    code = 'query = "SELECT id FROM t WHERE a = " + ' + " + ".join(["part"] * 3000) + "\n"
+    observations = [ToolCall(id="g", name="Write", input={"file_path": path, "content": code})]
+    decision = SecurityRole().evaluate(observations, 1)
+    assert decision.error is None

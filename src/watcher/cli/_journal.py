@@ -33,25 +33,32 @@ def run(args: argparse.Namespace) -> int:
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
         conn.text_factory = bytes
-        problems = [str(r[0], "utf-8", "replace") for r in conn.execute("PRAGMA integrity_check").fetchall()]
-        readable, unreadable = _count(conn)
-        conn.close()
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise JournalError(
             f"{path} cannot be read as a journal ({exc}); move it aside (mv {path} {path}.damaged) "
             "and a new one is started"
         ) from exc
+    try:
+        problems = [str(r[0], "utf-8", "replace") for r in conn.execute("PRAGMA integrity_check").fetchall()]
+    except sqlite3.DatabaseError as exc:  # too damaged for the check itself to finish
+        problems = [str(exc)]
+    try:
+        readable, unreadable = _count(conn)
+    finally:
+        conn.close()
     whole = problems == ["ok"] and unreadable == 0
     print(f"{path}: {'ok' if whole else 'damaged'}")
     print(f"  integrity check: {'ok' if problems == ['ok'] else '; '.join(problems[:5])}")
     print(f"  events readable: {readable}, unreadable: {unreadable}")
     if not whole:
-        print(f"  to start afresh: mv {path} {path}.damaged (readers skip unreadable rows meanwhile)")
+        print(f"  to start afresh: mv {path} {path}.damaged")
     return 0 if whole else 1
 
 
 def _count(conn: sqlite3.Connection) -> tuple[int, int]:
-    """Rows whose payload decodes as a JSON object, and rows that do not (or cannot be read)."""
+    """Rows whose payload decodes as a JSON object, and rows that do not (or cannot be read: an
+    estimate from the ids stepped over)."""
     readable = unreadable = 0
     last = 0
     step = 1

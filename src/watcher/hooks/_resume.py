@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from watcher.core.errors import JournalError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Observation, observation_from_dict
 from watcher.evaluators.rules import RulesEvaluator
@@ -43,7 +44,10 @@ class Past:
 
 def read_back(journal: Journal, name: str) -> Past:
     """What ``journal`` knows of session ``name`` (its own queued writes flushed first)."""
-    journal.flush()  # a desk's own earlier writes count too (a session ended and resumed)
+    try:  # a desk's own earlier writes count too (a session ended and resumed)
+        journal.flush(timeout=1.0)
+    except JournalError as exc:  # locked by another process: read what is committed, never wait on it
+        log.warning("reading session %s back without its newest writes: %s", name, exc)
     history: list[Observation] = []
     pending: dict[str, Interjection] = {}
     made: dict[str, Interjection] = {}

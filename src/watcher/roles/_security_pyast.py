@@ -399,7 +399,8 @@ def blocks(code: str) -> Iterator[tuple[int, int]]:
         for number, line in enumerate(lines, 1)
         if line.strip() and not line[0].isspace() and not line.lstrip().startswith(("#", ")", "]", "}"))
     ]
-    for start, after in zip(starts, [*starts[1:], len(lines) + 1], strict=True):
+    # a fragment indented throughout (an Edit of a function body that does not parse) has no blocks
+    for start, after in zip(starts, [*starts[1:], len(lines) + 1][: len(starts)], strict=True):
         last = after - 1
         while last > start and not lines[last - 1].strip():
             last -= 1  # blank lines between blocks belong to neither

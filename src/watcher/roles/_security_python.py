@@ -96,11 +96,14 @@ def python_findings(code: str) -> list[Finding]:
     is scanned, and each finding says which lines were skipped.
     """
     lines = code.splitlines()  # as written: fixes keep the original indentation
-    parsed = _parse(code)
-    if parsed is None:
+    try:
+        parsed = _parse(code)
+        if parsed is None:
+            return []
+        text, tree, skipped = parsed
+        found = [f for f in _bandit_findings(text, lines, tree) if f is not None]
+    except RecursionError:  # nested thousands deep (generated code): more than the parser can hold
         return []
-    text, tree, skipped = parsed
-    found = [f for f in _bandit_findings(text, lines, tree) if f is not None]
     if skipped:
         note = " Lines " + ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in skipped)
         note += " could not be parsed by this Python and were not scanned."
@@ -110,7 +113,10 @@ def python_findings(code: str) -> list[Finding]:
 
 def unparsed_lines(code: str) -> str:
     """The line ranges of ``code`` left out of the Python scan ("3-4, 9"), or "" when all of it was read."""
-    parsed = _parse(code)
+    try:
+        parsed = _parse(code)
+    except RecursionError:
+        return ""
     return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in parsed[2]) if parsed else ""
 
 

@@ -65,9 +65,13 @@ def _javascript(text: str, path: str) -> list[Finding]:
     with_fix = sql_findings(text, path=path)
     if len(text) > _MAX_PARSED:  # a bundle or minified build output, not code someone is writing
         return with_fix
+    try:
+        found = js_ast_findings(text, path=path)
+    except RecursionError:  # an expression nested thousands deep (generated code): the SQL rule still ran
+        found = []
     structural = [
         f
-        for f in js_ast_findings(text, path=path)
+        for f in found
         if not (
             f.rule == "js:sql-injection"
             and any(s.start_line <= f.last_line and f.start_line <= s.last_line for s in with_fix)

@@ -23,6 +23,7 @@ from watcher.core.errors import NotPendingError, SessionEndedError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator, Usage
 from watcher.core.interjection import Continue, Interject, Interjection, Origin
 from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
+from watcher.core.redact import redact
 from watcher.core.spec import Breakpoint, WatcherSpec
 from watcher.runtime.bus import EventBus, Subscription
 from watcher.runtime.events import (
@@ -287,10 +288,12 @@ class Watcher:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - fail closed: the parent is never blocked by its watcher
-            log.warning("watcher %r: evaluator failed: %s", self.spec.name, exc)
-            return EvaluationResult("", Continue()), f"{type(exc).__name__}: {exc}"
+            error = redact(f"{type(exc).__name__}: {exc}")  # an SDK's message may quote a key
+            log.warning("watcher %r: evaluator failed: %s", self.spec.name, error)
+            return EvaluationResult("", Continue()), error
         problem = _malformed(result)
         if problem is not None:  # fail closed, like an exception: a continue whose error is journaled
+            problem = redact(problem)
             log.warning("watcher %r: %s", self.spec.name, problem)
             return EvaluationResult("", Continue()), problem
         return result, None

@@ -112,6 +112,9 @@ class Exchange:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body are written apart: with Nagle on and loopback's delayed ACKs each answer
+    # would wait about 40 ms for its body
+    disable_nagle_algorithm = True
     server: _Server
 
     def do_POST(self) -> None:

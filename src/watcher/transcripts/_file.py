@@ -7,6 +7,7 @@ counted (``invalid JSON``) unless ``strict``; a strict error names the file and 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -121,6 +122,21 @@ def _whole_json(data: bytes) -> object:
         return _NOT_JSON
 
 
+def _loads(line: bytes) -> object:
+    """One JSON line: orjson, or the standard library for what JSON allows and orjson refuses
+    (a lone surrogate escape such as ``"\\ud800"``), so such a record is read, not skipped."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        if b"\\u" not in line:
+            raise
+        try:
+            return json.loads(line)
+        except (ValueError, RecursionError):
+            pass
+        raise
+
+
 def _as_records(document: object) -> list[object]:
     return list(document) if isinstance(document, list) else [document]
 
@@ -130,7 +146,7 @@ def _lines(data: bytes, source: str, strict: bool, invalid: Counter[str]) -> Ite
         if not line.strip():
             continue
         try:
-            yield number, orjson.loads(line)
+            yield number, _loads(line)
         except orjson.JSONDecodeError as exc:
             if strict:
                 raise TranscriptError(f"not valid JSON ({exc})", source=source, line=number) from exc
