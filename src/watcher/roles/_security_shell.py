@@ -195,7 +195,7 @@ def _line_findings(
         add(
             "shell:pipe-to-shell",
             "Download piped into a shell" + (" as root" if sudo else ""),
-            "critical" if sudo else "warning",
+            "critical",  # whoever controls the URL runs code here: stopped before it runs, root or not
             "A script downloaded from the network is executed unread"
             + (" with root privileges" if sudo else "")
             + ": whoever controls that URL (or the connection) runs code on this machine. Download it to a "
@@ -209,7 +209,7 @@ def _line_findings(
         add(
             "shell:eval",
             "eval of a download" if download else "eval of a variable",
-            "warning",
+            "critical" if download else "warning",
             (
                 "The text a download returns is run as commands, unread: whoever controls the URL or the "
                 "connection runs code here. Download to a file, check and read it, then run it."
