@@ -60,9 +60,12 @@ async def _run(root: Path) -> int:
             print(f"Agent: the real Claude Code CLI ({CLAUDE}), talking to a scripted model on {stub.root_url}")
             cli = str(CLAUDE)
         else:
-            print(
-                "Agent: the fake CLI replaying a recorded Claude Code stream (npm is not available, so the real CLI is not installed)"
+            why = (
+                "WATCHER_DEMO_FAKE_CLI is set"
+                if CLAUDE.exists()
+                else "npm is not available, so the real CLI is not installed"
             )
+            print(f"Agent: the fake CLI replaying a recorded Claude Code stream ({why})")
             cli = str(launcher(RECORDED, root))
         print(f"Task: {TASK}\nWatchers: security, stuck, errors (offline rules)\n")
         journal = Journal(root / "journal.sqlite3")

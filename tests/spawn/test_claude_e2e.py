@@ -131,3 +131,26 @@ async def test_an_overload_storm_ends_the_run_as_failed_with_the_clis_words(proj
     assert result.status == "failed" and result.pr is None, (result.status, result.detail)
     assert "529" in result.summary or "verloaded" in result.summary, result.summary
     assert 1 < len(stub.requests) <= 4  # retried as told, then gave up
+
+
+async def test_a_small_conflict_is_repaired_by_a_second_claude_code_run(project: Project) -> None:
+    from watcher.testing.scripted_agents import ReadmeTask
+    from watcher.testing.spawn_scenarios import SCENARIOS
+
+    claude = cli("claude")
+    moved = next(s for s in SCENARIOS if s.name == "small-conflict-repaired").prepare
+    assert moved is not None
+    moved(project.repo)  # upstream rewrote README.md meanwhile
+    model = ReadmeTask("claude")
+    with StubAnthropicServer(*model.replies()) as stub:
+        env = project.env(ANTHROPIC_BASE_URL=stub.root_url, ANTHROPIC_API_KEY="sk-ant-dummy")
+        result = await run_spawn(
+            SpawnConfig(
+                "Rewrite README.md and commit it.", agent="claude", repo=project.repo, cli_path=str(claude),
+                forge_api=project.forge.api_url, env=env, journal=project.journal, idle_timeout_s=30, total_timeout_s=120,
+            )
+        )  # fmt: skip
+    assert result.status == "success", (result.status, result.detail, model.steps)
+    assert model.steps == ["write", "commit", "summary", "resolve", "conclude", "resolved"]
+    assert result.repaired == ["README.md"] and result.runs == 2 and result.pr is not None
+    assert project.forge_file(result.branch, "README.md") == "# shop, rewritten here and upstream"

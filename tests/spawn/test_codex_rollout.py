@@ -29,6 +29,7 @@ def test_commands_missing_from_the_stream_come_from_the_rollout(tmp_path: Path) 
     rollout.parent.mkdir(parents=True)
     rollout.write_text(call("c1", "git status") + output("c1", 0, "clean\n") + call("c2", "git commit -m x"))
     codex = Codex()
+    codex.start_run()
     reader = codex._rollout = RolloutReader(tmp_path)
     shown = {
         "type": "item.completed",
@@ -50,6 +51,7 @@ def test_commands_missing_from_the_stream_come_from_the_rollout(tmp_path: Path) 
     assert missing["item"]["exit_code"] == 128 and missing["item"]["status"] == "failed"
     observed = codex.observations(missing)
     assert [o.kind for o in observed] == ["tool_call", "tool_result"] and observed[1].is_error
+    assert observed[1].exit_code == 128
     (denial,) = codex.denials(missing)
     assert denial.tool == "sandbox" and denial.command == "git commit -m x"
     assert reader.poll() == []  # each command once

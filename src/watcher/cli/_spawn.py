@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "(branch spawn/<id>), with watchers supervising it live, then push the branch and open a pull request.",
     )
     sp.add_argument("task", nargs="?", help="what the agent should do")
-    sp.add_argument("--agent", "-a", choices=("claude", "gemini", "codex"), default="claude")
+    sp.add_argument(
+        "--agent", "-a", choices=("claude", "gemini", "codex"), default="claude", help="the agent CLI (default: claude)"
+    )
     sp.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository to work in (default: here)")
     sp.add_argument("--base", help="the branch to start from and propose to (default: the current branch)")
     sp.add_argument(

@@ -1,8 +1,9 @@
 """The adapter port: what a spawn needs from one agent CLI (Claude Code, Gemini CLI, Codex).
 
 An adapter turns the manifest into the CLI's own command line, permission settings and
-environment; reads each line the CLI streams (observations for the watchers, the CLI's session
-id, permission denials, the final result); and says whether the CLI has a live channel for
+environment; reads each line the CLI streams (observations for the watchers, through the
+``watcher.transcripts`` reader of the CLI's format; the CLI's session id, permission denials,
+the final result); and says whether the CLI has a live channel for
 interjections (``live``) or must be stopped and resumed with the message instead.
 """
 
@@ -21,6 +22,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.core.observations import Observation
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
+from watcher.transcripts import RecordReader, reader_for
 
 __all__ = ["AgentCLI", "Denial", "Final", "find_executable"]
 
@@ -75,11 +77,14 @@ def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
 class AgentCLI(ABC):
     """One agent CLI. Subclasses set the class attributes and implement the abstract methods."""
 
+    reader: RecordReader
+
     name: ClassVar[str]
     binary: ClassVar[str]
     live: ClassVar[bool] = False  # interjections reach the running process (else: stop and resume)
     passthrough: ClassVar[tuple[str, ...]] = ()  # the parent's variables the CLI needs (its endpoint, key)
     fixed_env: ClassVar[Mapping[str, str]] = {}  # variables that keep the CLI quiet and offline
+    reader_format: ClassVar[str]  # the ``watcher.transcripts`` reader of the CLI's stream
 
     def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
         """``env -i`` plus exactly what the CLI needs: base, endpoint/key, manifest env, secrets by name."""
@@ -98,15 +103,23 @@ class AgentCLI(ABC):
     def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:  # noqa: B027 - optional
         """Write the CLI's configuration into the spawn's private home (nothing by default)."""
 
+    def start_run(self) -> None:
+        """A fresh stream reader for the next run of the CLI."""
+        self.reader = reader_for(self.reader_format, session=self.name)
+
+    def observations(self, record: Mapping[str, Any]) -> list[Observation]:
+        """What the watchers see of one streamed record (the transcript reader of the CLI's format)."""
+        return self.reader.feed(record)
+
+    def end_run(self) -> list[Observation]:
+        """What the reader still held when the stream ended (text streamed in deltas)."""
+        return self.reader.end()
+
     @abstractmethod
     def argv(
         self, executable: str, sandbox: Sandbox, manifest: SandboxManifest, prompt: str, *, resume: str | None
     ) -> list[str]:
         """The command line: headless, streaming, the manifest's permissions, resuming ``resume`` if given."""
-
-    @abstractmethod
-    def observations(self, record: Mapping[str, Any]) -> list[Observation]:
-        """What the watchers see of one streamed record."""
 
     @abstractmethod
     def session_id(self, record: Mapping[str, Any]) -> str | None:

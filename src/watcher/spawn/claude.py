@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from watcher.core.observations import Observation
 from watcher.spawn._adapter import AgentCLI, Denial, Final
-from watcher.spawn._lines import claude_observations
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
 
@@ -36,6 +34,7 @@ class ClaudeCode(AgentCLI):
     name = "claude"
     binary = "claude"
     live = True
+    reader_format = "claude-code"
     passthrough = (
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_API_KEY",
@@ -71,9 +70,6 @@ class ClaudeCode(AgentCLI):
 
     def interrupt(self, request_id: str) -> dict[str, Any]:
         return {"type": "control_request", "request_id": request_id, "request": {"subtype": "interrupt"}}
-
-    def observations(self, record: Mapping[str, Any]) -> list[Observation]:
-        return claude_observations(record)
 
     def session_id(self, record: Mapping[str, Any]) -> str | None:
         value = record.get("session_id")

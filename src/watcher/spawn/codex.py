@@ -17,10 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from watcher.core.observations import Observation
+from watcher.core.observations import Observation, ToolResult
 from watcher.spawn._adapter import AgentCLI, Denial, Final
 from watcher.spawn._codex_rollout import RolloutReader
-from watcher.spawn._lines import codex_observations
 from watcher.spawn._worktree_probe import WorktreeProbe
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
@@ -37,6 +36,7 @@ class Codex(AgentCLI):
     name = "codex"
     binary = "codex"
     live = False
+    reader_format = "codex-exec"
     passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
     fixed_env: ClassVar[Mapping[str, str]] = {"NO_COLOR": "1"}
 
@@ -83,7 +83,7 @@ class Codex(AgentCLI):
 
     def observations(self, record: Mapping[str, Any]) -> list[Observation]:
         item = record.get("item")
-        observations = codex_observations(record)
+        observations = super().observations(record)
         if record.get("type") != "item.completed" or not isinstance(item, Mapping):
             return observations
         if item.get("type") == "command_execution" and self._rollout is not None and record.get("source") != "rollout":
@@ -91,8 +91,9 @@ class Codex(AgentCLI):
         if item.get("type") == "agent_message":
             self._last_message = str(item.get("text", ""))
         elif item.get("type") in ("command_execution", "file_change") and self._probe is not None and observations:
-            # the files the command wrote, between its call and its result (the watchers' breakpoint)
-            return [observations[0], *self._probe.changes(), *observations[1:]]
+            # the files the command wrote, just before its result (the watchers' breakpoint)
+            at = next((i for i, obs in enumerate(observations) if isinstance(obs, ToolResult)), len(observations))
+            return [*observations[:at], *self._probe.changes(), *observations[at:]]
         return observations
 
     def poll(self) -> list[dict[str, Any]]:

@@ -62,6 +62,7 @@ async def execute(
     adapter = session.adapter
     env = adapter.environment(sandbox, manifest, parent_env)
     adapter.prepare(sandbox, manifest, env)
+    adapter.start_run()
     argv = adapter.argv(executable, sandbox, manifest, prompt, resume=resume)
     scrub = Scrubber(secret_values(env, manifest.secrets))
     proc = AgentProcess(
@@ -136,6 +137,9 @@ async def execute(
     code = await proc.wait()
     for extra in adapter.poll():  # what the CLI wrote to its side files last
         take(extra)
+    for obs in adapter.end_run():  # what the reader still held (text streamed in deltas)
+        runtime.observe(session.name, obs)
+        progress.update(obs)
     session.process = None
     outcome.exit_code = code
     if final is not None:

@@ -17,7 +17,6 @@ from typing import Any, ClassVar
 
 from watcher.core.observations import Observation
 from watcher.spawn._adapter import AgentCLI, Denial, Final
-from watcher.spawn._lines import gemini_observations
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
 
@@ -48,6 +47,7 @@ class GeminiCLI(AgentCLI):
     name = "gemini"
     binary = "gemini"
     live = False
+    reader_format = "gemini-stream"
     passthrough = ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_MODEL")
     fixed_env: ClassVar[Mapping[str, str]] = {"GEMINI_CLI_NO_RELAUNCH": "true", "NO_COLOR": "1"}
 
@@ -88,7 +88,7 @@ class GeminiCLI(AgentCLI):
             self._text.append(str(record.get("content", "")))
         elif kind == "tool_use" or kind == "tool_result":
             self._text.clear()
-        return gemini_observations(record)
+        return super().observations(record)
 
     def session_id(self, record: Mapping[str, Any]) -> str | None:
         value = record.get("session_id") if record.get("type") == "init" else None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from watcher.testing.scripts import RecordedRequest, Reply
 
-__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "CommitTask", "LoginTask"]
+__all__ = ["FIXED_LOGIN", "VULNERABLE_LOGIN", "CommitTask", "LoginTask", "ReadmeTask", "ScriptedModel"]
 
 LOGIN_PATH = "src/auth/login.js"
 
@@ -56,76 +56,89 @@ _CWD = re.compile(r"Primary working directory: ([^\s\\]+)")
 
 
 @dataclass
-class LoginTask:
-    """The seed-000 login story as a scripted model for ``agent`` (claude, gemini or codex)."""
+class ScriptedModel:
+    """Base: picks each step from the request (``step``), answers it (``reply``), records the steps.
+
+    ``write`` and ``shell`` speak the CLI's own tools: Claude Code wants absolute paths (its
+    system prompt names the working directory), Codex writes files through its shell.
+    """
 
     agent: str = "claude"
-    wait_for_supervisor: bool = True  # False: finish after the first commit (a run nobody corrects)
-    requests_at: list[float] = field(default_factory=list)
-    seen_supervisor_at: int | None = None
     steps: list[str] = field(default_factory=list)
+    requests_at: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def replies(self, n: int = 30) -> list[Reply]:
         """Enough dynamic replies for a whole run."""
         return [Reply.dynamic(self)] * n
 
-    def _write(self, content: str, request: RecordedRequest) -> Reply:
-        if self.agent == "codex":
-            script = f"mkdir -p src/auth && cat > {LOGIN_PATH} <<'EOF'\n{content}EOF"
-            return Reply.tool_use("exec_command", {"cmd": script})
-        tool, key, _ = _TOOLS[self.agent]
-        # Claude Code wants absolute paths; its system prompt names the working directory
-        cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
-        path = f"{cwd[1]}/{LOGIN_PATH}" if cwd and self.agent == "claude" else LOGIN_PATH
-        return Reply.tool_use(tool, {key: path, "content": content})
+    def __call__(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests_at.append(time.time())
+            step = self.step(request, len(self.requests_at) - 1)
+            self.steps.append(step)
+        return self.reply(step, request)
 
-    def _shell(self, command: str) -> Reply:
+    def step(self, request: RecordedRequest, index: int) -> str:
+        raise NotImplementedError
+
+    def reply(self, step: str, request: RecordedRequest) -> Reply:
+        raise NotImplementedError
+
+    def first_missing(self, order: tuple[str, ...]) -> str:
+        """The first step of ``order`` not taken yet (else the last one again)."""
+        return next((s for s in order if s not in self.steps), order[-1])
+
+    def write(self, path: str, content: str, request: RecordedRequest) -> Reply:
+        if self.agent == "codex":
+            folder = path.rpartition("/")[0]
+            mkdir = f"mkdir -p {folder} && " if folder else ""
+            return Reply.tool_use("exec_command", {"cmd": f"{mkdir}cat > {path} <<'EOF'\n{content}EOF"})
+        tool, key, _ = _TOOLS[self.agent]
+        cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
+        target = f"{cwd[1]}/{path}" if cwd and self.agent == "claude" else path
+        return Reply.tool_use(tool, {key: target, "content": content})
+
+    def shell(self, command: str) -> Reply:
         if self.agent == "codex":
             return Reply.tool_use("exec_command", {"cmd": command})
         return Reply.tool_use(_TOOLS[self.agent][2], {"command": command})
 
-    def __call__(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            index = len(self.requests_at)
-            self.requests_at.append(time.time())
-            supervised = MARKER.encode() in request.raw
-            if supervised and self.seen_supervisor_at is None:
+
+@dataclass
+class LoginTask(ScriptedModel):
+    """The seed-000 login story as a scripted model for ``agent`` (claude, gemini or codex)."""
+
+    wait_for_supervisor: bool = True  # False: finish after the first commit (a run nobody corrects)
+    seen_supervisor_at: int | None = None
+
+    def step(self, request: RecordedRequest, index: int) -> str:
+        if MARKER.encode() in request.raw:
+            if self.seen_supervisor_at is None:
                 self.seen_supervisor_at = index
-            step = self._next(supervised)
-            self.steps.append(step)
-        return self._reply(step, request)
+            return self.first_missing(("fix", "commit_fix", "summary_fixed"))
+        if "commit" in self.steps:
+            return "think" if self.wait_for_supervisor else "summary"
+        return self.first_missing(("write", "commit"))
 
-    def _next(self, supervised: bool) -> str:
-        done = set(self.steps)
-        if supervised:
-            for step in ("fix", "commit_fix", "summary_fixed"):
-                if step not in done:
-                    return step
-            return "summary_fixed"
-        for step in ("write", "commit"):
-            if step not in done:
-                return step
-        return "think" if self.wait_for_supervisor else "summary"
-
-    def _reply(self, step: str, request: RecordedRequest) -> Reply:
+    def reply(self, step: str, request: RecordedRequest) -> Reply:
         if step == "write":
-            return self._write(VULNERABLE_LOGIN, request)
+            return self.write(LOGIN_PATH, VULNERABLE_LOGIN, request)
         if step == "commit":
-            return self._shell("git add -A && git commit -q -m 'Add login()'")
+            return self.shell("git add -A && git commit -q -m 'Add login()'")
         if step == "think":
             return Reply.endless(0.05, text="thinking ")
         if step == "fix":
-            return self._write(FIXED_LOGIN, request)
+            return self.write(LOGIN_PATH, FIXED_LOGIN, request)
         if step == "commit_fix":
-            return self._shell("git add -A && git commit -q -m 'login(): pass the credentials as query parameters'")
+            return self.shell("git add -A && git commit -q -m 'login(): pass the credentials as query parameters'")
         if step == "summary_fixed":
             return Reply.text("Added login() in src/auth/login.js; the query now takes the credentials as parameters.")
         return Reply.text("Added login() in src/auth/login.js and committed it.")
 
 
 @dataclass
-class CommitTask:
+class CommitTask(ScriptedModel):
     """Write ``NOTES.md`` and commit it; after a refusal, commit again once told it is now allowed.
 
     For permission recovery: run it with a manifest that does not allow ``git commit``; the CLI
@@ -133,38 +146,45 @@ class CommitTask:
     a message saying the permission is granted, and the model commits.
     """
 
-    agent: str = "claude"
-    steps: list[str] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    def step(self, request: RecordedRequest, index: int) -> str:
+        if "commit" not in self.steps:
+            return self.first_missing(("write", "commit"))
+        if b"is now granted" in request.raw and "commit_again" not in self.steps:
+            return "commit_again"
+        return "summary_committed" if "commit_again" in self.steps else "summary_refused"
 
-    def replies(self, n: int = 20) -> list[Reply]:
-        return [Reply.dynamic(self)] * n
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            done = set(self.steps)
-            granted = b"is now granted" in request.raw
-            if "write" not in done:
-                step = "write"
-            elif "commit" not in done:
-                step = "commit"
-            elif granted and "commit_again" not in done:
-                step = "commit_again"
-            else:
-                step = "summary_committed" if "commit_again" in done else "summary_refused"
-            self.steps.append(step)
-        if self.agent == "codex" and step in ("write", "commit", "commit_again"):
-            command = (
-                "printf '# Notes\\n' > NOTES.md" if step == "write" else "git add -A && git commit -q -m 'Add NOTES.md'"
-            )
-            return Reply.tool_use("exec_command", {"cmd": command})
+    def reply(self, step: str, request: RecordedRequest) -> Reply:
         if step == "write":
-            cwd = _CWD.search(request.raw.decode("utf-8", "replace"))
-            tool, key, _ = _TOOLS[self.agent]
-            path = f"{cwd[1]}/NOTES.md" if cwd and self.agent == "claude" else "NOTES.md"
-            return Reply.tool_use(tool, {key: path, "content": "# Notes\n"})
+            return self.write("NOTES.md", "# Notes\n", request)
         if step in ("commit", "commit_again"):
-            return Reply.tool_use(_TOOLS[self.agent][2], {"command": "git add -A && git commit -q -m 'Add NOTES.md'"})
+            return self.shell("git add -A && git commit -q -m 'Add NOTES.md'")
         if step == "summary_committed":
             return Reply.text("Added NOTES.md and committed it.")
         return Reply.text("I wrote NOTES.md but I was not allowed to commit it.")
+
+
+@dataclass
+class ReadmeTask(ScriptedModel):
+    """Rewrite README.md and commit; asked to resolve a merge conflict, write a merged README and commit.
+
+    For the repair run: the base moved upstream with its own README, the spawn's branch conflicts,
+    and a second run of the same CLI is asked to resolve the markers and conclude the merge.
+    """
+
+    def step(self, request: RecordedRequest, index: int) -> str:
+        if b"conflict markers" in request.raw:
+            return self.first_missing(("resolve", "conclude", "resolved"))
+        return self.first_missing(("write", "commit", "summary"))
+
+    def reply(self, step: str, request: RecordedRequest) -> Reply:
+        if step == "write":
+            return self.write("README.md", "# shop, rewritten here\n", request)
+        if step == "commit":
+            return self.shell("git add -A && git commit -q -m 'Rewrite the README'")
+        if step == "resolve":
+            return self.write("README.md", "# shop, rewritten here and upstream\n", request)
+        if step == "conclude":
+            return self.shell("git add -A && git commit -q --no-edit")
+        if step == "resolved":
+            return Reply.text("Resolved the README conflict, keeping both headings' intent.")
+        return Reply.text("Rewrote the README.")
