@@ -205,3 +205,18 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
     code, out = await cli("nudge", "busy", "too late", "--wait", "0.5")
     assert code == 1 and json.loads(out)["status"] == "new", "no fleet runs: the command waits, unapplied"
     journal.close()
+
+
+async def test_a_task_younger_than_the_minimum_age_is_not_judged(tmp_path: Path) -> None:
+    scripts = Scripts({"waiter": lambda n, r: _waiting(n)})
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("waiter", f"{marker('waiter')} wait", tools=(tool(bash, name="Bash"),), max_steps=400)
+    with scripts.server() as stub:
+        fleet = Fleet(
+            [spec], config=replace(FAST, min_task_age_s=60), journal=journal, base_url=stub.base_url, api_key="k"
+        )
+        await fleet.start()
+        await until(lambda: len(scripts.requests["waiter"]) >= 25 and fleet.stats.watcher_cycles >= 10)
+        await fleet.close()
+    assert fleet.stats.nudges_sent == 0 and not any(r.kind == "task_health" for r in journal.read(0, limit=100_000))
+    journal.close()
