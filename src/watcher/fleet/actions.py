@@ -95,7 +95,7 @@ class Actions:
                 SyncMessageSent(
                     session=task,
                     interjection_id=i.id,
-                    learning_id=i.id.removeprefix("sync-"),
+                    learning_id=i.id.removeprefix("sync-").removesuffix(f"-{task}"),
                     source_task=i.watcher,
                     urgency="",
                     text="",
@@ -120,9 +120,9 @@ class Actions:
         A sync for a paused recipient is recorded ``queued`` and held until it resumes.
         """
         live = [(e, s) for e, s in batch if (c := self.channels.get(e.session)) is not None and not c.ended]
-        stamped = [(replace(e, status="queued" if self.channels[e.session].paused else "sent"), s) for e, s in live]
+        stamped = [(replace(e, status="queued") if self.channels[e.session].paused else e, s) for e, s in live]
         if stamped:
-            await self.persist(*(e for e, _ in stamped))
+            await self.persist(*_batched([e for e, _ in stamped]))
         outcomes = []
         for event, said in stamped:
             channel = self.channels[event.session]
@@ -135,3 +135,17 @@ class Actions:
                 self.stats.syncs_queued += 1
             outcomes.append(outcome)
         return outcomes
+
+
+def _batched(events: list[SyncMessageSent]) -> list[SyncMessageSent]:
+    """One row per learning and status for all its recipients (``SyncMessageSent.each`` expands it).
+
+    A learning relayed to ten related tasks is one journal row, encoded and redacted once, not ten.
+    """
+    groups: dict[tuple[str, str], list[SyncMessageSent]] = {}
+    for event in events:
+        groups.setdefault((event.learning_id, event.status), []).append(event)
+    return [
+        group[0] if len(group) == 1 else replace(group[0], recipients=tuple(e.session for e in group))
+        for group in groups.values()
+    ]

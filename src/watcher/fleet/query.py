@@ -105,11 +105,15 @@ def _events(journal: Journal) -> list[Event]:
                     continue
 
 
+def _expand(event: Event) -> tuple[Event, ...]:
+    return event.each() if isinstance(event, SyncMessageSent) else (event,)
+
+
 def read_fleet(journal: Journal) -> FleetView:
     """Everything the journal says about fleet tasks (the sessions that have fleet events)."""
     view = FleetView({}, [], [], [], [], [], [])
     sessions: list[SessionEvent] = []
-    for event in _events(journal):
+    for event in (one for ev in _events(journal) for one in _expand(ev)):
         if isinstance(event, SessionEvent):
             sessions.append(event)
             continue

@@ -142,6 +142,7 @@ class SyncCycle:
     def _relays(self, learning: Learning) -> list[tuple[SyncMessageSent, Interjection]]:
         out = []
         source = self.specs[learning.task]
+        content = ""  # rendered once per learning: every recipient gets the same fenced quote
         for name in self._kin.candidates(source):
             spec = self.specs.get(name)
             if spec is None:  # a parent outside the fleet
@@ -151,9 +152,10 @@ class SyncCycle:
                 continue
             if not self._allowed(name, learning.text, time.monotonic()):
                 continue
-            iid = f"sync-{learning.id}-{secrets.token_hex(2)}"
+            iid = f"sync-{learning.id}-{name}"
+            content = content or render_sync(learning)
             said = Interjection(
-                content=render_sync(learning),
+                content=content,
                 action="sync",
                 urgent=learning.urgency == "blocking",
                 severity="critical" if learning.urgency == "blocking" else "hint",

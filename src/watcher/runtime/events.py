@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal, TypeAlias, TypedDict, get_args
 
 from watcher.core.errors import MalformedEventError
@@ -629,6 +629,16 @@ class SyncMessageSent(FleetEvent):
     text: str
     status: str = "sent"  # sent | queued (the recipient is paused) | delivered_on_resume | undeliverable
     observation: int = -1
+    recipients: tuple[str, ...] = ()  # one row for the same sync to several tasks (``session`` is the first)
+
+    def each(self) -> tuple[SyncMessageSent, ...]:
+        """One event per recipient (a batched row expanded; interjection ids are ``sync-<learning>-<task>``)."""
+        if not self.recipients:
+            return (self,)
+        return tuple(
+            replace(self, session=r, interjection_id=f"sync-{self.learning_id}-{r}", recipients=())
+            for r in self.recipients
+        )
 
 
 FLEET_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
