@@ -126,3 +126,54 @@ def test_freshness_follows_the_monotonic_clock_not_the_rows_timestamps() -> None
     snap = state.snapshot(160.0, 120.0, 300.0)
     assert snap.freshness == "fresh" and snap.idle_s == 0.0 and snap.iteration == 1
     assert state.snapshot(500.0, 120.0, 300.0).freshness == "very_stale"
+
+
+def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_path: Path) -> None:
+    from watcher.fleet.actions import _batched
+    from watcher.fleet.query import read_fleet
+    from watcher.runtime.journal import Journal
+
+    def sent(to: str, status: str = "sent") -> SyncMessageSent:
+        return SyncMessageSent(
+            session=to,
+            interjection_id=f"sync-L1-{to}",
+            learning_id="L1",
+            source_task="a",
+            urgency="fyi",
+            text="",
+            status=status,
+        )
+
+    rows = _batched([sent("b"), sent("c"), sent("d", "queued")])
+    assert [(r.session, r.recipients, r.status) for r in rows] == [("b", ("b", "c"), "sent"), ("d", (), "queued")]
+    journal = Journal(tmp_path / "j.sqlite3")
+    for row in rows:
+        journal.append(row)
+    journal.flush()
+    assert len(journal.read(kinds={"sync_message"})) == 2
+    view = read_fleet(journal)
+    journal.close()
+    assert [(s.session, s.interjection_id, s.status) for s in view.syncs] == [
+        ("b", "sync-L1-b", "sent"),
+        ("c", "sync-L1-c", "sent"),
+        ("d", "sync-L1-d", "queued"),
+    ]
+    assert view.stats()["syncs_relayed"] == 2 and view.stats()["syncs_queued"] == 1
+
+
+async def test_the_follower_reads_only_the_kinds_asked_for_and_moves_past_the_rest(tmp_path: Path) -> None:
+    from watcher.fleet.follow import Follower
+    from watcher.runtime.events import ObservationEvent, TaskTurn
+    from watcher.runtime.journal import Journal
+
+    journal = Journal(tmp_path / "j.sqlite3")
+    follower = Follower(journal, batch=2)
+    for step in range(3):
+        journal.append(TaskHealthCheck(session="a", cycle=step, health="healthy", status="running", freshness="fresh"))
+        journal.append(TaskTurn(session="a", step=step, input_tokens=1, output_tokens=1))
+        journal.append(ObservationEvent(session="b", observation=AssistantMessage(text="hi"), index=step))
+    got = await follower.read({"a"}, kinds={"task_turn", "observation"})
+    assert [type(e).__name__ for e in got] == ["TaskTurn"] * 3  # b's observations: another session
+    journal.append(TaskTurn(session="a", step=3, input_tokens=1, output_tokens=1))
+    assert [e.step for e in await follower.read({"a"}, kinds={"task_turn"}) if isinstance(e, TaskTurn)] == [3]
+    journal.close()

@@ -28,16 +28,20 @@ class Follower:
         self.batch = batch
 
     async def read(self, sessions: Collection[str], kinds: Collection[str] | None = None) -> list[Event]:
-        """The new events of ``sessions`` (of ``kinds``, if given), oldest first; rows it cannot read are skipped."""
+        """The new events of ``sessions`` (of ``kinds``, if given), oldest first; rows it cannot read are skipped.
+
+        The kinds are filtered in SQL: rows of other kinds (the loops' own records, other sessions'
+        chatter) are never decoded.
+        """
         await asyncio.to_thread(self.journal.flush)
         out: list[Event] = []
         while True:
-            rows = await asyncio.to_thread(self.journal.read, self.after, limit=self.batch)
+            rows = await asyncio.to_thread(self.journal.read, self.after, limit=self.batch, kinds=kinds)
             if not rows:
                 return out
             self.after = rows[-1].id
             for row in rows:
-                if row.session not in sessions or (kinds is not None and row.kind not in kinds):
+                if row.session not in sessions:
                     continue
                 try:
                     out.append(row.event())

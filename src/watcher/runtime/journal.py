@@ -25,6 +25,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -384,19 +385,27 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             raise damaged(self.path, exc) from exc
 
-    def read(self, after: int = 0, *, limit: int = 1000, session: str | None = None) -> list[JournalRow]:
-        """Events with id greater than ``after``, oldest first.
+    def read(
+        self, after: int = 0, *, limit: int = 1000, session: str | None = None, kinds: Collection[str] | None = None
+    ) -> list[JournalRow]:
+        """Events with id greater than ``after``, oldest first (only of ``kinds``, if given: filtered in SQL).
 
         A row whose payload is not UTF-8 or not a JSON object is skipped with one log line and
         counted in ``skipped``; the rows after it are read as usual. A damaged file raises
         ``JournalError``.
         """
         sql = "SELECT id, ts, session, watcher, kind, CAST(payload AS BLOB) FROM events WHERE id > ?"
+        extra: list[Any] = []
         if session is not None:
             sql += " AND session = ?"
+            extra.append(session)
+        if kinds is not None:
+            wanted = sorted(kinds)
+            sql += f" AND kind IN ({', '.join('?' * len(wanted))})"
+            extra += wanted
         sql += " ORDER BY id LIMIT ?"
         while True:  # a batch of nothing but bad rows must not look like the end: read on past it
-            raw = self._query(sql, [after, session, limit] if session is not None else [after, limit])
+            raw = self._query(sql, [after, *extra, limit])
             rows = [row for row in map(self._decode, raw) if row is not None]
             if rows or len(raw) < limit:
                 return rows
