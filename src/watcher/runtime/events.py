@@ -7,6 +7,7 @@ dropped by the bus; the others may be, under overload, and are counted.
 
 from __future__ import annotations
 
+import functools
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -418,9 +419,10 @@ class SpawnEvent(Event):
         return cls(**{**common, **values})
 
 
-def _own_fields(cls: type[Event]) -> list[str]:
-    """An event class's own fields: not the common ones, not class variables such as ``kind``."""
-    return [f.name for f in fields(cls) if f.name not in ("session", "watcher", "ts")]
+@functools.cache
+def _own_fields(cls: type[Event]) -> tuple[str, ...]:
+    """An event class's own fields: not the common ones, not class variables such as ``kind`` (cached per class)."""
+    return tuple(f.name for f in fields(cls) if f.name not in ("session", "watcher", "ts"))
 
 
 def _plain(value: Any) -> Any:
