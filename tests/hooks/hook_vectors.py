@@ -5,7 +5,8 @@ A vector is a sequence of hook calls of one session. Each call names its ``event
 ``prompt_id`` default to the vector's), the ``answer`` expected on stdout (``null``: nothing), and
 optional journal ``commands`` a person submits before it (``inject`` with ``content``; ``accept``
 or ``dismiss`` of ``"last-pending"``). A string in an expected answer that starts with ``~`` only
-has to occur in the actual one.
+has to occur in the actual one. A vector's optional ``session_end`` lists the evaluations expected
+at the session's end (``watcher``, ``decision``, the interjection's ``content``), in the journal.
 """
 
 from __future__ import annotations
@@ -112,3 +113,21 @@ def run_each_alone(vector: dict[str, Any], tmp: Path, answer: Answerer) -> list[
         raw = json.dumps(payload(vector, call, tmp)).encode()
         out.append((call["answer"], answer(call["event"], options, raw)))
     return out
+
+
+def session_end_evaluations(journal_path: Path, agent: str) -> list[dict[str, Any]]:
+    """The journaled evaluations at the hooked session's end: watcher, decision, interjection content."""
+    journal = Journal(journal_path, create=False)
+    try:
+        rows = journal.read(0, limit=100_000, session=f"{agent}:{SESSION_ID}")
+    finally:
+        journal.close()
+    return [
+        {
+            "watcher": row.watcher,
+            "decision": row.payload["decision"],
+            "content": ((row.payload.get("interjection") or {}).get("content") or ""),
+        }
+        for row in rows
+        if row.kind == "evaluation" and row.payload["breakpoint"] == "session_end"
+    ]

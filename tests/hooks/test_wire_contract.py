@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hook_vectors import DATA, SESSION_ID, load, matches, run_each_alone, run_with_desk
+from hook_vectors import DATA, SESSION_ID, load, matches, run_each_alone, run_with_desk, session_end_evaluations
 
 import watcher
 from watcher.hooks._serve_one import answer_once
@@ -30,6 +30,23 @@ def test_each_call_judged_alone_gives_the_same_answers(path: Path, tmp_path: Pat
     pairs = run_each_alone(load(path), tmp_path, answer_once)
     for i, (expected, actual) in enumerate(pairs):
         assert matches(expected, actual), f"call {i}: expected {expected}, got {actual}"
+
+
+ENDING = [p for p in VECTORS if "session_end" in load(p)]
+
+
+@pytest.mark.parametrize("path", ENDING, ids=[p.stem for p in ENDING])
+def test_the_end_of_a_hooked_session_judges_what_is_still_buffered(path: Path, tmp_path: Path) -> None:
+    vector = load(path)
+    for how, run in (("warm", run_with_desk), ("alone", lambda v, t: run_each_alone(v, t, answer_once))):
+        tmp = tmp_path / how  # a daemon's desk, then every call a process of its own (history read back)
+        tmp.mkdir()
+        run(vector, tmp)
+        judged = session_end_evaluations(tmp / "journal.sqlite3", vector.get("agent", "claude"))
+        expected = vector["session_end"]
+        assert len(judged) == len(expected), f"{how}: expected {expected}, got {judged}"
+        for want, got in zip(expected, judged, strict=True):
+            assert matches(want, got), f"{how}: expected {want}, got {got}"
 
 
 def test_every_event_watcher_installs_has_a_vector() -> None:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from watcher.kernel_ext import current
+from watcher.kernel_ext import current, outbox
 from watcher.kernel_ext.cells import STDOUT_SAMPLE_CHARS
 from watcher.kernel_ext.extension import KernelExtension
+from watcher.runtime.journal import Journal
 
 
 def ext() -> KernelExtension:
@@ -47,6 +49,30 @@ def test_hooks_are_registered_once_and_removed_on_unload(shell: InteractiveShell
     assert fresh.post_run_cell not in shell.events.callbacks["post_run_cell"]
     assert "watchers" not in shell.magics_manager.magics["line"]
     assert "watch" not in shell.magics_manager.magics["cell"]
+    shell.run_line_magic("load_ext", "watcher")  # the fixture unloads it again
+
+
+def test_unloading_judges_the_last_cells_still_waiting_for_their_batch(
+    shell: InteractiveShell, journal_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the end of the notebook session is a breakpoint: cells run just before %unload_ext (or a
+    # kernel shutdown) are still in the outbox, and a loop in them is judged all the same
+    monkeypatch.setattr(outbox, "INTERVAL", 60.0)  # the batch after the first waits a minute
+    shell.run_line_magic("watch", "errors")
+    for i in range(3):
+        shell.run_cell("x = 1\n{}['k']", cell_id=f"end{i}")
+    shell.run_line_magic("unload_ext", "watcher")
+    journal = Journal(journal_path, create=False)
+    try:
+        rows = journal.read(0, limit=10_000)
+    finally:
+        journal.close()
+    kinds = [row.payload["observation"]["kind"] for row in rows if row.kind == "observation"]
+    assert kinds == ["cell_executed"] * 3
+    [said] = [row.payload["interjection"] for row in rows if row.kind == "interjection"]
+    assert "KeyError has now been raised 3 times" in said["content"]
+    ended = [row for row in rows if row.kind == "session" and row.payload["status"] == "ended"]
+    assert len(ended) == 1 and ended[0].id > max(row.id for row in rows if row.kind == "evaluation")
     shell.run_line_magic("load_ext", "watcher")  # the fixture unloads it again
 
 

@@ -15,6 +15,9 @@ What an answer carries, by event (the CLI's wire shapes are in ``_wire``):
 - ``Stop`` / ``SubagentStop``: interjections waiting keep the turn going (``block``), at most
   ``max_stop_blocks`` times a turn, so a watcher never traps a session.
 - Other events carry nothing; what waits goes with the next answer that can carry it.
+- ``SessionEnd`` is a breakpoint: the watchers judge whatever is still buffered (a loop or a
+  finding in the last observations is journaled), then the session ends; what nothing can carry
+  any more is journaled ``undeliverable``.
 - A pause or an abort (the stuck role's answer to a definite loop) also stops Claude Code
   (``continue: false``) where it honours that, else at the next tool call.
 
@@ -173,6 +176,8 @@ class Desk:
                 for watcher in hooked.watchers:
                     await watcher.evaluate("tool_call")
                 await self.runtime.settle()
+            elif call.event == "SessionEnd":  # the end is a breakpoint: the last observations are judged too
+                await self.runtime.evaluate_session_end(session)
             urgent = self._urgent[session.name]
         finally:
             self._urgent.pop(session.name, None)

@@ -10,7 +10,7 @@ honoured yet. ``prime`` hands that to a freshly attached watcher.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from watcher.core.errors import JournalError
 from watcher.core.interjection import Interjection, Origin
@@ -40,6 +40,7 @@ class Past:
     started: bool
     stop_blocks: dict[str, int]
     paused: str
+    judged: dict[str, int] = field(default_factory=dict)  # watcher -> index of the last observation it evaluated
 
 
 def read_back(journal: Journal, name: str) -> Past:
@@ -53,6 +54,7 @@ def read_back(journal: Journal, name: str) -> Past:
     made: dict[str, Interjection] = {}
     queued: dict[str, Interjection] = {}  # handed to the session, not yet carried by an answer
     blocks: dict[str, int] = {}
+    judged: dict[str, int] = {}
     started, paused, observed = False, "", 0
     for row in journal.read(0, limit=1_000_000, session=name):
         payload = row.payload
@@ -77,6 +79,8 @@ def read_back(journal: Journal, name: str) -> Past:
                 queued[ident] = replace(base, content=content or base.content, origin=origin)
             else:  # delivered, dismissed, undeliverable, failed: settled
                 queued.pop(ident, None)
+        elif row.kind == "evaluation":
+            judged[row.watcher] = max(judged.get(row.watcher, -1), int(payload.get("index", -1)))
         elif row.kind == "session":
             started = True
         elif row.kind == "hook":
@@ -86,13 +90,16 @@ def read_back(journal: Journal, name: str) -> Past:
             if payload.get("answer") == "block":
                 turn = str(payload.get("turn") or "")
                 blocks[turn] = blocks.get(turn, 0) + 1
-    return Past(history[-HISTORY:], observed, pending, list(queued.values()), started, blocks, paused)
+    return Past(history[-HISTORY:], observed, pending, list(queued.values()), started, blocks, paused, judged)
 
 
 def prime(watcher: Watcher, past: Past) -> None:
     """Give a freshly attached watcher the session's history and its pending interjections."""
-    watcher.prime(past.history)
+    # the last observations no evaluation of this watcher saw (the session's end judges them)
+    unjudged = min(past.observed - 1 - past.judged.get(watcher.name, -1), len(past.history))
+    watcher.prime(past.history, index=past.observed - 1, unjudged=unjudged)
     watcher.pending.update({i.id: i for i in past.pending.values() if i.watcher == watcher.name})
     evaluator = watcher.evaluator
-    if past.history and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
-        evaluator.role.evaluate(past.history, len(past.history))  # catch the role up; it judged these then
+    seen = past.history[: len(past.history) - unjudged]
+    if seen and isinstance(evaluator, RulesEvaluator) and watcher.spec.role in _FOLLOWS_HISTORY:
+        evaluator.role.evaluate(seen, len(seen))  # catch the role up; it judged these then

@@ -280,15 +280,26 @@ class KernelExtension:
     # --- shutting down -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Unregister, end the notebook session and stop the runtime thread (flushing the journal)."""
+        """Unregister, end the notebook session and stop the runtime thread (flushing the journal).
+
+        The end of the session is a breakpoint: cells still waiting for their batch are handed
+        over and the watchers judge what is buffered, for at most the longest timeout of the
+        watchers attached here, so a kernel shutdown never waits longer than one evaluation may.
+        """
         self.unregister()
         if self.thread.alive:
+            bound = max((a.spec.caps.timeout_s for a in list(self.attached.values())), default=0.0)
             try:
-                self.thread.wait(self._end(), WAIT_S)
+                self.thread.wait(self._end(bound), WAIT_S + bound)
             except Exception as exc:  # noqa: BLE001 - closing never raises into %unload_ext or atexit
                 print(f"watcher: ending the notebook session failed: {exc}", file=sys.stderr)
         self.thread.stop()
 
-    async def _end(self) -> None:
+    async def _end(self, bound: float) -> None:
+        self.outbox.publish()  # the last cells, still waiting for their batch
+        try:
+            await asyncio.wait_for(self.runtime.evaluate_session_end(self.session), bound)
+        except TimeoutError:
+            print(f"watcher: judging the notebook's last cells took over {bound:g} s; left unjudged", file=sys.stderr)
         self.session.end()
         self.runtime.end_session(self.session, "ended", detail="extension unloaded")

@@ -155,15 +155,19 @@ class Watcher:
 
     # --- observing ------------------------------------------------------------------------------
 
-    def prime(self, observations: Sequence[Observation]) -> None:
+    def prime(self, observations: Sequence[Observation], *, index: int | None = None, unjudged: int = 0) -> None:
         """Buffer earlier observations without evaluating them: a session resumed from the journal.
 
         A hooked CLI session outlives the process that judges it, so its history is read back
-        from the journal; the next evaluation sees it as context, not as new observations.
+        from the journal; the next evaluation sees it as context, not as new observations, except
+        the last ``unjudged`` of them, which no evaluation has seen yet. ``index`` is the session
+        index of the last one (default: the history is the whole session).
         """
         self._buffer.extend(observations)
         if observations:
-            self._index = max(self._index, len(observations) - 1)
+            self._index = max(self._index, len(observations) - 1 if index is None else index)
+            self._new = min(max(unjudged, 0), len(observations))
+            self._since_every_n = self._new  # every_n counts from the last evaluation, as if never stopped
 
     async def handle(self, event: Event) -> None:
         """Bus handler: take this session's observations, evaluate at breakpoints."""
