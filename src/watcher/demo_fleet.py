@@ -90,8 +90,9 @@ async def _run(journal_path: Path) -> None:
             print(f"  {t} {row.session:7} aborted by {p['by']}: {p['reason']}")
         elif row.kind == "learning_extracted":
             print(f"  {t} {row.session:7} learning ({p['urgency']}): {p['text']}")
-        elif row.kind == "sync_message":
-            print(f"  {t} {row.session:7} ← sync from {p['source_task']} ({p['status']})")
+        elif row.kind == "sync_message":  # one row may stand for several recipients
+            for to in p.get("recipients") or [row.session]:
+                print(f"  {t} {to:7} ← sync from {p['source_task']} ({p['status']})")
     print("  results: " + ", ".join(f"{n} {getattr(r, 'status', r)}" for n, r in results.items()))
     s = fleet.stats
     print(
