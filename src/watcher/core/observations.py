@@ -218,7 +218,7 @@ def observation_from_dict(record: Mapping[str, Any]) -> Observation:
     for name in _REQUIRED.get(cls.kind, ()):
         if name not in record:
             raise TranscriptError(f"a {cls.kind!r} record needs the field {name!r}")
-    known_fields = {f.name for f in fields(cls)} - {"extra"}
+    known_fields = _field_names(cls)  # cached per class: journal readers decode many rows
     values: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for key, value in record.items():
