@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from watcher.core.errors import ConfigurationError
+from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.core.observations import Observation
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
@@ -143,11 +143,13 @@ class AgentCLI(ABC):
 
     def message(self, text: str) -> dict[str, Any]:
         """A user message for a live CLI's stdin."""
-        raise NotImplementedError(f"{self.name} has no live channel")
+        raise SpawnError(
+            f"{self.name} has no live channel: its interjections wait for the run's end and go with the resume"
+        )
 
     def interrupt(self, request_id: str) -> dict[str, Any]:
         """A request that stops a live CLI's current turn."""
-        raise NotImplementedError(f"{self.name} has no live channel")
+        raise SpawnError(f"{self.name} has no live channel: it cannot be interrupted mid-turn, only stopped")
 
 
 def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 from watcher.testing.scripts import RecordedRequest, Reply
@@ -56,7 +57,7 @@ _CWD = re.compile(r"Primary working directory: ([^\s\\]+)")
 
 
 @dataclass
-class ScriptedModel:
+class ScriptedModel(ABC):
     """Base: picks each step from the request (``step``), answers it (``reply``), records the steps.
 
     ``write`` and ``shell`` speak the CLI's own tools: Claude Code wants absolute paths (its
@@ -79,11 +80,13 @@ class ScriptedModel:
             self.steps.append(step)
         return self.reply(step, request)
 
+    @abstractmethod
     def step(self, request: RecordedRequest, index: int) -> str:
-        raise NotImplementedError
+        """The name of the step this request is (from what the request carries)."""
 
+    @abstractmethod
     def reply(self, step: str, request: RecordedRequest) -> Reply:
-        raise NotImplementedError
+        """The model's answer for ``step``."""
 
     def first_missing(self, order: tuple[str, ...]) -> str:
         """The first step of ``order`` not taken yet (else the last one again)."""

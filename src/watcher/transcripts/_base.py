@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping
 from datetime import datetime
@@ -20,7 +21,7 @@ from watcher.core.observations import Observation
 __all__ = ["RecordReader", "as_text", "exit_code_in", "parse_args", "timestamp"]
 
 
-class RecordReader:
+class RecordReader(ABC):
     """Base of every format's reader.
 
     ``feed(record)`` takes one parsed JSON value and returns the observations it completes (often
@@ -71,8 +72,9 @@ class RecordReader:
 
     # --- for subclasses -------------------------------------------------------------------------
 
+    @abstractmethod
     def _feed(self, record: Mapping[str, Any]) -> list[Observation]:
-        raise NotImplementedError
+        """The observations ``record`` completes (a reader may hold some back until ``_end``)."""
 
     def _end(self) -> list[Observation]:
         return []
