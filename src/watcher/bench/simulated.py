@@ -55,9 +55,15 @@ def _call_id(prefix: str, events: list[Event], name: str, args: dict[str, Any]) 
 
 
 class _Simulated:
-    params: SimParams
-    watcher_fails: Failure
-    keep_requests: bool
+    """What both simulated servers share: the seeded policies, and the failure the watcher is given."""
+
+    def __init__(
+        self, params: SimParams | None = None, *, watcher_fails: Failure = None, keep_requests: bool = False
+    ) -> None:
+        super().__init__()
+        self.params = params or SimParams()
+        self.watcher_fails = watcher_fails
+        self.keep_requests = keep_requests
 
     def simulate(self, model: str, events: list[Event] | None, activity: str | None, *, id_prefix: str) -> Reply:
         if "watcher" in model:
@@ -80,14 +86,6 @@ class SimulatedChatServer(_Simulated, StubOpenAIServer):
     """The simulated models behind the OpenAI chat-completions API (``base_url`` ends with ``/v1``)."""
 
     name = "simulated-openai"
-
-    def __init__(
-        self, params: SimParams | None = None, *, watcher_fails: Failure = None, keep_requests: bool = False
-    ) -> None:
-        super().__init__()
-        self.params = params or SimParams()
-        self.watcher_fails = watcher_fails
-        self.keep_requests = keep_requests
 
     def usage(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
         prompt, completion = _usage(request, reply)
@@ -128,14 +126,6 @@ class SimulatedMessagesServer(_Simulated, StubAnthropicServer):
     """The simulated models behind the Anthropic Messages API (``base_url`` without ``/v1``)."""
 
     name = "simulated-anthropic"
-
-    def __init__(
-        self, params: SimParams | None = None, *, watcher_fails: Failure = None, keep_requests: bool = False
-    ) -> None:
-        super().__init__()
-        self.params = params or SimParams()
-        self.watcher_fails = watcher_fails
-        self.keep_requests = keep_requests
 
     def usage(self, request: RecordedRequest, reply: Reply, output: str) -> dict[str, int]:
         prompt, completion = _usage(request, reply)
