@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import JournalError
-from watcher.fleet import COMMAND_PREFIX, Fleet, load_tasks
-from watcher.fleet.query import read_fleet
 from watcher.runtime.journal import Journal, default_journal_path
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -66,6 +64,10 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Dispatch to the action; 0 on success, 1 when a command was refused or the task is unknown."""
+    # the fleet (agent runs, the SDKs) is imported only when a fleet command runs: every other
+    # ``watcher`` command starts without it
+    from watcher.fleet.query import read_fleet
+
     command: str = args.fleet_command
     if command == "run":
         return _run(args)
@@ -113,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _steer(args: argparse.Namespace, journal: Journal) -> int:
+    from watcher.fleet import COMMAND_PREFIX  # imported here: see run()
+
     kind: str = args.fleet_command
     payload = {"message": args.message} if kind == "nudge" else {"reason": args.reason}
     cid = journal.submit_command(COMMAND_PREFIX + args.task, kind, payload=payload)
@@ -137,6 +141,8 @@ def _steer(args: argparse.Namespace, journal: Journal) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from watcher.fleet import Fleet, load_tasks  # imported here: see run()
+
     config, specs = load_tasks(args.tasks)
     if args.no_supervision:
         from dataclasses import replace
