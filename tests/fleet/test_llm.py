@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Iterator
@@ -197,6 +198,25 @@ async def test_a_failure_fails_closed_and_says_so(
     assert (evaluator.calls, evaluator.failures) == (2, 1)
 
 
+def by_task(request: RecordedRequest) -> Reply:
+    """task ``b`` meets a server error, task ``c`` a nudge, any other task a continue."""
+    shown = user_turn(request)
+    if "task: b\n" in shown:
+        return Reply.error(500, "api_error", "boom")
+    return Reply.text(ANSWERS[0]["answer"] if "task: c\n" in shown else CONTINUE)
+
+
+async def test_concurrent_calls_each_get_their_own_answer_and_failures_count(
+    anthropic_stub: StubAnthropicServer, evaluator: LLMEvaluator
+) -> None:
+    anthropic_stub.push(*[Reply.dynamic(by_task)] * 3)
+    before = evaluator.failures
+    got = await asyncio.gather(*(evaluator(snapshot(task=name)) for name in "abc"))
+    assert [r.action for r in got] == ["continue", "continue", "nudge"]
+    assert "HTTP 500" in got[1].diagnosis and "failed" not in got[0].diagnosis
+    assert evaluator.failures - before == 1
+
+
 async def test_an_unreachable_server_fails_closed() -> None:
     evaluator = fleet_evaluator("openai:m", base_url="http://127.0.0.1:9/v1", timeout_s=2.0)
     assert evaluator is not None
@@ -303,9 +323,7 @@ def test_an_unknown_name_lists_the_valid_forms(name: str) -> None:
 
 
 async def test_keys_come_from_the_usual_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.delenv("WATCHER_OPENAI_BASE_URL", raising=False)
+    # tests/conftest.py has cleared every provider variable
     with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):
         fleet_evaluator("anthropic:claude-haiku-4-5")
     with pytest.raises(MissingCredentialsError, match="OPENAI_API_KEY"):

@@ -39,7 +39,12 @@ DEFAULT_TIMEOUT_S = 20.0
 
 
 class _ModelCall:
-    """One model behind a deadline, with the outcome of the last call kept for the fleet to count."""
+    """One model behind a deadline, with the outcomes of its calls kept for the fleet to count.
+
+    ``last_error`` is the reason the latest call failed (None once one works); when calls run
+    concurrently (one per task, gathered), count failures by the change in ``failures`` across
+    the cycle instead, which no later success clears.
+    """
 
     def __init__(self, model: ModelClient, *, timeout_s: float) -> None:
         self.model = model
