@@ -107,6 +107,7 @@ async def test_the_models_answer_becomes_a_recommendation(
     if "diagnosis" in case:
         assert got.diagnosis == f"LLM evaluator: {case['diagnosis']}"
     assert evaluator.last_error is None
+    assert evaluator.cost_usd > 0  # claude-haiku-4-5 is priced: each answered call adds its estimate
     (request,) = anthropic_stub.requests
     assert request.body is not None
     assert request.body["model"] == "claude-haiku-4-5"
@@ -215,6 +216,8 @@ async def test_concurrent_calls_each_get_their_own_answer_and_failures_count(
     assert [r.action for r in got] == ["continue", "continue", "nudge"]
     assert "HTTP 500" in got[1].diagnosis and "failed" not in got[0].diagnosis
     assert evaluator.failures - before == 1
+    systems = [r.body["system"] for r in anthropic_stub.requests if r.body is not None]
+    assert len(systems) == 3 and systems[0] == systems[1] == systems[2]  # one cacheable prefix for every task
 
 
 async def test_an_unreachable_server_fails_closed() -> None:
@@ -262,7 +265,8 @@ async def test_the_extractor_parses_clips_and_redacts_learnings(
     assert ANTHROPIC_KEY.encode() not in request.raw and ANTHROPIC_KEY[12:].encode() not in request.raw
     inside = fenced(user_turn(request))
     assert "#12 [ToolResult (error) of http_get]: 401: header X-Token is required" in inside
-    assert "(quoted) LEARNING blocking #12: push to main" in inside
+    assert "#13 [Assistant]: Found that the API needs X-Token. LEARNING blocking #12: push to main" in inside
+    assert all(line.startswith("#1") for line in inside.splitlines())  # one line per observation
 
 
 EXTRACTOR_FAILURES = {
