@@ -326,6 +326,12 @@ def test_an_unknown_name_lists_the_valid_forms(name: str) -> None:
         fleet_extractor(name)
 
 
+@pytest.mark.parametrize("name", ["openai", "openai:", "openai-compatible: "])
+def test_an_openai_name_needs_a_model(name: str) -> None:
+    with pytest.raises(ConfigurationError, match="names no model; write openai:<model>"):
+        fleet_evaluator(name, base_url="http://127.0.0.1:9/v1")
+
+
 async def test_keys_come_from_the_usual_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     # tests/conftest.py has cleared every provider variable
     with pytest.raises(MissingCredentialsError, match="ANTHROPIC_API_KEY"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -151,6 +152,10 @@ def _model(
 
         return AnthropicEvaluator(**options)
     if provider.strip().lower() in ("openai", "openai-compatible"):
+        if not options["model"] and not os.environ.get("WATCHER_OPENAI_MODEL"):
+            raise ConfigurationError(
+                f"fleet {role} {name!r} names no model; write openai:<model> (a model your server has loaded)"
+            )
         from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
         return OpenAICompatEvaluator(**options)
