@@ -114,15 +114,13 @@ def test_a_task_for_another_agent_is_refused_with_a_reason(tmp_path: Path) -> No
 
 
 def test_freshness_follows_the_monotonic_clock_not_the_rows_timestamps() -> None:
-    from watcher.core.observations import AssistantMessage as Said
     from watcher.fleet.snapshot import TaskState
-    from watcher.runtime.events import ObservationEvent
 
     state = TaskState("a", started=0.0, last_progress=0.0)
     assert state.snapshot(100.0, 120.0, 300.0).freshness == "fresh"
     assert state.snapshot(150.0, 120.0, 300.0).freshness == "stale"
-    # the wall clock jumped years ahead: a row stamped then is still just an iteration seen now
-    state.feed(ObservationEvent(session="a", observation=Said(text="working"), index=0, ts=4_000_000_000.0))
+    # the wall clock jumped years ahead: a summary stamped then is still just an iteration seen now
+    state.take({"step": 1, "ts": 4_000_000_000.0})
     snap = state.snapshot(160.0, 120.0, 300.0)
     assert snap.freshness == "fresh" and snap.idle_s == 0.0 and snap.iteration == 1
     assert state.snapshot(500.0, 120.0, 300.0).freshness == "very_stale"
