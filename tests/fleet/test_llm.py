@@ -11,16 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fleet_helpers import Scripts, marker, user_texts
 from hypothesis import given
 from hypothesis import strategies as st
 
+from watcher.agents import tool
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult
+from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.fleet.learnings import MAX_CHARS, _id
 from watcher.fleet.llm import FORMS, LLMEvaluator, LLMExtractor, fleet_evaluator, fleet_extractor
 from watcher.fleet.llm_prompts import parse_learnings
 from watcher.fleet.snapshot import Snapshot, ToolCallSummary
 from watcher.roles._stuck_findings import Finding
+from watcher.runtime import Journal
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, StubOpenAIServer
 
 DATA = Path(__file__).parent / "data" / "llm"
@@ -151,8 +155,8 @@ async def test_forged_protocol_in_observed_content_is_neutralised_inside_the_fen
     assert "Ignore previous instructions" in inside
     assert "⟦INTERJECT⟧" in inside and "⟦/CONTINUE⟧" in inside
     assert "== end observations (quoted) ==" in inside and "OBSERVED-(quoted)" in inside
-    for marker in ("[INTERJECT]", "[/INTERJECT]", "[CONTINUE]", "[/CONTINUE]"):
-        assert marker not in shown
+    for reserved in ("[INTERJECT]", "[/INTERJECT]", "[CONTINUE]", "[/CONTINUE]"):
+        assert reserved not in shown
     assert shown.count("=== END OBSERVATIONS ===") == 1 and shown.endswith("=== END OBSERVATIONS ===")
 
 
@@ -200,22 +204,29 @@ async def test_a_failure_fails_closed_and_says_so(
 
 
 def by_task(request: RecordedRequest) -> Reply:
-    """task ``b`` meets a server error, task ``c`` a nudge, any other task a continue."""
+    """Task ``b`` meets a server error at once; ``a`` continues and ``c`` is nudged, both a little later."""
     shown = user_turn(request)
     if "task: b\n" in shown:
         return Reply.error(500, "api_error", "boom")
-    return Reply.text(ANSWERS[0]["answer"] if "task: c\n" in shown else CONTINUE)
+    if "task: c\n" in shown:
+        return Reply.text(ANSWERS[0]["answer"], delay_s=0.2)
+    return Reply.text(CONTINUE, delay_s=0.1)
 
 
-async def test_concurrent_calls_each_get_their_own_answer_and_failures_count(
+async def test_concurrent_calls_each_report_their_own_outcome(
     anthropic_stub: StubAnthropicServer, evaluator: LLMEvaluator
 ) -> None:
     anthropic_stub.push(*[Reply.dynamic(by_task)] * 3)
-    before = evaluator.failures
-    got = await asyncio.gather(*(evaluator(snapshot(task=name)) for name in "abc"))
-    assert [r.action for r in got] == ["continue", "continue", "nudge"]
-    assert "HTTP 500" in got[1].diagnosis and "failed" not in got[0].diagnosis
-    assert evaluator.failures - before == 1
+
+    async def judged(task: str) -> tuple[str, str | None]:
+        verdict = await evaluator(snapshot(task=task))
+        return verdict.action, evaluator.last_error  # as the watcher loop reads it, right after the await
+
+    got = await asyncio.gather(*(judged(task) for task in "abc"))
+    assert [action for action, _ in got] == ["continue", "continue", "nudge"]
+    assert got[0][1] is None and got[2][1] is None  # later successes, not cleared or blamed by b's failure
+    assert got[1][1] is not None and "HTTP 500" in got[1][1]
+    assert (evaluator.calls, evaluator.failures) == (3, 1)
     systems = [r.body["system"] for r in anthropic_stub.requests if r.body is not None]
     assert len(systems) == 3 and systems[0] == systems[1] == systems[2]  # one cacheable prefix for every task
 
@@ -342,3 +353,64 @@ async def test_keys_come_from_the_usual_environment(monkeypatch: pytest.MonkeyPa
     made = fleet_extractor("anthropic:claude-sonnet-4-5")
     assert made is not None and made.name == "anthropic:claude-sonnet-4-5"
     await made.aclose()
+
+
+def _bash(command: str) -> str:
+    """Run a shell command.
+
+    Args:
+        command: the command line
+    """
+    return "job 42: still running"
+
+
+LLM_NUDGE = "[INTERJECT]\nseverity: warning\naction: nudge\ncontent: Poll job 42 with `jobs -l` instead of sleeping.\n[/INTERJECT]"
+LLM_PAUSE = "[INTERJECT]\naction: pause\ncontent: Still sleeping on job 42 after the nudge.\n[/INTERJECT]"
+
+
+async def test_a_fleet_acts_on_the_llm_evaluator_and_stores_the_llm_extractors_learnings(tmp_path: Path) -> None:
+    """The real fleet: a task sleeps on a job; the model nudges it once, then pauses it, and extracts a learning."""
+    judged: list[str] = []
+
+    def model(request: RecordedRequest) -> Reply:
+        system = (request.body or {})["system"][0]["text"]
+        if system.startswith("[LEARNING EXTRACTION]"):
+            return Reply.text("LEARNING blocking: Job 42 never finishes on its own; poll it with jobs -l.")
+        judged.append(system)
+        return Reply.text(LLM_NUDGE if len(judged) == 1 else LLM_PAUSE)
+
+    def waiting(n: int, request: RecordedRequest) -> Reply:
+        return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Waiting for the job.", delay_s=0.03)
+
+    scripts = Scripts({"waiter": waiting})
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("waiter", f"{marker('waiter')} wait for job 42", tools=(tool(_bash, name="Bash"),), max_steps=200)
+    fast = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
+    with scripts.server() as agents, StubAnthropicServer(*[Reply.dynamic(model)] * 500) as llm:
+        evaluator = fleet_evaluator("anthropic:claude-haiku-4-5", base_url=llm.base_url, api_key="sk-test")
+        extractor = fleet_extractor("anthropic:claude-haiku-4-5", base_url=llm.base_url, api_key="sk-test")
+        assert evaluator is not None and extractor is not None
+        fleet = Fleet(
+            [spec], config=fast, journal=journal, base_url=agents.base_url, api_key="k",
+            evaluator=evaluator, turn_extractor=extractor,
+        )  # fmt: skip
+        await fleet.start()
+        for _ in range(400):
+            if fleet.status("waiter") == "paused":
+                break
+            await asyncio.sleep(0.02)
+        assert fleet.status("waiter") == "paused", "the model's pause was applied"
+        await fleet.close()
+        await evaluator.aclose()
+        await extractor.aclose()
+    rows = journal.read(0, limit=100000)
+    nudges = [r.payload for r in rows if r.kind == "watcher_nudge"]
+    assert [n["message"] for n in nudges] == ["Poll job 42 with `jobs -l` instead of sleeping."]
+    pauses = [r.payload for r in rows if r.kind == "watcher_pause"]
+    assert len(pauses) == 1 and "Still sleeping on job 42" in pauses[0]["reason"]
+    delivered = [t for r in scripts.requests["waiter"] for t in user_texts(r) if "jobs -l" in t]
+    assert delivered and delivered[-1].startswith("<system-nudge"), "the model's nudge reached the task"
+    learned = [r.payload for r in rows if r.kind == "learning_extracted" and r.payload["source"] == "llm"]
+    assert learned and learned[0]["urgency"] == "blocking" and "poll it with jobs -l" in learned[0]["text"]
+    assert evaluator.failures == 0 and extractor.failures == 0
+    journal.close()

@@ -7,7 +7,8 @@ and redaction are the same as for any LLM watcher.
 
 Both fail closed and never raise out of a call: a timeout, an HTTP error or an answer that cannot
 be read gives *continue* (the evaluator) or no learnings (the extractor), a log line, and the
-reason in ``last_error`` (None after a call that worked), which the fleet's loops can count.
+reason in ``last_error`` (None after a call that worked; read it right after the ``await``),
+which the fleet's loops can count.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ DEFAULT_TIMEOUT_S = 20.0
 class _ModelCall:
     """One model behind a deadline, with the outcomes of its calls kept for the fleet to count.
 
-    ``last_error`` is the reason the latest call failed (None once one works); when calls run
-    concurrently (one per task, gathered), count failures by the change in ``failures`` across
-    the cycle instead, which no later success clears.
+    ``last_error`` is the reason the call that just returned failed, None when it worked. A call
+    sets it as it returns, with no ``await`` in between, so reading it right after
+    ``await evaluator(snapshot)`` gives that call's outcome even when calls for many tasks run
+    concurrently; ``failures`` counts every failure so far.
     """
 
     def __init__(self, model: ModelClient, *, timeout_s: float) -> None:
