@@ -368,8 +368,10 @@ LLM_NUDGE = "[INTERJECT]\nseverity: warning\naction: nudge\ncontent: Poll job 42
 LLM_PAUSE = "[INTERJECT]\naction: pause\ncontent: Still sleeping on job 42 after the nudge.\n[/INTERJECT]"
 
 
-async def test_a_fleet_acts_on_the_llm_evaluator_and_stores_the_llm_extractors_learnings(tmp_path: Path) -> None:
-    """The real fleet: a task sleeps on a job; the model nudges it once, then pauses it, and extracts a learning."""
+async def test_a_fleet_acts_on_the_llm_evaluator_and_stores_the_llm_extractors_learnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real fleet, its LLMs named in its config: a task sleeps on a job; the model nudges it, pauses it, learns."""
     judged: list[str] = []
 
     def model(request: RecordedRequest) -> Reply:
@@ -385,24 +387,22 @@ async def test_a_fleet_acts_on_the_llm_evaluator_and_stores_the_llm_extractors_l
     scripts = Scripts({"waiter": waiting})
     journal = Journal(tmp_path / "j.sqlite3")
     spec = TaskSpec("waiter", f"{marker('waiter')} wait for job 42", tools=(tool(_bash, name="Bash"),), max_steps=200)
-    fast = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # as a user sets it; the tasks get their own key
     with scripts.server() as agents, StubAnthropicServer(*[Reply.dynamic(model)] * 500) as llm:
-        evaluator = fleet_evaluator("anthropic:claude-haiku-4-5", base_url=llm.base_url, api_key="sk-test")
-        extractor = fleet_extractor("anthropic:claude-haiku-4-5", base_url=llm.base_url, api_key="sk-test")
-        assert evaluator is not None and extractor is not None
-        fleet = Fleet(
-            [spec], config=fast, journal=journal, base_url=agents.base_url, api_key="k",
-            evaluator=evaluator, turn_extractor=extractor,
+        named = FleetConfig(
+            watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05,
+            evaluator="anthropic:claude-haiku-4-5", extractor="anthropic:claude-haiku-4-5", llm_base_url=llm.base_url,
         )  # fmt: skip
+        fleet = Fleet([spec], config=named, journal=journal, base_url=agents.base_url, api_key="k")
+        evaluator, extractor = fleet.watcher.evaluator, fleet._extractors[1]
+        assert isinstance(evaluator, LLMEvaluator) and isinstance(extractor, LLMExtractor)
         await fleet.start()
         for _ in range(400):
             if fleet.status("waiter") == "paused":
                 break
             await asyncio.sleep(0.02)
         assert fleet.status("waiter") == "paused", "the model's pause was journaled"
-        await fleet.close()
-        await evaluator.aclose()
-        await extractor.aclose()
+        await fleet.close()  # closes the evaluator and extractor it built
     rows = journal.read(0, limit=100000)
     nudges = [r.payload for r in rows if r.kind == "watcher_nudge"]
     assert [n["message"] for n in nudges] == ["Poll job 42 with `jobs -l` instead of sleeping."]
