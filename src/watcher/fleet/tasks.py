@@ -47,6 +47,7 @@ class TaskSpec:
     system: str = ""
     max_steps: int = 40
     max_corrections_per_step: int = 8
+    repo: str = ""  # a spawned CLI agent's repository (its worktree is made there); "": the working directory
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,6 +133,14 @@ class AgentCLI(ABC):
         """Permission errors visible in this record (the final record's are in ``Final.denials``)."""
         return []
 
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int] | None:
+        """(input, output) tokens of one model response, when this record reports them (each response once)."""
+        return None
+
+    def boundary(self, record: Mapping[str, Any]) -> bool:
+        """True when this record ends a model response that asked for tools (a live CLI's iteration boundary)."""
+        return False
+
     def poll(self) -> list[dict[str, Any]]:
         """Records from another source than stdout (Codex's rollout file), in the stream's shape."""
         return []

@@ -48,6 +48,7 @@ class SpawnSession(Session):
         self.queued: list[_Queued] = []  # for the next resume (no live channel, or it had closed)
         self.delivered: list[tuple[Interjection, str]] = []  # (interjection, how: "live" | "resume")
         self.stopped_by: str = ""  # a pause/abort interjection ended the run
+        self.mid_turn = False  # a live CLI's turn runs past the boundary ``execute`` is at (False at a turn's end)
         self._publish = publish
         self._ended = False
 
