@@ -62,7 +62,7 @@ log = logging.getLogger("watcher.fleet")
 
 CLI_AGENTS = ("claude", "gemini", "codex")
 CONTINUE = "Continue the task from where you stopped."  # after a pause cut a turn short
-_HOLD_POLL_S = 0.05  # how often a held boundary checks whether the fleet paused the task
+_HOLD_POLL_S = 0.01  # how often a boundary checks, until it ends or is held, whether the fleet paused the task
 _STATUS = {"success": "completed"}  # the spawn's words where an agent run has its own
 
 
@@ -196,7 +196,8 @@ class SpawnedRun:
                 await asyncio.wait({hook}, timeout=_HOLD_POLL_S)
                 if not hook.done() and self._paused:
                     await self._hold()
-            hook.result()
+                    break
+            await hook
         finally:
             self._in_boundary = False
         if self._stop is not None:

@@ -77,7 +77,9 @@ class SpawnSession(Session):
         if not self._live or self.process is None:
             return False
         if await self.process.write(self.adapter.message(text)):
-            self.turns_sent += 1
+            # a line written mid-turn rides in the running turn (Claude Code 2.1.330 adds it to the next
+            # request) and starts no turn of its own; at stdin's end the CLI still takes what it was sent
+            self.turns_sent += not self.mid_turn
             return True
         return False
 
@@ -108,6 +110,7 @@ class SpawnSession(Session):
         """
         if self._live and self.process is not None:
             await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
+            self.mid_turn = False  # the turn ends: the next line starts one
 
     def resume_prompt(self) -> str:
         """The queued messages as the prompt of the resumed run; each is journaled delivered."""
