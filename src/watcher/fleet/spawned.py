@@ -14,10 +14,11 @@ model, endpoint and key come from the fleet process's environment (``ANTHROPIC_B
 at the CLI's natural iteration boundaries, with the steps and tokens the CLI reported:
 
 - **Claude Code** (live stream-json channel): each model response that asked for tools, and
-  each turn's end. A nudge or a sync handed over at a boundary is written as a user line when
-  the boundary is passed; Claude Code 2.1.330 carries a line written mid-turn in its very next
-  request (as a ``system`` message "The user sent a new message while you were working"), one
-  written after a turn's end starts the next turn. **Pause**: at the next boundary the fleet
+  each turn's end. What the fleet hands over waits for the next boundary and is written as a
+  user line when the boundary is passed: mid-turn, Claude Code 2.1.330 carries it in the turn's
+  next request (as a ``system`` message "The user sent a new message while you were working");
+  after a turn's end it starts the next turn. An urgent one (a blocking sync) first interrupts
+  the running turn, so it starts the next turn at once. **Pause**: at the next boundary the fleet
   holds the task; if a turn is running, the CLI is sent an ``interrupt`` (the in-flight step is
   dropped, the turn ends) and no user line is written until resume. The process stays alive and
   idle; at most the request already in flight at that boundary goes out. **Resume** writes what
@@ -131,22 +132,23 @@ class SpawnedRun:
         return self.result is not None
 
     async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
-        """Hand a nudge or sync to the CLI: at a boundary or while paused it waits for the boundary's end."""
+        """Take a nudge or sync for the CLI's next iteration boundary (``queued``; journaled when it reaches the CLI).
+
+        Written between boundaries, a line could ride in the running turn or start a turn of its
+        own, depending on timing; at a boundary it is known which (see the module docstring).
+        """
         if self.ended or self._stop is not None:
             raise SessionEndedError(
                 f"fleet task {self.name!r} has ended ({self.status}); interjection {interjection.id!r} was not delivered"
             )
-        session = self._session()
-        if session is None or self._in_boundary or self._paused:
-            self._waiting.append((interjection, origin))
-            return "queued"
-        return await self._hand(session, interjection, origin)
+        self._waiting.append((interjection, origin))
+        return "queued"
 
     async def interrupt(self) -> None:
-        """Nothing more to do: an urgent interjection already interrupted a live CLI when it was handed over.
+        """Nothing now: an urgent interjection interrupts a live CLI when the next boundary hands it over.
 
-        (``SpawnSession.inject`` interrupts before it writes the message; a second interrupt would
-        cut off the very turn that carries it.)
+        (``SpawnSession.inject`` interrupts before it writes an urgent message, so the running turn
+        ends and the message starts the next one at once.)
         """
 
     def abort(self, reason: str) -> None:
