@@ -301,3 +301,23 @@ async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_c
     assert rows(journal, "fleet_task", "headless")[0]["agent"] == agent
     assert fleet.runs["helper"].status == "completed"
     journal.close()
+
+
+async def test_a_cli_task_without_a_repository_fails_with_the_reason_and_the_fleet_goes_on(tmp_path: Path) -> None:
+    cli("claude")
+    run_spec, run_script = agent_run("helper", "Reading the client.")
+    journal = Journal(tmp_path / "j.sqlite3")
+    nowhere = tmp_path / "not-a-repo"
+    nowhere.mkdir()
+    spec = TaskSpec("lost", "Fix the bug.", agent="claude", repo=str(nowhere))
+    with Scripts({"helper": run_script}).server() as runs:
+        fleet = Fleet([spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
+        results = await fleet.run()
+    lost = results["lost"]
+    assert isinstance(lost, SpawnedResult) and lost.status == "failed" and lost.spawn is None
+    assert "is not a git repository" in lost.detail, lost.detail
+    await fleet.roster.refresh()
+    assert fleet.status("lost") == "failed"  # the journal says so, for every reader
+    assert [s["status"] for s in rows(journal, "session", "lost")] == ["failed"]
+    assert fleet.runs["helper"].status == "completed"
+    journal.close()
