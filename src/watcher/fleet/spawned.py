@@ -191,17 +191,16 @@ class SpawnedRun:
     async def _boundary(self, at: Boundary) -> None:
         """The CLI's iteration boundary: the host's turn (summary, actions, pause gate), then what waited."""
         self._last = at
-        self._in_boundary = True
+        hook = asyncio.ensure_future(self._host_boundary(at))
         try:
-            hook = asyncio.ensure_future(self._host_boundary(at))
-            while not hook.done():
+            while not hook.done():  # held here while paused: a running turn is cut short, once
                 await asyncio.wait({hook}, timeout=_HOLD_POLL_S)
                 if not hook.done() and self._paused:
                     await self._hold()
                     break
             await hook
         finally:
-            self._in_boundary = False
+            hook.cancel()  # a no-op once done; never left behind when the spawn is cancelled
         if self._stop is not None:
             return
         if at.step >= self.spec.max_steps:
