@@ -51,7 +51,7 @@ from watcher.agents import Boundary, format_injection
 from watcher.core.errors import SessionEndedError, WatcherError
 from watcher.core.interjection import Interjection, Origin
 from watcher.fleet.tasks import TaskSpec
-from watcher.runtime.events import DeliveryEvent, SessionEvent
+from watcher.runtime.events import DeliveryEvent, DeliveryOutcome, SessionEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import InjectionOutcome
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
@@ -175,17 +175,7 @@ class SpawnedRun:
     async def _hand(self, session: SpawnSession, interjection: Interjection, origin: Origin) -> InjectionOutcome:
         outcome = await session.inject(interjection, origin=origin)
         if outcome == "delivered":  # written to the live channel: the CLI's next request carries it
-            self.runtime.publish(
-                DeliveryEvent(
-                    session=self.name,
-                    watcher=interjection.watcher,
-                    interjection_id=interjection.id,
-                    outcome="delivered",
-                    detail="written to the CLI's live channel",
-                    content=format_injection(interjection, by_person=origin.by_person),
-                    origin=origin.render(),
-                )
-            )
+            self._settle(interjection, origin, "delivered", "written to the CLI's live channel")
         return outcome  # "queued": the session journals it delivered when the resumed run starts with it
 
     async def _boundary(self, at: Boundary) -> None:
@@ -273,17 +263,21 @@ class SpawnedRun:
 
     def _undeliverable(self, items: list[tuple[Interjection, Origin]], detail: str) -> None:
         for interjection, origin in items:
-            self.runtime.publish(
-                DeliveryEvent(
-                    session=self.name,
-                    watcher=interjection.watcher,
-                    interjection_id=interjection.id,
-                    outcome="undeliverable",
-                    detail=detail,
-                    content=interjection.content,
-                    origin=origin.render(),
-                )
+            self._settle(interjection, origin, "undeliverable", detail)
+
+    def _settle(self, interjection: Interjection, origin: Origin, outcome: DeliveryOutcome, detail: str) -> None:
+        """Journal where a handed-over interjection ended up (the task monitor counts a delivered nudge)."""
+        self.runtime.publish(
+            DeliveryEvent(
+                session=self.name,
+                watcher=interjection.watcher,
+                interjection_id=interjection.id,
+                outcome=outcome,
+                detail=detail,
+                content=format_injection(interjection, by_person=origin.by_person),
+                origin=origin.render(),
             )
+        )
 
 
 _FLEET = Origin.of_watcher("fleet")
