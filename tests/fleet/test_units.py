@@ -127,8 +127,11 @@ def test_freshness_follows_the_monotonic_clock_not_the_rows_timestamps() -> None
 
 
 def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from watcher.fleet.actions import _batched
     from watcher.fleet.query import read_fleet
+    from watcher.runtime.events import FleetTask
     from watcher.runtime.journal import Journal
 
     def sent(to: str, status: str = "sent") -> SyncMessageSent:
@@ -145,8 +148,10 @@ def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_pat
     rows = _batched([sent("b"), sent("c"), sent("d", "queued")])
     assert [(r.session, r.recipients, r.status) for r in rows] == [("b", ("b", "c"), "sent"), ("d", (), "queued")]
     journal = Journal(tmp_path / "j.sqlite3")
+    for task in "abcd":
+        journal.append(FleetTask(session=task, fleet="f"))
     for row in rows:
-        journal.append(row)
+        journal.append(replace(row, fleet="f"))
     journal.flush()
     assert len(journal.read(kinds={"sync_message"})) == 2
     view = read_fleet(journal)

@@ -8,10 +8,11 @@ tasks it would help. Tasks and loops meet only in the journal.
 
 from __future__ import annotations
 
-from watcher.fleet.fleet import COMMAND_PREFIX, Fleet, SupervisionHealth
+from watcher.fleet.fleet import Fleet
 from watcher.fleet.judge import Recommendation
 from watcher.fleet.learnings import Learning, extract, render_sync
 from watcher.fleet.snapshot import Snapshot
+from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor
 from watcher.fleet.sync import related
 from watcher.fleet.tasks import FleetConfig, TaskSpec, load_tasks
 
@@ -23,6 +24,7 @@ __all__ = [
     "Recommendation",
     "Snapshot",
     "SupervisionHealth",
+    "Supervisor",
     "TaskSpec",
     "extract",
     "load_tasks",

@@ -512,6 +512,13 @@ class Journal:
             out.append(Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8]))
         return out
 
+    def claim_command(self, command_id: int) -> bool:
+        """Take a new command for this process (status ``claimed``); False when another process took it first."""
+        cursor = self._reader().execute(
+            "UPDATE commands SET status = 'claimed' WHERE id = ? AND status = 'new'", (command_id,)
+        )
+        return cursor.rowcount == 1
+
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
         self._reader().execute(
