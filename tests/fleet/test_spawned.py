@@ -321,3 +321,68 @@ async def test_a_cli_task_without_a_repository_fails_with_the_reason_and_the_fle
     assert [s["status"] for s in rows(journal, "session", "lost")] == ["failed"]
     assert fleet.runs["helper"].status == "completed"
     journal.close()
+
+
+async def test_a_blocking_learning_interrupts_the_claude_code_turn_and_starts_the_next(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("claude")
+    seen: list[int] = []
+
+    def working(n: int, request: RecordedRequest) -> Reply:
+        if any('urgency="urgent"' in t for t in texts(request)):
+            seen.append(n)
+            return Reply.text("Sending the header; done.")
+        return Reply.tool_use("Read", {"file_path": str(repo / "README.md")}, text=f"Step {n}.", delay_s=0.15)
+
+    def fetch(url: str) -> str:
+        """Fetch a URL.
+
+        Args:
+            url: the URL
+        """
+        raise PermissionError("the API requires the X-Token header")
+
+    def failing(n: int, request: RecordedRequest) -> Reply:
+        return Reply.tool_use("Fetch", {"url": "https://api.example/v1"}) if n == 0 else Reply.text("Done.")
+
+    model = CLIModel(working)
+    run_spec = TaskSpec(
+        "api-run", f"{marker('api-run')} call the API", tools=(tool(fetch, name="Fetch"),), tags=("api",)
+    )
+    journal = Journal(tmp_path / "j.sqlite3")
+    cli_spec = TaskSpec("api-cli", "Write the API client.", agent="claude", tags=("api",), repo=str(repo))
+    with model.server() as stub, Scripts({"api-run": failing}).server() as runs:
+        claude_env(monkeypatch, stub)
+        fleet = Fleet([cli_spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
+        await fleet.start()
+        try:
+            result = await fleet.runs["api-cli"].wait()
+        finally:
+            await fleet.close()
+    assert result.status == "completed", (result.status, result.detail, len(model.requests))
+    (at,) = seen
+    last = (model.requests[at].body or {})["messages"][-1]
+    assert last["role"] == "user", last  # a turn of its own (the running one was interrupted), not a mid-turn note
+    sync = next(t for t in texts(model.requests[at]) if 'urgency="urgent"' in t)
+    assert "urgency blocking" in sync and "X-Token header" in sync
+    assert result.spawn is not None and result.spawn.runs == 1
+    journal.close()
+
+
+async def test_a_claude_code_task_past_max_steps_is_stopped(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cli("claude")
+    model = CLIModel(lambda n, r: Reply.tool_use("Read", {"file_path": str(repo / "README.md")}, text=f"Step {n}."))
+    spec = TaskSpec("long", "Read README.md forever.", agent="claude", repo=str(repo), max_steps=3)
+    journal = Journal(tmp_path / "j.sqlite3")
+    with model.server() as stub:
+        claude_env(monkeypatch, stub)
+        fleet = Fleet([spec], config=replace(FAST, supervision=False), journal=journal, api_key="k")
+        results = await fleet.run()
+    result = results["long"]
+    assert isinstance(result, SpawnedResult)
+    assert result.status == "max_steps" and result.detail == "stopped after 3 steps (max_steps)", result
+    assert result.steps == 3 and len(model.requests) <= 4  # the request in flight at the third boundary, at most
+    journal.close()
