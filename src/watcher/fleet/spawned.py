@@ -117,7 +117,7 @@ class SpawnedRun:
         self._in_boundary = False
         self._cut_short = False  # a pause interrupted a running turn: resume must restart it
         self._stop: tuple[str, str] | None = None  # (status, reason) when the fleet stopped the CLI
-        self._stopping: asyncio.Task[InjectionOutcome] | None = None
+        self._stopping: asyncio.Task[InjectionOutcome] | None = None  # the abort handed to the session
         self.config = SpawnConfig(
             spec.prompt, agent=spec.agent, repo=Path(spec.repo or os.getcwd()), watchers=(), pr=False,
             journal=runtime.journal, env=env, cli_path=cli_path, runtime=runtime, session_name=spec.name,
@@ -192,6 +192,7 @@ class SpawnedRun:
         finally:
             hook.cancel()  # a no-op once done; never left behind when the spawn is cancelled
         if self._stop is not None:
+            await self._enforce_stop()  # stopped before its process was there to stop
             return
         if at.step >= self.spec.max_steps:
             self._halt("max_steps", f"stopped after {at.step} steps (max_steps)")
@@ -232,6 +233,11 @@ class SpawnedRun:
         stop = Interjection(content=reason, action="abort", watcher="fleet", id=f"stop-{uuid.uuid4().hex[:8]}")
         self._stopping = asyncio.get_running_loop().create_task(session.inject(stop, origin=_FLEET))
 
+    async def _enforce_stop(self) -> None:
+        session = self._session()
+        if session is not None and session.process is not None and self._stop is not None:
+            await session.process.stop(session.stopped_by or self._stop[1])
+
     async def _main(self) -> SpawnedResult:
         spawned: SpawnResult | None = None
         try:
@@ -246,10 +252,17 @@ class SpawnedRun:
             status, detail = "failed", str(exc)
             log.warning("fleet task %s: the spawn failed: %s", self.name, exc)
             self._ended_early(status, detail)
+        except Exception as exc:  # a bug: the task ends failed (never "running" forever), then it is raised
+            self._finish("failed", f"{type(exc).__name__}: {exc}", None)
+            self._ended_early("failed", self.detail)
+            raise
         if self._stop is not None:
             status, detail = self._stop
         if self._stopping is not None:
             await asyncio.gather(self._stopping, return_exceptions=True)
+        return self._finish(status, detail, spawned)
+
+    def _finish(self, status: str, detail: str, spawned: SpawnResult | None) -> SpawnedResult:
         self._undeliverable(self._waiting, f"the task ended ({status}) before its CLI took it")
         self._waiting = []
         self.status, self.detail = status, detail
