@@ -22,8 +22,9 @@ at the CLI's natural iteration boundaries, with the steps and tokens the CLI rep
   holds the task; if a turn is running, the CLI is sent an ``interrupt`` (the in-flight step is
   dropped, the turn ends) and no user line is written until resume. The process stays alive and
   idle; at most the request already in flight at that boundary goes out. **Resume** writes what
-  waited meanwhile (or, if the pause cut a turn short, a line asking it to continue), so the same
-  session continues from where it stopped.
+  waited meanwhile (or, if the pause cut a turn short, a line asking it to continue) once the
+  interrupted turn's end has been read — a pause decided again right there holds a CLI that is
+  truly idle — so the same session continues from where it stopped.
 - **Gemini CLI and Codex** (headless, no live channel): the end of each headless run, before a
   ``--resume``/``resume`` continuation. What the fleet hands over is queued and becomes the
   prompt of the resumed run. **Pause** takes effect at the run's end (a headless run is never
@@ -181,6 +182,8 @@ class SpawnedRun:
     async def _boundary(self, at: Boundary) -> None:
         """The CLI's iteration boundary: the host's turn (summary, actions, pause gate), then what waited."""
         self._last = at
+        session = self._session()
+        mid_turn = session is not None and session.mid_turn
         hook = asyncio.ensure_future(self._host_boundary(at))
         try:
             while not hook.done():  # held here while paused: a running turn is cut short, once
@@ -197,6 +200,8 @@ class SpawnedRun:
         if at.step >= self.spec.max_steps:
             self._halt("max_steps", f"stopped after {at.step} steps (max_steps)")
             return
+        if self._cut_short and mid_turn:
+            return  # the interrupted turn's end is the next boundary: what waited goes there, once it is over
         await self._flush()
 
     async def _hold(self) -> None:
