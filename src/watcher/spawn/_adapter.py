@@ -133,8 +133,12 @@ class AgentCLI(ABC):
         """Permission errors visible in this record (the final record's are in ``Final.denials``)."""
         return []
 
-    def usage(self, record: Mapping[str, Any]) -> tuple[int, int] | None:
-        """(input, output) tokens of one model response, when this record reports them (each response once)."""
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        """(steps, input tokens, output tokens) this record reports that no earlier record did, if any.
+
+        A step is one model response (Claude Code) or one headless run (the CLIs that report
+        usage only at a run's end).
+        """
         return None
 
     def boundary(self, record: Mapping[str, Any]) -> bool:

@@ -53,8 +53,12 @@ class ClaudeCode(AgentCLI):
     def __init__(self) -> None:
         self._counted = ""  # the last assistant message whose usage was counted
         self._bounded = ""  # the last assistant message that marked a boundary
+        self._turn_output = 0  # output tokens of this turn's responses as their lines said (a first estimate)
 
-    def usage(self, record: Mapping[str, Any]) -> tuple[int, int] | None:
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        if record.get("type") == "result":  # the turn's true output: its lines carry the count at the start
+            extra, self._turn_output = max(_turn_output(record) - self._turn_output, 0), 0
+            return (0, 0, extra) if extra else None
         message = _assistant(record)
         if message is None or message.get("id") == self._counted:
             return None  # each content block is its own line, with the message's usage repeated
@@ -63,7 +67,9 @@ class ClaudeCode(AgentCLI):
         usage: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
         spent = sum(int(usage.get(k) or 0) for k in keys)
-        return spent, int(usage.get("output_tokens") or 0)
+        out = int(usage.get("output_tokens") or 0)
+        self._turn_output += out
+        return 1, spent, out
 
     def boundary(self, record: Mapping[str, Any]) -> bool:
         message = None if record.get("parent_tool_use_id") else _assistant(record)  # a subagent's step is not ours
@@ -119,6 +125,15 @@ class ClaudeCode(AgentCLI):
             denials=denials,
             turn_only=True,
         )
+
+
+def _turn_output(result: Mapping[str, Any]) -> int:
+    """Output tokens of the turn a ``result`` line ends (all models, subagents included)."""
+    since = result.get("model_usage_since_last_result")
+    if isinstance(since, Mapping) and since:
+        return sum(int(m.get("outputTokens") or 0) for m in since.values() if isinstance(m, Mapping))
+    usage = result.get("usage")
+    return int(usage.get("output_tokens") or 0) if isinstance(usage, Mapping) else 0
 
 
 def _assistant(record: Mapping[str, Any]) -> Mapping[str, Any] | None:

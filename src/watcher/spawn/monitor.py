@@ -62,12 +62,12 @@ class ProgressState:
             self.other_errors.append(obs.text[:200])
         return False
 
-    def count(self, usage: tuple[int, int] | None) -> None:
-        """Take one model response's (input, output) tokens, as the adapter read them."""
+    def count(self, usage: tuple[int, int, int] | None) -> None:
+        """Take the (steps, input, output tokens) a record added, as the adapter read them."""
         if usage is not None:
-            self.steps += 1
-            self.input_tokens += usage[0]
-            self.output_tokens += usage[1]
+            self.steps += usage[0]
+            self.input_tokens += usage[1]
+            self.output_tokens += usage[2]
 
     def boundary(self) -> Boundary:
         """Where the run stands at an iteration boundary: steps and tokens so far."""
