@@ -116,10 +116,10 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome = RunOutcome("crashed", None, cli_session=resume or "", detail=str(exc))
                 break
             resume = outcome.cli_session or resume
-            ended = session.stopped_by or outcome.status in ("timeout", "crashed")
-            if config.at_boundary is not None and not adapter.live and not ended:
+            over = bool(session.stopped_by) or outcome.status in ("timeout", "crashed")
+            if config.at_boundary is not None and not adapter.live and not over:
                 await config.at_boundary(progress.boundary())  # a headless run's end: a resume may follow
-            if session.stopped_by or outcome.status in ("timeout", "crashed"):
+            if over or session.stopped_by:  # (an abort may come at that boundary)
                 break
             if session.queued and resume:
                 prompt = session.resume_prompt()
