@@ -252,9 +252,10 @@ async def test_a_learning_of_an_agent_run_reaches_a_related_claude_code_task_fen
     journal.close()
 
 
+@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
 @pytest.mark.parametrize("agent", ["gemini", "codex"])
 async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_completes(
-    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    agent: str, paused: bool, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     binary = cli(agent)
     nudged = threading.Event()
@@ -283,6 +284,15 @@ async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_c
         try:
             await until(lambda: bool(requests), 30)
             assert await fleet.actions.nudge("headless", "Wrap up now.", "warning", by="test")
+            if paused:  # held at the run's end: the resume run waits for resume
+                assert await fleet.actions.pause("headless", "a person looks first", by="person")
+                nudged.set()
+                host = fleet.host
+                assert host is not None
+                await until(lambda: host.channels["headless"].held, 30)
+                await asyncio.sleep(1.0)
+                assert len(requests) == 1, "a paused headless task starts no resume run"
+                assert await fleet.actions.resume("headless", by="person")
             nudged.set()
             result = await fleet.runs["headless"].wait()
         finally:
