@@ -396,3 +396,23 @@ async def test_a_claude_code_task_past_max_steps_is_stopped(
     assert result.status == "max_steps" and result.detail == "stopped after 3 steps (max_steps)", result
     assert result.steps == 3 and len(model.requests) <= 4  # the request in flight at the third boundary, at most
     journal.close()
+
+
+def test_watcher_fleet_run_takes_a_claude_code_task_from_a_tasks_file(repo: Path, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    cli("claude")
+    (repo / "tasks.toml").write_text(
+        '[fleet]\nname = "docs-work"\nwatch_interval_s = 0.2\nsync_interval_s = 0.2\nmin_task_age_s = 0\n\n'
+        '[[tasks]]\nname = "docs"\nprompt = "Summarise README.md"\nagent = "claude"\nrepo = "."\ntags = ["docs"]\n'
+    )
+    script = [Reply.tool_use("Read", {"file_path": str(repo / "README.md")}), Reply.text("README.md is a heading.")]
+    with StubAnthropicServer(*script, default_reply=Reply.text("ok")) as stub:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": stub.root_url, "ANTHROPIC_API_KEY": "sk-ant-dummy"}
+        argv = [sys.executable, "-m", "watcher", "fleet", "run", "tasks.toml", "--journal", str(tmp_path / "j.sqlite3")]
+        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=50)
+        assert done.returncode == 0, (done.stdout, done.stderr)
+        assert done.stdout.splitlines()[0] == "docs: completed", done.stdout
+    branches = subprocess.run(["git", "-C", str(repo), "branch"], capture_output=True, text=True).stdout
+    assert "spawn/" in branches  # the CLI worked in a worktree of its own branch
