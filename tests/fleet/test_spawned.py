@@ -1,4 +1,4 @@
-"""Spawned CLI agents as fleet tasks: the real Claude Code, Gemini CLI and Codex against the stubs, in a real repo.
+"""Claude Code as a fleet task: the real CLI against the stub, in a real repository, next to an agent run.
 
 Each fleet here also runs one of watcher's own agent runs (its own stub), so both kinds of task
 share the fleet's host, journal and loops.
@@ -7,110 +7,39 @@ share the fleet's host, journal and loops.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import subprocess
-import threading
-from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fleet_helpers import Scripts, marker, until
+from spawned_helpers import (
+    FAST,
+    NUDGE,
+    CLIModel,
+    agent_run,
+    claude_env,
+    cli,
+    held_still,
+    make_repo,
+    nudges,
+    rows,
+    texts,
+)
 
 from watcher.agents import tool
-from watcher.fleet import Fleet, FleetConfig, TaskSpec
+from watcher.fleet import Fleet, TaskSpec
 from watcher.fleet.spawned import SpawnedResult
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, StubGeminiServer, StubResponsesServer
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 
 pytestmark = pytest.mark.slow
-
-BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
-FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
-NUDGE = re.compile(r'<system-nudge severity="(hint|warning|critical)">')
-
-
-def cli(name: str) -> str:
-    """The real CLI's path, or skip the test saying why."""
-    path = BIN / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent: run `make clis` (needs npm) to drive the real {name} CLI")
-    return str(path)
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A real git repository with one commit: the spawned CLI works in a worktree of it."""
-    root = tmp_path / "shop"
-    root.mkdir()
-    for args in (
-        ["init", "-q", "-b", "main"],
-        ["config", "user.email", "dev@example.com"],
-        ["config", "user.name", "Dev"],
-    ):
-        subprocess.run(["git", "-C", str(root), *args], check=True)
-    (root / "README.md").write_text("# shop\n")
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "init"], check=True)
-    return root
-
-
-def texts(request: RecordedRequest) -> Iterator[str]:
-    """Every text block of a request's messages, whatever the role (Claude Code surfaces a mid-turn line as ``system``)."""
-    for message in (request.body or {}).get("messages") or []:
-        content = message.get("content")
-        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
-            if isinstance(block, dict) and block.get("type") == "text":
-                yield str(block["text"])
-
-
-class CLIModel:
-    """The Claude Code task's model on its own stub: ``step(request)`` answers, every tool request is recorded."""
-
-    def __init__(self, step: Callable[[int, RecordedRequest], Reply]) -> None:
-        self.step = step
-        self.requests: list[RecordedRequest] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            self.requests.append(request)
-            return self.step(len(self.requests) - 1, request)
-
-    def server(self) -> StubAnthropicServer:
-        return StubAnthropicServer(*[Reply.dynamic(self)] * 500, default_reply=Reply.text("ok"))
-
-
-def agent_run(
-    name: str, text: str, tags: tuple[str, ...] = ()
-) -> tuple[TaskSpec, Callable[[int, RecordedRequest], Reply]]:
-    """One of watcher's own agent runs: says ``text`` while reading a file, then finishes."""
-
-    def read_file(path: str) -> str:
-        """Read a file.
-
-        Args:
-            path: the file
-        """
-        return f"contents of {path}"
-
-    def script(n: int, request: RecordedRequest) -> Reply:
-        return Reply.tool_use("Read", {"path": "api/client.py"}, text=text) if n == 0 else Reply.text("Done.")
-
-    spec = TaskSpec(name, f"{marker(name)} do your part", tools=(tool(read_file, name="Read"),), tags=tags)
-    return spec, script
-
-
-def claude_env(monkeypatch: pytest.MonkeyPatch, stub: StubAnthropicServer) -> None:
-    """The fleet process's environment, which the spawned Claude Code takes its endpoint and key from."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.root_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-dummy")
-
-
-def rows(journal: Journal, kind: str, session: str) -> list[dict[str, object]]:
-    journal.flush()
-    return [r.payload for r in journal.read(0, limit=100_000) if r.kind == kind and r.session == session]
+    return make_repo(tmp_path)
 
 
 async def test_a_stuck_claude_code_task_is_nudged_up_the_ladder_and_paused_after_the_fifth(
@@ -155,22 +84,6 @@ async def test_a_stuck_claude_code_task_is_nudged_up_the_ladder_and_paused_after
     assert int(str(turns[-1]["step"])) >= count and int(str(turns[-1]["finding_count"])) > 0
     assert fleet.runs["helper"].status == "completed"
     journal.close()
-
-
-async def held_still(fleet: Fleet, task: str, model: CLIModel) -> int:
-    """Wait until ``task`` is held at a boundary and check that its CLI sends nothing more; the request count."""
-    host = fleet.host
-    assert host is not None
-    await until(lambda: host.channels[task].held, 10)
-    await asyncio.sleep(0.3)  # the request in flight at the boundary, and the interrupt's answer
-    count = len(model.requests)
-    await asyncio.sleep(1.0)
-    assert len(model.requests) == count, "a paused Claude Code sends no more requests"
-    return count
-
-
-def nudges(request: RecordedRequest) -> int:
-    return len(NUDGE.findall(" ".join(texts(request))))
 
 
 async def test_a_paused_claude_code_task_resumes_its_session_with_what_waited(
@@ -249,67 +162,6 @@ async def test_a_learning_of_an_agent_run_reaches_a_related_claude_code_task_fen
     assert not any("<sync-message" in t for r in model.requests[:at] for t in texts(r))  # its next request, not before
     relayed = [s for s in rows(journal, "sync_message", "api-cli")]
     assert relayed and all(s["learning_id"] for s in relayed)
-    journal.close()
-
-
-@pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
-@pytest.mark.parametrize("agent", ["gemini", "codex"])
-async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_completes(
-    agent: str, paused: bool, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    binary = cli(agent)
-    nudged = threading.Event()
-    requests: list[RecordedRequest] = []
-
-    def model(request: RecordedRequest) -> Reply:
-        requests.append(request)
-        if "<system-nudge" in json.dumps(request.body):
-            return Reply.text("Understood; finished.")
-        nudged.wait(20)  # the first run lasts until the fleet has nudged it: the nudge waits for the run's end
-        return Reply.text("Still working on it.")
-
-    stub_type = StubGeminiServer if agent == "gemini" else StubResponsesServer
-    run_spec, run_script = agent_run("helper", "Reading the client.")
-    journal = Journal(tmp_path / "j.sqlite3")
-    spec = TaskSpec("headless", "Summarise README.md.", agent=agent, repo=str(repo))
-    with stub_type(*[Reply.dynamic(model)] * 20) as stub, Scripts({"helper": run_script}).server() as runs:
-        if agent == "gemini":
-            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", stub.root_url)
-            monkeypatch.setenv("GEMINI_API_KEY", "dummy")
-        else:
-            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-            monkeypatch.setenv("OPENAI_API_KEY", "dummy")
-        fleet = Fleet([spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
-        await fleet.start()
-        try:
-            await until(lambda: bool(requests), 30)
-            assert await fleet.actions.nudge("headless", "Wrap up now.", "warning", by="test")
-            if paused:  # held at the run's end: the resume run waits for resume
-                assert await fleet.actions.pause("headless", "a person looks first", by="person")
-                nudged.set()
-                host = fleet.host
-                assert host is not None
-                await until(lambda: host.channels["headless"].held, 30)
-                await asyncio.sleep(1.0)
-                assert len(requests) == 1, "a paused headless task starts no resume run"
-                assert await fleet.actions.resume("headless", by="person")
-            nudged.set()
-            result = await fleet.runs["headless"].wait()
-        finally:
-            nudged.set()
-            await fleet.close()
-    assert binary
-    assert result.status == "completed", (result.status, result.detail)
-    assert result.spawn is not None and result.spawn.runs == 2  # the nudge continued the same CLI session
-    carried = [r for r in requests if '<system-nudge severity=\\"warning\\">Wrap up now.' in json.dumps(r.body)]
-    assert carried, [json.dumps(r.body)[:300] for r in requests]
-    assert result.steps >= 2
-    turns = rows(journal, "task_turn", "headless")
-    assert [int(t["step"]) for t in turns][:2] == [1, 2]  # type: ignore[call-overload]  # a boundary per headless run
-    fates = [d["outcome"] for d in rows(journal, "delivery", "headless")]
-    assert "delivered" in fates
-    assert rows(journal, "fleet_task", "headless")[0]["agent"] == agent
-    assert fleet.runs["helper"].status == "completed"
     journal.close()
 
 
