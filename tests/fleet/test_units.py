@@ -109,8 +109,8 @@ def test_fleet_events_round_trip_through_their_payloads() -> None:
 def test_a_task_for_another_agent_is_refused_with_a_reason(tmp_path: Path) -> None:
     from watcher.fleet import Fleet
 
-    with pytest.raises(ConfigurationError, match="cannot be fleet tasks yet"):
-        Fleet([TaskSpec("a", "p", agent="codex")], journal=tmp_path / "j.sqlite3")
+    with pytest.raises(ConfigurationError, match=r"unknown agent 'openhands'.*claude, gemini, codex"):
+        Fleet([TaskSpec("a", "p", agent="openhands")], journal=tmp_path / "j.sqlite3")
 
 
 def test_freshness_follows_the_monotonic_clock_not_the_rows_timestamps() -> None:

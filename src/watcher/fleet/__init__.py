@@ -1,7 +1,8 @@
 """Supervise many concurrent agent tasks: health, escalating nudges, pause and abort, relayed learnings.
 
 ``Fleet(specs, journal=...)`` runs ``TaskSpec``s (or a TOML tasks file, ``load_tasks``) as agent
-runs; its watcher loop judges each task's health from the summaries the tasks write to the
+runs (watcher's own, or spawned CLI agents in worktrees: ``agent = "claude" | "gemini" |
+"codex"``, ``watcher.fleet.spawned``); its watcher loop judges each task's health from the summaries the tasks write to the
 journal and nudges, pauses or aborts; its syncer loop relays what one task learns to the related
 tasks it would help. Tasks and loops meet only in the journal.
 """

@@ -23,6 +23,7 @@ from watcher.fleet.learnings import Extractor
 from watcher.fleet.llm import fleet_evaluator, fleet_extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.roster import Roster
+from watcher.fleet.spawned import CLI_AGENTS
 from watcher.fleet.supervisor import SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig, TaskSpec, check_names
@@ -59,10 +60,11 @@ class Fleet:
         turn_extractor: TurnExtractor | None = None,
     ) -> None:
         check_names(specs)
-        other = sorted({s.agent for s in specs} - {"anthropic"})
-        if other:
+        unknown = sorted({s.agent for s in specs} - {"anthropic", *CLI_AGENTS})
+        if unknown:
             raise ConfigurationError(
-                f'fleet tasks run watcher\'s own agent runs (agent = "anthropic"); {other} cannot be fleet tasks yet'
+                f'fleet tasks: unknown agent {", ".join(map(repr, unknown))}; use "anthropic" (watcher\'s own agent '
+                f"run) or a spawned CLI agent: {', '.join(CLI_AGENTS)}"
             )
         self.specs = {s.name: s for s in specs}
         self.config = config or FleetConfig()

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from watcher.agents import AgentRun, Boundary, agent
 from watcher.core.interjection import Interjection, Origin, Severity
@@ -26,6 +26,7 @@ from watcher.fleet.channel import TaskChannel
 from watcher.fleet.follow import Follower
 from watcher.fleet.learnings import Extractor, Learning, render_sync
 from watcher.fleet.monitor import TaskMonitor, TurnExtractor
+from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
 from watcher.fleet.tasks import FleetConfig, TaskSpec
 from watcher.runtime.events import (
     DeliveryEvent,
@@ -105,6 +106,12 @@ class TaskHost:
                 extractor=self._extractors[0],
                 turn_extractor=self._extractors[1],
             )
+            if spec.agent in CLI_AGENTS:  # a spawned CLI in a worktree: the same duck interface (fleet.spawned)
+                cli = SpawnedRun(
+                    spec, runtime=self.runtime, at_boundary=partial(self._boundary, spec.name), gate=channel
+                )
+                channel.run = self.runs[spec.name] = cast(AgentRun, cli)
+                continue
             channel.run = self.runs[spec.name] = agent(
                 spec.prompt,
                 name=spec.name,

@@ -17,6 +17,13 @@ A tasks file::
     parent = ""            # another task's name: tasks with the same parent are related
     max_steps = 40
 
+    [[tasks]]
+    name = "api-docs"
+    prompt = "Document the API client in docs/api.md"
+    agent = "claude"       # a spawned CLI agent ("claude", "gemini", "codex"; see watcher.fleet.spawned)
+    repo = "."             # its worktree is made in this repository (relative to the working directory)
+    tags = ["api"]
+
 Tools are Python callables, so a tasks file names none: ``load_tasks(path, tools={...})`` gives
 every task the tools it lists (``tools = ["Read", "Write"]``) from the mapping.
 """
@@ -49,6 +56,7 @@ class TaskSpec:
     system: str = ""
     max_steps: int = 40
     max_corrections_per_step: int = 8
+    repo: str = ""  # a spawned CLI agent's repository (its worktree is made there); "": the working directory
 
 
 @dataclass(frozen=True, slots=True)

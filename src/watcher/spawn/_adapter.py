@@ -133,6 +133,18 @@ class AgentCLI(ABC):
         """Permission errors visible in this record (the final record's are in ``Final.denials``)."""
         return []
 
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        """(steps, input tokens, output tokens) this record reports that no earlier record did, if any.
+
+        A step is one model response (Claude Code) or one headless run (the CLIs that report
+        usage only at a run's end).
+        """
+        return None
+
+    def boundary(self, record: Mapping[str, Any]) -> bool:
+        """True when this record ends a model response that asked for tools (a live CLI's iteration boundary)."""
+        return False
+
     def poll(self) -> list[dict[str, Any]]:
         """Records from another source than stdout (Codex's rollout file), in the stream's shape."""
         return []

@@ -50,6 +50,37 @@ class ClaudeCode(AgentCLI):
         "DISABLE_ERROR_REPORTING": "1",
     }
 
+    def __init__(self) -> None:
+        self._counted = ""  # the last assistant message whose usage was counted
+        self._bounded = ""  # the last assistant message that marked a boundary
+        self._turn_output = 0  # output tokens of this turn's responses as their lines said (a first estimate)
+
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        if record.get("type") == "result":  # the turn's true output: its lines carry the count at the start
+            extra, self._turn_output = max(_turn_output(record) - self._turn_output, 0), 0
+            return (0, 0, extra) if extra else None
+        message = _assistant(record)
+        if message is None or message.get("id") == self._counted:
+            return None  # each content block is its own line, with the message's usage repeated
+        self._counted = str(message.get("id", ""))
+        raw = message.get("usage")
+        usage: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        spent = sum(int(usage.get(k) or 0) for k in keys)
+        out = int(usage.get("output_tokens") or 0)
+        self._turn_output += out
+        return 1, spent, out
+
+    def boundary(self, record: Mapping[str, Any]) -> bool:
+        message = None if record.get("parent_tool_use_id") else _assistant(record)  # a subagent's step is not ours
+        content = message.get("content") if message is not None else None
+        if message is None or message.get("id") == self._bounded or not isinstance(content, list):
+            return False
+        if not any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in content):
+            return False
+        self._bounded = str(message.get("id", ""))
+        return True
+
     def argv(
         self, executable: str, sandbox: Sandbox, manifest: SandboxManifest, prompt: str, *, resume: str | None
     ) -> list[str]:
@@ -94,3 +125,18 @@ class ClaudeCode(AgentCLI):
             denials=denials,
             turn_only=True,
         )
+
+
+def _turn_output(result: Mapping[str, Any]) -> int:
+    """Output tokens of the turn a ``result`` line ends (all models, subagents included)."""
+    since = result.get("model_usage_since_last_result")
+    if isinstance(since, Mapping) and since:
+        return sum(int(m.get("outputTokens") or 0) for m in since.values() if isinstance(m, Mapping))
+    usage = result.get("usage")
+    return int(usage.get("output_tokens") or 0) if isinstance(usage, Mapping) else 0
+
+
+def _assistant(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The model's message in an ``assistant`` line (a subagent's lines included)."""
+    message = record.get("message")
+    return message if record.get("type") == "assistant" and isinstance(message, Mapping) else None

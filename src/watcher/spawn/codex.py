@@ -112,6 +112,12 @@ class Codex(AgentCLI):
             return [Denial("sandbox", {"command": str(item.get("command", ""))}, output.strip()[:300])]
         return []
 
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        usage = record.get("usage")
+        if record.get("type") != "turn.completed" or not isinstance(usage, Mapping):
+            return None
+        return 1, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)
+
     def final(self, record: Mapping[str, Any]) -> Final | None:
         kind = record.get("type")
         if kind == "turn.completed":

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from watcher.agents import Boundary
 from watcher.core.spec import WatcherSpec
+from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
@@ -16,7 +18,13 @@ __all__ = ["SpawnConfig"]
 
 @dataclass(slots=True)
 class SpawnConfig:
-    """Everything one spawn needs; only ``task`` is required."""
+    """Everything one spawn needs; only ``task`` is required.
+
+    A fleet runs a spawn as one of its tasks with ``runtime`` (the fleet's: the spawn publishes
+    there and leaves it open), ``session_name`` (the task's name instead of ``spawn-<id>``) and
+    ``at_boundary`` (awaited at the CLI's iteration boundaries: a live CLI's tool-use responses
+    and turn ends, a headless CLI's run ends before a resume).
+    """
 
     task: str
     agent: str = "claude"
@@ -41,3 +49,6 @@ class SpawnConfig:
     journal: Journal | None = None
     env: Mapping[str, str] | None = None
     on_progress: Callable[[ProgressState], None] | None = None
+    runtime: Runtime | None = None
+    session_name: str | None = None
+    at_boundary: Callable[[Boundary], Awaitable[None]] | None = None

@@ -5,16 +5,21 @@ attached watchers (through the runtime, so they are journaled and evaluated like
 and into progress. For a live CLI the end of each turn is a checkpoint: the watchers settle, and
 stdin is closed (the CLI exits) only when every message sent has had its turn — an interjection
 made at the checkpoint keeps the session going.
+
+``at_boundary`` (a fleet's task host) is awaited at the live CLI's iteration boundaries: each model
+response that asked for tools, and each turn's end. Time spent there (a paused task) counts
+against neither the idle nor the total timeout.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from watcher.agents import Boundary
 from watcher.core.redact import redact
 from watcher.runtime.events import LLMCompleted, LLMStarted
 from watcher.runtime.hub import Runtime
@@ -57,6 +62,7 @@ async def execute(
     progress: ProgressState,
     attempt: int,
     on_progress: Callable[[ProgressState], None] | None = None,
+    at_boundary: Callable[[Boundary], Awaitable[None]] | None = None,
 ) -> RunOutcome:
     """Run the CLI once (fresh, or resuming ``resume`` with ``prompt``) until it exits or times out."""
     adapter = session.adapter
@@ -93,6 +99,15 @@ async def execute(
     last_progress = 0.0
     idle_s, total_s = manifest.timeouts
 
+    async def boundary(*, mid_turn: bool) -> None:
+        if at_boundary is None:
+            return
+        session.mid_turn = mid_turn
+        entered = time.monotonic()
+        await at_boundary(progress.boundary())
+        now = time.monotonic()  # a held boundary is not the CLI idling: neither timeout counts it
+        proc.last_activity, proc.started = now, proc.started + (now - entered)
+
     def take(record: dict[str, Any]) -> tuple[Final | None, bool]:
         """One record's observations, denials and end; (its final, whether the files changed)."""
         outcome.cli_session = adapter.session_id(record) or outcome.cli_session
@@ -101,6 +116,7 @@ async def execute(
             runtime.observe(session.name, obs)
             changed = progress.update(obs) or changed
         outcome.denials += adapter.denials(record)
+        progress.count(adapter.usage(record))
         ended = adapter.final(record)
         if ended is not None:
             outcome.denials += ended.denials
@@ -119,6 +135,7 @@ async def execute(
             if not isinstance(record, dict):
                 continue
             ended, changed = take(record)
+            stepped = adapter.boundary(record)
             for extra in adapter.poll():
                 changed = take(extra)[1] or changed
             final = ended or final
@@ -129,9 +146,12 @@ async def execute(
                 runtime.publish(progress.snapshot(session.name))
                 if on_progress is not None:
                     on_progress(progress)
+            if stepped:
+                await boundary(mid_turn=True)
             if ended is not None and ended.turn_only:
                 finished_turns += 1
                 await runtime.settle()  # the watchers judge the turn before the session may end
+                await boundary(mid_turn=False)
                 if finished_turns >= session.turns_sent and not session.queued:
                     proc.close_stdin()
     code = await proc.wait()

@@ -106,6 +106,12 @@ class GeminiCLI(AgentCLI):
         tool = {"run_shell_command": "Bash", "write_file": "Write", "replace": "Edit"}.get(name, name)
         return [Denial(tool, params, str(error.get("message", error.get("type", ""))))]
 
+    def usage(self, record: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        stats = record.get("stats")
+        if record.get("type") != "result" or not isinstance(stats, Mapping):
+            return None
+        return 1, int(stats.get("input_tokens") or 0), int(stats.get("output_tokens") or 0)
+
     def final(self, record: Mapping[str, Any]) -> Final | None:
         if record.get("type") != "result":
             return None

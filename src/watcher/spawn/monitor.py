@@ -1,7 +1,7 @@
 """Monitor: the spawn's progress state, built from the observations of the CLI's stream (seed 002).
 
 Files read and written (from the tool calls of every CLI's tool names), output lines, the last
-tool, last activity, permission and other errors, and cost. ``snapshot()`` is the
+tool, last activity, permission and other errors, cost, and the steps and tokens the CLI reported. ``snapshot()`` is the
 ``ProgressUpdate`` event; ``line()`` is one plain progress line for a terminal.
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from watcher.agents import Boundary
 from watcher.core.observations import HarnessError, Observation, ToolCall, ToolResult
 from watcher.runtime.events import ProgressUpdate
 
@@ -39,6 +40,9 @@ class ProgressState:
     permission_errors: list[str] = field(default_factory=list)
     interjections: int = 0
     cost_usd: float = 0.0
+    steps: int = 0  # model responses (Claude Code) or headless runs (Gemini CLI, Codex) that reported usage
+    input_tokens: int = 0
+    output_tokens: int = 0
     start: float = field(default_factory=time.monotonic)
     last_activity: float = field(default_factory=time.monotonic)
 
@@ -57,6 +61,17 @@ class ProgressState:
         elif isinstance(obs, HarnessError):
             self.other_errors.append(obs.text[:200])
         return False
+
+    def count(self, usage: tuple[int, int, int] | None) -> None:
+        """Take the (steps, input, output tokens) a record added, as the adapter read them."""
+        if usage is not None:
+            self.steps += usage[0]
+            self.input_tokens += usage[1]
+            self.output_tokens += usage[2]
+
+    def boundary(self) -> Boundary:
+        """Where the run stands at an iteration boundary: steps and tokens so far."""
+        return Boundary(self.steps, self.input_tokens, self.output_tokens)
 
     def _paths(self, data: Mapping[str, Any]) -> list[str]:
         found = [str(data[key]) for key in _PATH_KEYS if isinstance(data.get(key), str)]

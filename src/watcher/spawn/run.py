@@ -70,8 +70,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
-    runtime = Runtime(journal=config.journal)
-    session = SpawnSession(f"spawn-{sandbox.id}", adapter, runtime.publish)
+    runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
+    session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
     runtime.add_session(session, detail=config.task[:500])
     runtime.publish(
         SandboxCreated(
@@ -110,13 +110,16 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome = await execute(
                     runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
                     prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
-                    on_progress=config.on_progress,
+                    on_progress=config.on_progress, at_boundary=config.at_boundary,
                 )  # fmt: skip
             except SpawnError as exc:  # the CLI could not even start: a crash, reported like one
                 outcome = RunOutcome("crashed", None, cli_session=resume or "", detail=str(exc))
                 break
             resume = outcome.cli_session or resume
-            if session.stopped_by or outcome.status in ("timeout", "crashed"):
+            over = bool(session.stopped_by) or outcome.status in ("timeout", "crashed")
+            if config.at_boundary is not None and not adapter.live and not over:
+                await config.at_boundary(progress.boundary())  # a headless run's end: a resume may follow
+            if over or session.stopped_by:  # (an abort may come at that boundary)
                 break
             if session.queued and resume:
                 prompt = session.resume_prompt()
@@ -193,6 +196,6 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         session.end()
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
         runtime.end_session(session, "ended" if result.ok else "failed", result.status)
-        await runtime.close()
+        await (runtime.close() if config.runtime is None else runtime.settle())
     result.duration_s = round(time.monotonic() - started, 3)
     return result

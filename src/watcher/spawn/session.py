@@ -48,6 +48,7 @@ class SpawnSession(Session):
         self.queued: list[_Queued] = []  # for the next resume (no live channel, or it had closed)
         self.delivered: list[tuple[Interjection, str]] = []  # (interjection, how: "live" | "resume")
         self.stopped_by: str = ""  # a pause/abort interjection ended the run
+        self.mid_turn = False  # a live CLI's turn runs past the boundary ``execute`` is at (False at a turn's end)
         self._publish = publish
         self._ended = False
 
@@ -76,7 +77,9 @@ class SpawnSession(Session):
         if not self._live or self.process is None:
             return False
         if await self.process.write(self.adapter.message(text)):
-            self.turns_sent += 1
+            # a line written mid-turn rides in the running turn (Claude Code 2.1.330 adds it to the next
+            # request) and starts no turn of its own; at stdin's end the CLI still takes what it was sent
+            self.turns_sent += not self.mid_turn
             return True
         return False
 
@@ -107,6 +110,7 @@ class SpawnSession(Session):
         """
         if self._live and self.process is not None:
             await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
+            self.mid_turn = False  # the turn ends: the next line starts one
 
     def resume_prompt(self) -> str:
         """The queued messages as the prompt of the resumed run; each is journaled delivered."""
