@@ -79,6 +79,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "fleet":  # the subpackage, callable: ``watcher.fleet(tasks, ...)`` starts a fleet
+        return importlib.import_module("watcher.fleet")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'watcher' has no attribute {name!r}")
