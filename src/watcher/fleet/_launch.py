@@ -139,7 +139,7 @@ def _specs(tasks: Any, tools: Mapping[str, Callable[..., Any]] | None) -> tuple[
     if wrong:
         i, kind = wrong[0]
         raise ConfigurationError(
-            f"watcher.fleet(): task {i} is a {kind}, not a TaskSpec; build tasks with "
+            f"watcher.fleet(): task {i} is of type {kind}, not a TaskSpec; build tasks with "
             "watcher.fleet.TaskSpec(name, prompt, tools=..., tags=...)"
         )
     return list(tasks), None

@@ -145,7 +145,7 @@ class _Row:
         self.info = w.HTML(layout=w.Layout(width="100%"))
         self.message = w.Text(placeholder="nudge message", layout=w.Layout(width="220px"))
         self.buttons = {
-            name: w.Button(description=name.title(), layout=w.Layout(width="80px"), tooltip=f"{name} {task}")
+            name: w.Button(description=name.title(), layout=w.Layout(width="80px"), tooltip=f"{name} {redact(task)}")
             for name in COMMANDS
         }
         for name, button in self.buttons.items():
