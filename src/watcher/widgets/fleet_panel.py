@@ -49,6 +49,9 @@ _BADGE = {
     "very_stale": "#c62828",
     "paused": "#6a1b9a",
     "degraded": "#616161",
+    "completed": "#1565c0",
+    "failed": "#c62828",
+    "aborted": "#c62828",
 }
 _LIVE = ("running", "paused")  # any other status (completed, failed, aborted, ...) is a task that ended
 
@@ -80,7 +83,12 @@ def _ago(seconds: float | None) -> str:
 
 def describe_row(row: dict[str, Any]) -> str:
     """One task's line as HTML: badge, name, status, counters, and the latest diagnosis below."""
-    health = str(row.get("health", "unknown"))
+    status = str(row.get("status", ""))
+    health = str(row.get("health") or "unknown")
+    if status not in _LIVE:  # an ended task's last health check no longer says anything: its end does
+        health = status
+    elif health == "unknown":
+        health = "not judged yet"  # it started less than a watcher cycle ago
     colour = _BADGE.get(health, "#9e9e9e")
     parts = [
         f"iteration {int(row.get('iteration') or 0)}",
@@ -92,7 +100,7 @@ def describe_row(row: dict[str, Any]) -> str:
         parts.append(f"${float(row['cost_usd']):.4f}")
     line = (
         f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{_text(health)}</span> '
-        f"<b>{_text(row['task'])}</b> {_text(row.get('status', ''))} · {' · '.join(parts)}"
+        f"<b>{_text(row['task'])}</b> {_text(status)} · {' · '.join(parts)}"
     )
     diagnosis = str(row.get("diagnosis") or "")
     if diagnosis:
