@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import watcher
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
-from watcher.fleet import TaskSpec
+from watcher.fleet import Fleet, TaskSpec
 from watcher.fleet._launch import LaunchedFleet, launch
 from watcher.runtime.host import notebook_host
 from watcher.runtime.journal import Journal
@@ -150,3 +150,33 @@ def test_a_wrong_argument_gets_a_clear_configuration_error(
     with pytest.raises(ConfigurationError) as caught:
         watcher.fleet(tasks, **options)  # type: ignore[operator]
     assert message in str(caught.value)
+
+
+def test_unloading_the_extension_closes_the_fleets_started_in_the_notebook(notebook: InteractiveShell) -> None:
+    script = FleetScript()  # ``worker`` never finishes by itself
+    with script.server() as stub:
+        fleet = watcher.fleet(script.specs, config=LIVELY, base_url=stub.base_url, api_key="x")  # type: ignore[operator]
+        host: Any = notebook_host()
+        [board] = host.dashboards
+        wait_for(lambda: "worker" in board.rows, what="the worker's row")
+        notebook.extension_manager.unload_extension("watcher")
+        assert notebook_host() is None
+        assert fleet.ended, "the fleet was closed before the runtime thread stopped"
+        results = asyncio.run(fleet.wait())
+    assert results["worker"].status == "aborted", results  # type: ignore[union-attr]
+    notebook.extension_manager.load_extension("watcher")  # the fixture unloads it again
+
+
+def test_show_presents_a_fleet_running_elsewhere(notebook: InteractiveShell, tmp_path: Path) -> None:
+    script = FleetScript()
+    script.finish.set()
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    with script.server() as stub:  # run as ``watcher fleet run`` runs it, in no notebook
+        fleet = Fleet(script.specs, config=LIVELY, journal=elsewhere, base_url=stub.base_url, api_key="x")
+        results = asyncio.run(fleet.run())
+    assert all(r.status == "completed" for r in results.values())  # type: ignore[union-attr]
+    host: Any = notebook_host()
+    watcher.fleet.show(elsewhere)
+    board = host.dashboards[-1]
+    wait_for(lambda: {"writer", "worker"} <= set(board.rows), what="the other fleet's rows")
+    assert "completed" in board.rows["worker"].info.value and board.rows["worker"].buttons["pause"].disabled

@@ -251,8 +251,15 @@ def show(journal: Journal | str | os.PathLike[str] | None = None, *, name: str =
     if host is None:
         raise ConfigurationError(f"watcher.fleet.show() shows a notebook widget: {HINT}")
     found = _journal(journal)
-    board_journal = found if isinstance(found, Journal) else Journal(Path(found))
-    host.present_fleet(FleetBoard(name, board_journal, read_fleet, COMMAND_PREFIX))
+    if isinstance(found, Journal):
+        host.present_fleet(FleetBoard(name, found, read_fleet, COMMAND_PREFIX))
+        return
+    opened = Journal(Path(found))  # opened for the dashboard: closed with the host
+
+    async def release() -> None:
+        await asyncio.to_thread(opened.close)
+
+    host.present_fleet(FleetBoard(name, opened, read_fleet, COMMAND_PREFIX, close=release))
 
 
 class CallableModule(types.ModuleType):

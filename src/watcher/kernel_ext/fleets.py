@@ -52,7 +52,10 @@ class NotebookFleets:
         self.thread.call(dashboard.start, self.refresh_s)
 
     def close(self) -> None:
-        """Close the fleets started here and stop their dashboards (before the runtime thread stops)."""
+        """Close the fleets started here (and journals opened to show one), stop the dashboards.
+
+        Called before the runtime thread stops, so a fleet on it ends cleanly (its tasks aborted).
+        """
         dashboards, self.dashboards = self.dashboards, []
         if not dashboards or not self.thread.alive:
             return
@@ -65,6 +68,6 @@ class NotebookFleets:
         closing = [d.board.close() for d in dashboards if d.board.close is not None]
         for outcome in await asyncio.gather(*closing, return_exceptions=True):
             if isinstance(outcome, BaseException):
-                log.warning("closing a fleet failed: %s", outcome)
+                log.warning("closing a fleet's dashboard failed: %s", outcome)
         for dashboard in dashboards:
             dashboard.stop()

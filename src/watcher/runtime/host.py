@@ -27,8 +27,9 @@ class FleetBoard:
 
     ``read(journal)`` returns the fleet's view (``watcher.fleet.query.read_fleet``); commands for a
     task go to the journal under ``command_prefix + task``. ``ended()`` turns true once the fleet
-    is over (the dashboard then refreshes a last time and stops); ``close`` ends the fleet when the
-    host goes away (None: the fleet runs elsewhere and is not the host's to close).
+    is over (the dashboard then refreshes a last time and stops). ``close`` is what the host calls
+    when it goes away: it ends a fleet started in this process, or closes a journal opened only to
+    show a fleet running elsewhere (None: nothing to release).
     """
 
     name: str

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import html
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -40,6 +41,7 @@ log = logging.getLogger("watcher.widgets")
 COMMANDS = ("nudge", "pause", "resume", "abort")
 MAX_LEARNINGS = 10  # the newest relayed learnings shown; the CLI's ``watcher fleet syncs`` lists all
 MAX_DIAGNOSIS = 240
+READ_SHARE = 5.0  # wait at least this many times the last journal read before the next
 
 _BADGE = {
     "healthy": "#2e7d32",
@@ -255,6 +257,7 @@ class FleetDashboard:
         failures = 0
         while True:
             ended = self.board.ended()  # read before the journal: the last refresh shows the end
+            began = time.monotonic()
             try:
                 view = await asyncio.to_thread(self.board.read, self.board.journal)
             except Exception as exc:  # noqa: BLE001 - a busy or closed journal: say so, try again
@@ -269,4 +272,6 @@ class FleetDashboard:
                 if ended:
                     self._task = None
                     return
-            await asyncio.sleep(interval)
+            # a long journal makes each read slower: then refresh less often, so the dashboard
+            # never spends more than about a fifth of its time reading
+            await asyncio.sleep(max(interval, READ_SHARE * (time.monotonic() - began)))
