@@ -180,3 +180,23 @@ def test_show_presents_a_fleet_running_elsewhere(notebook: InteractiveShell, tmp
     board = host.dashboards[-1]
     wait_for(lambda: {"writer", "worker"} <= set(board.rows), what="the other fleet's rows")
     assert "completed" in board.rows["worker"].info.value and board.rows["worker"].buttons["pause"].disabled
+
+
+def test_a_cell_run_twice_shows_only_the_new_fleet(notebook: InteractiveShell) -> None:
+    """The notebook's journal keeps the first run; the second dashboard shows neither its ends nor its counts."""
+    first, second = FleetScript(), FleetScript()
+    first.finish.set()
+    host: Any = notebook_host()
+    with first.server() as stub:
+        done = watcher.fleet(first.specs, config=LIVELY, base_url=stub.base_url, api_key="x")  # type: ignore[operator]
+        assert all(r.status == "completed" for r in asyncio.run(done.wait()).values())  # type: ignore[union-attr]
+    with second.server() as stub:
+        again = watcher.fleet(second.specs, config=LIVELY, base_url=stub.base_url, api_key="x")  # type: ignore[operator]
+        board = host.dashboards[-1]
+        wait_for(lambda: "worker" in board.rows and "iteration 3" in board.rows["worker"].info.value, what="turns")
+        worker = board.rows["worker"]
+        assert "<b>worker</b> running" in worker.info.value and not worker.buttons["pause"].disabled
+        second.finish.set()
+        asyncio.run(again.wait())
+    learned = board.learnings.value
+    assert learned.count("X-Token") == 1, learned  # the second run's relay only

@@ -24,17 +24,17 @@ import threading
 import types
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from watcher.agents import RunResult
 from watcher.core.errors import ConfigurationError, WatcherError
 from watcher.fleet.fleet import COMMAND_PREFIX, Fleet
 from watcher.fleet.learnings import Extractor
-from watcher.fleet.query import read_fleet
+from watcher.fleet.query import FleetView, read_fleet
 from watcher.fleet.tasks import FleetConfig, TaskSpec, load_tasks
 from watcher.fleet.watch import Evaluator
 from watcher.runtime.host import FleetBoard, notebook_host
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["CallableModule", "LaunchedFleet", "install", "launch", "show"]
 
@@ -52,6 +52,7 @@ class LaunchedFleet(Fleet):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.first_event = self.journal.last_id()  # this fleet's events come after it
         self.home: asyncio.AbstractEventLoop | None = None
         self._started: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._finished: concurrent.futures.Future[Results] = concurrent.futures.Future()
@@ -85,6 +86,9 @@ class LaunchedFleet(Fleet):
 
     async def _live(self) -> None:
         """On the home loop: start, then wait for every task; the outcome lands in ``_finished``."""
+        if self._closing is not None:  # closed before its loop got to start it: it never runs
+            self._finished.set_result({})
+            return
         try:
             await Fleet.start(self)
         except BaseException as exc:
@@ -99,6 +103,34 @@ class LaunchedFleet(Fleet):
             if not self._finished.done():
                 self._finished.set_exception(exc)
             raise
+
+
+class _Since:
+    """A journal as ``read_fleet`` sees it from one fleet's first event on.
+
+    A notebook's journal keeps every fleet run in it; a cell run twice starts tasks with the same
+    names, and the dashboard of the new fleet must not show the old one's ends and counters.
+    Reads start after ``first``; anything else goes to the journal itself.
+    """
+
+    def __init__(self, journal: Journal, first: int) -> None:
+        self.journal = journal
+        self.first = first
+
+    def read(self, after: int = 0, **options: Any) -> list[JournalRow]:
+        return self.journal.read(max(after, self.first), **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.journal, name)
+
+
+def reader_since(first: int) -> Callable[[Journal], FleetView]:
+    """``read_fleet`` limited to the events after ``first`` (the board of a fleet started here)."""
+
+    def read(journal: Journal) -> FleetView:
+        return read_fleet(cast(Journal, _Since(journal, first)))  # read_fleet only reads rows
+
+    return read
 
 
 def _own_loop() -> asyncio.AbstractEventLoop:
@@ -200,7 +232,12 @@ def launch(
     fleet.home = host.loop if host is not None else running if running is not None else _own_loop()
     _start(fleet, running, stop_after=own)
     board = FleetBoard(
-        fleet.config.name, fleet.journal, read_fleet, COMMAND_PREFIX, ended=lambda: fleet.ended, close=fleet.close
+        fleet.config.name,
+        fleet.journal,
+        reader_since(fleet.first_event),
+        COMMAND_PREFIX,
+        ended=lambda: fleet.ended,
+        close=fleet.close,
     )
     if host is not None:
         host.present_fleet(board)

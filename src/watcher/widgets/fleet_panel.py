@@ -105,7 +105,7 @@ def describe_row(row: dict[str, Any]) -> str:
         f"<b>{_text(row['task'])}</b> {_text(status)} · {' · '.join(parts)}"
     )
     diagnosis = str(row.get("diagnosis") or "")
-    if diagnosis:
+    if diagnosis and diagnosis not in (health, "healthy"):  # a healthy task's diagnosis says nothing more
         clipped = diagnosis if len(diagnosis) <= MAX_DIAGNOSIS else diagnosis[:MAX_DIAGNOSIS] + "…"
         line += f'<br><span style="color:#616161;font-size:90%">{_text(clipped)}</span>'
     return line
