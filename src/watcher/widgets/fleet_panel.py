@@ -105,7 +105,7 @@ def describe_row(row: dict[str, Any]) -> str:
         f"<b>{_text(row['task'])}</b> {_text(status)} · {' · '.join(parts)}"
     )
     diagnosis = str(row.get("diagnosis") or "")
-    if diagnosis and diagnosis not in (health, "healthy"):  # a healthy task's diagnosis says nothing more
+    if status in _LIVE and diagnosis and diagnosis not in (health, "healthy"):  # else it says nothing more
         clipped = diagnosis if len(diagnosis) <= MAX_DIAGNOSIS else diagnosis[:MAX_DIAGNOSIS] + "…"
         line += f'<br><span style="color:#616161;font-size:90%">{_text(clipped)}</span>'
     return line
@@ -140,7 +140,7 @@ def describe_stats(name: str, stats: dict[str, int], *, ended: bool = False) -> 
         f"{stats.get('learnings', 0)} learnings",
         f"{stats.get('syncs_relayed', 0)} syncs relayed",
         f"{stats.get('syncs_queued', 0)} queued",
-        f"{stats.get('tasks_paused', 0)} paused",
+        f"{stats.get('tasks_paused', 0)} paused ({stats.get('tasks_resumed', 0)} resumed)",
         f"{stats.get('tasks_aborted', 0)} aborted",
     ]
     state = " <i>(ended)</i>" if ended else ""
@@ -162,6 +162,7 @@ class _Row:
             button.on_click(lambda _b, kind=name: dashboard.click(task, kind, self.message.value))
         controls = w.HBox([self.message, *self.buttons.values()])
         self.widget = w.VBox([self.info, controls], layout=w.Layout(border_bottom="1px solid #eceff1"))
+        self.widget.add_class("watcher-fleet-task")
 
     def show(self, row: dict[str, Any], *, fleet_ended: bool) -> None:
         self.info.value = describe_row(row)
@@ -191,6 +192,7 @@ class FleetDashboard:
             [self.header, self.rows_box, self.notice, self.learnings],
             layout=w.Layout(border="1px solid #d8e1e8", padding="4px"),
         )
+        self.widget.add_class("watcher-fleet")  # for styling, and for browser tests to find it
         self.rows: dict[str, _Row] = {}
         self.refreshes = 0
         self._task: asyncio.Task[None] | None = None
