@@ -71,7 +71,8 @@ async def _run(journal_path: Path) -> None:
         fleet = Fleet(specs, config=config, journal=journal, base_url=stub.base_url, api_key="demo")
         await fleet.start()
         for _ in range(500):
-            if fleet.channels["waiter"].paused and fleet.channels["server"].ended:
+            await fleet.roster.refresh()
+            if fleet.status("waiter") == "paused" and fleet.status("server") not in ("running", "paused"):
                 break
             await asyncio.sleep(0.02)
         await fleet.actions.abort("waiter", "demo over: a person would look at it now", by="person")

@@ -114,23 +114,24 @@ def test_a_task_for_another_agent_is_refused_with_a_reason(tmp_path: Path) -> No
 
 
 def test_freshness_follows_the_monotonic_clock_not_the_rows_timestamps() -> None:
-    from watcher.core.observations import AssistantMessage as Said
     from watcher.fleet.snapshot import TaskState
-    from watcher.runtime.events import ObservationEvent
 
     state = TaskState("a", started=0.0, last_progress=0.0)
     assert state.snapshot(100.0, 120.0, 300.0).freshness == "fresh"
     assert state.snapshot(150.0, 120.0, 300.0).freshness == "stale"
-    # the wall clock jumped years ahead: a row stamped then is still just an iteration seen now
-    state.feed(ObservationEvent(session="a", observation=Said(text="working"), index=0, ts=4_000_000_000.0))
+    # the wall clock jumped years ahead: a summary stamped then is still just an iteration seen now
+    state.take({"step": 1, "ts": 4_000_000_000.0})
     snap = state.snapshot(160.0, 120.0, 300.0)
     assert snap.freshness == "fresh" and snap.idle_s == 0.0 and snap.iteration == 1
     assert state.snapshot(500.0, 120.0, 300.0).freshness == "very_stale"
 
 
 def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from watcher.fleet.actions import _batched
     from watcher.fleet.query import read_fleet
+    from watcher.runtime.events import FleetTask
     from watcher.runtime.journal import Journal
 
     def sent(to: str, status: str = "sent") -> SyncMessageSent:
@@ -147,8 +148,10 @@ def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_pat
     rows = _batched([sent("b"), sent("c"), sent("d", "queued")])
     assert [(r.session, r.recipients, r.status) for r in rows] == [("b", ("b", "c"), "sent"), ("d", (), "queued")]
     journal = Journal(tmp_path / "j.sqlite3")
+    for task in "abcd":
+        journal.append(FleetTask(session=task, fleet="f"))
     for row in rows:
-        journal.append(row)
+        journal.append(replace(row, fleet="f"))
     journal.flush()
     assert len(journal.read(kinds={"sync_message"})) == 2
     view = read_fleet(journal)

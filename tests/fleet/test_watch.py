@@ -12,8 +12,7 @@ from pathlib import Path
 from fleet_helpers import Scripts, marker, until, user_texts
 
 from watcher.agents import tool
-from watcher.core.observations import Observation
-from watcher.fleet import Fleet, FleetConfig, Learning, Recommendation, TaskSpec, extract
+from watcher.fleet import Fleet, FleetConfig, Recommendation, TaskSpec
 from watcher.runtime import Journal
 from watcher.testing import RecordedRequest, Reply
 
@@ -42,10 +41,10 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
         fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
         await fleet.start()
         for _ in range(400):
-            if fleet.channels["waiter"].paused:
+            if fleet.status("waiter") == "paused":
                 break
             await asyncio.sleep(0.02)
-        assert fleet.channels["waiter"].paused, "the stuck task was paused"
+        assert fleet.status("waiter") == "paused", "the stuck task was paused"
         await fleet.close()
     seen = [m.group(1) for r in scripts.requests["waiter"] for t in user_texts(r) for m in NUDGE.finditer(t)]
     # every request resends the history: the distinct nudges in the last request are all that were delivered
@@ -97,38 +96,48 @@ async def test_progress_resets_the_nudge_counter(tmp_path: Path) -> None:
     journal.close()
 
 
+LOCKER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+"""
+
+
 async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path: Path) -> None:
     def broken(snapshot: object) -> Recommendation:
         raise RuntimeError("the evaluator is down")
 
-    calls = {"n": 0}
-
-    def flaky(task: str, index: int, obs: Observation, tool_name: str) -> list[Learning]:
-        calls["n"] += 1
-        if calls["n"] == 1:
-            raise RuntimeError("the extractor crashed")
-        return extract(task, index, obs, tool_name)
-
     def slow(n: int, request: RecordedRequest) -> Reply:
-        return Reply.text("Thinking hard.", delay_s=1.5) if n == 0 else Reply.text("Done.")
+        return Reply.text("Thinking hard.", delay_s=4.0) if n == 0 else Reply.text("Done.")
 
     scripts = Scripts({"slow": slow})
-    journal = Journal(tmp_path / "j.sqlite3")
-    config = replace(FAST, stale_after_s=0.3, very_stale_after_s=60, restart_backoff_s=0.05)
-    spec = TaskSpec("slow", f"{marker('slow')} think")
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    config = replace(FAST, stale_after_s=0.3, very_stale_after_s=60, restart_backoff_s=0.05, persist_timeout_s=0.2)
     with scripts.server() as stub:
         fleet = Fleet(
-            [spec],
+            [TaskSpec("slow", f"{marker('slow')} think")],
             config=config,
             journal=journal,
             base_url=stub.base_url,
             api_key="k",
             evaluator=broken,
-            extractor=flaky,
         )
         await fleet.start()
         await until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)
-        await until(lambda: fleet.health().restarts["syncer"] >= 1 and fleet.stats.syncer_cycles >= 3)
+        # another process holds the journal locked: the next decision cannot be committed in time,
+        # the cycle raises, and the loop is restarted (with backoff) rather than left dead
+        locker = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", LOCKER, str(path), "1.0", stdout=asyncio.subprocess.PIPE
+        )
+        assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
+        await until(lambda: fleet.health().restarts["watcher"] >= 1)
+        await locker.wait()
+        cycles = fleet.stats.watcher_cycles
+        await until(lambda: fleet.stats.watcher_cycles >= cycles + 3)
         health = fleet.health()
         assert health.degraded and health.watcher_alive and health.syncer_alive
         results = await fleet.wait()
@@ -138,6 +147,8 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
     assert checks and all(c["degraded"] for c in checks)
     nudges = [r.payload["message"] for r in rows if r.kind == "watcher_nudge"]
     assert nudges and nudges[0].startswith("System check")
+    reports = [r.payload for r in rows if r.kind == "fleet_supervision"]
+    assert reports and reports[-1]["watcher_restarts"] >= 1 and reports[-1]["degraded"]
     journal.close()
 
 
@@ -185,8 +196,8 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
             user_texts(scripts.requests["busy"][-1])
         )
         code, out = await cli("pause", "busy")
-        assert code == 0 and fleet.channels["busy"].paused
-        await until(lambda: fleet.channels["busy"].gate.held)
+        assert code == 0 and fleet.status("busy") == "paused"
+        await until(lambda: fleet.host is not None and fleet.host.channels["busy"].held)
         held_at = len(scripts.requests["busy"])
         code, out = await cli("status")
         assert code == 0 and json.loads(out)[0]["status"] == "paused", out

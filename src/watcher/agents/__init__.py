@@ -7,7 +7,7 @@ tool-use loop whose observations the watchers judge and into which their interje
 from __future__ import annotations
 
 from watcher.agents._delivery import GUIDANCE_MARKER, GUIDANCE_PROTOCOL, format_injection
-from watcher.agents._run_config import RunConfig, RunResult
+from watcher.agents._run_config import Boundary, RunConfig, RunResult
 from watcher.agents._run_setup import RunHost, agent, make_client, set_host
 from watcher.agents._sinks import RunEvent, RunEventKind
 from watcher.agents._tools import Tool, ToolOutcome, tool
@@ -20,6 +20,7 @@ __all__ = [
     "GUIDANCE_MARKER",
     "GUIDANCE_PROTOCOL",
     "AgentRun",
+    "Boundary",
     "ReplayResult",
     "RunConfig",
     "RunEvent",

@@ -6,15 +6,24 @@ the loop returns when the run ends (``watcher.agents._run_loop``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from watcher.agents._tools import Tool
 
-__all__ = ["DEFAULT_MODEL", "RunConfig", "RunResult"]
+__all__ = ["DEFAULT_MODEL", "Boundary", "RunConfig", "RunResult"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+@dataclass(frozen=True, slots=True)
+class Boundary:
+    """Where a run stands at an iteration boundary: requests sent so far and the tokens they spent."""
+
+    step: int
+    input_tokens: int
+    output_tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +32,9 @@ class RunConfig:
 
     ``max_corrections_per_step`` caps consecutive turns that answer watcher interjections;
     ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never).
+    ``at_boundary`` is awaited at each iteration boundary, before the run takes what its inbox
+    holds for the next request: a fleet's task host writes the task's summary there, hands over
+    what the journal holds for the task, and holds a paused task.
     """
 
     name: str
@@ -35,6 +47,7 @@ class RunConfig:
     max_corrections_per_step: int = 3
     checkpoint_s: float = 30.0
     cache: bool = True
+    at_boundary: Callable[[Boundary], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from watcher.agents._delivery import supervised_system
-from watcher.agents._run_config import RunConfig, RunResult
+from watcher.agents._run_config import Boundary, RunConfig, RunResult
 from watcher.agents._run_inbox import STOPS, Inbox, InboxItem
 from watcher.agents._run_turn import Turn
 from watcher.agents._sinks import OutputSinks
@@ -145,6 +145,8 @@ class RunLoop:
         carried: list[InboxItem] = []  # interjections taken for the next request, not yet sent
         while True:
             await self._checkpoint()
+            if config.at_boundary is not None and self.stop is None:
+                await config.at_boundary(Boundary(c.steps, c.input_tokens, c.output_tokens))
             delivered = self.inbox.take()
             if delivered:
                 pending = [*(pending or []), *({"type": "text", "text": text} for _, text in delivered)]

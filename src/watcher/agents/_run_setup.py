@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from watcher.agents._run_config import DEFAULT_MODEL, RunConfig
+from watcher.agents._run_config import DEFAULT_MODEL, Boundary, RunConfig
 from watcher.agents._sinks import Sink
 from watcher.agents._tools import Tool, as_tool
 from watcher.agents.run import AgentRun
@@ -124,6 +124,7 @@ def agent(
     name: str | None = None,
     cache: bool = True,
     loop: asyncio.AbstractEventLoop | None = None,
+    at_boundary: Callable[[Boundary], Awaitable[None]] | None = None,
 ) -> AgentRun:
     """Start a supervised agent run; ``result = await run`` waits for it.
 
@@ -134,7 +135,9 @@ def agent(
     ``journal`` (a ``Journal``, a path, or True for the project's default journal). With a
     journal, commands written by other processes (accept, dismiss, inject) are applied.
     ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never
-    wait). ``loop`` runs the agent on another thread's event loop.
+    wait). ``loop`` runs the agent on another thread's event loop. ``at_boundary`` is awaited at
+    each iteration boundary with the run's ``Boundary`` (steps and tokens so far), before the next
+    request takes what the inbox holds.
 
     In a notebook with ``%load_ext watcher`` (and no ``runtime``/``loop`` given) the run also gets
     the notebook's watchers, runs on the extension's runtime thread, and streams into the cell.
@@ -160,6 +163,7 @@ def agent(
             output=output,
             name=name,
             cache=cache,
+            at_boundary=at_boundary,
         )
     if runtime is not None and journal not in (None, False) and journal is not runtime.journal:
         raise ConfigurationError("pass journal= or runtime=, not both: a shared runtime already has its journal")
@@ -180,6 +184,7 @@ def agent(
         max_corrections_per_step=max_corrections_per_step,
         checkpoint_s=checkpoint_s,
         cache=cache,
+        at_boundary=at_boundary,
     )
     run = AgentRun(
         config, client=client, watchers=built_watchers, runtime=runtime, journal=built_journal, output=output, loop=loop

@@ -1,9 +1,13 @@
 """``watcher fleet``: run many agent tasks under supervision, and look at or steer them from anywhere.
 
-``run TASKS.toml`` runs a fleet in this process. Every other action reads the journal or writes a
-command to it, so it works from another terminal while the fleet runs: ``status``, ``health
-TASK``, ``diagnoses``, ``syncs``, ``stats``; ``nudge TASK MESSAGE``, ``pause|resume|abort TASK``
-(applied by the fleet within a fraction of a second; ``--wait`` says how it went). Each has ``--json``.
+``run TASKS.toml`` runs a fleet in this process (``--no-supervision``: the tasks only);
+``supervise --fleet NAME`` runs the supervision loops for a fleet whose tasks run in another
+process (they meet in the journal). Every other action reads the journal or writes a command to
+it, so it works from another terminal while the fleet runs: ``status`` (``--watch`` keeps it
+live), ``health TASK``, ``diagnoses``, ``syncs``, ``stats``; ``nudge TASK MESSAGE``,
+``pause|resume|abort TASK`` (applied within a fraction of a second; ``--wait`` says how it
+went). Each has ``--json``; ``--fleet`` picks one fleet of a journal that holds several
+(default: the latest).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import argparse
 import asyncio
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         p: argparse.ArgumentParser = fsub.add_parser(name, help=help)
         p.add_argument("--journal", type=Path, default=None, help="the journal (default: the project's)")
         p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--fleet", default=None, help="the fleet's name (default: the latest in the journal)")
         p.set_defaults(func=run)
         return p
 
@@ -37,7 +43,20 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     r.add_argument("tasks", type=Path)
     r.add_argument("--no-supervision", action="store_true", help="run the same tasks with no watcher or syncer loop")
     r.add_argument("--base-url", default=None, help="the Messages API base URL (a local stub offline)")
-    action("status", "one line per task: health, iteration, last activity, nudges, tokens")
+    sv = action("supervise", "run only the supervision loops, for a fleet whose tasks run in another process")
+    sv.add_argument("--watch-interval", type=float, default=None, help="seconds between watcher cycles")
+    sv.add_argument("--sync-interval", type=float, default=None, help="seconds between syncer cycles")
+    sv.add_argument("--for", dest="duration", type=float, default=None, help="stop after this many seconds")
+    st = action("status", "one line per task: health, iteration, last activity, nudges, tokens, cost")
+    st.add_argument(
+        "--watch",
+        type=float,
+        nargs="?",
+        const=1.0,
+        default=None,
+        metavar="SECONDS",
+        help="keep the table live, refreshed every SECONDS (default 1) until Ctrl-C",
+    )
     action("health", "a task's latest health check").add_argument("task")
     action("diagnoses", "the latest diagnoses that were not 'healthy'").add_argument("--limit", type=int, default=20)
     s = action("syncs", "learnings relayed between tasks")
@@ -71,20 +90,17 @@ def run(args: argparse.Namespace) -> int:
     command: str = args.fleet_command
     if command == "run":
         return _run(args)
+    if command == "supervise":
+        return _supervise(args)
     with _journal(args) as journal:
         if command in _STEER:
             return _steer(args, journal)
-        view = read_fleet(journal)
+        if command == "status" and args.watch is not None and not args.json:
+            return _live(args, journal)
+        view = read_fleet(journal, args.fleet)
         if command == "status":
             rows = view.rows()
-            lines = [f"{'task':20} {'health':10} {'status':10} {'iter':>5} {'idle s':>7} {'nudges':>6} {'tokens':>8}"]
-            for r in rows:
-                idle = "-" if r["last_activity_s"] is None else f"{r['last_activity_s']:.1f}"
-                lines.append(
-                    f"{r['task']:20} {r['health']:10} {r['status']:10} {r['iteration']:>5} {idle:>7} "
-                    f"{r['nudges']:>6} {r['tokens']:>8}"
-                )
-            _print(args, rows, "\n".join(lines) if rows else "no fleet tasks in this journal")
+            _print(args, rows, _table(rows) if rows else "no fleet tasks in this journal")
             return 0
         if command == "health":
             checks = [c for c in view.checks if c.session == args.task]
@@ -114,6 +130,39 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
 
+def _table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        f"{'task':20} {'health':10} {'status':10} {'iter':>5} {'idle s':>7} {'nudges':>6} {'tokens':>8} {'cost $':>8}"
+    ]
+    for r in rows:
+        idle = "-" if r["last_activity_s"] is None else f"{r['last_activity_s']:.1f}"
+        lines.append(
+            f"{r['task']:20} {r['health']:10} {r['status']:10} {r['iteration']:>5} {idle:>7} "
+            f"{r['nudges']:>6} {r['tokens']:>8} {r['cost_usd']:>8.4f}"
+        )
+    return "\n".join(lines)
+
+
+def _live(args: argparse.Namespace, journal: Journal) -> int:
+    """``status --watch``: redraw the table every ``args.watch`` seconds until Ctrl-C (exit 130, one line)."""
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from watcher.fleet.query import read_fleet
+
+    def frame() -> Text:
+        view = read_fleet(journal, args.fleet)
+        rows = view.rows()
+        head = f"fleet {view.name or '-'} · {len(rows)} task(s) · {time.strftime('%H:%M:%S')} (Ctrl-C to stop)\n"
+        return Text(head + (_table(rows) if rows else "no fleet tasks in this journal yet"))
+
+    with Live(frame(), console=Console(), auto_refresh=False) as live:
+        while True:
+            time.sleep(max(args.watch, 0.1))
+            live.update(frame(), refresh=True)
+
+
 def _steer(args: argparse.Namespace, journal: Journal) -> int:
     from watcher.fleet import COMMAND_PREFIX  # imported here: see run()
 
@@ -122,7 +171,9 @@ def _steer(args: argparse.Namespace, journal: Journal) -> int:
     cid = journal.submit_command(COMMAND_PREFIX + args.task, kind, payload=payload)
     deadline = time.monotonic() + max(args.wait, 0.0)
     while args.wait > 0 and time.monotonic() < deadline:
-        done = [c for c in journal.commands(status=None, after=cid - 1) if c.id == cid and c.status != "new"]
+        done = [
+            c for c in journal.commands(status=None, after=cid - 1) if c.id == cid and c.status in ("applied", "failed")
+        ]
         if done:
             ok = done[0].status == "applied"
             _print(
@@ -182,3 +233,35 @@ def _run(args: argparse.Namespace) -> int:
     lines.append(", ".join(f"{k} {v}" for k, v in out["stats"].items()))
     _print(args, out, "\n".join(lines))
     return 0 if all(t["status"] == "completed" for t in out["tasks"].values()) else 1
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    """Run a ``Supervisor`` on the journal until Ctrl-C (or ``--for`` seconds): the tasks run elsewhere."""
+    from dataclasses import replace
+
+    from watcher.fleet import FleetConfig, Supervisor
+    from watcher.fleet.query import fleets
+
+    with _journal(args) as journal:
+        name = args.fleet or next(reversed(fleets(journal)), None)
+        if name is None:
+            print("no fleet in this journal yet: start its tasks first (watcher fleet run TASKS.toml), or pass --fleet")
+            return 1
+        config = FleetConfig(name=name)
+        if args.watch_interval is not None:
+            config = replace(config, watch_interval_s=args.watch_interval)
+        if args.sync_interval is not None:
+            config = replace(config, sync_interval_s=args.sync_interval)
+
+        async def main() -> dict[str, Any]:
+            supervisor = Supervisor(config, journal)
+            await supervisor.start()
+            try:
+                await asyncio.sleep(args.duration if args.duration is not None else float("inf"))
+            finally:
+                await supervisor.close()
+            return {"fleet": name, **asdict(supervisor.stats)}
+
+        out = asyncio.run(main())
+    _print(args, out, ", ".join(f"{k} {v}" for k, v in out.items()))
+    return 0

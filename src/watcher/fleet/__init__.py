@@ -1,17 +1,19 @@
 """Supervise many concurrent agent tasks: health, escalating nudges, pause and abort, relayed learnings.
 
 ``Fleet(specs, journal=...)`` runs ``TaskSpec``s (or a TOML tasks file, ``load_tasks``) as agent
-runs; its watcher loop judges each task's health from the journal and nudges, pauses or aborts;
-its syncer loop relays what one task learns to the related tasks it would help.
+runs; its watcher loop judges each task's health from the summaries the tasks write to the
+journal and nudges, pauses or aborts; its syncer loop relays what one task learns to the related
+tasks it would help. Tasks and loops meet only in the journal.
 """
 
 from __future__ import annotations
 
-from watcher.fleet.fleet import COMMAND_PREFIX, Fleet, SupervisionHealth
+from watcher.fleet.fleet import Fleet
 from watcher.fleet.judge import Recommendation
-from watcher.fleet.learnings import Learning, extract
+from watcher.fleet.learnings import Learning, extract, render_sync
 from watcher.fleet.snapshot import Snapshot
-from watcher.fleet.sync import related, render_sync
+from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor
+from watcher.fleet.sync import related
 from watcher.fleet.tasks import FleetConfig, TaskSpec, load_tasks
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "Recommendation",
     "Snapshot",
     "SupervisionHealth",
+    "Supervisor",
     "TaskSpec",
     "extract",
     "load_tasks",

@@ -1,146 +1,133 @@
-"""The fleet's hands: nudge, pause, resume, abort and relay, each persisted before it acts.
+"""The fleet's hands: nudge, pause, resume, abort and relay, each written to the journal and committed.
 
-Every action is appended to the journal and flushed before the task is touched, so a crash
-between the two loses nothing (the record says what was meant) and another process can read it.
-The loops and the commands from other processes (``watcher fleet nudge|pause|resume|abort``)
-all act through here; ``Stats`` counts what was done.
+An action is a journal row (``WatcherNudge``, ``WatcherPause``, ``WatcherAbort``,
+``SyncMessageSent``), flushed before the call returns: the task host applies it at the task's
+next boundary (``watcher.fleet.host``), a crash after the commit loses nothing, and any process
+can read what was decided. The loops and the commands from other processes (``watcher fleet
+nudge|pause|resume|abort``) all act through here; ``Stats`` counts what was done.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from watcher.core.interjection import Interjection, Origin, Severity
-from watcher.fleet.channel import TaskChannel
+from watcher.core.interjection import Severity
+from watcher.fleet.roster import Roster
 from watcher.runtime.events import Event, SyncMessageSent, WatcherAbort, WatcherNudge, WatcherPause
 from watcher.runtime.journal import Journal
 
 __all__ = ["Actions", "Stats"]
 
-FLEET_ORIGIN = Origin.of_watcher("fleet")
-
 
 @dataclass(slots=True)
 class Stats:
-    """What the fleet did since it started."""
+    """What the fleet decided since it started."""
 
     watcher_cycles: int = 0
     syncer_cycles: int = 0
     nudges_sent: int = 0
     syncs_relayed: int = 0
-    syncs_queued: int = 0
     learnings: int = 0
     tasks_paused: int = 0
+    tasks_resumed: int = 0
     tasks_aborted: int = 0
-    by_task: dict[str, int] = field(default_factory=dict)
 
 
 class Actions:
-    """Acts on the fleet's task channels, journaling first."""
+    """Writes one fleet's decisions to the journal; refuses those the roster says cannot apply."""
 
-    def __init__(self, journal: Journal, channels: dict[str, TaskChannel]) -> None:
+    def __init__(self, journal: Journal, roster: Roster, *, timeout_s: float | None = None) -> None:
         self.journal = journal
-        self.channels = channels
+        self.timeout_s = timeout_s
+        self.roster = roster
+        self.fleet = roster.fleet
         self.stats = Stats()
 
-    async def persist(self, *events: Event) -> None:
-        """Append ``events`` and wait until they are committed."""
+    async def persist(self, *events: Event, commit: bool = True) -> None:
+        """Append ``events`` and wait until they are committed (``JournalError`` after ``timeout_s``).
+
+        ``commit=False`` leaves the commit to a later ``commit()``: a cycle deciding for many
+        tasks commits its decisions once (a task host applies only committed rows anyway).
+        """
         for event in events:
             self.journal.append(event)
-        await asyncio.to_thread(self.journal.flush)
+        if commit:
+            await self.commit()
 
-    async def nudge(self, task: str, message: str, severity: Severity, *, count: int = 0, by: str = "fleet") -> str:
-        """Persist a ``WatcherNudge``, then queue ``<system-nudge>`` for the task's next boundary.
+    async def commit(self) -> None:
+        """Wait until everything appended is committed (``JournalError`` after ``timeout_s``)."""
+        await asyncio.to_thread(self.journal.flush, self.timeout_s)
 
-        Returns the nudge's interjection id ("" when the task has ended); its ``DeliveryEvent``
-        says when a request carried it.
+    def _live(self, task: str) -> bool:
+        member = self.roster.members.get(task)
+        return member is not None and not member.ended
+
+    async def nudge(
+        self, task: str, message: str, severity: Severity, *, count: int = 0, by: str = "fleet", commit: bool = True
+    ) -> str:
+        """Persist a ``WatcherNudge`` (the task gets ``<system-nudge>`` with its next request); its id, "" if ended.
+
+        The task's ``DeliveryEvent`` says when a request carried it, its summary when it answered.
         """
-        channel = self.channels.get(task)
-        if channel is None or channel.ended:
+        if not self._live(task):
             return ""
         iid = f"nudge-{uuid.uuid4().hex[:10]}"
         await self.persist(
-            WatcherNudge(session=task, interjection_id=iid, severity=severity, message=message, count=count, by=by)
+            WatcherNudge(
+                session=task,
+                fleet=self.fleet,
+                interjection_id=iid,
+                severity=severity,
+                message=message,
+                count=count,
+                by=by,
+            ),
+            commit=commit,
         )
-        said = Interjection(content=message, severity=severity, action="nudge", watcher="fleet", id=iid)
-        if await channel.deliver(said, FLEET_ORIGIN) == "queued":
-            self.stats.nudges_sent += 1
-            return iid
-        return ""
+        self.stats.nudges_sent += 1
+        return iid
 
-    async def pause(self, task: str, reason: str, *, by: str = "fleet") -> bool:
-        channel = self.channels.get(task)
-        if channel is None or channel.ended or channel.paused:
+    async def pause(self, task: str, reason: str, *, by: str = "fleet", commit: bool = True) -> bool:
+        """Hold the task at its next boundary; False when it is paused already or ended."""
+        if not self._live(task) or self.roster.status(task) == "paused":
             return False
-        await self.persist(WatcherPause(session=task, reason=reason, by=by))
-        channel.pause()
+        await self.persist(WatcherPause(session=task, fleet=self.fleet, reason=reason, by=by), commit=commit)
+        self.roster.mark(task, "paused")
         self.stats.tasks_paused += 1
         return True
 
-    async def resume(self, task: str, *, by: str = "person") -> int:
-        """Resume a paused task with the syncs held for it; returns how many it received."""
-        channel = self.channels.get(task)
-        if channel is None or channel.ended or not channel.paused:
-            return -1
-        held = list(channel.held)
-        await self.persist(
-            WatcherPause(session=task, reason=f"resumed with {len(held)} queued sync(s)", by=by, resumed=True)
-        )
-        handed = await channel.resume()
-        for item in held:
-            i = item.interjection
-            self.journal.append(
-                SyncMessageSent(
-                    session=task,
-                    interjection_id=i.id,
-                    learning_id=i.id.removeprefix("sync-").removesuffix(f"-{task}"),
-                    source_task=i.watcher,
-                    urgency="",
-                    text="",
-                    status="delivered_on_resume",
-                )
-            )
-        self.stats.syncs_relayed += handed
-        return handed
-
-    async def abort(self, task: str, reason: str, *, by: str = "fleet") -> bool:
-        channel = self.channels.get(task)
-        if channel is None or channel.ended:
+    async def resume(self, task: str, *, by: str = "person") -> bool:
+        """Let a paused task go on, with what was relayed to it meanwhile; False when it is not paused."""
+        if self.roster.status(task) != "paused":
             return False
-        await self.persist(WatcherAbort(session=task, reason=reason, by=by))
-        channel.abort(f"{by}: {reason}")
+        await self.persist(WatcherPause(session=task, fleet=self.fleet, reason="resumed", by=by, resumed=True))
+        self.roster.mark(task, "running")
+        self.stats.tasks_resumed += 1
+        return True
+
+    async def abort(self, task: str, reason: str, *, by: str = "fleet", commit: bool = True) -> bool:
+        if not self._live(task):
+            return False
+        await self.persist(WatcherAbort(session=task, fleet=self.fleet, reason=reason, by=by), commit=commit)
+        self.roster.mark(task, "aborted")
         self.stats.tasks_aborted += 1
         return True
 
-    async def relay(self, batch: list[tuple[SyncMessageSent, Interjection]]) -> list[str]:
-        """Persist syncs for their recipients (one commit for the batch), then hand each over.
-
-        A sync for a paused recipient is recorded ``queued`` and held until it resumes.
-        """
-        live = [(e, s) for e, s in batch if (c := self.channels.get(e.session)) is not None and not c.ended]
-        stamped = [(replace(e, status="queued") if self.channels[e.session].paused else e, s) for e, s in live]
-        if stamped:
-            await self.persist(*_batched([e for e, _ in stamped]))
-        outcomes = []
-        for event, said in stamped:
-            channel = self.channels[event.session]
-            outcome = await channel.deliver(said, FLEET_ORIGIN)
-            if outcome == "queued":
-                self.stats.syncs_relayed += 1
-                if said.urgent and channel.run is not None:  # blocking: cut off the response in flight
-                    await channel.run.interrupt()
-            elif outcome == "held":
-                self.stats.syncs_queued += 1
-            outcomes.append(outcome)
-        return outcomes
+    async def relay(self, syncs: list[SyncMessageSent]) -> int:
+        """Persist syncs (one row per learning for all its recipients, one commit); how many recipients."""
+        live = [s for s in syncs if self._live(s.session)]
+        if live:
+            await self.persist(*_batched(live))
+        self.stats.syncs_relayed += len(live)
+        return len(live)
 
 
 def _batched(events: list[SyncMessageSent]) -> list[SyncMessageSent]:
-    """One row per learning and status for all its recipients (``SyncMessageSent.each`` expands it).
+    """One row per learning for all its recipients (``SyncMessageSent.each`` expands it).
 
-    A learning relayed to ten related tasks is one journal row, encoded and redacted once, not ten.
+    A learning relayed to ten related tasks is one journal row, encoded once, not ten.
     """
     groups: dict[tuple[str, str], list[SyncMessageSent]] = {}
     for event in events:

@@ -1,55 +1,45 @@
 """``Fleet``: run many agent tasks at once, with a watcher loop and a syncer loop supervising them.
 
-Each task is one of watcher's own agent runs on a shared runtime and journal, behind a
-``TaskChannel``. The two loops read the journal, never the runs, and act through ``Actions``.
-A loop whose cycle raises is restarted with exponential backoff; ``health()`` reports
-``SupervisionHealth``. Commands written to the journal by another process (``watcher fleet
-nudge|pause|resume|abort``, session ``fleet:<task>``) are applied within ``command_poll_s``.
+A fleet has a task side and a supervision side that meet only in the journal. The task side
+(``TaskHost``) runs each task, writes its summaries and learnings, and applies the actions
+written for it. The supervision side (``Supervisor``) reads those rows and writes actions. They
+run in one process here; ``watcher fleet run --no-supervision`` and ``watcher fleet supervise``
+run them in two.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher.agents import AgentRun, RunResult, agent, make_client
+from watcher.agents import RunResult, make_client
 from watcher.core.errors import ConfigurationError
 from watcher.fleet.actions import Actions, Stats
-from watcher.fleet.channel import TaskChannel
-from watcher.fleet.follow import Follower
+from watcher.fleet.host import TaskHost
 from watcher.fleet.learnings import Extractor
+from watcher.fleet.monitor import TurnExtractor
+from watcher.fleet.roster import Roster
+from watcher.fleet.supervisor import SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig, TaskSpec, check_names
 from watcher.fleet.watch import Evaluator, WatchCycle
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Command, Journal
 
-__all__ = ["COMMAND_PREFIX", "Fleet", "SupervisionHealth"]
-
-log = logging.getLogger("watcher.fleet")
-
-COMMAND_PREFIX = "fleet:"
-
-
-@dataclass(slots=True)
-class SupervisionHealth:
-    """Are the loops alive, when did they last finish a cycle, is the watcher degraded, how often restarted."""
-
-    watcher_alive: bool = False
-    syncer_alive: bool = False
-    last_watcher_cycle: float | None = None
-    last_syncer_cycle: float | None = None
-    degraded: bool = False
-    restarts: dict[str, int] = field(default_factory=lambda: {"watcher": 0, "syncer": 0})
+__all__ = ["Fleet"]
 
 
 class Fleet:
-    """Runs ``specs`` concurrently and supervises them (unless ``config.supervision`` is False)."""
+    """Runs ``specs`` concurrently and supervises them (unless ``config.supervision`` is False).
+
+    ``evaluator`` replaces the rules in the watcher loop (a function of a ``Snapshot``, or a
+    coroutine function such as an LLM evaluator); ``extractor`` replaces the rule-based learning
+    extraction per observation; ``turn_extractor`` adds one called once per turn (an LLM's).
+    Commands from other processes are applied with or without supervision.
+    """
 
     def __init__(
         self,
@@ -62,6 +52,7 @@ class Fleet:
         api_key: str | None = None,
         evaluator: Evaluator | None = None,
         extractor: Extractor | None = None,
+        turn_extractor: TurnExtractor | None = None,
     ) -> None:
         check_names(specs)
         other = sorted({s.agent for s in specs} - {"anthropic"})
@@ -74,65 +65,74 @@ class Fleet:
         self._owns_journal = not isinstance(journal, Journal)
         self.journal = journal if isinstance(journal, Journal) else Journal(Path(journal))
         self._client_args = (client, base_url, api_key)
-        self.channels: dict[str, TaskChannel] = {}
-        self.actions = Actions(self.journal, self.channels)
-        start = self.journal.last_id()
-        self.watcher = WatchCycle(self.config, self.actions, Follower(self.journal, after=start), evaluator)
-        self.syncer = SyncCycle(self.config, self.actions, Follower(self.journal, after=start), self.specs, extractor)
-        self.runs: dict[str, AgentRun] = {}
-        self._health = SupervisionHealth()
-        self._background: list[asyncio.Task[None]] = []
+        self._extractors = (extractor, turn_extractor)
+        self.supervisor = Supervisor(self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator)
+        self.host: TaskHost | None = None
         self.runtime: Runtime | None = None
         self._client: Any = None
 
+    # the supervision side's parts, for people and tests
+    @property
+    def roster(self) -> Roster:
+        return self.supervisor.roster
+
+    @property
+    def actions(self) -> Actions:
+        return self.supervisor.actions
+
+    @property
+    def watcher(self) -> WatchCycle:
+        return self.supervisor.watcher
+
+    @property
+    def syncer(self) -> SyncCycle:
+        return self.supervisor.syncer
+
     @property
     def stats(self) -> Stats:
-        return self.actions.stats
+        return self.supervisor.stats
+
+    @property
+    def runs(self) -> dict[str, Any]:
+        """The tasks' runs, by task name (empty before ``start``)."""
+        return dict(self.host.runs) if self.host is not None else {}
+
+    def status(self, task: str) -> str:
+        """Where ``task`` stands as the journal last told (running, paused, how it ended, or unknown)."""
+        return self.supervisor.status(task)
 
     def health(self) -> SupervisionHealth:
         """The supervision loops' health now."""
-        h = self._health
-        h.degraded = self.watcher.degraded
-        h.last_watcher_cycle, h.last_syncer_cycle = self.watcher.last_ok, self.syncer.last_ok
-        return h
+        return self.supervisor.health()
 
-    # --- running -------------------------------------------------------------------------------
+    async def apply(self, command: Command) -> tuple[str, str]:
+        """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""
+        return await self.supervisor.apply(command)
 
     async def start(self) -> Fleet:
         """Start every task and, with supervision, the two loops; commands are polled either way."""
         client, base_url, api_key = self._client_args
         self._client = client if client is not None else make_client(base_url=base_url, api_key=api_key)
-        self.runtime = runtime = Runtime(journal=self.journal)
-        for spec in self.specs.values():
-            channel = TaskChannel(spec.name, runtime)
-            self.channels[spec.name] = channel
-            run = agent(
-                spec.prompt,
-                name=spec.name,
-                tools=spec.tools,
-                model=spec.model,
-                system=spec.system,
-                client=channel.client(self._client),
-                runtime=runtime,
-                max_steps=spec.max_steps,
-                max_corrections_per_step=spec.max_corrections_per_step,
-            )
-            channel.run = run
-            self.runs[spec.name] = run
-            self.watcher.track(spec.name)
-        cfg = self.config
-        if cfg.supervision:
-            self._spawn("watcher", self.watcher.run, lambda: cfg.watch_interval_s)
-            self._spawn("syncer", self.syncer.run, lambda: cfg.sync_interval_s)
-        self._background.append(asyncio.get_running_loop().create_task(self._poll_commands(), name="fleet-commands"))
+        self.runtime = Runtime(journal=self.journal)
+        self.host = TaskHost(
+            self.specs,
+            config=self.config,
+            journal=self.journal,
+            runtime=self.runtime,
+            client=self._client,
+            extractor=self._extractors[0],
+            turn_extractor=self._extractors[1],
+        )
+        self.host.start()
+        await self.supervisor.start(loops=self.config.supervision)
         return self
 
     async def wait(self) -> dict[str, RunResult | BaseException]:
         """Wait for every task to end (a paused task waits for resume or abort); then stop the loops."""
-        names = list(self.runs)
-        results = await asyncio.gather(*(self.runs[n].wait() for n in names), return_exceptions=True)
+        runs = self.runs
+        results = await asyncio.gather(*(run.wait() for run in runs.values()), return_exceptions=True)
         await self.close()
-        return dict(zip(names, results, strict=True))
+        return dict(zip(runs, results, strict=True))
 
     async def run(self) -> dict[str, RunResult | BaseException]:
         """``start`` then ``wait``."""
@@ -141,88 +141,13 @@ class Fleet:
 
     async def close(self) -> None:
         """Stop the loops and the command poller; abort tasks still running; close what was opened here."""
-        for task in self._background:
-            task.cancel()
-        await asyncio.gather(*self._background, return_exceptions=True)
-        self._background.clear()
-        for name, channel in self.channels.items():
-            if not channel.ended:
-                channel.abort("the fleet closed")
-                await asyncio.gather(self.runs[name].wait(), return_exceptions=True)
+        await self.supervisor.close()
+        if self.host is not None:
+            await self.host.close()
         if self.runtime is not None:
             await self.runtime.close()
         if self._client is not None and self._client_args[0] is None:
             await self._client.close()
+            self._client = None
         if self._owns_journal:
             await asyncio.to_thread(self.journal.close)
-
-    def _spawn(self, name: str, cycle: Callable[[], Awaitable[None]], interval: Callable[[], float]) -> None:
-        loop = asyncio.get_running_loop()
-        self._background.append(loop.create_task(self._supervise(name, cycle, interval), name=f"fleet-{name}"))
-
-    async def _supervise(self, name: str, cycle: Callable[[], Awaitable[None]], interval: Callable[[], float]) -> None:
-        """Run ``cycle`` every ``interval()`` s; when it raises, restart it after a growing backoff."""
-        cfg, health = self.config, self._health
-        backoff = cfg.restart_backoff_s
-        while True:
-            setattr(health, f"{name}_alive", True)
-            try:
-                while True:
-                    await asyncio.sleep(interval())
-                    await cycle()
-                    backoff = cfg.restart_backoff_s
-            except asyncio.CancelledError:
-                setattr(health, f"{name}_alive", False)
-                raise
-            except Exception as exc:  # noqa: BLE001 - a crashed loop is restarted, never left dead
-                setattr(health, f"{name}_alive", False)
-                health.restarts[name] += 1
-                log.warning(
-                    "fleet %s loop crashed (%s: %s); restarting in %.2fs", name, type(exc).__name__, exc, backoff
-                )
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, cfg.restart_backoff_max_s)
-
-    # --- commands from other processes ------------------------------------------------------------
-
-    async def _poll_commands(self) -> None:
-        sessions = [COMMAND_PREFIX + name for name in self.specs]
-        while True:
-            try:
-                commands = await asyncio.to_thread(self.journal.commands, sessions=sessions)
-                for command in commands:
-                    status, detail = await self.apply(command)
-                    await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("fleet: applying journal commands failed; will retry")
-            await asyncio.sleep(self.config.command_poll_s)
-
-    async def apply(self, command: Command) -> tuple[str, str]:
-        """Apply one ``fleet:<task>`` command: (applied|failed, detail)."""
-        task = command.session.removeprefix(COMMAND_PREFIX)
-        channel = self.channels.get(task)
-        if channel is None or channel.ended:
-            return "failed", f"task {task!r} is not running ({channel.status if channel else 'unknown'})"
-        reason = str(command.payload.get("reason") or command.payload.get("message") or "by a person")
-        if command.kind == "nudge":
-            message = str(command.payload.get("message") or "").strip()
-            if not message:
-                return "failed", "a nudge needs a message"
-            iid = await self.actions.nudge(task, message, "warning", by="person")
-            return ("applied", f"queued as {iid}") if iid else ("failed", "the task ended")
-        if command.kind == "pause":
-            return (
-                ("applied", "paused")
-                if await self.actions.pause(task, reason, by="person")
-                else ("failed", "already paused")
-            )
-        if command.kind == "resume":
-            handed = await self.actions.resume(task, by="person")
-            return ("applied", f"resumed with {handed} queued sync(s)") if handed >= 0 else ("failed", "not paused")
-        if command.kind == "abort":
-            return (
-                ("applied", "aborted") if await self.actions.abort(task, reason, by="person") else ("failed", "ended")
-            )
-        return "failed", f"unknown fleet command {command.kind!r}"

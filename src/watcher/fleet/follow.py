@@ -1,7 +1,8 @@
-"""Following the journal: each supervision loop reads the rows written since it last looked.
+"""Following the journal: each supervision loop (and each task host) reads the rows written since it last looked.
 
 The journal is the only state the fleet's loops share with its tasks, so a loop's picture of a
-task is what the task wrote there (observations, heartbeats, its end), never the task's objects.
+task is what the task wrote there (summaries, learnings, its end), and a task learns what the
+loops decided from the action rows they wrote, never from each other's objects.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from collections.abc import Collection
 
 from watcher.core.errors import MalformedEventError
-from watcher.runtime.events import Event
+from watcher.runtime.events import Event, SyncMessageSent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Follower"]
@@ -20,20 +21,38 @@ log = logging.getLogger("watcher.fleet")
 
 
 class Follower:
-    """A cursor over the journal's events for a set of sessions."""
+    """A cursor over the journal's events (of some kinds, for some sessions).
 
-    def __init__(self, journal: Journal, *, after: int = 0, batch: int = 5000) -> None:
+    ``flush``: commit this process's pending appends before reading (a loop that must see what it
+    wrote itself), raising ``JournalError`` after ``flush_timeout_s``; a task host reads only
+    what the loops committed, so it does not wait for that.
+    """
+
+    def __init__(
+        self,
+        journal: Journal,
+        *,
+        after: int = 0,
+        batch: int = 5000,
+        flush: bool = True,
+        flush_timeout_s: float | None = None,
+    ) -> None:
         self.journal = journal
         self.after = after
         self.batch = batch
+        self.flush = flush
+        self.flush_timeout_s = flush_timeout_s
 
-    async def read(self, sessions: Collection[str], kinds: Collection[str] | None = None) -> list[Event]:
-        """The new events of ``sessions`` (of ``kinds``, if given), oldest first; rows it cannot read are skipped.
+    async def read(
+        self, sessions: Collection[str] | None, kinds: Collection[str] | None = None, *, expand: bool = False
+    ) -> list[Event]:
+        """The new events of ``sessions`` (None: any) of ``kinds`` (filtered in SQL), oldest first.
 
-        The kinds are filtered in SQL: rows of other kinds (the loops' own records, other sessions'
-        chatter) are never decoded.
+        ``expand``: a ``SyncMessageSent`` row for several recipients becomes one event per
+        recipient before ``sessions`` is applied. Rows it cannot read are skipped with a log line.
         """
-        await asyncio.to_thread(self.journal.flush)
+        if self.flush:
+            await asyncio.to_thread(self.journal.flush, self.flush_timeout_s)
         out: list[Event] = []
         while True:
             rows = await asyncio.to_thread(self.journal.read, self.after, limit=self.batch, kinds=kinds)
@@ -41,11 +60,15 @@ class Follower:
                 return out
             self.after = rows[-1].id
             for row in rows:
-                if row.session not in sessions:
+                if sessions is not None and row.session not in sessions and not (expand and row.kind == "sync_message"):
                     continue
                 try:
-                    out.append(row.event())
+                    event = row.event()
                 except MalformedEventError as exc:
                     log.warning("fleet: skipping journal row %d: %s", row.id, exc)
+                    continue
+                for one in event.each() if expand and isinstance(event, SyncMessageSent) else (event,):
+                    if sessions is None or one.session in sessions:
+                        out.append(one)
             if len(rows) < self.batch:
                 return out

@@ -1,21 +1,28 @@
 """Reading a fleet back from the journal, from any process: status, health, diagnoses, syncs, stats.
 
-Everything ``watcher fleet status|health|diagnoses|syncs|stats`` shows comes from the journal's
-fleet events (``TaskHealthCheck``, ``WatcherNudge``, ``WatcherPause``, ``WatcherAbort``,
-``LearningExtracted``, ``SyncMessageSent``, ``TaskTurn``) and the tasks' session events.
+Everything ``watcher fleet status|health|diagnoses|syncs|stats`` and the notebook dashboard show
+comes from the journal's fleet events (``FleetTask``, ``TaskTurn``, ``TaskHealthCheck``,
+``WatcherNudge``, ``WatcherPause``, ``WatcherAbort``, ``LearningExtracted``, ``SyncMessageSent``,
+``SupervisionReport``) and the tasks' session events. A journal may hold several fleets: pass
+``fleet`` to read one (by default, the most recent one).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from watcher.core.errors import MalformedEventError
+from watcher.core.evaluation import Usage
+from watcher.core.pricing import cost_usd
 from watcher.runtime.events import (
     Event,
+    FleetEvent,
+    FleetTask,
     LearningExtracted,
     SessionEvent,
+    SupervisionReport,
     SyncMessageSent,
     TaskHealthCheck,
     TaskTurn,
@@ -25,9 +32,10 @@ from watcher.runtime.events import (
 )
 from watcher.runtime.journal import Journal
 
-__all__ = ["FleetView", "TaskRow", "read_fleet"]
+__all__ = ["FleetView", "TaskRow", "fleets", "read_fleet"]
 
 _KINDS = {
+    "fleet_task",
     "task_health",
     "task_turn",
     "watcher_nudge",
@@ -35,6 +43,8 @@ _KINDS = {
     "watcher_abort",
     "sync_message",
     "learning_extracted",
+    "fleet_supervision",
+    "session",
 }
 
 
@@ -43,47 +53,78 @@ class TaskRow:
     """One line of ``watcher fleet status``."""
 
     task: str
+    agent: str = ""
+    model: str = ""
     health: str = "unknown"
     status: str = "running"
     iteration: int = 0
     last_activity_s: float = 0.0  # seconds since the task last wrote anything
     nudges: int = 0
     tokens: int = 0
+    cost_usd: float = 0.0  # estimated from the tokens and the model's list price (0 for unknown models)
     diagnosis: str = ""
     last_ts: float = 0.0
+    _input: int = 0
+    _output: int = 0
 
 
 @dataclass(slots=True)
 class FleetView:
-    """What the journal holds about the fleet's tasks."""
+    """What the journal holds about one fleet's tasks."""
 
+    name: str
     tasks: dict[str, TaskRow]
-    checks: list[TaskHealthCheck]
-    syncs: list[SyncMessageSent]
-    learnings: list[LearningExtracted]
-    nudges: list[WatcherNudge]
-    pauses: list[WatcherPause]
-    aborts: list[WatcherAbort]
+    checks: list[TaskHealthCheck] = field(default_factory=list)
+    syncs: list[SyncMessageSent] = field(default_factory=list)
+    learnings: list[LearningExtracted] = field(default_factory=list)
+    nudges: list[WatcherNudge] = field(default_factory=list)
+    pauses: list[WatcherPause] = field(default_factory=list)
+    aborts: list[WatcherAbort] = field(default_factory=list)
+    supervision: SupervisionReport | None = None  # the loops' latest report
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, Any]:
+        s = self.supervision
         return {
-            "watcher_cycles": max((c.cycle for c in self.checks), default=0),
+            "fleet": self.name,
+            "tasks": len(self.tasks),
+            "watcher_cycles": s.watcher_cycles if s else 0,
+            "syncer_cycles": s.syncer_cycles if s else 0,
             "health_checks": len(self.checks),
             "nudges_sent": len(self.nudges),
             "learnings": len(self.learnings),
-            "syncs_relayed": sum(1 for s in self.syncs if s.status in ("sent", "delivered_on_resume")),
-            "syncs_queued": sum(1 for s in self.syncs if s.status == "queued"),
+            "syncs_relayed": sum(1 for x in self.syncs if x.status == "sent"),
+            "syncs_queued": sum(1 for x in self.syncs if x.status == "queued"),
+            "syncs_dropped": s.syncs_dropped if s else 0,
+            "syncs_duplicate": s.syncs_duplicate if s else 0,
             "tasks_paused": sum(1 for p in self.pauses if not p.resumed),
             "tasks_resumed": sum(1 for p in self.pauses if p.resumed),
             "tasks_aborted": len(self.aborts),
+            "tokens": sum(t.tokens for t in self.tasks.values()),
+            "cost_usd": round(sum(t.cost_usd for t in self.tasks.values()), 6),
+            "supervision": self.health(),
+        }
+
+    def health(self) -> dict[str, Any]:
+        """The supervision loops' health as last reported (empty when no cycle has run)."""
+        s = self.supervision
+        if s is None:
+            return {}
+        return {
+            "watcher_alive": s.watcher_alive,
+            "syncer_alive": s.syncer_alive,
+            "degraded": s.degraded,
+            "restarts": {"watcher": s.watcher_restarts, "syncer": s.syncer_restarts},
+            "evaluator_failures": s.evaluator_failures,
+            "reported_s_ago": round(time.time() - s.ts, 1),
         }
 
     def rows(self) -> list[dict[str, Any]]:
         now = time.time()
         out = []
         for row in self.tasks.values():
-            data = asdict(row)
+            data = {k: v for k, v in asdict(row).items() if not k.startswith("_")}
             data["last_activity_s"] = round(now - row.last_ts, 1) if row.last_ts else None
+            data["cost_usd"] = round(row.cost_usd, 6)
             del data["last_ts"]
             out.append(data)
         return out
@@ -93,56 +134,73 @@ def _events(journal: Journal) -> list[Event]:
     out: list[Event] = []
     after = 0
     while True:
-        rows = journal.read(after, limit=5000)
+        rows = journal.read(after, limit=5000, kinds=_KINDS)
         if not rows:
             return out
         after = rows[-1].id
         for row in rows:
-            if row.kind in _KINDS or row.kind == "session":
-                try:
-                    out.append(row.event())
-                except MalformedEventError:
-                    continue
+            try:
+                event = row.event()
+            except MalformedEventError:
+                continue
+            out.extend(event.each() if isinstance(event, SyncMessageSent) else (event,))
 
 
-def _expand(event: Event) -> tuple[Event, ...]:
-    return event.each() if isinstance(event, SyncMessageSent) else (event,)
+def fleets(journal: Journal) -> list[str]:
+    """The names of the fleets in ``journal``, oldest first."""
+    return list(dict.fromkeys(e.fleet for e in _events(journal) if isinstance(e, FleetTask)))
 
 
-def read_fleet(journal: Journal) -> FleetView:
-    """Everything the journal says about fleet tasks (the sessions that have fleet events)."""
-    view = FleetView({}, [], [], [], [], [], [])
-    sessions: list[SessionEvent] = []
-    for event in (one for ev in _events(journal) for one in _expand(ev)):
-        if isinstance(event, SessionEvent):
-            sessions.append(event)
+def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
+    """What the journal says about fleet ``fleet`` (default: the one that started last)."""
+    events = _events(journal)
+    name = fleet if fleet is not None else next((e.fleet for e in reversed(events) if isinstance(e, FleetTask)), "")
+    view = FleetView(name, {})
+    for event in events:
+        if isinstance(event, FleetTask) and event.fleet == name:
+            view.tasks[event.session] = TaskRow(event.session, agent=event.agent, model=event.model, last_ts=event.ts)
+    for event in events:
+        if isinstance(event, SupervisionReport):
+            view.supervision = event if event.fleet == name else view.supervision
             continue
-        row = view.tasks.setdefault(event.session, TaskRow(event.session))
-        row.last_ts = max(row.last_ts, event.ts) if not isinstance(event, TaskHealthCheck) else row.last_ts
-        if isinstance(event, TaskHealthCheck):
-            view.checks.append(event)
-            row.health, row.status, row.iteration = event.health, event.status, event.iteration
-            row.nudges, row.diagnosis = event.nudges, event.diagnosis
-            row.tokens = max(row.tokens, event.tokens)
-        elif isinstance(event, TaskTurn):
-            row.tokens = event.input_tokens + event.output_tokens
-            row.iteration = max(row.iteration, event.step)
-        elif isinstance(event, WatcherNudge):
-            view.nudges.append(event)
-            row.nudges = max(row.nudges, event.count)
-        elif isinstance(event, WatcherPause):
-            view.pauses.append(event)
-            row.status = "running" if event.resumed else "paused"
-        elif isinstance(event, WatcherAbort):
-            view.aborts.append(event)
-        elif isinstance(event, SyncMessageSent):
-            view.syncs.append(event)
-        elif isinstance(event, LearningExtracted):
-            view.learnings.append(event)
+        row = view.tasks.get(event.session)
+        if row is None or (isinstance(event, FleetEvent) and event.fleet != name):
+            continue
+        if isinstance(event, SessionEvent):
+            if event.status not in ("started", "running"):
+                row.status = event.status
+            continue
+        if not isinstance(event, TaskHealthCheck):
+            row.last_ts = max(row.last_ts, event.ts)
+        _take(view, row, event)
     texts = {lrn.learning_id: lrn.text for lrn in view.learnings}
     view.syncs = [s if s.text else replace(s, text=texts.get(s.learning_id, "")) for s in view.syncs]
-    for event in sessions:
-        ended = view.tasks.get(event.session)
-        if ended is not None and event.status not in ("started", "running"):
-            ended.status = event.status
+    for row in view.tasks.values():
+        row.cost_usd = cost_usd(row.model, Usage(input_tokens=row._input, output_tokens=row._output))
     return view
+
+
+def _take(view: FleetView, row: TaskRow, event: Event) -> None:
+    if isinstance(event, TaskHealthCheck):
+        view.checks.append(event)
+        row.health, row.iteration = event.health, max(row.iteration, event.iteration)
+        row.nudges, row.diagnosis = event.nudges, event.diagnosis
+        if row.status in ("running", "paused"):
+            row.status = event.status
+    elif isinstance(event, TaskTurn):
+        row._input, row._output = event.input_tokens, event.output_tokens
+        row.tokens = event.input_tokens + event.output_tokens
+        row.iteration = max(row.iteration, event.step)
+    elif isinstance(event, WatcherNudge):
+        view.nudges.append(event)
+        row.nudges = max(row.nudges, event.count)
+    elif isinstance(event, WatcherPause):
+        view.pauses.append(event)
+        if row.status in ("running", "paused"):
+            row.status = "running" if event.resumed else "paused"
+    elif isinstance(event, WatcherAbort):
+        view.aborts.append(event)
+    elif isinstance(event, SyncMessageSent):
+        view.syncs.append(event)
+    elif isinstance(event, LearningExtracted):
+        view.learnings.append(event)

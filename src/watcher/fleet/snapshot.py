@@ -1,28 +1,26 @@
-"""What the watcher loop knows of each task, rebuilt from the journal: a ``TaskState`` per task.
+"""What the watcher loop knows of each task: a ``TaskState`` per task, fed the task's summary rows.
 
-Every cycle the loop reads the journal rows written since the last one and feeds each task's
-observations and heartbeats (``TaskTurn``) to its state: iterations, tokens, recent tool calls
-with their real durations (call and result timestamps) and success, recent conversation, and the
-stuck role's loop tracker. Freshness runs on the monotonic clock of the process judging: the
-moment a cycle *saw* progress, not the wall-clock time a row says, so a clock change cannot make
-a task look fresh or stale. Progress is a completed iteration (for the heartbeat) or a file
-change; for the nudge counter it is a file change or the tracker seeing something new succeed.
+Each task writes a summary (``TaskTurn``) at every iteration boundary with cumulative counters,
+so the loop reads only the newest one per task per cycle. Freshness runs on the monotonic clock
+of the process judging: the moment a cycle *saw* progress, not the wall-clock time a row says,
+so a clock change cannot make a task look fresh or stale. A completed iteration or a file change
+resets the heartbeat; for the nudge counter, progress is a file change or the stuck tracker
+seeing something new succeed. Recent tool calls and conversation are read from the journal only
+when an evaluator asks for them (``recent``).
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-from watcher.core.observations import AssistantMessage, Done, Observation, ToolCall, ToolResult, UserMessage
-from watcher.roles._stuck_config import StuckConfig
+from watcher.core.observations import AssistantMessage, ToolCall, ToolResult, UserMessage
 from watcher.roles._stuck_findings import Finding
-from watcher.roles._stuck_tracker import LoopTracker
-from watcher.runtime.events import DeliveryEvent, ObservationEvent, TaskTurn
+from watcher.runtime.events import ObservationEvent
+from watcher.runtime.journal import Journal
 
-__all__ = ["Freshness", "Snapshot", "TaskState", "ToolCallSummary"]
+__all__ = ["Freshness", "Snapshot", "TaskState", "ToolCallSummary", "recent"]
 
 Freshness = Literal["fresh", "stale", "very_stale", "unknown"]
 
@@ -53,83 +51,83 @@ class Snapshot:
     file_changed: bool
     progressed: bool
     nudges: int
-    in_tool_call: bool = False  # a tool call has no result yet: the task is not at a boundary
+    in_tool_call: bool = False  # a tool call has no result yet (filled with the recent activity)
+
+
+def _finding(row: dict[str, Any]) -> Finding:
+    return Finding(
+        rule=row["rule"], action=row["action"], count=int(row["count"]), subject=str(row["subject"]), loop=0,
+        detail=str(row.get("detail") or ""),
+    )  # fmt: skip
 
 
 @dataclass(slots=True)
 class TaskState:
-    """One task's running picture; ``feed`` it journal events, ``snapshot`` it each cycle."""
+    """One task's picture in the watcher loop; ``take`` a summary, ``snapshot`` it when judged."""
 
     name: str
-    file_tools: frozenset[str] = frozenset({"Write", "Edit", "write_file", "edit_file", "MultiEdit"})
     started: float = field(default_factory=time.monotonic)
     last_progress: float = field(default_factory=time.monotonic)
     iteration: int = 0
     tokens: int = 0
     nudges: int = 0  # consecutive nudges without progress
     pending_nudge: str = ""  # the id of the last nudge sent
-    delivered_at: int = -1  # the iteration count when a request carried it (-1: not yet)
+    answered_nudge: str = ""  # the last nudge the task answered (its summary says)
     flagged: Finding | None = None  # the loop found and not yet left
-    observations: int = 0
-    ended: bool = False
-    tools: deque[ToolCallSummary] = field(default_factory=lambda: deque(maxlen=10))
-    conversation: deque[str] = field(default_factory=lambda: deque(maxlen=6))
-    _tracker: LoopTracker = field(default_factory=lambda: LoopTracker(StuckConfig()))
-    _calls: dict[str, tuple[str, float]] = field(default_factory=dict)
+    changed: bool = False  # a summary arrived since the last judgement
+    _progress: int = 0
+    _files: int = 0
+    _finding_seq: int = 0
     _findings: list[Finding] = field(default_factory=list)
     _file_changed: bool = False
     _progressed: bool = False
-    _saw_iteration: bool = False
-    _in_turn: bool = False
+    _beat: bool = False
 
     @property
     def answered(self) -> bool:
-        """The last nudge reached the agent and it has answered (a response after the request carrying it)."""
-        return not self.pending_nudge or (self.delivered_at >= 0 and self.iteration > self.delivered_at)
+        """The last nudge reached the agent and it has answered (a response came after the request carrying it)."""
+        return not self.pending_nudge or self.answered_nudge == self.pending_nudge
 
     def sent_nudge(self, interjection_id: str) -> None:
-        self.pending_nudge, self.delivered_at = interjection_id, -1
+        self.pending_nudge = interjection_id
 
-    def feed(self, event: ObservationEvent | TaskTurn | DeliveryEvent) -> None:
-        """Take one journal event of this task."""
-        if isinstance(event, DeliveryEvent):
-            if event.interjection_id == self.pending_nudge and event.outcome == "delivered":
-                self.delivered_at = self.iteration
-            return
-        if isinstance(event, TaskTurn):
-            self.tokens = event.input_tokens + event.output_tokens
-            return
-        obs = event.observation
-        self.observations += 1
-        self._count_iteration(obs)
-        if isinstance(obs, ToolCall):
-            self._calls[obs.id] = (obs.name, event.ts)
-        elif isinstance(obs, ToolResult):
-            name, began = self._calls.pop(obs.tool_call_id, ("?", event.ts))
-            self.tools.append(ToolCallSummary(name, not obs.is_error, max(event.ts - began, 0.0), obs.output[:100]))
-            if not obs.is_error and name in self.file_tools:
-                self._file_changed = True
-        elif isinstance(obs, AssistantMessage | UserMessage):
-            who = "assistant" if isinstance(obs, AssistantMessage) else "user"
-            self.conversation.append(f"{who}: {obs.text[:200]}")
-        self._findings += self._tracker.feed(obs)
-        if self._tracker.progressed:
-            self._tracker.progressed = False
-            self._progressed = True
+    def take(self, summary: dict[str, Any]) -> None:
+        """Take the task's newest summary row (its payload)."""
+        step = int(summary.get("step", 0))
+        files = int(summary.get("files_changed", 0))
+        progress = int(summary.get("progress", 0))
+        self._beat = self._beat or step > self.iteration
+        self._file_changed = self._file_changed or files > self._files
+        self._progressed = self._progressed or progress > self._progress
+        self.iteration, self._files, self._progress = max(step, self.iteration), files, progress
+        self.tokens = int(summary.get("input_tokens", 0)) + int(summary.get("output_tokens", 0))
+        self.answered_nudge = str(summary.get("answered") or self.answered_nudge)
+        for row in summary.get("findings") or ():
+            if int(row.get("seq", 0)) > self._finding_seq:
+                self._finding_seq = int(row["seq"])
+                self._findings.append(_finding(row))
+        self.changed = True
 
-    def _count_iteration(self, obs: Observation) -> None:
-        # an assistant turn begins with its text or its first tool call
-        if isinstance(obs, AssistantMessage | ToolCall):
-            if not self._in_turn:
-                self.iteration += 1
-                self._saw_iteration = True
-            self._in_turn = True
-        elif isinstance(obs, ToolResult | UserMessage | Done):
-            self._in_turn = False
+    def quiet(self, now: float, stale_after_s: float) -> bool:
+        """Nothing to judge: no new summary, nothing flagged, no nudge pending, the heartbeat fresh."""
+        return (
+            not self.changed and self.flagged is None and not self.nudges and now - self.last_progress < stale_after_s
+        )
+
+    def routine(self, now: float, stale_after_s: float) -> bool:
+        """True (and the summary consumed) when the task only moved on: nothing found, flagged or nudged, fresh."""
+        if self._findings or self.flagged is not None or self.nudges:
+            return False
+        if self._beat or self._file_changed:
+            self.last_progress = now
+        if now - self.last_progress >= stale_after_s:
+            return False
+        self._file_changed = self._progressed = self._beat = self.changed = False
+        return True
 
     def snapshot(self, now: float, stale_after_s: float, very_stale_after_s: float) -> Snapshot:
-        """The state at ``now`` (monotonic); clears what this cycle has consumed."""
-        if self._saw_iteration or self._file_changed:
+        """The state at ``now`` (monotonic); clears what this judgement consumed."""
+        if self._beat or self._file_changed:
             self.last_progress = now
         idle = now - self.last_progress
         freshness: Freshness = (
@@ -140,15 +138,35 @@ class TaskState:
             age_s=now - self.started,
             iteration=self.iteration,
             tokens=self.tokens,
-            recent_tools=tuple(self.tools),
+            recent_tools=(),
             idle_s=idle,
             freshness=freshness,
-            recent_conversation=tuple(self.conversation),
+            recent_conversation=(),
             findings=tuple(self._findings),
             file_changed=self._file_changed,
             progressed=self._progressed or self._file_changed,
             nudges=self.nudges,
-            in_tool_call=bool(self._calls),
         )
-        self._findings, self._file_changed, self._progressed, self._saw_iteration = [], False, False, False
+        self._findings, self._file_changed, self._progressed, self._beat, self.changed = [], False, False, False, False
         return snap
+
+
+def recent(journal: Journal, task: str, limit: int = 40) -> tuple[tuple[ToolCallSummary, ...], tuple[str, ...], bool]:
+    """A task's recent tool calls (real durations), conversation, and whether a call awaits its result."""
+    calls: dict[str, tuple[str, float]] = {}
+    tools: list[ToolCallSummary] = []
+    conversation: list[str] = []
+    for row in journal.tail(task, kinds=("observation",), limit=limit):
+        event = row.event()
+        if not isinstance(event, ObservationEvent):
+            continue
+        obs = event.observation
+        if isinstance(obs, ToolCall):
+            calls[obs.id] = (obs.name, row.ts)
+        elif isinstance(obs, ToolResult):
+            name, began = calls.pop(obs.tool_call_id, ("?", row.ts))
+            tools.append(ToolCallSummary(name, not obs.is_error, max(row.ts - began, 0.0), obs.output[:100]))
+        elif isinstance(obs, AssistantMessage | UserMessage):
+            who = "assistant" if isinstance(obs, AssistantMessage) else "user"
+            conversation.append(f"{who}: {obs.text[:200]}")
+    return tuple(tools[-10:]), tuple(conversation[-6:]), bool(calls)

@@ -66,6 +66,7 @@ class FleetConfig:
     sync_rate_window_s: float = 60.0
     sync_ttl_s: float = 600.0  # the same learning is not relayed to the same task again within this
     command_poll_s: float = 0.25
+    persist_timeout_s: float = 10.0  # a decision not committed by then fails the cycle (the loop restarts)
     restart_backoff_s: float = 0.5
     restart_backoff_max_s: float = 30.0
 

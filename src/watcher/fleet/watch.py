@@ -1,57 +1,64 @@
-"""The watcher loop's cycle: snapshot every task from the journal, judge it, act, record the check.
+"""The watcher loop's cycle: read each task's newest summary from the journal, judge it, act, record.
 
-A task younger than ``min_task_age_s`` is not judged; one that ended or vanished since the last
-cycle is skipped. If the cycle fails (a rule or the configured evaluator raises) the loop says so,
-falls back to the mechanical freshness checks (``judge.degraded``) for this cycle, and reports
-degraded mode until a full cycle succeeds again.
+Per cycle the loop reads one summary row per task that moved (``Journal.latest``) and judges the
+tasks that moved, are flagged, were nudged, or whose heartbeat went stale; a quiet healthy task
+costs a comparison. A task younger than ``min_task_age_s`` is not judged; one that ended or
+vanished since the last cycle is skipped. If the cycle fails (a rule or the configured evaluator
+raises) the loop says so, falls back to the mechanical freshness checks (``judge.degraded``) for
+this cycle, and reports degraded mode until a full cycle succeeds again. A health check is
+journaled when a task's picture changes, not every cycle: a steady fleet of thousands of tasks
+writes nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from watcher.fleet.actions import Actions
-from watcher.fleet.follow import Follower
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
-from watcher.fleet.snapshot import Snapshot, TaskState
+from watcher.fleet.roster import Roster
+from watcher.fleet.snapshot import Snapshot, TaskState, recent
 from watcher.fleet.tasks import FleetConfig
-from watcher.runtime.events import DeliveryEvent, ObservationEvent, SessionEvent, TaskHealthCheck, TaskTurn
+from watcher.runtime.events import TaskHealthCheck
 
 __all__ = ["Evaluator", "WatchCycle"]
 
 log = logging.getLogger("watcher.fleet")
 
-Evaluator = Callable[[Snapshot], Recommendation]
-RECORD_EVERY = 10  # cycles between health checks of a task whose picture did not change
-_ENDED = {"completed", "paused", "aborted", "failed", "cancelled", "max_steps", "ended"}
+# the rules' replacement: a function of the snapshot, or a coroutine function (an LLM evaluator)
+Evaluator = Callable[[Snapshot], Recommendation | Awaitable[Recommendation]]
+CONCURRENT_EVALUATIONS = 8
+HEALTHY = ("healthy", "running", "fresh", "continue", 0, False)  # the recorded check of a task going well
 
 
 class WatchCycle:
     """One fleet's watcher: its task states and the cycle that judges them."""
 
     def __init__(
-        self, config: FleetConfig, actions: Actions, follower: Follower, evaluator: Evaluator | None = None
+        self, config: FleetConfig, actions: Actions, roster: Roster, evaluator: Evaluator | None = None
     ) -> None:
         self.config = config
         self.actions = actions
-        self.follower = follower
+        self.roster = roster
         self.evaluator = evaluator
         self.states: dict[str, TaskState] = {}
         self.degraded = False
         self.cycles = 0
+        self.evaluator_failures = 0
         self.last_ok: float | None = None  # wall-clock time of the last full cycle (for people)
+        self._after = roster.after  # summaries read up to this journal id
         self._last: dict[str, tuple[object, ...]] = {}  # what the last recorded check said, per task
-
-    def track(self, task: str) -> None:
-        """Start following ``task`` (its age counts from now, on the monotonic clock)."""
-        self.states.setdefault(task, TaskState(task, file_tools=frozenset(self.config.file_tools)))
 
     async def run(self) -> None:
         """One cycle; a failure switches to degraded mode for this cycle (and is re-raised if that fails too)."""
         self.cycles += 1
         self.actions.stats.watcher_cycles = self.cycles
+        await self.roster.refresh()
         await self._read()
         try:
             await self._judge_all(full=True)
@@ -64,56 +71,92 @@ class WatchCycle:
         self.last_ok = time.time()
 
     async def _read(self) -> None:
-        events = await self.follower.read(set(self.states), kinds={"observation", "task_turn", "session", "delivery"})
-        for event in events:
-            state = self.states.get(event.session)
-            if state is None:
-                continue
-            if isinstance(event, SessionEvent):
-                state.ended = state.ended or event.status in _ENDED
-            elif isinstance(event, ObservationEvent | TaskTurn | DeliveryEvent):
-                state.feed(event)
+        journal = self.actions.journal
+        upto = await asyncio.to_thread(journal.last_id)
+        rows = await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto)
+        self._after = upto
+        members = self.roster.members
+        for name in members.keys() - self.states.keys():
+            self.states[name] = TaskState(name, started=members[name].seen, last_progress=members[name].seen)
+        states = self.states
+        for _, session, summary in rows:
+            state = states.get(session)
+            if state is not None:
+                state.take(summary)
 
     async def _judge_all(self, *, full: bool) -> None:
         now = time.monotonic()
-        cfg = self.config
-        for name, state in list(self.states.items()):
-            channel = self.actions.channels.get(name)
-            if channel is None or channel.ended or state.ended:
+        cfg, members = self.config, self.roster.members
+        judged: list[tuple[TaskState, Snapshot]] = []
+        routine = self.evaluator is None and full  # the rules may pass a task that only moved on
+        for name, state in self.states.items():
+            member = members[name]
+            if member.ended:
                 continue  # finished or vanished during the cycle: skipped, not an error
-            if now - state.started < cfg.min_task_age_s:
+            if now - state.started < cfg.min_task_age_s or state.quiet(now, cfg.stale_after_s):
+                continue
+            if (
+                routine
+                and not member.paused
+                and self._last.get(name) == HEALTHY
+                and state.routine(now, cfg.stale_after_s)
+            ):
                 continue
             snap = state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)
-            if channel.paused:
+            if member.paused:
                 self._record(snap, Recommendation("continue", "paused"), "paused", not full)
-                continue
-            if full:
-                await self._act(state, snap, self._evaluate(snap, state), degraded=False)
-                continue
-            mechanical = degraded(snap)  # no ladder: a hint at most once per answered nudge, pause when very stale
-            if mechanical.action == "nudge" and not state.answered:
-                mechanical = Recommendation("continue", "degraded mode: the last nudge is not answered yet")
-            await self._act(state, snap, mechanical, degraded=True)
+            else:
+                judged.append((state, snap))
+        if not full:
+            for state, snap in judged:
+                mechanical = degraded(snap)  # no ladder: a hint at most once per answered nudge, pause when very stale
+                if mechanical.action == "nudge" and not state.answered:
+                    mechanical = Recommendation("continue", "degraded mode: the last nudge is not answered yet")
+                await self._act(state, snap, mechanical, degraded=True)
+            await self.actions.commit()
+            return
+        verdicts = await self._evaluate_all(judged)
+        for (state, snap), verdict in zip(judged, verdicts, strict=True):
+            await self._act(state, snap, verdict, degraded=False)
+        await self.actions.commit()  # the cycle's decisions, committed once
 
-    def _evaluate(self, snap: Snapshot, state: TaskState) -> Recommendation:
-        if snap.progressed:
-            state.nudges, state.flagged = 0, None  # it changed approach and it worked: the ladder restarts
-        if snap.findings:
-            state.flagged = snap.findings[-1]
-        if self.evaluator is not None:
-            return self.evaluator(snap)
-        return evaluate(snap, flagged=state.flagged is not None, answered=state.answered)
+    async def _evaluate_all(self, judged: list[tuple[TaskState, Snapshot]]) -> list[Recommendation]:
+        out: list[Recommendation] = []
+        for state, snap in judged:
+            if snap.progressed:
+                state.nudges, state.flagged = 0, None  # it changed approach and it worked: the ladder restarts
+            if snap.findings:
+                state.flagged = snap.findings[-1]
+            if self.evaluator is None:
+                out.append(evaluate(snap, flagged=state.flagged is not None, answered=state.answered))
+        if self.evaluator is None:
+            return out
+        gate = asyncio.Semaphore(CONCURRENT_EVALUATIONS)
+
+        async def one(snap: Snapshot) -> Recommendation:
+            async with gate:
+                tools, conversation, in_call = await asyncio.to_thread(recent, self.actions.journal, snap.task)
+                full = replace(snap, recent_tools=tools, recent_conversation=conversation, in_tool_call=in_call)
+                verdict = self.evaluator(full)  # type: ignore[misc]  # checked above: not None
+                if inspect.isawaitable(verdict):
+                    verdict = await verdict
+                if getattr(self.evaluator, "last_error", None):
+                    self.evaluator_failures += 1
+                return verdict
+
+        return list(await asyncio.gather(*(one(snap) for _, snap in judged)))
 
     async def _act(self, state: TaskState, snap: Snapshot, recommendation: Recommendation, *, degraded: bool) -> None:
         cfg, actions, name = self.config, self.actions, state.name
         chosen = recommendation if degraded else escalate(recommendation, state.nudges, cfg.pause_after_nudges)
         if chosen.action == "nudge":
             state.nudges += 1
-            state.sent_nudge(await actions.nudge(name, chosen.message, chosen.severity, count=state.nudges))
+            iid = await actions.nudge(name, chosen.message, chosen.severity, count=state.nudges, commit=False)
+            state.sent_nudge(iid)
         elif chosen.action == "pause":
-            await actions.pause(name, chosen.diagnosis)
+            await actions.pause(name, chosen.diagnosis, commit=False)
         elif chosen.action == "abort":
-            await actions.abort(name, chosen.diagnosis)
+            await actions.abort(name, chosen.diagnosis, commit=False)
         health: str = snap.freshness
         if chosen.action == "pause":
             health = "paused"
@@ -124,27 +167,24 @@ class WatchCycle:
         self._record(snap, chosen, health, degraded)
 
     def _record(self, snap: Snapshot, chosen: Recommendation, health: str, degraded: bool) -> None:
-        """Journal the check when the task's picture changed, and every ``RECORD_EVERY`` cycles anyway.
-
-        Health checks are the droppable events: a steady fleet of thousands of tasks does not
-        write thousands of identical rows per cycle.
-        """
-        channel = self.actions.channels.get(snap.task)
-        status = channel.status if channel is not None else "gone"
-        key = (health, status, snap.freshness, chosen.action, self.states[snap.task].nudges, degraded)
-        if self._last.get(snap.task) == key and self.cycles % RECORD_EVERY:
+        """Journal the check when the task's picture changed (health checks are the droppable events)."""
+        status = self.roster.status(snap.task)
+        nudges = self.states[snap.task].nudges
+        key = (health, status, snap.freshness, chosen.action, nudges, degraded)
+        if self._last.get(snap.task) == key:
             return
         self._last[snap.task] = key
         self.actions.journal.append(
             TaskHealthCheck(
                 session=snap.task,
+                fleet=self.config.name,
                 cycle=self.cycles,
                 health="degraded" if degraded and health == "healthy" else health,
                 status=status,
                 freshness=snap.freshness,
                 iteration=snap.iteration,
                 tokens=snap.tokens,
-                nudges=self.states[snap.task].nudges,
+                nudges=nudges,
                 idle_s=round(snap.idle_s, 2),
                 recommendation=chosen.action,
                 diagnosis=chosen.diagnosis,

@@ -29,6 +29,7 @@ __all__ = [
     "EvaluationPayload",
     "Event",
     "FleetEvent",
+    "FleetTask",
     "HookEvent",
     "InterjectionEvent",
     "InterjectionPayload",
@@ -45,6 +46,7 @@ __all__ = [
     "SessionEvent",
     "SessionPayload",
     "SpawnEvent",
+    "SupervisionReport",
     "SyncMessageSent",
     "TaskHealthCheck",
     "TaskTurn",
@@ -538,17 +540,45 @@ EVENT_KINDS.update(SPAWN_EVENT_KINDS)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetEvent(SpawnEvent):
-    """Base of the fleet events: ``session`` is the task; the payload is the event's own fields."""
+    """Base of the fleet events: ``session`` is the task, ``fleet`` the fleet's name; the payload is the event's own fields."""
+
+    fleet: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetTask(FleetEvent):
+    """Emitted when a fleet starts a task: what the supervision loops need to know of it, from any process."""
+
+    kind: ClassVar[str] = "fleet_task"
+    critical: ClassVar[bool] = True
+    agent: str = "anthropic"
+    model: str = ""
+    tags: tuple[str, ...] = ()
+    parent: str = ""
+    directory: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskTurn(FleetEvent):
-    """Emitted by a fleet task after each model response: its heartbeat (step and tokens so far)."""
+    """Emitted by a fleet task at each iteration boundary: its summary for the watcher loop.
+
+    Written on the task's side (where its observations are), so the watcher loop reads one row per
+    task instead of every observation. Counters are cumulative (a reader that skips rows misses
+    nothing); ``findings`` are the stuck detectors' latest findings, each with its ``seq``;
+    ``answered`` is the last interjection a response came after.
+    """
 
     kind: ClassVar[str] = "task_turn"
     step: int
     input_tokens: int = 0
     output_tokens: int = 0
+    progress: int = 0  # file changes plus new successes the stuck tracker saw
+    files_changed: int = 0
+    finding_count: int = 0
+    findings: tuple[dict[str, Any], ...] = ()  # the latest few: seq, rule, subject, count, action, detail
+    tools: tuple[tuple[str, bool, float, str], ...] = ()  # the latest calls: name, success, seconds, result head
+    conversation: tuple[str, ...] = ()  # the latest messages, clipped
+    answered: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -643,8 +673,37 @@ class SyncMessageSent(FleetEvent):
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SupervisionReport(FleetEvent):
+    """Emitted after each supervision cycle (``session`` is ``fleet:<name>``): the loops' health and counters."""
+
+    kind: ClassVar[str] = "fleet_supervision"
+    watcher_alive: bool = False
+    syncer_alive: bool = False
+    last_watcher_cycle: float | None = None
+    last_syncer_cycle: float | None = None
+    degraded: bool = False
+    watcher_restarts: int = 0
+    syncer_restarts: int = 0
+    watcher_cycles: int = 0
+    syncer_cycles: int = 0
+    evaluator_failures: int = 0
+    syncs_dropped: int = 0  # over a recipient's rate limit
+    syncs_duplicate: int = 0  # the same learning again within the TTL
+
+
 FLEET_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
     cls.kind: cls
-    for cls in (TaskTurn, TaskHealthCheck, WatcherNudge, WatcherPause, WatcherAbort, LearningExtracted, SyncMessageSent)
+    for cls in (
+        FleetTask,
+        TaskTurn,
+        TaskHealthCheck,
+        WatcherNudge,
+        WatcherPause,
+        WatcherAbort,
+        LearningExtracted,
+        SyncMessageSent,
+        SupervisionReport,
+    )
 }
 EVENT_KINDS.update(FLEET_EVENT_KINDS)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from watcher.core.errors import JournalError
 from watcher.core.redact import redact_value
 from watcher.runtime._storable import encode_payload
@@ -413,8 +415,18 @@ class Journal:
 
     def _decode(self, raw: tuple[Any, ...]) -> JournalRow | None:
         id_, ts, session, watcher, kind, payload = raw
+        decoded = self._payload(id_, payload)
+        if decoded is None:
+            return None
+        return JournalRow(id_, float(ts), str(session), str(watcher), str(kind), decoded)
+
+    def _payload(self, id_: int, payload: bytes | None) -> dict[str, Any] | None:
+        """A row's payload as a dict, or None (logged once, counted in ``skipped``) when it is not one."""
         try:
-            decoded = json.loads(bytes(payload or b"").decode("utf-8"))
+            try:
+                decoded = orjson.loads(payload or b"")
+            except orjson.JSONDecodeError:  # not UTF-8, not JSON, or JSON orjson refuses (a 65-bit int)
+                decoded = json.loads(bytes(payload or b"").decode("utf-8"))
             if not isinstance(decoded, dict):
                 raise ValueError("the payload is not a JSON object")
         except (ValueError, RecursionError) as exc:
@@ -425,7 +437,32 @@ class Journal:
                 self.skipped += 1
                 log.warning("skipping corrupt journal row %d in %s (%s)", id_, self.path, exc)
             return None
-        return JournalRow(id_, float(ts), str(session), str(watcher), str(kind), decoded)
+        return decoded
+
+    def latest(self, kind: str, after: int = 0, *, upto: int | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """The newest row of ``kind`` of each session among rows ``after`` < id <= ``upto``: (id, session, payload).
+
+        For summaries whose counters are cumulative (a fleet task's ``TaskTurn``): a reader that
+        only needs where each session stands decodes one row per session, not every row written.
+        """
+        raw = self._query(
+            "SELECT MAX(id), session, CAST(payload AS BLOB) FROM events WHERE id > ? AND id <= ? AND kind = ? "
+            "GROUP BY session",
+            [after, upto if upto is not None else 2**62, kind],
+        )
+        return [
+            (id_, session, payload) for id_, session, blob in raw if (payload := self._payload(id_, blob)) is not None
+        ]
+
+    def tail(self, session: str, *, kinds: Collection[str], limit: int = 30) -> list[JournalRow]:
+        """The newest ``limit`` rows of ``session`` of ``kinds``, oldest first (a task's recent activity)."""
+        wanted = sorted(kinds)
+        raw = self._query(
+            "SELECT id, ts, session, watcher, kind, CAST(payload AS BLOB) FROM events WHERE session = ? "
+            f"AND kind IN ({', '.join('?' * len(wanted))}) ORDER BY id DESC LIMIT ?",
+            [session, *wanted, limit],
+        )
+        return [row for row in map(self._decode, reversed(raw)) if row is not None]
 
     def last_id(self) -> int:
         """The id of the newest committed event (0 when empty)."""
@@ -474,6 +511,13 @@ class Journal:
                 payload = {}
             out.append(Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8]))
         return out
+
+    def claim_command(self, command_id: int) -> bool:
+        """Take a new command for this process (status ``claimed``); False when another process took it first."""
+        cursor = self._reader().execute(
+            "UPDATE commands SET status = 'claimed' WHERE id = ? AND status = 'new'", (command_id,)
+        )
+        return cursor.rowcount == 1
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""

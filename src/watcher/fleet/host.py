@@ -1,0 +1,219 @@
+"""The task host: runs a fleet's tasks in this process and applies what the journal addresses to them.
+
+The host is the fleet's task side. It starts each task (announcing it with a ``FleetTask`` row),
+feeds the task's observations to its ``TaskMonitor``, and at each of the task's iteration
+boundaries writes the task's summary and applies what the supervision loops or a person decided:
+the action rows addressed to its tasks (``WatcherNudge``, ``WatcherPause``, ``WatcherAbort``,
+``SyncMessageSent``). It reads them from the journal, never from the loops' objects, both on a
+short poll (a pause or an abort takes effect mid-response) and at every boundary (a message
+written before a boundary rides with the very next request). Syncs relayed to a paused task wait
+in its inbox and are recorded ``queued``, then ``delivered_on_resume`` when it resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from watcher.agents import AgentRun, Boundary, agent
+from watcher.core.interjection import Interjection, Origin, Severity
+from watcher.fleet.channel import TaskChannel
+from watcher.fleet.follow import Follower
+from watcher.fleet.learnings import Extractor, Learning, render_sync
+from watcher.fleet.monitor import TaskMonitor, TurnExtractor
+from watcher.fleet.tasks import FleetConfig, TaskSpec
+from watcher.runtime.events import (
+    DeliveryEvent,
+    Event,
+    FleetTask,
+    LearningExtracted,
+    ObservationEvent,
+    SyncMessageSent,
+    WatcherAbort,
+    WatcherNudge,
+    WatcherPause,
+)
+from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Journal
+
+__all__ = ["FLEET_ORIGIN", "TaskHost"]
+
+log = logging.getLogger("watcher.fleet")
+
+FLEET_ORIGIN = Origin.of_watcher("fleet")
+ACTION_KINDS = frozenset({"watcher_nudge", "watcher_pause", "watcher_abort", "sync_message", "learning_extracted"})
+_SEVERITIES: dict[str, Severity] = {"hint": "hint", "warning": "warning", "critical": "critical"}
+LEARNINGS_KEPT = 50_000  # learnings remembered for the syncs that name them (oldest forgotten first)
+
+
+class TaskHost:
+    """Runs ``specs`` as agent runs on ``runtime`` and applies the journal's actions to them."""
+
+    def __init__(
+        self,
+        specs: Mapping[str, TaskSpec],
+        *,
+        config: FleetConfig,
+        journal: Journal,
+        runtime: Runtime,
+        client: Any,
+        extractor: Extractor | None = None,
+        turn_extractor: TurnExtractor | None = None,
+    ) -> None:
+        self.specs = specs
+        self.config = config
+        self.journal = journal
+        self.runtime = runtime
+        self.client = client
+        self.channels: dict[str, TaskChannel] = {}
+        self.monitors: dict[str, TaskMonitor] = {}
+        self.runs: dict[str, AgentRun] = {}
+        self._extractors = (extractor, turn_extractor)
+        self._follower = Follower(journal, after=journal.last_id(), flush=False)
+        self._reading = asyncio.Lock()
+        self._learnings: OrderedDict[str, LearningExtracted] = OrderedDict()
+        self._queued: dict[str, list[SyncMessageSent]] = {}  # syncs waiting for a paused task
+        self._poller: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Announce and start every task, and the poller that applies actions between boundaries."""
+        cfg = self.config
+        self.runtime.bus.subscribe("fleet-host", self._route, maxsize=1_000_000)
+        for spec in self.specs.values():
+            self.journal.append(
+                FleetTask(
+                    session=spec.name,
+                    fleet=cfg.name,
+                    agent=spec.agent,
+                    model=spec.model,
+                    tags=spec.tags,
+                    parent=spec.parent,
+                    directory=spec.directory,
+                )
+            )
+            self.channels[spec.name] = channel = TaskChannel(spec.name)
+            self.monitors[spec.name] = TaskMonitor(
+                spec,
+                cfg.name,
+                self.journal,
+                file_tools=cfg.file_tools,
+                extractor=self._extractors[0],
+                turn_extractor=self._extractors[1],
+            )
+            channel.run = self.runs[spec.name] = agent(
+                spec.prompt,
+                name=spec.name,
+                tools=spec.tools,
+                model=spec.model,
+                system=spec.system,
+                client=self.client,
+                runtime=self.runtime,
+                max_steps=spec.max_steps,
+                max_corrections_per_step=spec.max_corrections_per_step,
+                at_boundary=partial(self._boundary, spec.name),
+            )
+        self._poller = asyncio.get_running_loop().create_task(self._poll(), name="fleet-host")
+
+    async def close(self, reason: str = "the fleet closed") -> None:
+        """Stop polling; abort the tasks still running and wait for them."""
+        if self._poller is not None:
+            self._poller.cancel()
+            await asyncio.gather(self._poller, return_exceptions=True)
+        for name, channel in self.channels.items():
+            if not channel.ended:
+                channel.abort(reason)
+                await asyncio.gather(self.runs[name].wait(), return_exceptions=True)
+
+    # --- the task side of each boundary ------------------------------------------------------------
+
+    def _route(self, event: Event) -> None:
+        monitor = self.monitors.get(event.session)
+        if monitor is None:
+            return
+        if isinstance(event, ObservationEvent):
+            monitor.observe(event)
+        elif isinstance(event, DeliveryEvent):
+            monitor.delivered(event)
+
+    async def _boundary(self, task: str, at: Boundary) -> None:
+        """At ``task``'s iteration boundary: its summary, then what waits for it, then the pause gate."""
+        await self.runtime.bus.drain()  # the monitor has seen everything the task published so far
+        await self.monitors[task].boundary(at)
+        await self.apply_new()
+        await self.channels[task].hold()
+
+    async def _poll(self) -> None:
+        while True:
+            try:
+                await self.apply_new()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("fleet host: applying journal actions failed; will retry")
+            await asyncio.sleep(self.config.command_poll_s)
+
+    async def apply_new(self) -> None:
+        """Apply the action rows written for this host's tasks since the last read."""
+        async with self._reading:
+            for event in await self._follower.read(None, kinds=ACTION_KINDS, expand=True):
+                await self._apply(event)
+
+    async def _apply(self, event: Event) -> None:
+        if isinstance(event, LearningExtracted):
+            self._learnings[event.learning_id] = event
+            if len(self._learnings) > LEARNINGS_KEPT:
+                self._learnings.popitem(last=False)
+            return
+        channel = self.channels.get(event.session)
+        if channel is None or getattr(event, "fleet", "") != self.config.name:
+            return  # another fleet's task, or a task of another host
+        if isinstance(event, WatcherNudge):
+            severity = _SEVERITIES.get(event.severity, "warning")
+            said = Interjection(
+                content=event.message, severity=severity, action="nudge", watcher="fleet", id=event.interjection_id
+            )
+            await channel.deliver(said, FLEET_ORIGIN)
+        elif isinstance(event, WatcherPause):
+            if event.resumed:
+                if channel.resume():
+                    self._resumed(event.session)
+            else:
+                channel.pause()
+        elif isinstance(event, WatcherAbort):
+            channel.abort(f"{event.by}: {event.reason}")
+        elif isinstance(event, SyncMessageSent) and event.status == "sent":
+            await self._relay(channel, event)
+
+    async def _relay(self, channel: TaskChannel, event: SyncMessageSent) -> None:
+        found = self._learnings.get(event.learning_id)
+        if found is None:
+            log.warning(
+                "fleet host: sync %s names learning %s, not in the journal", event.interjection_id, event.learning_id
+            )
+            return
+        learning = Learning(
+            found.learning_id, found.session, found.text, found.source, found.urgency, found.observation
+        )
+        said = Interjection(
+            content=render_sync(learning),
+            action="sync",
+            urgent=learning.urgency == "blocking",
+            severity="critical" if learning.urgency == "blocking" else "hint",
+            watcher=learning.task,
+            id=event.interjection_id,
+        )
+        if not await channel.deliver(said, FLEET_ORIGIN, urgent=said.urgent):
+            return
+        if channel.paused:  # it waits in the inbox until the task resumes
+            queued = replace(event, status="queued")
+            self._queued.setdefault(channel.name, []).append(queued)
+            self.journal.append(queued)
+
+    def _resumed(self, task: str) -> None:
+        for held in self._queued.pop(task, []):
+            self.journal.append(replace(held, status="delivered_on_resume"))

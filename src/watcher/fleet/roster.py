@@ -1,0 +1,95 @@
+"""A fleet's roster: its tasks as the journal tells them — announced, paused, resumed, ended.
+
+The supervision loops and the command poller learn which tasks exist (``FleetTask`` rows, with
+the tags, parent and directory that make tasks related) and where each stands (``WatcherPause``,
+``WatcherAbort`` and session rows) from the journal, never from the task host's objects, so
+tasks run anywhere the journal reaches. Each task's age counts from the moment the roster saw it,
+on the monotonic clock of the process that reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from watcher.fleet.follow import Follower
+from watcher.fleet.tasks import TaskSpec
+from watcher.runtime.events import FleetTask, SessionEvent, WatcherAbort, WatcherPause
+from watcher.runtime.journal import Journal
+
+__all__ = ["Member", "Roster"]
+
+_KINDS = frozenset({"fleet_task", "session", "watcher_pause", "watcher_abort"})
+_LIVE = ("started", "running")
+
+
+@dataclass(slots=True)
+class Member:
+    """One task of the fleet: what relates it to others, and its status (running, paused or how it ended)."""
+
+    spec: TaskSpec
+    seen: float = field(default_factory=time.monotonic)
+    status: str = "running"
+
+    @property
+    def ended(self) -> bool:
+        return self.status not in ("running", "paused")
+
+    @property
+    def paused(self) -> bool:
+        return self.status == "paused"
+
+
+class Roster:
+    """The tasks of fleet ``fleet`` in ``journal``, refreshed from the rows written since the last look.
+
+    A refresh first commits this process's pending rows (the task host's announcements); when
+    that takes longer than ``timeout_s`` it raises ``JournalError`` and the cycle fails.
+    """
+
+    def __init__(self, fleet: str, journal: Journal, *, after: int = 0, timeout_s: float | None = None) -> None:
+        self.fleet = fleet
+        self.after = after  # the journal id the fleet started after: older rows belong to earlier fleets
+        self.members: dict[str, Member] = {}
+        self.version = 0  # bumped when a task joins (the syncer re-indexes who is related to whom)
+        self._follower = Follower(journal, after=after, flush_timeout_s=timeout_s)
+        self._lock = asyncio.Lock()
+
+    async def refresh(self) -> None:
+        """Read what changed since the last refresh."""
+        async with self._lock:
+            for event in await self._follower.read(None, kinds=_KINDS):
+                if isinstance(event, FleetTask):
+                    if event.fleet == self.fleet and event.session not in self.members:
+                        spec = TaskSpec(
+                            event.session,
+                            "",
+                            agent=event.agent,
+                            model=event.model,
+                            tags=event.tags,
+                            parent=event.parent,
+                            directory=event.directory,
+                        )
+                        self.members[event.session] = Member(spec)
+                        self.version += 1
+                    continue
+                member = self.members.get(event.session)
+                if member is None or member.ended:
+                    continue
+                if isinstance(event, SessionEvent) and event.status not in _LIVE:
+                    member.status = event.status
+                elif isinstance(event, WatcherPause) and event.fleet == self.fleet:
+                    member.status = "running" if event.resumed else "paused"
+                elif isinstance(event, WatcherAbort) and event.fleet == self.fleet:
+                    member.status = "aborted"
+
+    def status(self, task: str) -> str:
+        member = self.members.get(task)
+        return "unknown" if member is None else member.status
+
+    def mark(self, task: str, status: str) -> None:
+        """Record a status this process just decided (before its row is read back)."""
+        member = self.members.get(task)
+        if member is not None and not member.ended:
+            member.status = status

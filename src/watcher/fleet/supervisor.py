@@ -1,0 +1,187 @@
+"""The supervision side of a fleet: its roster, the watcher and syncer loops, and commands from people.
+
+A ``Supervisor`` needs nothing but the journal: it learns the fleet's tasks from their
+``FleetTask`` rows, judges them from their summaries, relays their learnings, and writes its
+decisions as action rows that the task host applies. It runs in the fleet's process
+(``Fleet``) or in another one (``watcher fleet supervise``). A loop whose cycle raises is
+restarted with exponential backoff; ``health()`` reports ``SupervisionHealth`` and each cycle
+journals it (``SupervisionReport``). Commands written to the journal by another process
+(``watcher fleet nudge|pause|resume|abort``, session ``fleet:<task>``) become actions within
+``command_poll_s``; a command is claimed before it is applied, so two processes polling the same
+journal never apply it twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.roster import Roster
+from watcher.fleet.sync import SyncCycle
+from watcher.fleet.tasks import FleetConfig
+from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.runtime.events import SupervisionReport
+from watcher.runtime.journal import Command, Journal
+
+__all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor"]
+
+log = logging.getLogger("watcher.fleet")
+
+COMMAND_PREFIX = "fleet:"
+
+
+@dataclass(slots=True)
+class SupervisionHealth:
+    """Are the loops alive, when did they last finish a cycle, is the watcher degraded, how often restarted."""
+
+    watcher_alive: bool = False
+    syncer_alive: bool = False
+    last_watcher_cycle: float | None = None
+    last_syncer_cycle: float | None = None
+    degraded: bool = False
+    restarts: dict[str, int] = field(default_factory=lambda: {"watcher": 0, "syncer": 0})
+
+
+class Supervisor:
+    """Supervises fleet ``config.name`` in ``journal``: the tasks announced after journal id ``after``."""
+
+    def __init__(
+        self, config: FleetConfig, journal: Journal, *, after: int = 0, evaluator: Evaluator | None = None
+    ) -> None:
+        self.config = config
+        self.journal = journal
+        timeout = config.persist_timeout_s
+        self.roster = Roster(config.name, journal, after=after, timeout_s=timeout)
+        self.actions = Actions(journal, self.roster, timeout_s=timeout)
+        self.watcher = WatchCycle(config, self.actions, self.roster, evaluator)
+        self.syncer = SyncCycle(config, self.actions, self.roster)
+        self._health = SupervisionHealth()
+        self._background: list[asyncio.Task[None]] = []
+
+    @property
+    def stats(self) -> Stats:
+        return self.actions.stats
+
+    def status(self, task: str) -> str:
+        """Where ``task`` stands as the journal last told (running, paused, how it ended, or unknown)."""
+        return self.roster.status(task)
+
+    def health(self) -> SupervisionHealth:
+        """The supervision loops' health now."""
+        h = self._health
+        h.degraded = self.watcher.degraded
+        h.last_watcher_cycle, h.last_syncer_cycle = self.watcher.last_ok, self.syncer.last_ok
+        return h
+
+    async def start(self, *, loops: bool = True) -> None:
+        """Read the roster, start the two loops (unless ``loops`` is False) and the command poller."""
+        await self.roster.refresh()  # the tasks' ages count from now
+        cfg = self.config
+        if loops:
+            self._spawn("watcher", self.watcher.run, lambda: cfg.watch_interval_s)
+            self._spawn("syncer", self.syncer.run, lambda: cfg.sync_interval_s)
+        self._background.append(asyncio.get_running_loop().create_task(self._poll_commands(), name="fleet-commands"))
+
+    async def close(self) -> None:
+        """Stop the loops and the command poller."""
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        self._background.clear()
+
+    def _spawn(self, name: str, cycle: Callable[[], Awaitable[None]], interval: Callable[[], float]) -> None:
+        loop = asyncio.get_running_loop()
+        self._background.append(loop.create_task(self._supervise(name, cycle, interval), name=f"fleet-{name}"))
+
+    async def _supervise(self, name: str, cycle: Callable[[], Awaitable[None]], interval: Callable[[], float]) -> None:
+        """Run ``cycle`` every ``interval()`` s; when it raises, restart it after a growing backoff."""
+        cfg, health = self.config, self._health
+        backoff = cfg.restart_backoff_s
+        while True:
+            setattr(health, f"{name}_alive", True)
+            try:
+                while True:
+                    await asyncio.sleep(interval())
+                    await cycle()
+                    self._report()
+                    backoff = cfg.restart_backoff_s
+            except asyncio.CancelledError:
+                setattr(health, f"{name}_alive", False)
+                raise
+            except Exception as exc:  # noqa: BLE001 - a crashed loop is restarted, never left dead
+                setattr(health, f"{name}_alive", False)
+                health.restarts[name] += 1
+                log.warning(
+                    "fleet %s loop crashed (%s: %s); restarting in %.2fs", name, type(exc).__name__, exc, backoff
+                )
+                self._report()
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, cfg.restart_backoff_max_s)
+
+    def _report(self) -> None:
+        """Journal the loops' health and counters (read by ``watcher fleet stats`` from any process)."""
+        h = self.health()
+        self.journal.append(
+            SupervisionReport(
+                session=COMMAND_PREFIX + self.config.name,
+                fleet=self.config.name,
+                watcher_alive=h.watcher_alive,
+                syncer_alive=h.syncer_alive,
+                last_watcher_cycle=h.last_watcher_cycle,
+                last_syncer_cycle=h.last_syncer_cycle,
+                degraded=h.degraded,
+                watcher_restarts=h.restarts["watcher"],
+                syncer_restarts=h.restarts["syncer"],
+                watcher_cycles=self.watcher.cycles,
+                syncer_cycles=self.syncer.cycles,
+                evaluator_failures=self.watcher.evaluator_failures,
+                syncs_dropped=self.syncer.dropped,
+                syncs_duplicate=self.syncer.duplicates,
+            )
+        )
+
+    # --- commands from other processes ------------------------------------------------------------
+
+    async def _poll_commands(self) -> None:
+        while True:
+            try:
+                await self.roster.refresh()
+                sessions = [COMMAND_PREFIX + name for name in self.roster.members]
+                commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
+                for command in commands:
+                    if not await asyncio.to_thread(self.journal.claim_command, command.id):
+                        continue  # another process polling this journal took it
+                    status, detail = await self.apply(command)
+                    await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("fleet: applying journal commands failed; will retry")
+            await asyncio.sleep(self.config.command_poll_s)
+
+    async def apply(self, command: Command) -> tuple[str, str]:
+        """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""
+        task = command.session.removeprefix(COMMAND_PREFIX)
+        status = self.roster.status(task)
+        if status not in ("running", "paused"):
+            return "failed", f"task {task!r} is not running ({status})"
+        reason = str(command.payload.get("reason") or command.payload.get("message") or "by a person")
+        actions = self.actions
+        if command.kind == "nudge":
+            message = str(command.payload.get("message") or "").strip()
+            if not message:
+                return "failed", "a nudge needs a message"
+            iid = await actions.nudge(task, message, "warning", by="person")
+            return ("applied", f"queued as {iid}") if iid else ("failed", "the task ended")
+        if command.kind == "pause":
+            done = await actions.pause(task, reason, by="person")
+            return ("applied", "paused at its next boundary") if done else ("failed", "already paused")
+        if command.kind == "resume":
+            done = await actions.resume(task, by="person")
+            return ("applied", "resumed") if done else ("failed", "not paused")
+        if command.kind == "abort":
+            return ("applied", "aborted") if await actions.abort(task, reason, by="person") else ("failed", "ended")
+        return "failed", f"unknown fleet command {command.kind!r}"
