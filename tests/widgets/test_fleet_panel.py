@@ -14,7 +14,14 @@ import ipywidgets as w
 
 from watcher.fleet import COMMAND_PREFIX
 from watcher.fleet.query import FleetView, TaskRow, read_fleet
-from watcher.runtime.events import LearningExtracted, SyncMessageSent, TaskHealthCheck, WatcherPause
+from watcher.runtime.events import (
+    FleetTask,
+    LearningExtracted,
+    SyncMessageSent,
+    TaskHealthCheck,
+    TaskTurn,
+    WatcherPause,
+)
 from watcher.runtime.host import FleetBoard
 from watcher.runtime.journal import Journal
 from watcher.widgets.fleet_panel import FleetDashboard, describe_row
@@ -39,8 +46,12 @@ def widget_strings(widget: w.Widget) -> list[str]:
 
 def test_rows_learnings_and_buttons(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite3")
+    for task in ("a<1>", "b"):
+        journal.append(FleetTask(session=task, fleet="auth-work", model="claude-sonnet-4-5"))
+    journal.append(TaskTurn(fleet="auth-work", session="a<1>", step=9, input_tokens=100_000, output_tokens=20_000))
     journal.append(
         TaskHealthCheck(
+            fleet="auth-work",
             session="a<1>",
             cycle=4,
             health="stuck",
@@ -53,16 +64,24 @@ def test_rows_learnings_and_buttons(tmp_path: Path) -> None:
         )
     )
     journal.append(
-        TaskHealthCheck(session="b", cycle=4, health="healthy", status="running", freshness="fresh", iteration=3)
+        TaskHealthCheck(
+            fleet="auth-work", session="b", cycle=4, health="healthy", status="running", freshness="fresh", iteration=3
+        )
     )
-    journal.append(WatcherPause(session="b", reason="by hand", by="person"))
+    journal.append(WatcherPause(fleet="auth-work", session="b", reason="by hand", by="person"))
     journal.append(
         LearningExtracted(
-            session="a<1>", learning_id="l1", text="the API needs X-Token", source="assistant_text", urgency="helpful"
+            fleet="auth-work",
+            session="a<1>",
+            learning_id="l1",
+            text="the API needs X-Token",
+            source="assistant_text",
+            urgency="helpful",
         )
     )
     journal.append(
         SyncMessageSent(
+            fleet="auth-work",
             session="b",
             interjection_id="s1",
             learning_id="l1",
@@ -78,7 +97,8 @@ def test_rows_learnings_and_buttons(tmp_path: Path) -> None:
     board.refresh()
     a, b = board.rows["a<1>"], board.rows["b"]
     assert "stuck" in a.info.value and "a&lt;1&gt;" in a.info.value
-    assert "iteration 9" in a.info.value and "2 nudge(s)" in a.info.value and "120 tokens" in a.info.value
+    assert "iteration 9" in a.info.value and "2 nudge(s)" in a.info.value and "120,000 tokens" in a.info.value
+    assert "$0.6000" in a.info.value and "$" not in b.info.value  # 100k in + 20k out at $3 / $15 per million
     assert "the same &lt;b&gt;Bash&lt;/b&gt; call 4 times" in a.info.value  # the diagnosis, escaped
     assert "paused" in b.info.value and not b.buttons["resume"].disabled and b.buttons["pause"].disabled
     assert a.buttons["resume"].disabled and not a.buttons["pause"].disabled
@@ -112,15 +132,14 @@ def test_no_secret_reaches_the_widget_state(tmp_path: Path) -> None:
     sync = SyncMessageSent(
         session="b", interjection_id="s1", learning_id="l1", source_task="a", urgency="blocking", text=leaked
     )
-    learning = LearningExtracted(session="a", learning_id="l1", text=leaked, source="tool_result", urgency="blocking")
+    learning = LearningExtracted(
+        fleet="auth-work", session="a", learning_id="l1", text=leaked, source="tool_result", urgency="blocking"
+    )
     view = FleetView(
+        f"f {SECRET}",
         {"a": TaskRow("a", health="stuck", diagnosis=f"the agent echoed {SECRET}"), "b": TaskRow(f"b {SECRET}")},
-        [],
-        [sync],
-        [learning],
-        [],
-        [],
-        [],
+        syncs=[sync],
+        learnings=[learning],
     )  # built by hand: the journal would have redacted the key already, the widget must not rely on it
     board = FleetDashboard(FleetBoard("f", journal, lambda _j: view, COMMAND_PREFIX))
     board.refresh()
@@ -128,7 +147,8 @@ def test_no_secret_reaches_the_widget_state(tmp_path: Path) -> None:
     shown = widget_strings(board.widget)
     assert any("found that ANTHROPIC_API_KEY=" in s for s in shown), "the learning itself is shown"
     assert not any(SECRET in s or SECRET[:24] in s for s in shown), [s for s in shown if "sk-ant" in s]
-    journal.append(learning)  # and through the journal, as the live dashboard reads it
+    journal.append(FleetTask(session="a", fleet="auth-work"))  # and through the journal, as the dashboard reads it
+    journal.append(learning)
     journal.flush()
     from_journal = FleetDashboard(board_of(journal))
     from_journal.refresh()
@@ -140,7 +160,10 @@ async def test_the_live_dashboard_refreshes_until_the_fleet_ends(tmp_path: Path)
     journal = Journal(tmp_path / "j.sqlite3")
     ended = False
     board = FleetDashboard(board_of(journal, ended=lambda: ended)).start(interval=0.02)
-    journal.append(TaskHealthCheck(session="t", cycle=1, health="healthy", status="running", freshness="fresh"))
+    journal.append(FleetTask(session="t", fleet="auth-work"))
+    journal.append(
+        TaskHealthCheck(fleet="auth-work", session="t", cycle=1, health="healthy", status="running", freshness="fresh")
+    )
     journal.flush()
     for _ in range(250):
         if "t" in board.rows:

@@ -24,9 +24,10 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.fleet._launched import LaunchedFleet, begin, reader_since
-from watcher.fleet.fleet import COMMAND_PREFIX
 from watcher.fleet.learnings import Extractor
-from watcher.fleet.query import read_fleet
+from watcher.fleet.monitor import TurnExtractor
+from watcher.fleet.query import FleetView, read_fleet
+from watcher.fleet.supervisor import COMMAND_PREFIX
 from watcher.fleet.tasks import FleetConfig, TaskSpec, load_tasks
 from watcher.fleet.watch import Evaluator
 from watcher.runtime.host import FleetBoard, notebook_host
@@ -107,6 +108,7 @@ def launch(
     api_key: str | None = None,
     evaluator: Evaluator | None = None,
     extractor: Extractor | None = None,
+    turn_extractor: TurnExtractor | None = None,
     tools: Mapping[str, Callable[..., Any]] | None = None,
 ) -> LaunchedFleet:
     """Start a fleet of ``tasks`` (a TOML tasks file or ``TaskSpec``s) and return it, running.
@@ -126,6 +128,7 @@ def launch(
         api_key=api_key,
         evaluator=evaluator,
         extractor=extractor,
+        turn_extractor=turn_extractor,
     )
     host = notebook_host()
     try:
@@ -138,7 +141,7 @@ def launch(
     board = FleetBoard(
         fleet.config.name,
         fleet.journal,
-        reader_since(fleet.first_event),
+        reader_since(fleet.first_event, fleet.config.name),
         COMMAND_PREFIX,
         ended=lambda: fleet.ended,
         close=fleet.close,
@@ -150,21 +153,30 @@ def launch(
     return fleet
 
 
-def show(journal: Journal | str | os.PathLike[str] | None = None, *, name: str = "fleet") -> None:
-    """Show the live dashboard of a fleet journaling to ``journal`` (run in this or another process)."""
+def show(journal: Journal | str | os.PathLike[str] | None = None, *, fleet: str | None = None) -> None:
+    """Show the live dashboard of fleet ``fleet`` (default: the latest) journaling to ``journal``.
+
+    The fleet may run in this process or another (``watcher fleet run`` in a terminal); the
+    journal defaults to the notebook's.
+    """
     host = notebook_host()
     if host is None:
         raise ConfigurationError(f"watcher.fleet.show() shows a notebook widget: {HINT}")
     found = _journal(journal)
+
+    def read(j: Journal) -> FleetView:
+        return read_fleet(j, fleet)
+
+    name = fleet or "latest"
     if isinstance(found, Journal):
-        host.present_fleet(FleetBoard(name, found, read_fleet, COMMAND_PREFIX))
+        host.present_fleet(FleetBoard(name, found, read, COMMAND_PREFIX))
         return
     opened = Journal(Path(found))  # opened for the dashboard: closed with the host
 
     async def release() -> None:
         await asyncio.to_thread(opened.close)
 
-    host.present_fleet(FleetBoard(name, opened, read_fleet, COMMAND_PREFIX, close=release))
+    host.present_fleet(FleetBoard(name, opened, read, COMMAND_PREFIX, close=release))
 
 
 class CallableModule(types.ModuleType):

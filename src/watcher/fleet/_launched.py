@@ -91,8 +91,8 @@ class LaunchedFleet(Fleet):
 class _Since:
     """A journal as ``read_fleet`` sees it from one fleet's first event on.
 
-    A notebook's journal keeps every fleet run in it; a cell run twice starts tasks with the same
-    names, and the dashboard of the new fleet must not show the old one's ends and counters.
+    A notebook's journal keeps every fleet run in it; a cell run twice starts a fleet of the same
+    name with the same tasks, and the new one's dashboard must not show the old one's ends and counters.
     Reads start after ``first``; anything else goes to the journal itself.
     """
 
@@ -107,11 +107,11 @@ class _Since:
         return getattr(self.journal, name)
 
 
-def reader_since(first: int) -> Callable[[Journal], FleetView]:
-    """``read_fleet`` limited to the events after ``first`` (the board of a fleet started here)."""
+def reader_since(first: int, fleet: str) -> Callable[[Journal], FleetView]:
+    """``read_fleet`` of ``fleet`` limited to the events after ``first`` (the board of a fleet started here)."""
 
     def read(journal: Journal) -> FleetView:
-        return read_fleet(cast(Journal, _Since(journal, first)))  # read_fleet only reads rows
+        return read_fleet(cast(Journal, _Since(journal, first)), fleet)  # read_fleet only reads rows
 
     return read
 

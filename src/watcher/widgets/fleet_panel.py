@@ -69,7 +69,7 @@ class FleetView(Protocol):
 
     def rows(self) -> list[dict[str, Any]]: ...
 
-    def stats(self) -> dict[str, int]: ...
+    def stats(self) -> dict[str, Any]: ...
 
 
 def _text(value: object) -> str:
@@ -98,7 +98,7 @@ def describe_row(row: dict[str, Any]) -> str:
         f"{int(row.get('nudges') or 0)} nudge(s)",
         f"{int(row.get('tokens') or 0):,} tokens",
     ]
-    if row.get("cost_usd") is not None:  # only when the journal knows what the task's tokens cost
+    if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)
         parts.append(f"${float(row['cost_usd']):.4f}")
     line = (
         f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{_text(health)}</span> '
@@ -132,8 +132,8 @@ def describe_learnings(view: FleetView) -> str:
     return f"<b>relayed learnings</b><ul>{''.join(items)}</ul>" if items else "<i>no learnings relayed yet</i>"
 
 
-def describe_stats(name: str, stats: dict[str, int], *, ended: bool = False) -> str:
-    """The fleet's counters as one HTML line."""
+def describe_stats(name: str, stats: dict[str, Any], *, ended: bool = False) -> str:
+    """The fleet's counters, and the supervision loops' state when it is not well, as one HTML line."""
     counters = [
         f"{stats.get('watcher_cycles', 0)} watcher cycles",
         f"{stats.get('nudges_sent', 0)} nudges",
@@ -143,8 +143,17 @@ def describe_stats(name: str, stats: dict[str, int], *, ended: bool = False) -> 
         f"{stats.get('tasks_paused', 0)} paused ({stats.get('tasks_resumed', 0)} resumed)",
         f"{stats.get('tasks_aborted', 0)} aborted",
     ]
+    if stats.get("cost_usd"):
+        counters.append(f"${float(stats['cost_usd']):.4f}")
+    loops = stats.get("supervision") or {}
+    if loops.get("degraded"):
+        counters.append('<b style="color:#c62828">degraded: mechanical freshness checks only</b>')
+    down = [loop for loop in ("watcher", "syncer") if loops and not loops.get(f"{loop}_alive", True)]
+    if down and not ended:
+        counters.append(f'<b style="color:#c62828">{" and ".join(down)} loop down (restarting)</b>')
     state = " <i>(ended)</i>" if ended else ""
-    return f"<b>fleet {_text(name)}</b>{state} · {' · '.join(counters)}"
+    shown = stats.get("fleet") or name
+    return f"<b>fleet {_text(shown)}</b>{state} · {' · '.join(counters)}"
 
 
 class _Row:
