@@ -71,7 +71,7 @@ async def _watch_cycle_ms(folder: Path, n: int) -> tuple[float, float]:
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     _turn(journal, names, 1)
-    await watch.run()  # warm: the roster, the first summaries
+    await watch.run()  # warm: the roster; the first summaries are its baseline (a fleet already running)
     kept = (tracemalloc.get_traced_memory()[0] - before) / n
     tracemalloc.stop()
     timings = []
@@ -81,7 +81,7 @@ async def _watch_cycle_ms(folder: Path, n: int) -> tuple[float, float]:
         await watch.run()
         timings.append((time.perf_counter() - started) * 1000)
     nudged = watch.actions.stats.nudges_sent
-    assert nudged == 4 * (n // STUCK_EVERY), nudged  # the stuck ones were nudged every cycle, no one else
+    assert nudged == 3 * (n // STUCK_EVERY), nudged  # the stuck ones, in each measured cycle; no one else
     journal.close()
     return sorted(timings)[1], kept
 

@@ -91,6 +91,14 @@ class TaskState:
     def sent_nudge(self, interjection_id: str) -> None:
         self.pending_nudge = interjection_id
 
+    def prime(self, summary: dict[str, Any]) -> None:
+        """Start from ``summary`` as the baseline (a restarted loop): what it reports is not news."""
+        self.iteration = int(summary.get("step", 0))
+        self._files, self._progress = int(summary.get("files_changed", 0)), int(summary.get("progress", 0))
+        self.tokens = int(summary.get("input_tokens", 0)) + int(summary.get("output_tokens", 0))
+        self.answered_nudge = str(summary.get("answered") or "")
+        self._finding_seq = max((int(f.get("seq", 0)) for f in summary.get("findings") or ()), default=0)
+
     def take(self, summary: dict[str, Any]) -> None:
         """Take the task's newest summary row (its payload)."""
         step = int(summary.get("step", 0))

@@ -13,6 +13,7 @@ request, or keeps it for a paused recipient until it resumes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
@@ -59,12 +60,16 @@ class SyncCycle:
         self._known: set[str] = set()
         self._kin = _Kinship({})
         self._kin_version = -1
+        self._recalled = False
 
     async def run(self) -> None:
         """One cycle: the learnings stored since the last one → relays."""
         self.cycles += 1
         self.actions.stats.syncer_cycles = self.cycles
         await self.roster.refresh()
+        if not self._recalled:
+            await asyncio.to_thread(self._recall)
+            self._recalled = True
         members = self.roster.members
         if self._kin_version != self.roster.version:
             self._kin = _Kinship({name: m.spec for name, m in members.items()})
@@ -84,6 +89,34 @@ class SyncCycle:
         if syncs:
             await self.actions.relay(syncs)
         self.last_ok = time.time()
+
+    def _recall(self) -> None:
+        """Rebuild the relay memory from the journal (a supervisor restarted on a running fleet).
+
+        Learnings this fleet already relayed are not relayed again, and the TTL and rate windows
+        count the relays still inside them (their wall-clock age, mapped onto the monotonic clock).
+        """
+        texts: dict[str, str] = {}
+        relays: list[SyncMessageSent] = []
+        after, journal = self.roster.after, self.actions.journal
+        while rows := journal.read(after, limit=5000, kinds=("learning_extracted", "sync_message")):
+            after = rows[-1].id
+            for row in rows:
+                if row.payload.get("fleet") != self.config.name:
+                    continue
+                event = row.event()
+                if isinstance(event, LearningExtracted):
+                    texts[event.learning_id] = event.text.lower()
+                elif isinstance(event, SyncMessageSent) and event.status == "sent":
+                    relays.extend(event.each())
+        now_wall, now = time.time(), time.monotonic()
+        for sync in relays:
+            self._known.add(sync.learning_id)
+            at = now - max(now_wall - sync.ts, 0.0)
+            if now - at < self.config.sync_ttl_s and sync.learning_id in texts:
+                self._sent[(sync.session, texts[sync.learning_id])] = at
+            if now - at < self.config.sync_rate_window_s:
+                self._recent.setdefault(sync.session, deque()).append(at)
 
     def _allowed(self, recipient: str, text: str, now: float) -> bool:
         cfg = self.config

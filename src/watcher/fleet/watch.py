@@ -59,6 +59,8 @@ class WatchCycle:
         self.cycles += 1
         self.actions.stats.watcher_cycles = self.cycles
         await self.roster.refresh()
+        if self.cycles == 1:
+            await self._recall()
         await self._read()
         try:
             await self._judge_all(full=True)
@@ -70,14 +72,39 @@ class WatchCycle:
         self.degraded = False
         self.last_ok = time.time()
 
+    async def _recall(self) -> None:
+        """Pick up a fleet already running (a supervisor restarted): baselines and the nudge ladder.
+
+        Each task's newest summary becomes its baseline (not news), and a task this fleet nudged
+        keeps its place on the ladder (the count of its last nudge) until its next progress.
+        """
+        journal = self.actions.journal
+        upto = await asyncio.to_thread(journal.last_id)
+        if upto <= self._after:
+            return
+        self._track()
+        for _, session, summary in await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto):
+            if session in self.states:
+                self.states[session].prime(summary)
+        nudges = await asyncio.to_thread(journal.read, self._after, limit=1_000_000, kinds=("watcher_nudge",))
+        for row in nudges:
+            state = self.states.get(row.session)
+            if state is not None and row.payload.get("fleet") == self.config.name and row.payload.get("by") == "fleet":
+                state.nudges = int(row.payload.get("count") or 0)
+                state.sent_nudge(str(row.payload.get("interjection_id") or ""))
+        self._after = upto
+
+    def _track(self) -> None:
+        members = self.roster.members
+        for name in members.keys() - self.states.keys():
+            self.states[name] = TaskState(name, started=members[name].seen, last_progress=members[name].seen)
+
     async def _read(self) -> None:
         journal = self.actions.journal
         upto = await asyncio.to_thread(journal.last_id)
         rows = await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto)
         self._after = upto
-        members = self.roster.members
-        for name in members.keys() - self.states.keys():
-            self.states[name] = TaskState(name, started=members[name].seen, last_progress=members[name].seen)
+        self._track()
         states = self.states
         for _, session, summary in rows:
             state = states.get(session)

@@ -1,0 +1,89 @@
+"""A supervisor restarted on a running fleet picks up where the last one stopped, from the journal."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+from fleet_helpers import Scripts, marker, until
+
+from watcher.agents import tool
+from watcher.fleet import Fleet, FleetConfig, Supervisor, TaskSpec
+from watcher.runtime import Journal
+from watcher.testing import RecordedRequest, Reply
+
+CONFIG = FleetConfig(
+    name="restart", watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05
+)
+
+
+def bash(command: str) -> str:
+    """Run a shell command.
+
+    Args:
+        command: the command line
+    """
+    return "job 42: still running"
+
+
+def read(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: the file
+    """
+    return f"contents of {path}"
+
+
+def waiter(n: int, request: RecordedRequest) -> Reply:
+    return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Still waiting.", delay_s=0.03)
+
+
+def client(n: int, request: RecordedRequest) -> Reply:
+    if n == 0:
+        return Reply.tool_use("Read", {"path": "api/c.py"}, text="Note: found that the API needs X-Token.")
+    return Reply.text("Client done.")
+
+
+def server(n: int, request: RecordedRequest) -> Reply:
+    return Reply.tool_use("Read", {"path": f"api/s{n}.py"}, delay_s=0.05) if n < 60 else Reply.text("Server done.")
+
+
+def _rows(journal: Journal, kind: str) -> list[dict[str, object]]:
+    journal.flush()
+    return [{"session": r.session, **r.payload} for r in journal.read(0, limit=100_000, kinds=(kind,))]
+
+
+async def test_a_restarted_supervisor_keeps_the_ladder_and_relays_nothing_twice(tmp_path: Path) -> None:
+    scripts = Scripts({"waiter": waiter, "client": client, "server": server})
+    journal = Journal(tmp_path / "j.sqlite3")
+    specs = [
+        TaskSpec("waiter", f"{marker('waiter')} wait", tools=(tool(bash, name="Bash"),), max_steps=500),
+        TaskSpec("client", f"{marker('client')} client", tools=(tool(read, name="Read"),), tags=("api",)),
+        TaskSpec("server", f"{marker('server')} server", tools=(tool(read, name="Read"),), tags=("api",), max_steps=80),
+    ]
+    with scripts.server() as stub:
+        fleet = Fleet(
+            specs, config=replace(CONFIG, supervision=False), journal=journal, base_url=stub.base_url, api_key="k"
+        )
+        await fleet.start()
+        first = Supervisor(CONFIG, journal)
+        await first.start()
+        await until(lambda: first.stats.nudges_sent >= 2 and first.stats.syncs_relayed >= 1)
+        await first.close()  # the supervising process goes away...
+        relayed = len([r for r in _rows(journal, "sync_message") if r["status"] == "sent"])
+        second = Supervisor(CONFIG, journal)  # ...and a new one starts on the same journal
+        await second.start()
+        await until(lambda: second.status("waiter") == "paused", 20)
+        await asyncio.sleep(0.3)  # a few more syncer cycles
+        await second.close()
+        await fleet.actions.abort("waiter", "test over", by="person")
+        results = await fleet.wait()
+    counts = [r["count"] for r in _rows(journal, "watcher_nudge") if r["session"] == "waiter"]
+    assert counts == [1, 2, 3, 4, 5][: len(counts)] and counts[-1] == 5, counts
+    assert [r["session"] for r in _rows(journal, "watcher_pause")] == ["waiter"]
+    syncs = [r for r in _rows(journal, "sync_message") if r["status"] == "sent"]
+    assert len(syncs) == relayed == 1, "the restarted syncer did not relay the learning again"
+    assert results["server"].status == "completed"  # type: ignore[union-attr]
+    journal.close()
