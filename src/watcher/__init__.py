@@ -10,6 +10,9 @@ Layers, from the inside out (an import-linter contract in pyproject.toml enforce
   ``lsp_bridge`` (editors), ``cli``, ``testing`` (public fakes). Jupyter and LSP never import
   each other; they meet in the journal.
 
+``watcher.fleet(tasks, ...)`` starts a supervised fleet of agent tasks (in a notebook, with a live
+dashboard); ``watcher.fleet`` is also the fleet's package, imported on first use.
+
 This package exports what a user needs to attach watchers (``agent``, ``spec_for_role``,
 ``WatcherSpec``), to write an evaluator (``EvaluationRequest``, ``EvaluationResult``,
 ``CallableEvaluator``, ``Continue``, ``Interject``, ``Interjection``, ``Location``) and to replay

@@ -200,3 +200,20 @@ def test_a_cell_run_twice_shows_only_the_new_fleet(notebook: InteractiveShell) -
         asyncio.run(again.wait())
     learned = board.learnings.value
     assert learned.count("X-Token") == 1, learned  # the second run's relay only
+
+
+def test_a_fleet_with_a_journal_of_its_own_shows_its_end_and_the_dashboard_stops(
+    notebook: InteractiveShell, tmp_path: Path
+) -> None:
+    script = FleetScript()
+    script.finish.set()
+    host: Any = notebook_host()
+    with script.server() as stub:
+        own = tmp_path / "own.sqlite3"  # opened (and closed at the end) by the fleet itself
+        fleet = watcher.fleet(script.specs, config=LIVELY, journal=own, base_url=stub.base_url, api_key="x")  # type: ignore[operator]
+        assert fleet.journal is not host.journal
+        results = asyncio.run(fleet.wait())
+    assert all(r.status == "completed" for r in results.values())  # type: ignore[union-attr]
+    board = host.dashboards[-1]
+    wait_for(lambda: board._task is None, what="the dashboard's refresh loop ended")
+    assert {"writer", "worker"} <= set(board.rows) and "(ended)" in board.header.value, board.header.value

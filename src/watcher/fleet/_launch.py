@@ -138,18 +138,13 @@ def launch(
     own = host is None and running is None
     fleet.home = host.loop if host is not None else running if running is not None else _own_loop()
     begin(fleet, running, stop_after=own)
-    board = FleetBoard(
-        fleet.config.name,
-        fleet.journal,
-        reader_since(fleet.first_event, fleet.config.name),
-        COMMAND_PREFIX,
-        ended=lambda: fleet.ended,
-        close=fleet.close,
-    )
-    if host is not None:
-        host.present_fleet(board)
-    else:
+    if host is None:
         print(f"watcher: fleet {fleet.config.name!r} started with {len(specs)} task(s); {HINT}", file=sys.stderr)
+        return fleet
+    read = reader_since(fleet.first_event, fleet.config.name)
+    host.present_fleet(
+        FleetBoard(fleet.config.name, fleet.journal, read, COMMAND_PREFIX, ended=lambda: fleet.ended, close=fleet.close)
+    )
     return fleet
 
 

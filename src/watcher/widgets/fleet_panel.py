@@ -276,6 +276,9 @@ class FleetDashboard:
                 if failures == 1:
                     log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.path, exc)
                 self.notice.value = f"<i>cannot read the journal right now: {_text(exc)}</i>"
+                if ended:  # the fleet is over and its journal may be closed: nothing more will come
+                    self._task = None
+                    return
             else:
                 failures = 0
                 with contextlib.suppress(Exception):  # a widget closed under us: nothing left to draw
