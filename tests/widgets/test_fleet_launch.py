@@ -70,6 +70,7 @@ def test_in_a_notebook_the_fleet_runs_on_the_runtime_thread_and_its_dashboard_ac
         worker = board.rows["worker"]
         worker.buttons["pause"].click()
         wait_for(lambda: applied(host.journal, "pause", "worker"), what="the pause applied")
+        wait_for(lambda: "pause worker: applied" in board.notice.value, what="the fleet's answer shown")
         wait_for(lambda: not worker.buttons["resume"].disabled, what="the Resume button enabled")
         assert "paused" in worker.info.value and worker.buttons["pause"].disabled
         worker.message.value = "Use the cached build."

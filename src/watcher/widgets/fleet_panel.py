@@ -204,6 +204,7 @@ class FleetDashboard:
         self.widget.add_class("watcher-fleet")  # for styling, and for browser tests to find it
         self.rows: dict[str, _Row] = {}
         self.refreshes = 0
+        self._sent: tuple[int, str, str] | None = None  # the last command: id, session, what it asked
         self._task: asyncio.Task[None] | None = None
 
     # --- drawing (the dashboard's loop thread) --------------------------------------------------
@@ -248,7 +249,19 @@ class FleetDashboard:
             self.notice.value = f"<i>{_text(kind)} {_text(task)} failed: {_text(exc)}</i>"
             return 0
         self.notice.value = f"<i>{_text(kind)} {_text(task)}: sent (command {cid})</i>"
+        self._sent = (cid, self.board.command_prefix + task, f"{kind} {task}")
         return cid
+
+    def _outcome(self) -> tuple[int, str] | None:
+        """How the fleet answered the last command sent from here, once it did (off the loop)."""
+        if self._sent is None:
+            return None
+        cid, session, what = self._sent
+        for found in self.board.journal.commands(sessions=[session], status=None, after=cid - 1):
+            if found.id == cid and found.status in ("applied", "failed"):
+                detail = f" ({found.detail})" if found.detail else ""
+                return cid, f"{what}: {found.status}{detail}"
+        return None
 
     # --- living ----------------------------------------------------------------------------------
 
@@ -263,6 +276,12 @@ class FleetDashboard:
         if self._task is not None:
             self._task.cancel()
             self._task = None
+
+    async def _show_outcome(self) -> None:
+        answered = await asyncio.to_thread(self._outcome)
+        if answered is not None and self._sent is not None and answered[0] == self._sent[0]:
+            self._sent = None
+            self.notice.value = f"<i>{_text(answered[1])}</i>"
 
     async def _live(self, interval: float) -> None:
         failures = 0
@@ -283,6 +302,7 @@ class FleetDashboard:
                 failures = 0
                 with contextlib.suppress(Exception):  # a widget closed under us: nothing left to draw
                     self.show(view, ended=ended)
+                    await self._show_outcome()
                 if ended:
                     self._task = None
                     return
