@@ -24,7 +24,8 @@ from watcher.runtime.events import (
 )
 from watcher.runtime.host import FleetBoard
 from watcher.runtime.journal import Journal
-from watcher.widgets.fleet_panel import FleetDashboard, describe_row
+from watcher.widgets.fleet_html import describe_row
+from watcher.widgets.fleet_panel import FleetDashboard
 
 SECRET = "sk-ant-api03-" + "Zq7" * 30  # an Anthropic-style key, long enough for the redactor
 

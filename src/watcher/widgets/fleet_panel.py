@@ -20,140 +20,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 import time
-from collections import defaultdict
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import ipywidgets as w
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.redact import redact
-from watcher.runtime.events import LearningExtracted, SyncMessageSent
 from watcher.runtime.host import FleetBoard
+from watcher.widgets.fleet_html import LIVE, FleetView, describe_learnings, describe_row, describe_stats, escaped
 
-__all__ = ["COMMANDS", "FleetDashboard", "FleetView"]
+__all__ = ["COMMANDS", "FleetDashboard"]
 
 log = logging.getLogger("watcher.widgets")
 
 COMMANDS = ("nudge", "pause", "resume", "abort")
-MAX_LEARNINGS = 10  # the newest relayed learnings shown; the CLI's ``watcher fleet syncs`` lists all
-MAX_DIAGNOSIS = 240
 READ_SHARE = 5.0  # wait at least this many times the last journal read before the next
-
-_BADGE = {
-    "healthy": "#2e7d32",
-    "fresh": "#2e7d32",
-    "stale": "#f9a825",
-    "stuck": "#ef6c00",
-    "very_stale": "#c62828",
-    "paused": "#6a1b9a",
-    "degraded": "#616161",
-    "completed": "#1565c0",
-    "failed": "#c62828",
-    "aborted": "#c62828",
-}
-_LIVE = ("running", "paused")  # any other status (completed, failed, aborted, ...) is a task that ended
-
-
-class FleetView(Protocol):
-    """What the dashboard reads (``watcher.fleet.query.FleetView`` is one)."""
-
-    @property
-    def syncs(self) -> Sequence[SyncMessageSent]: ...
-
-    @property
-    def learnings(self) -> Sequence[LearningExtracted]: ...
-
-    def rows(self) -> list[dict[str, Any]]: ...
-
-    def stats(self) -> dict[str, Any]: ...
-
-
-def _text(value: object) -> str:
-    """Untrusted text as it may appear in a widget: secrets redacted, HTML escaped."""
-    return html.escape(redact(str(value)))
-
-
-def _ago(seconds: float | None) -> str:
-    if seconds is None:
-        return "no activity yet"
-    return f"active {seconds:.0f}s ago" if seconds < 120 else f"active {seconds / 60:.0f} min ago"
-
-
-def describe_row(row: dict[str, Any]) -> str:
-    """One task's line as HTML: badge, name, status, counters, and the latest diagnosis below."""
-    status = str(row.get("status", ""))
-    health = str(row.get("health") or "unknown")
-    if status not in _LIVE:  # an ended task's last health check no longer says anything: its end does
-        health = status
-    elif health == "unknown":
-        health = "not judged yet"  # it started less than a watcher cycle ago
-    colour = _BADGE.get(health, "#9e9e9e")
-    parts = [
-        f"iteration {int(row.get('iteration') or 0)}",
-        _ago(row.get("last_activity_s")),
-        f"{int(row.get('nudges') or 0)} nudge(s)",
-        f"{int(row.get('tokens') or 0):,} tokens",
-    ]
-    if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)
-        parts.append(f"${float(row['cost_usd']):.4f}")
-    line = (
-        f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{_text(health)}</span> '
-        f"<b>{_text(row['task'])}</b> {_text(status)} · {' · '.join(parts)}"
-    )
-    diagnosis = str(row.get("diagnosis") or "")
-    if status in _LIVE and diagnosis and diagnosis not in (health, "healthy"):  # else it says nothing more
-        clipped = diagnosis if len(diagnosis) <= MAX_DIAGNOSIS else diagnosis[:MAX_DIAGNOSIS] + "…"
-        line += f'<br><span style="color:#616161;font-size:90%">{_text(clipped)}</span>'
-    return line
-
-
-def describe_learnings(view: FleetView) -> str:
-    """The newest relayed learnings as HTML, each with its provenance and where it went."""
-    learned = {lrn.learning_id: lrn for lrn in view.learnings}
-    relayed: dict[str, list[SyncMessageSent]] = defaultdict(list)
-    for sync in view.syncs:
-        relayed[sync.learning_id].append(sync)
-    items = []
-    for learning_id in list(relayed)[-MAX_LEARNINGS:]:
-        syncs = relayed[learning_id]
-        first, origin = syncs[0], learned.get(learning_id)
-        source = f", {_text(origin.source.replace('_', ' '))}" if origin is not None else ""
-        where = f" observation {first.observation}" if first.observation >= 0 else ""
-        recipients = ", ".join(f"{_text(s.session)} <i>({_text(s.status)})</i>" for s in syncs)
-        text = first.text or (origin.text if origin is not None else "")
-        items.append(
-            f"<li><b>{_text(first.source_task)}</b>{where}{source} → {recipients} "
-            f"<i>[{_text(first.urgency or '-')}]</i>: {_text(text)}</li>"
-        )
-    return f"<b>relayed learnings</b><ul>{''.join(items)}</ul>" if items else "<i>no learnings relayed yet</i>"
-
-
-def describe_stats(name: str, stats: dict[str, Any], *, ended: bool = False) -> str:
-    """The fleet's counters, and the supervision loops' state when it is not well, as one HTML line."""
-    counters = [
-        f"{stats.get('watcher_cycles', 0)} watcher cycles",
-        f"{stats.get('nudges_sent', 0)} nudges",
-        f"{stats.get('learnings', 0)} learnings",
-        f"{stats.get('syncs_relayed', 0)} syncs relayed",
-        f"{stats.get('syncs_queued', 0)} queued",
-        f"{stats.get('tasks_paused', 0)} paused ({stats.get('tasks_resumed', 0)} resumed)",
-        f"{stats.get('tasks_aborted', 0)} aborted",
-    ]
-    if stats.get("cost_usd"):
-        counters.append(f"${float(stats['cost_usd']):.4f}")
-    loops = stats.get("supervision") or {}
-    if loops.get("degraded"):
-        counters.append('<b style="color:#c62828">degraded: mechanical freshness checks only</b>')
-    down = [loop for loop in ("watcher", "syncer") if loops and not loops.get(f"{loop}_alive", True)]
-    if down and not ended:
-        counters.append(f'<b style="color:#c62828">{" and ".join(down)} loop down (restarting)</b>')
-    state = " <i>(ended)</i>" if ended else ""
-    shown = stats.get("fleet") or name
-    return f"<b>fleet {_text(shown)}</b>{state} · {' · '.join(counters)}"
 
 
 class _Row:
@@ -176,7 +60,7 @@ class _Row:
     def show(self, row: dict[str, Any], *, fleet_ended: bool) -> None:
         self.info.value = describe_row(row)
         status = str(row.get("status", ""))
-        ended = fleet_ended or status not in _LIVE
+        ended = fleet_ended or status not in LIVE
         paused = status == "paused"
         for name, button in self.buttons.items():
             wrong_state = (name == "pause" and paused) or (name == "resume" and not paused)
@@ -193,7 +77,7 @@ class FleetDashboard:
     def __init__(self, board: FleetBoard, *, schedule: Callable[[Callable[[], None]], None] | None = None) -> None:
         self.board = board
         self._schedule = schedule or (lambda fn: fn())
-        self.header = w.HTML(f"<b>fleet {_text(board.name)}</b> · waiting for its first events")
+        self.header = w.HTML(f"<b>fleet {escaped(board.name)}</b> · waiting for its first events")
         self.rows_box = w.VBox()
         self.learnings = w.HTML()
         self.notice = w.HTML()
@@ -246,9 +130,9 @@ class FleetDashboard:
         try:
             cid = self.board.journal.submit_command(self.board.command_prefix + task, kind, payload=payload)
         except Exception as exc:  # noqa: BLE001 - a click never raises into the frontend: it says why here
-            self.notice.value = f"<i>{_text(kind)} {_text(task)} failed: {_text(exc)}</i>"
+            self.notice.value = f"<i>{escaped(kind)} {escaped(task)} failed: {escaped(exc)}</i>"
             return 0
-        self.notice.value = f"<i>{_text(kind)} {_text(task)}: sent (command {cid})</i>"
+        self.notice.value = f"<i>{escaped(kind)} {escaped(task)}: sent (command {cid})</i>"
         self._sent = (cid, self.board.command_prefix + task, f"{kind} {task}")
         return cid
 
@@ -281,7 +165,7 @@ class FleetDashboard:
         answered = await asyncio.to_thread(self._outcome)
         if answered is not None and self._sent is not None and answered[0] == self._sent[0]:
             self._sent = None
-            self.notice.value = f"<i>{_text(answered[1])}</i>"
+            self.notice.value = f"<i>{escaped(answered[1])}</i>"
 
     async def _live(self, interval: float) -> None:
         failures = 0
@@ -294,7 +178,7 @@ class FleetDashboard:
                 failures += 1
                 if failures == 1:
                     log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.path, exc)
-                self.notice.value = f"<i>cannot read the journal right now: {_text(exc)}</i>"
+                self.notice.value = f"<i>cannot read the journal right now: {escaped(exc)}</i>"
                 if ended:  # the fleet is over and its journal may be closed: nothing more will come
                     self._task = None
                     return
