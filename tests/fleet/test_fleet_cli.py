@@ -75,3 +75,64 @@ def test_fleet_run_then_status_syncs_and_stats(tmp_path: Path) -> None:
     assert (
         missing.returncode == 2 and "cannot read the tasks file" in missing.stderr and "Traceback" not in missing.stderr
     )
+
+
+def _announce(journal: Path) -> None:
+    """Two fleets in one journal, as two runs leave them: tasks, their summaries, a nudge."""
+    from watcher.runtime.events import FleetTask, TaskTurn, WatcherNudge
+    from watcher.runtime.journal import Journal
+
+    with Journal(journal) as j:
+        j.append(FleetTask(session="old-a", fleet="first", model="claude-sonnet-5-5"))
+        j.append(TaskTurn(session="old-a", fleet="first", step=3, input_tokens=1_000_000, output_tokens=100_000))
+        j.append(FleetTask(session="new-a", fleet="second", model="claude-haiku-5"))
+        j.append(FleetTask(session="new-b", fleet="second", model="local-model"))
+        j.append(TaskTurn(session="new-a", fleet="second", step=2, input_tokens=2_000_000, output_tokens=0))
+        j.append(TaskTurn(session="new-b", fleet="second", step=1, input_tokens=500, output_tokens=50))
+        j.append(WatcherNudge(session="new-a", fleet="second", interjection_id="nudge-1", severity="hint", message="m"))
+
+
+def test_status_reads_one_fleet_of_several_with_its_cost(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite3"
+    _announce(journal)
+    latest = {r["task"]: r for r in json.loads(_watcher("status", "--json", journal=journal).stdout)}
+    assert set(latest) == {"new-a", "new-b"}, "the latest fleet by default, not the earlier one"
+    assert latest["new-a"]["cost_usd"] == pytest.approx(2.0 * 0.10)  # haiku-5 input: $0.10 per million
+    assert latest["new-b"]["cost_usd"] == 0.0  # a model without a list price costs nothing here
+    assert latest["new-a"]["nudges"] == 0 and latest["new-a"]["iteration"] == 2
+    first = json.loads(_watcher("status", "--json", "--fleet", "first", journal=journal).stdout)
+    assert [r["task"] for r in first] == ["old-a"] and first[0]["cost_usd"] == pytest.approx(2.0 + 1.0)
+    stats = json.loads(_watcher("stats", "--json", "--fleet", "second", journal=journal).stdout)
+    assert stats["tasks"] == 2 and stats["nudges_sent"] == 1 and stats["cost_usd"] == pytest.approx(0.2, abs=1e-3)
+    table = _watcher("status", journal=journal).stdout
+    assert "cost $" in table and "0.2000" in table
+
+
+@pytest.mark.slow
+def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    journal = tmp_path / "j.sqlite3"
+    _announce(journal)
+    with subprocess.Popen(
+        [sys.executable, "-m", "watcher", "fleet", "status", "--watch", "0.2", "--journal", str(journal)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+    ) as live:
+        time.sleep(2.0)
+        from watcher.runtime.events import TaskTurn
+        from watcher.runtime.journal import Journal
+
+        with Journal(journal) as j:  # the fleet moves on while the table is up
+            j.append(TaskTurn(session="new-b", fleet="second", step=7, input_tokens=600, output_tokens=60))
+        time.sleep(1.0)
+        live.send_signal(signal.SIGINT)
+        out, err = live.communicate(timeout=20)
+    assert live.returncode == 130, err
+    assert "fleet second · 2 task(s)" in out and "new-a" in out
+    new_b = [line.split() for line in out.splitlines() if line.startswith("new-b")]
+    assert new_b and new_b[-1][3] == "7", "the table shows the task's newest iteration"
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 1

@@ -231,3 +231,40 @@ async def test_a_task_younger_than_the_minimum_age_is_not_judged(tmp_path: Path)
         await fleet.close()
     assert fleet.stats.nudges_sent == 0 and not any(r.kind == "task_health" for r in journal.read(0, limit=100_000))
     journal.close()
+
+
+async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path: Path) -> None:
+    slow = {"after_resume": False}
+
+    def reader(n: int, request: RecordedRequest) -> Reply:
+        # after the resume the agent thinks longer (0.4 s, under the 0.5 s threshold) before each answer
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
+
+    def read(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file
+        """
+        return f"contents of {path}"
+
+    scripts = Scripts({"busy": reader})
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("busy", f"{marker('busy')} read everything", tools=(tool(read, name="Read"),), max_steps=1000)
+    config = replace(FAST, stale_after_s=0.5, very_stale_after_s=60)
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        await until(lambda: len(scripts.requests["busy"]) >= 3)
+        assert await fleet.actions.pause("busy", "a person looks", by="person")
+        await asyncio.sleep(1.0)  # twice the stale threshold, held
+        slow["after_resume"] = True
+        assert await fleet.actions.resume("busy")
+        resumed_at = len(scripts.requests["busy"])
+        await until(lambda: len(scripts.requests["busy"]) >= resumed_at + 3)
+        await fleet.actions.abort("busy", "test over", by="person")
+        await fleet.wait()
+    assert fleet.stats.nudges_sent == 0, "the pause was not idleness"
+    health = [r.payload["health"] for r in journal.read(0, limit=100_000) if r.kind == "task_health"]
+    assert "paused" in health and health[-1] == "healthy"
+    journal.close()

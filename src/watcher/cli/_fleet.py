@@ -157,7 +157,7 @@ def _live(args: argparse.Namespace, journal: Journal) -> int:
         head = f"fleet {view.name or '-'} · {len(rows)} task(s) · {time.strftime('%H:%M:%S')} (Ctrl-C to stop)\n"
         return Text(head + (_table(rows) if rows else "no fleet tasks in this journal yet"))
 
-    with Live(frame(), console=Console(), auto_refresh=False) as live:
+    with Live(frame(), console=Console(soft_wrap=True), auto_refresh=False) as live:
         while True:
             time.sleep(max(args.watch, 0.1))
             live.update(frame(), refresh=True)

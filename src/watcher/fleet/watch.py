@@ -120,20 +120,17 @@ class WatchCycle:
             member = members[name]
             if member.ended:
                 continue  # finished or vanished during the cycle: skipped, not an error
+            if member.paused:
+                state.last_progress = now  # a held task is not idle: its heartbeat counts again from its resume
+                state.nudges, state.flagged = 0, None  # and a resumed task starts a new ladder
+                snap = state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)  # kept current, not judged
+                self._record(snap, Recommendation("continue", "paused"), "paused", not full)
+                continue
             if now - state.started < cfg.min_task_age_s or state.quiet(now, cfg.stale_after_s):
                 continue
-            if (
-                routine
-                and not member.paused
-                and self._last.get(name) == HEALTHY
-                and state.routine(now, cfg.stale_after_s)
-            ):
+            if routine and self._last.get(name) == HEALTHY and state.routine(now, cfg.stale_after_s):
                 continue
-            snap = state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)
-            if member.paused:
-                self._record(snap, Recommendation("continue", "paused"), "paused", not full)
-            else:
-                judged.append((state, snap))
+            judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)))
         if not full:
             for state, snap in judged:
                 mechanical = degraded(snap)  # no ladder: a hint at most once per answered nudge, pause when very stale
