@@ -27,6 +27,7 @@ class TaskChannel:
         self._going = asyncio.Event()
         self._going.set()
         self.held = False  # True while the run waits at a boundary for its resume
+        self.aborted = False  # once asked to stop, nothing holds it again
 
     @property
     def paused(self) -> bool:
@@ -68,7 +69,7 @@ class TaskChannel:
 
     def pause(self) -> bool:
         """Hold the run at its next boundary; False when it already is, or has ended."""
-        if self.paused or self.ended:
+        if self.paused or self.ended or self.aborted:
             return False
         self._going.clear()
         return True
@@ -82,6 +83,7 @@ class TaskChannel:
 
     def abort(self, reason: str) -> None:
         """Stop the run at once with status ``aborted``."""
+        self.aborted = True
         self._going.set()
         if self.run is not None and not self.run.ended:
             self.run.abort(reason)
