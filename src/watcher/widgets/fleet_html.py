@@ -87,7 +87,7 @@ def describe_row(row: dict[str, Any]) -> str:
     if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)
         parts.append(f"${float(row['cost_usd']):.4f}")
     line = (
-        f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{escaped(health)}</span> '
+        f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{escaped(health.replace("_", " "))}</span> '
         f"<b>{escaped(row['task'])}</b> {escaped(status)} · {' · '.join(parts)}"
     )
     diagnosis = str(row.get("diagnosis") or "")
