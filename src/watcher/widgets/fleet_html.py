@@ -77,7 +77,7 @@ def describe_row(row: dict[str, Any]) -> str:
         health = status
     elif health == "unknown":
         health = "not judged yet"  # it started less than a watcher cycle ago
-    colour = _BADGE.get(health, "#9e9e9e")
+    colour, label = _BADGE.get(health, "#9e9e9e"), health.replace("_", " ")
     parts = [
         f"iteration {int(row.get('iteration') or 0)}",
         _ago(row.get("last_activity_s")),
@@ -87,7 +87,7 @@ def describe_row(row: dict[str, Any]) -> str:
     if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)
         parts.append(f"${float(row['cost_usd']):.4f}")
     line = (
-        f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{escaped(health.replace("_", " "))}</span> '
+        f'<span style="background:{colour};color:white;padding:1px 6px;border-radius:8px">{escaped(label)}</span> '
         f"<b>{escaped(row['task'])}</b> {escaped(status)} · {' · '.join(parts)}"
     )
     diagnosis = str(row.get("diagnosis") or "")
