@@ -43,6 +43,7 @@ PUBLIC = {
         "GUIDANCE_MARKER",
         "GUIDANCE_PROTOCOL",
         "AgentRun",
+        "Boundary",
         "ReplayResult",
         "RunConfig",
         "RunEvent",
