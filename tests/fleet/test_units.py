@@ -180,3 +180,23 @@ async def test_the_follower_reads_only_the_kinds_asked_for_and_moves_past_the_re
     journal.append(TaskTurn(session="a", step=3, input_tokens=1, output_tokens=1))
     assert [e.step for e in await follower.read({"a"}, kinds={"task_turn"}) if isinstance(e, TaskTurn)] == [3]
     journal.close()
+
+
+async def test_an_llm_named_in_the_config_is_built_used_and_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watcher.fleet import Fleet, FleetConfig
+    from watcher.fleet.llm import LLMEvaluator, LLMExtractor
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = FleetConfig(
+        evaluator="anthropic:claude-haiku-5", extractor="openai:gpt-5-mini", llm_base_url="http://127.0.0.1:9"
+    )
+    fleet = Fleet([TaskSpec("a", "p")], config=config, journal=tmp_path / "j.sqlite3", api_key="k")
+    assert isinstance(fleet.watcher.evaluator, LLMEvaluator) and fleet.watcher.evaluator.name.startswith("anthropic")
+    assert isinstance(fleet._extractors[1], LLMExtractor)
+    await fleet.close()
+    assert not fleet._built
+    with pytest.raises(ConfigurationError, match="anthropic:<model>"):
+        Fleet([TaskSpec("a", "p")], config=FleetConfig(evaluator="gpt"), journal=tmp_path / "k.sqlite3")

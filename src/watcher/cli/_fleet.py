@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     r.add_argument("tasks", type=Path)
     r.add_argument("--no-supervision", action="store_true", help="run the same tasks with no watcher or syncer loop")
     r.add_argument("--base-url", default=None, help="the Messages API base URL (a local stub offline)")
+    r.add_argument(
+        "--evaluator", default=None, help='who judges the tasks: "rules" or "anthropic:MODEL" / "openai:MODEL"'
+    )
+    r.add_argument(
+        "--extractor", default=None, help="who finds learnings besides the rules: an LLM's name, as --evaluator"
+    )
     sv = action("supervise", "run only the supervision loops, for a fleet whose tasks run in another process")
     sv.add_argument("--watch-interval", type=float, default=None, help="seconds between watcher cycles")
     sv.add_argument("--sync-interval", type=float, default=None, help="seconds between syncer cycles")
@@ -192,13 +198,17 @@ def _steer(args: argparse.Namespace, journal: Journal) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from watcher.fleet import Fleet, load_tasks  # imported here: see run()
 
     config, specs = load_tasks(args.tasks)
     if args.no_supervision:
-        from dataclasses import replace
-
         config = replace(config, supervision=False)
+    if args.evaluator is not None:
+        config = replace(config, evaluator=args.evaluator)
+    if args.extractor is not None:
+        config = replace(config, extractor=args.extractor)
     path = args.journal or default_journal_path()
 
     async def main() -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """``LLMEvaluator``: the one base of the LLM evaluators (Anthropic Messages, OpenAI-compatible chat).
 
 A subclass resolves its model, key and server, builds its SDK client, and says how a request
-body is built from the redacted prompt, how the SDK is called and how its answer becomes an
+body is built from a redacted prompt, how the SDK is called and how its answer becomes an
 ``EvaluationResult``. The base keeps the shared settings, the name (``provider:model``), the call
-with its error translation (an SDK failure becomes an ``EvaluationError`` that says what failed
-and where; the engine journals it and continues) and the client's lifetime.
+(``evaluate`` for a watcher's request, ``ask`` for a prompt formatted elsewhere, such as the
+fleet's health prompt) with its error translation (an SDK failure becomes an ``EvaluationError``
+that says what failed and where; the engine journals it and continues) and the client's lifetime.
 """
 
 from __future__ import annotations
@@ -61,9 +62,13 @@ class LLMEvaluator(ABC):
         prompt = minimal_context(request, recent=self.recent, context=self.context).prompt()
         return replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity))
 
-    @abstractmethod
     def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
         """The SDK call's arguments for ``request``."""
+        return self.body(self.prompt(request))
+
+    @abstractmethod
+    def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
+        """The SDK call's arguments for an already redacted ``prompt``."""
 
     @abstractmethod
     async def _send(self, body: dict[str, Any]) -> Any:
@@ -75,7 +80,15 @@ class LLMEvaluator(ABC):
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         """Ask the model about ``request``; raises ``EvaluationError`` when the call fails."""
-        body = self.request_body(request)
+        return await self._call(self.request_body(request))
+
+    async def ask(self, prompt: EvaluationPrompt) -> EvaluationResult:
+        """Ask the model with a prompt formatted elsewhere (redacted here); raises ``EvaluationError`` on failure."""
+        return await self._call(
+            self.body(replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity)))
+        )
+
+    async def _call(self, body: dict[str, Any]) -> EvaluationResult:
         try:
             answer = await self._send(body)
         except self.sdk.APIError as exc:

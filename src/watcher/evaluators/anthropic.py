@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import anthropic
 
 from watcher.core.errors import MissingCredentialsError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Usage
+from watcher.core.evaluation import EvaluationResult, Usage
+from watcher.core.protocol import EvaluationPrompt
 from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
 from watcher.evaluators._llm_base import LLMEvaluator
 
@@ -70,9 +71,8 @@ class AnthropicEvaluator(LLMEvaluator):
             context=context,
         )
 
-    def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
-        """The Messages-API arguments for ``request``: cached static system prompt, activity as the user turn."""
-        prompt = self.prompt(request)
+    def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
+        """The Messages-API arguments for ``prompt``: cached static system prompt, activity as the user turn."""
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import openai
 
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Usage
+from watcher.core.evaluation import EvaluationResult, Usage
+from watcher.core.protocol import EvaluationPrompt
 from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
 from watcher.evaluators._llm_base import LLMEvaluator
 
@@ -72,9 +73,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
             context=context,
         )
 
-    def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
-        """The chat-completions arguments for ``request``: static system message, activity as the user message."""
-        prompt = self.prompt(request)
+    def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
+        """The chat-completions arguments for ``prompt``: static system message, activity as the user message."""
         return {
             "model": self.model,
             "max_tokens": self.max_tokens,

@@ -20,6 +20,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.host import TaskHost
 from watcher.fleet.learnings import Extractor
+from watcher.fleet.llm import fleet_evaluator, fleet_extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.roster import Roster
 from watcher.fleet.supervisor import SupervisionHealth, Supervisor
@@ -38,7 +39,10 @@ class Fleet:
     ``evaluator`` replaces the rules in the watcher loop (a function of a ``Snapshot``, or a
     coroutine function such as an LLM evaluator); ``extractor`` replaces the rule-based learning
     extraction per observation; ``turn_extractor`` adds one called once per turn (an LLM's).
-    Commands from other processes are applied with or without supervision.
+    Without them, ``config.evaluator``/``config.extractor`` may name an LLM
+    (``"anthropic:<model>"``, ``"openai:<model>"``; ``watcher.fleet.llm``), which the fleet
+    builds, and closes when it closes. Commands from other processes are applied with or without
+    supervision.
     """
 
     def __init__(
@@ -62,6 +66,14 @@ class Fleet:
             )
         self.specs = {s.name: s for s in specs}
         self.config = config or FleetConfig()
+        self._built: list[Any] = []  # LLM evaluator/extractor built from the config's names, closed at close
+        llm_url = self.config.llm_base_url or None
+        if evaluator is None and (built := fleet_evaluator(self.config.evaluator, base_url=llm_url)) is not None:
+            evaluator = built
+            self._built.append(built)
+        if turn_extractor is None and (found := fleet_extractor(self.config.extractor, base_url=llm_url)) is not None:
+            turn_extractor = found
+            self._built.append(found)
         self._owns_journal = not isinstance(journal, Journal)
         self.journal = journal if isinstance(journal, Journal) else Journal(Path(journal))
         self._client_args = (client, base_url, api_key)
@@ -149,5 +161,8 @@ class Fleet:
         if self._client is not None and self._client_args[0] is None:
             await self._client.close()
             self._client = None
+        for built in self._built:
+            await built.aclose()
+        self._built.clear()
         if self._owns_journal:
             await asyncio.to_thread(self.journal.close)
