@@ -10,6 +10,9 @@ Layers, from the inside out (an import-linter contract in pyproject.toml enforce
   ``lsp_bridge`` (editors), ``cli``, ``testing`` (public fakes). Jupyter and LSP never import
   each other; they meet in the journal.
 
+``watcher.fleet(tasks, ...)`` starts a supervised fleet of agent tasks (in a notebook, with a live
+dashboard); ``watcher.fleet`` is also the fleet's package, imported on first use.
+
 This package exports what a user needs to attach watchers (``agent``, ``spec_for_role``,
 ``WatcherSpec``), to write an evaluator (``EvaluationRequest``, ``EvaluationResult``,
 ``CallableEvaluator``, ``Continue``, ``Interject``, ``Interjection``, ``Location``) and to replay
@@ -79,6 +82,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "fleet":  # the subpackage, callable: ``watcher.fleet(tasks, ...)`` starts a fleet
+        return importlib.import_module("watcher.fleet")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'watcher' has no attribute {name!r}")

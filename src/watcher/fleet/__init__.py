@@ -32,3 +32,10 @@ __all__ = [
     "related",
     "render_sync",
 ]
+
+# ``watcher.fleet(tasks, ...)`` starts a fleet and, in a notebook, shows its dashboard (``_launch``);
+# ``watcher.fleet.show(journal)`` shows the dashboard of a fleet running elsewhere.
+from watcher.fleet._launch import install as _install
+from watcher.fleet._launch import show as show  # public: the redundant alias re-exports it
+
+_install(__name__)
