@@ -10,12 +10,30 @@ go on from where it stopped, with what waited. Abort stops the run.
 from __future__ import annotations
 
 import asyncio
+from typing import Any, Protocol
 
-from watcher.agents import AgentRun
 from watcher.core.errors import WatcherError
 from watcher.core.interjection import Interjection, Origin
+from watcher.runtime.session import InjectionOutcome
 
-__all__ = ["TaskChannel"]
+__all__ = ["TaskChannel", "TaskRun"]
+
+
+class TaskRun(Protocol):
+    """What a fleet task's run offers its channel: an ``AgentRun``, or a spawned CLI's ``SpawnedRun``."""
+
+    status: str
+
+    @property
+    def ended(self) -> bool: ...
+
+    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome: ...
+
+    async def interrupt(self) -> None: ...
+
+    def abort(self, reason: str) -> None: ...
+
+    async def wait(self) -> Any: ...
 
 
 class TaskChannel:
@@ -23,7 +41,7 @@ class TaskChannel:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.run: AgentRun | None = None
+        self.run: TaskRun | None = None
         self._going = asyncio.Event()
         self._going.set()
         self.held = False  # True while the run waits at a boundary for its resume

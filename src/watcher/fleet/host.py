@@ -18,11 +18,11 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
-from watcher.agents import AgentRun, Boundary, agent
+from watcher.agents import Boundary, agent
 from watcher.core.interjection import Interjection, Origin, Severity
-from watcher.fleet.channel import TaskChannel
+from watcher.fleet.channel import TaskChannel, TaskRun
 from watcher.fleet.follow import Follower
 from watcher.fleet.learnings import Extractor, Learning, render_sync
 from watcher.fleet.monitor import TaskMonitor, TurnExtractor
@@ -73,7 +73,7 @@ class TaskHost:
         self.client = client
         self.channels: dict[str, TaskChannel] = {}
         self.monitors: dict[str, TaskMonitor] = {}
-        self.runs: dict[str, AgentRun] = {}
+        self.runs: dict[str, TaskRun] = {}
         self._extractors = (extractor, turn_extractor)
         self._follower = Follower(journal, after=journal.last_id(), flush=False)
         self._reading = asyncio.Lock()
@@ -110,7 +110,7 @@ class TaskHost:
                 cli = SpawnedRun(
                     spec, runtime=self.runtime, at_boundary=partial(self._boundary, spec.name), gate=channel
                 )
-                channel.run = self.runs[spec.name] = cast(AgentRun, cli)
+                channel.run = self.runs[spec.name] = cli
                 continue
             channel.run = self.runs[spec.name] = agent(
                 spec.prompt,
