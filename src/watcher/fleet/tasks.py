@@ -71,7 +71,16 @@ class FleetConfig:
     stale_after_s: float = 120.0  # heartbeat: fresh below, stale from here
     very_stale_after_s: float = 300.0  # very stale from here
     pause_after_nudges: int = 5
-    file_tools: tuple[str, ...] = ("Write", "Edit", "write_file", "edit_file", "MultiEdit")
+    file_tools: tuple[str, ...] = (
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "NotebookEdit",
+        "write_file",
+        "edit_file",
+        "replace",
+        "apply_patch",
+    )
     sync_rate_limit: int = 3  # syncs per recipient per window
     sync_rate_window_s: float = 60.0
     sync_ttl_s: float = 600.0  # the same learning is not relayed to the same task again within this
