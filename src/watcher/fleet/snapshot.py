@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from watcher.core.observations import AssistantMessage, ToolCall, ToolResult, UserMessage
+from watcher.core.redact import redact
 from watcher.roles._stuck_findings import Finding
 from watcher.runtime.events import ObservationEvent
 from watcher.runtime.journal import Journal
@@ -173,8 +174,8 @@ def recent(journal: Journal, task: str, limit: int = 40) -> tuple[tuple[ToolCall
             calls[obs.id] = (obs.name, row.ts)
         elif isinstance(obs, ToolResult):
             name, began = calls.pop(obs.tool_call_id, ("?", row.ts))
-            tools.append(ToolCallSummary(name, not obs.is_error, max(row.ts - began, 0.0), obs.output[:100]))
+            tools.append(ToolCallSummary(name, not obs.is_error, max(row.ts - began, 0.0), redact(obs.output)[:100]))
         elif isinstance(obs, AssistantMessage | UserMessage):
             who = "assistant" if isinstance(obs, AssistantMessage) else "user"
-            conversation.append(f"{who}: {obs.text[:200]}")
+            conversation.append(f"{who}: {redact(obs.text)[:200]}")  # redacted whole, then cut
     return tuple(tools[-10:]), tuple(conversation[-6:]), bool(calls)
