@@ -135,6 +135,8 @@ class TaskHost:
             if not channel.ended:
                 channel.abort(reason)
                 await asyncio.gather(self.runs[name].wait(), return_exceptions=True)
+        for monitor in self.monitors.values():
+            await monitor.close()
 
     # --- the task side of each boundary ------------------------------------------------------------
 

@@ -10,6 +10,7 @@ would need nothing but the journal.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -69,6 +70,7 @@ class TaskMonitor:
         self._tools: dict[str, str] = {}  # tool call id -> name
         self._turn: list[tuple[int, Observation, str]] = []
         self._known: set[str] = set()
+        self._extracting: set[asyncio.Task[None]] = set()  # LLM extractions of past turns, still running
 
     def observe(self, event: ObservationEvent) -> None:
         """Take one observation of the task: detectors, progress, learnings (rules)."""
@@ -100,15 +102,20 @@ class TaskMonitor:
             self._waiting_answer = event.interjection_id
 
     async def boundary(self, at: Boundary) -> None:
-        """Write the task's summary (and, with an LLM extractor, the turn's learnings)."""
+        """Write the task's summary; with an LLM extractor, start reading the turn for learnings.
+
+        The extraction runs beside the task, never in its way: the task goes on at once and the
+        learnings are stored when the model answers.
+        """
         if self._waiting_answer and at.step > 0:
             self.answered, self._waiting_answer = self._waiting_answer, ""
         if self.turn_extractor is not None and self._turn:
             turn, self._turn = self._turn, []
-            try:
-                self._store(await self.turn_extractor(self.spec.name, turn))
-            except Exception:
-                log.exception("fleet task %s: the LLM extractor failed", self.spec.name)
+            job = asyncio.get_running_loop().create_task(
+                self._extract_turn(turn), name=f"fleet-extract-{self.spec.name}"
+            )
+            self._extracting.add(job)
+            job.add_done_callback(self._extracting.discard)
         self.journal.append(
             TaskTurn(
                 session=self.spec.name,
@@ -123,6 +130,21 @@ class TaskMonitor:
                 answered=self.answered,
             )
         )
+
+    async def _extract_turn(self, extractor: TurnExtractor, turn: list[tuple[int, Observation, str]]) -> None:
+        try:
+            self._store(await extractor(self.spec.name, turn))
+        except Exception:
+            log.exception("fleet task %s: the LLM extractor failed", self.spec.name)
+
+    async def close(self, grace_s: float = 5.0) -> None:
+        """Let the running extractions finish (up to ``grace_s``), then cancel what is left."""
+        if not self._extracting:
+            return
+        _, late = await asyncio.wait(set(self._extracting), timeout=grace_s)
+        for job in late:
+            job.cancel()
+        await asyncio.gather(*late, return_exceptions=True)
 
     def _store(self, learnings: list[Learning]) -> None:
         for learning in learnings:
