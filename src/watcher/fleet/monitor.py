@@ -112,7 +112,7 @@ class TaskMonitor:
         if self.turn_extractor is not None and self._turn:
             turn, self._turn = self._turn, []
             job = asyncio.get_running_loop().create_task(
-                self._extract_turn(turn), name=f"fleet-extract-{self.spec.name}"
+                self._extract_turn(self.turn_extractor, turn), name=f"fleet-extract-{self.spec.name}"
             )
             self._extracting.add(job)
             job.add_done_callback(self._extracting.discard)
