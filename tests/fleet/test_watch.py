@@ -268,3 +268,29 @@ async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path
     health = [r.payload["health"] for r in journal.read(0, limit=100_000) if r.kind == "task_health"]
     assert "paused" in health and health[-1] == "healthy"
     journal.close()
+
+
+async def test_a_command_written_before_the_task_started_is_not_applied_to_it(tmp_path: Path) -> None:
+    scripts = Scripts({"busy": lambda n, r: Reply.text("Done.", delay_s=0.5)})
+    journal = Journal(tmp_path / "j.sqlite3")
+    stale = journal.submit_command("fleet:busy", "nudge", payload={"message": "meant for an earlier run"})
+    await asyncio.sleep(0.05)  # the clock moves past the command before the task is announced
+    with scripts.server() as stub:
+        fleet = Fleet(
+            [TaskSpec("busy", f"{marker('busy')} go")],
+            config=FAST,
+            journal=journal,
+            base_url=stub.base_url,
+            api_key="k",
+        )
+        await fleet.start()
+        fresh = journal.submit_command("fleet:busy", "nudge", payload={"message": "for this run"})
+        await until(lambda: all(c.status != "new" for c in journal.commands(status=None)))
+        results = await fleet.wait()
+    by_id = {c.id: c for c in journal.commands(status=None)}
+    assert by_id[stale].status == "failed" and "before this run" in by_id[stale].detail
+    assert by_id[fresh].status == "applied"
+    texts = [t for r in scripts.requests["busy"] for t in user_texts(r)]
+    assert not any("earlier run" in t for t in texts)
+    assert results["busy"].status == "completed"  # type: ignore[union-attr]
+    journal.close()

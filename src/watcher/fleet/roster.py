@@ -31,6 +31,7 @@ class Member:
     spec: TaskSpec
     seen: float = field(default_factory=time.monotonic)
     status: str = "running"
+    announced: float = 0.0  # wall-clock time of its FleetTask row (commands older than that are not for it)
 
     @property
     def ended(self) -> bool:
@@ -71,7 +72,7 @@ class Roster:
                             parent=event.parent,
                             directory=event.directory,
                         )
-                        self.members[event.session] = Member(spec)
+                        self.members[event.session] = Member(spec, announced=event.ts)
                         self.version += 1
                     continue
                 member = self.members.get(event.session)

@@ -168,6 +168,8 @@ class Supervisor:
         status = self.roster.status(task)
         if status not in ("running", "paused"):
             return "failed", f"task {task!r} is not running ({status})"
+        if command.ts < self.roster.members[task].announced:
+            return "failed", f"written before this run of task {task!r} started; send it again if it still applies"
         reason = str(command.payload.get("reason") or command.payload.get("message") or "by a person")
         actions = self.actions
         if command.kind == "nudge":
