@@ -2,9 +2,10 @@
 
 ``Fleet(specs, journal=...)`` runs ``TaskSpec``s (or a TOML tasks file, ``load_tasks``) as agent
 runs (watcher's own, or spawned CLI agents in worktrees: ``agent = "claude" | "gemini" |
-"codex"``, ``watcher.fleet.spawned``); its watcher loop judges each task's health from the summaries the tasks write to the
-journal and nudges, pauses or aborts; its syncer loop relays what one task learns to the related
-tasks it would help. Tasks and loops meet only in the journal.
+"codex"``, ``watcher.fleet.spawned``); its watcher loop judges each task's health from the
+summaries the tasks write to the journal and nudges, pauses or aborts; its syncer loop relays
+what one task learns to the related tasks it would help. Tasks and loops meet only in the
+journal (``Supervisor`` is the loops alone, for tasks run in another process).
 """
 
 from __future__ import annotations
