@@ -200,3 +200,24 @@ async def test_an_llm_named_in_the_config_is_built_used_and_closed(
     assert not fleet._built
     with pytest.raises(ConfigurationError, match="anthropic:<model>"):
         Fleet([TaskSpec("a", "p")], config=FleetConfig(evaluator="gpt"), journal=tmp_path / "k.sqlite3")
+
+
+def test_a_task_the_loops_found_nothing_wrong_with_reads_healthy_without_a_check_row(tmp_path: Path) -> None:
+    from watcher.fleet.query import read_fleet
+    from watcher.runtime.events import FleetTask, SupervisionReport, TaskTurn
+    from watcher.runtime.journal import Journal
+
+    with Journal(tmp_path / "j.sqlite3") as journal:
+        for task in ("quiet", "stuck"):
+            journal.append(FleetTask(session=task, fleet="f"))
+            journal.append(TaskTurn(session=task, fleet="f", step=2, input_tokens=10, output_tokens=5))
+        journal.append(
+            TaskHealthCheck(session="stuck", fleet="f", cycle=3, health="stuck", status="running", freshness="fresh")
+        )
+        journal.flush()
+        unsupervised = {r.task: r.health for r in read_fleet(journal).tasks.values()}
+        journal.append(SupervisionReport(session="fleet:f", fleet="f", watcher_alive=True, watcher_cycles=3))
+        journal.flush()
+        supervised = {r.task: r.health for r in read_fleet(journal).tasks.values()}
+    assert unsupervised == {"quiet": "unknown", "stuck": "stuck"}, "no loops ran: nobody judged the quiet task"
+    assert supervised == {"quiet": "healthy", "stuck": "stuck"}

@@ -175,8 +175,11 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
         _take(view, row, event)
     texts = {lrn.learning_id: lrn.text for lrn in view.learnings}
     view.syncs = [s if s.text else replace(s, text=texts.get(s.learning_id, "")) for s in view.syncs]
+    checked = {c.session for c in view.checks}
     for row in view.tasks.values():
         row.cost_usd = cost_usd(row.model, Usage(input_tokens=row._input, output_tokens=row._output))
+        if view.supervision is not None and row.task not in checked and row.tokens and row.health == "unknown":
+            row.health = "healthy"  # judged by running loops, and found healthy (a first healthy check is not written)
     return view
 
 

@@ -191,13 +191,18 @@ class WatchCycle:
         self._record(snap, chosen, health, degraded)
 
     def _record(self, snap: Snapshot, chosen: Recommendation, health: str, degraded: bool) -> None:
-        """Journal the check when the task's picture changed (health checks are the droppable events)."""
+        """Journal the check when the task's picture changed (health checks are the droppable events).
+
+        A task first judged healthy writes nothing: readers take a task with summaries and no
+        check, under running loops, as healthy; ten thousand tasks do not write ten thousand rows.
+        """
         status = self.roster.status(snap.task)
         nudges = self.states[snap.task].nudges
         key = (health, status, snap.freshness, chosen.action, nudges, degraded)
-        if self._last.get(snap.task) == key:
-            return
+        last = self._last.get(snap.task)
         self._last[snap.task] = key
+        if last == key or (last is None and key == HEALTHY):
+            return  # unchanged, or a task found healthy at its first judgement (what readers assume)
         self.actions.journal.append(
             TaskHealthCheck(
                 session=snap.task,

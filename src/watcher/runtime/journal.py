@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS events (
     payload TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_session ON events(session, id);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind, id);
 CREATE TABLE IF NOT EXISTS commands (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     ts REAL NOT NULL,
