@@ -195,6 +195,13 @@ class Journal:
         self._writer = _connect(self.path, create=create)
         try:
             self._writer.executescript(SCHEMA)
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc):
+                raise JournalError(
+                    f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
+                ) from exc
+            # an older journal gains an index on first open; another process holds it locked now
+            raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
         except sqlite3.Error as exc:
             raise JournalError(
                 f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
