@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from fleet_helpers import Scripts, marker, until, user_texts
 
 from watcher.agents import tool
@@ -293,4 +294,39 @@ async def test_a_command_written_before_the_task_started_is_not_applied_to_it(tm
     texts = [t for r in scripts.requests["busy"] for t in user_texts(r)]
     assert not any("earlier run" in t for t in texts)
     assert results["busy"].status == "completed"  # type: ignore[union-attr]
+    journal.close()
+
+
+async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_every_poll(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def reader(n: int, request: RecordedRequest) -> Reply:
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+
+    def read(path: str) -> str:
+        """Read a file.
+
+        Args:
+            path: the file
+        """
+        return f"contents of {path}"
+
+    scripts = Scripts({"busy": reader})
+    path = tmp_path / "j.sqlite3"
+    journal = Journal(path)
+    spec = TaskSpec("busy", f"{marker('busy')} read", tools=(tool(read, name="Read"),), max_steps=1000)
+    config = replace(FAST, supervision=False, persist_timeout_s=0.1)  # the command poller alone
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        await until(lambda: len(scripts.requests["busy"]) >= 3)
+        locker = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", LOCKER, str(path), "1.0", stdout=asyncio.subprocess.PIPE
+        )
+        assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
+        await locker.wait()  # about twenty polls failed meanwhile
+        await until(lambda: "journal commands are applied again" in caplog.text)
+        await fleet.actions.abort("busy", "test over", by="person")
+        await fleet.wait()
+    assert caplog.text.count("applying journal commands failed") == 1, caplog.text
     journal.close()

@@ -157,13 +157,21 @@ class TaskHost:
         await self.channels[task].hold()
 
     async def _poll(self) -> None:
+        failing = False  # an outage is logged once, and its end once
         while True:
             try:
                 await self.apply_new()
+                if failing:
+                    log.warning("fleet host: journal actions are applied again")
+                    failing = False
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("fleet host: applying journal actions failed; will retry")
+                if not failing:
+                    log.exception(
+                        "fleet host: applying journal actions failed; retrying every %gs", self.config.command_poll_s
+                    )
+                failing = True
             await asyncio.sleep(self.config.command_poll_s)
 
     async def apply_new(self) -> None:

@@ -146,6 +146,7 @@ class Supervisor:
     # --- commands from other processes ------------------------------------------------------------
 
     async def _poll_commands(self) -> None:
+        failing = False  # an outage (a journal held locked) is logged once, and its end once
         while True:
             try:
                 await self.roster.refresh()
@@ -156,10 +157,17 @@ class Supervisor:
                         continue  # another process polling this journal took it
                     status, detail = await self.apply(command)
                     await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+                if failing:
+                    log.warning("fleet: journal commands are applied again")
+                    failing = False
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("fleet: applying journal commands failed; will retry")
+                if not failing:
+                    log.exception(
+                        "fleet: applying journal commands failed; retrying every %gs", self.config.command_poll_s
+                    )
+                failing = True
             await asyncio.sleep(self.config.command_poll_s)
 
     async def apply(self, command: Command) -> tuple[str, str]:
