@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from pathlib import Path
 
 import pytest
 from spawn_helpers import Project, cli
@@ -31,20 +33,18 @@ async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(p
     # the security watcher interrupted the running CLI, urgently, over its live channel
     (interjection,) = result.interjections
     assert interjection["watcher"] == "security" and interjection["urgent"] and interjection["via"] == "live"
-    # ... and its message was in the very next request the CLI built after reading it: the only
-    # request that may come between is the endless "think" one the CLI had already sent when the
-    # line arrived (it never completes: the interrupt is what ends it)
+    # ... journaled delivered when the CLI echoed it as taken, and in every request it sent from then on
     project.journal.flush()
     rows = project.journal.read(session=f"spawn-{result.id}")
     delivered = [r for r in rows if r.kind == "delivery" and r.payload["outcome"] == "delivered"]
-    assert len(delivered) == 1
-    after = [i for i, ts in enumerate(model.requests_at) if ts >= delivered[0].ts]
-    assert after and model.seen_supervisor_at is not None, (model.requests_at, delivered[0].ts, model.steps)
-    between = model.steps[after[0] : model.seen_supervisor_at]
-    assert between in ([], ["think"]), (model.requests_at, delivered[0].ts, model.steps)
+    assert len(delivered) == 1 and "taken by the CLI" in delivered[0].payload["detail"]
+    stream = [json.loads(line) for line in (Path(result.logs) / "stream.jsonl").read_text().splitlines()]
+    (taken,) = [r for r in stream if r.get("isReplay") and "[SUPERVISOR]" in str(r["message"]["content"])]
+    taken_at = datetime.fromisoformat(taken["timestamp"]).timestamp()  # the CLI's own clock, in ms
+    assert delivered[0].ts >= taken_at
+    after = [i for i, ts in enumerate(model.requests_at) if ts >= taken_at]
+    assert after and model.seen_supervisor_at == after[0], (model.requests_at, taken_at, model.steps)
     # the interrupt cut the turn short (a streaming response, or a tool call about to run)
-    from pathlib import Path
-
     assert "[Request interrupted by user" in (Path(result.logs) / "stream.jsonl").read_text()
     # the fix was committed, pushed and proposed
     assert result.pr is not None and result.pr.number == 1

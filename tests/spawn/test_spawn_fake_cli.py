@@ -208,3 +208,33 @@ async def test_interactive_recovery_asks_and_a_yes_resumes_the_session(project: 
     )
     assert asked == ["Allow command `git commit *` and resume?"]
     assert spawned.status == "success" and spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"
+
+
+async def test_a_message_the_cli_never_took_goes_with_the_resumed_session(project: Project, tmp_path: Path) -> None:
+    from watcher.testing.scripted_agents import FIXED_LOGIN, VULNERABLE_LOGIN
+
+    login = "@CWD@/src/auth/login.js"
+    lines = [  # the security watcher interjects while this CLI never reads stdin again, then it exits
+        init(),
+        tool_use("Write", {"file_path": login, "content": VULNERABLE_LOGIN}, "v1"),
+        {"fake": "write", "path": "src/auth/login.js", "content": VULNERABLE_LOGIN},
+        tool_result("v1", "File created"),
+        {"fake": "sleep", "s": 1.5},
+        result("Added login()."),
+    ]
+    resumed = [  # the resumed run takes the message as its prompt
+        init(),
+        tool_use("Write", {"file_path": login, "content": FIXED_LOGIN}, "v2"),
+        {"fake": "write", "path": "src/auth/login.js", "content": FIXED_LOGIN},
+        tool_result("v2", "File updated"),
+        result("login() now passes the credentials as parameters."),
+    ]
+    write_script(tmp_path / "script.resume.jsonl", resumed)
+    spawned = await run_spawn(config(project, fake(tmp_path, lines), watchers=("security",), pr=False))
+    assert spawned.status == "success", (spawned.status, spawned.detail)
+    assert spawned.runs == 2 and [i["via"] for i in spawned.interjections] == ["resume"]
+    project.journal.flush()
+    fates = [r.payload for r in project.journal.read(session=f"spawn-{spawned.id}") if r.kind == "delivery"]
+    assert [(f["outcome"], f["detail"]) for f in fates] == [
+        ("queued", ""), ("delivered", "carried by the resumed CLI session")
+    ]  # fmt: skip

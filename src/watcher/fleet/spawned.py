@@ -174,10 +174,8 @@ class SpawnedRun:
         return session if isinstance(session, SpawnSession) and not session.ended else None
 
     async def _hand(self, session: SpawnSession, interjection: Interjection, origin: Origin) -> InjectionOutcome:
-        outcome = await session.inject(interjection, origin=origin)
-        if outcome == "delivered":  # written to the live channel: the CLI's next request carries it
-            self._settle(interjection, origin, "delivered", "written to the CLI's live channel")
-        return outcome  # "queued": the session journals it delivered when the resumed run starts with it
+        # the session journals it delivered when the CLI takes it, or when the resumed run starts with it
+        return await session.inject(interjection, origin=origin)
 
     async def _boundary(self, at: Boundary) -> None:
         """The CLI's iteration boundary: the host's turn (summary, actions, pause gate), then what waited."""
@@ -209,8 +207,7 @@ class SpawnedRun:
         session = self._session()
         if session is None or self._cut_short or not session.mid_turn:
             return
-        self._cut_short = True
-        await session.interrupt()
+        self._cut_short = await session.cut_turn()
 
     async def _flush(self) -> None:
         session = self._session()

@@ -8,14 +8,16 @@ The contract of ``inject``:
 
 - it answers ``"delivered"`` when the interjection has reached the parent by the time it returns
   (a recording, a notebook panel that shows it at once): the engine journals the delivery;
-- it answers ``"queued"`` when the interjection waits for the parent's next breakpoint: the
-  engine journals it as queued, and the *session* later publishes the ``DeliveryEvent`` that
-  settles it (``delivered`` when the request or output carrying it reaches the parent,
-  ``undeliverable`` when the session ends first);
+- it answers ``"queued"`` when the interjection has not reached the parent yet (it waits for
+  the parent's next breakpoint, or for the parent to acknowledge it): the engine journals it as
+  queued, and the *session* later publishes the ``DeliveryEvent`` that settles it
+  (``delivered`` when the request or output carrying it reaches the parent, or the parent says
+  it took it; ``undeliverable`` when the session ends first);
 - it raises ``SessionEndedError`` when the session has ended, and another ``WatcherError``
   (``CorrectionCapReached``…) when it refuses the interjection.
 
-The engine calls ``interrupt`` after injecting an urgent interjection that was only queued.
+The engine calls ``interrupt`` after injecting an urgent interjection that was only queued; a
+session that already cut the parent off for it ignores the call.
 """
 
 from __future__ import annotations

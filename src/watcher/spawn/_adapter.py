@@ -4,7 +4,8 @@ An adapter turns the manifest into the CLI's own command line, permission settin
 environment; reads each line the CLI streams (observations for the watchers, through the
 ``watcher.transcripts`` reader of the CLI's format; the CLI's session id, permission denials,
 the final result); and says whether the CLI has a live channel for
-interjections (``live``) or must be stopped and resumed with the message instead.
+interjections (``live``) or must be stopped and resumed with the message instead. A live CLI
+also says when it took a message written to it (``taken``): that is when it is delivered.
 """
 
 from __future__ import annotations
@@ -162,6 +163,14 @@ class AgentCLI(ABC):
     def interrupt(self, request_id: str) -> dict[str, Any]:
         """A request that stops a live CLI's current turn."""
         raise SpawnError(f"{self.name} has no live channel: it cannot be interrupted mid-turn, only stopped")
+
+    def taken(self, record: Mapping[str, Any]) -> str | None:
+        """The text of a stdin user message this record says the live CLI took into its conversation.
+
+        Such a record is the CLI's acknowledgment, not an observation: a message written to a live
+        CLI is delivered when the CLI says it took it, not when it was written.
+        """
+        return None
 
 
 def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:

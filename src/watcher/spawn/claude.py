@@ -3,7 +3,9 @@
 The task and every later message are ``user`` lines on stdin (``--input-format stream-json``),
 so a watcher's interjection reaches the running agent: a queued one is a user line (it starts a
 new turn when the current one ends), an urgent one is first an ``interrupt`` control request
-(the in-flight response is dropped, that turn ends ``error_during_execution``). Checked against
+(the in-flight response is dropped, that turn ends ``error_during_execution``). With
+``--replay-user-messages`` the CLI echoes each user line when it takes it into the conversation
+(a ``user`` record with ``isReplay``): that echo, not the write, is the delivery. Checked against
 Claude Code 2.1.330. Permission denials are only listed in the final ``result`` record (the run
 still ends ``success``), so they are read from there.
 """
@@ -86,6 +88,7 @@ class ClaudeCode(AgentCLI):
     ) -> list[str]:
         allowed, denied = claude_permissions(manifest)
         argv = [executable, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+        argv += ["--replay-user-messages"]  # each user line is echoed when taken: the delivery's acknowledgment
         argv += ["--permission-mode", "default", "--allowedTools", *allowed]
         if denied:
             argv += ["--disallowedTools", *denied]
@@ -101,6 +104,13 @@ class ClaudeCode(AgentCLI):
 
     def interrupt(self, request_id: str) -> dict[str, Any]:
         return {"type": "control_request", "request_id": request_id, "request": {"subtype": "interrupt"}}
+
+    def taken(self, record: Mapping[str, Any]) -> str | None:
+        if record.get("type") != "user" or record.get("isReplay") is not True:
+            return None
+        message = record.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        return content if isinstance(content, str) else None
 
     def session_id(self, record: Mapping[str, Any]) -> str | None:
         value = record.get("session_id")

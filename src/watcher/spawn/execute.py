@@ -134,6 +134,10 @@ async def execute(
                 continue  # a CLI's plain output line: counted, not judged
             if not isinstance(record, dict):
                 continue
+            taken = adapter.taken(record)
+            if taken is not None:  # the CLI's echo of a message it took: an acknowledgment, not an observation
+                session.took(taken)
+                continue
             ended, changed = take(record)
             stepped = adapter.boundary(record)
             for extra in adapter.poll():
@@ -160,7 +164,7 @@ async def execute(
     for obs in adapter.end_run():  # what the reader still held (text streamed in deltas)
         runtime.observe(session.name, obs)
         progress.update(obs)
-    session.process = None
+    session.detach()
     outcome.exit_code = code
     if final is not None:
         outcome.summary, outcome.cost_usd = final.summary, final.cost_usd

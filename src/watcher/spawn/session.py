@@ -2,13 +2,16 @@
 
 For a CLI with a live channel (Claude Code's stream-json input) an interjection is written as a
 user message, which the CLI takes as a new turn when the current one ends; an urgent one is
-preceded by an interrupt request, so the in-flight response is dropped and the next request
-carries the message. Either way it has reached the CLI when ``inject`` returns: ``"delivered"``.
-For a CLI without one (Gemini CLI, Codex) the message waits for the run's next breakpoint (the
-end of the headless run) and continues the same CLI session with ``--resume``/``resume``:
-``inject`` answers ``"queued"``, and the session journals ``delivered`` when the resumed run
-starts with it (``resume_prompt``), or ``undeliverable`` when the spawn ends first. ``pause``
-and ``abort`` stop the process and are not delivered as text.
+preceded by an interrupt request, so the in-flight response is dropped and the message starts
+the next turn. Written is not delivered: ``inject`` answers ``"queued"``, and the session
+journals ``delivered`` when the CLI echoes the message back as taken into its conversation
+(``took``); every request it sends from then on carries it. A message the CLI never took (its
+process ended first) waits for the resume like any queued one. For a CLI without a live channel
+(Gemini CLI, Codex) the message waits for the run's next breakpoint (the end of the headless
+run) and continues the same CLI session with ``--resume``/``resume``: the session journals
+``delivered`` when the resumed run starts with it (``resume_prompt``). Either way, what is still
+waiting when the spawn ends is journaled ``undeliverable``. ``pause`` and ``abort`` stop the
+process and are not delivered as text.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class SpawnSession(Session):
         self.process: AgentProcess | None = None
         self.turns_sent = 0  # user lines written to the current process
         self.queued: list[_Queued] = []  # for the next resume (no live channel, or it had closed)
+        self.unacknowledged: list[_Queued] = []  # written to the live CLI, not yet taken into its conversation
         self.delivered: list[tuple[Interjection, str]] = []  # (interjection, how: "live" | "resume")
         self.stopped_by: str = ""  # a pause/abort interjection ended the run
         self.mid_turn = False  # a live CLI's turn runs past the boundary ``execute`` is at (False at a turn's end)
@@ -59,13 +63,21 @@ class SpawnSession(Session):
     def end(self) -> None:
         """No more interjections; what still waits for a resume is journaled undeliverable."""
         self._ended = True
+        for item in self.unacknowledged:
+            self._settle(item, "undeliverable", "the spawn ended before its CLI took the message")
         for item in self.queued:
             self._settle(item, "undeliverable", "the spawn ended before its CLI session was resumed")
+        self.unacknowledged.clear()
         self.queued.clear()
 
     def attach(self, process: AgentProcess) -> None:
         self.process = process
         self.turns_sent = 0
+
+    def detach(self) -> None:
+        """The CLI process ended: a message it never took waits for the resume, ahead of later ones."""
+        self.process = None
+        self.queued[:0], self.unacknowledged = self.unacknowledged, []
 
     @property
     def _live(self) -> bool:
@@ -93,24 +105,38 @@ class SpawnSession(Session):
             if self.process is not None:
                 await self.process.stop(self.stopped_by)
             return "delivered"
-        text = format_injection(interjection, by_person=origin.by_person)
-        if self._live and interjection.urgent:
-            await self.interrupt()
-        if await self.send(text):
-            self.delivered.append((interjection, "live"))
-            return "delivered"
-        self.queued.append(_Queued(interjection, origin, text))
-        return "queued"
+        item = _Queued(interjection, origin, format_injection(interjection, by_person=origin.by_person))
+        if interjection.urgent:
+            await self.cut_turn()
+        (self.unacknowledged if await self.send(item.text) else self.queued).append(item)
+        return "queued"  # delivered when the live CLI takes it (``took``) or the resumed run starts with it
 
     async def interrupt(self) -> None:
-        """Stop the current turn of a live CLI; a CLI without a live channel runs on to its breakpoint.
+        """Stop the current turn of a live CLI (see ``cut_turn``)."""
+        await self.cut_turn()
 
-        Killing a headless Gemini or Codex run mid-turn can lose the session it would resume, so
-        its queued message waits for the run's end (its next breakpoint) instead.
+    async def cut_turn(self) -> bool:
+        """Stop the current turn of a live CLI; True when an interrupt was sent.
+
+        A headless Gemini or Codex run is not cut: killing it mid-turn can lose the session it
+        would resume, so its queued message waits for the run's end (its next breakpoint). Nor is
+        the turn an urgent message is starting: an interrupt sent before the CLI took that message
+        would cut off the very turn that carries it.
         """
-        if self._live and self.process is not None:
-            await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
-            self.mid_turn = False  # the turn ends: the next line starts one
+        if not self._live or self.process is None or any(i.interjection.urgent for i in self.unacknowledged):
+            return False
+        await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
+        self.mid_turn = False  # the turn ends: the next line starts one
+        return True
+
+    def took(self, text: str) -> None:
+        """The live CLI echoed ``text`` as taken into its conversation: the message is delivered now."""
+        for index, item in enumerate(self.unacknowledged):
+            if item.text.strip() == text.strip():
+                del self.unacknowledged[index]
+                self.delivered.append((item.interjection, "live"))
+                self._settle(item, "delivered", "taken by the CLI into its conversation (it echoed the message)")
+                return
 
     def resume_prompt(self) -> str:
         """The queued messages as the prompt of the resumed run; each is journaled delivered."""

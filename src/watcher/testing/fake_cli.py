@@ -20,6 +20,8 @@ that are JSON objects with a ``"fake"`` key, which are directives:
 When the CLI is resumed (``--resume`` or ``resume`` among the flags) and ``SCRIPT.resume.jsonl``
 exists beside the script, that one is replayed instead. Run with ``--input-format stream-json``
 (as the Claude adapter does), it first reads the task line from stdin, as Claude Code does.
+With ``--replay-user-messages`` among the flags, each ``user`` line it reads (the task included) is
+echoed back with ``"isReplay": true``, as Claude Code acknowledges a message it took.
 ``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
 to the file named by ``WATCHER_FAKE_CLI_INBOX`` when it is set, and every argv to
 ``WATCHER_FAKE_CLI_ARGV``, so a test can check what the supervisor sent. ``launcher(script, dir)``
@@ -86,6 +88,17 @@ class _Stdin:
 
 
 _STDIN = _Stdin()
+_REPLAY = {"on": False}  # --replay-user-messages: echo each user line read
+
+
+def _took(line: str) -> None:
+    """Echo a ``user`` line read from stdin, as Claude Code does with ``--replay-user-messages``."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return
+    if _REPLAY["on"] and isinstance(message, dict) and message.get("type") == "user":
+        _emit({**message, "isReplay": True})
 
 
 def _await_input(timeout: float) -> bool:
@@ -103,6 +116,7 @@ def _await_input(timeout: float) -> bool:
             response = {"subtype": "success", "request_id": message.get("request_id"), "response": {}}
             _emit({"type": "control_response", "response": response})
         elif message.get("type") == "user":
+            _took(line)
             return True
     return False
 
@@ -139,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m watcher.testing.fake_cli SCRIPT.jsonl [CLI flags ...]", file=sys.stderr)
         return 2
     _note("WATCHER_FAKE_CLI_ARGV", json.dumps(args[1:]))
+    _REPLAY["on"] = "--replay-user-messages" in args[1:]
     if "stream-json" in args[1:] and "--input-format" in args[1:]:
-        _note("WATCHER_FAKE_CLI_INBOX", _STDIN.readline(30) or "")  # the task, as Claude Code reads it first
+        task = _STDIN.readline(30) or ""  # the task, as Claude Code reads it first
+        _note("WATCHER_FAKE_CLI_INBOX", task)
+        _took(task)
     cwd = Path.cwd()
     script = Path(args[0])
     resumed = script.with_suffix(".resume.jsonl")
