@@ -295,3 +295,20 @@ def test_ids_differ_between_processes() -> None:
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout for _ in "ab"
     }
     assert len(ids) == 2
+
+
+def test_a_call_cancelled_before_its_body_was_sent_is_no_request_and_takes_no_reply(
+    anthropic_stub: StubAnthropicServer,
+) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    anthropic_stub.push(Reply.text("for the real call"))
+    url = urlsplit(anthropic_stub.base_url)
+    with socket.create_connection((url.hostname, url.port), timeout=5) as sock:  # headers, then the client gives up
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: stub\r\nContent-Length: 9218\r\n\r\n")
+    time.sleep(0.2)
+    message = client(anthropic_stub).messages.create(model="claude-haiku-4-5", max_tokens=50, messages=MESSAGES)
+    assert message.content[0].type == "text" and message.content[0].text == "for the real call"
+    (request,) = anthropic_stub.requests
+    assert request.body is not None and request.body["messages"] == MESSAGES

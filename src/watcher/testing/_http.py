@@ -261,6 +261,9 @@ class StubServer(ABC):
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("content-length") or 0)
         raw = handler.rfile.read(length) if length else b""
+        if len(raw) < length:  # the client gave up before its body was sent (a cancelled call): no request
+            handler.close_connection = True
+            return
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
