@@ -87,3 +87,39 @@ async def test_a_restarted_supervisor_keeps_the_ladder_and_relays_nothing_twice(
     assert len(syncs) == relayed == 1, "the restarted syncer did not relay the learning again"
     assert results["server"].status == "completed"  # type: ignore[union-attr]
     journal.close()
+
+
+async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_status(tmp_path: Path) -> None:
+    from watcher.fleet.query import read_fleet, run_start
+
+    journal = Journal(tmp_path / "j.sqlite3")
+    specs = [TaskSpec("waiter", f"{marker('waiter')} wait", tools=(tool(bash, name="Bash"),), max_steps=500)]
+    unsupervised = replace(CONFIG, supervision=False)
+    with Scripts({"waiter": waiter}).server(4000) as stub:
+        first = Fleet(specs, config=CONFIG, journal=journal, base_url=stub.base_url, api_key="k")
+        await first.start()
+        await until(lambda: first.actions.stats.nudges_sent >= 3, 20)
+        await first.actions.abort("waiter", "first run over", by="person")
+        await first.wait()
+        await first.close()
+        before = len(_rows(journal, "watcher_nudge"))
+        # `watcher fleet supervise` started now reads the latest run; the tasks file is then run again
+        supervisor = Supervisor(CONFIG, journal, after=run_start(journal, CONFIG.name))
+        await supervisor.start()
+        again = Fleet(specs, config=unsupervised, journal=journal, base_url=stub.base_url, api_key="k")
+        await again.start()
+        await until(lambda: len(_rows(journal, "watcher_nudge")) >= before + 2, 20)
+        view = read_fleet(journal)
+        await supervisor.close()
+        await again.actions.abort("waiter", "second run over", by="person")
+        await again.wait()
+        await again.close()
+    counts = [r["count"] for r in _rows(journal, "watcher_nudge")]
+    assert counts[:before] == list(range(1, before + 1)) and counts[before : before + 2] == [1, 2], counts
+    # `watcher fleet status` shows the second run alone: its task, its own ladder, not the sum of both
+    assert list(view.tasks) == ["waiter"] and view.tasks["waiter"].status == "running"
+    assert [n.count for n in view.nudges] == list(range(1, len(view.nudges) + 1)) and len(view.nudges) >= 2
+    assert view.tasks["waiter"].nudges == len(view.nudges)
+    ended = read_fleet(journal)
+    assert ended.tasks["waiter"].status == "aborted" and len(ended.aborts) == 1
+    journal.close()

@@ -250,7 +250,7 @@ def _supervise(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from watcher.fleet import FleetConfig, Supervisor
-    from watcher.fleet.query import fleets
+    from watcher.fleet.query import fleets, run_start
 
     with _journal(args) as journal:
         name = args.fleet or next(reversed(fleets(journal)), None)
@@ -264,7 +264,7 @@ def _supervise(args: argparse.Namespace) -> int:
             config = replace(config, sync_interval_s=args.sync_interval)
 
         async def main() -> dict[str, Any]:
-            supervisor = Supervisor(config, journal)
+            supervisor = Supervisor(config, journal, after=run_start(journal, name))  # its latest run, not earlier ones
             await supervisor.start()
             try:
                 await asyncio.sleep(args.duration if args.duration is not None else float("inf"))

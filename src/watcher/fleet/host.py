@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -76,6 +77,7 @@ class TaskHost:
         self.runs: dict[str, TaskRun] = {}
         self._extractors = (extractor, turn_extractor)
         self._follower = Follower(journal, after=journal.last_id(), flush=False)
+        self.run = uuid.uuid4().hex[:12]  # this run of the fleet, told apart from earlier runs of its name
         self._reading = asyncio.Lock()
         self._learnings: OrderedDict[str, LearningExtracted] = OrderedDict()
         self._queued: dict[str, list[SyncMessageSent]] = {}  # syncs waiting for a paused task
@@ -95,6 +97,7 @@ class TaskHost:
                     tags=spec.tags,
                     parent=spec.parent,
                     directory=spec.directory,
+                    run=self.run,
                 )
             )
             self.channels[spec.name] = channel = TaskChannel(spec.name)

@@ -32,7 +32,7 @@ from watcher.runtime.events import (
 )
 from watcher.runtime.journal import Journal
 
-__all__ = ["FleetView", "TaskRow", "fleets", "read_fleet"]
+__all__ = ["FleetView", "TaskRow", "fleets", "read_fleet", "run_start"]
 
 _KINDS = {
     "fleet_task",
@@ -151,13 +151,33 @@ def fleets(journal: Journal) -> list[str]:
     return list(dict.fromkeys(e.fleet for e in _events(journal) if isinstance(e, FleetTask)))
 
 
+def run_start(journal: Journal, fleet: str) -> int:
+    """The journal id just before the latest run of ``fleet`` began (0 when it never ran here).
+
+    A supervisor started on a running fleet reads from there: what earlier runs of the same name
+    did (their nudges, their learnings) is not this run's.
+    """
+    announced = [r for r in journal.read(0, limit=1_000_000, kinds=("fleet_task",)) if r.payload.get("fleet") == fleet]
+    if not announced:
+        return 0
+    run = announced[-1].payload.get("run", "")
+    return next(r.id for r in announced if r.payload.get("run", "") == run) - 1
+
+
 def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
-    """What the journal says about fleet ``fleet`` (default: the one that started last)."""
+    """What the journal says about fleet ``fleet`` (default: the one that started last), in its latest run.
+
+    A tasks file run again under the same name is a new run: its tasks and what happened to them
+    since it began, not the sum of every run.
+    """
     events = _events(journal)
     name = fleet if fleet is not None else next((e.fleet for e in reversed(events) if isinstance(e, FleetTask)), "")
+    announced = [(i, e) for i, e in enumerate(events) if isinstance(e, FleetTask) and e.fleet == name]
+    run = announced[-1][1].run if announced else ""
+    events = events[next((i for i, e in announced if e.run == run), len(events)) :]
     view = FleetView(name, {})
     for event in events:
-        if isinstance(event, FleetTask) and event.fleet == name:
+        if isinstance(event, FleetTask) and event.fleet == name and event.run == run:
             view.tasks[event.session] = TaskRow(event.session, agent=event.agent, model=event.model, last_ts=event.ts)
     for event in events:
         if isinstance(event, SupervisionReport):

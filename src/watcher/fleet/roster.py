@@ -32,6 +32,7 @@ class Member:
     seen: float = field(default_factory=time.monotonic)
     status: str = "running"
     announced: float = 0.0  # wall-clock time of its FleetTask row (commands older than that are not for it)
+    run: str = ""  # the fleet run that announced it
 
     @property
     def ended(self) -> bool:
@@ -62,7 +63,8 @@ class Roster:
         async with self._lock:
             for event in await self._follower.read(None, kinds=_KINDS):
                 if isinstance(event, FleetTask):
-                    if event.fleet == self.fleet and event.session not in self.members:
+                    known = self.members.get(event.session)
+                    if event.fleet == self.fleet and (known is None or known.run != event.run):  # new, or run again
                         spec = TaskSpec(
                             event.session,
                             "",
@@ -72,7 +74,7 @@ class Roster:
                             parent=event.parent,
                             directory=event.directory,
                         )
-                        self.members[event.session] = Member(spec, announced=event.ts)
+                        self.members[event.session] = Member(spec, announced=event.ts, run=event.run)
                         self.version += 1
                     continue
                 member = self.members.get(event.session)

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from watcher.fleet.actions import Actions
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
-from watcher.fleet.roster import Roster
+from watcher.fleet.roster import Member, Roster
 from watcher.fleet.snapshot import Snapshot, TaskState, recent
 from watcher.fleet.tasks import FleetConfig
 from watcher.runtime.events import TaskHealthCheck
@@ -53,6 +53,8 @@ class WatchCycle:
         self.last_ok: float | None = None  # wall-clock time of the last full cycle (for people)
         self._after = roster.after  # summaries read up to this journal id
         self._last: dict[str, tuple[object, ...]] = {}  # what the last recorded check said, per task
+        self._tracked: dict[str, Member] = {}  # the roster member each state pictures
+        self._tracked_version = -1
 
     async def run(self) -> None:
         """One cycle; a failure switches to degraded mode for this cycle (and is re-raised if that fails too)."""
@@ -83,21 +85,35 @@ class WatchCycle:
         if upto <= self._after:
             return
         self._track()
-        for _, session, summary in await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto):
-            if session in self.states:
+        # a task announced again (its fleet run again) starts afresh: rows before its newest announcement are not its
+        begun = {
+            session: id_
+            for id_, session, task in await asyncio.to_thread(journal.latest, "fleet_task", self._after, upto=upto)
+            if task.get("fleet") == self.config.name
+        }
+        for id_, session, summary in await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto):
+            if session in self.states and id_ > begun.get(session, 0):
                 self.states[session].prime(summary)
         nudges = await asyncio.to_thread(journal.read, self._after, limit=1_000_000, kinds=("watcher_nudge",))
         for row in nudges:
             state = self.states.get(row.session)
+            if row.id < begun.get(row.session, 0):
+                continue
             if state is not None and row.payload.get("fleet") == self.config.name and row.payload.get("by") == "fleet":
                 state.nudges = int(row.payload.get("count") or 0)
                 state.sent_nudge(str(row.payload.get("interjection_id") or ""))
         self._after = upto
 
     def _track(self) -> None:
-        members = self.roster.members
-        for name in members.keys() - self.states.keys():
-            self.states[name] = TaskState(name, started=members[name].seen, last_progress=members[name].seen)
+        """A state for each task that joined, and a fresh one for a task run again (its old picture is gone)."""
+        if self._tracked_version == self.roster.version:
+            return
+        self._tracked_version = self.roster.version
+        for name, member in self.roster.members.items():
+            if self._tracked.get(name) is not member:
+                self._tracked[name] = member
+                self.states[name] = TaskState(name, started=member.seen, last_progress=member.seen)
+                self._last.pop(name, None)
 
     async def _read(self) -> None:
         journal = self.actions.journal

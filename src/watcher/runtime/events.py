@@ -547,7 +547,11 @@ class FleetEvent(SpawnEvent):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetTask(FleetEvent):
-    """Emitted when a fleet starts a task: what the supervision loops need to know of it, from any process."""
+    """Emitted when a fleet starts a task: what the supervision loops need to know of it, from any process.
+
+    ``run`` tells one run of a fleet from another run of the same name in the same journal (a tasks
+    file run again): readers show the latest run, and a task announced again starts afresh.
+    """
 
     kind: ClassVar[str] = "fleet_task"
     critical: ClassVar[bool] = True
@@ -556,6 +560,7 @@ class FleetTask(FleetEvent):
     tags: tuple[str, ...] = ()
     parent: str = ""
     directory: str = ""
+    run: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
