@@ -11,20 +11,20 @@ journaled as undeliverable, so no interjection vanishes silently.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
 
 from watcher.agents._delivery import format_injection
 from watcher.agents._sinks import OutputSinks, RunEvent
 from watcher.core.errors import EmptyInterjectionError
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import UserMessage
 from watcher.runtime.events import DeliveryEvent, DeliveryOutcome
 from watcher.runtime.hub import Runtime
 
 __all__ = ["STOPS", "Inbox", "InboxItem"]
 
-log = logging.getLogger("watcher.agents")
+log = logger("watcher.agents")
 
 STOPS = {"pause": "paused", "abort": "aborted"}  # actions that stop the run instead of being delivered
 

@@ -16,7 +16,6 @@ Invariants (the API rejects a conversation that breaks them):
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,13 +26,14 @@ from watcher.agents._run_turn import Turn
 from watcher.agents._sinks import OutputSinks
 from watcher.core.errors import CorrectionCapReached
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import UserMessage
 from watcher.runtime.engine import Watcher
 from watcher.runtime.hub import Runtime
 
 __all__ = ["RunLoop"]
 
-log = logging.getLogger("watcher.agents")
+log = logger("watcher.agents")
 
 
 @dataclass(slots=True)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
@@ -39,6 +38,7 @@ from watcher.agents._sinks import OutputSinks, RunEvent, Sink
 from watcher.core.errors import NoActiveRunError, NotPendingError, SessionEndedError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import HarnessError
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.calls import LoopCalls
@@ -50,7 +50,7 @@ from watcher.runtime.session import InjectionOutcome, Session
 
 __all__ = ["DEFAULT_MODEL", "AgentRun", "RunConfig", "RunResult"]
 
-log = logging.getLogger("watcher.agents")
+log = logger("watcher.agents")
 
 CANCEL_GRACE_S = 2.0
 

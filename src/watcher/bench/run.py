@@ -11,7 +11,6 @@ the run resumes at once. Mistakes are fixed forward: nothing is undone.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,11 +19,12 @@ from watcher.bench.supervisor import Snapshot, Supervisor
 from watcher.bench.tools import StepStatus, ToolOutcome, Tracker, execute
 from watcher.bench.world import World
 from watcher.core.errors import AgentModelError
+from watcher.core.logs import logger
 from watcher.core.observations import AssistantMessage, Observation, ToolCall, ToolResult, UserMessage
 
 __all__ = ["TaskResult", "run_task", "task_prompt"]
 
-log = logging.getLogger("watcher.bench")
+log = logger("watcher.bench")
 
 REMINDER = "Use the tools: list_dir, read_file, and submit_answer once you have the final token."
 

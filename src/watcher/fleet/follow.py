@@ -8,16 +8,16 @@ loops decided from the action rows they wrote, never from each other's objects.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Collection
 
 from watcher.core.errors import MalformedEventError
+from watcher.core.logs import logger
 from watcher.runtime.events import Event, SyncMessageSent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Follower"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 
 class Follower:

@@ -13,7 +13,6 @@ in its inbox and are recorded ``queued``, then ``delivered_on_resume`` when it r
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from typing import Any
 
 from watcher.agents import Boundary, agent
 from watcher.core.interjection import Interjection, Origin, Severity
+from watcher.core.logs import logger
 from watcher.fleet.channel import TaskChannel, TaskRun
 from watcher.fleet.follow import Follower
 from watcher.fleet.learnings import Extractor, Learning, render_sync
@@ -45,7 +45,7 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["FLEET_ORIGIN", "TaskHost"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 FLEET_ORIGIN = Origin.of_watcher("fleet")
 ACTION_KINDS = frozenset({"watcher_nudge", "watcher_pause", "watcher_abort", "sync_message", "learning_extracted"})

@@ -14,7 +14,6 @@ which the fleet's loops can count.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationResult
 from watcher.core.interjection import Continue
+from watcher.core.logs import logger
 from watcher.core.observations import Observation
 from watcher.core.protocol import EvaluationPrompt
 from watcher.core.redact import redact
@@ -33,7 +33,7 @@ from watcher.fleet.snapshot import Snapshot
 
 __all__ = ["DEFAULT_TIMEOUT_S", "FORMS", "LLMEvaluator", "LLMExtractor", "fleet_evaluator", "fleet_extractor"]
 
-log = logging.getLogger("watcher.fleet.llm")
+log = logger("watcher.fleet.llm")
 
 FORMS = '"rules" (or empty), "anthropic:<model>" or "openai:<model>"'
 # below the watcher loop's default 30 s interval: a slow model costs a cycle at most

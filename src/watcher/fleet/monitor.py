@@ -11,12 +11,12 @@ would need nothing but the journal.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from watcher.agents import Boundary
+from watcher.core.logs import logger
 from watcher.core.observations import Observation, ToolCall, ToolResult
 from watcher.fleet.learnings import Extractor, Learning, extract
 from watcher.fleet.tasks import TaskSpec
@@ -28,7 +28,7 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["TaskMonitor", "TurnExtractor", "finding_row"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 # an LLM extractor: called once per turn with (observation index, observation, tool name) of the turn
 TurnExtractor = Callable[[str, Sequence[tuple[int, Observation, str]]], Awaitable[list[Learning]]]

@@ -40,7 +40,6 @@ spawn's timeouts.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Generator, Mapping
@@ -51,6 +50,7 @@ from typing import Any, Protocol
 from watcher.agents import Boundary, format_injection
 from watcher.core.errors import SessionEndedError, WatcherError
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.fleet.tasks import TaskSpec
 from watcher.runtime.events import DeliveryEvent, DeliveryOutcome, SessionEvent
 from watcher.runtime.hub import Runtime
@@ -60,7 +60,7 @@ from watcher.spawn.session import SpawnSession
 
 __all__ = ["CLI_AGENTS", "Gate", "SpawnedResult", "SpawnedRun"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 CLI_AGENTS = ("claude", "gemini", "codex")
 CONTINUE = "Continue the task from where you stopped."  # after a pause cut a turn short

@@ -14,10 +14,10 @@ journal never apply it twice.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
@@ -28,7 +28,7 @@ from watcher.runtime.journal import Command, Journal
 
 __all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 COMMAND_PREFIX = "fleet:"
 

@@ -14,11 +14,11 @@ request, or keeps it for a paused recipient until it resumes.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import deque
 from collections.abc import Mapping
 
+from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
 from watcher.fleet.follow import Follower
 from watcher.fleet.roster import Roster
@@ -27,7 +27,7 @@ from watcher.runtime.events import LearningExtracted, SyncMessageSent
 
 __all__ = ["SyncCycle", "related"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 
 def related(a: TaskSpec, b: TaskSpec, directories: tuple[str, ...] = ()) -> bool:

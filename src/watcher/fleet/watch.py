@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
 from watcher.fleet.roster import Member, Roster
@@ -28,7 +28,7 @@ from watcher.runtime.events import TaskHealthCheck
 
 __all__ = ["Evaluator", "WatchCycle"]
 
-log = logging.getLogger("watcher.fleet")
+log = logger("watcher.fleet")
 
 # the rules' replacement: a function of the snapshot, or a coroutine function (an LLM evaluator)
 Evaluator = Callable[[Snapshot], Recommendation | Awaitable[Recommendation]]

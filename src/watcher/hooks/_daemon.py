@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.logs import logger
 from watcher.hooks._desk import Desk
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
@@ -34,7 +35,7 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["Daemon", "serve"]
 
-log = logging.getLogger("watcher.hooks.daemon")
+log = logger("watcher.hooks.daemon")
 
 _MARGIN_S = 0.15  # answer this much before the hook's budget ends: the reply still has to travel
 

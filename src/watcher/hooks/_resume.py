@@ -9,11 +9,11 @@ honoured yet. ``prime`` hands that to a freshly attached watcher.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field, replace
 
 from watcher.core.errors import JournalError
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import Observation, observation_from_dict
 from watcher.evaluators.rules import RulesEvaluator
 from watcher.runtime.engine import Watcher
@@ -21,7 +21,7 @@ from watcher.runtime.journal import Journal
 
 __all__ = ["Past", "prime", "read_back"]
 
-log = logging.getLogger("watcher.hooks")
+log = logger("watcher.hooks")
 
 HISTORY = 200  # observations kept for the watchers' buffers
 # Roles whose judgment follows the whole history (a loop): a resumed session feeds them its history

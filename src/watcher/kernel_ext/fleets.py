@@ -10,10 +10,10 @@ imports the fleet: the dashboard knows it only through the ``FleetBoard`` it is 
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from IPython.display import display
 
+from watcher.core.logs import logger
 from watcher.kernel_ext.loop import RuntimeThread
 from watcher.runtime.host import FleetBoard
 from watcher.runtime.journal import Journal
@@ -21,7 +21,7 @@ from watcher.widgets.fleet_panel import FleetDashboard
 
 __all__ = ["CLOSE_TIMEOUT_S", "NotebookFleets"]
 
-log = logging.getLogger("watcher.kernel")
+log = logger("watcher.kernel")
 
 CLOSE_TIMEOUT_S = 15.0
 

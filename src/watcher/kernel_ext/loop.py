@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TypeVar
 
 from watcher.core.errors import RuntimeThreadError
+from watcher.core.logs import logger
 from watcher.runtime.calls import LoopCalls
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
 __all__ = ["RuntimeThread"]
 
-log = logging.getLogger("watcher.kernel")
+log = logger("watcher.kernel")
 
 T = TypeVar("T")
 

@@ -10,7 +10,6 @@ the owner journals the delivery.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -19,6 +18,7 @@ from pygls.workspace import Workspace
 
 from watcher.core.errors import InvalidCommandError
 from watcher.core.interjection import Location
+from watcher.core.logs import logger
 from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
 
@@ -40,7 +40,7 @@ class FindingHost(Protocol):
 
 __all__ = ["COMMANDS", "FindingHost", "code_actions", "fix_edit", "run_command"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 #: command name -> journal command kind
 COMMANDS = {"watcher.inject": "inject", "watcher.accept": "accept", "watcher.dismiss": "dismiss"}

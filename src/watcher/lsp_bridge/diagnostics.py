@@ -9,7 +9,6 @@ because each ``publishDiagnostics`` replaces everything the client holds for tha
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from urllib.parse import unquote
@@ -18,12 +17,13 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
+from watcher.core.logs import logger
 from watcher.lsp_bridge.findings import Finding, FindingBook, FindingStatus
 from watcher.lsp_bridge.notebooks import cell_uris_for
 
 __all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 SEVERITY = {
     "critical": types.DiagnosticSeverity.Error,

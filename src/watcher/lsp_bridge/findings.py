@@ -9,13 +9,13 @@ untrusted input, so a row that does not have the expected shape is logged and sk
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias, TypedDict
 
 from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection, InterjectionDict
+from watcher.core.logs import logger
 from watcher.core.observations import CellExecuted
 from watcher.runtime.events import InterjectionEvent, ObservationEvent, WatcherEvent
 from watcher.runtime.fates import Fates, FateStatus
@@ -23,7 +23,7 @@ from watcher.runtime.journal import Command, JournalRow
 
 __all__ = ["Finding", "FindingBook", "FindingJson", "FindingStatus", "Update"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 #: what the editor knows of an interjection: its fate, or ``requested`` (this server asked the owner)
 FindingStatus: TypeAlias = FateStatus | Literal["requested"]

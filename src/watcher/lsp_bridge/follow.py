@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from watcher.core.errors import JournalError
+from watcher.core.logs import logger
 from watcher.lsp_bridge.findings import FindingBook
 from watcher.runtime.journal import Command, Journal, JournalRow
 
 __all__ = ["Batch", "JournalFollower"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 RETRY_S = 0.5  # how often to look again for a missing or broken journal
 

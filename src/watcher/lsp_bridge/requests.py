@@ -8,7 +8,6 @@ field is wrong. Command errors are answered the same way, with our message and n
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,9 +15,11 @@ from cattrs import transform_error
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.protocol import LanguageServerProtocol
 
+from watcher.core.logs import logger
+
 __all__ = ["AnsweringProtocol", "invalid_params"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 
 @dataclass(frozen=True, slots=True)

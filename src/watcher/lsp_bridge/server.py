@@ -10,7 +10,6 @@ with a ``watcher/interjection`` notification. Features live in their own modules
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from pygls.uris import to_fs_path
 
 from watcher._version import __version__
 from watcher.core.errors import InvalidCommandError, WatcherError
+from watcher.core.logs import logger
 from watcher.lsp_bridge import actions
 from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
@@ -31,7 +31,7 @@ from watcher.runtime.journal import default_journal_path, project_root
 
 __all__ = ["WatcherLanguageServer", "create_server"]
 
-log = logging.getLogger("watcher.lsp")
+log = logger("watcher.lsp")
 
 NOTIFICATION = "watcher/interjection"
 

@@ -12,7 +12,6 @@ Evaluators fail closed: an exception, a timeout or an answer that is not a resul
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 import uuid
 from collections import deque
@@ -22,6 +21,7 @@ from dataclasses import replace
 from watcher.core.errors import NotPendingError, SessionEndedError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator, Usage
 from watcher.core.interjection import Continue, Interject, Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import CellExecuted, Done, HarnessError, Observation, ToolResult
 from watcher.core.redact import redact
 from watcher.core.spec import Breakpoint, WatcherSpec
@@ -41,7 +41,7 @@ __all__ = ["SESSION_END", "Watcher", "breakpoints_of"]
 
 SESSION_END = "session_end"  # the breakpoint name of the evaluation at the end of a session
 
-log = logging.getLogger("watcher.engine")
+log = logger("watcher.engine")
 
 
 def breakpoints_of(obs: Observation) -> tuple[Breakpoint, ...]:

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from watcher.core.logs import logger
+
 __all__ = ["Fanout", "Overflow", "Subscription"]
 
-log = logging.getLogger("watcher.fanout")
+log = logger("watcher.fanout")
 
 T = TypeVar("T")
 

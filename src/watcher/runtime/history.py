@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from watcher.core.errors import MalformedEventError
+from watcher.core.logs import logger
 from watcher.runtime.events import EvaluationEvent
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
 __all__ = ["HISTORY_SCHEMA", "history"]
 
-log = logging.getLogger("watcher.history")
+log = logger("watcher.history")
 
 HISTORY_SCHEMA: dict[str, Any] = {
     "time": pl.Datetime("ms", "UTC"),

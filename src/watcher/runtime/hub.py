@@ -8,12 +8,12 @@ widget in another kernel) are applied here for the sessions this process owns.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 
 from watcher.core.errors import DuplicateNameError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
+from watcher.core.logs import logger
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.bus import EventBus
@@ -24,7 +24,7 @@ from watcher.runtime.session import Session
 
 __all__ = ["Runtime"]
 
-log = logging.getLogger("watcher.runtime")
+log = logger("watcher.runtime")
 
 
 class Runtime:

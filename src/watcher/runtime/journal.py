@@ -20,7 +20,6 @@ as a ``JournalError`` saying what to do.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -33,13 +32,14 @@ from typing import Any
 import orjson
 
 from watcher.core.errors import JournalError
+from watcher.core.logs import logger
 from watcher.core.redact import redact_value
 from watcher.runtime._storable import encode_payload
 from watcher.runtime.events import Event, event_from_payload
 
 __all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
 
-log = logging.getLogger("watcher.journal")
+log = logger("watcher.journal")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import re
 import sys
 import threading
@@ -20,11 +19,12 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
 
+from watcher.core.logs import logger
 from watcher.testing.scripts import RecordedRequest, Reply
 
 __all__ = ["ClientGone", "Exchange", "StubServer", "estimate_tokens", "text_pieces"]
 
-log = logging.getLogger("watcher.testing")
+log = logger("watcher.testing")
 
 
 def estimate_tokens(text: str) -> int:

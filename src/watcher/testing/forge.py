@@ -17,7 +17,6 @@ pull request it received is kept in ``pulls``, every API request in ``requests``
 from __future__ import annotations
 
 import json
-import logging
 import re
 import shutil
 import subprocess
@@ -27,9 +26,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+from watcher.core.logs import logger
+
 __all__ = ["LoopbackForge"]
 
-log = logging.getLogger("watcher.testing")
+log = logger("watcher.testing")
 _PULLS = re.compile(r"^/api/v3/repos/([^/]+)/([^/]+)/pulls$")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,13 +27,14 @@ from typing import Any
 import ipywidgets as w
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.logs import logger
 from watcher.core.redact import redact
 from watcher.runtime.host import FleetBoard
 from watcher.widgets.fleet_html import LIVE, FleetView, describe_learnings, describe_row, describe_stats, escaped
 
 __all__ = ["COMMANDS", "FleetDashboard"]
 
-log = logging.getLogger("watcher.widgets")
+log = logger("watcher.widgets")
 
 COMMANDS = ("nudge", "pause", "resume", "abort")
 READ_SHARE = 5.0  # wait at least this many times the last journal read before the next
