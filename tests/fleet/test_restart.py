@@ -36,6 +36,10 @@ def read(path: str) -> str:
     return f"contents of {path}"
 
 
+def reader(n: int, request: RecordedRequest) -> Reply:
+    return Reply.tool_use("Read", {"path": f"src/module{n}.py"}, delay_s=0.05)
+
+
 def waiter(n: int, request: RecordedRequest) -> Reply:
     return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Still waiting.", delay_s=0.03)
 
@@ -122,4 +126,37 @@ async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_st
     assert view.tasks["waiter"].nudges == len(view.nudges)
     ended = read_fleet(journal)
     assert ended.tasks["waiter"].status == "aborted" and len(ended.aborts) == 1
+    journal.close()
+
+
+async def test_a_command_claimed_by_a_process_that_died_is_applied_after_its_lease(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from watcher.fleet.supervisor import COMMAND_PREFIX
+
+    journal = Journal(tmp_path / "j.sqlite3")
+    config = replace(CONFIG, command_lease_s=0.6)
+    specs = [TaskSpec("reader", f"{marker('reader')} read", tools=(tool(read, name="Read"),), max_steps=500)]
+    crash = (  # a poller that claims the command and dies before applying it
+        "import os, sys; from watcher.runtime.journal import Journal; j = Journal(sys.argv[1]); "
+        "cid = j.submit_command(sys.argv[2], 'pause', payload={'reason': 'a person looks first'}); "
+        "assert j.claim_command(cid); print(cid, flush=True); os._exit(9)"
+    )
+    with Scripts({"reader": reader}).server(4000) as stub:  # a task making progress: no nudge, no pause of its own
+        fleet = Fleet(specs, config=config, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        try:
+            await until(lambda: fleet.status("reader") == "running", 10)
+            argv = [sys.executable, "-c", crash, str(journal.path), COMMAND_PREFIX + "reader"]
+            died = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, timeout=60)
+            assert died.returncode == 9, died.stderr
+            cid = int(died.stdout)
+            await until(lambda: fleet.status("reader") == "paused", 10)
+            (command,) = [c for c in journal.commands(status=None) if c.id == cid]
+            assert command.status == "applied" and command.detail == "paused at its next boundary"
+            assert not _rows(journal, "watcher_nudge")
+        finally:
+            await fleet.actions.abort("reader", "test over", by="person")
+            await fleet.close()
     journal.close()

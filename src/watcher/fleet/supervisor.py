@@ -14,6 +14,7 @@ journal never apply it twice.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -147,10 +148,18 @@ class Supervisor:
 
     async def _poll_commands(self) -> None:
         failing = False  # an outage (a journal held locked) is logged once, and its end once
+        lease = self.config.command_lease_s
+        release_at = 0.0
         while True:
             try:
                 await self.roster.refresh()
                 sessions = [COMMAND_PREFIX + name for name in self.roster.members]
+                if time.monotonic() >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
+                    release_at = time.monotonic() + lease / 4
+                    if released := await asyncio.to_thread(self.journal.release_claims, lease, sessions):
+                        log.warning(
+                            "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
+                        )
                 commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
                 for command in commands:
                     if not await asyncio.to_thread(self.journal.claim_command, command.id):

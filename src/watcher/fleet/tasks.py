@@ -85,6 +85,7 @@ class FleetConfig:
     sync_rate_window_s: float = 60.0
     sync_ttl_s: float = 600.0  # the same learning is not relayed to the same task again within this
     command_poll_s: float = 0.25
+    command_lease_s: float = 60.0  # a command claimed this long ago and not applied is taken again (its claimer died)
     persist_timeout_s: float = 10.0  # a decision not committed by then fails the cycle (the loop restarts)
     evaluator: str = "rules"  # or "anthropic:<model>" / "openai:<model>": an LLM judges the tasks' snapshots
     extractor: str = "rules"  # or an LLM's name: it also reads each turn for learnings (on the task side)

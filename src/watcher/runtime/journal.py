@@ -521,11 +521,31 @@ class Journal:
         return out
 
     def claim_command(self, command_id: int) -> bool:
-        """Take a new command for this process (status ``claimed``); False when another process took it first."""
+        """Take a new command for this process (status ``claimed``); False when another process took it first.
+
+        ``applied_ts`` holds the time of the claim until the command is marked applied or failed.
+        """
         cursor = self._reader().execute(
-            "UPDATE commands SET status = 'claimed' WHERE id = ? AND status = 'new'", (command_id,)
+            "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id = ? AND status = 'new'",
+            (time.time(), command_id),
         )
         return cursor.rowcount == 1
+
+    def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
+        """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
+
+        The process that claimed them stopped before applying them (it crashed or was killed); a
+        live poller takes them again. Returns how many were released.
+        """
+        if not sessions:
+            return 0
+        cursor = self._reader().execute(
+            "UPDATE commands SET status = 'new', applied_ts = NULL, "
+            "detail = 'released: the process that claimed it stopped before applying it' "
+            f"WHERE status = 'claimed' AND applied_ts < ? AND session IN ({','.join('?' * len(sessions))})",
+            (time.time() - older_than_s, *sessions),
+        )
+        return int(cursor.rowcount)
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
