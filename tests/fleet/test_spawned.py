@@ -30,6 +30,7 @@ from spawned_helpers import (
 
 from watcher.agents import tool
 from watcher.fleet import Fleet, TaskSpec
+from watcher.fleet.query import read_fleet
 from watcher.fleet.spawned import SpawnedResult
 from watcher.runtime import Journal
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
@@ -123,6 +124,10 @@ async def test_a_paused_claude_code_task_resumes_its_session_with_what_waited(
     assert 'severity="warning">Use the notes in README.md.' in " ".join(texts(after[0]))
     assert [p["resumed"] for p in rows(journal, "watcher_pause", "reader")] == [False, True]
     assert fleet.runs["helper"].status == "completed"
+    # `watcher fleet status` says so in the words it uses for agent runs
+    assert {name: row.status for name, row in read_fleet(journal).tasks.items()} == {
+        "reader": "completed", "helper": "completed"
+    }  # fmt: skip
     journal.close()
 
 

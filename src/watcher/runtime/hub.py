@@ -75,7 +75,7 @@ class Runtime:
         return session
 
     def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
-        """Record that ``session`` finished (``status``: ended, paused, aborted, failed)."""
+        """Record that ``session`` finished (``status``: ended, completed, paused, aborted, failed, ...)."""
         self.bus.publish(SessionEvent(session=session.name, status=status, detail=detail))
 
     async def evaluate_session_end(self, session: Session) -> None:

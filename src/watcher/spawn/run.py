@@ -33,6 +33,9 @@ from watcher.spawn.session import SpawnSession
 
 __all__ = ["SpawnConfig", "adapter_for", "run_spawn", "watcher_spec"]
 
+# the session ends in an agent run's words (a fleet shows both kinds side by side); the detail keeps the spawn's
+_ENDED_AS = {"success": "completed", "paused": "paused", "aborted": "aborted", "timeout": "timeout"}
+
 _MAX_RUNS = 12  # resumes for interjections and recoveries together: a runaway loop ends here
 
 
@@ -195,7 +198,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     finally:
         session.end()
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
-        runtime.end_session(session, "ended" if result.ok else "failed", result.status)
+        runtime.end_session(session, _ENDED_AS.get(result.status, "failed"), result.status)
         await (runtime.close() if config.runtime is None else runtime.settle())
     result.duration_s = round(time.monotonic() - started, 3)
     return result
