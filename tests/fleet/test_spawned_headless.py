@@ -82,3 +82,34 @@ async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_c
     assert rows(journal, "fleet_task", "headless")[0]["agent"] == agent
     assert fleet.runs["helper"].status == "completed"
     journal.close()
+
+
+@pytest.mark.parametrize("agent", ["gemini", "codex"])
+async def test_a_file_a_headless_cli_task_writes_counts_as_its_progress(
+    agent: str, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex writes through its shell (the worktree shows the change), Gemini CLI through its write tool."""
+    from watcher.testing.scripted_agents import LoginTask
+
+    cli(agent)
+    model = LoginTask(agent, wait_for_supervisor=False)  # write the login, commit it, say so
+    stub_type = StubGeminiServer if agent == "gemini" else StubResponsesServer
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("writer", "Add a login() to src/auth/login.js and commit it.", agent=agent, repo=str(repo))
+    with stub_type(*model.replies()) as stub:
+        if agent == "gemini":
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", stub.root_url)
+            monkeypatch.setenv("GEMINI_API_KEY", "dummy")
+        else:
+            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+            monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+        fleet = Fleet([spec], config=FAST, journal=journal)
+        await fleet.start()
+        try:
+            result = await fleet.runs["writer"].wait()
+        finally:
+            await fleet.close()
+    assert result.status == "completed" and model.steps[:2] == ["write", "commit"], (result.detail, model.steps)
+    (turn,) = rows(journal, "task_turn", "writer")[-1:]
+    assert int(turn["files_changed"]) >= 1 and int(turn["progress"]) >= 1, turn  # type: ignore[call-overload]
+    journal.close()

@@ -126,7 +126,9 @@ class Fleet:
     async def start(self) -> Fleet:
         """Start every task and, with supervision, the two loops; commands are polled either way."""
         client, base_url, api_key = self._client_args
-        self._client = client if client is not None else make_client(base_url=base_url, api_key=api_key)
+        if client is None and any(spec.agent == "anthropic" for spec in self.specs.values()):
+            client = make_client(base_url=base_url, api_key=api_key)  # only agent runs call the Messages API here
+        self._client = client
         self.runtime = Runtime(journal=self.journal)
         self.host = TaskHost(
             self.specs,

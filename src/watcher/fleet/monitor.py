@@ -25,6 +25,7 @@ from watcher.roles._stuck_findings import Finding
 from watcher.roles._stuck_tracker import LoopTracker
 from watcher.runtime.events import DeliveryEvent, LearningExtracted, ObservationEvent, TaskTurn
 from watcher.runtime.journal import Journal
+from watcher.spawn._worktree_probe import WORKTREE_CHANGE
 
 __all__ = ["TaskMonitor", "TurnExtractor", "finding_row"]
 
@@ -78,6 +79,9 @@ class TaskMonitor:
         tool = ""
         if isinstance(obs, ToolCall):
             self._tools[obs.id] = obs.name
+            if obs.extra.get("synthesized") == WORKTREE_CHANGE:  # seen in the worktree (Codex writes by shell)
+                self.files_changed += 1
+                self.progress += 1
         elif isinstance(obs, ToolResult):
             tool = self._tools.pop(obs.tool_call_id, "")
             if not obs.is_error and tool in self.file_tools:

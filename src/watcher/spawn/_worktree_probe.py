@@ -14,7 +14,9 @@ from pathlib import Path
 
 from watcher.core.observations import ToolCall
 
-__all__ = ["WorktreeProbe"]
+__all__ = ["WORKTREE_CHANGE", "WorktreeProbe"]
+
+WORKTREE_CHANGE = "worktree change"  # the ``synthesized`` mark of a Write the probe reports
 
 _MAX_BYTES = 256 * 1024
 
@@ -54,7 +56,7 @@ class WorktreeProbe:
                     id=f"probe-{digest[:12]}",
                     name="Write",
                     input={"file_path": path, "content": text},
-                    extra={"synthesized": "worktree change"},
+                    extra={"synthesized": WORKTREE_CHANGE},
                 )
             )
         return out
