@@ -1,6 +1,6 @@
 """``make demo``: run the example notebooks headless on a real kernel and show what the watchers did.
 
-``quickstart.ipynb`` and ``agent_run.ipynb`` are executed top to bottom with nbclient on an
+``quickstart.ipynb``, ``agent_run.ipynb`` and ``fleet.ipynb`` are executed top to bottom with nbclient on an
 ipykernel of this interpreter, offline (the agent run is scripted through
 ``watcher.testing.StubAnthropicServer`` unless ``ANTHROPIC_API_KEY`` is set). The kernel journals
 everything to a temporary ``WATCHER_JOURNAL``; this process then reads that journal back and
@@ -20,16 +20,28 @@ from pathlib import Path
 
 from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
-from watcher.runtime.events import EvaluationEvent, ObservationEvent, SessionEvent
+from watcher.runtime.events import (
+    EvaluationEvent,
+    Event,
+    FleetTask,
+    LearningExtracted,
+    ObservationEvent,
+    SessionEvent,
+    SyncMessageSent,
+    TaskTurn,
+    WatcherNudge,
+    WatcherPause,
+)
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal, JournalRow
 
-__all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise"]
+__all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
 NOTEBOOKS = (
     ("quickstart.ipynb", "security (manual) and errors (autonomous) watchers on ordinary cells"),
     ("agent_run.ipynb", "an agent run with an autonomous security watcher and a manual reviewer"),
+    ("fleet.ipynb", "three agent tasks as a fleet with its live dashboard, steered from a terminal"),
 )
 KERNEL = "watcher-demo"
 
@@ -89,11 +101,41 @@ def _line(text: str, width: int = 96) -> str:
     return first if len(first) <= width else first[: width - 1] + "…"
 
 
-def summarise(rows: list[JournalRow]) -> list[str]:
-    """The report for one notebook's journal rows: observed, concluded, injected."""
-    events = [row.event() for row in rows]
+def summarise_fleet(events: list[Event]) -> list[str]:
+    """A fleet's record in one notebook: each task's end, the nudges and pauses, the learnings relayed."""
     out: list[str] = []
-    sessions = [e.session for e in events if isinstance(e, SessionEvent) and e.status == "started"]
+    tasks = {e.session: e.fleet for e in events if isinstance(e, FleetTask)}
+    for fleet in dict.fromkeys(tasks.values()):
+        mine = [e for e in events if e.session in tasks and tasks[e.session] == fleet]
+        ended = {
+            e.session: e.status for e in mine if isinstance(e, SessionEvent) and e.status not in ("started", "running")
+        }
+        steps = {e.session: e.step for e in mine if isinstance(e, TaskTurn)}
+        out.append(f"  fleet {fleet}: {len(ended)} of {sum(1 for f in tasks.values() if f == fleet)} tasks ended")
+        for task in (t for t, f in tasks.items() if f == fleet):
+            out.append(f"    {task:<14} {ended.get(task, 'running'):<10} {steps.get(task, 0)} steps")
+        for e in mine:
+            if isinstance(e, WatcherNudge):
+                out.append(f"    nudge {e.severity} to {e.session} by {e.by}: {_line(e.message, 72)}")
+            elif isinstance(e, WatcherPause):
+                out.append(f"    {'resume' if e.resumed else 'pause'} {e.session} by {e.by}: {_line(e.reason, 72)}")
+            elif isinstance(e, SyncMessageSent) and e.status == "sent":
+                texts = {x.learning_id: x.text for x in mine if isinstance(x, LearningExtracted)}
+                to = ", ".join(e.recipients or (e.session,))
+                out.append(f"    learning relayed {e.source_task} -> {to}: {_line(texts.get(e.learning_id, ''), 64)}")
+    return out
+
+
+def summarise(rows: list[JournalRow]) -> list[str]:
+    """The report for one notebook's journal rows: observed, concluded, injected (a fleet: its record)."""
+    events = [row.event() for row in rows]
+    out: list[str] = summarise_fleet(events)
+    fleet_tasks = {e.session for e in events if isinstance(e, FleetTask)}
+    sessions = [
+        e.session
+        for e in events
+        if isinstance(e, SessionEvent) and e.status == "started" and e.session not in fleet_tasks
+    ]
     for session in sessions:
         mine = [e for e in events if e.session == session]
         kind = "agent run" if session.startswith("agent-") else "notebook"
