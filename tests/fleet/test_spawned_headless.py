@@ -23,6 +23,16 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path)
 
 
+def _point_at(agent: str, stub: StubGeminiServer | StubResponsesServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The headless CLI's endpoint and key, from the fleet process's environment."""
+    if agent == "gemini":
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", stub.root_url)
+        monkeypatch.setenv("GEMINI_API_KEY", "dummy")
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+
+
 @pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
 @pytest.mark.parametrize("agent", ["gemini", "codex"])
 async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_completes(
@@ -44,12 +54,7 @@ async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_c
     journal = Journal(tmp_path / "j.sqlite3")
     spec = TaskSpec("headless", "Summarise README.md.", agent=agent, repo=str(repo))
     with stub_type(*[Reply.dynamic(model)] * 20) as stub, Scripts({"helper": run_script}).server() as runs:
-        if agent == "gemini":
-            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", stub.root_url)
-            monkeypatch.setenv("GEMINI_API_KEY", "dummy")
-        else:
-            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-            monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+        _point_at(agent, stub, monkeypatch)
         fleet = Fleet([spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
         await fleet.start()
         try:
@@ -97,12 +102,7 @@ async def test_a_file_a_headless_cli_task_writes_counts_as_its_progress(
     journal = Journal(tmp_path / "j.sqlite3")
     spec = TaskSpec("writer", "Add a login() to src/auth/login.js and commit it.", agent=agent, repo=str(repo))
     with stub_type(*model.replies()) as stub:
-        if agent == "gemini":
-            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", stub.root_url)
-            monkeypatch.setenv("GEMINI_API_KEY", "dummy")
-        else:
-            monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-            monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+        _point_at(agent, stub, monkeypatch)
         fleet = Fleet([spec], config=FAST, journal=journal)
         await fleet.start()
         try:
