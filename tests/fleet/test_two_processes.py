@@ -145,3 +145,78 @@ def test_supervision_in_another_process_nudges_pauses_and_relays(tmp_path: Path)
     server = [r for r in requests if "[server]" in json.dumps((r.body or {})["messages"][0])]
     assert any("<sync-message" in json.dumps(r.body) and "X-Token" in json.dumps(r.body) for r in server)
     assert any(k == "fleet_supervision" for k, _, _ in rows), "the other process reported its loops' health"
+
+
+HOST = textwrap.dedent(
+    """
+    import asyncio, sys
+    from watcher.agents import tool
+    from watcher.fleet import Fleet, FleetConfig, TaskSpec
+
+    def bash(command: str) -> str:
+        \"\"\"Run a shell command.
+
+        Args:
+            command: the command line
+        \"\"\"
+        return "job 42: still running"
+
+    async def main() -> None:
+        config = FleetConfig(name="lost", supervision=False, command_poll_s=0.05, host_beat_s=0.2)
+        spec = TaskSpec("waiter", "[waiter] wait for job 42", tools=(tool(bash, name="Bash"),), max_steps=100_000)
+        await Fleet([spec], config=config, journal=sys.argv[1], base_url=sys.argv[2], api_key="k").run()
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_the_tasks_of_a_host_that_died_are_lost_not_nudged_on(tmp_path: Path) -> None:
+    import asyncio
+    import signal
+
+    from watcher.fleet import FleetConfig, Supervisor
+
+    path = tmp_path / "j.sqlite3"
+    Journal(path).close()
+    script = tmp_path / "host.py"
+    script.write_text(HOST)
+    config = FleetConfig(name="lost", watch_interval_s=0.1, sync_interval_s=0.1, min_task_age_s=0.0, host_lost_s=1.5)
+    with StubAnthropicServer(*[Reply.dynamic(_reply)] * 20_000) as stub:
+        log = (tmp_path / "host.log").open("wb")  # a pipe nobody reads could fill and stall the host
+        host = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), str(path), stub.base_url, stdout=log, stderr=log
+        )
+        journal = Journal(path)
+        supervisor = Supervisor(config, journal)
+        await supervisor.start()
+        try:
+            for _ in range(300):
+                if any(k == "task_turn" for k, _, _ in _kinds(path)):
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(3 * config.host_lost_s)  # alive (stuck, nudged, perhaps paused): never lost
+            assert supervisor.status("waiter") in ("running", "paused"), (tmp_path / "host.log").read_text()
+            host.send_signal(signal.SIGKILL)
+            assert await asyncio.wait_for(host.wait(), 20) == -signal.SIGKILL
+            for _ in range(100):
+                if supervisor.status("waiter") == "lost":
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)  # a few more cycles: nothing more is decided for a lost task
+        finally:
+            await supervisor.close()
+            journal.close()
+            if host.returncode is None:
+                host.kill()
+                await asyncio.wait_for(host.wait(), 20)
+            log.close()
+    rows = _kinds(path)
+    lost = [i for i, (k, s, _) in enumerate(rows) if k == "task_lost" and s == "waiter"]
+    assert len(lost) == 1 and "has not been heard from" in str(rows[lost[0]][2]["reason"])
+    decided = ("watcher_nudge", "watcher_pause", "watcher_abort")
+    assert not [k for k, s, _ in rows[lost[0] :] if k in decided and s == "waiter"]
+    status = _cli("status", "--json", journal=path)
+    assert status.returncode == 0, status.stderr
+    (task,) = json.loads(status.stdout)
+    assert task["task"] == "waiter" and task["status"] == "lost" and "heard from" in task["diagnosis"], task

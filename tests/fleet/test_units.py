@@ -17,6 +17,8 @@ from watcher.runtime.events import (
     LearningExtracted,
     SyncMessageSent,
     TaskHealthCheck,
+    TaskHostBeat,
+    TaskLost,
     event_from_payload,
 )
 
@@ -90,6 +92,8 @@ def test_fleet_events_round_trip_through_their_payloads() -> None:
         TaskHealthCheck(session="a", cycle=3, health="stuck", status="running", freshness="fresh", nudges=2),
         LearningExtracted(session="a", learning_id="l1", text="t", source="assistant_text", urgency="fyi", tags=("x",)),
         SyncMessageSent(session="b", interjection_id="s1", learning_id="l1", source_task="a", urgency="fyi", text="t"),
+        TaskHostBeat(session="host:r1", fleet="f", run="r1", tasks=2),
+        TaskLost(session="a", fleet="f", run="r1", reason="its host went silent"),
     ]
     for event in events:
         back = event_from_payload(

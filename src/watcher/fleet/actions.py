@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from watcher.core.interjection import Severity
 from watcher.fleet.roster import Roster
-from watcher.runtime.events import Event, SyncMessageSent, WatcherAbort, WatcherNudge, WatcherPause
+from watcher.runtime.events import Event, SyncMessageSent, TaskLost, WatcherAbort, WatcherNudge, WatcherPause
 from watcher.runtime.journal import Journal
 
 __all__ = ["Actions", "Stats"]
@@ -33,6 +33,7 @@ class Stats:
     tasks_paused: int = 0
     tasks_resumed: int = 0
     tasks_aborted: int = 0
+    tasks_lost: int = 0
 
 
 class Actions:
@@ -113,6 +114,20 @@ class Actions:
         await self.persist(WatcherAbort(session=task, fleet=self.fleet, reason=reason, by=by), commit=commit)
         self.roster.mark(task, "aborted")
         self.stats.tasks_aborted += 1
+        return True
+
+    async def lose(self, task: str, silent_s: float) -> bool:
+        """Record that ``task``'s host stopped beating: nothing runs it now; False when it had ended."""
+        member = self.roster.members.get(task)
+        if member is None or member.ended:
+            return False
+        reason = (
+            f"its task host has not been heard from for over {silent_s:g}s: the process running it stopped; "
+            "what was decided stays in the journal (run the tasks again to go on)"
+        )
+        await self.persist(TaskLost(session=task, fleet=self.fleet, run=member.run, reason=reason))
+        self.roster.mark(task, "lost")
+        self.stats.tasks_lost += 1
         return True
 
     async def relay(self, syncs: list[SyncMessageSent]) -> int:

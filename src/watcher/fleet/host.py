@@ -13,6 +13,7 @@ in its inbox and are recorded ``queued``, then ``delivered_on_resume`` when it r
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -36,6 +37,7 @@ from watcher.runtime.events import (
     LearningExtracted,
     ObservationEvent,
     SyncMessageSent,
+    TaskHostBeat,
     WatcherAbort,
     WatcherNudge,
     WatcherPause,
@@ -161,8 +163,15 @@ class TaskHost:
 
     async def _poll(self) -> None:
         failing = False  # an outage is logged once, and its end once
+        beat_at = 0.0
         while True:
             try:
+                if time.monotonic() >= beat_at:  # alive: the loops tell a dead host's tasks (lost) from stuck ones
+                    beat_at = time.monotonic() + self.config.host_beat_s
+                    running = sum(1 for channel in self.channels.values() if not channel.ended)
+                    self.journal.append(
+                        TaskHostBeat(session=f"host:{self.run}", fleet=self.config.name, run=self.run, tasks=running)
+                    )
                 await self.apply_new()
                 if failing:
                     log.warning("fleet host: journal actions are applied again")

@@ -25,6 +25,7 @@ from watcher.runtime.events import (
     SupervisionReport,
     SyncMessageSent,
     TaskHealthCheck,
+    TaskLost,
     TaskTurn,
     WatcherAbort,
     WatcherNudge,
@@ -44,6 +45,7 @@ _KINDS = {
     "sync_message",
     "learning_extracted",
     "fleet_supervision",
+    "task_lost",
     "session",
 }
 
@@ -99,6 +101,7 @@ class FleetView:
             "tasks_paused": sum(1 for p in self.pauses if not p.resumed),
             "tasks_resumed": sum(1 for p in self.pauses if p.resumed),
             "tasks_aborted": len(self.aborts),
+            "tasks_lost": sum(1 for t in self.tasks.values() if t.status == "lost"),
             "tokens": sum(t.tokens for t in self.tasks.values()),
             "cost_usd": round(sum(t.cost_usd for t in self.tasks.values()), 6),
             "supervision": self.health(),
@@ -211,6 +214,8 @@ def _take(view: FleetView, row: TaskRow, event: Event) -> None:
         if row.status in ("running", "paused"):
             row.status = event.status
     elif isinstance(event, TaskTurn):
+        if row.status == "lost":
+            row.status = "running"  # its host was heard from again: held up, not dead
         row._input, row._output = event.input_tokens, event.output_tokens
         row.tokens = event.input_tokens + event.output_tokens
         row.iteration = max(row.iteration, event.step)
@@ -223,6 +228,9 @@ def _take(view: FleetView, row: TaskRow, event: Event) -> None:
             row.status = "running" if event.resumed else "paused"
     elif isinstance(event, WatcherAbort):
         view.aborts.append(event)
+    elif isinstance(event, TaskLost):
+        if row.status in ("running", "paused"):
+            row.status, row.diagnosis = "lost", event.reason
     elif isinstance(event, SyncMessageSent):
         view.syncs.append(event)
     elif isinstance(event, LearningExtracted):

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 
 from watcher.fleet.follow import Follower
 from watcher.fleet.tasks import TaskSpec
-from watcher.runtime.events import FleetTask, SessionEvent, WatcherAbort, WatcherPause
+from watcher.runtime.events import FleetTask, SessionEvent, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
 from watcher.runtime.journal import Journal
 
 __all__ = ["Member", "Roster"]
 
-_KINDS = frozenset({"fleet_task", "session", "watcher_pause", "watcher_abort"})
+_KINDS = frozenset({"fleet_task", "session", "watcher_pause", "watcher_abort", "task_host_beat", "task_lost"})
 _LIVE = ("started", "running")
 
 
@@ -55,6 +55,7 @@ class Roster:
         self.after = after  # the journal id the fleet started after: older rows belong to earlier fleets
         self.members: dict[str, Member] = {}
         self.version = 0  # bumped when a task joins (the syncer re-indexes who is related to whom)
+        self.beats: dict[str, float] = {}  # fleet run -> when its task host was last heard from (this clock)
         self._follower = Follower(journal, after=after, flush_timeout_s=timeout_s)
         self._lock = asyncio.Lock()
 
@@ -62,6 +63,10 @@ class Roster:
         """Read what changed since the last refresh."""
         async with self._lock:
             for event in await self._follower.read(None, kinds=_KINDS):
+                if isinstance(event, TaskHostBeat):
+                    if event.fleet == self.fleet:
+                        self._heard(event.run)
+                    continue
                 if isinstance(event, FleetTask):
                     known = self.members.get(event.session)
                     if event.fleet == self.fleet and (known is None or known.run != event.run):  # new, or run again
@@ -86,6 +91,26 @@ class Roster:
                     member.status = "running" if event.resumed else "paused"
                 elif isinstance(event, WatcherAbort) and event.fleet == self.fleet:
                     member.status = "aborted"
+                elif isinstance(event, TaskLost) and event.fleet == self.fleet and event.run == member.run:
+                    member.status = "lost"
+
+    def _heard(self, run: str) -> None:
+        """A beat of ``run``'s host (read now: a supervisor started late gives every host a full grace)."""
+        self.beats[run] = time.monotonic()
+        for member in self.members.values():
+            if member.run == run and member.status == "lost":
+                member.status = "running"  # its host was alive after all (it was held up, not dead)
+
+    def silent(self, after_s: float) -> list[str]:
+        """Running or paused tasks whose host beat before and has been silent for over ``after_s`` seconds."""
+        now = time.monotonic()
+        if all(now - heard <= after_s for heard in self.beats.values()):
+            return []  # every host spoke lately (the usual case: no walk over thousands of tasks)
+        return [
+            name
+            for name, member in self.members.items()
+            if not member.ended and member.run in self.beats and now - self.beats[member.run] > after_s
+        ]
 
     def status(self, task: str) -> str:
         member = self.members.get(task)

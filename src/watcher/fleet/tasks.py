@@ -85,6 +85,8 @@ class FleetConfig:
     sync_rate_window_s: float = 60.0
     sync_ttl_s: float = 600.0  # the same learning is not relayed to the same task again within this
     command_poll_s: float = 0.25
+    host_beat_s: float = 5.0  # a task host journals that it is alive this often
+    host_lost_s: float = 60.0  # a host silent this long is dead: its running tasks are lost
     command_lease_s: float = 60.0  # a command claimed this long ago and not applied is taken again (its claimer died)
     persist_timeout_s: float = 10.0  # a decision not committed by then fails the cycle (the loop restarts)
     evaluator: str = "rules"  # or "anthropic:<model>" / "openai:<model>": an LLM judges the tasks' snapshots

@@ -61,6 +61,9 @@ class WatchCycle:
         self.cycles += 1
         self.actions.stats.watcher_cycles = self.cycles
         await self.roster.refresh()
+        for task in self.roster.silent(self.config.host_lost_s):  # a dead host's tasks are lost, not stuck
+            log.warning("fleet task %s is lost: its host has been silent for over %gs", task, self.config.host_lost_s)
+            await self.actions.lose(task, self.config.host_lost_s)
         if self.cycles == 1:
             await self._recall()
         await self._read()

@@ -49,6 +49,8 @@ __all__ = [
     "SupervisionReport",
     "SyncMessageSent",
     "TaskHealthCheck",
+    "TaskHostBeat",
+    "TaskLost",
     "TaskTurn",
     "WatcherAbort",
     "WatcherEvent",
@@ -697,6 +699,30 @@ class SupervisionReport(FleetEvent):
     syncs_duplicate: int = 0  # the same learning again within the TTL
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskHostBeat(FleetEvent):
+    """Emitted every few seconds by a fleet's task host while it runs (``session`` is ``host:<run>``).
+
+    The supervision loops tell a live host from a dead one by it: a host that stopped beating
+    took its tasks with it (they are ``lost``, not stuck).
+    """
+
+    kind: ClassVar[str] = "task_host_beat"
+    critical: ClassVar[bool] = True
+    run: str
+    tasks: int = 0  # how many of its tasks are still running
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskLost(FleetEvent):
+    """Emitted by the supervisor when a task's host stopped beating: nothing runs the task any more."""
+
+    kind: ClassVar[str] = "task_lost"
+    critical: ClassVar[bool] = True
+    run: str
+    reason: str
+
+
 FLEET_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
     cls.kind: cls
     for cls in (
@@ -709,6 +735,8 @@ FLEET_EVENT_KINDS: dict[str, type[SpawnEvent]] = {
         LearningExtracted,
         SyncMessageSent,
         SupervisionReport,
+        TaskHostBeat,
+        TaskLost,
     )
 }
 EVENT_KINDS.update(FLEET_EVENT_KINDS)

@@ -40,8 +40,9 @@ _BADGE = {
     "completed": "#1565c0",
     "failed": "#c62828",
     "aborted": "#c62828",
+    "lost": "#424242",
 }
-LIVE = ("running", "paused")  # any other status (completed, failed, aborted, ...) is a task that ended
+LIVE = ("running", "paused")  # any other status (completed, failed, aborted, lost, ...) is a task that ended
 
 
 class FleetView(Protocol):
@@ -129,6 +130,8 @@ def describe_stats(name: str, stats: dict[str, Any], *, ended: bool = False) -> 
         f"{stats.get('tasks_paused', 0)} paused ({stats.get('tasks_resumed', 0)} resumed)",
         f"{stats.get('tasks_aborted', 0)} aborted",
     ]
+    if stats.get("tasks_lost"):
+        counters.append(f"{stats['tasks_lost']} lost (their host stopped)")
     if stats.get("cost_usd"):
         counters.append(f"${float(stats['cost_usd']):.4f}")
     loops = stats.get("supervision") or {}
