@@ -116,7 +116,7 @@ class Actions:
         self.stats.tasks_aborted += 1
         return True
 
-    async def lose(self, task: str, silent_s: float) -> bool:
+    async def lose(self, task: str, silent_s: float, *, commit: bool = True) -> bool:
         """Record that ``task``'s host stopped beating: nothing runs it now; False when it had ended."""
         member = self.roster.members.get(task)
         if member is None or member.ended:
@@ -125,7 +125,7 @@ class Actions:
             f"its task host has not been heard from for over {silent_s:g}s: the process running it stopped; "
             "what was decided stays in the journal (run the tasks again to go on)"
         )
-        await self.persist(TaskLost(session=task, fleet=self.fleet, run=member.run, reason=reason))
+        await self.persist(TaskLost(session=task, fleet=self.fleet, run=member.run, reason=reason), commit=commit)
         self.roster.mark(task, "lost")
         self.stats.tasks_lost += 1
         return True

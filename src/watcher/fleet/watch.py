@@ -61,9 +61,14 @@ class WatchCycle:
         self.cycles += 1
         self.actions.stats.watcher_cycles = self.cycles
         await self.roster.refresh()
-        for task in self.roster.silent(self.config.host_lost_s):  # a dead host's tasks are lost, not stuck
-            log.warning("fleet task %s is lost: its host has been silent for over %gs", task, self.config.host_lost_s)
-            await self.actions.lose(task, self.config.host_lost_s)
+        if lost := self.roster.silent(self.config.host_lost_s):  # a dead host's tasks are lost, not stuck
+            named = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+            log.warning(
+                "fleet tasks lost (their host has been silent for over %gs): %s", self.config.host_lost_s, named
+            )
+            for task in lost:
+                await self.actions.lose(task, self.config.host_lost_s, commit=False)
+            await self.actions.commit()  # one commit for a host's thousand tasks
         if self.cycles == 1:
             await self._recall()
         await self._read()
