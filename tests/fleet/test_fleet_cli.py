@@ -108,6 +108,33 @@ def test_status_reads_one_fleet_of_several_with_its_cost(tmp_path: Path) -> None
     assert "cost $" in table and "0.2000" in table
 
 
+def test_a_command_for_a_task_no_fleet_runs_is_refused_not_recorded(tmp_path: Path) -> None:
+    from watcher.runtime.journal import Journal
+
+    journal = tmp_path / "j.sqlite3"
+    Journal(journal).close()
+    empty = _watcher("pause", "new-a", journal=journal)
+    assert empty.returncode == 2 and "no fleet in this journal: start one with watcher fleet run" in empty.stderr
+    _announce(journal)
+    typo = _watcher("nudge", "new-c", "look at the tests", journal=journal)
+    assert typo.returncode == 2 and "fleet 'second' has no task 'new-c'; its tasks: new-a, new-b" in typo.stderr
+    assert "Traceback" not in typo.stderr
+    with Journal(journal) as j:
+        assert j.commands(status=None) == []  # nothing was left for a fleet to refuse later
+
+
+def test_fleet_run_without_a_key_says_what_to_set(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text(TASKS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher", "fleet", "run", str(tasks), "--journal", str(tmp_path / "j.sqlite3")],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and "set ANTHROPIC_API_KEY, or pass --base-url" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.slow
 def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
     import signal

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from watcher.core.errors import JournalError
+from watcher.core.errors import InvalidCommandError, MissingCredentialsError
 from watcher.runtime.journal import Journal, default_journal_path
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -171,8 +171,15 @@ def _live(args: argparse.Namespace, journal: Journal) -> int:
 
 def _steer(args: argparse.Namespace, journal: Journal) -> int:
     from watcher.fleet import COMMAND_PREFIX  # imported here: see run()
+    from watcher.fleet.query import latest_tasks
 
     kind: str = args.fleet_command
+    name, tasks = latest_tasks(journal, args.fleet)
+    if not tasks:  # refused here, not recorded for a fleet that will never apply it
+        named = f" named {args.fleet!r}" if args.fleet else ""
+        raise InvalidCommandError(f"no fleet{named} in this journal: start one with watcher fleet run TASKS.toml")
+    if args.task not in tasks:
+        raise InvalidCommandError(f"fleet {name!r} has no task {args.task!r}; its tasks: {', '.join(tasks)}")
     payload = {"message": args.message} if kind == "nudge" else {"reason": args.reason}
     cid = journal.submit_command(COMMAND_PREFIX + args.task, kind, payload=payload)
     deadline = time.monotonic() + max(args.wait, 0.0)
@@ -237,8 +244,12 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         out = asyncio.run(main())
-    except JournalError:
-        raise
+    except MissingCredentialsError as exc:  # said for the command line, not for the Python API
+        raise MissingCredentialsError(
+            "the fleet's agent-run tasks call the Anthropic Messages API and no key was found: set "
+            "ANTHROPIC_API_KEY, or pass --base-url for a compatible server (offline: a local stub such as "
+            "watcher.testing.StubAnthropicServer)"
+        ) from exc
     lines = [f"{name}: {t['status']}" for name, t in out["tasks"].items()]
     lines.append(", ".join(f"{k} {v}" for k, v in out["stats"].items()))
     _print(args, out, "\n".join(lines))

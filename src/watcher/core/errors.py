@@ -14,7 +14,7 @@
     ├── NotPendingError        a person acted on an interjection that is not waiting for them
     ├── UnknownWatcherError    a watcher was named that is not attached
     ├── NoActiveRunError       an agent run was asked for where none is running
-    ├── InvalidCommandError    an editor command had arguments it cannot act on
+    ├── InvalidCommandError    a command (an editor's, a fleet's) named what it cannot act on
     ├── HookInputError         a hook call's arguments or payload cannot be read
     ├── RuntimeThreadError     the runtime thread could not start, or was called from itself
     ├── SessionEndedError      something was delivered to a parent session that has ended
@@ -126,7 +126,7 @@ class NoActiveRunError(WatcherError, LookupError):
 
 
 class InvalidCommandError(WatcherError, ValueError):
-    """An editor's ``watcher.*`` command had arguments the language server cannot act on."""
+    """A command named what it cannot act on: an editor's ``watcher.*`` arguments, a fleet task that is not there."""
 
 
 class RuntimeThreadError(WatcherError, RuntimeError):

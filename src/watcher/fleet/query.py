@@ -31,9 +31,9 @@ from watcher.runtime.events import (
     WatcherNudge,
     WatcherPause,
 )
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, JournalRow
 
-__all__ = ["FleetView", "TaskRow", "fleets", "read_fleet", "run_start"]
+__all__ = ["FleetView", "TaskRow", "fleets", "latest_tasks", "read_fleet", "run_start"]
 
 _KINDS = {
     "fleet_task",
@@ -154,17 +154,29 @@ def fleets(journal: Journal) -> list[str]:
     return list(dict.fromkeys(e.fleet for e in _events(journal) if isinstance(e, FleetTask)))
 
 
+def _announced(journal: Journal, fleet: str | None) -> tuple[str, list[JournalRow]]:
+    """The fleet's name (default: the latest) and its latest run's ``FleetTask`` rows (those rows alone: cheap)."""
+    rows = journal.read(0, limit=1_000_000, kinds=("fleet_task",))
+    name = fleet if fleet is not None else (str(rows[-1].payload.get("fleet", "")) if rows else "")
+    mine = [r for r in rows if r.payload.get("fleet") == name]
+    run = mine[-1].payload.get("run", "") if mine else ""
+    return name, [r for r in mine if r.payload.get("run", "") == run]
+
+
 def run_start(journal: Journal, fleet: str) -> int:
     """The journal id just before the latest run of ``fleet`` began (0 when it never ran here).
 
     A supervisor started on a running fleet reads from there: what earlier runs of the same name
     did (their nudges, their learnings) is not this run's.
     """
-    announced = [r for r in journal.read(0, limit=1_000_000, kinds=("fleet_task",)) if r.payload.get("fleet") == fleet]
-    if not announced:
-        return 0
-    run = announced[-1].payload.get("run", "")
-    return next(r.id for r in announced if r.payload.get("run", "") == run) - 1
+    _, rows = _announced(journal, fleet)
+    return rows[0].id - 1 if rows else 0
+
+
+def latest_tasks(journal: Journal, fleet: str | None = None) -> tuple[str, list[str]]:
+    """The fleet's name (default: the latest) and the tasks of its latest run."""
+    name, rows = _announced(journal, fleet)
+    return name, list(dict.fromkeys(r.session for r in rows))
 
 
 def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
