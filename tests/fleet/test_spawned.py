@@ -251,7 +251,9 @@ async def test_a_claude_code_task_past_max_steps_is_stopped(
     result = results["long"]
     assert isinstance(result, SpawnedResult)
     assert result.status == "max_steps" and result.detail == "stopped after 3 steps (max_steps)", result
-    assert result.steps == 3 and len(model.requests) <= 4  # the request in flight at the third boundary, at most
+    # stopped at the third boundary; the CLI does not wait for that boundary, so the request it already had in
+    # flight may still be answered (a fourth step) and, under load, one more sent before the stop lands
+    assert result.steps in (3, 4) and 3 <= len(model.requests) <= 5, (result.steps, len(model.requests))
     journal.close()
 
 
