@@ -1,7 +1,7 @@
 """``make demo``: run the example notebooks headless on a real kernel and show what the watchers did.
 
-``quickstart.ipynb``, ``agent_run.ipynb`` and ``fleet.ipynb`` are executed top to bottom with nbclient on an
-ipykernel of this interpreter, offline (the agent run is scripted through
+``quickstart.ipynb``, ``agent_run.ipynb`` and ``fleet.ipynb`` are executed top to bottom with
+nbclient on an ipykernel of this interpreter, offline (the agent run is scripted through
 ``watcher.testing.StubAnthropicServer`` unless ``ANTHROPIC_API_KEY`` is set). The kernel journals
 everything to a temporary ``WATCHER_JOURNAL``; this process then reads that journal back and
 prints, per notebook, what the watchers observed, what they concluded and what they injected.
@@ -111,6 +111,7 @@ def summarise_fleet(events: list[Event]) -> list[str]:
             e.session: e.status for e in mine if isinstance(e, SessionEvent) and e.status not in ("started", "running")
         }
         steps = {e.session: e.step for e in mine if isinstance(e, TaskTurn)}
+        texts = {e.learning_id: e.text for e in mine if isinstance(e, LearningExtracted)}
         out.append(f"  fleet {fleet}: {len(ended)} of {sum(1 for f in tasks.values() if f == fleet)} tasks ended")
         for task in (t for t, f in tasks.items() if f == fleet):
             out.append(f"    {task:<14} {ended.get(task, 'running'):<10} {steps.get(task, 0)} steps")
@@ -120,7 +121,6 @@ def summarise_fleet(events: list[Event]) -> list[str]:
             elif isinstance(e, WatcherPause):
                 out.append(f"    {'resume' if e.resumed else 'pause'} {e.session} by {e.by}: {_line(e.reason, 72)}")
             elif isinstance(e, SyncMessageSent) and e.status == "sent":
-                texts = {x.learning_id: x.text for x in mine if isinstance(x, LearningExtracted)}
                 to = ", ".join(e.recipients or (e.session,))
                 out.append(f"    learning relayed {e.source_task} -> {to}: {_line(texts.get(e.learning_id, ''), 64)}")
     return out
