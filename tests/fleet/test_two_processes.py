@@ -25,19 +25,23 @@ from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 
 pytestmark = pytest.mark.slow
 
+# the stuck task's one tool, in each script below that runs a fleet in a process of its own
+BASH = '''def bash(command: str) -> str:
+    """Run a shell command.
+
+    Args:
+        command: the command line
+    """
+    return "job 42: still running"
+'''
+
 TASKS = textwrap.dedent(
     """
     import asyncio, json, sys
     from watcher.agents import tool
     from watcher.fleet import Fleet, FleetConfig, TaskSpec
 
-    def bash(command: str) -> str:
-        \"\"\"Run a shell command.
-
-        Args:
-            command: the command line
-        \"\"\"
-        return "job 42: still running"
+    @BASH@
 
     def read(path: str) -> str:
         \"\"\"Read a file.
@@ -61,7 +65,7 @@ TASKS = textwrap.dedent(
 
     asyncio.run(main())
     """
-)
+).replace("@BASH@\n", BASH)
 NUDGE = re.compile(r'<system-nudge severity="(hint|warning|critical)">')
 
 
@@ -153,13 +157,7 @@ HOST = textwrap.dedent(
     from watcher.agents import tool
     from watcher.fleet import Fleet, FleetConfig, TaskSpec
 
-    def bash(command: str) -> str:
-        \"\"\"Run a shell command.
-
-        Args:
-            command: the command line
-        \"\"\"
-        return "job 42: still running"
+    @BASH@
 
     async def main() -> None:
         config = FleetConfig(name="lost", supervision=False, command_poll_s=0.05, host_beat_s=0.2)
@@ -168,7 +166,7 @@ HOST = textwrap.dedent(
 
     asyncio.run(main())
     """
-)
+).replace("@BASH@\n", BASH)
 
 
 async def test_the_tasks_of_a_host_that_died_are_lost_not_nudged_on(tmp_path: Path) -> None:
