@@ -44,6 +44,7 @@ from watcher.runtime.events import (
 )
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
+from watcher.runtime.polling import poll
 
 __all__ = ["FLEET_ORIGIN", "TaskHost"]
 
@@ -162,29 +163,25 @@ class TaskHost:
         await self.channels[task].hold()
 
     async def _poll(self) -> None:
-        failing = False  # an outage is logged once, and its end once
         beat_at = 0.0
-        while True:
-            try:
-                if time.monotonic() >= beat_at:  # alive: the loops tell a dead host's tasks (lost) from stuck ones
-                    beat_at = time.monotonic() + self.config.host_beat_s
-                    running = sum(1 for channel in self.channels.values() if not channel.ended)
-                    self.journal.append(
-                        TaskHostBeat(session=f"host:{self.run}", fleet=self.config.name, run=self.run, tasks=running)
-                    )
-                await self.apply_new()
-                if failing:
-                    log.warning("fleet host: journal actions are applied again")
-                    failing = False
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                if not failing:
-                    log.exception(
-                        "fleet host: applying journal actions failed; retrying every %gs", self.config.command_poll_s
-                    )
-                failing = True
-            await asyncio.sleep(self.config.command_poll_s)
+
+        async def look() -> None:
+            nonlocal beat_at
+            if time.monotonic() >= beat_at:  # alive: the loops tell a dead host's tasks (lost) from stuck ones
+                beat_at = time.monotonic() + self.config.host_beat_s
+                running = sum(1 for channel in self.channels.values() if not channel.ended)
+                self.journal.append(
+                    TaskHostBeat(session=f"host:{self.run}", fleet=self.config.name, run=self.run, tasks=running)
+                )
+            await self.apply_new()
+
+        await poll(
+            look,
+            self.config.command_poll_s,
+            log,
+            failed="fleet host: applying journal actions",
+            recovered="fleet host: journal actions are applied again",
+        )
 
     async def apply_new(self) -> None:
         """Apply the action rows written for this host's tasks since the last read."""

@@ -26,6 +26,7 @@ from watcher.fleet.tasks import FleetConfig
 from watcher.fleet.watch import Evaluator, WatchCycle
 from watcher.runtime.events import SupervisionReport
 from watcher.runtime.journal import Command, Journal
+from watcher.runtime.polling import poll
 
 __all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor"]
 
@@ -147,37 +148,33 @@ class Supervisor:
     # --- commands from other processes ------------------------------------------------------------
 
     async def _poll_commands(self) -> None:
-        failing = False  # an outage (a journal held locked) is logged once, and its end once
         lease = self.config.command_lease_s
         release_at = 0.0
-        while True:
-            try:
-                await self.roster.refresh()
-                sessions = [COMMAND_PREFIX + name for name in self.roster.members]
-                if time.monotonic() >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
-                    release_at = time.monotonic() + lease / 4
-                    if released := await asyncio.to_thread(self.journal.release_claims, lease, sessions):
-                        log.warning(
-                            "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
-                        )
-                commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
-                for command in commands:
-                    if not await asyncio.to_thread(self.journal.claim_command, command.id):
-                        continue  # another process polling this journal took it
-                    status, detail = await self.apply(command)
-                    await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
-                if failing:
-                    log.warning("fleet: journal commands are applied again")
-                    failing = False
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                if not failing:
-                    log.exception(
-                        "fleet: applying journal commands failed; retrying every %gs", self.config.command_poll_s
+
+        async def look() -> None:
+            nonlocal release_at
+            await self.roster.refresh()
+            sessions = [COMMAND_PREFIX + name for name in self.roster.members]
+            if time.monotonic() >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
+                release_at = time.monotonic() + lease / 4
+                if released := await asyncio.to_thread(self.journal.release_claims, lease, sessions):
+                    log.warning(
+                        "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
                     )
-                failing = True
-            await asyncio.sleep(self.config.command_poll_s)
+            commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
+            for command in commands:
+                if not await asyncio.to_thread(self.journal.claim_command, command.id):
+                    continue  # another process polling this journal took it
+                status, detail = await self.apply(command)
+                await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+
+        await poll(
+            look,
+            self.config.command_poll_s,
+            log,
+            failed="fleet: applying journal commands",
+            recovered="fleet: journal commands are applied again",
+        )
 
     async def apply(self, command: Command) -> tuple[str, str]:
         """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""

@@ -20,6 +20,7 @@ from watcher.runtime.bus import EventBus
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import Event, ObservationEvent, SessionEvent, WatcherEvent
 from watcher.runtime.journal import Command, Journal
+from watcher.runtime.polling import poll
 from watcher.runtime.session import Session
 
 __all__ = ["Runtime"]
@@ -193,14 +194,13 @@ class Runtime:
             self._poller = asyncio.get_running_loop().create_task(self._poll(interval), name="watcher-commands")
 
     async def _poll(self, interval: float) -> None:
-        while True:
-            try:
-                await self.apply_commands()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("applying journal commands failed; will retry")
-            await asyncio.sleep(interval)
+        await poll(
+            self.apply_commands,
+            interval,
+            log,
+            failed="applying journal commands",
+            recovered="journal commands are applied again",
+        )
 
     async def close(self) -> None:
         """Settle, stop background tasks, and flush the journal."""
