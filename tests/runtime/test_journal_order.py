@@ -8,6 +8,7 @@ writing processes against one follower.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
@@ -77,3 +78,22 @@ def test_follower_under_four_writing_processes_misses_and_repeats_nothing(journa
     for session, indices in seen.items():
         assert indices == list(range(count)), f"{session}: every row once, in order"
     assert positions == sorted(set(positions)), "positions only grow"
+
+
+async def test_a_command_wakes_a_napping_reader_early(pg_url: str) -> None:
+    """NOTIFY only shortens a reader's sleep: a command written elsewhere ends a 30 s nap at once."""
+    with Journal(pg_url) as reader, Journal(pg_url) as writer:
+        napping = asyncio.ensure_future(reader.nap(30))
+        started = time.monotonic()
+        while not napping.done() and time.monotonic() - started < 20:  # until its LISTEN is up: a few tries at most
+            await asyncio.to_thread(writer.submit_command, "s", "nudge")
+            await asyncio.wait({napping}, timeout=0.2)
+        assert napping.done() and time.monotonic() - started < 20
+
+
+async def test_a_file_journal_naps_the_whole_interval(tmp_path: Path) -> None:
+    with Journal(tmp_path / "j.sqlite3") as journal:
+        assert not journal.wakes
+        started = time.monotonic()
+        await journal.nap(0.2)
+        assert time.monotonic() - started >= 0.2
