@@ -16,8 +16,13 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 
+from watcher.core.errors import JournalError
+from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
+from watcher.runtime.events import ObservationEvent
+from watcher.testing.postgres import LocalPostgres
 
 WRITER = textwrap.dedent(
     """
@@ -97,3 +102,24 @@ async def test_a_file_journal_naps_the_whole_interval(tmp_path: Path) -> None:
         started = time.monotonic()
         await journal.nap(0.2)
         assert time.monotonic() - started >= 0.2
+
+
+def test_a_server_gone_is_retried_and_nothing_confirmed_is_lost(pg_server: LocalPostgres, pg_url: str) -> None:
+    def append(journal: Journal, indices: range) -> None:
+        for i in indices:
+            journal.append(ObservationEvent(session="s", observation=UserMessage(text=f"m{i}"), index=i))
+
+    with Journal(pg_url) as journal:
+        append(journal, range(100))
+        journal.flush()
+        pg_server.stop()
+        try:
+            append(journal, range(100, 200))  # queued: the writer retries them as it does a locked file
+            with pytest.raises(JournalError, match=r"not yet written .* still being retried"):
+                journal.flush(timeout=1.5)
+            with pytest.raises(JournalError, match=r"server at postgresql://watcher@.* is not answering"):
+                journal.read()
+        finally:
+            pg_server.start()
+        journal.flush(timeout=60)
+        assert [r.payload["index"] for r in journal.read(limit=1000)] == list(range(200))
