@@ -23,17 +23,19 @@ async def test_an_outage_is_logged_once_with_a_traceback_only_for_a_bug(
 ) -> None:
     log = logging.getLogger("watcher.test.poll")
     calls = 0
+    enough = asyncio.Event()
 
     async def step() -> None:
         nonlocal calls
         calls += 1
+        if calls >= 8:
+            enough.set()
         if calls <= 5:
             raise failure
 
     with caplog.at_level(logging.WARNING, logger="watcher.test.poll"):
         task = asyncio.create_task(poll(step, 0.001, log, failed="applying commands", recovered="applied again"))
-        while calls < 8:
-            await asyncio.sleep(0.005)
+        await asyncio.wait_for(enough.wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
