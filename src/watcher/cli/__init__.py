@@ -16,13 +16,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _bench, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
+from watcher.cli import _bench, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
 from watcher.core.errors import UnreachableServerError, WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _journal, _fleet)
+_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _eval, _journal, _fleet)
 
 
 def _parser() -> argparse.ArgumentParser:

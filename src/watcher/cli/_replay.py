@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.agents.replay import ReplayResult, replay_sessions
+from watcher.cli._show_prompt import PromptCapture, prompt_evaluator, show
 from watcher.core.errors import ConfigurationError, TranscriptError
 from watcher.core.evaluation import Evaluator
 from watcher.core.redact import redact, redact_value
@@ -65,6 +66,19 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the LLM evaluator's server, e.g. http://localhost:1234/v1 (--watcher-base-url)",
     )
     rp.add_argument("--context", choices=("minimal", "full"), help="what an LLM evaluator is shown (default: minimal)")
+    rp.add_argument(
+        "--prompt-budget",
+        type=int,
+        metavar="TOKENS",
+        help="tokens one LLM evaluation's prompt may take; longer ones are shortened (default 12000)",
+    )
+    rp.add_argument(
+        "--show-prompt",
+        type=int,
+        metavar="N",
+        help="print the exact request the Nth evaluation of the first watcher would send to the --evaluator's "
+        "model (system and messages; with --json the SDK's JSON body), without calling it or needing a key",
+    )
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--wide", action="store_true", help="in the table, one line per finding, however long")
@@ -101,8 +115,12 @@ async def _replay(args: argparse.Namespace) -> int:
             "each -w runs one watcher named after its role, so give each role once"
         )
     options = (
-        {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
+        {"model": args.model, "base_url": args.base_url, "context": args.context, "prompt_budget": args.prompt_budget}
+        if args.evaluator != "rules"
+        else {}
     )
+    if args.show_prompt is not None:
+        return await _show_prompt(args, sessions, roles[0], options)
 
     def watchers_for(_session: str) -> list[tuple[WatcherSpec, Evaluator]]:
         return [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
@@ -136,6 +154,20 @@ async def _replay(args: argparse.Namespace) -> int:
         print(f"watcher: {len(failed)} of {len(evaluations)} evaluations failed; the first: {first}", file=sys.stderr)
     # every evaluation failing is a broken audit, not a clean one: say so in the exit status
     return 1 if evaluations and len(failed) == len(evaluations) else 0
+
+
+async def _show_prompt(args: argparse.Namespace, sessions: dict[str, Any], role: str, options: dict[str, Any]) -> int:
+    if args.show_prompt < 1:
+        raise ConfigurationError(f"--show-prompt takes an evaluation's number from 1, not {args.show_prompt}")
+    extra = {k: v for k, v in options.items() if k not in ("model", "base_url") and v is not None}
+    llm = prompt_evaluator(args.evaluator, model=args.model, base_url=args.base_url, **extra)
+    capture = PromptCapture(llm, args.show_prompt)
+    try:
+        await replay_sessions(sessions, lambda _session: [(spec_for_role(role), capture)])
+    finally:
+        await llm.aclose()
+    print(show(capture, as_json=args.json))
+    return 0
 
 
 def _skipped_text(transcript: Transcript) -> str:
