@@ -21,7 +21,7 @@ from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, journal_target
 from watcher.transcripts import FORMATS, Transcript, read_file
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -82,7 +82,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
     rp.add_argument("--wide", action="store_true", help="in the table, one line per finding, however long")
-    rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
+    rp.add_argument(
+        "--journal",
+        type=journal_target,
+        metavar="PATH|URL",
+        help="also record the replay into this journal (a path or a postgresql:// URL)",
+    )
     rp.add_argument(
         "--session",
         help="session name to record under (default: the transcript's session id, else the file name; "

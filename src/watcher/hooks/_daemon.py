@@ -48,12 +48,12 @@ class Daemon:
         self.idle_s = idle_s
         self.started = time.time()
         self.calls = 0
-        self._desks: dict[Path, Desk] = {}
-        self._opening: dict[Path, asyncio.Task[Desk]] = {}
+        self._desks: dict[Path | str, Desk] = {}
+        self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
 
-    async def _desk(self, journal_path: Path) -> Desk:
+    async def _desk(self, journal_path: Path | str) -> Desk:
         desk = self._desks.get(journal_path)
         if desk is not None:
             return desk
@@ -63,7 +63,7 @@ class Daemon:
             self._opening[journal_path] = task
         return await asyncio.shield(task)
 
-    async def _open_desk(self, journal_path: Path) -> Desk:
+    async def _open_desk(self, journal_path: Path | str) -> Desk:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
             desk = self._desks[journal_path] = Desk(journal)

@@ -17,9 +17,18 @@ __all__ = ["poll"]
 
 
 async def poll(
-    step: Callable[[], Awaitable[object]], interval_s: float, log: logging.Logger, *, failed: str, recovered: str
+    step: Callable[[], Awaitable[object]],
+    interval_s: float,
+    log: logging.Logger,
+    *,
+    failed: str,
+    recovered: str,
+    nap: Callable[[float], Awaitable[None]] | None = None,
 ) -> None:
     """Await ``step`` every ``interval_s`` seconds until cancelled; a failure never ends the poll.
+
+    ``nap`` sleeps between steps instead of ``asyncio.sleep``: a journal's ``nap`` returns early
+    when a writer on another machine signals a command or a decision (PostgreSQL's NOTIFY).
 
     The first failure of an outage is logged (``"<failed> failed; retrying every …"``, with its
     traceback unless it is a ``WatcherError``, whose message says what and what to do), and the
@@ -42,4 +51,4 @@ async def poll(
             if not failing:
                 log.exception("%s failed; retrying every %gs", failed, interval_s)
             failing = True
-        await asyncio.sleep(interval_s)
+        await (nap or asyncio.sleep)(interval_s)
