@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 from watcher._version import __version__
 
 if TYPE_CHECKING:
+    from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
     from watcher.core.errors import WatcherError
     from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
     from watcher.core.interjection import Continue, Interject, Interjection, Location, Origin
     from watcher.core.protocol import format_evaluation_prompt, parse_interjection
     from watcher.core.spec import WatcherSpec
-    from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
     from watcher.evaluators import CallableEvaluator, make_evaluator
     from watcher.roles import spec_for_role
     from watcher.runtime import Journal
