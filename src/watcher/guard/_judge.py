@@ -136,7 +136,7 @@ def judge(
     paths = sorted({place.resolve(p) for p in _paths(tool_input)})
     for n, rule in enumerate(policy.deny, 1):
         if rule.matches(tool, command, paths, policy.root):
-            reason = rule.reason or "is denied by this project's policy"
+            reason = "is denied by this project's policy" + (f" ({rule.reason})" if rule.reason else "")
             return Verdict("deny", "project-policy", reason, f"{policy.source} deny rule {n}", policy.problems)
     for category, reason in findings(tool, tool_input, place, policy):
         for n, rule in enumerate(policy.allow, 1):
