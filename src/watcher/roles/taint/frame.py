@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
 
-    from watcher.roles.taint.expressions import Expressions as Engine
     from watcher.roles.taint.spec import Function, Sink
 
 __all__ = ["Frame", "Here", "join"]
@@ -48,6 +47,16 @@ def join(frames: list[Frame], into: Frame) -> None:
         env[name] = value
     into.env = env
     into.live = True
+
+
+class Engine(Protocol):
+    """What a ``Here`` needs of the engine: evaluating an expression, recording a sink."""
+
+    def expr(self, node: SgNode, frame: Frame) -> Value: ...
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None: ...
 
 
 class Here:
