@@ -8,7 +8,6 @@ arguments that matter (only those: ``cur.execute(sql, params)`` looks at ``sql``
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 from watcher.roles.taint.regex import safe_classes
@@ -16,7 +15,7 @@ from watcher.roles.taint.sinks import SINKS
 from watcher.roles.taint.spec import Call
 from watcher.roles.taint.values import NO_CONST, Origin, Value, union
 
-__all__ = ["call", "known_module"]
+__all__ = ["call"]
 
 _ALL = frozenset({"*"})
 _CASTS = frozenset(
@@ -243,50 +242,30 @@ _ET_FIND = frozenset({"find", "findall", "findtext", "iterfind"})
 _XPATH_FUNCTIONS = frozenset(
     ["lxml.etree.XPath", "lxml.etree.ETXPath", "elementpath.select", "elementpath.iter_select"]
 )
-_KNOWN_LIBRARIES = frozenset(
-    [
-        "flask",
-        "werkzeug",
-        "django",
-        "fastapi",
-        "starlette",
-        "sqlalchemy",
-        "requests",
-        "httpx",
-        "lxml",
-        "yaml",
-        "jinja2",
-        "markupsafe",
-        "bleach",
-        "ldap",
-        "ldap3",
-        "elementpath",
-        "psycopg2",
-        "psycopg",
-        "pymysql",
-        "MySQLdb",
-        "sqlite3",
-        "pandas",
-        "numpy",
-        "defusedxml",
-        "xmltodict",
-        "aiofiles",
-        "jsonpickle",
-        "dill",
-        "cloudpickle",
-        "pydantic",
-        "bcrypt",
-        "argon2",
-        "cryptography",
-        "Crypto",
-    ]
+_TRANSFORMS = (
+    "base64.",
+    "binascii.",
+    "urllib.parse.",
+    "json.",
+    "codecs.",
+    "html.",
+    "os.path.",
+    "posixpath.",
+    "ntpath.",
+    "shlex.",
+    "string.",
+    "textwrap.",
+    "re.",
+    "str.",
+    "bytes.",
+    "operator.",
+    "itertools.",
+    "functools.",
+    "collections.",
+    "copy.",
+    "unicodedata.",
+    "math.",
 )
-
-
-def known_module(name: str) -> bool:
-    """Whether a dotted name belongs to the standard library or a library the spec knows."""
-    top = name.split(".", 1)[0]
-    return top in sys.stdlib_module_names or top in _KNOWN_LIBRARIES
 
 
 def call(c: Call, imports: frozenset[str]) -> Value | None:
@@ -333,11 +312,11 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return Value(tags=frozenset({"response"}))
     if name.startswith("xml.sax.make_parser") or name == "lxml.etree.XMLParser":
         return Value(tags=frozenset({"xml-parser"}))
-    if name and not known_module(name) and c.receiver is None:
-        return None  # a helper from another file: the engine marks its result unknown
-    if c.receiver is None and name:
-        return everything  # the standard library and known libraries: built from the arguments
-    return None
+    if name in ("open", "io.open", "codecs.open", "pathlib.Path.open") or name.startswith(("requests.", "httpx.")):
+        return union([everything, c.site.source("unknown", f"what {name}() reads")])
+    if c.receiver is None and name.startswith(_TRANSFORMS):
+        return everything  # a pure transformation of its arguments
+    return None  # anything else from elsewhere: the engine adds an unknown origin
 
 
 def _sinks(c: Call, imports: frozenset[str]) -> None:
