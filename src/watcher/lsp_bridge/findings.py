@@ -114,6 +114,7 @@ class FindingBook:
         self.cell_sources: dict[tuple[str, str], str] = {}
         self.index_sources: dict[tuple[str, int], str] = {}
         self.modes: dict[tuple[str, str], str] = {}
+        self.watchers: dict[tuple[str, str], str] = {}  # (session, watcher) -> its last status
         self.cursor = 0
         self.command_cursor = 0
         self.awaiting: set[int] = set()  # ids of inject commands this server sent, not yet settled
@@ -156,6 +157,7 @@ class FindingBook:
                     self.cell_sources[(row.session, obs.cell_id)] = obs.source
             return None
         if isinstance(event, WatcherEvent):
+            self.watchers[(row.session, row.watcher)] = event.status
             if event.mode:
                 self.modes[(row.session, row.watcher)] = event.mode
             return None

@@ -34,6 +34,7 @@ __all__ = ["WatcherLanguageServer", "create_server"]
 log = logger("watcher.lsp")
 
 NOTIFICATION = "watcher/interjection"
+HISTORY = "watcher.history"
 
 
 class WatcherLanguageServer(LanguageServer):
@@ -134,6 +135,24 @@ class WatcherLanguageServer(LanguageServer):
             journal.submit_command, finding.session, kind, finding.id, watcher=finding.watcher, payload=payload
         )
 
+    def history(self) -> dict[str, Any]:
+        """Every finding of every followed journal with its status, and the watchers attached now.
+
+        The ``watcher.history`` command: an editor's history view and status bar read it.
+        """
+        findings = [
+            {**finding.to_json(), "detail": finding.detail, "shown": finding.shown, "injectable": finding.injectable}
+            for book in self.books()
+            for finding in book.findings.values()
+        ]
+        attached = [
+            {"session": session, "watcher": watcher, "journal": str(book.journal)}
+            for book in self.books()
+            for (session, watcher), status in book.watchers.items()
+            if status != "detached"
+        ]
+        return {"watchers": attached, "findings": findings}
+
     # --- publishing --------------------------------------------------------------------------
 
     def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]]) -> None:
@@ -210,6 +229,10 @@ def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
 
     for name in actions.COMMANDS:
         server.command(name)(_command_handler(name))
+
+    @server.command(HISTORY)
+    def history(ls: WatcherLanguageServer, *args: Any) -> dict[str, Any]:
+        return ls.history()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: WatcherLanguageServer, params: None) -> None:
