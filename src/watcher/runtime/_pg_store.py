@@ -304,6 +304,22 @@ class PostgresStore:
             )
         )
 
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO leases(name, holder, until) VALUES (%s, %s, now() + make_interval(secs => %s)) "
+                    "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until "
+                    "WHERE leases.holder = excluded.holder OR leases.until < now() RETURNING holder",
+                    (name, holder, ttl_s),
+                ).fetchone()
+                is not None
+            )
+        )
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self._retrying(lambda conn: conn.execute("DELETE FROM leases WHERE name = %s AND holder = %s", (name, holder)))
+
     def mark_command(self, command_id: int, status: str, detail: str) -> None:
         self._retrying(
             lambda conn: conn.execute(
