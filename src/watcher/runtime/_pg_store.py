@@ -37,7 +37,7 @@ from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
 try:
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
@@ -51,6 +51,9 @@ log = logger("watcher.journal")
 POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
+# a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
+LINK = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
+        "tcp_user_timeout": 10_000}  # fmt: skip
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
@@ -113,7 +116,11 @@ class PostgresStore:
         self.url = url
         self.where = describe(url)
         try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            self._conninfo = make_conninfo(url, **LINK)
+        except psycopg.ProgrammingError as exc:
+            raise JournalError(f"{self.where} is not a PostgreSQL URL this watcher can read ({exc})") from exc
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True) as conn:
                 found = schema_version(conn)
                 if found is None and create:
                     migrate(conn)
@@ -133,10 +140,10 @@ class PostgresStore:
                 "upgrade watcher on this machine"
             )
         self._pool = ConnectionPool(
-            url,
+            self._conninfo,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": 5, "application_name": "watcher"},
+            kwargs={"autocommit": True, "application_name": "watcher"},
             configure=_configure,
             timeout=RETRY_S,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
@@ -342,7 +349,7 @@ class PostgresStore:
         """LISTEN on a direct connection (a pooler in transaction mode cannot carry it); reconnect after outages."""
         while not self._closed:
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                with psycopg.connect(self._conninfo, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     while not self._closed:
                         if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):
