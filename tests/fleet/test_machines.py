@@ -1,24 +1,28 @@
-"""Supervisors on other "machines" (network namespaces) sharing one PostgreSQL journal over veth links.
+"""A fleet on several "machines" (network namespaces) sharing one PostgreSQL journal over veth links.
 
-The leader is cut off the network (its link down): the standby on another machine leads within
-``host_lost_s``, the cut-off one stands down by itself, and when its link is back it stays a
-standby, since another leads.
+Task hosts on three machines claim one run's tasks between them; one is killed (SIGKILL) and its
+started tasks are lost while the rest run elsewhere, and the server stops for 10 s mid-run. Two
+supervisors on two more machines: the leader is cut off the network (its link down), the standby
+leads within ``host_lost_s``, and the cut-off one stands down by itself.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO
 
 import pytest
 from netns import Machine, can_make_machines
 
 from watcher.runtime.journal import Journal
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 from watcher.testing.postgres import LocalPostgres
 
 pytestmark = pytest.mark.skipif(
@@ -30,7 +34,7 @@ HOST_LOST_S = 4.0
 
 @pytest.fixture(scope="module")
 def machines() -> Iterator[tuple[LocalPostgres, list[Machine]]]:
-    made = [Machine(i) for i in range(2)]
+    made = [Machine(i) for i in range(5)]
     try:
         listen = ",".join(["127.0.0.1", *(m.server_ip for m in made)])
         with LocalPostgres(listen=listen) as server:
@@ -55,7 +59,7 @@ def line(stream: IO[str] | None) -> str:
 
 
 def test_a_partitioned_leader_is_replaced_and_stands_down(machines: tuple[LocalPostgres, list[Machine]]) -> None:
-    server, (one, two) = machines
+    server, (_, _, _, one, two) = machines
     server.create_database("partition")
     Journal(server.url("partition")).close()
     first = supervise(one, server.url("partition", host=one.server_ip))
@@ -82,3 +86,88 @@ def test_a_partitioned_leader_is_replaced_and_stands_down(machines: tuple[LocalP
                 proc.send_signal(signal.SIGINT)
             if proc is not None:
                 proc.communicate(timeout=60)
+
+
+TASKS = '[fleet]\nname = "spread"\nhost_beat_s = 0.5\n' + "".join(
+    f'\n[[tasks]]\nname = "t{i}"\nprompt = "[t{i}] take your time"\n' for i in range(6)
+)
+
+
+def host(machine: Machine, url: str, base_url: str, tasks: str, max_tasks: int) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "watcher", "fleet", "run", tasks, "--no-supervision", "--run", "r1",
+            "--max-tasks", str(max_tasks), "--journal", url, "--base-url", base_url, "--json"]  # fmt: skip
+    return subprocess.Popen(
+        machine.command(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "ANTHROPIC_API_KEY": "k"},
+    )  # fmt: skip
+
+
+def announced(url: str) -> list[tuple[str, str]]:
+    """(task, host) of every task start the journal holds."""
+    with Journal(url, create=False) as journal:
+        return [(r.session, str(r.payload.get("host"))) for r in journal.read(kinds=("fleet_task",), limit=10_000)]
+
+
+def test_hosts_on_three_machines_share_a_run_and_a_killed_host_loses_only_its_tasks(
+    machines: tuple[LocalPostgres, list[Machine]], tmp_path: Path
+) -> None:
+    server, (a, b, c, boss, _) = machines
+    server.create_database("spread")
+    url = server.url("spread")
+    Journal(url).close()
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text(TASKS)
+
+    def reply(request: RecordedRequest) -> Reply:
+        return Reply.text("Done.", delay_s=6.0)  # each task answers once, slowly: killed hosts die mid-task
+
+    with StubAnthropicServer(*[Reply.dynamic(reply)] * 100, host="0.0.0.0") as stub:
+        port = stub.root_url.rsplit(":", 1)[1]
+        started = [host(a, server.url("spread", host=a.server_ip), f"http://{a.server_ip}:{port}", str(tasks), 2)]
+        supervisor = subprocess.Popen(
+            boss.command([sys.executable, "-m", "watcher", "fleet", "supervise", "--journal",
+                          server.url("spread", host=boss.server_ip), "--fleet", "spread", "--host-lost", "3",
+                          "--watch-interval", "0.2", "--for", "120"]),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while len(announced(url)) < 2 and time.monotonic() < deadline:  # a's two slots are taken
+                time.sleep(0.1)
+            doomed = {task for task, _ in announced(url)}
+            assert len(doomed) == 2
+            started[0].send_signal(signal.SIGKILL)  # host a dies with its two tasks
+            started[0].communicate(timeout=30)
+            for machine in (b, c):
+                ip = machine.server_ip
+                started.append(host(machine, server.url("spread", host=ip), f"http://{ip}:{port}", str(tasks), 2))
+            while len(announced(url)) < 6 and time.monotonic() < deadline + 60:  # b and c run two each
+                time.sleep(0.1)
+            server.stop()  # the server is gone for 10 s while tasks run
+            time.sleep(10)
+            server.start()
+            said = [proc.communicate(timeout=120) for proc in started[1:]]
+            assert all(proc.returncode == 0 for proc in started[1:]), said
+            results = [json.loads(out) for out, _ in said]
+        finally:
+            supervisor.send_signal(signal.SIGINT)
+            supervisor.communicate(timeout=60)
+            for proc in started:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate(timeout=30)
+    ran = [task for result in results for task in result["tasks"]]
+    assert sorted(ran) == sorted({f"t{i}" for i in range(6)} - doomed), "the others ran every other task, once each"
+    assert all(t["status"] == "completed" for result in results for t in result["tasks"].values())
+    starts = announced(url)
+    assert sorted(task for task, _ in starts) == [f"t{i}" for i in range(6)], "each task started exactly once"
+    assert len({h for _, h in starts}) == 3, "on three hosts"
+    status = subprocess.run(
+        boss.command([sys.executable, "-m", "watcher", "fleet", "status", "--journal",
+                      server.url("spread", host=boss.server_ip), "--json"]),
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    seen = {row["task"]: row["status"] for row in json.loads(status.stdout)}
+    assert {task: seen[task] for task in doomed} == dict.fromkeys(doomed, "lost"), seen
+    assert all(seen[t] == "completed" for t in ran), seen

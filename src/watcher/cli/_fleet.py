@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from watcher.core.errors import InvalidCommandError, MissingCredentialsError
+from watcher.core.errors import ConfigurationError, InvalidCommandError, MissingCredentialsError
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -46,6 +46,15 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     r = action("run", "run the tasks of a TOML tasks file")
     r.add_argument("tasks", type=Path)
     r.add_argument("--no-supervision", action="store_true", help="run the same tasks with no watcher or syncer loop")
+    r.add_argument(
+        "--run",
+        dest="shared_run",
+        default=None,
+        metavar="NAME",
+        help="a run shared by several hosts (machines) on one journal: give each the same NAME and tasks file; "
+        "they claim its tasks between them",
+    )
+    r.add_argument("--max-tasks", type=int, default=None, help="with --run: at most this many tasks at once here")
     r.add_argument("--base-url", default=None, help="the Messages API base URL (a local stub offline)")
     r.add_argument(
         "--evaluator", default=None, help='who judges the tasks: "rules" or "anthropic:MODEL" / "openai:MODEL"'
@@ -219,6 +228,7 @@ def _run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from watcher.fleet import Fleet, load_tasks  # imported here: see run()
+    from watcher.fleet.tasks import SharedRun
 
     config, specs = load_tasks(args.tasks)
     if args.no_supervision:
@@ -229,8 +239,14 @@ def _run(args: argparse.Namespace) -> int:
         config = replace(config, extractor=args.extractor)
     path = args.journal or default_journal_path()
 
+    if args.max_tasks is not None and args.shared_run is None:
+        raise ConfigurationError("--max-tasks shares a run between hosts: give --run NAME too (the same on every host)")
+    if args.max_tasks is not None and args.max_tasks < 1:
+        raise ConfigurationError(f"--max-tasks {args.max_tasks}: give a number of tasks of at least 1")
+    shared = SharedRun(args.shared_run, args.max_tasks or 1_000_000) if args.shared_run else None
+
     async def main() -> dict[str, Any]:
-        fleet = Fleet(specs, config=config, journal=path, base_url=args.base_url)
+        fleet = Fleet(specs, config=config, journal=path, base_url=args.base_url, shared=shared)
         results = await fleet.run()
         out: dict[str, Any] = {
             "stats": {

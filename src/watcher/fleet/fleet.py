@@ -25,7 +25,7 @@ from watcher.fleet.roster import Roster
 from watcher.fleet.spawned import CLI_AGENTS
 from watcher.fleet.supervisor import SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
-from watcher.fleet.tasks import FleetConfig, TaskSpec, check_names
+from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec, check_names
 from watcher.fleet.watch import Evaluator, WatchCycle
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Command, Journal
@@ -57,8 +57,10 @@ class Fleet:
         evaluator: Evaluator | None = None,
         extractor: Extractor | None = None,
         turn_extractor: TurnExtractor | None = None,
+        shared: SharedRun | None = None,
     ) -> None:
         check_names(specs)
+        self.shared = shared  # a run whose tasks several hosts claim between them (watcher fleet run --run)
         unknown = sorted({s.agent for s in specs} - {"anthropic", *CLI_AGENTS})
         if unknown:
             raise ConfigurationError(
@@ -137,13 +139,19 @@ class Fleet:
             client=self._client,
             extractor=self._extractors[0],
             turn_extractor=self._extractors[1],
+            shared=self.shared,
         )
         self.host.start()
         await self.supervisor.start(loops=self.config.supervision)
         return self
 
     async def wait(self) -> dict[str, RunResult | BaseException]:
-        """Wait for every task to end (a paused task waits for resume or abort); then stop the loops."""
+        """Wait for every task to end (a paused task waits for resume or abort); then stop the loops.
+
+        In a shared run: every task this host claimed, once some host started each of the run's tasks.
+        """
+        if self.host is not None and self.shared is not None:
+            await self.host.settled()
         runs = self.runs
         results = await asyncio.gather(*(run.wait() for run in runs.values()), return_exceptions=True)
         await self.close()

@@ -33,6 +33,7 @@ class Member:
     status: str = "running"
     announced: float = 0.0  # wall-clock time of its FleetTask row (commands older than that are not for it)
     run: str = ""  # the fleet run that announced it
+    host: str = ""  # the task host whose beats say it is alive (its run, when the run has one host)
 
     @property
     def ended(self) -> bool:
@@ -55,7 +56,7 @@ class Roster:
         self.after = after  # the journal id the fleet started after: older rows belong to earlier fleets
         self.members: dict[str, Member] = {}
         self.version = 0  # bumped when a task joins (the syncer re-indexes who is related to whom)
-        self.beats: dict[str, float] = {}  # fleet run -> when its task host was last heard from (this clock)
+        self.beats: dict[str, float] = {}  # task host -> when it was last heard from (this clock)
         self._follower = Follower(journal, after=after, flush_timeout_s=timeout_s)
         self._lock = asyncio.Lock()
 
@@ -65,7 +66,7 @@ class Roster:
             for event in await self._follower.read(None, kinds=_KINDS):
                 if isinstance(event, TaskHostBeat):
                     if event.fleet == self.fleet:
-                        self._heard(event.run)
+                        self._heard(event.host or event.run)
                     continue
                 if isinstance(event, FleetTask):
                     known = self.members.get(event.session)
@@ -79,7 +80,9 @@ class Roster:
                             parent=event.parent,
                             directory=event.directory,
                         )
-                        self.members[event.session] = Member(spec, announced=event.ts, run=event.run)
+                        self.members[event.session] = Member(
+                            spec, announced=event.ts, run=event.run, host=event.host or event.run
+                        )
                         self.version += 1
                     continue
                 member = self.members.get(event.session)
@@ -94,11 +97,11 @@ class Roster:
                 elif isinstance(event, TaskLost) and event.fleet == self.fleet and event.run == member.run:
                     member.status = "lost"
 
-    def _heard(self, run: str) -> None:
-        """A beat of ``run``'s host (read now: a supervisor started late gives every host a full grace)."""
-        self.beats[run] = time.monotonic()
+    def _heard(self, host: str) -> None:
+        """A beat of ``host`` (read now: a supervisor started late gives every host a full grace)."""
+        self.beats[host] = time.monotonic()
         for member in self.members.values():
-            if member.run == run and member.status == "lost":
+            if member.host == host and member.status == "lost":
                 member.status = "running"  # its host was alive after all (it was held up, not dead)
 
     def silent(self, after_s: float) -> list[str]:
@@ -109,7 +112,7 @@ class Roster:
         return [
             name
             for name, member in self.members.items()
-            if not member.ended and member.run in self.beats and now - self.beats[member.run] > after_s
+            if not member.ended and member.host in self.beats and now - self.beats[member.host] > after_s
         ]
 
     def status(self, task: str) -> str:

@@ -25,6 +25,7 @@ to do; no driver traceback reaches a user.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +48,8 @@ except ImportError as exc:  # the extra is not installed: say how to get it
 __all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
 
 log = logger("watcher.journal")
+# the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
@@ -326,6 +329,34 @@ class PostgresStore:
 
     def drop_lease(self, name: str, holder: str) -> None:
         self._retrying(lambda conn: conn.execute("DELETE FROM leases WHERE name = %s AND holder = %s", (name, holder)))
+
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO task_claims(grp, task, host) VALUES (%s, %s, %s) ON CONFLICT (grp, task) DO UPDATE "
+                    "SET host = excluded.host, beat = now() WHERE task_claims.started = false "
+                    "AND task_claims.beat < now() - make_interval(secs => %s) RETURNING host",
+                    (group, task, host, lost_after_s),
+                ).fetchone()
+                is not None
+            )
+        )
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        self._retrying(
+            lambda conn: conn.execute(
+                "UPDATE task_claims SET started = true WHERE grp = %s AND task = %s AND host = %s", (group, task, host)
+            )
+        )
+
+    def beat_claims(self, group: str, host: str) -> None:
+        self._retrying(
+            lambda conn: conn.execute("UPDATE task_claims SET beat = now() WHERE grp = %s AND host = %s", (group, host))
+        )
+
+    def started_tasks(self, group: str) -> set[str]:
+        return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
 
     def mark_command(self, command_id: int, status: str, detail: str) -> None:
         self._retrying(

@@ -104,6 +104,18 @@ class Store(Protocol):
     def drop_lease(self, name: str, holder: str) -> None:
         """Give lease ``name`` up, if ``holder`` holds it (a clean exit hands over at once)."""
 
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        """Claim ``task`` of ``group`` for ``host``: free, or claimed but not started by a host silent ``lost_after_s``."""
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        """Record that ``host`` started its claimed ``task`` (it is never claimed again)."""
+
+    def beat_claims(self, group: str, host: str) -> None:
+        """``host`` is alive: its claims stay its own."""
+
+    def started_tasks(self, group: str) -> set[str]:
+        """The tasks of ``group`` that some host started."""
+
     def prune(self, before_ts: float) -> tuple[int, int]:
         """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted."""
 

@@ -566,6 +566,7 @@ class FleetTask(FleetEvent):
     parent: str = ""
     directory: str = ""
     run: str = ""
+    host: str = ""  # the task host running it when several hosts share one run (else the run is the host)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -714,6 +715,7 @@ class TaskHostBeat(FleetEvent):
     critical: ClassVar[bool] = True
     run: str
     tasks: int = 0  # how many of its tasks are still running
+    host: str = ""  # which of the hosts sharing ``run`` beats (empty: the run has one host)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

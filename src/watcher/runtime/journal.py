@@ -461,6 +461,28 @@ class Journal:
         """Give lease ``name`` up if ``holder`` holds it, so a standby takes over at once."""
         self._store.drop_lease(name, holder)
 
+    # --- task claims (a run shared by several task hosts) --------------------------------------
+
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        """Claim ``task`` of run ``group`` for ``host``; True when it is now this host's to start.
+
+        A task another host claimed is taken over only while unstarted and once that host has not
+        beaten for ``lost_after_s`` (the store's clock); a started task is never claimed again.
+        """
+        return self._store.claim_task(group, task, host, lost_after_s)
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        """Record that ``host`` started ``task``: from now on it runs there or is lost with it."""
+        self._store.start_task(group, task, host)
+
+    def beat_claims(self, group: str, host: str) -> None:
+        """``host`` is alive: its unstarted claims are not taken over."""
+        self._store.beat_claims(group, host)
+
+    def started_tasks(self, group: str) -> set[str]:
+        """The tasks of run ``group`` some host started."""
+        return self._store.started_tasks(group)
+
     def __enter__(self) -> Journal:
         return self
 
