@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import argcomplete
+from argcomplete.shell_integration import shellcode
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -25,5 +25,5 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the completion code for ``args.shell``."""
-    print(argcomplete.shellcode(["watcher"], shell=args.shell))
+    print(shellcode(["watcher"], shell=args.shell))
     return 0
