@@ -7,7 +7,7 @@ from ast_grep_py import SgRoot
 from watcher.roles.taint import analyse
 from watcher.roles.taint.python import PythonSpec
 
-FLASK = '''
+FLASK = """
 import os, subprocess
 from flask import Flask, request
 app = Flask(__name__)
@@ -27,7 +27,7 @@ def a():
     d = {"keyA": "safe", "keyB": helper(param)}
     os.system("echo " + d["keyA"])
     os.system("echo " + d["keyB"])
-'''
+"""
 
 
 def test_a_flow_names_its_class_source_and_path_and_constants_are_not_flows() -> None:

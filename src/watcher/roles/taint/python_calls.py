@@ -8,6 +8,7 @@ arguments that matter (only those: ``cur.execute(sql, params)`` looks at ``sql``
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from watcher.roles.taint.regex import safe_classes
@@ -242,6 +243,7 @@ _ET_FIND = frozenset({"find", "findall", "findtext", "iterfind"})
 _XPATH_FUNCTIONS = frozenset(
     ["lxml.etree.XPath", "lxml.etree.ETXPath", "elementpath.select", "elementpath.iter_select"]
 )
+_SERIALISERS = frozenset({"pickle.dumps", "marshal.dumps", "jsonpickle.encode", "yaml.dump", "yaml.safe_dump"})
 _TRANSFORMS = (
     "base64.",
     "binascii.",
@@ -281,6 +283,11 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return c.site.source("local", f"{name}()")
     if method in ("recv", "recvfrom", "recv_into", "recvmsg") and c.receiver is not None:
         return c.site.source("input", f"socket {method}()")
+    if method in ("get", "getlist", "get_all", "getall", "getone") and c.receiver is not None and c.args:
+        key = c.args[0].const
+        named = [o for o in c.receiver.origins if o.label == "input" and not o.via]
+        if isinstance(key, str) and named and len(named) == len(c.receiver.origins):
+            return Value(origins=frozenset(replace(o, name=f"{o.name}[{key!r}]") for o in named))
     if name == "os.getenv" or name == "os.environ.get":
         return c.site.source("environment", f"os.getenv({_text(c, 0)})")
     # sanitisers and casts
@@ -314,7 +321,7 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return Value(tags=frozenset({"xml-parser"}))
     if name in ("open", "io.open", "codecs.open", "pathlib.Path.open") or name.startswith(("requests.", "httpx.")):
         return union([everything, c.site.source("unknown", f"what {name}() reads")])
-    if c.receiver is None and name.startswith(_TRANSFORMS):
+    if (c.receiver is None or "module" in c.receiver.tags) and (name.startswith(_TRANSFORMS) or name in _SERIALISERS):
         return everything  # a pure transformation of its arguments
     return None  # anything else from elsewhere: the engine adds an unknown origin
 
