@@ -6,7 +6,7 @@ import jsonpickle
 import yaml
 from django.http import HttpResponse, JsonResponse
 from fastapi import FastAPI
-from flask import Flask, request
+from flask import Flask, jsonify, request
 
 app = Flask(__name__)
 api = FastAPI()
@@ -38,14 +38,14 @@ def config():
 def config_safe():
     data = request.get_data()
     settings = yaml.safe_load(data)  # safe
-    return str(settings)
+    return jsonify(settings)
 
 
 @app.route("/config-safe-loader", methods=["POST"])
 def config_safe_loader():
     data = request.get_data()
     settings = yaml.load(data, Loader=yaml.SafeLoader)  # safe
-    return str(settings)
+    return jsonify(settings)
 
 
 @app.route("/cart")
