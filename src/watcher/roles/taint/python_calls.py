@@ -299,7 +299,8 @@ _TRANSFORMS = (
 def call(c: Call, imports: frozenset[str]) -> Value | None:
     """The meaning of a call (see the module docstring); None leaves it to the engine's default."""
     name, method = c.name, c.method
-    everything = union([*c.args, *c.kwargs.values(), *([c.receiver.flat()] if c.receiver else [])])
+    receiver = [c.receiver.flat()] if c.receiver is not None and "module" not in c.receiver.tags else []
+    everything = union([*c.args, *c.kwargs.values(), *receiver])
     # sources
     if method in ("get_json", "get_data") and name.startswith("flask.request"):
         return c.site.source("input", f"request.{method}()")
@@ -344,7 +345,9 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return Value(tags=frozenset({"weak-random-generator"}))
     algorithm = _hash_algorithm(c)
     if algorithm:
-        return _tag(union([everything, c.site.source("weak-hash", algorithm.upper())]), "hash")
+        return union([everything.cleared(_ALL), c.site.source("weak-hash", algorithm.upper())])
+    if name.startswith(("hashlib.", "hmac.")) and not receiver and method not in ("compare_digest",):
+        return everything.cleared(_ALL)  # a digest carries none of the input's characters
     _sinks(c, imports)
     if name in _HTML_OUT or name in _REDIRECTS or name in _RESPONSES:
         return Value(tags=frozenset({"response"}))
