@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
-from watcher.roles._security_js_values import Values, dotted, named
+from watcher.roles._security_js_values import Values, dotted, literal, named
 
 __all__ = ["Calls"]
 
@@ -53,6 +53,10 @@ _SANITIZERS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"mongo.?sanitize|(?:^|\.)sanitize$"), frozenset({"object", "xss", "path", "nosql"})),
     (re.compile(r"escape|encode|sanitiz|purif|xss|entities"), frozenset({"xss", "sql", "nosql", "object"})),
 ]
+_CHECKERS = frozenset({"check", "body", "query", "param", "cookie", "header", "checkBody", "checkQuery"})
+_WHOLE_CHECKS = frozenset(
+    {"isInt", "isNumeric", "isUUID", "isMongoId", "isAlphanumeric", "isIn", "isBoolean", "toInt", "toFloat", "isAlpha"}
+)
 _PATHS = frozenset({"resolve", "join", "normalize", "relative"})
 _META = {
     "cmd": ";|&$`<> \n",
@@ -123,7 +127,31 @@ class Calls(Values):
             given = self.callback_taints(name, args, receiver, result)
             self.function(fn, st, given)
         self.sinks.call(self, node, name, owner, args, taints, receiver, st)
+        if name.startswith("is") or name in ("matches", "toInt", "toFloat", "toBoolean"):
+            self.validator_chain(node, name, st)
         return result
+
+    def validator_chain(self, node: Any, name: str, st: Any) -> None:
+        """express-validator: ``body("email").isEmail()`` leaves ``req.body.email`` a checked string."""
+        call = node
+        while call is not None and call.kind() == "call_expression":
+            callee = call.field("function")
+            if callee is None:
+                return
+            if callee.kind() == "identifier":
+                break
+            call = callee.field("object") if callee.kind() == "member_expression" else None
+        if call is None or call.kind() != "call_expression" or call.field("function").text() not in _CHECKERS:
+            return
+        args = named(call.field("arguments"))
+        if not args or args[0].kind() != "string":
+            return
+        field = args[0].text()[1:-1]
+        line = int(call.range().start.line) + 1
+        kinds = ALL_KINDS if name in _WHOLE_CHECKS else frozenset({"object"})
+        for where in ("body", "query", "params", "cookies"):
+            taint = Taint(f"the `{field}` request field (`req.{where}.{field}`)", line)
+            st.vars[f"req.{where}.{field}"] = sanitized(st.vars.get(f"req.{where}.{field}", taint), kinds)
 
     def callback_taints(
         self, name: str, args: list[Any], receiver: Taint | None, result: Taint | None
@@ -138,6 +166,8 @@ class Calls(Values):
     def result(
         self, node: Any, name: str, owner: str, receiver: Taint | None, args: list[Any], taints: list[Any], st: Any
     ) -> Taint | None:
+        callee = node.field("function")
+        receiver_node = callee.field("object") if callee is not None and callee.kind() == "member_expression" else None
         source = call_source(name, owner, node, receiver)
         if source is not None:
             return source
@@ -169,10 +199,12 @@ class Calls(Values):
             if name in _STRING_METHODS:
                 return sanitized(union(receiver, arguments if name == "concat" else None), frozenset({"object"}))
             return receiver
-        if owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS:
-            if owner == "path" and name in _PATHS and arguments is not None:
+        if arguments is not None and (name == "concat" or owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS):
+            if owner == "path" and name in _PATHS:
                 return replace(arguments, resolved=True)
-            return arguments if name not in _BOOLEANS else None
+            around = [receiver_node] if name == "concat" and receiver_node is not None else args
+            text = " ".join(literal(a, st.consts) for a in around)
+            return union(arguments, text=text) if name not in _BOOLEANS else None
         callee = node.field("function")
         if callee is not None and callee.kind() == "identifier":
             return arguments  # a function this file does not define: its result carries its input

@@ -101,9 +101,13 @@ def _local_target(node: Any, consts: dict[str, Any]) -> bool:
 class Sinks:
     """Sink visits of one text: the findings of strong taints, and the sinks proved clean."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: frozenset[str] = frozenset()) -> None:
+        self.modules = modules  # names this text binds to the child_process module
         self.findings: dict[tuple[str, int], Finding] = {}
-        self.clean: dict[tuple[str, int], bool] = {}  # (rule, line) → every visit was clean
+        self.clean: dict[tuple[str, int], bool] = {}
+        self.sources: dict[
+            tuple[str, int], int
+        ] = {}  # finding → the line its value entered on  # (rule, line) → every visit was clean
 
     def hit(self, cls: str, node: Any, taint: Taint | None, sink: str, *, weak: bool = False) -> None:
         rule, label, cwe, risk = CLASSES[cls]
@@ -119,6 +123,7 @@ class Sinks:
         text = f"{origin[0].upper()}{origin[1:]} reaches `{sink}` (line {line}){through}: {risk}"
         end = int(node.range().end.line) + 1
         snippet = " ".join(node.text().split())[:200]
+        self.sources[key] = taint.line
         self.findings[key] = Finding(
             rule, f"{label} ({cwe})", "warning", text, line, end, fingerprint=f"{rule}:{snippet}"
         )
@@ -130,9 +135,9 @@ class Sinks:
     ) -> None:
         first = taints[0] if taints else None
         root = _root(node.field("function"))
-        if name in _RUNNERS and (_PROCESS.search(owner) or not owner):
+        if name in _RUNNERS and (_PROCESS.search(owner) or not owner or owner in self.modules):
             self.hit("cmd", node, first, f"{name}()")
-        elif name in _PROGRAMS and (_PROCESS.search(owner) or not owner):
+        elif name in _PROGRAMS and (_PROCESS.search(owner) or not owner or owner in self.modules):
             shell = any(a.kind() == "object" and re.search(r"\bshell\s*:\s*(?!false)", a.text()) for a in args)
             self.hit("cmd", node, _first(taints) if shell else first, f"{name}()")
         elif name == "eval" and owner in ("", "window", "globalThis", "global"):
@@ -213,6 +218,10 @@ class Sinks:
                 hit = keys.get("Location") or keys.get("location") or keys.get("'Location'")
                 if hit is not None:
                     self.hit("redirect", node, hit[0], f"res.{name}() Location")
+        elif name in ("sendFile", "download", "sendfile", "attachment") and args:
+            rooted = any(a.kind() == "object" and re.search(r"\broot\s*:", a.text()) for a in args[1:])
+            if not rooted:
+                self.hit("path", node, taints[0], f"res.{name}()")
         elif name in ("send", "write", "end") and args and args[0].kind() not in ("object", "array"):
             taint = taints[0]
             html = taint is not None and ("<" in taint.text or name == "send")

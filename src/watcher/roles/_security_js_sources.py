@@ -136,6 +136,12 @@ def _chain(node: Any) -> list[str]:
             prop = node.field("property")
             parts.append(prop.text() if prop is not None else "")
             node = node.field("object")
+        elif kind == "subscript_expression":
+            index = node.field("index")
+            if index is None or index.kind() != "string":
+                return []
+            parts.append(index.text()[1:-1])
+            node = node.field("object")
         elif kind in ("identifier", "this"):
             parts.append(node.text())
             return parts[::-1]
@@ -166,7 +172,10 @@ def member_source(node: Any) -> Taint | None:
         what, objects = _FIELDS[rest[0]]
         key = rest[1] if len(rest) > 1 else ""
         origin = f"the `{key}` {what} (`{text}`)" if key else f"the {what}s (`{text}`)"
-        return Taint(origin, _line(node), ALL_KINDS if objects else _STRINGS)
+        kinds = ALL_KINDS if objects else _STRINGS
+        if key.lower() in ("referer", "referrer"):  # set by the visitor's browser: a way back, not a lure
+            kinds = kinds - {"redirect"}
+        return Taint(origin, _line(node), kinds)
     for page, what in _PAGE.items():
         if text == page or text.startswith(page + ".") or text in ("window." + page, "globalThis." + page):
             return Taint(f"{what} (`{text}`)", _line(node), _STRINGS)
@@ -183,7 +192,10 @@ def call_source(name: str, owner: str, node: Any, receiver: Taint | None) -> Tai
     line = _line(node)
     owner_last = owner.rsplit(".", 1)[-1]
     if owner_last in _REQUEST and name in _REQUEST_CALLS:
-        return Taint(f"a {_REQUEST_CALLS[name]} (`{owner}.{name}()`)", line, _STRINGS)
+        referer = re.search(r"(?i)\(\s*['\"]referr?er['\"]", node.text())
+        return Taint(
+            f"a {_REQUEST_CALLS[name]} (`{owner}.{name}()`)", line, _STRINGS - {"redirect"} if referer else _STRINGS
+        )
     if owner_last in _REQUEST and name in _BODY_READERS:
         return Taint(f"the request body (`{owner}.{name}()`)", line, ALL_KINDS)
     if owner.endswith("cookies") and name == "get" and owner.split(".")[0] in _REQUEST:

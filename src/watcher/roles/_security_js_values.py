@@ -13,7 +13,7 @@ from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, keyed, member_source, sanitized, union
 
-__all__ = ["UNKNOWN", "Values", "dotted", "fold", "named"]
+__all__ = ["UNKNOWN", "Values", "dotted", "fold", "literal", "named"]
 
 UNKNOWN: Any = object()  # a value constant folding cannot decide
 _GLOBALS = frozenset(
@@ -118,6 +118,24 @@ def fold(node: Any, consts: dict[str, Any]) -> Any:
             return UNKNOWN
         return fold(node.field("consequence" if cond else "alternative"), consts)
     return UNKNOWN
+
+
+def literal(node: Any, consts: dict[str, Any]) -> str:
+    """The literal text a string expression is built around (values left out): tells SQL from prose."""
+    kind = node.kind() if node is not None else ""
+    if kind == "string":
+        return str(node.text()[1:-1])
+    if kind == "template_string":
+        return " ".join(c.text() for c in named(node) if c.kind() == "string_fragment")
+    if kind == "binary_expression":
+        return f"{literal(node.field('left'), consts)} {literal(node.field('right'), consts)}".strip()
+    if kind == "identifier":
+        value = consts.get(node.text())
+        return value if isinstance(value, str) else ""
+    if kind in ("parenthesized_expression", "as_expression", "non_null_expression"):
+        inner = named(node)
+        return literal(inner[0], consts) if inner else ""
+    return ""
 
 
 def anchored(regex: Any) -> bool:
@@ -245,8 +263,7 @@ class Values:
             return None
         text = op.text() if op is not None else ""
         if text == "+":
-            strings = " ".join(n.text()[1:-1] for n in (left, right) if n is not None and n.kind() == "string")
-            return union(lt, rt, text=strings)
+            return union(lt, rt, text=literal(node, st.consts)) if lt is not None or rt is not None else None
         if text in ("||", "??", "&&"):
             return union(lt, rt)
         return None  # comparisons and arithmetic give booleans and numbers
