@@ -23,7 +23,7 @@ from watcher.core.spec import Triggers
 from watcher.roles._security_js import sql_findings
 from watcher.roles._security_js_review import javascript_findings
 from watcher.roles._security_model import RANK, Finding
-from watcher.roles._security_python import python_findings, unparsed_lines
+from watcher.roles._security_python import python_findings
 from watcher.roles._security_secrets import secret_findings
 from watcher.roles._security_shell import shell_findings, tls_findings
 from watcher.roles._security_sources import Watched, watched_pieces
@@ -105,19 +105,9 @@ class SecurityRole(Role):
                         hits.append((finding, piece))
         if not hits:
             note = f"checked {len(fresh)} new observations: no new security findings"
-            return Continue(note=note + "".join(_unscanned(obs, calls) for obs in fresh))
+            return Continue(note=note)
         hits.sort(key=lambda hit: RANK[hit[0].severity])
         return Interject(_interjection(hits), note=f"{len(hits)} security findings")
-
-
-def _unscanned(obs: Observation, calls: dict[str, ToolCall]) -> str:
-    """``; lines 3-4 of cell c1 were not scanned …`` for Python this interpreter could not parse."""
-    out = ""
-    for piece in watched_pieces(obs, calls):
-        skipped = unparsed_lines(piece.text) if piece.language == "python" else ""
-        if skipped:
-            out += f"; lines {skipped} of {piece.label} could not be parsed by this Python and were not scanned"
-    return out
 
 
 def _location(finding: Finding, piece: Watched) -> Location | None:
