@@ -105,7 +105,7 @@ class Calls(Values):
         new = node.kind() == "new_expression"
         callee = node.field("constructor" if new else "function")
         args_node = node.field("arguments")
-        args = named(args_node) if args_node is not None else []
+        args = named(args_node) if args_node is not None and args_node.kind() == "arguments" else []
         if callee is None:
             return None
         receiver_node = callee.field("object") if callee.kind() == "member_expression" else None
@@ -118,10 +118,10 @@ class Calls(Values):
         else:
             self.ev(callee, st)
             name, owner = "", ""
+        if args_node is not None and args_node.kind() == "template_string":
+            self.sinks.built(args_node, None)  # a tagged template (sql`…`, $queryRaw`…`) binds its values
         functions = [a for a in args if a.kind() in ("arrow_function", "function_expression", "function")]
         taints = [None if a in functions else self.ev(a, st) for a in args]
-        if args_node is not None and args_node.kind() == "template_string":
-            taints = []  # a tagged template (sql`…`) gets its values apart from the text
         result = self.result(node, name, owner, receiver, args, taints, st)
         for fn in functions:
             given = self.callback_taints(name, args, receiver, result)

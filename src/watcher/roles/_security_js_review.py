@@ -44,8 +44,12 @@ def javascript_findings(text: str, path: str = "") -> list[Finding]:
     for finding in [*with_fix, *structural]:
         lines = range(finding.start_line, finding.last_line + 1)
         rule = "js:sql-injection" if finding.rule == "sql-injection-js" else finding.rule
-        if finding.rule != "sql-injection-js" and any((rule, line) in proved for line in lines):
-            continue  # the sink on these lines only ever receives clean values
+        if any((rule, line) in proved for line in lines) or (
+            rule == "js:sql-injection"
+            and all((sinks.clean.get(("js:sql-built", line), True)) for line in lines)
+            and any(("js:sql-built", line) in proved for line in lines)
+        ):
+            continue  # the sink (or the SQL text) on these lines only ever receives clean values
         told = next(
             (i for i, f in enumerate(flows) if f.rule == rule and _within(finding, spans[i])),
             None,

@@ -128,6 +128,12 @@ class Sinks:
             rule, f"{label} ({cwe})", "warning", text, line, end, fingerprint=f"{rule}:{snippet}"
         )
 
+    def built(self, node: Any, taint: Taint | None) -> None:
+        """SQL text built here: remembered as clean when no value can change the statement."""
+        line = int(node.range().start.line) + 1
+        safe = taint is None or "sql" not in taint.kinds
+        self.clean[("js:sql-built", line)] = self.clean.get(("js:sql-built", line), True) and safe
+
     # ------------------------------------------------------------------ calls
 
     def call(
@@ -135,6 +141,7 @@ class Sinks:
     ) -> None:
         first = taints[0] if taints else None
         root = _root(node.field("function"))
+        member = node.field("function") is not None and node.field("function").kind() == "member_expression"
         if name in _RUNNERS and (_PROCESS.search(owner) or not owner or owner in self.modules):
             self.hit("cmd", node, first, f"{name}()")
         elif name in _PROGRAMS and (_PROCESS.search(owner) or not owner or owner in self.modules):
@@ -154,9 +161,9 @@ class Sinks:
             self.hit("code", node, first, f"{name}()")
         elif name == "require" and not owner and args and args[0].kind() != "string":
             self.hit("code", node, first, "require()")
-        elif owner and (name in _SQL_CALLS or _SQL_RAW.search(name)):
+        elif member and (name in _SQL_CALLS or _SQL_RAW.search(name)):
             self.sql(flow, node, name, args, taints)
-        if owner and (name in _MONGO_FILTER or name in _MONGO_UPDATE) and args:
+        if member and (name in _MONGO_FILTER or name in _MONGO_UPDATE) and args:
             self.nosql(flow, node, name, args, taints)
         if name in _FS_CALLS and (_FS.search(owner) or not owner):
             for taint in taints[: 2 if name.startswith(("rename", "copyFile")) else 1]:
@@ -199,7 +206,7 @@ class Sinks:
         for key, (inner, inner_node) in flow.objects.get(int(value.range().start.index), {}).items():
             if key == "$where":
                 self.hit("nosql", node, inner, f"{name}() with $where")
-            elif update and not key.startswith("$"):
+            elif update and (not key.startswith("$") or (inner_node is not None and inner_node.kind() == "object")):
                 continue  # a field's new value: stored, not interpreted
             elif inner_node is not None and inner_node.kind() == "object" and key != "$eq":
                 self.operators(flow, node, name, inner_node, inner, update=False)

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, keyed, member_source, sanitized, union
+from watcher.roles._security_sql import is_sql
 
 __all__ = ["UNKNOWN", "Values", "dotted", "fold", "literal", "named"]
 
@@ -186,7 +187,10 @@ class Values:
         if kind == "template_string":
             subs = [self.ev(c, st) for c in named(node) if c.kind() == "template_substitution"]
             text = "".join(c.text() for c in named(node) if c.kind() == "string_fragment")
-            return union(*subs, text=text)
+            value = sanitized(union(*subs, text=text), frozenset({"object"}))  # a string now
+            if subs and is_sql(text + " x"):
+                self.sinks.built(node, value)
+            return value
         if kind in ("member_expression", "subscript_expression"):
             return self.member(node, st)
         if kind in ("call_expression", "new_expression"):
@@ -259,11 +263,16 @@ class Values:
         known = fold(node, st.consts)
         lt = self.ev(left, st) if left is not None else None
         rt = self.ev(right, st) if right is not None else None
-        if known is not UNKNOWN:
-            return None
         text = op.text() if op is not None else ""
         if text == "+":
-            return union(lt, rt, text=literal(node, st.consts)) if lt is not None or rt is not None else None
+            words = literal(node, st.consts)
+            value = union(lt, rt, text=words) if known is UNKNOWN and (lt is not None or rt is not None) else None
+            parent = node.parent()
+            if (parent is None or parent.kind() != "binary_expression") and is_sql(words + " x"):
+                self.sinks.built(node, value)
+            return value
+        if known is not UNKNOWN:
+            return None
         if text in ("||", "??", "&&"):
             return union(lt, rt)
         return None  # comparisons and arithmetic give booleans and numbers
@@ -309,7 +318,10 @@ class Values:
         left, right = node.field("left"), node.field("right")
         taint = self.ev(right, st) if right is not None else None
         if node.kind() == "augmented_assignment_expression" and left is not None:
-            taint = union(self.ev(left, st), taint)
+            base = self.ev(left, st)
+            taint = union(base, taint, text=literal(left, st.consts) + " " + literal(right, st.consts))
+            if taint is None or (taint.text and is_sql(taint.text + " x")):
+                self.sinks.built(node, taint)
         if left is not None:
             self.sinks.assigned(self, node, left, taint, st)
             self.assign(left, taint, right if node.kind() == "assignment_expression" else None, st)
