@@ -122,6 +122,9 @@ class Calls(Values):
             self.sinks.built(args_node, None)  # a tagged template (sql`…`, $queryRaw`…`) binds its values
         functions = [a for a in args if a.kind() in ("arrow_function", "function_expression", "function")]
         taints = [None if a in functions else self.ev(a, st) for a in args]
+        if not owner and name in self.setters and taints:  # React: setBody(value)
+            state = self.setters[name]
+            self.stored[state] = union(self.stored.get(state), taints[0])
         result = self.result(node, name, owner, receiver, args, taints, st)
         for fn in functions:
             given = self.callback_taints(name, args, receiver, result)

@@ -163,6 +163,8 @@ class Values:
         self.url_of: dict[str, Any] = {}  # u → the value `new URL(value)` parsed into u
         self.objects: dict[int, dict[str, tuple[Taint | None, Any]]] = {}  # object literal → its keys
         self.regexes: dict[str, Any] = {}  # const NAME = /.../
+        self.setters: dict[str, str] = {}  # React: setBody → body (const [body, setBody] = useState())
+        self.stored: dict[str, Taint | None] = {}  # what the setters were given, wherever they ran
 
     # subclass hooks -------------------------------------------------------------------
     def function(self, fn: Any, st: Any, given: list[Taint | None] | None = None) -> Taint | None:
@@ -179,6 +181,8 @@ class Values:
             return None
         if kind == "identifier":
             name = node.text()
+            if name in self.stored:  # React state: what any of its setter calls stored
+                return union(st.vars.get(name), self.stored[name])
             if name in st.vars:
                 return st.vars[name]  # type: ignore[no-any-return]
             if name in _GLOBALS or name in self.functions:
@@ -374,7 +378,13 @@ class Values:
                     if inner_nodes:
                         self.assign(inner_nodes[-1], taint, None, st)
         elif kind in ("array_pattern", "rest_pattern"):
-            for child in named(target):
+            parts = named(target)
+            if value is not None and value.kind() == "call_expression" and len(parts) == 2:
+                callee = value.field("function")
+                if callee is not None and callee.text().rsplit(".", 1)[-1] == "useState":
+                    self.setters[parts[1].text()] = parts[0].text()
+                    self.stored.setdefault(parts[0].text(), None)
+            for child in parts:
                 self.assign(child, taint, None, st)
         elif kind == "assignment_pattern":
             left, right = target.field("left"), target.field("right")
