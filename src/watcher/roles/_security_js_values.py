@@ -378,13 +378,13 @@ class Values:
                     if inner_nodes:
                         self.assign(inner_nodes[-1], taint, None, st)
         elif kind in ("array_pattern", "rest_pattern"):
-            parts = named(target)
-            if value is not None and value.kind() == "call_expression" and len(parts) == 2:
+            items = named(target)
+            if value is not None and value.kind() == "call_expression" and len(items) == 2:
                 callee = value.field("function")
                 if callee is not None and callee.text().rsplit(".", 1)[-1] == "useState":
-                    self.setters[parts[1].text()] = parts[0].text()
-                    self.stored.setdefault(parts[0].text(), None)
-            for child in parts:
+                    self.setters[items[1].text()] = items[0].text()
+                    self.stored.setdefault(items[0].text(), None)
+            for child in items:
                 self.assign(child, taint, None, st)
         elif kind == "assignment_pattern":
             left, right = target.field("left"), target.field("right")
