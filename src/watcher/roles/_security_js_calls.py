@@ -12,7 +12,6 @@ Callbacks of ``then``/``subscribe``/``forEach``… receive the taint of what the
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
@@ -193,7 +192,7 @@ class Calls(Values):
         if kinds:
             return sanitized(receiver if receiver is not None and not arguments else arguments, kinds)
         if owner == "JSON" and name == "parse" and arguments is not None:
-            return replace(arguments, kinds=arguments.kinds | {"object"})
+            return arguments.but(kinds=arguments.kinds | {"object"})
         if (owner == "JSON" and name == "stringify") or (name == "String" and not owner):
             return sanitized(arguments, frozenset({"object"}))
         if receiver is not None:
@@ -204,7 +203,7 @@ class Calls(Values):
             return receiver
         if arguments is not None and (name == "concat" or owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS):
             if owner == "path" and name in _PATHS:
-                return replace(arguments, resolved=True)
+                return arguments.but(resolved=True)
             around = [receiver_node] if name == "concat" and receiver_node is not None else args
             text = " ".join(literal(a, st.consts) for a in around)
             return union(arguments, text=text) if name not in _BOOLEANS else None

@@ -17,7 +17,7 @@ and responses of ``fetch``/``axios``/``HttpClient``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ALL_KINDS", "Taint", "call_source", "keyed", "member_source", "sanitized", "union"]
@@ -40,12 +40,23 @@ class Taint:
     text: str = ""  # literal text spliced around it (tells SQL or HTML from other strings)
     resolved: bool = field(default=False)  # a path made absolute (path.resolve/join/normalize)
 
+    def but(self, **changes: Any) -> Taint:
+        """A copy with some fields changed (``dataclasses.replace`` without its introspection)."""
+        fields = {
+            "origin": self.origin, "line": self.line, "kinds": self.kinds, "strong": self.strong,
+            "via": self.via, "text": self.text, "resolved": self.resolved,
+        }  # fmt: skip
+        fields.update(changes)
+        return Taint(**fields)
+
     def through(self, name: str) -> Taint:
-        return self if name in self.via else replace(self, via=(*self.via, name)[-4:])
+        return self if name in self.via else self.but(via=(*self.via, name)[-4:])
 
     def without(self, kinds: frozenset[str]) -> Taint | None:
+        if not kinds & self.kinds:
+            return self
         left = self.kinds - kinds
-        return replace(self, kinds=left) if left else None
+        return self.but(kinds=left) if left else None
 
 
 def union(*taints: Taint | None, text: str = "") -> Taint | None:
@@ -53,10 +64,12 @@ def union(*taints: Taint | None, text: str = "") -> Taint | None:
     found = [t for t in taints if t is not None]
     if not found:
         return None
+    if len(found) == 1 and not text:
+        return found[0]
     first = next((t for t in found if t.strong), found[0])
     kinds = frozenset().union(*(t.kinds for t in found))
     joined = (text + " " + " ".join(t.text for t in found)).strip()[:400]
-    return replace(first, kinds=kinds, text=joined, resolved=any(t.resolved for t in found))
+    return first.but(kinds=kinds, text=joined, resolved=any(t.resolved for t in found))
 
 
 _PLURAL = re.compile(r"^the (.+)s \(`(.+)`\)$")
@@ -69,10 +82,10 @@ def keyed(taint: Taint | None, key: str) -> Taint | None:
     if taint.origin.startswith("the request (`") and key in _FIELDS:
         what, objects = _FIELDS[key]
         name = taint.origin[len("the request (`") : -2]
-        return replace(taint, origin=f"the {what}s (`{name}.{key}`)", kinds=ALL_KINDS if objects else _STRINGS)
+        return taint.but(origin=f"the {what}s (`{name}.{key}`)", kinds=ALL_KINDS if objects else _STRINGS)
     plural = _PLURAL.match(taint.origin)
     if plural is not None:
-        return replace(taint, origin=f"the `{key}` {plural.group(1)} (`{plural.group(2)}.{key}`)")
+        return taint.but(origin=f"the `{key}` {plural.group(1)} (`{plural.group(2)}.{key}`)")
     return taint
 
 

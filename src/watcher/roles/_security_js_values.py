@@ -8,6 +8,7 @@ read in ``_security_js_calls``: sanitizers, casts, sources and functions of the 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -42,7 +43,9 @@ _VALIDATOR = re.compile(r"^(?:is[A-Z0-9_]\w*|validate\w*|verify\w*|check\w*|asse
 _SUBSTRING = ("includes", "startsWith", "endsWith", "indexOf", "search", "match", "lastIndexOf")
 
 
+@functools.lru_cache(maxsize=8192)
 def named(node: Any) -> list[Any]:
+    """The named children of a node, comments left out (cached: the walk revisits functions)."""
     return [c for c in node.children() if c.is_named() and c.kind() != "comment"]
 
 
