@@ -42,7 +42,7 @@ class Taint:
 
     def but(self, **changes: Any) -> Taint:
         """A copy with some fields changed (``dataclasses.replace`` without its introspection)."""
-        fields = {
+        fields: dict[str, Any] = {
             "origin": self.origin, "line": self.line, "kinds": self.kinds, "strong": self.strong,
             "via": self.via, "text": self.text, "resolved": self.resolved,
         }  # fmt: skip
