@@ -16,7 +16,7 @@ from watcher.guard import _git
 from watcher.guard._files import Finding, delete_loss, device, read_finding, secret_file, write_finding
 from watcher.guard._paths import UNSET, Place, glob_parent
 from watcher.guard._policy import Policy, compiled
-from watcher.guard._shell import SHELLS, Command, commands, functions, program
+from watcher.guard._shell import SHELLS, Command, commands, functions, inner_script, program
 
 __all__ = ["shell_findings"]
 
@@ -90,6 +90,9 @@ _OPAQUE = frozenset(
         "tofu",
         "ansible-vault",
         "envsubst",
+        "tee",
+        "truncate",
+        "sponge",
     }
 )
 _INTERPRETERS = {
@@ -176,12 +179,15 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
         else frozenset()
     )
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
-    fed = {c.feeder.source for c in cmds if c.feeder is not None}
+    fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
+    for c in cmds:
+        if c.feeder is not None:
+            fed.setdefault(c.feeder.source, set()).add(c.name)
     yield from _bombs(script, cmds)
     for c in cmds:
         if not c.argv:
             continue
-        ctx = _Context(c, place, policy, assigned, nounset, c.source in fed)
+        ctx = _Context(c, place, policy, assigned, nounset, frozenset(fed.get(c.source, ())))
         for rule in _RULES:
             found = rule(ctx)
             if found is not None:
@@ -192,7 +198,7 @@ class _Context:
     """One command and what the rules need to judge it."""
 
     def __init__(
-        self, cmd: Command, place: Place, policy: Policy, assigned: frozenset[str], nounset: bool, fed: bool
+        self, cmd: Command, place: Place, policy: Policy, assigned: frozenset[str], nounset: bool, fed: frozenset[str]
     ) -> None:
         self.cmd, self.place, self.policy, self.assigned, self.nounset, self.fed = (
             cmd,
@@ -265,6 +271,8 @@ def _deletes(x: _Context) -> Finding | None:
 
 
 def _xargs_source(cmd: Command) -> str:
+    if cmd.stdin:
+        return cmd.stdin.split()[0] if cmd.stdin.split() else ""
     feeder = cmd.feeder
     if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
         return ""
@@ -329,15 +337,20 @@ def _permissions(x: _Context) -> Finding | None:
 
 
 def _inline(x: _Context) -> str:
-    flag = _INTERPRETERS.get(x.name)
+    return inline_code(x.cmd)
+
+
+def inline_code(cmd: Command) -> str:
+    """The code an interpreter runs from its command line (``python -c``, ``perl -e``) or its here-text."""
+    flag = _INTERPRETERS.get(cmd.name)
     if flag is None:
         return ""
-    for i, a in enumerate(x.args):
-        if (
-            a == flag or (a.startswith("-") and a.endswith(flag[-1]) and len(a) <= 4 and flag.startswith("-"))
-        ) and i + 1 < len(x.args):
-            return x.args[i + 1]
-    return x.cmd.stdin or ""
+    args = cmd.args
+    for i, a in enumerate(args):
+        short = a.startswith("-") and a.endswith(flag[-1]) and len(a) <= 4 and flag.startswith("-")
+        if (a == flag or short) and i + 1 < len(args):
+            return args[i + 1]
+    return cmd.stdin or ""
 
 
 def leaked(x: _Context) -> str | None:
@@ -387,8 +400,8 @@ def _secret_vars(x: _Context, word: str) -> bool:
 
 
 def _secret_reads(x: _Context) -> Finding | None:
-    if not x.on("secret-read"):
-        return None
+    if not x.on("secret-read") or (x.name in _NETWORK and x.name not in ("scp", "rsync")):
+        return None  # what a network tool sends is the exfiltration rule's to judge
     if x.name in ("cp", "rsync", "scp", "install") and len(x.positional) >= 2:
         *sources, dest = x.positional
         if not secret_file(x.place, x.path(dest), x.policy) and ":" not in dest:
@@ -400,8 +413,9 @@ def _secret_reads(x: _Context) -> Finding | None:
     what = leaked(x)
     if what is None:
         return None
-    if what.startswith("the whole environment") and not (x.fed or any(">" in op for op, _ in x.cmd.redirects)):
-        return None  # shown in the terminal only when nothing else reads it
+    kept = x.fed & {"tee", "sponge", *_NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
+    if what.startswith("the whole environment") and not kept:
+        return None  # shown, filtered or counted here: not written down or sent anywhere
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
 
 
@@ -432,7 +446,7 @@ def _exfiltration(x: _Context) -> Finding | None:
     sent: list[str] = []
     feeder = x.cmd.feeder
     while feeder is not None:
-        what = leaked(_Context(feeder, x.place, x.policy, x.assigned, x.nounset, True))
+        what = leaked(_Context(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset()))
         if what:
             return "secret-exfiltration", f"sends {what} to another machine"
         feeder = feeder.feeder if feeder.name in _PASS_THROUGH else None
@@ -444,7 +458,6 @@ def _exfiltration(x: _Context) -> Finding | None:
             "--upload-file",
             "--post-file",
             "--body-file",
-            "-i",
             "--data-binary",
             "-d",
             "--data",
@@ -456,7 +469,7 @@ def _exfiltration(x: _Context) -> Finding | None:
             return "secret-exfiltration", "sends a secret environment variable to another machine"
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
-                if leaked(_Context(c, x.place, x.policy, x.assigned, x.nounset, True)):
+                if leaked(_Context(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
                     return "secret-exfiltration", "sends credentials read by a command substitution to another machine"
     if x.name in (
         "scp",
@@ -527,10 +540,12 @@ def _download_exec(x: _Context) -> Finding | None:
 def _written(x: _Context) -> list[tuple[str, str]]:
     """(path word, content when known) of every file this command writes."""
     content = " ".join(x.cmd.args) if x.name in ("echo", "printf") else (x.cmd.stdin or "")
+    if x.name == "tee" and x.cmd.feeder is not None and x.cmd.feeder.name in ("echo", "printf", "cat"):
+        content += " ".join(x.cmd.feeder.args)
     out = [(t, content) for op, t in x.cmd.redirects if ">" in op and not t.isdigit() and t != "&1"]
     name = x.name
     if name == "tee":
-        out += [(p, "") for p in x.positional]
+        out += [(p, content) for p in x.positional]
     elif name in ("cp", "mv", "install", "ln", "rsync", "scp") and len(x.positional) >= 2:
         out.append((x.positional[-1], ""))
     elif name in ("sed", "perl", "ruby") and any(
@@ -643,7 +658,8 @@ def _matches(rule: dict[str, Any], x: _Context) -> bool:
 
 
 def _bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
-    for name, body in functions(script).items():
+    scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
+    for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
         if re.search(rf"(^|[\s;|&({{]){re.escape(name)}(\s|[|&;)}}]|$)", body) and re.search(r"[|&]", body):
             yield (
                 "resource-bomb",
@@ -656,7 +672,7 @@ def _bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         yield "resource-bomb", "starts processes in an endless loop: the machine runs out of processes"
         return
     for c in cmds:
-        code = _inline(_Context(c, Place("/", "/"), None, frozenset(), False, False)) if c.name in _INTERPRETERS else ""  # type: ignore[arg-type]
+        code = inline_code(c)
         if (
             code
             and re.search(r"fork", code)

@@ -78,11 +78,13 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which configures the agent's own guard, permissions or start-up; "
             "ask the person to change it",
         )
-    if secret_file(place, path, policy):
+    at_home = not place.inside_project(path)  # a project's own .env is where its secrets belong
+    if at_home and secret_file(place, path, policy):
         return "secret-write", f"changes {secret_file(place, path, policy)}"
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
-    if content and (m := compiled(policy, "secrets.content_patterns").search(content)):
+    kept = not at_home and secret_file(place, path, policy)
+    if content and not kept and (m := compiled(policy, "secrets.content_patterns").search(content)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
@@ -113,16 +115,16 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         return f"the system file {path}" if system else None
     if place.inside_project(path):
         return None
-    if any(path == place.expand(t) for t in paths["temporary"]):
-        return f"the shared temporary folder {path}"
-    if under_any(place, path, paths["temporary"]):
-        return None
     rel = place.in_home(path)
     if rel is not None:
         if any(rel == c or rel.startswith(c + "/") for c in paths["home_caches"]):
             return None
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
+    if any(path == place.expand(t) for t in paths["temporary"]):
+        return f"the shared temporary folder {path}"
+    if under_any(place, path, paths["temporary"]) and rel is None:
+        return None
     if _system(place, path, paths):
         return f"the system folder {path}"
     name = path.rsplit("/", 1)[-1]

@@ -72,6 +72,8 @@ class Place(NamedTuple):
 
 def glob_parent(word: str) -> tuple[str, bool]:
     """(the folder a glob lists, whether it names everything in it): ``build/*`` -> (``build``, True)."""
+    if re.search(r"\$\{[^}]*\}", word) and not re.search(r"[*?\[]", re.sub(r"\$\{[^}]*\}", "", word)):
+        return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
         return head or ".", True
