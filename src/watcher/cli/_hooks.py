@@ -14,7 +14,7 @@ from watcher.hooks._settings import install, settings_path, uninstall
 from watcher.hooks._status import evaluator_problem, status_lines
 from watcher.hooks._wire import AGENTS
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import default_journal_path
+from watcher.runtime.journal import default_journal_path, journal_target
 
 __all__ = ["register", "run_hook", "run_hooks"]
 
@@ -68,9 +68,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
             )
             p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
             p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
-            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+            p.add_argument(
+                "--journal",
+                type=journal_target,
+                help="the journal: a path or a postgresql:// URL (default: the project's)",
+            )
         if name == "status":
-            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+            p.add_argument(
+                "--journal",
+                type=journal_target,
+                help="the journal: a path or a postgresql:// URL (default: the project's)",
+            )
         p.set_defaults(func=run_hooks)
     _guard.add_parsers(action)
 
@@ -97,7 +105,9 @@ def run_hooks(args: argparse.Namespace) -> int:
             evaluator=args.evaluator,
             max_stop_blocks=args.max_stop_blocks,
             budget_s=args.budget,
-            journal=str(args.journal.resolve()) if args.journal else None,
+            journal=str(args.journal.resolve() if isinstance(args.journal, Path) else args.journal)
+            if args.journal
+            else None,
         )
         done = install(settings, config)
         print(f"installed watcher hooks for {len(done.commands)} events in {settings}")

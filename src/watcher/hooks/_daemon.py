@@ -49,8 +49,8 @@ class Daemon:
         self.idle_s = idle_s
         self.started = time.time()
         self.calls = 0
-        self._desks: dict[Path, Desk] = {}
-        self._opening: dict[Path, asyncio.Task[Desk]] = {}
+        self._desks: dict[Path | str, Desk] = {}
+        self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
         self.failures: deque[str] = deque(maxlen=10)  # what went wrong lately: `hooks status` shows it
@@ -59,7 +59,7 @@ class Daemon:
         log.warning("%s", text)
         self.failures.append(f"{time.strftime('%H:%M:%S')} {text}")
 
-    async def _desk(self, journal_path: Path) -> Desk:
+    async def _desk(self, journal_path: Path | str) -> Desk:
         desk = self._desks.get(journal_path)
         if desk is not None:
             return desk
@@ -69,7 +69,7 @@ class Daemon:
             self._opening[journal_path] = task
         return await asyncio.shield(task)
 
-    async def _open_desk(self, journal_path: Path) -> Desk:
+    async def _open_desk(self, journal_path: Path | str) -> Desk:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
             desk = self._desks[journal_path] = Desk(journal)

@@ -9,19 +9,19 @@ from typing import Any
 from watcher.hooks._desk import Desk
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import HookCall
-from watcher.runtime.journal import Journal, project_root
+from watcher.runtime.journal import Journal, journal_target, project_root
 
 __all__ = ["answer_once", "journal_path_for"]
 
 
-def journal_path_for(config: HookConfig, call: HookCall) -> Path:
+def journal_path_for(config: HookConfig, call: HookCall) -> Path | str:
     """The journal of the hooked session: the hook's ``--journal`` or ``$WATCHER_JOURNAL``, else the project's.
 
     The hook puts ``$WATCHER_JOURNAL`` into ``config``; this process's own environment is not
     consulted, because a daemon serves hooks started from many shells.
     """
     if config.journal:
-        return Path(config.journal).expanduser()
+        return journal_target(config.journal)
     cwd = Path(call.cwd) if call.cwd and Path(call.cwd).is_dir() else None
     return project_root(cwd) / ".watcher" / "journal.sqlite3"
 

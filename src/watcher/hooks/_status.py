@@ -27,9 +27,9 @@ def evaluator_problem(evaluator: str, environ: Mapping[str, str] | None = None) 
     return f"the {evaluator} evaluator has no API key: {keys[0]} is not set"
 
 
-def last_session_summary(journal_path: Path) -> dict[str, Any] | None:
+def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
     """The newest hooked session in the journal: hook calls by answer, evaluations, interjections."""
-    if not journal_path.is_file():
+    if isinstance(journal_path, Path) and not journal_path.is_file():
         return None
     journal = Journal(journal_path, create=False)
     try:
@@ -68,7 +68,7 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h ago"
 
 
-def status_lines(settings: Path, journal_path: Path) -> list[str]:
+def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
     """The lines ``watcher hooks status`` prints."""
     found = installed(settings)
     lines = []
