@@ -14,7 +14,7 @@ from typing import Any
 
 from watcher.guard import _git
 from watcher.guard._files import Finding, delete_loss, device, read_finding, secret_file, write_finding
-from watcher.guard._paths import UNSET, Place, glob_parent
+from watcher.guard._paths import UNSET, Place, glob_parent, matches_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import SHELLS, Command, commands, functions, inner_script, program
 
@@ -567,6 +567,8 @@ def _writes(x: _Context) -> Finding | None:
         if found is not None and x.on(found[0]):
             if found[0] == "secret-write" and x.name in ("rm", "unlink", "shred", "touch"):
                 continue  # deleting or touching a credential file is not writing one
+            if found[0] == "secret-write" and x.name in ("cp", "install") and _from_templates(x):
+                continue  # cp .env.example .env: the template's placeholders, for the person to fill in
             return found
     if x.name == "git" and x.on("config-tampering"):
         keys = x.policy.data["config"]["git_keys"]
@@ -583,6 +585,11 @@ def _writes(x: _Context) -> Finding | None:
             if any(fnmatchcase(key, k) for k in keys):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None
+
+
+def _from_templates(x: _Context) -> bool:
+    sources = x.positional[:-1]
+    return bool(sources) and all(matches_any(x.place, x.path(s), x.policy.data["secrets"]["not"]) for s in sources)
 
 
 def _database(x: _Context) -> Finding | None:

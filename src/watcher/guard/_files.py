@@ -78,13 +78,11 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which configures the agent's own guard, permissions or start-up; "
             "ask the person to change it",
         )
-    at_home = not place.inside_project(path)  # a project's own .env is where its secrets belong
-    if at_home and secret_file(place, path, policy):
-        return "secret-write", f"changes {secret_file(place, path, policy)}"
+    if secret_file(place, path, policy):
+        return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
-    kept = not at_home and secret_file(place, path, policy)
-    if content and not kept and (m := compiled(policy, "secrets.content_patterns").search(content)):
+    if content and (m := compiled(policy, "secrets.content_patterns").search(content)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
