@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from watcher.guard import _git
-from watcher.guard._files import Finding, delete_loss, device, read_finding, secret_file, write_finding
+from watcher.guard._files import Finding, config_inside, delete_loss, device, read_finding, secret_file, write_finding
 from watcher.guard._paths import UNSET, Place, glob_parent, matches_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import SHELLS, Command, commands, functions, inner_script, program
@@ -173,11 +173,8 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     assigned = frozenset(
         re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
     )
-    assigned |= (
-        frozenset(re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)[0])
-        if re.search(r"\b(for|read)\s", script)
-        else frozenset()
-    )
+    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
+    assigned |= {name for pair in loops for name in pair if name}
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:
@@ -186,6 +183,9 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     yield from _bombs(script, cmds)
     for c in cmds:
         if not c.argv:
+            continue
+        if c.name in ("cd", "pushd") and not c.wrapped_by:  # later commands run there (the project stays)
+            place = place.moved(next((a for a in c.args if not a.startswith("-")), ""))
             continue
         ctx = _Context(c, place, policy, assigned, nounset, frozenset(fed.get(c.source, ())))
         for rule in _RULES:
@@ -248,8 +248,10 @@ def _deletes(x: _Context) -> Finding | None:
         targets, recursive = x.positional[:-1], True  # the sources leave where they were
     elif name == "rsync" and any(a.startswith("--delete") for a in x.args) and x.positional:
         targets, recursive = x.positional[-1:], True
-    elif name in ("python", "python3") and (code := _inline(x)):
-        targets = re.findall(r"rmtree\(\s*['\"]([^'\"]+)['\"]", code)
+    elif name in _INTERPRETERS and (code := _inline(x)):
+        targets = re.findall(
+            r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf|removedirs|rmdirSync|remove_dir_all)\(\s*['\"]([^'\"]+)['\"]", code
+        )
         recursive = True
     for word in targets:
         if word == "{xargs input}":
@@ -328,7 +330,7 @@ def _permissions(x: _Context) -> Finding | None:
                 "permissions",
                 f"changes ownership or permissions of {loss}, recursively: the system or your account can stop working",
             )
-        if recursive and path != x.place.cwd and x.place.holds_project(path):
+        if recursive and path != x.place.project and x.place.holds_project(path):
             return "permissions", f"changes ownership or permissions of {loss}, recursively"
     return None
 
@@ -548,6 +550,8 @@ def _written(x: _Context) -> list[tuple[str, str]]:
         out += [(p, content) for p in x.positional]
     elif name in ("cp", "mv", "install", "ln", "rsync", "scp") and len(x.positional) >= 2:
         out.append((x.positional[-1], ""))
+        if name == "mv":  # the sources are gone from where they were
+            out += [(p, "") for p in x.positional[:-1]]
     elif name in ("sed", "perl", "ruby") and any(
         a.startswith("-i") or a == "--in-place" or re.fullmatch(r"-\w*i\w*", a) for a in x.args
     ):
@@ -564,6 +568,12 @@ def _writes(x: _Context) -> Finding | None:
         if word in ("-", "/dev/null"):
             continue
         found = write_finding(x.place, x.path(word), x.policy, content)
+        if (
+            found is None
+            and x.name in ("rm", "mv", "rsync")
+            and (setting := config_inside(x.place, x.path(word), x.policy))
+        ):
+            found = "config-tampering", f"removes {setting} with the folder that holds it"
         if found is not None and x.on(found[0]):
             if found[0] == "secret-write" and x.name in ("rm", "unlink", "shred", "touch"):
                 continue  # deleting or touching a credential file is not writing one

@@ -33,8 +33,8 @@ def secret_file(place: Place, path: str, policy: Policy) -> str | None:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read(65536)
-        except OSError:
-            return None
+        except OSError:  # not here to look at: the home's copy usually carries the login token
+            return f"{_short(place, path)}, which holds registry tokens" if place.in_home(path) is not None else None
         return (
             f"{_short(place, path)}, which holds an access token"
             if compiled(policy, "secrets.token_pattern").search(text)
@@ -52,7 +52,7 @@ def _short(place: Place, path: str) -> str:
     if rel is not None:
         return "~/" + rel if rel else "~"
     if place.inside_project(path):
-        return os.path.relpath(path, place.cwd)
+        return os.path.relpath(path, place.project)
     return path
 
 
@@ -88,6 +88,19 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
     return None
 
 
+def config_inside(place: Place, folder: str, policy: Policy) -> str:
+    """A setting of the agent's guard that lives in ``folder`` ("" when none does)."""
+    for pattern in policy.data["config"]["paths"]:
+        full = place.expand(pattern)
+        if full.startswith("**/"):
+            first = full[3:].split("/", 1)[0]
+            if folder.rsplit("/", 1)[-1] == first and "/" in full[3:]:
+                return full[3:]
+        elif full.startswith(folder.rstrip("/") + "/") and folder not in ("/", place.home):
+            return _short(place, full)
+    return ""
+
+
 def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool) -> str | None:
     """What deleting ``path`` would lose for good (None: an ordinary delete).
 
@@ -102,11 +115,11 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     if path == place.home:
         return "your home folder"
     if place.holds_project(path) and (recursive or whole):
-        return "the project" if path == place.cwd else "a folder that holds the project"
+        return "the project" if path == place.project else "a folder that holds the project"
     paths = policy.data["paths"]
     if under_any(place, path, paths["secret_dirs"]) or (not recursive and secret_file(place, path, policy)):
         return f"credentials ({_short(place, path)})"
-    if path.endswith("/.git") and (place.holds_project(path[:-5]) or path[:-5] == place.cwd):
+    if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"
     if not (recursive or whole):
         system = _system(place, path, paths)

@@ -40,10 +40,9 @@ _READ_TOOLS = frozenset(
         "open_file",
         "grep",
         "search_file_content",
-        "ls",
-        "list_directory",
     }
 )
+_LIST_TOOLS = frozenset({"ls", "list_directory", "glob", "list_dir", "find_files"})  # names only, no content
 _WRITE_TOOLS = frozenset(
     {
         "write",
@@ -192,7 +191,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     mcp_write = key not in _READ_TOOLS | _WRITE_TOOLS and bool(_WRITE_VERBS.search(key))
     writes = key in _WRITE_TOOLS or mcp_write
     content = _content(tool_input)
-    for raw in _paths(tool_input):
+    for raw in _paths(tool_input) if key not in _LIST_TOOLS else ():
         path = place.resolve(raw)
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):

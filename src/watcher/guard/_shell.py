@@ -258,14 +258,33 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
             out += _unwrap(inner, depth)
     elif name == "find":
         out += _find_actions(here, depth)
-    elif name in SHELLS or name in ("su", "runuser", "eval", "source", "."):
-        script = inner_script(here)
-        if script is not None:
+    elif name in SHELLS or name in ("su", "runuser", "eval", "source", ".") or name in _RUNS_CODE:
+        script = inner_script(here) if name not in _RUNS_CODE else _shelled_out(here)
+        if script:
             out += [
                 Command(c.argv, c.redirects, c.stdin, c.feeder, (*wrapped, *c.wrapped_by, name), c.source, c.background)
                 for c in commands(script, depth + 1)
             ]
     return out
+
+
+# interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
+_RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
+_SHELLS_OUT = re.compile(
+    r"system\s*\(|subprocess|popen|exec(Sync|File)?\s*\(|spawn|`|%x|Runtime|shell_exec|passthru|check_output|run\s*\("
+)
+_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
+
+
+def _shelled_out(cmd: Command) -> str:
+    """The shell commands an interpreter's inline code runs: its string literals, when it shells out."""
+    flag = _RUNS_CODE[cmd.name]
+    args = list(cmd.args)
+    code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
+    if not code or not _SHELLS_OUT.search(code):
+        return ""
+    literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
+    return "\n".join(lit for lit in literals if " " in lit.strip() or "/" in lit)
 
 
 def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
