@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 
-__all__ = ["Finding", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
+__all__ = ["Finding", "credential", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
 
 Finding = tuple[str, str]  # (category, reason)
 
@@ -19,6 +19,23 @@ _SAFE_DEVICES = re.compile(
     r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full)$"
 )
 _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
+
+
+def credential(policy: Policy, text: str) -> re.Match[str] | None:
+    """Credential material in ``text`` (a private key, a cloud or service token), if any."""
+    cache: list[tuple[str, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
+    if not cache:
+        for entry in policy.data["secrets"]["content_patterns"]:
+            cache.append((entry["anchor"], bool(entry.get("nocase")), re.compile(entry["pattern"])))
+    lowered = ""
+    for anchor, nocase, pattern in cache:
+        if nocase:
+            lowered = lowered or text.lower()
+        if (anchor.lower() in lowered) if nocase else (anchor in text):
+            found = pattern.search(text)
+            if found:
+                return found
+    return None
 
 
 def secret_file(place: Place, path: str, policy: Policy) -> str | None:
@@ -82,7 +99,7 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
         return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
-    if content and (m := compiled(policy, "secrets.content_patterns").search(content)):
+    if content and (m := credential(policy, content)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
