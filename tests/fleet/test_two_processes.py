@@ -75,9 +75,7 @@ def _reply(request: RecordedRequest) -> Reply:
     prompt = first if isinstance(first, str) else first[0]["text"]
     turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
     if prompt.startswith("[waiter]"):
-        # slow enough that the supervisor, starting in its own process, climbs its ladder of nudges before the
-        # stuck role's own pause of a wait that brings nothing new (the 20th in a row) would cut it short
-        return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Still waiting for job 42.", delay_s=0.25)
+        return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Still waiting for job 42.", delay_s=0.03)
     if prompt.startswith("[client]"):
         if turns == 0:
             return Reply.tool_use("Read", {"path": "api/client.py"}, text="Note: found that the API needs X-Token.")

@@ -31,8 +31,7 @@ def bash(command: str) -> str:
 
 
 def _waiting(n: int, request: object = None) -> Reply:
-    # the ladder (a nudge a cycle) climbs well before the stuck role's pause of the 20th wait with nothing new
-    return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Waiting for the job.", delay_s=0.06)
+    return Reply.tool_use("Bash", {"command": "sleep 1"}, text="Waiting for the job.", delay_s=0.03)
 
 
 async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_fifth(tmp_path: Path) -> None:

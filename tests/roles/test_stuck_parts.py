@@ -16,9 +16,10 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import action_key, wait_kind
+from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
@@ -106,6 +107,40 @@ def test_missing_tools_are_recognised(output: str, missing: bool) -> None:
 )
 def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object], kind: str | None) -> None:
     assert wait_kind(name, tool_input) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "scrolls"),
+    [
+        ("browser_action", {"action": "scroll_down"}, True),
+        ("browser_action", {"action": "scroll_up"}, True),
+        ("computer", {"action": "scroll", "coordinate": [640, 400], "scroll_direction": "down"}, True),
+        ("mcp__playwright__browser_scroll", {"delta_y": 600}, True),
+        ("browser", {"action": "page_down"}, True),
+        ("browser_action", {"action": "click", "coordinate": "[100, 200]"}, False),
+        ("scroll_logs", {"n": 5}, False),  # a tool of its own, not a scroll
+        ("Read", {"file_path": "scroll.py"}, False),
+    ],
+)
+def test_scrolling_is_recognised_by_name_or_action(name: str, tool_input: dict[str, object], scrolls: bool) -> None:
+    assert scrolling(name, tool_input) == scrolls
+
+
+def test_scrolling_neither_makes_nor_breaks_a_loop() -> None:
+    down = [
+        ToolCall(id="d", name="browser_action", input={"action": "scroll_down"}),
+        ToolResult(tool_call_id="d", output="Visible: features"),
+    ]
+    up = [
+        ToolCall(id="u", name="browser_action", input={"action": "scroll_up"}),
+        ToolResult(tool_call_id="u", output="Visible: header"),
+    ]
+    assert _run([UserMessage(text="Find the pricing table."), *(down + up) * 6]) == []
+    health = [
+        ToolCall(id="h", name="execute_command", input={"command": "curl -s :3000/health"}),
+        ToolResult(tool_call_id="h", output="ok"),
+    ]
+    assert _run([*(health + down) * 4]) == [(13, "nudge")]  # the 4th health check, scrolls between
 
 
 # --- cycles ------------------------------------------------------------------------------------------
@@ -264,6 +299,36 @@ def test_empty_replies_are_a_monologue_whatever_is_said_between(between: str) ->
     empty = AssistantMessage(text="")
     said = _run([empty, UserMessage(text=between), empty, UserMessage(text=between), empty])
     assert said == [(4, "pause")]
+
+
+@pytest.mark.parametrize(
+    ("text", "nudge", "empty"),
+    [
+        ("Your last response did not include a function call or a message. Please use a tool.", True, True),
+        ("[ERROR] You did not use a tool in your previous response! Please retry with a tool use.", True, True),
+        ("Your previous reply was empty. Respond with a tool call.", True, True),
+        ("System: Potential loop detected. Details: a repeated call. Take a step back.", True, False),
+        ("[SUPERVISOR]: Stuck? Bash `make` has failed 3 times in a row.", True, False),
+        ('<system-nudge severity="warning">Change approach.</system-nudge>', True, False),
+        ("<system-reminder>The todo list is empty.</system-reminder>", True, False),
+        ("Supervisor:Guidance: ask which branch to use", False, False),  # a person's guidance
+        ("Please continue.", False, False),
+        ("Why did the tool call fail? The last response said 'timeout'.", False, False),
+        ("Use the function call API from the SDK docs to add a retry.", False, False),
+    ],
+)
+def test_the_harness_is_told_from_a_person(text: str, nudge: bool, empty: bool) -> None:
+    assert (harness_nudge(text), empty_reply_nudge(text)) == (nudge, empty)
+
+
+def test_harness_nudges_stand_for_the_empty_replies_a_log_does_not_show() -> None:
+    nudge = UserMessage(text="Your last response did not include a function call or a message. Please use a tool.")
+    assert _run([UserMessage(text="Fix the bug."), nudge, nudge, nudge]) == [(3, "pause")]
+    # a reply was seen before each nudge: those replies count, the nudges add nothing
+    reply = AssistantMessage(text="")
+    assert _run([UserMessage(text="Fix the bug."), reply, nudge, reply, nudge, reply]) == [(5, "pause")]
+    loop_notice = UserMessage(text="System: Potential loop detected. Please take a step back.")
+    assert _run([UserMessage(text="Fix the bug."), loop_notice, loop_notice, loop_notice]) == []  # not about a reply
 
 
 def test_the_same_reply_is_a_monologue_across_harness_nudges_but_not_a_person() -> None:

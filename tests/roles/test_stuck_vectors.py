@@ -97,7 +97,11 @@ CLASSES = {
     "waiting that brings nothing new": ("status_reads_nothing_new", "benign_status_reads_with_news", 0),
     "polling a background run": ("polling_over_budget", "benign_polling_with_progress", 0),
     "chanting": ("chant_in_one_reply", "benign_repetition_in_table_and_code", 0),
-    "chanting right after a code block": ("chant_after_a_code_block_on_the_same_line", "benign_repetition_in_table_and_code", 0),
+    "chanting right after a code block": (
+        "chant_after_a_code_block_on_the_same_line",
+        "benign_repetition_in_table_and_code",
+        0,
+    ),
     "harness failures interleaved": (
         "harness_errors_interleaved_with_failing_command",
         "benign_harness_error_then_new_command_works",

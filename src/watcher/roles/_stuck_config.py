@@ -26,8 +26,9 @@ class StuckConfig:
     condensations in a row with nothing else between. ``cell_error_nudge``: a notebook cell raising
     the same error at the same line this many times (and every further multiple).
     ``harness_abort``: harness errors (timeouts, format errors) with no tool result between but the
-    same failing command. ``wait_budget``: the time one sleep, poll or status command in a row
-    brings nothing new that is nudged (twice as many pause; a wait that brings news starts afresh).
+    same failing command. ``wait_budget``: one sleep, poll or status command that brings nothing
+    new this many times in a row is nudged, and again at every further budget (never paused by
+    itself; a wait that brings news starts afresh).
     ``pause_after_nudges``: unanswered nudges after which the next one becomes a pause. A loop that
     goes on after its top level is flagged again after as many occurrences again; after a person's
     message, a loop already flagged counts afresh.

@@ -23,13 +23,13 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import action_key, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_actions import action_key, scrolling, short_input, target_path, wait_key, wait_kind
 from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
-from watcher.roles._stuck_nudges import harness_nudge
+from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles._stuck_tool_errors import ToolErrors
@@ -67,6 +67,7 @@ class LoopTracker:
         self._waits = Waits(config.wait_budget)
         # monologue, condensation, harness errors, cells
         self._said: str | None = None
+        self._replied = False  # the agent said or did something since the last user message
         self._said_len = 0
         self._said_levels = Levels(0, config.monologue_pause, 0)
         self._condensed = 0
@@ -100,6 +101,7 @@ class LoopTracker:
             return []
         if not isinstance(obs, UserMessage):  # a person saying "continue" does not end a condensation storm
             self._condensed = 0
+        replied, self._replied = self._replied, not isinstance(obs, UserMessage)
         if isinstance(obs, AssistantMessage):
             return self._assistant(obs)
         if isinstance(obs, HarnessError):
@@ -109,6 +111,8 @@ class LoopTracker:
             if self._said and not nudge:  # a person answered; an empty reply answers nobody: its run goes on
                 self._said = None
             self._rearm(at_once=nudge)
+            if not replied and nudge and empty_reply_nudge(obs.text):  # it answers an empty reply the log does not show
+                return self._assistant(AssistantMessage(text=""))
         elif isinstance(obs, ToolCall):
             self._said = None
             if len(self._calls) >= _MAX_OPEN:
@@ -179,6 +183,8 @@ class LoopTracker:
     # --- tool steps ---------------------------------------------------------------------------
 
     def _step(self, call: ToolCall, result: ToolResult) -> list[Finding]:
+        if scrolling(call.name, call.input):
+            return []  # moving the view is neither a step of a loop nor a break in one
         failed = result.is_error or result.exit_code not in (None, 0)
         akey = action_key(call.name, call.input)
         if self._harness:  # a harness error streak survives only the same failing command between its errors
@@ -255,11 +261,10 @@ class LoopTracker:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
         # a run of waits with a sleep in it makes the next repeat a poll; after a poll, only another sleep does
         self._slept = (self._slept or kind == "sleep") if kind is not None else False
-        level, count, loop = self._waits.feed(wait_key(call.name, call.input), rkey, self._new_loop)
-        if not level:
+        due, count, loop = self._waits.feed(wait_key(call.name, call.input), rkey, self._new_loop)
+        if not due:
             return []
-        action: Action = "pause" if level == 2 else "nudge"
-        return [Finding("waiting", action, count, short_input(call.name, call.input), loop)]
+        return [Finding("waiting", "nudge", count, short_input(call.name, call.input), loop)]
 
     def _break_streaks(self) -> None:
         """Something other than a tool step happened (a cell ran): tool streaks end."""

@@ -3,16 +3,18 @@
 Waiting is not looping: a poll whose output changes (a log that grows, a job that moves on) is
 progress, and any wait that brings something new starts the count afresh for every wait of the
 run. A wait that keeps coming back with nothing new is another matter: the ``wait_budget``-th time
-in a row one wait (``sleep 30`` and ``sleep 60`` are one wait) brings nothing new is nudged, twice
-as many is paused (as OpenClaw warns at 10 polls without progress and blocks at 20), and again as
-it goes on. Real work between waits ends the run (the tracker calls ``clear``).
+in a row one wait (``sleep 30`` and ``sleep 60`` are one wait) brings nothing new is nudged, and
+again at every further budget (OpenClaw warns at 10 polls without progress and blocks at 20). It is
+never paused by itself: the job waited for may simply be slow, so the nudges climb the role's
+ladder (hint, warning, critical) and a pause comes only when five went unanswered. Real work
+between waits ends the run (the tracker calls ``clear``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from watcher.roles._stuck_levels import Level, Levels
+from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_results import ResultKey
 
 __all__ = ["Waits"]
@@ -27,25 +29,25 @@ class Waits:
         self.budget = budget
         self._last: dict[str, ResultKey] = {}
         self._counts: dict[str, int] = {}
-        self.levels = Levels(budget, 2 * budget, 0)
+        self.levels = Levels(0, budget, 0)
 
-    def feed(self, key: str, result: ResultKey, new_loop: Callable[[], int]) -> tuple[Level, int, int]:
-        """Take one wait's result: the level the run reaches (0: none), the wait's count and the loop id."""
+    def feed(self, key: str, result: ResultKey, new_loop: Callable[[], int]) -> tuple[bool, int, int]:
+        """Take one wait's result: whether the run is due a nudge, the wait's count and the loop id."""
         last = self._last.get(key)
         if not self._counts or (last is not None and last != result):
             self._last.clear()  # news (or a new run): every wait counts afresh
             self._counts.clear()
-            self.levels = Levels(self.budget, 2 * self.budget, new_loop())
+            self.levels = Levels(0, self.budget, new_loop())
         elif len(self._counts) >= _MAX_WAITS and key not in self._counts:
             self._last.clear()
             self._counts.clear()
         self._last[key] = result
         count = self._counts[key] = self._counts.get(key, 0) + 1
         loop = self.levels.loop
-        level = self.levels.level(count)
-        if level == 2:
+        due = self.levels.level(count) == 2
+        if due:
             self.levels.loop = new_loop()
-        return level, count, loop
+        return due, count, loop
 
     def rearm(self, new_loop: Callable[[], int], *, at_once: bool) -> None:
         """Someone spoke: waiting already flagged counts afresh, or (``at_once``) is flagged at the next wait."""
