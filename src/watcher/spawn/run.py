@@ -104,6 +104,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome(EndState.CRASHED, None)
+    interrupted = False
     try:
         for attempt in range(_MAX_RUNS):
             result.runs = attempt + 1
@@ -157,10 +158,18 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome.status, outcome.detail = EndState.PERMISSION_DENIED, decision.detail
                 break
             manifest, prompt = decision.manifest, decision.message
+    except asyncio.CancelledError:  # Ctrl-C or a signal: the session still ends, with its status
+        interrupted = True
+        raise
     finally:
         if session.process is not None:
             await session.process.stop("the spawn ended")
         await runtime.settle()
+        if interrupted:
+            runtime.end_session(
+                session, EndState.INTERRUPTED, "the spawn was interrupted before it finished"
+            )  # settles what still waits undeliverable
+            await (runtime.close() if config.runtime is None else runtime.settle())
     result.status = session.stopped_as or outcome.status
     result.detail = session.stopped_by or outcome.detail
     result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
