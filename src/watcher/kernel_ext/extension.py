@@ -301,5 +301,4 @@ class KernelExtension:
             await asyncio.wait_for(self.runtime.evaluate_session_end(self.session), bound)
         except TimeoutError:
             print(f"watcher: judging the notebook's last cells took over {bound:g} s; left unjudged", file=sys.stderr)
-        self.session.end()
-        self.runtime.end_session(self.session, "ended", detail="extension unloaded")
+        self.runtime.end_session(self.session, detail="extension unloaded")
