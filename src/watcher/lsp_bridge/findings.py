@@ -54,7 +54,7 @@ class Finding:
     or ``requested`` while this server waits for the owner to act on its command.
     """
 
-    journal: Path
+    journal: Path | str
     root: Path
     session: str
     watcher: str
@@ -106,7 +106,7 @@ class Update:
 class FindingBook:
     """Findings, observed cell sources and watcher modes of one journal."""
 
-    def __init__(self, journal: Path, root: Path) -> None:
+    def __init__(self, journal: Path | str, root: Path) -> None:
         self.journal = journal
         self.root = root
         self.findings: dict[str, Finding] = {}

@@ -45,7 +45,7 @@ class WatcherLanguageServer(LanguageServer):
             "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
         )
         self.interval = interval
-        self.followers: dict[Path, JournalFollower] = {}
+        self.followers: dict[Path | str, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.published = DiagnosticSet()
 
@@ -60,7 +60,8 @@ class WatcherLanguageServer(LanguageServer):
     def follow_workspace(self) -> None:
         """Start following the journal of every workspace folder not followed yet."""
         for folder in self.folders():
-            journal, root = default_journal_path(folder).resolve(), project_root(folder)
+            journal, root = default_journal_path(folder), project_root(folder)
+            journal = journal.resolve() if isinstance(journal, Path) else journal
             if root == folder.resolve():
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
