@@ -97,13 +97,13 @@ def test_cell_location_without_id_round_trips() -> None:
         Location(start_line=1)
 
 
-def test_unparsable_python_without_findings_says_what_was_not_scanned() -> None:
-    """Newer syntax does not switch the scan off silently: the evaluation's note names the lines."""
-    code = "import json\n\nprint 'rows'\n\nprint(json.dumps({}))\n"  # Python 2: no version parses it
-    observations = [CellExecuted(source=code, cell_id="c9")]
-    decision = SecurityRole().evaluate(observations, 1)
-    assert isinstance(decision, Continue)
-    assert "lines 3 of cell c9 could not be parsed" in decision.note
+def test_python_that_cannot_be_read_is_a_visible_notice_with_its_lines() -> None:
+    """Code no grammar reads does not switch the scan off silently: a finding names the lines."""
+    code = "import json\n\ndef broken(:\n    pass\n\nprint(json.dumps({}))\n"
+    decision = SecurityRole().evaluate([CellExecuted(source=code, cell_id="c9")], 1)
+    assert decision.interjection is not None
+    assert "not scanned" in decision.interjection.content
+    assert decision.interjection.locations[0].start_line == 3
 
 
 @pytest.mark.parametrize("path", ["generated.py", "generated.js"])

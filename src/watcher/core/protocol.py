@@ -75,6 +75,11 @@ _AUTHORITY_LINES = {
 _RESERVED = re.compile(r"\[(\s*/?\s*(?:INTERJECT|CONTINUE|WATCHER EVALUATION)\s*)\]", re.IGNORECASE)
 _END_RESERVED = re.compile(r"=+\s*END\s+OBSERVATIONS\s*=+", re.IGNORECASE)
 _DELIMITER = re.compile(r"(<<<|>>>)?OBSERVED-[0-9a-f]{6,}(<<<|>>>)?", re.IGNORECASE)
+# The forms an injection takes in a parent's conversation; quoted elsewhere (a relayed learning, an
+# observation) they must not read as a watcher's or a person's word.
+_INJECTION_TAG = re.compile(r"<(\s*/?\s*)(system-nudge|sync-message)\b", re.IGNORECASE)
+_INJECTION_PREFIX = re.compile(r"\[(\s*(?:SUPERVISOR|PEER)\b[^\]\n]*)\]", re.IGNORECASE)
+_GUIDANCE = re.compile(r"Supervisor\s*:\s*Guidance\s*:", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +102,16 @@ class EvaluationPrompt:
 
 
 def neutralise(text: str) -> str:
-    """Defuse protocol markers in observed text so it cannot forge a decision or end the fence."""
+    """Defuse protocol markers in observed text so it cannot forge a decision or end the fence.
+
+    The injection forms (``<system-nudge …>``, ``<sync-message …>``, ``[SUPERVISOR]:``, ``[PEER …]:``,
+    ``Supervisor:Guidance:``) are defused too, so a quote cannot pass for a watcher's or a person's word.
+    """
     text = _RESERVED.sub(lambda m: f"\u27e6{m.group(1)}\u27e7", text)
     text = _END_RESERVED.sub("== end observations (quoted) ==", text)
+    text = _INJECTION_TAG.sub(lambda m: f"\u2039{m.group(1)}{m.group(2)}", text)
+    text = _INJECTION_PREFIX.sub(lambda m: f"\u27e6{m.group(1)}\u27e7", text)
+    text = _GUIDANCE.sub("Supervisor-Guidance (quoted):", text)
     return _DELIMITER.sub("OBSERVED-(quoted)", text)
 
 

@@ -16,15 +16,15 @@ import re
 import textwrap
 import threading
 import warnings
-from dataclasses import replace
 from typing import Any
 
 from watcher.core.interjection import Severity
 from watcher.roles._security_model import RANK, Finding
 from watcher.roles._security_pyast import analyse, blocks
 from watcher.roles._security_sql import mentions_credentials
+from watcher.roles._security_taint import reconcile, taint_scan
 
-__all__ = ["python_findings", "unparsed_lines"]
+__all__ = ["python_findings"]
 
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
@@ -89,35 +89,21 @@ def _bandit() -> tuple[Any, Any]:
 
 
 def python_findings(code: str) -> list[Finding]:
-    """bandit's medium-and-above findings in ``code`` and the rules beyond them; empty for text that is not Python.
+    """The taint engine's flows in ``code``, bandit's medium-and-above findings and the rules beyond them.
 
-    Code this interpreter cannot parse (newer syntax such as ``type X = int``, a Python 2 print)
-    does not switch the scan off: the top-level blocks that do not parse are left out, the rest
-    is scanned, and each finding says which lines were skipped.
+    The taint engine reads every Python syntax (tree-sitter); bandit and the AST rules read what
+    this interpreter parses — top-level blocks that do not parse (newer syntax, a Python 2 print)
+    are left out of bandit's scan only. Lines tree-sitter cannot read either come back as a
+    notice. Findings about a sink the engine proved safe are dropped (``_security_taint``).
     """
     lines = code.splitlines()  # as written: fixes keep the original indentation
+    scan = taint_scan(code)
     try:
         parsed = _parse(code)
-        if parsed is None:
-            return []
-        text, tree, skipped = parsed
-        found = [f for f in _bandit_findings(text, lines, tree) if f is not None]
+        others = [f for f in _bandit_findings(parsed[0], lines, parsed[1]) if f is not None] if parsed else []
     except RecursionError:  # nested thousands deep (generated code): more than the parser can hold
-        return []
-    if skipped:
-        note = " Lines " + ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in skipped)
-        note += " could not be parsed by this Python and were not scanned."
-        found = [replace(f, explanation=f.explanation + note) for f in found]
-    return found
-
-
-def unparsed_lines(code: str) -> str:
-    """The line ranges of ``code`` left out of the Python scan ("3-4, 9"), or "" when all of it was read."""
-    try:
-        parsed = _parse(code)
-    except RecursionError:
-        return ""
-    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in parsed[2]) if parsed else ""
+        others = []
+    return reconcile(others, scan)
 
 
 @functools.lru_cache(maxsize=64)

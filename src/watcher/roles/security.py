@@ -21,9 +21,9 @@ from watcher.core.redact import redact
 from watcher.core.rules import Role
 from watcher.core.spec import Triggers
 from watcher.roles._security_js import sql_findings
-from watcher.roles._security_jsast import js_ast_findings
+from watcher.roles._security_js_review import javascript_findings
 from watcher.roles._security_model import RANK, Finding
-from watcher.roles._security_python import python_findings, unparsed_lines
+from watcher.roles._security_python import python_findings
 from watcher.roles._security_secrets import secret_findings
 from watcher.roles._security_shell import shell_findings, tls_findings
 from watcher.roles._security_sources import Watched, watched_pieces
@@ -31,7 +31,6 @@ from watcher.roles._security_sources import Watched, watched_pieces
 __all__ = ["SecurityRole", "scan"]
 
 _MAX_LISTED = 8
-_MAX_PARSED = 400_000  # characters of JavaScript the structural rules read
 
 
 def scan(piece: Watched) -> list[Finding]:
@@ -61,23 +60,8 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
 
 
 def _javascript(text: str, path: str) -> list[Finding]:
-    """The structural rules, and the SQL rule that also writes the parameterised fix (kept where both find)."""
-    with_fix = sql_findings(text, path=path)
-    if len(text) > _MAX_PARSED:  # a bundle or minified build output, not code someone is writing
-        return with_fix
-    try:
-        found = js_ast_findings(text, path=path)
-    except RecursionError:  # an expression nested thousands deep (generated code): the SQL rule still ran
-        found = []
-    structural = [
-        f
-        for f in found
-        if not (
-            f.rule == "js:sql-injection"
-            and any(s.start_line <= f.last_line and f.start_line <= s.last_line for s in with_fix)
-        )
-    ]
-    return with_fix + structural
+    """Taint flows, structural rules and the SQL rule's fixes, each problem once."""
+    return javascript_findings(text, path)
 
 
 class SecurityRole(Role):
@@ -123,19 +107,9 @@ class SecurityRole(Role):
                         hits.append((finding, piece))
         if not hits:
             note = f"checked {len(fresh)} new observations: no new security findings"
-            return Continue(note=note + "".join(_unscanned(obs, calls) for obs in fresh))
+            return Continue(note=note)
         hits.sort(key=lambda hit: RANK[hit[0].severity])
         return Interject(_interjection(hits), note=f"{len(hits)} security findings")
-
-
-def _unscanned(obs: Observation, calls: dict[str, ToolCall]) -> str:
-    """``; lines 3-4 of cell c1 were not scanned …`` for Python this interpreter could not parse."""
-    out = ""
-    for piece in watched_pieces(obs, calls):
-        skipped = unparsed_lines(piece.text) if piece.language == "python" else ""
-        if skipped:
-            out += f"; lines {skipped} of {piece.label} could not be parsed by this Python and were not scanned"
-    return out
 
 
 def _location(finding: Finding, piece: Watched) -> Location | None:

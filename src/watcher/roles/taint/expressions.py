@@ -1,0 +1,621 @@
+"""How the taint engine evaluates expressions: names, strings, operators, containers, and calls.
+
+A call to a function or method defined in the same file is followed (its body is run with the
+argument values bound to its parameters, and its returns are the call's value); a constructor
+runs ``__init__`` and yields the object with the attributes it stored. Any other call is put to
+the spec (sources, sanitisers, sinks); what the spec leaves alone returns a value built from its
+receiver and arguments, plus an ``"unknown"`` origin for a function nobody vouches for.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import TYPE_CHECKING, Any
+
+from watcher.roles.taint import fold
+from watcher.roles.taint.frame import Frame, Here
+from watcher.roles.taint.spec import Call, Function
+from watcher.roles.taint.values import ANY_KEY, NO_CONST, Origin, Value, merge, union
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
+
+    from watcher.roles.taint.spec import Analysis, Grammar, Sink, Spec
+
+__all__ = ["Expressions"]
+
+_COMPARISONS = frozenset(
+    ["<", "<=", ">", ">=", "==", "!=", "===", "!==", "<>", "in", "not", "in", "is", "is", "not", "instanceof"]
+)
+_LOGICAL = frozenset({"and", "or", "&&", "||", "??"})
+
+
+class Expressions:
+    """The expression half of ``Engine`` (a mixin: it reads the engine's grammar, spec and file)."""
+
+    g: Grammar
+    spec: Spec
+    imports: dict[str, str]
+    functions: dict[str, list[Function]]
+    methods: dict[str, list[Function]]
+    classes: dict[str, SgNode]
+    globals: dict[str, Value]
+    result: Analysis
+
+    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
+        raise NotImplementedError
+
+    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
+        raise NotImplementedError
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ dispatch
+
+    def is_expression(self, kind: str) -> bool:
+        g = self.g
+        return any(
+            kind in kinds
+            for kinds in (
+                g.calls, g.attributes, g.subscripts, g.identifiers, g.strings, g.numbers, g.binaries,
+                g.booleans, g.comparisons, g.nots, g.ternaries, g.sequences, g.dicts, g.comprehensions,
+                g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns,
+            )
+        ) or kind in g.constants  # fmt: skip
+
+    def expr(self, node: SgNode, frame: Frame) -> Value:
+        """The value of expression ``node`` on the path ``frame`` (which assignments in it update)."""
+        g, kind = self.g, node.kind()
+        if kind in g.identifiers:
+            return self.lookup(node.text(), node, frame)
+        if kind in g.strings:
+            return self.string(node, frame)
+        if kind in g.numbers:
+            return Value(const=_number(node.text()))
+        if kind in g.constants:
+            return Value(const=g.constants[kind])
+        if kind in g.calls:
+            return self.call(node, frame)
+        if kind in g.attributes:
+            return self.attribute(node, frame)
+        if kind in g.subscripts:
+            return self.subscript(node, frame)
+        if kind in g.binaries or kind in g.booleans or kind in g.comparisons:
+            return self.operation(node, frame)
+        if kind in g.nots:
+            return self.negation(node, frame)
+        if kind in g.ternaries:
+            return self.ternary(node, frame)
+        if kind in g.sequences:
+            return self.sequence(node, frame)
+        if kind in g.dicts:
+            return self.mapping(node, frame)
+        if kind in g.comprehensions:
+            return self.comprehension(node, frame)
+        if kind in g.lambdas or kind in g.ignored:
+            return Value()
+        if kind in g.assignments or kind in g.augmented or kind in g.declarators:
+            return self.assignment(node, frame)
+        if kind in g.as_patterns:
+            children = node.named_children()
+            value = self.expr(children[0], frame) if children else Value()
+            alias = g.field(node, "alias")
+            if alias is not None:
+                self.assign(alias.named_children()[0] if alias.named_children() else alias, value, frame)
+            return value
+        children = node.named_children()
+        if len(children) == 1:
+            return self.expr(children[0], frame)
+        return union(self.expr(c, frame) for c in children)
+
+    def lookup(self, name: str, node: SgNode, frame: Frame) -> Value:
+        if name in frame.env:
+            return frame.env[name]
+        if name in self.globals:
+            return self.globals[name]
+        if name in self.imports or name in self.functions or name in self.classes:
+            return Value(tags=frozenset({"module"}))
+        if name in self.spec.builtins:
+            return Value()
+        return Value(origins=frozenset({Origin("unknown", f"`{name}`", node.range().start.line + 1)}))
+
+    def truth(self, value: Value) -> Any:
+        """True, False, or None when the value's truth is not known."""
+        result = fold.truth(value.const)
+        return None if result is NO_CONST else result
+
+    def element(self, items: Value) -> Value:
+        """What iterating over ``items`` yields."""
+        if items.seq is not None:
+            out = Value()
+            for i, item in enumerate(items.seq):
+                out = item if i == 0 else merge(out, item)
+            return out.flat() if items.seq else Value()
+        if items.parts:
+            return Value(origins=items.all_origins())
+        return Value(origins=items.origins)
+
+    # ------------------------------------------------------------------ literals and operators
+
+    def string(self, node: SgNode, frame: Frame) -> Value:
+        g = self.g
+        pieces: list[Any] = []
+        values: list[Value] = []
+        raw = binary = False
+        for child in node.children():
+            kind = child.kind()
+            if kind in g.strings:
+                value = self.string(child, frame)
+                values.append(value)
+                pieces.append(value.const)
+            elif kind in g.string_parts:
+                pieces.append(child.text() if raw else _unescape(child.text()))
+            elif kind in g.interpolations:
+                inner = child.named_children()
+                value = self.expr(inner[0], frame) if inner else Value()
+                values.append(value)
+                plain = len(inner) == 1 and value.const is not NO_CONST and fold.plain(value.const)
+                pieces.append(str(value.const) if plain else NO_CONST)
+            elif kind.endswith("start") or child.text()[:1] in "rRbBuUfFtT":
+                prefix = child.text().lower()
+                raw, binary = "r" in prefix, binary or "b" in prefix
+        if any(p is NO_CONST for p in pieces):
+            return union(values)
+        text = "".join(p.decode("latin-1") if isinstance(p, bytes) else str(p) for p in pieces)
+        return Value(const=text.encode("latin-1", "replace") if binary else text)
+
+    def operation(self, node: SgNode, frame: Frame) -> Value:
+        """Arithmetic, ``and``/``or`` and comparisons; chains such as ``a < b < c`` too."""
+        operands = [c for c in node.children() if c.is_named() and c.kind() not in self.g.ignored]
+        op_node = self.g.field(node, "operator")
+        ops: list[str] = []
+        pending: list[str] = []
+        for child in node.children():
+            if child.is_named():
+                if pending:
+                    ops.append(" ".join(pending))
+                    pending = []
+            else:
+                pending.append(child.text())
+        if op_node is not None and len(operands) == 2:
+            ops = [op_node.text()]
+        values = [self.expr(o, frame) for o in operands]
+        if not values:
+            return Value()
+        if ops and ops[0] in _LOGICAL and len(values) == 2:
+            left, right = values
+            truth = self.truth(left)
+            first = ops[0] in ("and", "&&")
+            if truth is None:
+                return merge(left, right) if left.origins or right.origins else union([left, right])
+            if ops[0] == "??":
+                return right if left.const is None else left
+            return right if truth == first else left
+        if ops and all(op in _COMPARISONS for op in ops):
+            result: Any = True
+            for op, left, right in zip(ops, values, values[1:], strict=False):
+                step = fold.compare(op, left.const, right.const)
+                if step is NO_CONST:
+                    return Value()  # a boolean carries no data
+                result = result and step
+            return Value(const=result)
+        if len(values) == 2 and ops:
+            const = fold.binary(ops[0], values[0].const, values[1].const)
+            if const is not NO_CONST:
+                return Value(const=const)
+            if ops[0] == "%" and values[1].seq is not None:
+                return union([values[0], *values[1].seq])
+        return union(values)
+
+    def negation(self, node: SgNode, frame: Frame) -> Value:
+        op = self.g.field(node, "operator")
+        kids = node.named_children()
+        inner = self.g.field(node, "argument") or (kids[-1] if kids else None)
+        value = self.expr(inner, frame) if inner is not None else Value()
+        if op is not None and op.text() not in ("not", "!"):
+            if op.text() == "-" and isinstance(value.const, (int, float)):
+                return Value(const=-value.const)
+            return Value(origins=value.all_origins()) if op.text() not in ("typeof", "void") else Value()
+        truth = self.truth(value)
+        return Value() if truth is None else Value(const=not truth)
+
+    def ternary(self, node: SgNode, frame: Frame) -> Value:
+        condition = self.g.field(node, "condition")
+        if condition is not None:
+            yes, no = self.g.field(node, "consequence"), self.g.field(node, "alternative")
+        else:  # Python: body if condition else orelse
+            kids = node.named_children()
+            if len(kids) != 3:
+                return union(self.expr(k, frame) for k in kids)
+            yes, condition, no = kids
+        truth = self.truth(self.expr(condition, frame))
+        if truth is True and yes is not None:
+            return self.expr(yes, frame)
+        if truth is False and no is not None:
+            return self.expr(no, frame)
+        yes_frame, no_frame = frame.fork(), frame.fork()
+        self.refine(condition, yes_frame, True)
+        self.refine(condition, no_frame, False)
+        a = self.expr(yes, yes_frame) if yes is not None else Value()
+        b = self.expr(no, no_frame) if no is not None else Value()
+        return merge(a, b)
+
+    def sequence(self, node: SgNode, frame: Frame) -> Value:
+        items: list[Value] = []
+        spread = False
+        for child in node.named_children():
+            if child.kind() in self.g.ignored:
+                continue
+            value = self.expr(child, frame)
+            if child.kind() in self.g.spreads:
+                spread = True
+            items.append(value)
+        if spread:
+            return union(items)
+        const: Any = NO_CONST
+        if all(v.constant for v in items):
+            consts = [v.const for v in items]
+            const = tuple(consts) if "tuple" in node.kind() else set(consts) if node.kind() == "set" else consts
+            const = const if fold.plain(const) else NO_CONST
+        return Value(const=const, seq=tuple(items))
+
+    def mapping(self, node: SgNode, frame: Frame) -> Value:
+        parts: dict[Any, Value] = {}
+        origins: set[Origin] = set()
+        for child in node.named_children():
+            if child.kind() in self.g.pairs:
+                key_node, value_node = self.g.field(child, "key"), self.g.field(child, "value")
+                key = self.expr(key_node, frame) if key_node is not None else Value()
+                if key_node is not None and key_node.kind() in self.g.identifiers and self.g.dict_keys_are_names:
+                    key = Value(const=key_node.text())
+                value = self.expr(value_node, frame) if value_node is not None else Value()
+                k = key.const if key.constant and _hashable(key.const) else ANY_KEY
+                parts[k] = merge(parts[k], value) if k in parts else value
+                origins |= key.all_origins()
+            elif child.kind() not in self.g.ignored:
+                spread = self.expr(child, frame)
+                for k, v in (spread.parts or {}).items():
+                    parts[k] = v
+                origins |= spread.origins
+        const: Any = NO_CONST
+        if all(v.constant for v in parts.values()) and ANY_KEY not in parts and not origins:
+            const = {k: v.const for k, v in parts.items()}
+        return Value(origins=frozenset(origins), const=const, parts=parts)
+
+    def comprehension(self, node: SgNode, frame: Frame) -> Value:
+        inner = frame.fork()
+        for clause in node.named_children():
+            if clause.kind() in self.g.comprehension_clauses:
+                source = self.g.field(clause, "right")
+                target = self.g.field(clause, "left")
+                if source is not None and target is not None:
+                    self.assign(target, self.element(self.expr(source, inner)), inner)
+        body = self.g.field(node, "body")
+        if body is None:
+            return Value()
+        value = self.expr(body, inner) if body.kind() not in self.g.pairs else self.pair(body, inner)
+        return Value(origins=value.all_origins())
+
+    def pair(self, node: SgNode, frame: Frame) -> Value:
+        return union(self.expr(c, frame) for c in node.named_children())
+
+    # ------------------------------------------------------------------ names and members
+
+    def name_of(self, node: SgNode | None) -> str:
+        """The dotted name of an expression, imports resolved: ``request.args.get`` → ``flask.request.args.get``."""
+        if node is None:
+            return ""
+        kind = node.kind()
+        if kind in self.g.identifiers:
+            return self.imports.get(node.text(), node.text())
+        if kind in self.g.attributes:
+            base = self.name_of(self.g.field(node, "object"))
+            attr = self.g.field(node, "attribute")
+            return f"{base}.{attr.text()}" if attr is not None else base
+        if kind in self.g.calls:
+            return self.name_of(self.g.field(node, "function")) + "()"
+        if kind in self.g.subscripts:
+            return self.name_of(self.g.field(node, "object")) + "[]"
+        if kind in self.g.parenthesized:
+            kids = node.named_children()
+            return self.name_of(kids[0]) if kids else ""
+        return ""
+
+    def attribute(self, node: SgNode, frame: Frame) -> Value:
+        obj_node, attr = self.g.field(node, "object"), self.g.field(node, "attribute")
+        obj = self.expr(obj_node, frame) if obj_node is not None else Value()
+        found = self.spec.attribute(self.name_of(node), obj, Here(self, node, frame))
+        if found is not None:
+            return found
+        if attr is None:
+            return obj.flat()
+        if obj.parts is not None:
+            return obj.part(attr.text())
+        if obj.constant:
+            return Value()
+        return Value(origins=obj.origins)
+
+    def subscript(self, node: SgNode, frame: Frame) -> Value:
+        obj_node, index = self.g.field(node, "object"), self.g.field(node, "index")
+        obj = self.expr(obj_node, frame) if obj_node is not None else Value()
+        if index is None:
+            return obj.flat()
+        if index.kind() in self.g.slices:
+            bounds = [self.expr(b, frame).const for b in index.named_children()]
+            if obj.constant and all(isinstance(b, int) for b in bounds) and len(bounds) <= 3:
+                try:
+                    return Value(const=obj.const[slice(*bounds)]) if len(bounds) > 1 else obj.flat()
+                except Exception:  # noqa: BLE001
+                    pass
+            return Value(origins=obj.all_origins(), tags=obj.tags)
+        key = self.expr(index, frame)
+        return obj.part(key.const if key.constant and _hashable(key.const) else NO_CONST)
+
+    # ------------------------------------------------------------------ assignment
+
+    def assignment(self, node: SgNode, frame: Frame) -> Value:
+        g, kind = self.g, node.kind()
+        if kind in g.declarators:
+            target, source = g.field(node, "name"), g.field(node, "value")
+        else:
+            target, source = g.field(node, "left"), g.field(node, "right")
+        if source is None:
+            return Value()
+        value = self.expr(source, frame)
+        if kind in g.augmented and target is not None:
+            op = g.field(node, "operator")
+            current = self.expr(target, frame)
+            symbol = op.text().rstrip("=") if op is not None else "+"
+            const = fold.binary(symbol, current.const, value.const)
+            value = Value(const=const) if const is not NO_CONST else union([current, value])
+        if target is not None:
+            self.assign(target, value, frame)
+        line = node.range().start.line + 1
+        old = self.result.assigned.get(line)
+        self.result.assigned[line] = value if old is None else merge(old, value)
+        return value
+
+    def assign(self, target: SgNode, value: Value, frame: Frame) -> None:
+        """Bind ``value`` to an assignment target: a name, ``obj.attr``, ``obj[key]`` or a pattern."""
+        g, kind = self.g, target.kind()
+        if kind in g.identifiers:
+            frame.env[target.text()] = value.through(target.text())
+            self.spec.store("", target.text(), value, Here(self, target, frame))
+        elif kind in g.attributes:
+            obj_node, attr = g.field(target, "object"), g.field(target, "attribute")
+            if obj_node is None or attr is None:
+                return
+            self.spec.store(self.name_of(obj_node), attr.text(), value, Here(self, target, frame))
+            self._update(obj_node, attr.text(), value, frame)
+        elif kind in g.subscripts:
+            obj_node, index = g.field(target, "object"), g.field(target, "index")
+            if obj_node is None:
+                return
+            key = self.expr(index, frame) if index is not None else Value()
+            k = key.const if key.constant and _hashable(key.const) else NO_CONST
+            self.spec.store(self.name_of(obj_node), k, value, Here(self, target, frame))
+            self._update(obj_node, k, value, frame)
+        elif kind in g.spreads:
+            for child in target.named_children():
+                self.assign(child, value.flat(), frame)
+        else:
+            targets = [c for c in target.named_children() if c.kind() not in g.ignored]
+            for i, child in enumerate(targets):
+                self.assign(child, value.part(i) if child.kind() not in g.spreads else value.flat(), frame)
+
+    def _update(self, obj_node: SgNode, key: Any, value: Value, frame: Frame) -> None:
+        if obj_node.kind() not in self.g.identifiers | self.g.attributes | self.g.subscripts:
+            return
+        container = self.expr(obj_node, frame.fork())
+        updated = with_part(container, key, value)
+        if obj_node.kind() in self.g.identifiers:
+            frame.env[obj_node.text()] = updated
+        else:
+            self.assign(obj_node, updated, frame)
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, node: SgNode, frame: Frame) -> Value:
+        g = self.g
+        fn_node = g.field(node, "function")
+        args: list[Value] = []
+        arg_nodes: list[SgNode] = []
+        kwargs: dict[str, Value] = {}
+        kwarg_nodes: dict[str, SgNode] = {}
+        arguments = g.field(node, "arguments")
+        listed = [arguments] if arguments is not None and arguments.kind() in g.comprehensions else (
+            arguments.named_children() if arguments is not None else []
+        )  # fmt: skip
+        for a in listed:
+            if a.kind() in g.ignored:
+                continue
+            if a.kind() in g.keyword_arguments:
+                name, value_node = g.field(a, "name"), g.field(a, "value")
+                if name is not None and value_node is not None:
+                    kwargs[name.text()] = self.expr(value_node, frame)
+                    kwarg_nodes[name.text()] = value_node
+                continue
+            arg_nodes.append(a)
+            args.append(self.expr(a, frame) if a.kind() not in g.spreads else self.expr(a, frame).flat())
+        receiver: Value | None = None
+        obj_node = g.field(fn_node, "object") if fn_node is not None and fn_node.kind() in g.attributes else None
+        if obj_node is not None:
+            receiver = self.expr(obj_node, frame)
+        dotted = self.name_of(fn_node)
+        method = dotted.rsplit(".", 1)[-1]
+        site = Here(self, node, frame)
+        if dotted in self.spec.exits:
+            frame.live = False
+        followed = self._follow(fn_node, obj_node, receiver, args, kwargs, frame)
+        if followed is not None:
+            return followed
+        result = self.spec.call(
+            Call(dotted, method, receiver, tuple(args), kwargs, tuple(arg_nodes), kwarg_nodes, site)
+        )
+        mutation = self.spec.mutators.get(method) if obj_node is not None and receiver is not None else None
+        if mutation is not None and receiver is not None and obj_node is not None and "module" not in receiver.tags:
+            updated, returned = mutate(mutation, receiver, args)
+            if obj_node.kind() in g.identifiers:
+                frame.env[obj_node.text()] = updated
+            elif obj_node.kind() in g.attributes | g.subscripts:
+                self.assign(obj_node, updated, frame)
+            if result is None:
+                result = returned
+        if result is not None:
+            return result
+        if receiver is not None and "module" not in receiver.tags:
+            const = fold.method(receiver.const, method, [a.const for a in args])
+            if const is not NO_CONST:
+                return Value(const=const)
+            return union([receiver.flat(), *args, *kwargs.values()])
+        if fn_node is not None and fn_node.kind() in g.identifiers and dotted in self.spec.builtins:
+            return union([*args, *kwargs.values()])
+        opaque = Value(origins=frozenset({Origin("unknown", f"{dotted or 'a call'}()", site.line)}))
+        return union([opaque, *args, *kwargs.values()])
+
+    def _follow(
+        self,
+        fn_node: SgNode | None,
+        obj_node: SgNode | None,
+        receiver: Value | None,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        frame: Frame,
+    ) -> Value | None:
+        """The value of a call to a function, method or class of this file; None for any other call."""
+        if fn_node is None:
+            return None
+        target: Function | None = None
+        constructor = ""
+        if fn_node.kind() in self.g.identifiers:
+            name = fn_node.text()
+            if name in frame.env and "module" not in frame.env[name].tags and name not in self.globals:
+                return None
+            if name in self.functions:
+                target = self.functions[name][-1]
+            elif name in self.classes:
+                constructor = name
+                target = next((m for m in self.methods.get(self.spec.constructor, []) if m.owner == name), None)
+        elif obj_node is not None and receiver is not None:
+            method = self.g.field(fn_node, "attribute")
+            owners = {t.split(":", 1)[1] for t in receiver.tags if t.startswith("instance:")}
+            if obj_node.kind() in self.g.identifiers and obj_node.text() in self.classes:
+                owners.add(obj_node.text())
+            if method is not None and owners:
+                target = next((m for m in self.methods.get(method.text(), []) if m.owner in owners), None)
+        if target is None and not constructor:
+            return None
+        instance = Value(parts={}, tags=frozenset({f"instance:{constructor}"})) if constructor else receiver
+        if target is None:
+            return instance
+        done = self.follow(target, args, kwargs, instance)
+        if done is None:
+            return union([*args, *kwargs.values()]) if not constructor else instance
+        if constructor:
+            final = done.env.get(target.parameters[0]) if target.parameters else None
+            return final if final is not None else instance
+        out: Value | None = None
+        for value in done.returns:
+            out = value if out is None else merge(out, value)
+        return out if out is not None else Value(const=None)
+
+
+def with_part(container: Value, key: Any, value: Value) -> Value:
+    """``container`` after ``container[key] = value`` (``NO_CONST``: a key not known)."""
+    if key is NO_CONST:
+        parts = {k: merge(v, value) for k, v in (container.parts or {}).items()}
+        parts[ANY_KEY] = merge(parts[ANY_KEY], value) if ANY_KEY in parts else value
+        seq = tuple(merge(v, value) for v in container.seq) if container.seq is not None else None
+        return Value(origins=container.origins, parts=parts, tags=container.tags, seq=seq)
+    if container.seq is not None and isinstance(key, int) and -len(container.seq) <= key < len(container.seq):
+        items = list(container.seq)
+        items[key] = value
+        return Value(origins=container.origins, parts=container.parts, tags=container.tags, seq=tuple(items))
+    parts = dict(container.parts or {})
+    parts[key] = value
+    return Value(origins=container.origins, parts=parts, tags=container.tags, seq=container.seq)
+
+
+def mutate(kind: str, receiver: Value, args: list[Value]) -> tuple[Value, Value | None]:
+    """A container after a mutating method (``append``, ``pop``, …), and what the method returned."""
+    seq = receiver.seq
+    first = args[0] if args else Value()
+    if kind == "append":
+        if seq is not None:
+            return Value(origins=receiver.origins, tags=receiver.tags, seq=(*seq, first)), Value(const=None)
+        return with_part(receiver, NO_CONST, first), Value(const=None)
+    if kind == "prepend":
+        if seq is not None:
+            return Value(origins=receiver.origins, tags=receiver.tags, seq=(first, *seq)), Value(const=len(seq) + 1)
+        return with_part(receiver, NO_CONST, first), None
+    if kind == "insert" and len(args) >= 2:
+        if seq is not None and isinstance(first.const, int):
+            items = list(seq)
+            items.insert(first.const, args[1])
+            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), Value(const=None)
+        return with_part(receiver, NO_CONST, args[1]), Value(const=None)
+    if kind in ("pop", "shift"):
+        index = 0 if kind == "shift" else (first.const if args else -1)
+        if seq is not None and isinstance(index, int) and -len(seq) <= index < len(seq):
+            items = list(seq)
+            taken = items.pop(index)
+            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), taken
+        if receiver.parts is not None and args and first.constant and _hashable(first.const):
+            parts = dict(receiver.parts)
+            taken = parts.pop(first.const, Value(origins=receiver.origins))
+            return Value(origins=receiver.origins, parts=parts, tags=receiver.tags), taken
+        return receiver, Value(origins=receiver.all_origins())
+    if kind == "remove" and seq is not None and first.constant:
+        items = [v for v in seq if not (v.constant and v.const == first.const)]
+        if len(items) == len(seq) - 1:
+            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), Value(const=None)
+        return receiver, Value(const=None)
+    if kind == "update" and receiver.parts is not None and first.parts is not None:
+        parts = {**receiver.parts, **first.parts}
+        return Value(origins=receiver.origins | first.origins, parts=parts, tags=receiver.tags), Value(const=None)
+    if kind in ("extend", "update", "absorb"):
+        extra = union(args)
+        return (
+            Value(
+                origins=receiver.origins | extra.origins,
+                parts=receiver.parts,
+                tags=receiver.tags | extra.tags,
+            )
+            if receiver.seq is None
+            else Value(origins=receiver.all_origins() | extra.origins, tags=receiver.tags | extra.tags),
+            Value(const=None),
+        )
+    if kind == "clear":
+        return Value(tags=receiver.tags, seq=() if seq is not None else None, parts={} if seq is None else None), None
+    return receiver, None
+
+
+def _number(text: str) -> Any:
+    cleaned = text.replace("_", "").rstrip("nNjJlL")
+    try:
+        return int(cleaned, 0)
+    except ValueError:
+        try:
+            return float(cleaned)
+        except ValueError:
+            return NO_CONST
+
+
+def _unescape(text: str) -> str:
+    if "\\" not in text:
+        return text
+    try:
+        return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return text
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

@@ -1,0 +1,91 @@
+"""One path through a function body: the variables' values, whether the path is still live, its returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
+
+    from watcher.roles.taint.spec import Function, Sink
+
+__all__ = ["Frame", "Here", "join"]
+
+
+@dataclass(slots=True)
+class Frame:
+    """The state of one path: ``env`` (name → value), ``live`` (no return/raise yet), what it returned."""
+
+    env: dict[str, Value]
+    function: Function | None = None
+    entry: bool = False  # the function was entered from outside (a route), not followed from a call
+    live: bool = True
+    returns: list[Value] = field(default_factory=list)
+
+    def fork(self) -> Frame:
+        """A copy for one arm of a branch."""
+        return Frame(dict(self.env), self.function, self.entry, self.live, self.returns)
+
+
+def join(frames: list[Frame], into: Frame) -> None:
+    """Merge the live ``frames`` (arms of a branch) into ``into``; dead when none is live."""
+    live = [f for f in frames if f.live]
+    if not live:
+        into.live = False
+        return
+    names = set().union(*(f.env for f in live))
+    env: dict[str, Value] = {}
+    for name in names:
+        values = [f.env.get(name) for f in live]
+        known = [v for v in values if v is not None]
+        value = known[0]
+        for other in known[1:]:
+            value = merge(value, other)
+        env[name] = value
+    into.env = env
+    into.live = True
+
+
+class Engine(Protocol):
+    """What a ``Here`` needs of the engine: evaluating an expression, recording a sink."""
+
+    def expr(self, node: SgNode, frame: Frame) -> Value: ...
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None: ...
+
+
+class Here:
+    """A ``Site``: the node the engine is at, and reporting of sinks reached there."""
+
+    __slots__ = ("engine", "frame", "line", "node")
+
+    def __init__(self, engine: Engine, node: SgNode, frame: Frame) -> None:
+        self.engine = engine
+        self.node = node
+        self.frame = frame
+        self.line = node.range().start.line + 1
+
+    def report(
+        self, sink: Sink, value: Value, callee: str, labels: Any = ("input",), severity: str | None = None
+    ) -> None:
+        """``value`` reaches ``sink`` here (see ``Engine.record``)."""
+        self.engine.record(self.node, sink, value, callee, tuple(labels), severity)
+
+    def constant(self, node: SgNode | None) -> Any:
+        """The folded constant of ``node`` on this path, or ``NO_CONST``."""
+        if node is None:
+            return NO_CONST
+        return self.engine.expr(node, self.frame.fork()).const
+
+    def value(self, node: SgNode | None) -> Value:
+        """The value of ``node`` on this path."""
+        return Value() if node is None else self.engine.expr(node, self.frame.fork())
+
+    def source(self, label: str, name: str) -> Value:
+        """A value of untrusted data (``label``) read here, named ``name``."""
+        return Value(origins=frozenset({Origin(label, name, self.line)}))
