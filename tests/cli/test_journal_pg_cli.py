@@ -46,7 +46,11 @@ def test_migrate_check_and_prune(pg_url: str, cli: Any) -> None:
             journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=i, ts=ts))
         journal.flush()
     checked = cli("journal", "check", pg_url)
-    assert checked.returncode == 0 and f"schema: version {VERSION}" in checked.stdout and "events: about 2" in checked.stdout
+    assert (
+        checked.returncode == 0
+        and f"schema: version {VERSION}" in checked.stdout
+        and "events: about 2" in checked.stdout
+    )
     pruned = cli("journal", "prune", pg_url, "--before", "2026-01-01")
     assert pruned.returncode == 0 and "deleted 1 events" in pruned.stdout, pruned.stderr
     with Journal(pg_url, create=False) as journal:
