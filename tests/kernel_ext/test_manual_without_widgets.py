@@ -77,3 +77,18 @@ def test_pending_interjections_are_shown_as_text_and_decided_with_magics(driver:
     assert delivered
     shown = accepted.stdout + kernel.execute("x = 1", cell_id="c3").stdout  # shown at the next breakpoint
     assert re.search(r"\[watcher security\][^\n]*\n?.*Use a parameterised query here", shown), shown
+
+
+def test_a_missing_key_is_said_before_the_sdk_loads_and_a_dead_server_before_any_cell(
+    driver: tuple[Driver, Path],
+) -> None:
+    kernel, _ = driver
+    kernel.execute("import os; os.environ.pop('ANTHROPIC_API_KEY', None); os.environ.pop('ANTHROPIC_AUTH_TOKEN', None)")
+    kernel.execute("%load_ext watcher")
+    missing = kernel.execute("%watch security --evaluator anthropic")
+    assert "ANTHROPIC_API_KEY is not set" in missing.stderr and "Traceback" not in missing.stderr
+    loaded = kernel.execute("import sys; print('anthropic' in sys.modules)")
+    assert loaded.stdout.strip() == "False"  # the answer came without loading the SDK
+    dead = kernel.execute("%watch security --evaluator openai --model m --base-url http://127.0.0.1:9/v1")
+    assert "cannot reach openai:m's server" in dead.stderr, dead.stderr
+    assert "no watchers attached" in kernel.execute("%watchers").stdout

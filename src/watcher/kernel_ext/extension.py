@@ -24,6 +24,7 @@ from watcher.core.errors import DuplicateNameError, NoActiveRunError, NotPending
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import Mode, WatcherSpec
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.kernel_ext.agent_runs import notebook_agent
 from watcher.kernel_ext.cells import CellRecorder
@@ -176,6 +177,7 @@ class KernelExtension:
             )
         opts = {k: v for k, v in (options or {}).items() if v is not None}
         first = make_evaluator(evaluator, role, **opts)  # raises a clear error before anything is attached
+        check_reachable(first)  # an LLM watcher whose server does not answer is said now, not at every cell
         state = PanelState(
             spec.name,
             role=spec.role,
