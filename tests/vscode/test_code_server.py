@@ -214,6 +214,9 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
             page.keyboard.press("Control+Shift+M")
             problems = page.locator(".markers-panel")
             expect(problems).to_contain_text("SQL injection in login()", timeout=15_000)
+            entry = problems.locator(".monaco-list-row", has_text="SQL injection in login()").first
+            expect(entry.locator(".codicon-error")).to_have_count(1)  # critical -> Error
+            expect(entry).to_contain_text(re.compile(r"watcher\W*guidance"))  # source, and the action as its code
             expect(status).to_contain_text(re.compile(r"\d+ pending"))
 
             # the quick fix on line 4: Ctrl+. lists Inject/Dismiss; Dismiss goes through the server
