@@ -42,7 +42,7 @@ try:
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
-        "a postgresql:// journal needs psycopg: pip install 'watcher[postgres]'; or give a file path instead"
+        "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
     ) from exc
 
 __all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
