@@ -25,9 +25,12 @@ from watcher.runtime.journal import Journal
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 from watcher.testing.postgres import LocalPostgres
 
-pytestmark = pytest.mark.skipif(
-    not can_make_machines(), reason="network namespaces need root and iproute2 (CI has both)"
-)
+pytestmark = [
+    pytest.mark.skipif(not can_make_machines(), reason="network namespaces need root and iproute2 (CI has both)"),
+    pytest.mark.slow,
+    pytest.mark.timeout(300),  # hosts start as processes on a shared 2-core machine; the server is stopped 10 s
+    pytest.mark.xdist_group("machines"),  # one worker makes the namespaces (their subnets must not overlap)
+]
 
 HOST_LOST_S = 4.0
 
@@ -171,3 +174,54 @@ def test_hosts_on_three_machines_share_a_run_and_a_killed_host_loses_only_its_ta
     seen = {row["task"]: row["status"] for row in json.loads(status.stdout)}
     assert {task: seen[task] for task in doomed} == dict.fromkeys(doomed, "lost"), seen
     assert all(seen[t] == "completed" for t in ran), seen
+
+
+def test_a_host_cut_off_is_lost_then_its_task_completes_when_the_link_returns(
+    machines: tuple[LocalPostgres, list[Machine]], tmp_path: Path
+) -> None:
+    server, (_, lone, _, boss, _) = machines
+    server.create_database("cut")
+    url = server.url("cut")
+    Journal(url).close()
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text('[fleet]\nname = "cut"\nhost_beat_s = 0.5\n\n[[tasks]]\nname = "slow"\nprompt = "[slow] go"\n')
+
+    def status() -> str:
+        with Journal(url, create=False) as journal:
+            from watcher.fleet.query import read_fleet
+
+            row = read_fleet(journal, "cut").tasks.get("slow")
+            return row.status if row is not None else ""
+
+    with StubAnthropicServer(Reply.text("Done.", delay_s=14.0), host="0.0.0.0") as stub:
+        port = stub.root_url.rsplit(":", 1)[1]
+        ip = lone.server_ip
+        running = host(lone, server.url("cut", host=ip), f"http://{ip}:{port}", str(tasks), 1)
+        supervisor = subprocess.Popen(
+            boss.command([sys.executable, "-m", "watcher", "fleet", "supervise", "--journal",
+                          server.url("cut", host=boss.server_ip), "--fleet", "cut", "--host-lost", "3",
+                          "--watch-interval", "0.2", "--for", "120"]),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not announced(url) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1.0)  # its host has beaten: the supervisor knows it
+            lone.down()
+            try:
+                while status() != "lost" and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                assert status() == "lost", "cut off for longer than host_lost_s: its task is lost"
+            finally:
+                lone.up()
+            out, err = running.communicate(timeout=90)
+            assert running.returncode == 0, err
+        finally:
+            supervisor.send_signal(signal.SIGINT)
+            supervisor.communicate(timeout=60)
+            if running.poll() is None:
+                running.kill()
+                running.communicate(timeout=30)
+    assert json.loads(out)["tasks"]["slow"]["status"] == "completed"
+    assert status() == "completed", "held up, not dead: the task finished on its host"
