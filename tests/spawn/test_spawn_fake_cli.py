@@ -276,3 +276,15 @@ async def test_a_cli_that_exits_says_its_own_last_error_line_in_the_report(proje
     spawned = await run_spawn(config(project, fake(tmp_path, lines), pr=False))
     assert spawned.status == "crashed"
     assert "exited with status 41" in spawned.detail and f"it said: {said}" in spawned.detail
+
+
+async def test_the_report_shows_findings_whole_with_paths_from_the_repository(project: Project, tmp_path: Path) -> None:
+    from watcher.demo_spawn import RECORDED
+
+    spawned = await run_spawn(config(project, str(launcher(RECORDED, tmp_path)), pr=False))
+    report = spawned.markdown()
+    assert spawned.interjections, report
+    assert spawned.worktree not in report and str(project.repo) not in report
+    assert "src/auth/login.js:4" in report and "Debug logs: `.watcher/spawns/" in report
+    security = next(line for line in report.splitlines() if line.startswith("- security"))
+    assert security.endswith((".", "…", ";", ")")), security  # a whole sentence, or cut at a word with a mark
