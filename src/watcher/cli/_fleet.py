@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError, InvalidCommandError, MissingCredentialsError
+from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -238,6 +239,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.extractor is not None:
         config = replace(config, extractor=args.extractor)
     path = args.journal or default_journal_path()
+    if args.base_url:  # a dead server is said before any task starts, not as every task failing
+        check_url(args.base_url, who="the Messages API server")
 
     if args.max_tasks is not None and args.shared_run is None:
         raise ConfigurationError("--max-tasks shares a run between hosts: give --run NAME too (the same on every host)")
