@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "CommandRow",
@@ -25,6 +26,7 @@ __all__ = [
     "Store",
     "StoreBusy",
     "is_url",
+    "journal_label",
     "journal_target",
 ]
 
@@ -60,6 +62,18 @@ def journal_target(value: str | os.PathLike[str]) -> Path | str:
     """
     text = os.fspath(value)
     return text if is_url(text) else Path(text).expanduser()
+
+
+def journal_label(target: Path | str) -> str:
+    """How a journal is named to a person or an editor: its path, or its URL without a password."""
+    if not is_url(target):
+        return str(target)
+    parts = urlsplit(str(target))
+    if parts.password is None:
+        return str(target)
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + netloc))
 
 
 class Store(Protocol):

@@ -36,7 +36,7 @@ from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._coordination import Command, Coordination
 from watcher.runtime._storable import encode_payload
-from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_target
+from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_label, journal_target
 from watcher.runtime.events import Event, event_from_payload
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "Journal",
     "JournalRow",
     "default_journal_path",
+    "journal_label",
     "journal_target",
     "project_root",
 ]
