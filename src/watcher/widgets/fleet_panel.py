@@ -177,7 +177,7 @@ class FleetDashboard:
             except Exception as exc:  # noqa: BLE001 - a busy or closed journal: say so, try again
                 failures += 1
                 if failures == 1:
-                    log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.path, exc)
+                    log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.where, exc)
                 self.notice.value = f"<i>cannot read the journal right now: {escaped(exc)}</i>"
                 if ended:  # the fleet is over and its journal may be closed: nothing more will come
                     self._task = None
