@@ -16,7 +16,7 @@ __all__ = ["Finding", "credential", "delete_loss", "device", "read_finding", "se
 Finding = tuple[str, str]  # (category, reason)
 
 _SAFE_DEVICES = re.compile(
-    r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full)$"
+    r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full|tcp/.*|udp/.*)$"
 )
 _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
 
@@ -149,8 +149,8 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
             return None
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
-    if any(path == place.expand(t) for t in paths["temporary"]):
-        return f"the shared temporary folder {path}"
+    if any(path == place.expand(t) for t in paths["temporary"]) and not whole:
+        return f"the shared temporary folder {path}"  # itself; what is in it is anyone's to clear
     if under_any(place, path, paths["temporary"]) and rel is None:
         return None
     if _system(place, path, paths):

@@ -11,7 +11,15 @@ from watcher.guard._files import Finding, read_finding, secret_file
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
 
-__all__ = ["download_exec", "exfiltration", "leaked", "redirected_reads", "secret_reads", "secret_vars"]
+__all__ = [
+    "download_exec",
+    "exfiltration",
+    "leaked",
+    "redirected_reads",
+    "remote_shell",
+    "secret_reads",
+    "secret_vars",
+]
 
 # commands that use a secret file without showing its content
 _OPAQUE = frozenset(
@@ -168,7 +176,7 @@ def secret_reads(x: At) -> Finding | None:
     what = leaked(x)
     if what is None:
         return None
-    kept = x.fed & {"tee", "sponge", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
+    kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
     if what.startswith("the whole environment") and not kept:
         return None  # shown, filtered or counted here: not written down or sent anywhere
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
@@ -193,6 +201,25 @@ def _remote(x: At) -> bool:
     hosts = _hosts(x)
     local = x.policy.data["network"]["local_hosts"]
     return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
+
+
+def remote_shell(x: At) -> Finding | None:
+    """A reverse shell: this machine's shell handed to another one (``nc -e``, ``/dev/tcp``, a socket in code)."""
+    if not x.on("secret-exfiltration"):
+        return None
+    tcp = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for _, t in x.cmd.redirects)
+    netcat = x.name in ("nc", "ncat", "netcat") and any(re.fullmatch(r"-\w*[ec]\w*", a) for a in x.args)
+    socat = x.name == "socat" and any(re.match(r"(?i)(exec|system):", a) for a in x.args)
+    code = inline_code(x.cmd)
+    spawned = (
+        bool(code) and "socket" in code and bool(re.search(r"subprocess|pty\.spawn|dup2|/bin/(ba)?sh|exec\(", code))
+    )
+    if tcp or netcat or socat or spawned:
+        return (
+            "secret-exfiltration",
+            "opens a shell for another machine (a reverse shell): whoever is there controls this one",
+        )
+    return None
 
 
 def exfiltration(x: At) -> Finding | None:
