@@ -110,8 +110,8 @@ def config_inside(place: Place, folder: str, policy: Policy) -> str:
     for pattern in policy.data["config"]["paths"]:
         full = place.expand(pattern)
         if full.startswith("**/"):
-            first = full[3:].split("/", 1)[0]
-            if folder.rsplit("/", 1)[-1] == first and "/" in full[3:]:
+            parts = full[3:].split("/")[:-1]  # the folders the setting is in: .git/hooks, .claude
+            if any(folder.endswith("/" + "/".join(parts[: k + 1])) for k in range(len(parts))):
                 return full[3:]
         elif full.startswith(folder.rstrip("/") + "/") and folder not in ("/", place.home):
             return _short(place, full)

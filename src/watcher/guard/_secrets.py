@@ -162,6 +162,22 @@ def secret_vars(x: At, word: str) -> bool:
     return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
 
 
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
+_FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
+
+
+def _fishing(x: At) -> str | None:
+    """A search for credentials across the home, a credential store or the whole machine."""
+    if x.name not in _SEARCHERS or len(x.positional) < 2 or not _FISHING.search(x.positional[0]):
+        return None
+    for word in x.positional[1:]:
+        path = x.path(word)
+        rel = x.place.in_home(path)
+        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.inside_project(path)):
+            return f"whatever credentials lie under {word} (a search for them)"
+    return None
+
+
 def secret_reads(x: At) -> Finding | None:
     if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync")):
         return None  # what a network tool sends is the exfiltration rule's to judge
@@ -173,7 +189,7 @@ def secret_reads(x: At) -> Finding | None:
                 if why:
                     return "secret-read", f"copies out {why}; credentials stay where they are"
         return None
-    what = leaked(x)
+    what = leaked(x) or _fishing(x)
     if what is None:
         return None
     kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
@@ -273,6 +289,8 @@ def exfiltration(x: At) -> Finding | None:
             if x.name not in ("mail", "mailx", "mutt")
             else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
         )
+    if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
+        sent += x.positional[2:]  # gh gist create .env: the file goes up
     sent += [t for op, t in x.cmd.redirects if op == "<"]
     for word in sent:
         path = x.path(word)

@@ -351,6 +351,7 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
         starts.append(a)
     starts = starts or ["."]
     narrowed = any(a in _NARROWING for a in args)
+    named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
     out: list[Command] = []
     wrapped = (*find.wrapped_by, "find")
     if "-delete" in args and not narrowed:
@@ -369,6 +370,7 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
             if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
                 inner.insert(1, "-rf")
             for s in starts:
-                argv = tuple(s if w == "{}" else w for w in inner)
+                found = f"{s.rstrip('/')}/{named}" if named else s  # what -exec gets: the files found
+                argv = tuple(found if w == "{}" else w for w in inner)
                 out += _unwrap(Command(argv, wrapped_by=wrapped, source=find.source), depth)
     return out
