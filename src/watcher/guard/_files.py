@@ -92,8 +92,8 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
     if matches_any(place, path, policy.data["config"]["paths"]):
         return (
             "config-tampering",
-            f"changes {_short(place, path)}, which configures the agent's own guard, permissions or start-up; "
-            "ask the person to change it",
+            f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
+            "or on git's hooks, or who may log in; ask the person to change it",
         )
     if secret_file(place, path, policy):
         return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
