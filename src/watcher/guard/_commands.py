@@ -171,6 +171,10 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
         if at >= len(args):
             return False
         at += 1
+    if rule.get("services") and not any(
+        fnmatchcase(a.removesuffix(".service"), s) for a in args for s in x.policy.data["system"]["security_services"]
+    ):
+        return False
     flags = rule.get("flags")
     if not flags:
         return True
