@@ -197,7 +197,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):
             yield found
-    if key in ("grep", "search_file_content", "glob") and key != "glob":
+    if key in ("grep", "search_file_content"):
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
             pattern.strip("*./")
