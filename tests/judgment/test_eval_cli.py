@@ -276,3 +276,23 @@ def test_a_bad_case_is_named_with_its_line(tmp_path: Path, line: str, message: s
     done = watcher_eval("--role", "security", "--set", bad, "--evaluator", "rules", "--no-plot", cwd=tmp_path)
     assert done.returncode == 2 and "set.jsonl, line 2: not a labelled case" in done.stderr
     assert message in done.stderr
+
+
+def test_a_server_that_does_not_answer_fails_before_any_run(tmp_path: Path) -> None:
+    with StubOpenAIServer() as dead:
+        url = dead.base_url
+    done = watcher_eval(
+        "--role",
+        "security",
+        "--set",
+        SECURITY,
+        "--evaluator",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1 and "cannot reach openai:m's server" in done.stderr  # a failed run, not bad input
+    assert not list(tmp_path.iterdir()), "no rows, no plot"

@@ -18,6 +18,7 @@ from typing import Any
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import Caps
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if not chosen:
         raise ConfigurationError(f"--set {args.cases} holds no {kind} cases for the {args.role} role")
     llm = _llm(args)
+    if llm is not None:
+        check_reachable(llm)  # a dead server fails here, not as 100 % misses
     names = ["rules"] + ([llm.name] if llm is not None else [])
     limited = Throttled(llm, RateLimit(args.rate)) if llm is not None else None
 
