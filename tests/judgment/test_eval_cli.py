@@ -268,6 +268,7 @@ def test_without_a_server_it_refuses_rather_than_simulate(tmp_path: Path) -> Non
         ('{"id": "x", "label": "stuck", "transcript": [{"kind": "done"}]}', "needs stuck_from"),
         ('{"id": "x", "label": "benign"}', "needs its code"),
         ("not json", "not a labelled case"),
+        ('{"label": "benign", "code": "x"}', "it has no 'id' field"),
     ],
 )
 def test_a_bad_case_is_named_with_its_line(tmp_path: Path, line: str, message: str) -> None:
