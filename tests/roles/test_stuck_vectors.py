@@ -18,7 +18,19 @@ import pytest
 
 VECTORS = Path(__file__).parent / "vectors" / "stuck"
 CASES = sorted(p.name.removesuffix(".jsonl") for p in VECTORS.glob("*.jsonl"))
-FIELDS = {"watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"}
+FIELDS = {
+    "watcher",
+    "session",
+    "index",
+    "decision",
+    "urgent",
+    "severity",
+    "action",
+    "content",
+    "locations",
+    "note",
+    "error",
+}
 
 
 def _replay(transcript: Path) -> list[dict[str, Any]]:
