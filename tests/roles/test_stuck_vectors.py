@@ -19,8 +19,8 @@ import pytest
 VECTORS = Path(__file__).parent / "vectors" / "stuck"
 CASES = sorted(p.name.removesuffix(".jsonl") for p in VECTORS.glob("*.jsonl"))
 FIELDS = {
-    "watcher",
     "session",
+    "watcher",
     "index",
     "decision",
     "urgent",

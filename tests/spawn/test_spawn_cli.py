@@ -43,7 +43,7 @@ def test_spawn_command_reports_json_and_cleanup_removes_the_worktree(project: Pr
     done = watcher(*args, "--journal", str(tmp_path / "j.sqlite3"), "--json", cwd=project.repo, env=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["status"] == "success" and report["pr"]["number"] == 1 and report["files"][0]["path"] == "a.txt"
+    assert report["status"] == "completed" and report["pr"]["number"] == 1 and report["files"][0]["path"] == "a.txt"
     assert "] execute: 1 written" in done.stderr  # plain progress lines when stderr is not a terminal
     assert Path(report["worktree"]).is_dir()
     cleaned = watcher("spawn", "--cleanup", cwd=project.repo, env=env)

@@ -38,7 +38,7 @@ WRITE_A = [
 
 async def test_clean_run_commits_leftovers_pushes_and_opens_a_pr(project: Project, tmp_path: Path) -> None:
     spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result("Added a.txt.")])))
-    assert spawned.status == "success" and spawned.summary == "Added a.txt."
+    assert spawned.status == "completed" and spawned.summary == "Added a.txt."
     assert [f.path for f in spawned.files] == ["a.txt"] and spawned.files[0].added == 1
     assert spawned.pr is not None and project.forge.pulls[0]["head"] == spawned.branch
     assert project.forge_file(spawned.branch, "a.txt") == "a"
@@ -47,7 +47,7 @@ async def test_clean_run_commits_leftovers_pushes_and_opens_a_pr(project: Projec
 
 async def test_no_pr_keeps_the_branch_local(project: Project, tmp_path: Path) -> None:
     spawned = await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), pr=False))
-    assert spawned.status == "success" and spawned.pr is None and project.forge.pulls == []
+    assert spawned.status == "completed" and spawned.pr is None and project.forge.pulls == []
     assert project.forge.branch_head("acme", "shop", spawned.branch) is None and len(spawned.commits) == 1
 
 
@@ -102,7 +102,7 @@ async def test_a_small_conflict_with_a_moved_base_is_repaired_by_a_second_run(pr
     assert scenario.prepare is not None
     scenario.prepare(project.repo)
     spawned = await run_spawn(config(project, str(launcher(scenario.script(tmp_path), tmp_path))))
-    assert spawned.status == "success" and spawned.repaired == ["README.md"] and spawned.runs == 2
+    assert spawned.status == "completed" and spawned.repaired == ["README.md"] and spawned.runs == 2
     assert "Conflicts resolved by a repair run" in spawned.markdown()
     pushed_log = project.forge.root / "acme" / "shop.git"
     from spawn_helpers import git
@@ -143,7 +143,7 @@ async def test_a_manual_watchers_interjection_waits_for_an_inject_from_another_p
     argv = [sys.executable, "-c", code, path, session, str(interjection["id"])]
     await asyncio.to_thread(subprocess.run, argv, check=True, timeout=30)
     spawned = await asyncio.wait_for(task, timeout=60)
-    assert spawned.status == "success"  # the fake CLI exits 3 when no message ever arrives
+    assert spawned.status == "completed"  # the fake CLI exits 3 when no message ever arrives
     assert [i["via"] for i in spawned.interjections] == ["live"]
 
 
@@ -184,7 +184,7 @@ async def test_the_cli_gets_env_i_plus_secrets_by_name_and_no_secret_reaches_the
     spawned = await run_spawn(
         config(project, fake(tmp_path, lines), task="Call the shop API with SHOP_API_TOKEN", env=env, pr=False)
     )
-    assert spawned.status == "success" and spawned.plan["manifest"]["secrets"] == ["SHOP_API_TOKEN"]
+    assert spawned.status == "completed" and spawned.plan["manifest"]["secrets"] == ["SHOP_API_TOKEN"]
     seen = dict(
         line.split("=", 1) for line in (Path(spawned.logs) / "cli-env.txt").read_text().splitlines() if "=" in line
     )
@@ -207,7 +207,7 @@ async def test_interactive_recovery_asks_and_a_yes_resumes_the_session(project: 
         config(project, cli, task=scenario.task, recovery="interactive", ask=lambda q: asked.append(q) or True)
     )
     assert asked == ["Allow command `git commit *` and resume?"]
-    assert spawned.status == "success" and spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"
+    assert spawned.status == "completed" and spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"
 
 
 async def test_a_message_the_cli_never_took_goes_with_the_resumed_session(project: Project, tmp_path: Path) -> None:
@@ -231,7 +231,7 @@ async def test_a_message_the_cli_never_took_goes_with_the_resumed_session(projec
     ]
     write_script(tmp_path / "script.resume.jsonl", resumed)
     spawned = await run_spawn(config(project, fake(tmp_path, lines), watchers=("security",), pr=False))
-    assert spawned.status == "success", (spawned.status, spawned.detail)
+    assert spawned.status == "completed", (spawned.status, spawned.detail)
     assert spawned.runs == 2 and [i["via"] for i in spawned.interjections] == ["resume"]
     project.journal.flush()
     fates = [r.payload for r in project.journal.read(session=f"spawn-{spawned.id}") if r.kind == "delivery"]

@@ -23,6 +23,7 @@ from watcher.agents import Boundary
 from watcher.core.redact import redact
 from watcher.runtime.events import LLMCompleted, LLMStarted
 from watcher.runtime.hub import Runtime
+from watcher.runtime.session import EndState
 from watcher.spawn._adapter import Denial, Final
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.manifest import SandboxManifest
@@ -40,7 +41,7 @@ _PROGRESS_EVERY_S = 1.0
 class RunOutcome:
     """How one CLI process ended."""
 
-    status: str  # "success" | "failed" | "timeout" | "stopped" | "crashed"
+    status: EndState  # completed, failed, timeout, interrupted or crashed
     exit_code: int | None
     cli_session: str = ""
     summary: str = ""
@@ -93,7 +94,7 @@ async def execute(
             session.turns_sent += 1
     if not adapter.live:
         proc.close_stdin()  # Codex reads stdin to its end before it starts
-    outcome = RunOutcome(status="crashed", exit_code=None, cli_session=resume or "")
+    outcome = RunOutcome(status=EndState.CRASHED, exit_code=None, cli_session=resume or "")
     final: Final | None = None
     finished_turns = 0
     last_progress = 0.0
@@ -170,13 +171,14 @@ async def execute(
     if final is not None:
         outcome.summary, outcome.cost_usd = final.summary, final.cost_usd
     if proc.stop_reason:
-        outcome.status = "timeout" if "timeout" in proc.stop_reason else "stopped"
+        outcome.status = EndState.TIMEOUT if "timeout" in proc.stop_reason else EndState.INTERRUPTED
         outcome.detail = proc.stop_reason
     elif final is None:
-        outcome.status, outcome.detail = "crashed", f"the CLI exited with status {code} without a final result"
+        outcome.status, outcome.detail = EndState.CRASHED, f"the CLI exited with status {code} without a final result"
     else:
-        outcome.status = "success" if final.status == "success" else "failed"
-        outcome.detail = "" if outcome.status == "success" else final.status
+        done = final.status == "success"  # the CLI's own word for a run that finished
+        outcome.status = EndState.COMPLETED if done else EndState.FAILED
+        outcome.detail = "" if done else final.status
     progress.permission_errors += [d.command or d.tool for d in outcome.denials]
     runtime.publish(
         LLMCompleted(

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from watcher.runtime.session import EndState
 from watcher.spawn.integrate import FileChange, PullRequest
 
 __all__ = ["SpawnResult"]
@@ -21,8 +22,7 @@ class SpawnResult:
     id: str
     task: str
     agent: str
-    # success | failed | timeout | permission_denied | crashed | paused | aborted | conflict | integration_failed
-    status: str
+    status: EndState  # completed, failed, timeout, permission_denied, crashed, paused, aborted, conflict, ...
     duration_s: float
     branch: str
     base: str
@@ -45,7 +45,7 @@ class SpawnResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "success"
+        return self.status == EndState.COMPLETED
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
