@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
@@ -127,7 +128,8 @@ class Desk:
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             try:
-                evaluator = make_evaluator(config.evaluator, role)
+                reads = {"worktree": Path(call.cwd)} if config.evaluator != "rules" and call.cwd else {}
+                evaluator = make_evaluator(config.evaluator, role, **reads)  # an LLM numbers edits as files read
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)
