@@ -384,10 +384,20 @@ class Engine(Expressions):
                 self.dead(case)
                 continue
             path = frame.fork()
+            self.capture(case, value, path)
             self.block(self.g.field(case, "consequence") or case, path)
             paths.append(path)
         if not chosen and paths:
             join([frame.fork(), *paths], frame)
+
+    def capture(self, case: SgNode, subject: Value, frame: Frame) -> None:
+        """``case other:`` / ``case {"k": v}:`` bind names to (parts of) the subject."""
+        for pattern in case.named_children():
+            if pattern.kind() not in self.g.case_patterns:
+                continue
+            for node in pattern.find_all(any=[{"kind": k} for k in sorted(self.g.captures)]) if self.g.captures else ():
+                if "." not in node.text() and node.text() != "_":
+                    frame.env[node.text()] = subject.flat().through(node.text())
 
     def case_constants(self, case: SgNode) -> Any:
         """The literal values a case matches, ``"*"`` for a wildcard, or None when not only literals."""

@@ -127,6 +127,7 @@ class Grammar:
     cases: frozenset[str] = frozenset()  # a case: its patterns, guard, consequence
     case_patterns: frozenset[str] = frozenset()
     union_patterns: frozenset[str] = frozenset()  # ``'A' | 'B'``
+    captures: frozenset[str] = frozenset()  # a name a case pattern binds (``case other:``)
     defaults: frozenset[str] = frozenset()  # ``default:`` of a switch
     as_patterns: frozenset[str] = frozenset()  # ``with open(p) as fh``: value first, ``alias``
     spreads: frozenset[str] = frozenset()  # ``*args``, ``...rest``
