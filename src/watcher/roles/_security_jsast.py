@@ -19,7 +19,7 @@ from watcher.roles._security_model import Finding
 from watcher.roles._security_secrets import example_value
 from watcher.roles._security_sql import is_sql
 
-__all__ = ["js_ast_findings"]
+__all__ = ["js_ast_findings", "parse"]
 
 _CHILD_PROCESS = r"""['"](?:node:)?child_process['"]"""
 _DESTRUCTURED = re.compile(
@@ -52,12 +52,16 @@ def _grammar(path: str) -> str:
     return next((g for ext, g in _GRAMMARS.items() if path.endswith(ext)), "javascript")
 
 
-def js_ast_findings(text: str, *, path: str = "") -> list[Finding]:
-    """Findings of the structural rules in one JavaScript/TypeScript text."""
+def parse(text: str, path: str = "") -> Any:
+    """The syntax tree of a JavaScript/TypeScript text, in the grammar its file name calls for."""
     from ast_grep_py import SgRoot  # imported on first JS text: keeps the role's import light
 
-    root = SgRoot(text, _grammar(path)).root()
-    scan = _Scan(text, root)
+    return SgRoot(text, _grammar(path)).root()
+
+
+def js_ast_findings(text: str, *, path: str = "", root: Any = None) -> list[Finding]:
+    """Findings of the structural rules in one JavaScript/TypeScript text (parsed once by ``parse``)."""
+    scan = _Scan(text, root if root is not None else parse(text, path))
     return [*scan.calls(), *scan.sql(), *scan.pairs(), *scan.aliases()]
 
 

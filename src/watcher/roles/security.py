@@ -21,7 +21,7 @@ from watcher.core.redact import redact
 from watcher.core.rules import Role
 from watcher.core.spec import Triggers
 from watcher.roles._security_js import sql_findings
-from watcher.roles._security_jsast import js_ast_findings
+from watcher.roles._security_js_review import javascript_findings
 from watcher.roles._security_model import RANK, Finding
 from watcher.roles._security_python import python_findings
 from watcher.roles._security_secrets import secret_findings
@@ -31,7 +31,6 @@ from watcher.roles._security_sources import Watched, watched_pieces
 __all__ = ["SecurityRole", "scan"]
 
 _MAX_LISTED = 8
-_MAX_PARSED = 400_000  # characters of JavaScript the structural rules read
 
 
 def scan(piece: Watched) -> list[Finding]:
@@ -61,23 +60,8 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
 
 
 def _javascript(text: str, path: str) -> list[Finding]:
-    """The structural rules, and the SQL rule that also writes the parameterised fix (kept where both find)."""
-    with_fix = sql_findings(text, path=path)
-    if len(text) > _MAX_PARSED:  # a bundle or minified build output, not code someone is writing
-        return with_fix
-    try:
-        found = js_ast_findings(text, path=path)
-    except RecursionError:  # an expression nested thousands deep (generated code): the SQL rule still ran
-        found = []
-    structural = [
-        f
-        for f in found
-        if not (
-            f.rule == "js:sql-injection"
-            and any(s.start_line <= f.last_line and f.start_line <= s.last_line for s in with_fix)
-        )
-    ]
-    return with_fix + structural
+    """Taint flows, structural rules and the SQL rule's fixes, each problem once."""
+    return javascript_findings(text, path)
 
 
 class SecurityRole(Role):
@@ -90,7 +74,9 @@ class SecurityRole(Role):
         "SQL injection, XSS, command injection; exposed credentials or API keys (in code and in "
         "output); unsafe file operations and destructive shell commands; insecure cryptographic "
         "practices and disabled TLS verification. Interrupt immediately for critical security "
-        "issues; never repeat a secret, show it redacted."
+        "issues; never repeat a secret, show it redacted. Report one finding per problem, each with "
+        "its own location line: path:LINE (or path:START-END) for a file, cell:ID:LINE for a "
+        "notebook cell, using the line numbers shown."
     )
     triggers = Triggers(on=frozenset({"turn_done", "tool_result", "error", "cell_executed"}))
 

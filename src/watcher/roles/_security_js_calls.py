@@ -1,0 +1,179 @@
+"""What a call does to taint in JavaScript/TypeScript: sources, casts, sanitizers, propagation.
+
+A cast to a number, a hash or an id parser ends every flow; a sanitizer ends the classes it
+protects (``escapeHtml`` HTML, ``path.basename`` paths, ``shell-quote`` commands, ``String()``
+operator objects in a NoSQL filter); a string method on a tainted value keeps it (a string now);
+``path``/``util``/``Buffer``/``JSON`` functions and unknown functions carry their arguments' taint;
+a method of a clean object given a tainted argument (``names.slice(from, to)``, ``db.find(…)``)
+returns data of our own. A function of the same file is followed with the arguments' taints.
+Callbacks of ``then``/``subscribe``/``forEach``… receive the taint of what they are called on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
+from watcher.roles._security_js_values import Values, dotted, named
+
+__all__ = ["Calls"]
+
+_NONE: frozenset[str] = frozenset()
+_CASTS = frozenset(
+    {"parseInt", "parseFloat", "Number", "Boolean", "isNaN", "isFinite", "BigInt", "ObjectId", "ObjectID", "uuid"}
+)
+_CLEAN_OWNERS = frozenset({"Math", "Number", "Date", "crypto", "bcrypt", "argon2", "uuid", "Types", "Array"})
+_BOOLEANS = frozenset(
+    {
+        "includes", "startsWith", "endsWith", "indexOf", "lastIndexOf", "test", "has", "some", "every",
+        "search", "localeCompare", "isValid", "hasOwnProperty", "isArray", "charCodeAt", "codePointAt",
+    }
+)  # fmt: skip
+_STRING_METHODS = frozenset(
+    {
+        "trim", "trimStart", "trimEnd", "toLowerCase", "toUpperCase", "toLocaleLowerCase", "toLocaleUpperCase",
+        "slice", "substring", "substr", "replace", "replaceAll", "split", "padStart", "padEnd", "normalize",
+        "toString", "charAt", "at", "repeat", "concat",
+    }
+)  # fmt: skip
+_CARRIERS = frozenset(
+    {"path", "util", "Buffer", "JSON", "querystring", "qs", "url", "Object", "String", "_", "lodash", "Array"}
+)
+_CALLBACK_CARRIERS = frozenset(
+    {"then", "subscribe", "forEach", "map", "filter", "flatMap", "reduce", "find", "pipe", "tap", "on", "once"}
+)
+# sanitizers by name (lower case, owner.name or name) and the classes each ends
+_SANITIZERS: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    (re.compile(r"(?:^|\.)(?:md5|sha\d*|hash\w*|createhash|digest|hmac|bcrypt\w*|argon2\w*|scrypt\w*)$"), ALL_KINDS),
+    (re.compile(r"shell.?(?:escape|quote)|escapeshell|(?:^|\.)quote$"), frozenset({"cmd", "object"})),
+    (re.compile(r"(?:^|\.)basename$|sanitize.?filename"), frozenset({"path", "object"})),
+    (re.compile(r"encodeuri(?:component)?$|querystring\.escape$"), ALL_KINDS - {"sql", "code"}),
+    (re.compile(r"mongo.?sanitize|(?:^|\.)sanitize$"), frozenset({"object", "xss", "path", "nosql"})),
+    (re.compile(r"escape|encode|sanitiz|purif|xss|entities"), frozenset({"xss", "sql", "nosql", "object"})),
+]
+_PATHS = frozenset({"resolve", "join", "normalize", "relative"})
+_META = {
+    "cmd": ";|&$`<> \n",
+    "sql": "'\"\\-;",
+    "path": "./\\",
+    "xss": "<>\"'&",
+    "redirect": "/:\\",
+    "code": "();'\"`",
+    "nosql": "'\";$",
+}
+
+
+def sanitizer_kinds(name: str, owner: str) -> frozenset[str]:
+    full = f"{owner}.{name}".lower() if owner else name.lower()
+    if name in _CASTS or owner in _CLEAN_OWNERS:
+        return ALL_KINDS
+    for pattern, kinds in _SANITIZERS:
+        if pattern.search(full):
+            return kinds
+    return _NONE
+
+
+def _allow_list_replace(args: list[Any]) -> frozenset[str]:
+    """``s.replace(/[^a-z0-9]/gi, '')``: what a global replace keeping only some characters protects."""
+    if len(args) < 2 or args[0].kind() != "regex" or args[1].kind() != "string" or args[1].text()[1:-1]:
+        return _NONE
+    text = args[0].text()
+    body, flags = text[1 : text.rfind("/")], text[text.rfind("/") + 1 :]
+    match = re.fullmatch(r"\[\^((?:\\.|[^\]])*)\][+*]?", body)
+    if match is None or "g" not in flags:
+        return _NONE
+    kept = match.group(1)
+    kept = kept.replace("\\w", "").replace("\\d", "")
+    if "\\s" in kept:
+        kept += " \n"
+    return frozenset(k for k, chars in _META.items() if not any(c in kept for c in chars)) | {"object"}
+
+
+class Calls(Values):
+    """Call expressions and constructors."""
+
+    def call_local(self, name: str, args: list[Taint | None], st: Any) -> tuple[bool, Taint | None]:
+        raise NotImplementedError
+
+    def call(self, node: Any, st: Any) -> Taint | None:
+        new = node.kind() == "new_expression"
+        callee = node.field("constructor" if new else "function")
+        args_node = node.field("arguments")
+        args = named(args_node) if args_node is not None else []
+        if callee is None:
+            return None
+        receiver_node = callee.field("object") if callee.kind() == "member_expression" else None
+        receiver = self.ev(receiver_node, st) if receiver_node is not None else None
+        if callee.kind() == "member_expression":
+            prop = callee.field("property")
+            name, owner = (prop.text() if prop is not None else ""), dotted(receiver_node)
+        elif callee.kind() == "identifier":
+            name, owner = callee.text(), ""
+        else:
+            self.ev(callee, st)
+            name, owner = "", ""
+        functions = [a for a in args if a.kind() in ("arrow_function", "function_expression", "function")]
+        taints = [None if a in functions else self.ev(a, st) for a in args]
+        if args_node is not None and args_node.kind() == "template_string":
+            taints = []  # a tagged template (sql`…`) gets its values apart from the text
+        result = self.result(node, name, owner, receiver, args, taints, st)
+        for fn in functions:
+            given = self.callback_taints(name, args, receiver, result)
+            self.function(fn, st, given)
+        self.sinks.call(self, node, name, owner, args, taints, receiver, st)
+        return result
+
+    def callback_taints(
+        self, name: str, args: list[Any], receiver: Taint | None, result: Taint | None
+    ) -> list[Taint | None] | None:
+        if name == "addEventListener" and args and args[0].kind() == "string" and args[0].text()[1:-1] == "message":
+            line = int(args[0].range().start.line) + 1
+            return [Taint("a posted message (`event.data`)", line, ALL_KINDS - {"object"})]
+        if name in _CALLBACK_CARRIERS and receiver is not None and receiver.strong:
+            return [receiver, None, None]
+        return None  # parameters as the function declares them (req, res, plain names)
+
+    def result(
+        self, node: Any, name: str, owner: str, receiver: Taint | None, args: list[Any], taints: list[Any], st: Any
+    ) -> Taint | None:
+        source = call_source(name, owner, node, receiver)
+        if source is not None:
+            return source
+        arguments = union(*taints)
+        if node.kind() == "new_expression":
+            if name in ("URL", "URLSearchParams", "String", "Buffer", "Array", "Set", "Map"):
+                return union(arguments, receiver)
+            return None
+        if name == "require" and not owner:
+            return None
+        followed, value = (False, None)
+        callee = node.field("function")
+        if callee is not None and (callee.kind() == "identifier" or owner == "this"):
+            followed, value = self.call_local(name, taints, st)
+        if followed:
+            return value
+        kinds = sanitizer_kinds(name, owner)
+        if name in ("replace", "replaceAll") and receiver is not None:
+            kinds = kinds | _allow_list_replace(args)
+        if kinds:
+            return sanitized(receiver if receiver is not None and not arguments else arguments, kinds)
+        if owner == "JSON" and name == "parse" and arguments is not None:
+            return replace(arguments, kinds=arguments.kinds | {"object"})
+        if (owner == "JSON" and name == "stringify") or (name == "String" and not owner):
+            return sanitized(arguments, frozenset({"object"}))
+        if receiver is not None:
+            if name in _BOOLEANS:
+                return None
+            if name in _STRING_METHODS:
+                return sanitized(union(receiver, arguments if name == "concat" else None), frozenset({"object"}))
+            return receiver
+        if owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS:
+            if owner == "path" and name in _PATHS and arguments is not None:
+                return replace(arguments, resolved=True)
+            return arguments if name not in _BOOLEANS else None
+        callee = node.field("function")
+        if callee is not None and callee.kind() == "identifier":
+            return arguments  # a function this file does not define: its result carries its input
+        return None

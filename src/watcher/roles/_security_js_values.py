@@ -1,0 +1,504 @@
+"""The taint of JavaScript/TypeScript expressions, what assignments store, and what guards prove.
+
+``Values.ev`` gives the taint of an expression in a ``State`` and reports the sinks it passes
+through; ``assign`` stores a taint under a name, an ``obj.key`` or the parts of a destructuring
+pattern; ``refine`` cleans the values a condition validates on the path where it holds. Calls are
+read in ``_security_js_calls``: sanitizers, casts, sources and functions of the same file.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from watcher.roles._security_js_sources import ALL_KINDS, Taint, keyed, member_source, sanitized, union
+
+__all__ = ["UNKNOWN", "Values", "dotted", "fold", "named"]
+
+UNKNOWN: Any = object()  # a value constant folding cannot decide
+_GLOBALS = frozenset(
+    {
+        "undefined", "NaN", "Infinity", "JSON", "Math", "Object", "Array", "String", "Number", "Boolean", "Date",
+        "console", "process", "require", "module", "exports", "Promise", "Buffer", "Error", "RegExp", "Symbol",
+        "Map", "Set", "URL", "URLSearchParams", "window", "document", "globalThis", "__dirname", "__filename",
+    }
+)  # fmt: skip
+_WRAPPERS = frozenset(
+    {
+        "parenthesized_expression", "as_expression", "non_null_expression", "satisfies_expression",
+        "type_assertion", "await_expression", "spread_element", "sequence_expression",
+    }
+)  # fmt: skip
+_LITERALS = frozenset({"string", "number", "true", "false", "null", "undefined", "regex", "template_string"})
+_ARITH: dict[str, Any] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+    "%": lambda a, b: a % b, "**": lambda a, b: a**b, "==": lambda a, b: a == b, "===": lambda a, b: a == b,
+    "!=": lambda a, b: a != b, "!==": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+}  # fmt: skip
+_URL_PARTS = frozenset({"hostname", "host", "origin", "href"})
+_VALIDATOR = re.compile(r"^(?:is[A-Z0-9_]\w*|validate\w*|verify\w*|check\w*|assert\w*)$")
+_SUBSTRING = ("includes", "startsWith", "endsWith", "indexOf", "search", "match", "lastIndexOf")
+
+
+def named(node: Any) -> list[Any]:
+    return [c for c in node.children() if c.is_named() and c.kind() != "comment"]
+
+
+def dotted(node: Any) -> str:
+    """``a.b.c`` (``a["b"]`` and ``a[0]`` too) for a chain of names, else ""."""
+    if node is None:
+        return ""
+    kind = node.kind()
+    if kind in ("identifier", "this", "shorthand_property_identifier"):
+        return str(node.text())
+    if kind in ("non_null_expression", "parenthesized_expression", "as_expression"):
+        inner = named(node)
+        return dotted(inner[0]) if inner else ""
+    if kind == "member_expression":
+        base, prop = dotted(node.field("object")), node.field("property")
+        return f"{base}.{prop.text()}" if base and prop is not None else ""
+    if kind == "subscript_expression":
+        base, index = dotted(node.field("object")), node.field("index")
+        if base and index is not None and index.kind() in ("string", "number"):
+            return f"{base}.{index.text().strip(chr(39) + chr(34))}"
+    return ""
+
+
+def fold(node: Any, consts: dict[str, Any]) -> Any:
+    """The constant value of ``node`` (literals, constant names, arithmetic), or UNKNOWN."""
+    if node is None:
+        return UNKNOWN
+    kind = node.kind()
+    if kind == "number":
+        try:
+            return float(node.text().replace("_", ""))
+        except ValueError:
+            return UNKNOWN
+    if kind == "string":
+        return node.text()[1:-1]
+    if kind in ("true", "false"):
+        return kind == "true"
+    if kind in ("null", "undefined"):
+        return None
+    if kind == "template_string" and not any(c.kind() == "template_substitution" for c in node.children()):
+        return node.text()[1:-1]
+    if kind == "identifier":
+        return consts.get(node.text(), UNKNOWN) if node.text() != "undefined" else None
+    if kind in ("parenthesized_expression", "as_expression", "non_null_expression"):
+        inner = named(node)
+        return fold(inner[0], consts) if inner else UNKNOWN
+    if kind == "unary_expression":
+        op, value = node.field("operator"), fold(node.field("argument"), consts)
+        if value is UNKNOWN or op is None:
+            return UNKNOWN
+        if op.text() == "!":
+            return not value
+        if op.text() in ("-", "+") and isinstance(value, float):
+            return -value if op.text() == "-" else value
+        return UNKNOWN
+    if kind == "binary_expression":
+        op = node.field("operator")
+        left = fold(node.field("left"), consts)
+        if op is None or left is UNKNOWN:
+            return UNKNOWN
+        if op.text() in ("&&", "||", "??"):
+            decided = {"&&": not left, "||": bool(left), "??": left is not None}[op.text()]
+            return left if decided else fold(node.field("right"), consts)
+        right = fold(node.field("right"), consts)
+        if right is UNKNOWN or op.text() not in _ARITH:
+            return UNKNOWN
+        try:
+            return _ARITH[op.text()](left, right)
+        except (TypeError, ZeroDivisionError, OverflowError):
+            return UNKNOWN
+    if kind == "ternary_expression":
+        cond = fold(node.field("condition"), consts)
+        if cond is UNKNOWN:
+            return UNKNOWN
+        return fold(node.field("consequence" if cond else "alternative"), consts)
+    return UNKNOWN
+
+
+def anchored(regex: Any) -> bool:
+    """A regex literal that matches whole values only and excludes wildcard characters."""
+    text = regex.text() if regex is not None and regex.kind() == "regex" else ""
+    pattern = text[1 : text.rfind("/")] if text else ""
+    if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
+        return False
+    outside = re.sub(r"\[(?:\\.|[^\]])*\]", "", pattern)
+    return not re.search(r"(?<!\\)\.|\\S|\\W|(?<!\\)\|", outside)
+
+
+class Values:
+    """Expression taints, stores and guards over one parsed text; subclassed by the statement walk."""
+
+    def __init__(self, root: Any, sinks: Any) -> None:
+        self.root = root
+        self.sinks = sinks
+        self.functions: dict[str, Any] = {}
+        self.returned: list[Taint | None] = []
+        self.depth = 0
+        self.active: set[str] = set()
+        self.module_state: Any = None
+        self.url_of: dict[str, Any] = {}  # u → the value `new URL(value)` parsed into u
+        self.objects: dict[int, dict[str, tuple[Taint | None, Any]]] = {}  # object literal → its keys
+        self.regexes: dict[str, Any] = {}  # const NAME = /.../
+
+    # subclass hooks -------------------------------------------------------------------
+    def function(self, fn: Any, st: Any, given: list[Taint | None] | None = None) -> Taint | None:
+        raise NotImplementedError
+
+    def call(self, node: Any, st: Any) -> Taint | None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ expressions
+
+    def ev(self, node: Any, st: Any) -> Taint | None:
+        kind = node.kind()
+        if kind in _LITERALS and kind != "template_string":
+            return None
+        if kind == "identifier":
+            name = node.text()
+            if name in st.vars:
+                return st.vars[name]  # type: ignore[no-any-return]
+            if name in _GLOBALS or name in self.functions:
+                return None
+            return Taint(f"`{name}`", int(node.range().start.line) + 1, strong=False)
+        if kind == "template_string":
+            subs = [self.ev(c, st) for c in named(node) if c.kind() == "template_substitution"]
+            text = "".join(c.text() for c in named(node) if c.kind() == "string_fragment")
+            return union(*subs, text=text)
+        if kind in ("member_expression", "subscript_expression"):
+            return self.member(node, st)
+        if kind in ("call_expression", "new_expression"):
+            return self.call(node, st)
+        if kind == "binary_expression":
+            return self.binary(node, st)
+        if kind == "ternary_expression":
+            known = fold(node.field("condition"), st.consts)
+            if known is not UNKNOWN:
+                return self.ev(node.field("consequence" if known else "alternative"), st)
+            self.ev(node.field("condition"), st)
+            return union(self.ev(node.field("consequence"), st), self.ev(node.field("alternative"), st))
+        if kind in _WRAPPERS or kind == "template_substitution":
+            inner = [self.ev(c, st) for c in named(node) if not c.kind().endswith("type")]
+            return inner[-1] if inner else None
+        if kind in ("assignment_expression", "augmented_assignment_expression"):
+            return self.store(node, st)
+        if kind == "object":
+            return self.literal_object(node, st)
+        if kind == "array":
+            return union(*(self.ev(c, st) for c in named(node)))
+        if kind in ("arrow_function", "function_expression", "function", "generator_function"):
+            self.function(node, st)
+            return None
+        if kind in ("class_declaration", "class", "abstract_class_declaration"):
+            self.klass(node, st)
+            return None
+        if kind == "function_declaration" or kind == "generator_function_declaration":
+            name = node.field("name")
+            if name is not None:
+                self.functions.setdefault(name.text(), node)
+            self.function(node, st)
+            return None
+        if kind == "jsx_attribute":
+            self.sinks.jsx(self, node, st)
+        for child in named(node):  # unary, update, jsx and the rest: walk for the sinks inside
+            self.ev(child, st)
+        return None
+
+    def member(self, node: Any, st: Any) -> Taint | None:
+        key = dotted(node)
+        if key and key in st.vars:
+            return st.vars[key]  # type: ignore[no-any-return]
+        source = member_source(node)
+        if source is not None:
+            return source
+        obj = node.field("object")
+        base = self.ev(obj, st) if obj is not None else None
+        if node.kind() == "subscript_expression":
+            index = node.field("index")
+            index_taint = self.ev(index, st) if index is not None else None
+            if base is None:
+                return None  # our own data looked up with an untrusted key
+            del index_taint
+        prop = node.field("property") if node.kind() == "member_expression" else node.field("index")
+        word = prop.text().strip("'\"") if prop is not None else ""
+        if base is None or word in ("length", "size"):
+            return None
+        if (
+            base.origin.startswith("the request (")
+            and member_source(node) is None
+            and node.kind() == "member_expression"
+        ):
+            return None  # req.session, req.user, req.app: the server's own state
+        return keyed(base, word) if word and node.kind() == "member_expression" else base
+
+    def binary(self, node: Any, st: Any) -> Taint | None:
+        op = node.field("operator")
+        left, right = node.field("left"), node.field("right")
+        known = fold(node, st.consts)
+        lt = self.ev(left, st) if left is not None else None
+        rt = self.ev(right, st) if right is not None else None
+        if known is not UNKNOWN:
+            return None
+        text = op.text() if op is not None else ""
+        if text == "+":
+            strings = " ".join(n.text()[1:-1] for n in (left, right) if n is not None and n.kind() == "string")
+            return union(lt, rt, text=strings)
+        if text in ("||", "??", "&&"):
+            return union(lt, rt)
+        return None  # comparisons and arithmetic give booleans and numbers
+
+    def literal_object(self, node: Any, st: Any) -> Taint | None:
+        keys: dict[str, tuple[Taint | None, Any]] = {}
+        parts = []
+        for child in named(node):
+            kind = child.kind()
+            if kind == "pair":
+                key, value = child.field("key"), child.field("value")
+                taint = self.ev(value, st) if value is not None else None
+                if key is not None:
+                    keys[key.text().strip("'\"")] = (taint, value)
+                parts.append(taint)
+            elif kind == "shorthand_property_identifier":
+                taint = st.vars.get(child.text()) if child.text() in st.vars else None
+                keys[child.text()] = (taint, child)
+                parts.append(taint)
+            elif kind in ("spread_element", "method_definition"):
+                parts.append(self.ev(child, st) if kind == "spread_element" else None)
+        self.objects[int(node.range().start.index)] = keys
+        return union(*parts)
+
+    def klass(self, node: Any, st: Any) -> None:
+        body = node.field("body")
+        methods = [m for m in named(body)] if body is not None else []
+        for method in methods:
+            name = method.field("name")
+            if method.kind() == "method_definition" and name is not None:
+                self.functions.setdefault(name.text(), method)
+        for method in methods:
+            if method.kind() == "method_definition":
+                self.function(method, st)
+            else:
+                value = method.field("value")
+                if value is not None:
+                    self.ev(value, st)
+
+    # ------------------------------------------------------------------ stores
+
+    def store(self, node: Any, st: Any) -> Taint | None:
+        left, right = node.field("left"), node.field("right")
+        taint = self.ev(right, st) if right is not None else None
+        if node.kind() == "augmented_assignment_expression" and left is not None:
+            taint = union(self.ev(left, st), taint)
+        if left is not None:
+            self.sinks.assigned(self, node, left, taint, st)
+            self.assign(left, taint, right if node.kind() == "assignment_expression" else None, st)
+        return taint
+
+    def assign(self, target: Any, taint: Taint | None, value: Any, st: Any) -> None:
+        kind = target.kind()
+        if kind == "identifier":
+            name = target.text()
+            for key in [k for k in st.vars if k.startswith(name + ".")]:
+                del st.vars[key]
+            st.vars[name] = taint.through(name) if taint is not None else None
+            constant = fold(value, st.consts) if value is not None else UNKNOWN
+            if constant is not UNKNOWN:
+                st.consts[name] = constant
+            else:
+                st.consts.pop(name, None)
+            self.remember(name, value, st)
+        elif kind in ("member_expression", "subscript_expression"):
+            key = dotted(target)
+            if not key:
+                base = dotted(target.field("object"))
+                if base and taint is not None and base != "this":
+                    st.vars[base] = union(st.vars.get(base), taint)
+                return
+            st.vars[key] = taint.through(key) if taint is not None else None
+            parts = key.split(".")
+            for i in range(1, len(parts)):
+                prefix = ".".join(parts[:i])
+                if prefix != "this" and taint is not None:
+                    st.vars[prefix] = union(st.vars.get(prefix), taint)
+        elif kind == "object_pattern":
+            for child in named(target):
+                ck = child.kind()
+                if ck == "shorthand_property_identifier_pattern":
+                    st.vars[child.text()] = _through(keyed(taint, child.text()), child.text())
+                elif ck == "pair_pattern":
+                    key, inner = child.field("key"), child.field("value")
+                    if inner is not None:
+                        self.assign(
+                            inner, keyed(taint, key.text().strip("'\"")) if key is not None else taint, None, st
+                        )
+                elif ck == "object_assignment_pattern":
+                    left, right = child.field("left"), child.field("right")
+                    default = self.ev(right, st) if right is not None else None
+                    if left is not None:
+                        st.vars[left.text()] = _through(union(keyed(taint, left.text()), default), left.text())
+                else:
+                    inner_nodes = named(child)
+                    if inner_nodes:
+                        self.assign(inner_nodes[-1], taint, None, st)
+        elif kind in ("array_pattern", "rest_pattern"):
+            for child in named(target):
+                self.assign(child, taint, None, st)
+        elif kind == "assignment_pattern":
+            left, right = target.field("left"), target.field("right")
+            if left is not None:
+                self.assign(left, union(taint, self.ev(right, st) if right is not None else None), None, st)
+        elif kind in ("lexical_declaration", "variable_declaration"):
+            for decl in named(target):
+                name = decl.field("name")
+                if name is not None:
+                    self.assign(name, taint, None, st)
+
+    def remember(self, name: str, value: Any, st: Any) -> None:
+        """Keys of an object literal, the input of ``new URL()``, a regex: for later reads and guards."""
+        if value is None:
+            return
+        kind = value.kind()
+        if kind == "object":
+            for key, (taint, _node) in self.objects.get(int(value.range().start.index), {}).items():
+                st.vars[f"{name}.{key}"] = _through(taint, name)
+        elif kind == "array":
+            for i, item in enumerate(named(value)):
+                if item.kind() != "spread_element":
+                    st.vars[f"{name}.{i}"] = _through(self.ev(item, st), name)
+        elif kind == "new_expression" and value.field("constructor") is not None:
+            args = value.field("arguments")
+            first = named(args)[0] if args is not None and named(args) else None
+            if value.field("constructor").text() == "URL" and dotted(first):
+                self.url_of[name] = first
+        elif kind == "regex":
+            self.regexes[name] = value
+
+    # ------------------------------------------------------------------ guards
+
+    def refine(self, cond: Any, st: Any, truth: bool) -> None:
+        """Clean what ``cond`` validates on the path where it is ``truth``."""
+        kind = cond.kind()
+        if kind == "parenthesized_expression":
+            for inner in named(cond):
+                self.refine(inner, st, truth)
+        elif kind == "unary_expression":
+            op, arg = cond.field("operator"), cond.field("argument")
+            if op is not None and op.text() == "!" and arg is not None:
+                self.refine(arg, st, not truth)
+        elif kind == "binary_expression":
+            op = cond.field("operator")
+            left, right = cond.field("left"), cond.field("right")
+            text = op.text() if op is not None else ""
+            if left is None or right is None:
+                return
+            if (text == "&&" and truth) or (text == "||" and not truth):
+                self.refine(left, st, truth)
+                self.refine(right, st, truth)
+            elif text in ("&&", "||"):  # either side may be what holds: clean what both clean
+                one, other = st.copy(), st.copy()
+                self.refine(left, one, truth)
+                self.refine(right, other, truth)
+                one.absorb(other)
+                st.vars, st.consts = one.vars, one.consts
+            elif text in ("===", "=="):
+                self.equal(left, right, st, truth)
+            elif text in ("!==", "!="):
+                self.equal(left, right, st, not truth)
+            elif text in (">", ">=") and _index_of(left):
+                self.member_of(left, st, truth)
+            elif text == "in" and truth:
+                self.clean(left, ALL_KINDS, st)
+        elif kind == "call_expression":
+            self.validated(cond, st, truth)
+
+    def equal(self, left: Any, right: Any, st: Any, truth: bool) -> None:
+        for a, b in ((left, right), (right, left)):
+            if a.kind() == "unary_expression" and a.text().startswith("typeof") and b.kind() == "string":
+                arg = a.field("argument")
+                if truth and arg is not None:
+                    kinds = frozenset({"object"}) if b.text()[1:-1] == "string" else ALL_KINDS
+                    self.clean(arg, kinds, st)
+                return
+            if _index_of(a) and fold(b, st.consts) == -1:
+                self.member_of(a, st, not truth)
+                return
+        if not truth:
+            return
+        for a, b in ((left, right), (right, left)):
+            if fold(b, st.consts) is not UNKNOWN or (self.ev(b, st) is None and self.ev(a, st) is not None):
+                self.clean(a, ALL_KINDS, st)
+
+    def member_of(self, index_call: Any, st: Any, truth: bool) -> None:
+        """``LIST.indexOf(v) !== -1``: v is one of the list when it holds."""
+        if truth:
+            self.validated(index_call, st, True)
+
+    def validated(self, call: Any, st: Any, truth: bool) -> None:
+        if not truth:
+            return
+        callee, args = call.field("function"), call.field("arguments")
+        values = named(args) if args is not None else []
+        if callee is None:
+            return
+        name = callee.field("property").text() if callee.kind() == "member_expression" else callee.text()
+        receiver = callee.field("object") if callee.kind() == "member_expression" else None
+        if name == "test" and receiver is not None and values and self.regex(receiver):
+            self.clean(values[0], ALL_KINDS, st)
+        elif name == "match" and receiver is not None and values and self.regex(values[0]):
+            self.clean(receiver, ALL_KINDS, st)
+        elif name in ("includes", "has", "hasOwnProperty", "indexOf") and receiver is not None and values:
+            if dotted(receiver) != dotted(values[0]) and self.ev(receiver, st) is None:
+                self.clean(values[-1] if name == "call" else values[0], ALL_KINDS, st)
+        elif name == "startsWith" and receiver is not None and (taint := self.ev(receiver, st)) is not None:
+            if taint.resolved:  # a resolved path checked against its base directory
+                self.clean(receiver, frozenset({"path"}), st)
+        elif _VALIDATOR.match(name) and values and self.trusted_check(name):
+            self.clean(values[0], ALL_KINDS, st)
+
+    def regex(self, node: Any) -> bool:
+        if node.kind() == "identifier" and node.text() in self.regexes:
+            node = self.regexes[node.text()]
+        return anchored(node)
+
+    def trusted_check(self, name: str) -> bool:
+        """A check of this file counts unless it looks at parts of its input (substring tests)."""
+        fn = self.functions.get(name)
+        if fn is None:
+            return True
+        params = fn.field("parameters")
+        first = named(params)[0] if params is not None and named(params) else None
+        if first is None:
+            return True
+        pname = dotted(first.field("pattern") if first.kind().endswith("parameter") else first)
+        body = fn.field("body")
+        text = body.text() if body is not None else ""
+        return not (pname and re.search(rf"\b{re.escape(pname)}\s*\.\s*(?:{'|'.join(_SUBSTRING)})\s*\(", text))
+
+    def clean(self, node: Any, kinds: frozenset[str], st: Any) -> None:
+        key = dotted(node)
+        if not key:
+            return
+        current = st.vars[key] if key in st.vars else self.ev(node, st)
+        st.vars[key] = sanitized(current, kinds)
+        parts = key.rsplit(".", 1)
+        if len(parts) == 2 and parts[1] in _URL_PARTS and parts[0] in self.url_of:  # new URL(v).host === …
+            origin = self.url_of[parts[0]]
+            parsed = dotted(origin)
+            current = st.vars[parsed] if parsed in st.vars else self.ev(origin, st)
+            st.vars[parsed] = sanitized(current, frozenset({"redirect"}))
+            st.vars[parts[0]] = sanitized(st.vars.get(parts[0]), frozenset({"redirect"}))
+
+
+def _through(taint: Taint | None, name: str) -> Taint | None:
+    return taint.through(name) if taint is not None else None
+
+
+def _index_of(node: Any) -> bool:
+    if node.kind() != "call_expression":
+        return False
+    callee = node.field("function")
+    return callee is not None and callee.kind() == "member_expression" and callee.text().endswith(".indexOf")
