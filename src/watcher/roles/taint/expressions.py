@@ -56,15 +56,16 @@ class Expressions:
     # ------------------------------------------------------------------ dispatch
 
     def is_expression(self, kind: str) -> bool:
-        g = self.g
-        return any(
-            kind in kinds
-            for kinds in (
+        kinds = self.__dict__.get("_expression_kinds")
+        if kinds is None:
+            g = self.g
+            kinds = frozenset().union(
                 g.calls, g.attributes, g.subscripts, g.identifiers, g.strings, g.numbers, g.binaries,
                 g.booleans, g.comparisons, g.nots, g.ternaries, g.sequences, g.dicts, g.comprehensions,
-                g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns,
-            )
-        ) or kind in g.constants  # fmt: skip
+                g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns, g.constants,
+            )  # fmt: skip
+            self.__dict__["_expression_kinds"] = kinds
+        return kind in kinds
 
     def expr(self, node: SgNode, frame: Frame) -> Value:
         """The value of expression ``node`` on the path ``frame`` (which assignments in it update)."""
