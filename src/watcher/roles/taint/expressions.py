@@ -591,6 +591,11 @@ def mutate(kind: str, receiver: Value, args: list[Value]) -> tuple[Value, Value 
             else Value(origins=receiver.all_origins() | extra.origins, tags=receiver.tags | extra.tags),
             Value(const=None),
         )
+    if kind == "put" and len(args) >= 2:  # cfg.set(section, key, value), cache.put(key, value)
+        keys = [a.const for a in args[:-1]]
+        if any(k is NO_CONST or not _hashable(k) for k in keys):
+            return with_part(receiver, NO_CONST, args[-1]), Value(const=None)
+        return with_part(receiver, keys[0] if len(keys) == 1 else tuple(keys), args[-1]), Value(const=None)
     if kind == "clear":
         return Value(tags=receiver.tags, seq=() if seq is not None else None, parts={} if seq is None else None), None
     return receiver, None

@@ -96,6 +96,12 @@ _MUTATORS = {
     "add": "append",
     "setdefault": "absorb",
     "clear": "clear",
+    "write": "absorb",
+    "writelines": "absorb",
+    "feed": "absorb",
+    "set": "put",
+    "put": "put",
+    "__setitem__": "put",
 }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from watcher.roles.taint.regex import safe_classes
 from watcher.roles.taint.sinks import SINKS
 from watcher.roles.taint.spec import Call
-from watcher.roles.taint.values import NO_CONST, Origin, Value, union
+from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
 
 __all__ = ["call"]
 
@@ -182,6 +182,10 @@ _PATHS = frozenset(
         "fastapi.responses.FileResponse",
         "aiofiles.open",
         "os.path.getsize",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.access",
         "linecache.getlines",
     ]
 )
@@ -310,6 +314,8 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return c.site.source("local", f"{name}()")
     if method in ("recv", "recvfrom", "recv_into", "recvmsg") and c.receiver is not None:
         return c.site.source("input", f"socket {method}()")
+    if method == "get" and c.receiver is not None and c.receiver.parts is not None and c.args:
+        return _keyed(c.receiver, c.args)
     if method in ("get", "getlist", "get_all", "getall", "getone") and c.receiver is not None and c.args:
         key = c.args[0].const
         named = [o for o in c.receiver.origins if o.label == "input" and not o.via]
@@ -456,19 +462,22 @@ def _command(c: Call) -> None:
 
 
 def _cookie(c: Call) -> None:
+    """A cookie's value (weak random, weak hash) and its flags: no ``secure`` is a warning, no ``httponly`` a hint."""
     value = c.arg(1, "value") or Value()
     c.site.report(SINKS["weak-random"], value, "set_cookie()", ("weak-random",))
     c.site.report(SINKS["weak-hash"], value, "set_cookie()", ("weak-hash",))
     secure, httponly = c.kwargs.get("secure"), c.kwargs.get("httponly")
-    if secure is not None and secure.const is True and httponly is not None and httponly.const is True:
-        return
     key = c.arg(0, "key")
     key_text = key.const if key is not None and isinstance(key.const, str) else ""
     if value.constant and not re.search(r"(?i)sess|token|auth|remember|sid|jwt|login|user|id$", key_text):
-        return
-    missing = [flag for flag, v in (("secure", secure), ("httponly", httponly)) if v is None or v.const is not True]
-    origin = Origin("config", f"cookie {key_text!r} set without {' and '.join(missing)}", c.site.line)
-    c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",))
+        return  # a constant preference (theme=dark) holds nothing to steal
+    if secure is None or secure.const is not True:
+        missing = "secure" + (" and httponly" if httponly is None or httponly.const is not True else "")
+        origin = Origin("config", f"cookie {key_text!r} set without {missing}", c.site.line)
+        c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",))
+    elif httponly is None or httponly.const is not True:
+        origin = Origin("config", f"cookie {key_text!r} set without httponly (scripts can read it)", c.site.line)
+        c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",), "hint")
 
 
 def _xxe(c: Call) -> None:
@@ -535,6 +544,27 @@ def _named_sanitiser(name: str, method: str) -> frozenset[str] | None:
     }
     found = frozenset(cls for cls, pattern in classes.items() if re.search(pattern, word))
     return found or frozenset({"xss"})
+
+
+def _keyed(container: Value, args: tuple[Value, ...]) -> Value:
+    """``d.get(key, default)`` or ``config.get(section, option)`` of a container whose keys are known."""
+    parts = container.parts or {}
+    if len(args) >= 2 and any(isinstance(k, tuple) and len(k) == 2 for k in parts):
+        key: Any = (args[0].const, args[1].const)
+        return container.part(key if all(k is not NO_CONST for k in key) else NO_CONST)
+    key = args[0].const
+    found = container.part(key if key is not NO_CONST and _hashable(key) else NO_CONST)
+    if len(args) >= 2 and not (key is not NO_CONST and _hashable(key) and key in parts):
+        return merge(found, args[1])
+    return found
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _tag(value: Value, tag: str) -> Value:
