@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from watcher.roles.taint.expressions import Expressions
+from watcher.roles.taint.calls import Calls
 from watcher.roles.taint.frame import Frame, Here, join
 from watcher.roles.taint.spec import Analysis, Flow, Function, Grammar, Sink, Spec
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
@@ -24,7 +24,7 @@ __all__ = ["Engine"]
 _RANK = {"safe": 0, "unknown": 1, "tainted": 2}
 
 
-class Engine(Expressions):
+class Engine(Calls):
     """One analysis of one file (see the module docstring); ``run()`` returns the ``Analysis``."""
 
     max_depth = 4
