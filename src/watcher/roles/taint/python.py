@@ -55,6 +55,10 @@ _FLASK_INPUT = frozenset(
         "get_data",
     ]
 )
+# what a request object holds that the server, not the client, decided
+_REQUEST_SERVER = frozenset(
+    ["method", "session", "user", "app", "state", "scope", "url_rule", "endpoint", "blueprint", "blueprints", "is_secure", "is_json", "scheme", "routing_exception", "max_content_length", "content_length", "mimetype", "charset", "get_host", "resolver_match"]
+)
 _REQUEST_INPUT = frozenset(
     [
         "GET",
@@ -187,21 +191,21 @@ class PythonSpec:
     def attribute(self, name: str, obj: Value, site: Site) -> Value | None:
         parts = name.split(".")
         if name.startswith("flask.request.") and len(parts) >= 3:
-            if parts[2] in _FLASK_INPUT:
-                return obj.part(parts[2]) if obj.parts else site.source("input", f"request.{parts[2]}")
-            return Value()
+            if parts[2] in _REQUEST_SERVER:
+                return Value()
+            return obj.part(parts[2]) if obj.parts else site.source("input", f"request.{parts[2]}")
         if name == "flask.request":
             return Value(tags=frozenset({"request"}))
-        if "request" in obj.tags and parts[-1] in _REQUEST_INPUT:
-            return site.source("input", f"request.{parts[-1]}")
         if "request" in obj.tags and parts[-1] == "session":
             return Value(tags=frozenset({"session"}))
+        if "request" in obj.tags and parts[-1] in _REQUEST_SERVER:
+            return Value(tags=frozenset({"request"}))
+        if "request" in obj.tags:  # anything else a request carries came from the client
+            return site.source("input", f"request.{parts[-1]}")
         if name == "sys.argv":
             return site.source("local", "sys.argv")
         if name == "os.environ":
             return site.source("environment", "os.environ")
-        if "request" in obj.tags:
-            return Value(tags=frozenset({"request"}))
         return None
 
     def store(self, target: str, key: Any, value: Value, site: Site) -> None:
