@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -25,6 +26,8 @@ from watcher.roles.taint import Analysis, Flow, Origin, analyse
 from watcher.roles.taint.python import PythonSpec
 
 __all__ = ["TaintScan", "reconcile", "taint_scan"]
+
+log = logging.getLogger(__name__)
 
 # bandit's tests and the AST rules, by the sink class the engine decides for them
 _CLASS_OF = {
@@ -61,6 +64,9 @@ def taint_scan(code: str) -> TaintScan:
         analysis = analyse(root, PythonSpec())
     except RecursionError:  # nested thousands deep (generated code)
         return TaintScan(None, (_notice(1, max(len(lines), 1), "nested too deeply to analyse"),))
+    except Exception:  # noqa: BLE001 - an analysis bug must cost the flows, never bandit's findings or the session
+        log.warning("the taint analysis failed on a %d-line text", len(lines), exc_info=True)
+        return TaintScan(None, ())
     found = [_finding(flow, lines) for flow in analysis.flows]
     found += [_notice(a, b, "tree-sitter's Python grammar could not read them") for a, b in _errors(root, source)]
     return TaintScan(analysis, tuple(found))

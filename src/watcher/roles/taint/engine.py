@@ -28,6 +28,7 @@ class Engine(Calls):
     """One analysis of one file (see the module docstring); ``run()`` returns the ``Analysis``."""
 
     max_depth = 4
+    max_follows = 400
 
     def __init__(self, root: SgNode, spec: Spec) -> None:
         self.root = root
@@ -41,6 +42,8 @@ class Engine(Calls):
         self.result = Analysis()
         self._flows: dict[tuple[int, str], Flow] = {}
         self._stack: list[int] = []
+        self._memo: dict[tuple[object, ...], Frame] = {}
+        self._followed = 0  # calls followed so far: a budget, so a large class stays a bounded amount of work
 
     # ------------------------------------------------------------------ the file
 
@@ -124,8 +127,17 @@ class Engine(Calls):
     def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
         """Run ``fn`` with these arguments; its final frame, or None when too deep or recursive."""
         key = id(fn.node)
-        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0:
+        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0 or self._followed >= self.max_follows:
             return None
+        memo = (
+            key,
+            _signature(receiver),
+            *(_signature(a) for a in args),
+            *((k, _signature(v)) for k, v in kwargs.items()),
+        )
+        if memo in self._memo:
+            return self._memo[memo]  # the same data into the same function: the same result
+        self._followed += 1
         env = dict(self.globals)
         params = list(fn.parameters)
         if fn.owner and params and params[0] in ("self", "cls"):
@@ -149,6 +161,7 @@ class Engine(Calls):
             self.block(body, frame)
         finally:
             self._stack.pop()
+        self._memo[memo] = frame
         return frame
 
     # ------------------------------------------------------------------ statements
@@ -445,6 +458,19 @@ def union_children(engine: Engine, node: SgNode, frame: Frame) -> Value:
     for child in children[1:]:
         value = merge(value, engine.expr(child, frame))
     return value
+
+
+def _signature(value: Value | None) -> object:
+    """What a call's result depends on in an argument: its data's sources and cleared classes, its constant."""
+    if value is None:
+        return None
+    const = (
+        value.const if isinstance(value.const, (str, bytes, int, float, bool, type(None))) else repr(value.const)[:80]
+    )
+    sources = frozenset((o.label, o.name, o.line, o.cleared) for o in value.all_origins())
+    parts = tuple(sorted((repr(k), _signature(v)) for k, v in value.parts.items())) if value.parts else ()
+    seq = tuple(_signature(v) for v in value.seq) if value.seq is not None else None
+    return (sources, const, value.tags, parts, seq)
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -57,7 +57,28 @@ _FLASK_INPUT = frozenset(
 )
 # what a request object holds that the server, not the client, decided
 _REQUEST_SERVER = frozenset(
-    ["method", "session", "user", "app", "state", "scope", "url_rule", "endpoint", "blueprint", "blueprints", "is_secure", "is_json", "scheme", "routing_exception", "max_content_length", "content_length", "mimetype", "charset", "get_host", "resolver_match"]
+    [
+        "method",
+        "session",
+        "user",
+        "app",
+        "state",
+        "scope",
+        "url_rule",
+        "endpoint",
+        "blueprint",
+        "blueprints",
+        "is_secure",
+        "is_json",
+        "scheme",
+        "routing_exception",
+        "max_content_length",
+        "content_length",
+        "mimetype",
+        "charset",
+        "get_host",
+        "resolver_match",
+    ]
 )
 _REQUEST_INPUT = frozenset(
     [
