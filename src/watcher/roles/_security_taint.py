@@ -64,7 +64,7 @@ def taint_scan(code: str) -> TaintScan:
         analysis = analyse(root, PythonSpec())
     except RecursionError:  # nested thousands deep (generated code)
         return TaintScan(None, (_notice(1, max(len(lines), 1), "nested too deeply to analyse"),))
-    except Exception:  # noqa: BLE001 - an analysis bug must cost the flows, never bandit's findings or the session
+    except Exception:  # an analysis bug must cost the flows, never bandit's findings or the session
         log.warning("the taint analysis failed on a %d-line text", len(lines), exc_info=True)
         return TaintScan(None, ())
     found = [_finding(flow, lines) for flow in analysis.flows]
