@@ -215,8 +215,8 @@ class PythonSpec:
             if parts[2] in _REQUEST_SERVER:
                 return Value()
             return obj.part(parts[2]) if obj.parts else site.source("input", f"request.{parts[2]}")
-        if name == "flask.request":
-            return Value(tags=frozenset({"request"}))
+        if name == "flask.request" or (parts[-1] == "request" and len(parts) == 2 and parts[0] == "self"):
+            return Value(tags=frozenset({"request"}))  # Flask's request, or a class-based view's
         if "request" in obj.tags and parts[-1] == "session":
             return Value(tags=frozenset({"session"}))
         if "request" in obj.tags and parts[-1] in _REQUEST_SERVER:
