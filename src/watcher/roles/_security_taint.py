@@ -107,6 +107,9 @@ def _proven_safe(analysis: Analysis, cls: str, finding: Finding) -> bool:
     """The engine saw this sink (or the string built here) and it carries no data of unknown provenance."""
     lines = range(finding.start_line, finding.last_line + 1)
     verdicts = [analysis.verdicts[n][cls] for n in lines if cls in analysis.verdicts.get(n, {})]
+    if verdicts and analysis.inputs:
+        # handler code: the analysis followed the input to its sinks, and none reached this one
+        return all(v != "tainted" for v in verdicts)
     if verdicts:
         return all(v == "safe" for v in verdicts)
     built = [analysis.assigned[n] for n in lines if n in analysis.assigned]

@@ -116,6 +116,8 @@ class Engine(Calls):
             else:
                 env[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
         frame = Frame(env, fn, entry=True)
+        if any(v.labelled("input") for v in sources.values()):
+            self.result.inputs.add(line)
         body = self.g.field(fn.node, "body")
         if body is not None:
             self._stack.append(id(fn.node))

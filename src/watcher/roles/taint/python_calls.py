@@ -28,8 +28,10 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
     # sources
     if method in ("get_json", "get_data") and name.startswith("flask.request"):
         return c.site.source("input", f"request.{method}()")
-    if c.receiver is not None and "request" in c.receiver.tags and method in ("json", "form", "body", "stream", "data"):
+    if c.receiver is not None and "request" in c.receiver.tags and method in known.REQUEST_READS:
         return c.site.source("input", f"request.{method}()")
+    if method in known.TORNADO_READS and name.startswith("self."):
+        return c.site.source("input", f"{method}({_text(c, 0)})")
     if name in ("input", "raw_input") or name.startswith("sys.stdin."):
         return c.site.source("local", f"{name}()")
     if method in ("recv", "recvfrom", "recv_into", "recvmsg") and c.receiver is not None:

@@ -9,6 +9,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
+REQUEST_READS = frozenset({"json", "form", "body", "stream", "data", "text", "post", "read", "get_data", "get_json"})
+TORNADO_READS = frozenset(
+    {
+        "get_argument",
+        "get_arguments",
+        "get_query_argument",
+        "get_query_arguments",
+        "get_body_argument",
+        "get_body_arguments",
+        "get_cookie",
+        "get_secure_cookie",
+        "get_signed_cookie",
+    }
+)
+
 __all__ = [
     "ALL",
     "CASTS",
@@ -23,6 +38,7 @@ __all__ = [
     "NORMALISERS",
     "PATHS",
     "REDIRECTS",
+    "REQUEST_READS",
     "RESPONSES",
     "SANITISERS",
     "SERIALISERS",
@@ -30,6 +46,7 @@ __all__ = [
     "SQL_FUNCTIONS",
     "SQL_METHODS",
     "SUBPROCESS",
+    "TORNADO_READS",
     "TRANSFORMS",
     "WEAK_HASHES",
     "WEAK_RANDOM",
