@@ -153,6 +153,8 @@ class Flow(Calls):
             taint = self.ev(right, st) if right is not None else None
             if left is not None:
                 self.assign(left, taint, None, st)
+                if dotted(right) in self.url_lists:  # for (const allowed of ALLOWED_URLS)
+                    self.url_items.add(left.text())
         else:
             for part in ("initializer", "condition", "increment"):
                 child = node.field(part)

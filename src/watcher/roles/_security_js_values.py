@@ -166,6 +166,9 @@ class Values:
         self.url_of: dict[str, Any] = {}  # u → the value `new URL(value)` parsed into u
         self.objects: dict[int, dict[str, tuple[Taint | None, Any]]] = {}  # object literal → its keys
         self.regexes: dict[str, Any] = {}  # const NAME = /.../
+        self.url_lists: set[str] = set()  # names of lists (arrays, Sets) of URL literals
+        self.url_items: set[str] = set()  # names bound to their items (loop variables, callback parameters)
+        self.renderers: set[str] = set()  # names bound to compiled templates (pug.compileFile(…))
         self.setters: dict[str, str] = {}  # React: setBody → body (const [body, setBody] = useState())
         self.stored: dict[str, Taint | None] = {}  # what the setters were given, wherever they ran
 
@@ -404,6 +407,12 @@ class Values:
         if value is None:
             return
         kind = value.kind()
+        if kind in ("array", "new_expression") and re.search(
+            r"""^(?:new\s+Set\(\s*)?\[\s*['"`]https?://""", value.text()
+        ):
+            self.url_lists.add(name)
+        if kind == "call_expression" and re.match(r"[\w.]+\.(?:compile|compileFile|template)\(", value.text()):
+            self.renderers.add(name)
         if kind == "object":
             for key, (taint, _node) in self.objects.get(int(value.range().start.index), {}).items():
                 st.vars[f"{name}.{key}"] = _through(taint, name)
