@@ -175,6 +175,9 @@ class Calls(Values):
             return [Taint("a posted message (`event.data`)", line, ALL_KINDS - {"object"})]
         if name in _CALLBACK_CARRIERS and receiver is not None and receiver.strong:
             return [receiver, None, None]
+        if name == "subscribe" and args:  # an Observable of a service: what the API answered
+            line = int(args[0].range().start.line) + 1
+            return [Taint("an API response (the value `subscribe()` receives)", line, ALL_KINDS - {"object"})]
         return None  # parameters as the function declares them (req, res, plain names)
 
     def result(
