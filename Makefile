@@ -9,8 +9,12 @@ STAMP := $(VENV)/.installed
 # the real agent CLIs (package.json, exact versions); tests that drive them skip, saying why, without npm
 CLIS := node_modules/.installed
 UV_VERSION := 0.13.8
+# the VS Code extension (editors/vscode) and the code-server its tests drive (tests/vscode/host)
+EXT := editors/vscode
+VSIX := $(EXT)/watcher.vsix
+CODE_SERVER := tests/vscode/host/node_modules/.installed
 
-.PHONY: demo test clis check lint types imports unit notebooks bench lab clean
+.PHONY: demo test clis vsix vscode-host check lint types imports unit notebooks bench lab clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "watcher needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'
@@ -20,12 +24,45 @@ $(STAMP): pyproject.toml constraints.txt
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[all,dev]'
 	@touch $(STAMP)
 
+# the newest Python on the machine, with what the Python security scan needs: the scan must find
+# the same there as on .venv's (tests/roles/taint/test_interpreters.py skips, saying why, without it)
+NEWEST_PY := $(shell command -v python3.13 || ls $(HOME)/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1)
+NEWEST := .venv-newest/.installed
+
+$(NEWEST): constraints.txt $(STAMP)
+	@if [ -n "$(NEWEST_PY)" ]; then \
+		$(VENV)/bin/uv venv --quiet --allow-existing --python $(NEWEST_PY) .venv-newest && \
+		$(VENV)/bin/uv pip install --quiet --python .venv-newest/bin/python -c constraints.txt ast-grep-py bandit && touch $(NEWEST); \
+	else echo "no Python 3.13 found: the scan is not compared across interpreters"; fi
+
 $(CLIS): package.json package-lock.json
 	@if command -v npm >/dev/null; then \
 		npm ci --no-audit --no-fund --loglevel=error && touch $(CLIS); \
 	else echo "npm not found: the real agent CLIs are not installed; tests that drive them will skip"; fi
 
 clis: $(CLIS)
+
+$(EXT)/node_modules/.installed: $(EXT)/package.json $(EXT)/package-lock.json
+	cd $(EXT) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed
+
+$(VSIX): $(EXT)/node_modules/.installed $(EXT)/tsconfig.json $(EXT)/README.md $(wildcard $(EXT)/src/*.ts)
+	cd $(EXT) && npx vsce package --allow-missing-repository --out watcher.vsix
+
+vsix: $(VSIX)
+
+# code-server 4.100.3 offline: Debian's rg stands in for @vscode/ripgrep's download, node-gyp gets
+# Debian's Node headers and no prompt (research/vscode-offline.md); skipped, saying why, without npm
+$(CODE_SERVER): tests/vscode/host/package.json tests/vscode/host/package-lock.json
+	@if command -v npm >/dev/null && command -v rg >/dev/null; then \
+		cache=$${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11 && mkdir -p $$cache/rg && cp "$$(command -v rg)" $$cache/rg/ && \
+		tar -czf $$cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz -C $$cache/rg rg && \
+		cd tests/vscode/host && npm_config_yes=true npm_config_nodedir=/usr npm_config_unsafe_perm=true \
+			npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm or rg (Debian's ripgrep) not found: code-server is not installed; the VS Code tests will skip"; fi
+
+vscode-host: $(CODE_SERVER)
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory vsix; \
+	else echo "npm not found: the extension is not built; the VS Code tests will skip"; fi
 
 demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
@@ -51,7 +88,7 @@ types: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP) $(CLIS)
+unit: $(STAMP) $(CLIS) vscode-host $(NEWEST)
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 notebooks: $(STAMP)
@@ -67,4 +104,4 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab example_notebooks
 
 clean:
-	rm -rf $(VENV) node_modules .watcher .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest node_modules $(EXT)/node_modules $(EXT)/out $(VSIX) tests/vscode/host/node_modules .watcher .pytest_cache .mypy_cache .ruff_cache

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
+
+from watcher.testing.postgres import LocalPostgres
+
+_databases = itertools.count()
 
 #: what the SDKs and the evaluators read from the environment; a developer's own must not leak in
 PROVIDER_ENV = (
@@ -24,3 +32,25 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reaches a real provider or picks up a developer's key, base URL or model."""
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[LocalPostgres]:
+    """One real PostgreSQL server for the whole test session (started as ``postgres`` when root)."""
+    with LocalPostgres() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg_server: LocalPostgres) -> str:
+    """A fresh, empty journal on the session's server (its own schema): its ``postgresql://`` URL."""
+    return pg_server.create_schema(f"t{next(_databases)}")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def journal_at(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a journal test's journal lives: a SQLite file, then a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "journal.sqlite3"
+    url: str = request.getfixturevalue("pg_url")
+    return url

@@ -25,14 +25,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from watcher._version import __version__
-from watcher.core.errors import WatcherError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
-from watcher.core.interjection import Continue, Interject, Interjection, Location, Origin
-from watcher.core.protocol import format_evaluation_prompt, parse_interjection
-from watcher.core.spec import WatcherSpec
 
 if TYPE_CHECKING:
     from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
+    from watcher.core.errors import WatcherError
+    from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
+    from watcher.core.interjection import Continue, Interject, Interjection, Location, Origin
+    from watcher.core.protocol import format_evaluation_prompt, parse_interjection
+    from watcher.core.spec import WatcherSpec
     from watcher.evaluators import CallableEvaluator, make_evaluator
     from watcher.roles import spec_for_role
     from watcher.runtime import Journal
@@ -66,8 +66,21 @@ __all__ = [
     "unload_ipython_extension",
 ]
 
-# Loaded on first use, so ``import watcher`` stays light (no asyncio, SQLite or polars until needed).
+# Loaded on first use, so ``import watcher`` stays light: a hook without its daemon imports
+# ``watcher.guard`` and nothing else of watcher.
 _LAZY = {
+    "WatcherError": "watcher.core.errors",
+    "EvaluationRequest": "watcher.core.evaluation",
+    "EvaluationResult": "watcher.core.evaluation",
+    "Evaluator": "watcher.core.evaluation",
+    "Continue": "watcher.core.interjection",
+    "Interject": "watcher.core.interjection",
+    "Interjection": "watcher.core.interjection",
+    "Location": "watcher.core.interjection",
+    "Origin": "watcher.core.interjection",
+    "format_evaluation_prompt": "watcher.core.protocol",
+    "parse_interjection": "watcher.core.protocol",
+    "WatcherSpec": "watcher.core.spec",
     "AgentRun": "watcher.agents",
     "ReplayResult": "watcher.agents",
     "agent": "watcher.agents",

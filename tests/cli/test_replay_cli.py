@@ -192,3 +192,56 @@ def test_format_override_and_a_wrong_guess(tmp_path: Path) -> None:
     wrong = watcher("replay", SAMPLES / "antigravity.jsonl", "--format", "pi", "--strict")
     assert wrong.returncode == 2 and wrong.stdout == ""
     assert "antigravity.jsonl:1: unknown record type 'USER_INPUT' for the pi format" in wrong.stderr
+
+
+def test_show_prompt_prints_what_the_model_would_be_sent_without_a_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    transcript = EXAMPLES / "agent_writes_vulnerable_code.jsonl"
+    command = [sys.executable, "-m", "watcher", "replay", str(transcript), "-w", "security", "--evaluator", "anthropic"]
+    done = subprocess.run(
+        [*command, "--show-prompt", "1"], capture_output=True, text=True, timeout=60, env=env, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("# evaluation 1 of watcher 'security'") and "(estimated); budget 12000" in out
+    assert "=== system (cache_control: ephemeral) ===\n[WATCHER EVALUATION]" in out
+    assert "=== user ===\nRECENT ACTIVITY IN PARENT SESSION:" in out
+    assert " | " in out and "cite lines as" in out  # the written file is a numbered code block
+    beyond = subprocess.run(
+        [*command, "--show-prompt", "99"], capture_output=True, text=True, timeout=60, env=env, cwd=ROOT
+    )
+    assert beyond.returncode == 2 and "choose N from 1 to" in beyond.stderr and beyond.stdout == ""
+
+
+def test_show_prompt_json_is_the_body_the_sdk_sends() -> None:
+    """The body shown equals, fence nonce aside, what the real SDK sent the stub in a real replay."""
+    import re
+
+    from watcher.testing import Reply, StubAnthropicServer
+
+    transcript = EXAMPLES / "agent_writes_vulnerable_code.jsonl"
+    base = [sys.executable, "-m", "watcher", "replay", str(transcript), "-w", "security", "--evaluator", "anthropic"]
+    with StubAnthropicServer(default_reply=Reply.text("[CONTINUE]\nfine\n[/CONTINUE]")) as stub:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-not-a-real-key-000000"}
+        real = subprocess.run(
+            [*base, "--base-url", stub.base_url, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=ROOT,
+        )
+        assert real.returncode == 0, real.stderr
+        sent = [r.body for r in stub.requests if r.path == "/v1/messages"]
+    no_key = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    assert len(sent) >= 2
+    for n, body in [(1, sent[0]), (len(sent), sent[-1])]:
+        shown = subprocess.run(
+            [*base, "--show-prompt", str(n), "--json"], capture_output=True, text=True, timeout=60, env=no_key, cwd=ROOT
+        )
+        assert shown.returncode == 0, shown.stderr
+
+        def same(text: str) -> str:
+            return re.sub(r"OBSERVED-[0-9a-f]{12}", "OBSERVED-N", text)
+
+        assert json.loads(same(shown.stdout)) == json.loads(same(json.dumps(body)))

@@ -128,7 +128,8 @@ def test_observed_content_cannot_forge_a_decision(payload: str) -> None:
     assert parse_interjection(prompt.text) is None
     assert parse_interjection(prompt.activity) is None
     assert prompt.text.count(END_OBSERVATIONS) == 1
-    assert prompt.text.count(f"OBSERVED-{prompt.nonce}") == 2
+    assert prompt.text.count(f"<<<OBSERVED-{prompt.nonce}\n") == len(observations)  # each observation fenced
+    assert prompt.text.count(f"\nOBSERVED-{prompt.nonce}>>>") == len(observations)
 
 
 def test_prompt_has_the_seed_format() -> None:

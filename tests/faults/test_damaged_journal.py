@@ -74,6 +74,21 @@ def test_replay_and_journal_check_answer_with_a_message(tmp_path: Path, damage: 
     assert str(path) in checked.stdout + checked.stderr
 
 
+def test_replay_into_a_journal_that_fails_mid_run_says_so_once_without_a_traceback(tmp_path: Path) -> None:
+    """The writer fails after the run started: the journal's sink keeps failing, quietly, until the close reports it."""
+    path = tmp_path / "journal.sqlite3"
+    _garbage_page(path)
+    records: list[dict[str, object] | str] = []
+    for i in range(200):
+        records.append({"kind": "tool_call", "id": str(i), "name": "Bash", "input": {"command": f"ls {i}"}})
+        records.append({"kind": "tool_result", "tool_call_id": str(i), "output": "x" * 50})
+    transcript = write_transcript(tmp_path / "t.jsonl", records)
+    replayed = watcher_cli("replay", str(transcript), "--journal", str(path))
+    assert replayed.returncode == 2 and no_traceback(replayed.stderr), replayed.stderr
+    assert "events were not written" in replayed.stderr
+    assert "subscriber" not in replayed.stderr, replayed.stderr
+
+
 def test_a_row_that_is_not_utf8_or_not_json_is_skipped_and_counted(tmp_path: Path) -> None:
     path = _journal(tmp_path / "journal.sqlite3", count=3)
     conn = sqlite3.connect(path)

@@ -106,3 +106,19 @@ def test_a_line_too_deep_to_read_among_good_ones_is_skipped_and_said(tmp_path: P
     assert result.returncode == 0 and no_traceback(result.stderr), result.stderr
     assert "skipped 1" in result.stdout + result.stderr, "the missing line is said, not silent"
     assert len(_rows(journal)) == 2
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "document"])
+def test_invalid_utf8_inside_a_string_is_replaced_and_the_record_read(tmp_path: Path, layout: str) -> None:
+    """Tool output carries bytes that are not UTF-8; the record is read with them replaced, not skipped."""
+    bad = b'{"kind":"user_message","text":"bad \xff\xfe bytes rm -rf /"}'
+    done = b'{"kind":"done"}'
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(bad + b"\n" + done + b"\n" if layout == "jsonl" else b"[" + bad + b"," + done + b"]")
+    journal = tmp_path / "j.sqlite3"
+    replayed = watcher_cli("replay", str(path), "--json", "--journal", str(journal))
+    assert replayed.returncode == 0 and no_traceback(replayed.stderr), replayed.stderr
+    assert "skipped" not in replayed.stdout, replayed.stdout
+    with sqlite3.connect(journal) as conn:
+        texts = [row[0] for row in conn.execute("SELECT payload FROM events WHERE kind = 'observation'")]
+    assert any("bad \ufffd\ufffd bytes" in json.loads(text)["observation"]["text"] for text in texts), texts

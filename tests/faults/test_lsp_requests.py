@@ -101,6 +101,12 @@ MALFORMED = [
     ("workspace/executeCommand", None),
     ("workspace/executeCommand", {"command": "watcher.inject", "arguments": [5]}),
     ("workspace/executeCommand", {"command": "watcher.dismiss", "arguments": [{"interjection_id": "nope"}]}),
+    ("workspace/executeCommand", {"command": "watcher.inject", "arguments": [{"interjection_id": "i", "journal": 5}]}),
+    (
+        "workspace/executeCommand",
+        {"command": "watcher.inject", "arguments": [{"interjection_id": "i", "journal": "/tmp/a\u0000b"}]},
+    ),
+    ("workspace/executeCommand", {"command": "watcher.accept", "arguments": [{"interjection_id": "i", "journal": []}]}),
 ]
 
 

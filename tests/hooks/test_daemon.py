@@ -114,7 +114,7 @@ def test_the_daemon_killed_mid_call_fails_open_in_time(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("with_daemon", [False, True], ids=["in-process", "daemon"])
-def test_a_locked_journal_fails_open_in_time(tmp_path: Path, with_daemon: bool) -> None:
+def test_a_locked_journal_fails_open_in_time_but_the_guard_still_denies(tmp_path: Path, with_daemon: bool) -> None:
     env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="1" if with_daemon else "0")
     journal = Path(env["WATCHER_JOURNAL"])
     run_hook({**env, "WATCHER_HOOK_DAEMON": "0"}, "SessionStart", {"source": "startup"})  # the journal exists
@@ -127,7 +127,11 @@ def test_a_locked_journal_fails_open_in_time(tmp_path: Path, with_daemon: bool) 
             run = run_hook(env, "PreToolUse", RM_HOME, "--budget", "1")
             assert run.returncode == 0
             assert run.seconds < 3, run.seconds
-            assert run.stdout == ""
+            assert run.answer is not None and run.answer["hookSpecificOutput"][DENY] == "deny"  # rules need no journal
+            plain = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_ls"}
+            run = run_hook(env, "PreToolUse", plain, "--budget", "1")
+            assert (run.returncode, run.stdout) == (0, "")
+            assert run.seconds < 3, run.seconds
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -157,3 +158,37 @@ async def test_audit_flow_replay_shows_the_finding_on_the_file(client: LanguageC
     assert (diag.range.start.line, diag.range.end.line) == (3, 4)
     deploy = await wait_until(lambda: diagnostics(client, (repo / "deploy.py").as_uri()), what="deploy.py findings")
     assert {d.range.start.line for d in deploy} == {3, 6}
+
+
+async def test_history_lists_findings_and_attached_watchers(client: LanguageClient, repo: Path) -> None:
+    """``watcher.history``: what an editor's history view and status bar show."""
+    _file(repo, "history.js")
+    here = [{"path": "history.js", "start_line": 1, "end_line": 1}]
+
+    def watcher(status: str) -> dict[str, object]:
+        payload = {"status": status, "role": "security", "mode": "manual", "authority": "supervisor", "evaluator": ""}
+        return {"kind": "watcher", "session": "history-1", "watcher": "security", "payload": payload}
+
+    def history_of() -> Any:
+        return client.workspace_execute_command_async(types.ExecuteCommandParams(command="watcher.history"))
+
+    await write_events(journal_of(repo), [watcher("attached"), interjection("h1", session="history-1", locations=here)])
+    await wait_until(lambda: diagnostics(client, (repo / "history.js").as_uri()), what="the diagnostic")
+    history = await history_of()
+    assert {"session": "history-1", "watcher": "security", "journal": str(journal_of(repo))} in history["watchers"]
+    [h1] = [f for f in history["findings"] if f["interjection"]["id"] == "h1"]
+    assert (h1["status"], h1["shown"], h1["injectable"]) == ("pending", True, True)
+
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="watcher.dismiss", arguments=[{"interjection_id": "h1"}])
+    )
+    await write_events(journal_of(repo), [watcher("detached")])
+    for _ in range(500):  # until the server has read the detach (10 s at most)
+        history = await history_of()
+        if not [w for w in history["watchers"] if w["session"] == "history-1"]:
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("the detached watcher is still listed as attached")
+    [h1] = [f for f in history["findings"] if f["interjection"]["id"] == "h1"]
+    assert (h1["status"], h1["shown"]) == ("dismissed", False)

@@ -1,8 +1,9 @@
-"""The journal: WAL SQLite shared between processes, redaction, commands, history."""
+"""The journal on both stores (a SQLite file, a PostgreSQL database): processes, redaction, commands, history."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -40,8 +41,8 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_second_process_follows_live_and_misses_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite3"
+def test_second_process_follows_live_and_misses_nothing(journal_at: Path | str) -> None:
+    path = journal_at
     reader = Journal(path)
     count = 2000
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(count)])
@@ -64,35 +65,54 @@ def test_second_process_follows_live_and_misses_nothing(tmp_path: Path) -> None:
     reader.close()
 
 
-def test_secrets_are_redacted_before_writing(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite3"
+def _raw_rows(path: Path | str) -> bytes:
+    """Every stored byte of the journal: the file and its WAL, or every row the server holds."""
+    if isinstance(path, Path):
+        wal = path.with_name(path.name + "-wal")
+        return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+    import psycopg
+
+    with psycopg.connect(path) as conn:
+        rows = conn.execute("SELECT payload FROM events UNION ALL SELECT payload FROM commands").fetchall()
+    return "".join(r[0] for r in rows).encode()
+
+
+def _insert_raw(path: Path | str, payload: str) -> None:
+    """A row written behind the journal's back (as a damaged or foreign writer would)."""
+    sql = "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (0, 's', '', 'observation', '{}')"
+    if isinstance(path, Path):
+        conn = sqlite3.connect(path)
+        conn.execute(sql.format(payload))
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+
+    with psycopg.connect(path) as pg:
+        pg.execute(sql.format(payload))
+
+
+def test_secrets_are_redacted_before_writing(journal_at: Path | str) -> None:
+    path = journal_at
     key = "sk-ant-api03-" + "Z" * 40
     with Journal(path) as journal:
         journal.append(ObservationEvent(session="s", observation=UserMessage(text=f"my key is {key}"), index=0))
         journal.submit_command("s", "inject", "x", payload={"content": f"use {key}"})
         journal.flush()
-    raw = path.read_bytes() + (
-        path.with_name(path.name + "-wal").read_bytes() if path.with_name(path.name + "-wal").exists() else b""
-    )
+    raw = _raw_rows(path)
+    assert b"my key is" in raw and b"use " in raw
     assert key.encode() not in raw
     with Journal(path) as journal:
         (row,) = journal.read()
         assert "sk-ant-…[REDACTED]" in row.payload["observation"]["text"]
 
 
-def test_corrupt_rows_are_skipped(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    import sqlite3
-
-    path = tmp_path / "j.sqlite3"
+def test_corrupt_rows_are_skipped(journal_at: Path | str, caplog: pytest.LogCaptureFixture) -> None:
+    path = journal_at
     with Journal(path) as journal:
         journal.append(ObservationEvent(session="s", observation=UserMessage(text="ok"), index=0))
         journal.flush()
-    conn = sqlite3.connect(path)
-    conn.execute(
-        "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (0, 's', '', 'observation', '{broken')"
-    )
-    conn.commit()
-    conn.close()
+    _insert_raw(path, "{{broken")
     with Journal(path) as journal:
         journal.append(ObservationEvent(session="s", observation=UserMessage(text="after"), index=1))
         journal.flush()
@@ -117,8 +137,8 @@ def test_location_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert default_journal_path(project) == tmp_path / "elsewhere.db"
 
 
-async def test_history_dataframe(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite3"
+async def test_history_dataframe(journal_at: Path | str) -> None:
+    path = journal_at
     journal = Journal(path)
     observations = read_transcript(ROOT / "example_notebooks" / "data" / "notebook_error_loop.jsonl")
     await replay(
@@ -154,13 +174,13 @@ async def test_history_dataframe(tmp_path: Path) -> None:
     assert len(exported) == frame.height and [r["outcome"] for r in exported] == frame["outcome"].to_list()
 
 
-async def test_history_outcomes_follow_each_interjection(tmp_path: Path) -> None:
+async def test_history_outcomes_follow_each_interjection(journal_at: Path | str) -> None:
     from watcher.core.interjection import Interjection
     from watcher.core.observations import ToolResult
     from watcher.core.spec import Caps, Triggers, WatcherSpec
     from watcher.evaluators import CallableEvaluator
 
-    path = tmp_path / "j.sqlite3"
+    path = journal_at
     journal = Journal(path)
     spec = WatcherSpec(
         name="w", role="t", triggers=Triggers(on=frozenset({"tool_result"})), caps=Caps(max_interjections_per_turn=1)
@@ -169,3 +189,38 @@ async def test_history_outcomes_follow_each_interjection(tmp_path: Path) -> None
     await replay(observations, [(spec, CallableEvaluator(lambda r: Interjection(content="again")))], journal=journal)
     journal.close()
     assert watcher.history(path)["outcome"].to_list() == ["delivered", "capped"]
+
+
+def test_commands_claims_and_leases(journal_at: Path | str) -> None:
+    with Journal(journal_at) as journal:
+        first = journal.submit_command("a", "nudge", payload={"text": "go"})
+        second = journal.submit_command("b", "pause")
+        assert [c.id for c in journal.commands()] == [first, second]
+        assert [c.kind for c in journal.commands(sessions=["b"])] == ["pause"]
+        assert journal.claim_command(first) and not journal.claim_command(first), "a command is claimed once"
+        assert journal.release_claims(60, ["a"]) == 0, "a fresh claim is not released"
+        time.sleep(0.05)
+        assert journal.release_claims(0.01, ["a"]) == 1, "a claim older than its lease goes back to new"
+        assert journal.claim_command(first)
+        journal.mark_command(first, "applied", "done")
+        (applied,) = journal.commands(status="applied")
+        assert (applied.id, applied.detail, applied.payload) == (first, "done", {"text": "go"})
+
+
+def test_positions_latest_tail_and_prune(journal_at: Path | str) -> None:
+    with Journal(journal_at) as journal:
+        assert journal.last_id() == 0
+        for i in range(6):
+            journal.append(ObservationEvent(session=f"s{i % 2}", observation=UserMessage(text=f"m{i}"), index=i, ts=i))
+        journal.flush()
+        rows = journal.read()
+        assert [r.payload["index"] for r in rows] == list(range(6))
+        assert [r.id for r in rows] == sorted(r.id for r in rows) and journal.last_id() == rows[-1].id
+        assert [r.payload["index"] for r in journal.read(rows[2].id)] == [3, 4, 5]
+        newest = {session: payload["index"] for _, session, payload in journal.latest("observation")}
+        assert newest == {"s0": 4, "s1": 5}
+        upto = {session: payload["index"] for _, session, payload in journal.latest("observation", upto=rows[2].id)}
+        assert upto == {"s0": 2, "s1": 1}
+        assert [r.payload["index"] for r in journal.tail("s1", kinds=["observation"], limit=2)] == [3, 5]
+        assert journal.prune(3.0) == (3, 0)
+        assert [r.payload["index"] for r in journal.read()] == [3, 4, 5]

@@ -12,7 +12,6 @@ import asyncio
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -98,7 +97,7 @@ def _journal(journal: Journal | str | os.PathLike[str] | bool | None) -> tuple[J
         return journal, False
     if journal is True:
         return Journal(), True
-    return Journal(Path(journal)), True
+    return Journal(journal), True
 
 
 def agent(

@@ -1,6 +1,7 @@
 """The ``watcher`` command: one module per subcommand, each with ``register`` and ``run``.
 
-Exit status: 0 on success, 2 on bad input (a missing file, a malformed line, an unknown role) or a
+Exit status: 0 on success; 1 when the run failed (an LLM evaluator's server does not answer, or
+every evaluation failed); 2 on bad input (a missing file, a malformed line, an unknown role) or a
 journal that could not be written, with the message on stderr and stdout left clean; 130 on
 Ctrl-C (one line on stderr); 141 when the reader of stdout went away (``| head``), silently.
 
@@ -15,13 +16,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _bench, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
-from watcher.core.errors import WatcherError
+from watcher.cli import _bench, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
+from watcher.core.errors import UnreachableServerError, WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _journal, _fleet)
+_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _eval, _journal, _fleet)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
+    except UnreachableServerError as exc:  # the run could not happen: a failed run, not bad input
+        print(f"watcher: error: {exc}", file=sys.stderr)
+        return 1
     except WatcherError as exc:
         print(f"watcher: error: {exc}", file=sys.stderr)
         return 2

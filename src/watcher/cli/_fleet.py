@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import InvalidCommandError, MissingCredentialsError
-from watcher.runtime.journal import Journal, default_journal_path
+from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
 
@@ -33,7 +33,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
     def action(name: str, help: str) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = fsub.add_parser(name, help=help)
-        p.add_argument("--journal", type=Path, default=None, help="the journal (default: the project's)")
+        p.add_argument(
+            "--journal",
+            type=journal_target,
+            default=None,
+            help="the journal: a path or a postgresql:// URL (default: the project's)",
+        )
         p.add_argument("--json", action="store_true", help="print JSON")
         p.add_argument("--fleet", default=None, help="the fleet's name (default: the latest in the journal)")
         p.set_defaults(func=run)

@@ -6,13 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from watcher.cli import _guard
+from watcher.core.errors import ConfigurationError
 from watcher.hooks import client
 from watcher.hooks._session import DEFAULT_ROLES, HookConfig
 from watcher.hooks._settings import install, settings_path, uninstall
-from watcher.hooks._status import status_lines
+from watcher.hooks._status import evaluator_problem, status_lines
 from watcher.hooks._wire import AGENTS
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import default_journal_path
+from watcher.runtime.journal import default_journal_path, journal_target
 
 __all__ = ["register", "run_hook", "run_hooks"]
 
@@ -31,7 +33,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     hooks = sub.add_parser(
         "hooks",
         help="supervise your own Claude Code or Codex sessions through their hooks",
-        description="Install, show or remove watcher's hooks in Claude Code's or Codex's settings.",
+        description="Install, show or remove watcher's hooks in Claude Code's or Codex's settings; "
+        "read the guard's policy and try a call against it.",
     )
     action = hooks.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in (
@@ -58,12 +61,26 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
             )
             p.add_argument("--mode", choices=("autonomous", "manual"), default="autonomous")
             p.add_argument("--evaluator", choices=("rules", "anthropic", "openai"), default="rules")
+            p.add_argument(
+                "--allow-missing-key",
+                action="store_true",
+                help="install an LLM evaluator whose API key is not set here (the rules judge until it is)",
+            )
             p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
             p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
-            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+            p.add_argument(
+                "--journal",
+                type=journal_target,
+                help="the journal: a path or a postgresql:// URL (default: the project's)",
+            )
         if name == "status":
-            p.add_argument("--journal", type=Path, help="the journal (default: the project's)")
+            p.add_argument(
+                "--journal",
+                type=journal_target,
+                help="the journal: a path or a postgresql:// URL (default: the project's)",
+            )
         p.set_defaults(func=run_hooks)
+    _guard.add_parsers(action)
 
 
 def run_hook(args: argparse.Namespace) -> int:
@@ -75,6 +92,12 @@ def run_hooks(args: argparse.Namespace) -> int:
     """Install, show or uninstall."""
     settings = settings_path(user=args.user, agent=args.agent)
     if args.action == "install":
+        problem = evaluator_problem(args.evaluator)
+        if problem and not args.allow_missing_key:
+            raise ConfigurationError(
+                f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; set the key "
+                "and install again, use --evaluator rules, or pass --allow-missing-key to install anyway"
+            )
         config = HookConfig(
             agent=args.agent,
             roles=tuple(args.roles or DEFAULT_ROLES),
@@ -82,11 +105,17 @@ def run_hooks(args: argparse.Namespace) -> int:
             evaluator=args.evaluator,
             max_stop_blocks=args.max_stop_blocks,
             budget_s=args.budget,
-            journal=str(args.journal.resolve()) if args.journal else None,
+            journal=str(args.journal.resolve() if isinstance(args.journal, Path) else args.journal)
+            if args.journal
+            else None,
         )
         done = install(settings, config)
         print(f"installed watcher hooks for {len(done.commands)} events in {settings}")
         print(f"watchers: {', '.join(config.roles)} ({config.mode}); backup: {done.backup or 'none (new file)'}")
+        if problem:
+            print(
+                f"warning: {problem}: the watchers judge with the offline rules until it is set; the guard denies as usual"
+            )
         if config.agent == "codex":
             print("Codex runs new hooks only once you trust them: open /hooks in Codex and trust watcher's.")
         return 0

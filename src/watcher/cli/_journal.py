@@ -1,8 +1,10 @@
-"""``watcher journal check PATH``: is this journal readable, and how much of it?
+"""``watcher journal check|migrate|prune``: look after a journal file or a PostgreSQL journal.
 
-Runs SQLite's integrity check, then reads every event row by row (a damaged page stops a scan,
-so rows are read in id order, stepping over what cannot be read) and reports how many rows are
-readable, how many are not, and what to do.
+``check PATH`` runs SQLite's integrity check, then reads every event row by row (a damaged page
+stops a scan, so rows are read in id order, stepping over what cannot be read) and reports how
+many rows are readable, how many are not, and what to do. ``check URL`` reports the server, the
+schema version, the rows and commands waiting, and a transaction that holds followers back.
+``migrate URL`` creates or upgrades the schema; ``prune --before DATE`` deletes older rows.
 """
 
 from __future__ import annotations
@@ -10,23 +12,67 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import JournalError
+from watcher.runtime.journal import Journal, journal_target
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
-    """Add the ``journal`` subcommand (``journal check``)."""
-    jp = sub.add_parser("journal", help="inspect a journal file", description="Inspect a watcher journal.")
+    """Add the ``journal`` subcommand (``journal check``, ``journal migrate``, ``journal prune``)."""
+    jp = sub.add_parser("journal", help="check, migrate or prune a journal", description="Look after a journal.")
     jsub = jp.add_subparsers(dest="journal_command", required=True, metavar="ACTION")
-    check = jsub.add_parser("check", help="run SQLite's integrity check and count the readable rows")
-    check.add_argument("path", type=Path, help="the journal file (e.g. .watcher/journal.sqlite3)")
+    where = "the journal: a file (e.g. .watcher/journal.sqlite3) or a postgresql:// URL"
+    check = jsub.add_parser("check", help="is the journal readable (a file) or healthy (a server)?")
+    check.add_argument("path", type=journal_target, help=where)
     check.set_defaults(func=run)
+    migrate = jsub.add_parser("migrate", help="create or upgrade a PostgreSQL journal's schema")
+    migrate.add_argument("path", type=journal_target, help=where)
+    migrate.set_defaults(func=run_migrate)
+    prune = jsub.add_parser("prune", help="delete events (and finished commands) older than a date")
+    prune.add_argument("path", type=journal_target, help=where)
+    prune.add_argument("--before", required=True, type=_moment, help="a date or time (ISO 8601; UTC unless it says)")
+    prune.set_defaults(func=run_prune)
+
+
+def _moment(text: str) -> float:
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date; write it as 2026-11-01 or 2026-11-01T12:00"
+        ) from None
+    return (found if found.tzinfo else found.replace(tzinfo=UTC)).timestamp()
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    """Bring a PostgreSQL journal's schema to this watcher's version (a file needs nothing)."""
+    if isinstance(args.path, Path):
+        Journal(args.path).close()  # a file journal is created and kept current when it is opened
+        print(f"{args.path}: a journal file is kept current when opened; nothing to migrate")
+        return 0
+    from watcher.runtime._pg_admin import migrate_journal
+
+    before, after = migrate_journal(args.path)
+    said = "created" if before is None else ("already at" if before == after else f"upgraded from {before} to")
+    print(f"journal schema {said} version {after}")
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    """Delete what is older than ``--before``: a busy fleet writes tens of millions of rows a day."""
+    with Journal(args.path, create=False) as journal:
+        events, commands = journal.prune(args.before)
+        print(f"{journal.where}: deleted {events} events and {commands} applied or failed commands")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Check the journal; 0 when it is whole, 1 when damaged (with the counts), 2 when unreadable."""
+    if not isinstance(args.path, Path):
+        return _check_server(args.path)
     path: Path = args.path
     if not path.is_file():
         raise JournalError(f"no journal at {path}; give the path of a journal file")
@@ -94,3 +140,24 @@ def _max_id(conn: sqlite3.Connection) -> int | None:
         return int(conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()[0])
     except (sqlite3.DatabaseError, TypeError):
         return None
+
+
+def _check_server(url: str) -> int:
+    from watcher.runtime._pg_admin import inspect_journal
+    from watcher.runtime._pg_schema import VERSION
+
+    health = inspect_journal(url)
+    print(f"{health.where}: {'ok' if health.ok else 'needs attention'} (PostgreSQL {health.server})")
+    if health.version is None:
+        print(f"  schema: none yet; run `watcher journal migrate {health.where}`")
+    elif health.version != VERSION:
+        print(f"  schema: version {health.version}, this watcher needs {VERSION}; run `watcher journal migrate`")
+    else:
+        print(f"  schema: version {health.version}")
+    print(f"  events: about {health.events}; commands waiting: {health.commands_waiting}")
+    if health.oldest_transaction_s >= 60:
+        print(
+            f"  a transaction has been open for {health.oldest_transaction_s:.0f}s: followers wait for it; "
+            "end it, or set idle_in_transaction_session_timeout"
+        )
+    return 0 if health.ok else 1

@@ -12,14 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from watcher.agents.replay import ReplayResult, replay_sessions
+from watcher.cli._show_prompt import PromptCapture, prompt_evaluator, show
 from watcher.core.errors import ConfigurationError, TranscriptError
 from watcher.core.evaluation import Evaluator
 from watcher.core.redact import redact, redact_value
 from watcher.core.spec import WatcherSpec
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, journal_target
 from watcher.transcripts import FORMATS, Transcript, read_file
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -64,9 +66,28 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="the LLM evaluator's server, e.g. http://localhost:1234/v1 (--watcher-base-url)",
     )
     rp.add_argument("--context", choices=("minimal", "full"), help="what an LLM evaluator is shown (default: minimal)")
+    rp.add_argument(
+        "--prompt-budget",
+        type=int,
+        metavar="TOKENS",
+        help="tokens one LLM evaluation's prompt may take; longer ones are shortened (default 12000)",
+    )
+    rp.add_argument(
+        "--show-prompt",
+        type=int,
+        metavar="N",
+        help="print the exact request the Nth evaluation of the first watcher would send to the --evaluator's "
+        "model (system and messages; with --json the SDK's JSON body), without calling it or needing a key",
+    )
     rp.add_argument("--json", action="store_true", help="print one JSON object per evaluation")
     rp.add_argument("--all", action="store_true", help="in the table, show continue decisions too")
-    rp.add_argument("--journal", type=Path, metavar="PATH", help="also record the replay into this journal")
+    rp.add_argument("--wide", action="store_true", help="in the table, one line per finding, however long")
+    rp.add_argument(
+        "--journal",
+        type=journal_target,
+        metavar="PATH|URL",
+        help="also record the replay into this journal (a path or a postgresql:// URL)",
+    )
     rp.add_argument(
         "--session",
         help="session name to record under (default: the transcript's session id, else the file name; "
@@ -99,29 +120,58 @@ async def _replay(args: argparse.Namespace) -> int:
             "each -w runs one watcher named after its role, so give each role once"
         )
     options = (
-        {"model": args.model, "base_url": args.base_url, "context": args.context} if args.evaluator != "rules" else {}
+        {"model": args.model, "base_url": args.base_url, "context": args.context, "prompt_budget": args.prompt_budget}
+        if args.evaluator != "rules"
+        else {}
     )
+    if args.show_prompt is not None:
+        return await _show_prompt(args, sessions, roles[0], options)
 
     def watchers_for(_session: str) -> list[tuple[WatcherSpec, Evaluator]]:
         return [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
 
-    watchers_for("")  # a bad role or a missing key fails before anything is recorded
+    for _, evaluator in watchers_for(
+        ""
+    ):  # a bad role, a missing key or a dead server fails before anything is recorded
+        check_reachable(evaluator)
+        if args.evaluator != "rules":
+            break  # one server for every watcher: one look is enough
     journal = Journal(args.journal) if args.journal else None
     try:
         results = await replay_sessions(sessions, watchers_for, journal=journal)
     finally:
         if journal is not None:
             journal.close()
+    evaluations = [e for r in results for e in r.evaluations]
+    failed = [e for e in evaluations if e.error]
     if args.json:
         for result in results:
             for event in result.evaluations:
-                print(json.dumps(evaluation_json(event), ensure_ascii=False))
+                print(json.dumps(evaluation_json(event, session=result.session), ensure_ascii=False))
         if transcript.skipped:  # stdout stays one evaluation per line; the counts go to stderr
             print(json.dumps({"skipped": dict(transcript.skipped)}, ensure_ascii=False), file=sys.stderr)
     else:
         _summary(transcript, results)
         for result in results:
-            _table(result, show_all=args.all)
+            _table(result, show_all=args.all, wide=args.wide)
+    if failed:
+        first = redact(failed[0].error or "")
+        print(f"watcher: {len(failed)} of {len(evaluations)} evaluations failed; the first: {first}", file=sys.stderr)
+    # every evaluation failing is a broken audit, not a clean one: say so in the exit status
+    return 1 if evaluations and len(failed) == len(evaluations) else 0
+
+
+async def _show_prompt(args: argparse.Namespace, sessions: dict[str, Any], role: str, options: dict[str, Any]) -> int:
+    if args.show_prompt < 1:
+        raise ConfigurationError(f"--show-prompt takes an evaluation's number from 1, not {args.show_prompt}")
+    extra = {k: v for k, v in options.items() if k not in ("model", "base_url") and v is not None}
+    llm = prompt_evaluator(args.evaluator, model=args.model, base_url=args.base_url, **extra)
+    capture = PromptCapture(llm, args.show_prompt)
+    try:
+        await replay_sessions(sessions, lambda _session: [(spec_for_role(role), capture)])
+    finally:
+        await llm.aclose()
+    print(show(capture, as_json=args.json))
     return 0
 
 
@@ -138,11 +188,12 @@ def _summary(transcript: Transcript, results: list[ReplayResult]) -> None:
     print(f"{line}; {skipped}" if skipped else line)
 
 
-def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
+def evaluation_json(event: EvaluationEvent, *, session: str | None = None) -> dict[str, object]:
     """The ``--json`` object of one evaluation (secrets redacted, like everything that leaves watcher)."""
     i = event.interjection
     shown: dict[str, object] = redact_value(
         {
+            "session": session if session is not None else event.session,
             "watcher": event.watcher,
             "index": event.index,
             "decision": event.decision,
@@ -158,7 +209,7 @@ def evaluation_json(event: EvaluationEvent) -> dict[str, object]:
     return shown
 
 
-def _table(result: ReplayResult, *, show_all: bool) -> None:
+def _table(result: ReplayResult, *, show_all: bool, wide: bool = False) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
     width = shutil.get_terminal_size((160, 20)).columns
     interjections = sum(e.decision == "interject" for e in result.evaluations)
@@ -175,11 +226,20 @@ def _table(result: ReplayResult, *, show_all: bool) -> None:
         print("no watcher interjected.")
         return
     print(f"{'#':>4}  {'watcher':<10} {'decision':<9} {'sev':<8} {'action':<8} what")
+    urgent = False
     for e in rows:
         i = e.interjection
         what = redact(i.content if i else e.error or e.note or "").replace("\n", " ")
         where = ", ".join(loc.render() for loc in i.locations) if i else ""
         flag = "!" if i and i.urgent else " "
+        urgent = urgent or flag == "!"
         line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "
-        body = f"[{where}] {what}" if where else what
-        print(line + textwrap.shorten(body, width=max(width - len(line), 30), placeholder=" …"))
+        body = " ".join(f"[{where}] {what}".split()) if where else " ".join(what.split())
+        if wide:
+            print(line + body)
+            continue
+        wrapped = textwrap.wrap(body, width=max(width - len(line), 30)) or [""]
+        print(line + wrapped[0])
+        for more in wrapped[1:]:
+            print(" " * len(line) + more)
+    print("# the observation judged at" + (" · ! urgent: it interrupts the agent" if urgent else ""))

@@ -11,7 +11,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, journal_target
 from watcher.spawn import SpawnConfig, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
@@ -55,7 +55,11 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.add_argument("--cli-path", help="the agent CLI executable (default: node_modules/.bin, then PATH)")
     sp.add_argument("--idle-timeout", type=float, help="seconds without output before the CLI is stopped")
     sp.add_argument("--total-timeout", type=float, help="seconds before the CLI is stopped whatever it does")
-    sp.add_argument("--journal", type=Path, help="the journal file (default: the project's .watcher/journal.sqlite3)")
+    sp.add_argument(
+        "--journal",
+        type=journal_target,
+        help="the journal: a path or a postgresql:// URL (default: the project's .watcher/journal.sqlite3)",
+    )
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
     sp.add_argument("--plan", action="store_true", help="print the sandbox manifest inferred for TASK and exit")
     sp.add_argument("--cleanup", action="store_true", help="remove every spawn worktree of --repo and exit")

@@ -4,6 +4,7 @@
     ├── TranscriptError        a transcript line could not be read (names the file and line)
     ├── ConfigurationError     a watcher, role or evaluator was configured wrongly
     │   ├── MissingCredentialsError   an LLM evaluator has no API key
+    │   ├── UnreachableServerError    an LLM evaluator's server does not answer (checked before a run)
     │   ├── DuplicateNameError        a session or watcher name is already taken
     │   └── InvalidLocationError      a location or an origin does not name what it must
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
@@ -48,6 +49,7 @@ __all__ = [
     "SpawnError",
     "TranscriptError",
     "UnknownWatcherError",
+    "UnreachableServerError",
     "WatcherError",
 ]
 
@@ -73,6 +75,10 @@ class ConfigurationError(WatcherError):
 
 class MissingCredentialsError(ConfigurationError):
     """An LLM evaluator was asked for but its API key is not in the environment."""
+
+
+class UnreachableServerError(ConfigurationError):
+    """An LLM evaluator's server did not answer when checked before a run (the CLI exits 1: a failed run)."""
 
 
 class EvaluationError(WatcherError):

@@ -7,13 +7,14 @@ and fails closed when one raises or times out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from watcher.core.edits import KnownFile, Lookup
 from watcher.core.interjection import Decision
 from watcher.core.observations import Observation
-from watcher.core.protocol import EvaluationPrompt, format_evaluation_prompt
+from watcher.core.protocol import EvaluationPrompt, Shortening
 from watcher.core.spec import WatcherSpec
 
 __all__ = ["EvaluationRequest", "EvaluationResult", "Evaluator", "Usage"]
@@ -35,7 +36,8 @@ class EvaluationRequest:
 
     ``new`` counts the observations at the end of ``observations`` not seen by the previous
     evaluation; ``index`` is the parent-session index of the last one; ``breakpoint`` names what
-    triggered the evaluation.
+    triggered the evaluation. ``files`` holds what earlier observations, no longer shown, showed of
+    files (so an edit is still numbered as its file reads).
     """
 
     spec: WatcherSpec
@@ -45,10 +47,23 @@ class EvaluationRequest:
     index: int
     breakpoint: str
     digest: str = ""
+    files: Mapping[str, KnownFile] = field(default_factory=dict)
 
     def prompt(self, *, nonce: str | None = None) -> EvaluationPrompt:
-        """The ``[WATCHER EVALUATION]`` prompt for this request."""
-        return format_evaluation_prompt(self.spec, self.parent, self.observations, digest=self.digest, nonce=nonce)
+        """The ``[WATCHER EVALUATION]`` prompt for this request, nothing shortened."""
+        return self.shortening(nonce=nonce).at(0)
+
+    def shortening(self, *, nonce: str | None = None, lookup: Lookup | None = None) -> Shortening:
+        """Every shortening of this request's prompt; ``lookup`` reads a file the session did not show."""
+        return Shortening(
+            self.spec,
+            self.parent,
+            self.observations,
+            digest=self.digest,
+            nonce=nonce,
+            files=self.files,
+            lookup=lookup,
+        )
 
 
 @dataclass(frozen=True, slots=True)

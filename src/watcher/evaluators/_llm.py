@@ -16,6 +16,7 @@ from dataclasses import fields, replace
 from types import ModuleType
 from typing import Any, Literal
 
+from watcher.core.edits import Files
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Continue, Decision
@@ -25,6 +26,7 @@ from watcher.core.protocol import parse_decision
 from watcher.core.redact import redact, redact_value
 
 __all__ = [
+    "DEFAULT_PROMPT_BUDGET",
     "DEFAULT_RECENT",
     "Context",
     "EvaluationError",
@@ -32,12 +34,16 @@ __all__ = [
     "cost_usd",
     "describe_failure",
     "digest",
+    "estimate_tokens",
     "minimal_context",
     "redacted",
+    "surely_fits",
 ]
 
 Context = Literal["minimal", "full"]
 DEFAULT_RECENT = 20
+DEFAULT_PROMPT_BUDGET = 12_000  # tokens one evaluation's prompt may take (system and messages)
+FRAMING_TOKENS = 64  # what a request's roles and message framing may add to its texts' tokens
 
 
 def digest(observations: Sequence[Observation], *, limit: int = 400) -> str:
@@ -97,7 +103,20 @@ def minimal_context(
     cut = len(observations) - recent
     older = digest(observations[:cut])
     summary = f"{redact(request.digest)}; {older}" if request.digest else older
-    return replace(request, observations=observations[cut:], digest=summary)
+    files = Files(request.files)
+    for obs in observations[:cut]:
+        files.learn(obs)  # an edit shown now is still numbered as its file reads
+    return replace(request, observations=observations[cut:], digest=summary, files=files.known)
+
+
+def estimate_tokens(text: str) -> int:
+    """A token estimate for servers with no counter: a token for every three bytes of UTF-8."""
+    return -(-len(text.encode()) // 3)
+
+
+def surely_fits(text: str, budget: int) -> bool:
+    """True when ``text`` fits ``budget`` tokens on any byte-level tokenizer (a token holds at least a byte)."""
+    return len(text.encode()) + FRAMING_TOKENS <= budget
 
 
 _CLOSED_BLOCK = re.compile(r"\[\s*/\s*(?:INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)

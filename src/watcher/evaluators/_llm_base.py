@@ -12,14 +12,26 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
+from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
-from watcher.core.protocol import EvaluationPrompt
+from watcher.core.protocol import EvaluationPrompt, Shortening
 from watcher.core.redact import redact
-from watcher.evaluators._llm import DEFAULT_RECENT, Context, describe_failure, minimal_context
+from watcher.evaluators._llm import (
+    DEFAULT_PROMPT_BUDGET,
+    DEFAULT_RECENT,
+    Context,
+    describe_failure,
+    estimate_tokens,
+    minimal_context,
+    surely_fits,
+)
+from watcher.evaluators._worktree import worktree_lookup
+
+Counter = Literal["provider", "estimate"]
 
 __all__ = ["LLMEvaluator"]
 
@@ -29,8 +41,13 @@ class LLMEvaluator(ABC):
 
     ``recent`` is how many observations are sent verbatim (older ones become a digest) unless
     ``context="full"``; ``max_retries`` stays low because a watcher that waits is worse than one
-    that skips a turn.
+    that skips a turn. ``prompt_budget`` bounds the tokens of one evaluation's prompt (None: no
+    bound): an evaluation too long for it is shortened (see ``Shortening``), counted with the
+    provider's counter where the SDK has one (``counter="provider"``), else estimated.
+    ``worktree`` is where the parent's files are read when an edit's file was not shown.
     """
+
+    counts: ClassVar[bool] = False  # whether the SDK has a token counter
 
     provider: ClassVar[str]
     sdk: ClassVar[ModuleType]  # ``anthropic`` or ``openai``: they share their exception tree
@@ -46,6 +63,9 @@ class LLMEvaluator(ABC):
         max_retries: int,
         recent: int = DEFAULT_RECENT,
         context: Context = "minimal",
+        prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
+        counter: Counter = "provider",
+        worktree: Path | None = None,
     ) -> None:
         self.model = model
         self.client = client
@@ -55,16 +75,64 @@ class LLMEvaluator(ABC):
         self.max_retries = max_retries
         self.recent = recent
         self.context: Context = context
+        self.prompt_budget = prompt_budget
+        self.counter: Counter = counter if self.counts else "estimate"
+        self.worktree = worktree
         self.name = f"{self.provider}:{model}"
 
-    def prompt(self, request: EvaluationRequest) -> EvaluationPrompt:
-        """The evaluation prompt for ``request``, both parts redacted (nothing secret leaves)."""
-        prompt = minimal_context(request, recent=self.recent, context=self.context).prompt()
-        return replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity))
+    def shortening(self, request: EvaluationRequest) -> Shortening:
+        """Every shortening of the evaluation prompt for ``request`` (minimal context, secrets redacted)."""
+        lookup = worktree_lookup(self.worktree) if self.worktree is not None else None
+        return minimal_context(request, recent=self.recent, context=self.context).shortening(lookup=lookup)
 
-    def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
-        """The SDK call's arguments for ``request``."""
-        return self.body(self.prompt(request))
+    async def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
+        """The SDK call's arguments for ``request``: the fullest prompt that fits the budget."""
+        return await self.fit(self.shortening(request))
+
+    async def fit(self, shortening: Shortening) -> dict[str, Any]:
+        """The body of the first shortening step whose prompt fits ``prompt_budget`` tokens.
+
+        A step is measured only when it might not fit: the counter is asked, and its answer
+        (tokens per character) guides a binary search to the next step worth measuring.
+        """
+        step, body = 0, self.body(_redacted(shortening.at(0)))
+        budget = self.prompt_budget
+        if budget is None:
+            return body
+        while True:
+            text = _texts(body)
+            if surely_fits(text, budget):
+                return body
+            tokens = await self.count_tokens(body)
+            if tokens <= budget:
+                return body
+            if step >= shortening.steps:
+                raise EvaluationError(
+                    f"{self.name}: the evaluation prompt takes {tokens} tokens even at its shortest, over the "
+                    f"prompt budget of {budget}; raise prompt_budget or shorten the watcher's brief"
+                )
+            target = len(text) * budget / tokens  # characters that would fit at this density
+            low, high = step + 1, shortening.steps
+            while low < high:
+                middle = (low + high) // 2
+                if len(_texts(self.body(shortening.at(middle)))) <= target:
+                    high = middle
+                else:
+                    low = middle + 1
+            step, body = low, self.body(_redacted(shortening.at(low)))
+
+    async def count_tokens(self, body: dict[str, Any]) -> int:
+        """The prompt tokens of ``body``: the provider's count, else an estimate (``estimate_tokens``)."""
+        if self.counter == "provider":
+            try:
+                return await self._count(body)
+            except self.sdk.APIError:
+                self.counter = "estimate"  # the server has no counter (a gateway, a local server): estimate from now on
+        return sum(estimate_tokens(text) for text in _parts(body)) + 4 * len(_parts(body))
+
+    async def _count(self, body: dict[str, Any]) -> int:
+        """The provider's token count of ``body`` (only called when ``counts``)."""
+        raise NotImplementedError
 
     @abstractmethod
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
@@ -80,25 +148,44 @@ class LLMEvaluator(ABC):
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         """Ask the model about ``request``; raises ``EvaluationError`` when the call fails."""
-        return await self._call(self.request_body(request))
+        try:
+            body = await self.request_body(request)
+        except self.sdk.APIError as exc:
+            raise EvaluationError(self._failure(exc)) from exc
+        return await self._call(body)
 
     async def ask(self, prompt: EvaluationPrompt) -> EvaluationResult:
         """Ask the model with a prompt formatted elsewhere (redacted here); raises ``EvaluationError`` on failure."""
-        return await self._call(
-            self.body(replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity)))
+        return await self._call(self.body(_redacted(prompt)))
+
+    def _failure(self, exc: BaseException) -> str:
+        return describe_failure(
+            self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
         )
 
     async def _call(self, body: dict[str, Any]) -> EvaluationResult:
         try:
             answer = await self._send(body)
         except self.sdk.APIError as exc:
-            raise EvaluationError(
-                describe_failure(
-                    self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
-                )
-            ) from exc
+            raise EvaluationError(self._failure(exc)) from exc
         return self._result(body, answer)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self.client.close()
+
+
+def _redacted(prompt: EvaluationPrompt) -> EvaluationPrompt:
+    """Both parts of ``prompt`` redacted: nothing secret leaves."""
+    return replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity))
+
+
+def _parts(body: dict[str, Any]) -> list[str]:
+    """The texts of a request body: system blocks (Anthropic) and message contents."""
+    system = body.get("system") or []
+    texts = [system] if isinstance(system, str) else [block["text"] for block in system]
+    return texts + [m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)]
+
+
+def _texts(body: dict[str, Any]) -> str:
+    return "\n".join(_parts(body))

@@ -10,6 +10,7 @@ Tokens, cache reads and writes and a cost estimate are returned with the decisio
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -18,8 +19,15 @@ import anthropic
 from watcher.core.errors import MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
-from watcher.evaluators._llm_base import LLMEvaluator
+from watcher.evaluators._llm import (
+    DEFAULT_PROMPT_BUDGET,
+    DEFAULT_RECENT,
+    Context,
+    EvaluationError,
+    checked_decision,
+    cost_usd,
+)
+from watcher.evaluators._llm_base import Counter, LLMEvaluator
 
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
 
@@ -43,6 +51,7 @@ class AnthropicEvaluator(LLMEvaluator):
     """
 
     provider: ClassVar[str] = "anthropic"
+    counts: ClassVar[bool] = True  # ``messages.count_tokens``
     sdk: ClassVar[ModuleType] = anthropic
 
     def __init__(
@@ -56,6 +65,9 @@ class AnthropicEvaluator(LLMEvaluator):
         max_retries: int = 1,
         recent: int = DEFAULT_RECENT,
         context: Context = "minimal",
+        prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
+        counter: Counter = "provider",
+        worktree: Path | None = None,
     ) -> None:
         client = anthropic.AsyncAnthropic(
             api_key=_api_key(api_key), base_url=base_url, timeout=timeout, max_retries=max_retries
@@ -69,6 +81,9 @@ class AnthropicEvaluator(LLMEvaluator):
             max_retries=max_retries,
             recent=recent,
             context=context,
+            prompt_budget=prompt_budget,
+            counter=counter,
+            worktree=worktree,
         )
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
@@ -79,6 +94,12 @@ class AnthropicEvaluator(LLMEvaluator):
             "system": [{"type": "text", "text": prompt.static, "cache_control": {"type": "ephemeral"}}],
             "messages": [{"role": "user", "content": prompt.activity}],
         }
+
+    async def _count(self, body: dict[str, Any]) -> int:
+        counted = await self.client.messages.count_tokens(
+            model=body["model"], system=body["system"], messages=body["messages"]
+        )
+        return int(counted.input_tokens)
 
     async def _send(self, body: dict[str, Any]) -> Any:
         return await self.client.messages.create(**body)

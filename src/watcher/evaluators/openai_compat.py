@@ -10,6 +10,7 @@ cached prompt tokens they report are recorded as cache reads.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -18,8 +19,15 @@ import openai
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._llm import DEFAULT_RECENT, Context, EvaluationError, checked_decision, cost_usd
-from watcher.evaluators._llm_base import LLMEvaluator
+from watcher.evaluators._llm import (
+    DEFAULT_PROMPT_BUDGET,
+    DEFAULT_RECENT,
+    Context,
+    EvaluationError,
+    checked_decision,
+    cost_usd,
+)
+from watcher.evaluators._llm_base import Counter, LLMEvaluator
 
 __all__ = ["EvaluationError", "OpenAICompatEvaluator"]
 
@@ -47,6 +55,9 @@ class OpenAICompatEvaluator(LLMEvaluator):
         max_retries: int = 1,
         recent: int = DEFAULT_RECENT,
         context: Context = "minimal",
+        prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
+        counter: Counter = "provider",
+        worktree: Path | None = None,
     ) -> None:
         chosen = model or os.environ.get("WATCHER_OPENAI_MODEL")
         if not chosen:
@@ -71,6 +82,9 @@ class OpenAICompatEvaluator(LLMEvaluator):
             max_retries=max_retries,
             recent=recent,
             context=context,
+            prompt_budget=prompt_budget,
+            counter=counter,
+            worktree=worktree,
         )
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:

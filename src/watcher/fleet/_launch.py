@@ -166,7 +166,7 @@ def show(journal: Journal | str | os.PathLike[str] | None = None, *, fleet: str 
     if isinstance(found, Journal):
         host.present_fleet(FleetBoard(name, found, read, COMMAND_PREFIX))
         return
-    opened = Journal(Path(found))  # opened for the dashboard: closed with the host
+    opened = Journal(found)  # opened for the dashboard: closed with the host
 
     async def release() -> None:
         await asyncio.to_thread(opened.close)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from watcher.agents import RunResult, make_client
@@ -77,7 +76,7 @@ class Fleet:
             turn_extractor = found
             self._built.append(found)
         self._owns_journal = not isinstance(journal, Journal)
-        self.journal = journal if isinstance(journal, Journal) else Journal(Path(journal))
+        self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         self._client_args = (client, base_url, api_key)
         self._extractors = (extractor, turn_extractor)
         self.supervisor = Supervisor(self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator)

@@ -181,6 +181,7 @@ class TaskHost:
             log,
             failed="fleet host: applying journal actions",
             recovered="fleet host: journal actions are applied again",
+            nap=self.journal.nap,
         )
 
     async def apply_new(self) -> None:

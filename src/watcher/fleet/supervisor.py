@@ -174,6 +174,7 @@ class Supervisor:
             log,
             failed="fleet: applying journal commands",
             recovered="fleet: journal commands are applied again",
+            nap=self.journal.nap,
         )
 
     async def apply(self, command: Command) -> tuple[str, str]:

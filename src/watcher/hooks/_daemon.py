@@ -21,15 +21,16 @@ import logging
 import os
 import signal
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
-from watcher.hooks._desk import Desk
+from watcher.hooks._desk import Desk, guard_verdict
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
-from watcher.hooks._wire import HookCall
+from watcher.hooks._wire import Answer, HookCall
 from watcher.hooks.client import HOOK_MAGIC, private_folder, read_hook_frame, socket_path
 from watcher.runtime.journal import Journal
 
@@ -48,12 +49,17 @@ class Daemon:
         self.idle_s = idle_s
         self.started = time.time()
         self.calls = 0
-        self._desks: dict[Path, Desk] = {}
-        self._opening: dict[Path, asyncio.Task[Desk]] = {}
+        self._desks: dict[Path | str, Desk] = {}
+        self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
+        self.failures: deque[str] = deque(maxlen=10)  # what went wrong lately: `hooks status` shows it
 
-    async def _desk(self, journal_path: Path) -> Desk:
+    def _failed(self, text: str) -> None:
+        log.warning("%s", text)
+        self.failures.append(f"{time.strftime('%H:%M:%S')} {text}")
+
+    async def _desk(self, journal_path: Path | str) -> Desk:
         desk = self._desks.get(journal_path)
         if desk is not None:
             return desk
@@ -63,7 +69,7 @@ class Daemon:
             self._opening[journal_path] = task
         return await asyncio.shield(task)
 
-    async def _open_desk(self, journal_path: Path) -> Desk:
+    async def _open_desk(self, journal_path: Path | str) -> Desk:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
             desk = self._desks[journal_path] = Desk(journal)
@@ -87,8 +93,14 @@ class Daemon:
             return await asyncio.wait_for(asyncio.shield(task), max(config.budget_s - _MARGIN_S, 0.05))
         except TimeoutError:
             gone.set()
-            log.warning("%s of %s: past the %gs budget; answered nothing", call.event, call.session, config.budget_s)
-            task.add_done_callback(_log_failure)  # it goes on: the verdict rides on the next answer
+            task.add_done_callback(self._late_failure)  # it goes on: the verdict rides on the next answer
+            verdict = guard_verdict(call) if call.event == "PreToolUse" else None
+            if verdict is not None and verdict.denied:  # the rules never wait for the watchers
+                self._failed(
+                    f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; the guard denied it"
+                )
+                return Answer("deny", verdict.render()).wire(call.event, call.agent)
+            self._failed(f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; answered nothing")
             return None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -103,7 +115,7 @@ class Daemon:
             elif json.loads(data).get("op") == "status":
                 reply = json.dumps(self.status()).encode()
         except Exception as exc:  # noqa: BLE001 - a bad call is answered with nothing; the hook fails open
-            log.warning("hook call failed: %s: %s", type(exc).__name__, exc)
+            self._failed(f"hook call failed: {type(exc).__name__}: {exc}")
         with contextlib.suppress(ConnectionError):
             writer.write(reply + b"\n")
             await writer.drain()
@@ -117,7 +129,13 @@ class Daemon:
             "uptime_s": round(time.time() - self.started, 1),
             "calls": self.calls,
             "journals": {str(path): list(desk.sessions) for path, desk in self._desks.items()},
+            "failures": list(self.failures),
+            "problems": sorted({p for desk in self._desks.values() for p in desk.problems[-5:]}),
         }
+
+    def _late_failure(self, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._failed(f"a late hook evaluation failed: {task.exception()}")
 
     async def run(self) -> None:
         """Serve until idle for ``idle_s``; then settle every desk and close its journal."""
@@ -139,11 +157,6 @@ class Daemon:
             for desk in self._desks.values():
                 await desk.close()
                 await asyncio.to_thread(desk.journal.close)
-
-
-def _log_failure(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        log.warning("a late hook evaluation failed: %s", task.exception())
 
 
 def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
+from watcher.guard import Verdict, judge
 from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import (
@@ -51,7 +53,7 @@ from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEv
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 
-__all__ = ["Desk"]
+__all__ = ["Desk", "guard_verdict"]
 
 # A session that has not called for this long is let go (a CLI that crashed never says SessionEnd);
 # if it calls again, its history comes back from the journal.
@@ -65,6 +67,8 @@ class _Hooked:
     config: HookConfig
     lock: asyncio.Lock
     last_call: float = 0.0
+    notices: list[str] = field(default_factory=list)  # what the session must know about watcher itself
+    told: set[str] = field(default_factory=set)  # notices already said once
 
 
 class Desk:
@@ -75,6 +79,7 @@ class Desk:
         self.runtime = Runtime(journal=journal)
         self._hooked: dict[str, _Hooked] = {}
         self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
+        self.problems: list[str] = []  # evaluators that could not be made or failed, newest last (for status)
         self._opening = asyncio.Lock()  # two first calls of one session open it once
         self.runtime.bus.subscribe("hooks", self._collect, maxsize=100_000)
 
@@ -83,6 +88,23 @@ class Desk:
             found = event.interjection
             if found is not None and found.urgent:
                 self._urgent[event.session].append(found)
+        if isinstance(event, EvaluationEvent) and event.error and event.session in self._hooked:
+            kind = event.error.split(":", 1)[0]
+            self._notice(
+                self._hooked[event.session],
+                f"the {event.watcher} watcher's {event.evaluator or 'LLM'} evaluation failed ({kind}); "
+                "only the offline guard rules are judging tool calls until it works again",
+                key=f"{event.watcher}:{kind}",
+            )
+
+    def _notice(self, hooked: _Hooked, text: str, *, key: str = "") -> None:
+        """Tell the session (once per ``key``) and ``hooks status`` something about watcher itself."""
+        key = key or text
+        if key in hooked.told:
+            return
+        hooked.told.add(key)
+        hooked.notices.append(f"[watcher] {text}")
+        self.problems = [*self.problems[-19:], text]
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -100,15 +122,22 @@ class Desk:
         child = name != call.parent_session
         detail = f"subagent of {call.parent_session}" if child else f"hooked {call.agent} session in {call.cwd}"
         self.runtime.add_session(session, detail=detail, first_index=past.observed, announce=not past.started)
-        watchers = []
+        watchers, problem = [], ""
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
-            evaluator = make_evaluator(config.evaluator, role)
+            try:
+                evaluator = make_evaluator(config.evaluator, role)
+            except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
+                evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)
             prime(watcher, past)
             watchers.append(watcher)
         hooked = _Hooked(session, watchers, config, asyncio.Lock())
         self._hooked[name] = hooked
+        if problem:
+            self._notice(
+                hooked, f"{problem}. The watchers use the offline rules instead; the guard still denies dangerous calls"
+            )
         return hooked
 
     # --- calls ---------------------------------------------------------------------------------
@@ -126,6 +155,7 @@ class Desk:
         hooked.last_call = time.monotonic()
         async with hooked.lock:
             answer, detail, carried = await self._answer(call, hooked, gone)
+            answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
             HookEvent(
                 session=call.session,
@@ -136,6 +166,7 @@ class Desk:
                 detail=detail,
                 carried=tuple(i.id for i in carried),
                 pause=hooked.session.paused,
+                problems=tuple(self.problems[-3:]),
             )
         )
         self._delivered(call.session, carried)
@@ -167,6 +198,10 @@ class Desk:
         signature = ""
         if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
             signature = call_signature(observations[0].name, observations[0].input)
+        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
+        if verdict is not None and verdict.problems:
+            for problem in verdict.problems:
+                self._notice(hooked, problem + "; the guard's pack still applies")
         self._urgent[session.name] = []
         try:
             for obs in observations:
@@ -181,6 +216,11 @@ class Desk:
             urgent = self._urgent[session.name]
         finally:
             self._urgent.pop(session.name, None)
+        if verdict is not None and verdict.denied:  # the offline guard decides, whatever the evaluator said
+            ids = {i.id for i in urgent}
+            session.put_back([i for i in session.take() if i.id not in ids])  # the denial says it all
+            session.denied[signature] = verdict.render()
+            return Answer("deny", verdict.render()), f"guard: {verdict.category} ({verdict.rule})", urgent
         if gone is not None and gone.is_set():
             return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
         waiting = session.take()
@@ -206,6 +246,21 @@ class Desk:
         if answer.kind == "block":
             session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
         return self._pausing(call, session, answer, waiting), detail, waiting
+
+    def _with_notices(self, call: HookCall, hooked: _Hooked, answer: Answer) -> Answer:
+        """``answer`` with watcher's own notices added (a denial's reason, or context where it can go)."""
+        if not hooked.notices or answer.kind == "late":
+            return answer
+        text = "\n\n".join(hooked.notices)
+        if answer.kind == "deny":
+            hooked.notices = []
+            return replace(answer, text=f"{answer.text}\n\n{text}")
+        if answer.kind in ("none", "context") and call.event in CONTEXT_EVENTS:
+            if Answer("context", text).wire(call.event, call.agent) is None:
+                return answer
+            hooked.notices = []
+            return Answer("context", f"{answer.text}\n\n{text}" if answer.text else text, stop=answer.stop)
+        return answer
 
     @staticmethod
     def _pausing(call: HookCall, session: HookedSession, answer: Answer, carried: list[Interjection]) -> Answer:
@@ -270,3 +325,10 @@ class Desk:
     async def close(self) -> None:
         """Settle and flush the journal (the journal itself stays open: its owner closes it)."""
         await self.runtime.close()
+
+
+def guard_verdict(call: HookCall) -> Verdict:
+    """The offline guard's verdict on a ``PreToolUse`` call (the same in the daemon and without it)."""
+    p = call.payload
+    tool_input = p.get("tool_input")
+    return judge(str(p.get("tool_name") or ""), tool_input if isinstance(tool_input, dict) else {}, cwd=call.cwd or ".")

@@ -148,17 +148,28 @@ def installed(settings: Path) -> Installed | None:
     manifest = settings.with_name(MANIFEST)
     if not manifest.exists():
         return None
-    data = json.loads(manifest.read_text(encoding="utf-8"))
-    return Installed(
-        settings, dict(data["commands"]), dict(data.get("config") or {}), data.get("backup"), data["installed_at"]
-    )
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        return Installed(
+            settings,
+            {str(k): str(v) for k, v in data["commands"].items()},
+            dict(data.get("config") or {}),
+            data.get("backup"),
+            float(data["installed_at"]),
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"the install record {manifest} is damaged ({type(exc).__name__}: {exc}); {settings} was left "
+            "untouched: delete the record, remove watcher's hook entries from the settings by hand if any "
+            "remain, then install again"
+        ) from exc
 
 
 def install(settings: Path, config: HookConfig) -> Installed:
     """Add watcher's hooks to ``settings`` (replacing an earlier install of ours, keeping the rest)."""
     data = _read(settings)
-    backup = _backup(settings)
     previous = installed(settings)
+    backup = _backup(settings)
     if previous is not None:
         _strip(data, set(previous.commands.values()))
     hooks = data.setdefault("hooks", {})

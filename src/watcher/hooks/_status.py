@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +13,23 @@ from watcher.hooks import client
 from watcher.hooks._settings import installed
 from watcher.runtime.journal import Journal
 
-__all__ = ["last_session_summary", "status_lines"]
+__all__ = ["evaluator_problem", "last_session_summary", "status_lines"]
+
+_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 
 
-def last_session_summary(journal_path: Path) -> dict[str, Any] | None:
+def evaluator_problem(evaluator: str, environ: Mapping[str, str] | None = None) -> str:
+    """Why ``evaluator`` cannot judge from this environment ("" when it can, as far as can be told offline)."""
+    env = os.environ if environ is None else environ
+    keys = _KEYS.get(evaluator)
+    if keys is None or any(env.get(k) for k in keys):
+        return ""
+    return f"the {evaluator} evaluator has no API key: {keys[0]} is not set"
+
+
+def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
     """The newest hooked session in the journal: hook calls by answer, evaluations, interjections."""
-    if not journal_path.is_file():
+    if isinstance(journal_path, Path) and not journal_path.is_file():
         return None
     journal = Journal(journal_path, create=False)
     try:
@@ -43,6 +56,7 @@ def last_session_summary(journal_path: Path) -> dict[str, Any] | None:
         "evaluations": sum(r.kind == "evaluation" for r in mine),
         "interjections": sum(r.kind == "interjection" for r in mine),
         "pending": len(pending),
+        "problems": next((list(r.payload["problems"]) for r in reversed(hooks) if r.payload.get("problems")), []),
     }
 
 
@@ -54,7 +68,7 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h ago"
 
 
-def status_lines(settings: Path, journal_path: Path) -> list[str]:
+def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
     """The lines ``watcher hooks status`` prints."""
     found = installed(settings)
     lines = []
@@ -64,8 +78,14 @@ def status_lines(settings: Path, journal_path: Path) -> list[str]:
         cfg = found.config
         lines.append(
             f"hooks: installed in {settings} for {len(found.commands)} events "
-            f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')})"
+            f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
+            f"evaluator {cfg.get('evaluator')})"
         )
+        problem = evaluator_problem(str(cfg.get("evaluator")))
+        if problem:
+            lines.append(
+                f"problem: {problem} in this shell; the watchers judge with the offline rules, the guard denies as usual"
+            )
     try:
         daemon = client.ask_daemon({"op": "status"}, 1.0)
     except OSError:
@@ -74,6 +94,8 @@ def status_lines(settings: Path, journal_path: Path) -> list[str]:
         lines.append(f"daemon: not running ({client.socket_path()}); the next hook call starts it")
     else:
         lines.append(f"daemon: pid {daemon.get('pid')}, up {daemon.get('uptime_s')}s, {daemon.get('calls')} calls")
+        lines += [f"daemon problem: {p}" for p in daemon.get("problems") or []]
+        lines += [f"daemon failure: {f}" for f in daemon.get("failures") or []]
     summary = last_session_summary(journal_path)
     if summary is None:
         lines.append(f"events: none arrived yet in {journal_path}")
@@ -85,4 +107,5 @@ def status_lines(settings: Path, journal_path: Path) -> list[str]:
             f"{summary['last_event']} {ago}; {summary['evaluations']} evaluations, {summary['interjections']} "
             f"interjections ({summary['pending']} pending)"
         )
+        lines += [f"session problem: {p}" for p in summary["problems"]]
     return lines

@@ -11,6 +11,10 @@ warm hook costs little more than the interpreter's start. The installed command 
 .../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
 ``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
 that set-up itself before it imports watcher.
+
+Without a daemon, a ``PreToolUse`` call is answered by the offline guard alone (``watcher.guard``:
+the only part of watcher it imports), and the watchers judge the call after the answer, in a
+detached child process: what they find waits in the journal for the session's next answer.
 """
 
 from __future__ import annotations
@@ -166,15 +170,72 @@ def start_daemon() -> None:
     )
 
 
-def _in_process(event: str, config: dict[str, Any], raw: bytes, out: list[dict[str, Any] | None]) -> None:
-    try:
-        if "site" not in sys.modules:  # started with -S: set site-packages up only now that it is needed
-            import site
+def _site() -> None:
+    if "site" not in sys.modules:  # started with -S: set site-packages up only now that it is needed
+        import site
 
-            site.main()
+        site.main()
+
+
+_LATER: list[tuple[str, dict[str, Any], bytes]] = []  # a call the watchers judge after the answer
+
+
+def _guard_only(event: str, config: dict[str, Any], raw: bytes) -> bytes | None:
+    """A ``PreToolUse`` call without a daemon: the guard's answer (None: judge it the full way now)."""
+    import json
+
+    data = json.loads(raw) if raw else {}
+    if not isinstance(data, dict) or str(data.get("hook_event_name") or event) != "PreToolUse":
+        return None
+    _site()
+    from watcher.guard import judge
+
+    tool_input = data.get("tool_input")
+    verdict = judge(
+        str(data.get("tool_name") or ""),
+        tool_input if isinstance(tool_input, dict) else {},
+        cwd=str(data.get("cwd") or "."),
+    )
+    _LATER.append((event, config, raw))
+    if not verdict.denied:
+        return b""
+    reason = verdict.render()
+    body = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
+    return json.dumps({"hookSpecificOutput": body}).encode()
+
+
+def _judge_later() -> None:
+    """Fork a detached child that runs the watchers on the call just answered (journaled, nothing printed)."""
+    if not _LATER or os.fork() != 0:
+        return
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        import fcntl
+        import signal
+
+        signal.alarm(120)  # a hung evaluator never leaves a process behind for long
+        folder = os.path.dirname(socket_path())
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        with open(os.path.join(folder, "later.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one at a time, so a session's calls are judged in order
+            event, config, raw = _LATER[0]
+            out: list[dict[str, Any] | None] = []
+            _in_process(event, config, raw, out, late=True)
+    finally:
+        os._exit(0)
+
+
+def _in_process(
+    event: str, config: dict[str, Any], raw: bytes, out: list[dict[str, Any] | None], *, late: bool = False
+) -> None:
+    try:
+        _site()
         from watcher.hooks._serve_one import answer_once
 
-        out.append(answer_once(event, config, raw))
+        out.append(answer_once(event, config, raw, late=late))
     except Exception as exc:  # noqa: BLE001 - fail open, logged
         _log(f"{event}: in-process evaluation failed: {type(exc).__name__}: {exc}")
         out.append(None)
@@ -205,7 +266,15 @@ def answer(argv: list[str], raw: bytes) -> bytes:
             start_daemon()
         except OSError as exc:
             _log(f"{event}: cannot start the daemon: {exc}")
-    # No daemon answered: judge in-process, on a thread we can walk away from at the deadline.
+    # No daemon answered. A tool call is answered by the guard now, the watchers judge it after.
+    try:
+        quick = _guard_only(event, config, raw)
+    except Exception as exc:  # noqa: BLE001 - the full in-process path below still judges it
+        _log(f"{event}: the guard failed ({type(exc).__name__}: {exc}); judging in-process")
+        quick = None
+    if quick is not None:
+        return quick
+    # Judge in-process, on a thread we can walk away from at the deadline.
     import json
     import threading
 
@@ -227,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         if found:
             sys.stdout.buffer.write(found + b"\n")
             sys.stdout.flush()
+        _judge_later()
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
         _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
     return 0

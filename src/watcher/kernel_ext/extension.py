@@ -89,7 +89,7 @@ class KernelExtension:
         return self.thread.runtime
 
     @property
-    def journal_path(self) -> Path:
+    def journal_path(self) -> Path | str:
         """Where this kernel's events are journaled."""
         return self.thread.journal.path
 

@@ -149,7 +149,13 @@ async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> d
             f"{command} takes one argument: an object with 'interjection_id' (and optionally 'content')"
         )
     arg = args[0]
-    located = ls.find(str(arg["interjection_id"]), journal=arg.get("journal"))
+    journal = arg.get("journal")
+    if journal is not None and (not isinstance(journal, str) or not journal or "\0" in journal):
+        raise InvalidCommandError(
+            f"{command}: 'journal' must be the path of a journal this server follows (a non-empty string "
+            f"without NUL), not {journal!r}; leave it out to search every journal"
+        )
+    located = ls.find(str(arg["interjection_id"]), journal=journal)
     if located is None:
         raise InvalidCommandError(
             f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows"

@@ -54,7 +54,7 @@ class Finding:
     or ``requested`` while this server waits for the owner to act on its command.
     """
 
-    journal: Path
+    journal: Path | str
     root: Path
     session: str
     watcher: str
@@ -106,7 +106,7 @@ class Update:
 class FindingBook:
     """Findings, observed cell sources and watcher modes of one journal."""
 
-    def __init__(self, journal: Path, root: Path) -> None:
+    def __init__(self, journal: Path | str, root: Path) -> None:
         self.journal = journal
         self.root = root
         self.findings: dict[str, Finding] = {}
@@ -114,6 +114,7 @@ class FindingBook:
         self.cell_sources: dict[tuple[str, str], str] = {}
         self.index_sources: dict[tuple[str, int], str] = {}
         self.modes: dict[tuple[str, str], str] = {}
+        self.watchers: dict[tuple[str, str], str] = {}  # (session, watcher) -> its last status
         self.cursor = 0
         self.command_cursor = 0
         self.awaiting: set[int] = set()  # ids of inject commands this server sent, not yet settled
@@ -156,6 +157,7 @@ class FindingBook:
                     self.cell_sources[(row.session, obs.cell_id)] = obs.source
             return None
         if isinstance(event, WatcherEvent):
+            self.watchers[(row.session, row.watcher)] = event.status
             if event.mode:
                 self.modes[(row.session, row.watcher)] = event.mode
             return None

@@ -2,7 +2,7 @@
 
 A ``JournalFollower`` is an asyncio task on the server's loop. Every ``interval`` it reads the
 events (and commands) committed since its cursor in a worker thread, so the loop never waits on
-SQLite, and hands them to the server. A journal that does not exist yet, is locked, is not a
+the journal, and hands them to the server. A journal that does not exist yet, is locked, is not a
 journal, or is deleted or replaced under it is logged (once per distinct problem) and retried;
 the follower only stops when the server shuts down.
 """
@@ -43,7 +43,7 @@ class JournalFollower:
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str,
         root: Path,
         deliver: Callable[[FindingBook, Batch], None],
         *,
@@ -105,8 +105,8 @@ class JournalFollower:
 
     def _poll(self) -> Batch | None:
         """One poll, in a worker thread. None: no journal to read (yet)."""
-        try:
-            inode = os.stat(self.path).st_ino
+        try:  # a file can be removed or replaced under us; a PostgreSQL journal (a URL) cannot
+            inode = os.stat(self.path).st_ino if isinstance(self.path, Path) else 0
         except OSError:
             inode = None
         if self.journal is not None and inode != self._inode:

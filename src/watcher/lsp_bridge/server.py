@@ -34,6 +34,7 @@ __all__ = ["WatcherLanguageServer", "create_server"]
 log = logger("watcher.lsp")
 
 NOTIFICATION = "watcher/interjection"
+HISTORY = "watcher.history"
 
 
 class WatcherLanguageServer(LanguageServer):
@@ -44,7 +45,7 @@ class WatcherLanguageServer(LanguageServer):
             "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
         )
         self.interval = interval
-        self.followers: dict[Path, JournalFollower] = {}
+        self.followers: dict[Path | str, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.published = DiagnosticSet()
 
@@ -59,7 +60,8 @@ class WatcherLanguageServer(LanguageServer):
     def follow_workspace(self) -> None:
         """Start following the journal of every workspace folder not followed yet."""
         for folder in self.folders():
-            journal, root = default_journal_path(folder).resolve(), project_root(folder)
+            journal, root = default_journal_path(folder), project_root(folder)
+            journal = journal.resolve() if isinstance(journal, Path) else journal
             if root == folder.resolve():
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
@@ -132,6 +134,24 @@ class WatcherLanguageServer(LanguageServer):
         return await asyncio.to_thread(
             journal.submit_command, finding.session, kind, finding.id, watcher=finding.watcher, payload=payload
         )
+
+    def history(self) -> dict[str, Any]:
+        """Every finding of every followed journal with its status, and the watchers attached now.
+
+        The ``watcher.history`` command: an editor's history view and status bar read it.
+        """
+        findings = [
+            {**finding.to_json(), "detail": finding.detail, "shown": finding.shown, "injectable": finding.injectable}
+            for book in self.books()
+            for finding in book.findings.values()
+        ]
+        attached = [
+            {"session": session, "watcher": watcher, "journal": str(book.journal)}
+            for book in self.books()
+            for (session, watcher), status in book.watchers.items()
+            if status != "detached"
+        ]
+        return {"watchers": attached, "findings": findings}
 
     # --- publishing --------------------------------------------------------------------------
 
@@ -209,6 +229,10 @@ def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
 
     for name in actions.COMMANDS:
         server.command(name)(_command_handler(name))
+
+    @server.command(HISTORY)
+    def history(ls: WatcherLanguageServer, *args: Any) -> dict[str, Any]:
+        return ls.history()
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: WatcherLanguageServer, params: None) -> None:

@@ -74,7 +74,9 @@ class SecurityRole(Role):
         "SQL injection, XSS, command injection; exposed credentials or API keys (in code and in "
         "output); unsafe file operations and destructive shell commands; insecure cryptographic "
         "practices and disabled TLS verification. Interrupt immediately for critical security "
-        "issues; never repeat a secret, show it redacted."
+        "issues; never repeat a secret, show it redacted. Report one finding per problem, each with "
+        "its own location line: path:LINE (or path:START-END) for a file, cell:ID:LINE for a "
+        "notebook cell, using the line numbers shown."
     )
     triggers = Triggers(on=frozenset({"turn_done", "tool_result", "error", "cell_executed"}))
 

@@ -47,7 +47,8 @@ class StuckRole(Role):
         "condensation, repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
         "is not a loop until the wait budget runs out. Nudge while the agent can recover, saying what "
         "repeats and suggesting another approach; pause when the loop is definite; abort when the "
-        "harness keeps failing."
+        "harness keeps failing. One finding per loop; where the repetition is in code, give its "
+        "location as path:LINE or cell:ID:LINE with the line numbers shown."
     )
     # The natural breakpoints, plus every third observation: a run of observations that are no
     # breakpoint (a monologue, a condensation storm) is still evaluated, at most two late, while an

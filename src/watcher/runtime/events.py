@@ -369,6 +369,7 @@ def _event_from_payload(kind: str, payload: Mapping[str, Any], *, session: str, 
             detail=str(payload.get("detail") or ""),
             carried=tuple(str(i) for i in payload.get("carried") or ()),
             pause=str(payload.get("pause") or ""),
+            problems=tuple(str(p) for p in payload.get("problems") or ()),
         )
     if kind in SPAWN_EVENT_KINDS:
         return SPAWN_EVENT_KINDS[kind].from_payload(payload, **common)
@@ -389,6 +390,7 @@ class HookEvent(Event):
     detail: str = ""
     carried: tuple[str, ...] = ()  # ids of the interjections the answer took to the CLI
     pause: str = ""  # a pause the CLI ignored at this event: the next tool call is stopped with it
+    problems: tuple[str, ...] = ()  # evaluators that could not be made or failed lately (``hooks status``)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -399,6 +401,7 @@ class HookEvent(Event):
             "detail": self.detail,
             "carried": list(self.carried),
             "pause": self.pause,
+            "problems": list(self.problems),
         }
 
 

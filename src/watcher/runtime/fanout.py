@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from watcher.core.errors import JournalError, WatcherError
 from watcher.core.logs import logger
 
 __all__ = ["Fanout", "Overflow", "Subscription"]
@@ -151,6 +152,13 @@ async def _pump(sub: Subscription[T]) -> None:
                         await result
                 except asyncio.CancelledError:
                     raise
+                except JournalError:
+                    sub.failures += 1  # the journal logs its own failure once, and its closer reports it
+                except WatcherError as exc:
+                    # a deliberate error already says what failed and what to do: no traceback
+                    sub.failures += 1
+                    if sub.failures == 1:
+                        log.error("subscriber %r failed: %s (later failures only counted)", sub.name, exc)
                 except Exception:
                     sub.failures += 1
                     if sub.failures == 1:

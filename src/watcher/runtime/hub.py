@@ -200,6 +200,7 @@ class Runtime:
             log,
             failed="applying journal commands",
             recovered="journal commands are applied again",
+            nap=self.journal.nap if self.journal is not None else None,
         )
 
     async def close(self) -> None:

@@ -1,27 +1,28 @@
-"""The journal: one SQLite file (WAL) where processes meet.
+"""The journal: where processes meet, in one SQLite file (WAL) or on a PostgreSQL server.
 
-``events`` is append-only: every observation, evaluation, interjection and delivery, with an
-integer id so any reader can follow by id. ``commands`` goes the other way: inject, dismiss,
-accept or edit requests written by a language server or a widget, applied by the process that
-owns the session and marked applied or failed.
+``events`` is append-only: every observation, evaluation, interjection and delivery, each with a
+position so any reader can follow in commit order. ``commands`` goes the other way: inject,
+dismiss, accept or edit requests written by a language server or a widget, applied by the
+process that owns the session and marked applied or failed.
 
-One writer thread per ``Journal`` batches event writes in short transactions, so the asyncio loop
-never waits on the disk. Secrets are redacted before anything is written, and a payload that
-cannot be stored as is (too long, lone surrogates, nested too deep) is clipped and says so.
+This module holds everything that is not SQL; a store (``_sqlite_store``, ``_pg_store``) runs the
+statements. One writer thread per ``Journal`` batches event writes in short transactions, so the
+asyncio loop never waits on the disk or the network. Secrets are redacted before anything is
+written, and a payload that cannot be stored as is (too long, lone surrogates, nested too deep)
+is clipped and says so.
 
-Nothing confirmed is lost: a batch is retried, with backoff, for as long as another process
-holds the journal locked; ``flush`` returns only once everything appended before it is committed,
-and raises ``JournalError`` (naming the file and the cause) if it never will be. A writer that
-meets anything but a lock (a damaged file, a full disk) stops, logs once, and every later
-``flush`` says why. Readers skip (and count) rows they cannot decode, and report a damaged file
-as a ``JournalError`` saying what to do.
+Nothing confirmed is lost: a batch is retried, with backoff, for as long as another process holds
+the file locked or the server does not answer; ``flush`` returns only once everything appended
+before it is committed, and raises ``JournalError`` (naming the journal and the cause) if it never
+will be. A writer that meets anything else (a damaged file, a full disk) stops, logs once, and
+every later ``flush`` says why. Readers skip (and count) rows they cannot decode.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Collection
@@ -35,37 +36,25 @@ from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.core.redact import redact_value
 from watcher.runtime._storable import encode_payload
+from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_target
 from watcher.runtime.events import Event, event_from_payload
 
-__all__ = ["Command", "Journal", "JournalRow", "default_journal_path", "project_root"]
+__all__ = [
+    "DECISION_KINDS",
+    "Command",
+    "Journal",
+    "JournalRow",
+    "default_journal_path",
+    "journal_target",
+    "project_root",
+]
 
 log = logger("watcher.journal")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    session TEXT NOT NULL,
-    watcher TEXT NOT NULL DEFAULT '',
-    kind TEXT NOT NULL,
-    payload TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_session ON events(session, id);
-CREATE INDEX IF NOT EXISTS events_kind ON events(kind, id);
-CREATE TABLE IF NOT EXISTS commands (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    session TEXT NOT NULL,
-    watcher TEXT NOT NULL DEFAULT '',
-    kind TEXT NOT NULL,
-    interjection_id TEXT NOT NULL DEFAULT '',
-    payload TEXT NOT NULL DEFAULT '{}',
-    status TEXT NOT NULL DEFAULT 'new',
-    applied_ts REAL,
-    detail TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS commands_status ON commands(status, session);
-"""
+# kinds that a reader waiting on a PostgreSQL journal is woken for (observations are only polled)
+DECISION_KINDS = frozenset(
+    {"interjection", "watcher_nudge", "watcher_pause", "watcher_abort", "sync_message", "fleet_task"}
+)
 
 # inject/accept/edit/dismiss act on interjections; nudge/pause/resume/abort on fleet tasks (session fleet:<task>)
 COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resume", "abort")
@@ -80,21 +69,22 @@ def project_root(start: Path | None = None) -> Path:
     return here
 
 
-def default_journal_path(start: Path | None = None) -> Path:
-    """``$WATCHER_JOURNAL`` if set, else ``.watcher/journal.sqlite3`` at the project root."""
+def default_journal_path(start: Path | None = None) -> Path | str:
+    """``$WATCHER_JOURNAL`` if set (a path or a ``postgresql://`` URL), else ``.watcher/journal.sqlite3`` at the project root."""
     override = os.environ.get("WATCHER_JOURNAL")
     if override:
-        return Path(override).expanduser()
+        return journal_target(override)
     return project_root(start) / ".watcher" / "journal.sqlite3"
-
-
-def _lenient_text(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
 
 
 @dataclass(frozen=True, slots=True)
 class JournalRow:
-    """One row of ``events`` as a reader sees it; ``payload`` is already decoded."""
+    """One row of ``events`` as a reader sees it; ``payload`` is already decoded.
+
+    ``id`` is the row's position in commit order, the cursor a reader passes back as ``after``:
+    the row id in SQLite; in PostgreSQL the writing transaction's id and the row id packed in one
+    int, since ids there are not in commit order. Compare positions; never do arithmetic on them.
+    """
 
     id: int
     ts: float
@@ -123,36 +113,18 @@ class Command:
     detail: str
 
 
-def _connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
-    try:
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-        else:  # mode=rw: open an existing file read-write, never create one
-            uri = f"{path.resolve().as_uri()}?mode=rw"
-            conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        return conn
-    except sqlite3.DatabaseError as exc:
-        if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
-            raise damaged(path, exc) from exc
-        raise JournalError(
-            f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
-            "WATCHER_JOURNAL to another path."
-        ) from exc
-    except (OSError, sqlite3.Error) as exc:
-        raise JournalError(
-            f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
-            "WATCHER_JOURNAL to another path."
-        ) from exc
+def open_store(target: Path | str, *, create: bool, **options: Any) -> Store:
+    """The store for ``target``: ``PostgresStore`` for a ``postgresql://`` URL, else ``SqliteStore``."""
+    if is_url(target):
+        from watcher.runtime._pg_store import PostgresStore  # psycopg is an extra: imported only when used
+
+        return PostgresStore(str(target), create=create, **options)
+    from watcher.runtime._sqlite_store import SqliteStore
+
+    return SqliteStore(Path(target), create=create)
 
 
-_Row = tuple[float, str, str, str, str]
-
-
-def _encode(event: Event) -> _Row | None:
+def _encode(event: Event) -> EventRow | None:
     """The ``events`` row for ``event``, storable and redacted; None (logged) if it has no payload."""
     try:
         data = event.payload()
@@ -162,52 +134,26 @@ def _encode(event: Event) -> _Row | None:
     return (event.ts, event.session, event.watcher, event.kind, encode_payload(data))
 
 
-def _locked(exc: sqlite3.Error) -> bool:
-    """True for "database is locked"/"busy": another process holds the journal; retrying helps."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
-    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
-
-
-def damaged(path: Path, exc: BaseException) -> JournalError:
-    """The error for a journal file SQLite cannot read: what is wrong, and what to do."""
-    return JournalError(
-        f"the journal at {path} is damaged ({exc}). Run `watcher journal check {path}` to see how many "
-        f"rows are readable, then move it aside (mv {path} {path}.damaged) so a new one is started."
-    )
-
-
 class Journal:
-    """The SQLite journal of one project; safe to share between threads of one process.
+    """The journal of one project (a SQLite file or a PostgreSQL database); safe to share between threads.
 
+    ``path`` is a file path or a ``postgresql://`` URL (default: ``default_journal_path()``).
     ``create=False`` opens only a journal that already exists (raising ``JournalError``
     otherwise), for readers such as the language server that must not leave files behind.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str] | None = None, *, batch_interval: float = 0.02, create: bool = True
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        batch_interval: float = 0.02,
+        create: bool = True,
+        **store_options: Any,
     ) -> None:
-        self.path = Path(path) if path is not None else default_journal_path()
-        self._create = create
-        if not create and not self.path.is_file():
-            raise JournalError(f"no journal at {self.path} yet; a watched session creates it when it starts")
-        self._writer = _connect(self.path, create=create)
-        try:
-            self._writer.executescript(SCHEMA)
-        except sqlite3.OperationalError as exc:
-            if not _locked(exc):
-                raise JournalError(
-                    f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
-                ) from exc
-            # an older journal gains an index on first open; another process holds it locked now
-            raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
-        except sqlite3.Error as exc:
-            raise JournalError(
-                f"{self.path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
-            ) from exc
-        self._local = threading.local()
-        self._pending: list[_Row] = []
+        self.path: Path | str = journal_target(path) if path is not None else default_journal_path()
+        self._store = open_store(self.path, create=create, **store_options)
+        self.where = self._store.where  # the journal for messages (a URL without its password)
+        self._pending: list[EventRow] = []
         self._lock = threading.Lock()
         self._wake = threading.Event()  # something is queued: the writer wakes (and gathers a batch)
         self._now = threading.Event()  # someone waits (flush, close) or a batch is full: write at once
@@ -244,7 +190,7 @@ class Journal:
                 if self._lost == 1 and self._failure is not None:
                     raise self._failure
                 if self._lost == 1:
-                    log.debug("events appended to the closed journal at %s are not written", self.path)
+                    log.debug("events appended to the closed journal at %s are not written", self.where)
                 return
             self._pending.append(row)
             self._queued += 1
@@ -268,7 +214,7 @@ class Journal:
             self._raise_if_lost()
             if not done:
                 raise JournalError(
-                    f"{target - self._written} events are not yet written to the journal at {self.path} after "
+                    f"{target - self._written} events are not yet written to the journal at {self.where} after "
                     f"{timeout:g}s ({self._cause or 'no answer from the writer'}); is another process holding "
                     "it locked? They are still being retried."
                 )
@@ -278,7 +224,7 @@ class Journal:
             unwritten = self._queued - self._written + self._lost
             raise JournalError(f"{self._failure} {unwritten} events were not written.")
         if self._lost:
-            raise JournalError(f"{self._lost} events were appended to the journal at {self.path} after it was closed")
+            raise JournalError(f"{self._lost} events were appended to the journal at {self.where} after it was closed")
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued and stop the writer thread.
@@ -297,12 +243,12 @@ class Journal:
             with self._lock:
                 self._abandon = True
             self._thread.join()
-        self._writer.close()
+        self._store.close()
         with self._lock:
             unwritten = self._queued - self._written
             if unwritten and self._failure is None:
                 raise JournalError(
-                    f"{unwritten} events could not be written to the journal at {self.path} within {timeout:g}s "
+                    f"{unwritten} events could not be written to the journal at {self.where} within {timeout:g}s "
                     f"of closing it ({self._cause}); another process held it locked"
                 )
             if self._failure is not None and unwritten:
@@ -312,7 +258,7 @@ class Journal:
         try:
             self._loop()
         except BaseException as exc:  # noqa: BLE001 - the writer must never die silently
-            self._stop(JournalError(f"the journal writer for {self.path} stopped: {type(exc).__name__}: {exc}."))
+            self._stop(JournalError(f"the journal writer for {self.where} stopped: {type(exc).__name__}: {exc}."))
 
     def _stop(self, failure: JournalError) -> None:
         log.error("%s", failure)  # once: later appends are counted, not logged
@@ -340,33 +286,27 @@ class Journal:
                 if closing and not self._pending:
                     return
 
-    def _write(self, batch: list[_Row]) -> bool:
-        """Commit ``batch``, retrying while the journal is locked; False when the writer must stop."""
+    def _write(self, batch: list[EventRow]) -> bool:
+        """Commit ``batch``, retrying while the journal is busy; False when the writer must stop."""
         attempt = 0
         started = time.monotonic()
         warned = 0.0
+        wake = any(row[3] in DECISION_KINDS for row in batch)
         while True:
             try:
-                with self._writer:
-                    self._writer.execute("BEGIN IMMEDIATE")
-                    self._writer.executemany(
-                        "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", batch
-                    )
+                self._store.append(batch, wake=wake)
                 if attempt:
-                    log.warning("the journal at %s is free again; %d events written", self.path, len(batch))
+                    log.warning("the journal at %s is free again; %d events written", self.where, len(batch))
                 return True
-            except sqlite3.Error as exc:
-                self._cause = f"{type(exc).__name__}: {exc}"
-                if not _locked(exc):
-                    self._stop(
-                        damaged(self.path, exc)
-                        if type(exc) is sqlite3.DatabaseError  # malformed, not a database
-                        else JournalError(f"cannot write the journal at {self.path}: {exc}.")
-                    )
-                    return False
+            except StoreBusy as exc:
+                self._cause = str(exc)
+            except JournalError as exc:
+                self._cause = str(exc)
+                self._stop(exc)
+                return False
             waited = time.monotonic() - started
             if waited - warned >= 30 or attempt == 0:  # a lock held long is worth saying, not every retry
-                log.warning("the journal at %s is locked by another process (%s); retrying", self.path, self._cause)
+                log.warning("the journal at %s is %s; retrying", self.where, self._cause)
                 warned = waited
             with self._lock:
                 if self._abandon:
@@ -375,25 +315,6 @@ class Journal:
             time.sleep(min(0.05 * 2**attempt, 1.0))
 
     # --- reading -------------------------------------------------------------------------------
-
-    def _reader(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = _connect(self.path, create=self._create)
-            conn.text_factory = _lenient_text  # one bad column must not make a whole batch unreadable
-            self._local.conn = conn
-        return conn
-
-    def _query(self, sql: str, args: Any = ()) -> list[Any]:
-        """Run a reading query; a damaged file becomes a ``JournalError`` saying what to do."""
-        try:
-            return self._reader().execute(sql, args).fetchall()
-        except sqlite3.OperationalError as exc:
-            if _locked(exc):
-                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
-            raise damaged(self.path, exc) from exc
-        except sqlite3.DatabaseError as exc:
-            raise damaged(self.path, exc) from exc
 
     def read(
         self, after: int = 0, *, limit: int = 1000, session: str | None = None, kinds: Collection[str] | None = None
@@ -404,37 +325,28 @@ class Journal:
         counted in ``skipped``; the rows after it are read as usual. A damaged file raises
         ``JournalError``.
         """
-        sql = "SELECT id, ts, session, watcher, kind, CAST(payload AS BLOB) FROM events WHERE id > ?"
-        extra: list[Any] = []
-        if session is not None:
-            sql += " AND session = ?"
-            extra.append(session)
-        if kinds is not None:
-            wanted = sorted(kinds)
-            sql += f" AND kind IN ({', '.join('?' * len(wanted))})"
-            extra += wanted
-        sql += " ORDER BY id LIMIT ?"
+        wanted = sorted(kinds) if kinds is not None else None
         while True:  # a batch of nothing but bad rows must not look like the end: read on past it
-            raw = self._query(sql, [after, *extra, limit])
+            raw = self._store.events(after, limit, session, wanted)
             rows = [row for row in map(self._decode, raw) if row is not None]
             if rows or len(raw) < limit:
                 return rows
             after = raw[-1][0]
 
-    def _decode(self, raw: tuple[Any, ...]) -> JournalRow | None:
+    def _decode(self, raw: RawEvent) -> JournalRow | None:
         id_, ts, session, watcher, kind, payload = raw
         decoded = self._payload(id_, payload)
         if decoded is None:
             return None
         return JournalRow(id_, float(ts), str(session), str(watcher), str(kind), decoded)
 
-    def _payload(self, id_: int, payload: bytes | None) -> dict[str, Any] | None:
+    def _payload(self, id_: int, payload: bytes | str | None) -> dict[str, Any] | None:
         """A row's payload as a dict, or None (logged once, counted in ``skipped``) when it is not one."""
         try:
             try:
                 decoded = orjson.loads(payload or b"")
             except orjson.JSONDecodeError:  # not UTF-8, not JSON, or JSON orjson refuses (a 65-bit int)
-                decoded = json.loads(bytes(payload or b"").decode("utf-8"))
+                decoded = json.loads(payload if isinstance(payload, str) else bytes(payload or b"").decode("utf-8"))
             if not isinstance(decoded, dict):
                 raise ValueError("the payload is not a JSON object")
         except (ValueError, RecursionError) as exc:
@@ -443,7 +355,7 @@ class Journal:
                 self._bad.add(id_)
             if first:  # one log line per bad row, however often it is read
                 self.skipped += 1
-                log.warning("skipping corrupt journal row %d in %s (%s)", id_, self.path, exc)
+                log.warning("skipping corrupt journal row %d in %s (%s)", id_, self.where, exc)
             return None
         return decoded
 
@@ -453,28 +365,35 @@ class Journal:
         For summaries whose counters are cumulative (a fleet task's ``TaskTurn``): a reader that
         only needs where each session stands decodes one row per session, not every row written.
         """
-        raw = self._query(
-            "SELECT MAX(id), session, CAST(payload AS BLOB) FROM events WHERE id > ? AND id <= ? AND kind = ? "
-            "GROUP BY session",
-            [after, upto if upto is not None else 2**62, kind],
-        )
+        raw = self._store.latest(kind, after, upto)
         return [
             (id_, session, payload) for id_, session, blob in raw if (payload := self._payload(id_, blob)) is not None
         ]
 
     def tail(self, session: str, *, kinds: Collection[str], limit: int = 30) -> list[JournalRow]:
         """The newest ``limit`` rows of ``session`` of ``kinds``, oldest first (a task's recent activity)."""
-        wanted = sorted(kinds)
-        raw = self._query(
-            "SELECT id, ts, session, watcher, kind, CAST(payload AS BLOB) FROM events WHERE session = ? "
-            f"AND kind IN ({', '.join('?' * len(wanted))}) ORDER BY id DESC LIMIT ?",
-            [session, *wanted, limit],
-        )
+        raw = self._store.tail(session, sorted(kinds), limit)
         return [row for row in map(self._decode, reversed(raw)) if row is not None]
 
     def last_id(self) -> int:
-        """The id of the newest committed event (0 when empty)."""
-        return int(self._query("SELECT COALESCE(MAX(id), 0) FROM events")[0][0])
+        """The position of the newest committed event every reader sees (0 when empty): read after it for news."""
+        return self._store.head()
+
+    def prune(self, before_ts: float) -> tuple[int, int]:
+        """Delete events, and applied or failed commands, older than ``before_ts``: (events, commands) deleted."""
+        return self._store.prune(before_ts)
+
+    @property
+    def wakes(self) -> bool:
+        """True when writers wake this journal's readers (PostgreSQL's NOTIFY); a file is only polled."""
+        return is_url(self.path)
+
+    async def nap(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when a writer signals a decision or a command (PostgreSQL only)."""
+        if not self.wakes:
+            await asyncio.sleep(seconds)
+            return
+        await asyncio.to_thread(self._store.wait, seconds)
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -491,28 +410,14 @@ class Journal:
         if kind not in COMMAND_KINDS:
             raise JournalError(f"unknown command {kind!r}; expected one of {', '.join(COMMAND_KINDS)}")
         body = json.dumps(redact_value(payload or {}), ensure_ascii=False)
-        cur = self._reader().execute(
-            "INSERT INTO commands(ts, session, watcher, kind, interjection_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
-            (time.time(), session, watcher, kind, interjection_id, body),
-        )
-        return int(cur.lastrowid or 0)
+        return self._store.submit_command(session, watcher, kind, interjection_id, body)
 
     def commands(
         self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
     ) -> list[Command]:
         """Commands (by default the new ones), optionally only for ``sessions``."""
-        sql = (
-            "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > ?"
-        )
-        args: list[Any] = [after]
-        if status is not None:
-            sql += " AND status = ?"
-            args.append(status)
-        if sessions is not None:
-            sql += f" AND session IN ({','.join('?' * len(sessions))})"
-            args.extend(sessions)
         out = []
-        for row in self._query(sql + " ORDER BY id", args):
+        for row in self._store.commands(after, status, sessions):
             try:
                 payload = json.loads(row[6])
             except ValueError:
@@ -523,13 +428,10 @@ class Journal:
     def claim_command(self, command_id: int) -> bool:
         """Take a new command for this process (status ``claimed``); False when another process took it first.
 
-        ``applied_ts`` holds the time of the claim until the command is marked applied or failed.
+        ``applied_ts`` holds the time of the claim (the store's clock: a server's, never a host's)
+        until the command is marked applied or failed.
         """
-        cursor = self._reader().execute(
-            "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id = ? AND status = 'new'",
-            (time.time(), command_id),
-        )
-        return cursor.rowcount == 1
+        return self._store.claim_command(command_id)
 
     def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
         """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
@@ -539,20 +441,11 @@ class Journal:
         """
         if not sessions:
             return 0
-        cursor = self._reader().execute(
-            "UPDATE commands SET status = 'new', applied_ts = NULL, "
-            "detail = 'released: the process that claimed it stopped before applying it' "
-            f"WHERE status = 'claimed' AND applied_ts < ? AND session IN ({','.join('?' * len(sessions))})",
-            (time.time() - older_than_s, *sessions),
-        )
-        return int(cursor.rowcount)
+        return self._store.release_claims(older_than_s, sessions)
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
-        self._reader().execute(
-            "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
-            (status, time.time(), detail, command_id),
-        )
+        self._store.mark_command(command_id, status, detail)
 
     def __enter__(self) -> Journal:
         return self

@@ -123,7 +123,8 @@ async def execute(
             progress.cost_usd = max(progress.cost_usd, ended.cost_usd)
         return ended, changed
 
-    with (sandbox.directory / "stream.jsonl").open("a", encoding="utf-8") as log:
+    # line-buffered: a person tailing the stream sees each line as the CLI writes it
+    with (sandbox.directory / "stream.jsonl").open("a", encoding="utf-8", buffering=1) as log:
         async for raw in proc.lines(idle_s, total_s):
             line = scrub(raw)
             log.write(line + "\n")

@@ -106,6 +106,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome("crashed", None)
+    interrupted = False
     try:
         for attempt in range(_MAX_RUNS):
             result.runs = attempt + 1
@@ -159,10 +160,17 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome.status, outcome.detail = "permission_denied", decision.detail
                 break
             manifest, prompt = decision.manifest, decision.message
+    except asyncio.CancelledError:  # Ctrl-C or a signal: the session still ends, with its status
+        interrupted = True
+        raise
     finally:
         if session.process is not None:
             await session.process.stop("the spawn ended")
         await runtime.settle()
+        if interrupted:
+            session.end()
+            runtime.end_session(session, "interrupted", "the spawn was interrupted before it finished")
+            await (runtime.close() if config.runtime is None else runtime.settle())
     stopped = {"pause": "paused", "abort": "aborted"}.get(session.stopped_by.split(" ", 1)[0], "")
     result.status = stopped or outcome.status
     result.detail = session.stopped_by or outcome.detail

@@ -119,15 +119,38 @@ def _whole_json(data: bytes) -> object:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:  # JSONL: a second value after the first line, or a broken document
-        return _NOT_JSON
+        repaired = _utf8_repaired(data)
+        if repaired is None:
+            return _NOT_JSON
+        try:
+            return orjson.loads(repaired)
+        except orjson.JSONDecodeError:
+            return _NOT_JSON
+
+
+def _utf8_repaired(data: bytes) -> bytes | None:
+    """``data`` with its invalid UTF-8 bytes replaced by U+FFFD, or ``None`` when it was valid.
+
+    Tool output in real transcripts carries such bytes; a record readable once they are replaced
+    is read, not lost.
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace").encode("utf-8")
+    return None
 
 
 def _loads(line: bytes) -> object:
     """One JSON line: orjson, or the standard library for what JSON allows and orjson refuses
-    (a lone surrogate escape such as ``"\\ud800"``), so such a record is read, not skipped."""
+    (a lone surrogate escape such as ``"\\ud800"``), so such a record is read, not skipped; invalid
+    UTF-8 bytes are replaced first."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
+        repaired = _utf8_repaired(line)
+        if repaired is not None:
+            return _loads(repaired)
         if b"\\u" not in line:
             raise
         try:

@@ -46,7 +46,7 @@ class Engine(Expressions):
 
     def run(self) -> Analysis:
         """Analyse the module body, then every function as if called from outside."""
-        self._collect(self.root, None)
+        self._collect(self.root)
         module = Frame({})
         self.block(self.root, module)
         self.globals = {k: v for k, v in module.env.items()}
@@ -56,42 +56,29 @@ class Engine(Expressions):
         self.result.flows = sorted(self._flows.values(), key=lambda f: (f.line, f.sink.name))
         return self.result
 
-    def _collect(self, node: SgNode, owner: str | None) -> None:
-        for child in node.children():
-            kind = child.kind()
-            if kind in self.g.decorated:
-                definition = self.g.field(child, "definition")
-                decorators = tuple(d.text() for d in child.children() if d.kind() == "decorator")
-                if definition is not None:
-                    self._define(definition, owner, decorators)
-            elif kind in self.g.functions:
-                self._define(child, owner, ())
-            elif kind in self.g.classes:
-                name = self.g.field(child, "name")
-                if name is not None:
-                    self.classes[name.text()] = child
-                body = self.g.field(child, "body")
-                if body is not None:
-                    self._collect(body, name.text() if name is not None else None)
-            elif kind not in self.g.lambdas:
-                self._collect(child, owner)
-
-    def _define(self, node: SgNode, owner: str | None, decorators: tuple[str, ...]) -> None:
-        kind = node.kind()
-        if kind in self.g.classes:
-            name = self.g.field(node, "name")
+    def _collect(self, root: SgNode) -> None:
+        """Every class, function and method of the file (found natively by ast-grep, not by walking)."""
+        g = self.g
+        for cls in root.find_all(any=[{"kind": k} for k in sorted(g.classes)]):
+            name = g.field(cls, "name")
             if name is not None:
-                self.classes[name.text()] = node
-            body = self.g.field(node, "body")
-            if body is not None:
-                self._collect(body, name.text() if name is not None else None)
-            return
-        name_node = self.g.field(node, "name")
-        fn = Function(node, name_node.text() if name_node is not None else "", self.parameters(node), decorators, owner)
-        (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
-        body = self.g.field(node, "body")
-        if body is not None:
-            self._collect(body, None)  # nested functions are functions of their own
+                self.classes[name.text()] = cls
+        for node in root.find_all(any=[{"kind": k} for k in sorted(g.functions)]):
+            holder = node.parent()
+            decorators: tuple[str, ...] = ()
+            if holder is not None and holder.kind() in g.decorated:
+                decorators = tuple(d.text() for d in holder.children() if d.kind() == "decorator")
+                holder = holder.parent()
+            owner = None
+            outer = holder.parent() if holder is not None else None
+            if outer is not None and outer.kind() in g.classes:
+                name = g.field(outer, "name")
+                owner = name.text() if name is not None else None
+            name_node = g.field(node, "name")
+            fn = Function(
+                node, name_node.text() if name_node is not None else "", self.parameters(node), decorators, owner
+            )
+            (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
 
     def parameters(self, node: SgNode) -> tuple[str, ...]:
         """The parameter names of a function, in order (``*args`` and ``**kw`` by their names)."""
@@ -384,10 +371,20 @@ class Engine(Expressions):
                 self.dead(case)
                 continue
             path = frame.fork()
+            self.capture(case, value, path)
             self.block(self.g.field(case, "consequence") or case, path)
             paths.append(path)
         if not chosen and paths:
             join([frame.fork(), *paths], frame)
+
+    def capture(self, case: SgNode, subject: Value, frame: Frame) -> None:
+        """``case other:`` / ``case {"k": v}:`` bind names to (parts of) the subject."""
+        for pattern in case.named_children():
+            if pattern.kind() not in self.g.case_patterns:
+                continue
+            for node in pattern.find_all(any=[{"kind": k} for k in sorted(self.g.captures)]) if self.g.captures else ():
+                if "." not in node.text() and node.text() != "_":
+                    frame.env[node.text()] = subject.flat().through(node.text())
 
     def case_constants(self, case: SgNode) -> Any:
         """The literal values a case matches, ``"*"`` for a wildcard, or None when not only literals."""

@@ -8,12 +8,13 @@ arguments that matter (only those: ``cur.execute(sql, params)`` looks at ``sql``
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from watcher.roles.taint.regex import safe_classes
 from watcher.roles.taint.sinks import SINKS
 from watcher.roles.taint.spec import Call
-from watcher.roles.taint.values import NO_CONST, Origin, Value, union
+from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
 
 __all__ = ["call"]
 
@@ -181,6 +182,10 @@ _PATHS = frozenset(
         "fastapi.responses.FileResponse",
         "aiofiles.open",
         "os.path.getsize",
+        "os.path.exists",
+        "os.path.isfile",
+        "os.path.isdir",
+        "os.access",
         "linecache.getlines",
     ]
 )
@@ -242,6 +247,33 @@ _ET_FIND = frozenset({"find", "findall", "findtext", "iterfind"})
 _XPATH_FUNCTIONS = frozenset(
     ["lxml.etree.XPath", "lxml.etree.ETXPath", "elementpath.select", "elementpath.iter_select"]
 )
+_FOLDABLE: dict[str, Any] = {
+    "len": len,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "abs": abs,
+    "min": min,
+    "max": max,
+}
+_RESPONSES = frozenset(
+    {
+        "flask.jsonify",
+        "django.http.JsonResponse",
+        "flask.render_template",
+        "django.shortcuts.render",
+        "django.template.loader.render_to_string",
+        "flask.send_file",
+        "flask.send_from_directory",
+        "django.http.FileResponse",
+        "starlette.responses.FileResponse",
+        "fastapi.responses.FileResponse",
+        "starlette.responses.JSONResponse",
+        "fastapi.responses.JSONResponse",
+    }
+)
+_SERIALISERS = frozenset({"pickle.dumps", "marshal.dumps", "jsonpickle.encode", "yaml.dump", "yaml.safe_dump"})
 _TRANSFORMS = (
     "base64.",
     "binascii.",
@@ -271,7 +303,8 @@ _TRANSFORMS = (
 def call(c: Call, imports: frozenset[str]) -> Value | None:
     """The meaning of a call (see the module docstring); None leaves it to the engine's default."""
     name, method = c.name, c.method
-    everything = union([*c.args, *c.kwargs.values(), *([c.receiver.flat()] if c.receiver else [])])
+    receiver = [c.receiver.flat()] if c.receiver is not None and "module" not in c.receiver.tags else []
+    everything = union([*c.args, *c.kwargs.values(), *receiver])
     # sources
     if method in ("get_json", "get_data") and name.startswith("flask.request"):
         return c.site.source("input", f"request.{method}()")
@@ -281,9 +314,21 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return c.site.source("local", f"{name}()")
     if method in ("recv", "recvfrom", "recv_into", "recvmsg") and c.receiver is not None:
         return c.site.source("input", f"socket {method}()")
+    if method == "get" and c.receiver is not None and c.receiver.parts is not None and c.args:
+        return _keyed(c.receiver, c.args)
+    if method in ("get", "getlist", "get_all", "getall", "getone") and c.receiver is not None and c.args:
+        key = c.args[0].const
+        named = [o for o in c.receiver.origins if o.label == "input" and not o.via]
+        if isinstance(key, str) and named and len(named) == len(c.receiver.origins):
+            return Value(origins=frozenset(replace(o, name=f"{o.name}[{key!r}]") for o in named))
     if name == "os.getenv" or name == "os.environ.get":
         return c.site.source("environment", f"os.getenv({_text(c, 0)})")
     # sanitisers and casts
+    if name in _FOLDABLE and c.args and all(a.constant for a in c.args) and not c.kwargs:
+        try:
+            return Value(const=_FOLDABLE[name](*(a.const for a in c.args)))
+        except Exception:  # noqa: BLE001 - int("x"): not a constant we know
+            pass
     if name in _CASTS:
         return everything.cleared(_ALL)
     cleared = _SANITISERS.get(name) or _named_sanitiser(name, method)
@@ -306,15 +351,27 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return Value(tags=frozenset({"weak-random-generator"}))
     algorithm = _hash_algorithm(c)
     if algorithm:
-        return _tag(union([everything, c.site.source("weak-hash", algorithm.upper())]), "hash")
+        return union([everything.cleared(_ALL), c.site.source("weak-hash", algorithm.upper())])
+    if name.startswith(("hashlib.", "hmac.")) and not receiver and method not in ("compare_digest",):
+        return everything.cleared(_ALL)  # a digest carries none of the input's characters
     _sinks(c, imports)
-    if name in _HTML_OUT or name in _REDIRECTS or name in ("flask.jsonify", "django.http.JsonResponse"):
+    if name in _HTML_OUT or name in _REDIRECTS or name in _RESPONSES:
         return Value(tags=frozenset({"response"}))
     if name.startswith("xml.sax.make_parser") or name == "lxml.etree.XMLParser":
         return Value(tags=frozenset({"xml-parser"}))
-    if name in ("open", "io.open", "codecs.open", "pathlib.Path.open") or name.startswith(("requests.", "httpx.")):
-        return union([everything, c.site.source("unknown", f"what {name}() reads")])
-    if c.receiver is None and name.startswith(_TRANSFORMS):
+    if (
+        name in _PATHS
+        or name in _COMMANDS_0
+        or name in _SUBPROCESS
+        or name.startswith(("requests.", "httpx.", "urllib.request."))
+        or (method in _SQL_METHODS and c.receiver is not None and "module" not in c.receiver.tags)
+        or method in ("read_text", "read_bytes")
+    ):
+        # what a file, a command, a database or a server gives back is not the input that named it
+        return _tag(
+            c.site.source("unknown", f"what {name or method}() returns"), "response" if name in _RESPONSES else ""
+        )
+    if (c.receiver is None or "module" in c.receiver.tags) and (name.startswith(_TRANSFORMS) or name in _SERIALISERS):
         return everything  # a pure transformation of its arguments
     return None  # anything else from elsewhere: the engine adds an unknown origin
 
@@ -351,7 +408,8 @@ def _sinks(c: Call, imports: frozenset[str]) -> None:
     if method == "extra" and "where" in c.kwargs:
         site.report(SINKS["sql"], c.kwargs["where"], "extra(where=...)", ("input",))
     if name in _PATHS and first is not None:
-        site.report(SINKS["path"], first, f"{name}()", ("input",))
+        every = name.startswith(("pathlib.", "shutil.", "os.rename", "os.replace"))
+        site.report(SINKS["path"], union(c.args) if every else first, f"{name}()", ("input",))
     if name in _HTML_OUT and first is not None:
         kind = c.arg(99, "mimetype") or c.arg(99, "content_type") or c.arg(99, "media_type")
         if not (kind is not None and isinstance(kind.const, str) and "html" not in kind.const):
@@ -404,19 +462,22 @@ def _command(c: Call) -> None:
 
 
 def _cookie(c: Call) -> None:
+    """A cookie's value (weak random, weak hash) and its flags: no ``secure`` is a warning, no ``httponly`` a hint."""
     value = c.arg(1, "value") or Value()
     c.site.report(SINKS["weak-random"], value, "set_cookie()", ("weak-random",))
     c.site.report(SINKS["weak-hash"], value, "set_cookie()", ("weak-hash",))
     secure, httponly = c.kwargs.get("secure"), c.kwargs.get("httponly")
-    if secure is not None and secure.const is True and httponly is not None and httponly.const is True:
-        return
     key = c.arg(0, "key")
     key_text = key.const if key is not None and isinstance(key.const, str) else ""
     if value.constant and not re.search(r"(?i)sess|token|auth|remember|sid|jwt|login|user|id$", key_text):
-        return
-    missing = [flag for flag, v in (("secure", secure), ("httponly", httponly)) if v is None or v.const is not True]
-    origin = Origin("config", f"cookie {key_text!r} set without {' and '.join(missing)}", c.site.line)
-    c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",))
+        return  # a constant preference (theme=dark) holds nothing to steal
+    if secure is None or secure.const is not True:
+        missing = "secure" + (" and httponly" if httponly is None or httponly.const is not True else "")
+        origin = Origin("config", f"cookie {key_text!r} set without {missing}", c.site.line)
+        c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",))
+    elif httponly is None or httponly.const is not True:
+        origin = Origin("config", f"cookie {key_text!r} set without httponly (scripts can read it)", c.site.line)
+        c.site.report(SINKS["cookie"], Value(origins=frozenset({origin})), "set_cookie()", ("config",), "hint")
 
 
 def _xxe(c: Call) -> None:
@@ -485,7 +546,30 @@ def _named_sanitiser(name: str, method: str) -> frozenset[str] | None:
     return found or frozenset({"xss"})
 
 
+def _keyed(container: Value, args: tuple[Value, ...]) -> Value:
+    """``d.get(key, default)`` or ``config.get(section, option)`` of a container whose keys are known."""
+    parts = container.parts or {}
+    if len(args) >= 2 and any(isinstance(k, tuple) and len(k) == 2 for k in parts):
+        key: Any = (args[0].const, args[1].const)
+        return container.part(key if all(k is not NO_CONST for k in key) else NO_CONST)
+    key = args[0].const
+    found = container.part(key if key is not NO_CONST and _hashable(key) else NO_CONST)
+    if len(args) >= 2 and not (key is not NO_CONST and _hashable(key) and key in parts):
+        return merge(found, args[1])
+    return found
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _tag(value: Value, tag: str) -> Value:
+    if not tag:
+        return value
     return Value(origins=value.origins, const=value.const, parts=value.parts, tags=value.tags | {tag}, seq=value.seq)
 
 

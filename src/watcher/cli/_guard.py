@@ -1,0 +1,79 @@
+"""``watcher hooks policy`` and ``watcher hooks check``: the guard's policy, read and tried without running anything."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from watcher.core.errors import ConfigurationError
+from watcher.guard import PACKS, judge, load_policy
+
+__all__ = ["add_parsers", "run_check", "run_policy"]
+
+
+def add_parsers(action: argparse._SubParsersAction[Any]) -> None:
+    """Add ``policy`` and ``check`` to ``watcher hooks``."""
+    text = "print the guard policy in force here: its pack, categories and the project's rules"
+    p = action.add_parser("policy", help=text, description=text)
+    p.add_argument("--cwd", default=".", help="the session's working directory (default: here)")
+    p.add_argument("--pack", choices=PACKS, help="show this pack instead of the project's")
+    p.set_defaults(func=run_policy)
+    text = "say what the guard would answer to a tool call, and why, without running it"
+    c = action.add_parser("check", help=text, description=text)
+    c.add_argument("command", nargs="?", default="", help="a shell command (the Bash tool's input)")
+    c.add_argument("--tool", default="", help="the tool (default: Bash with a command, Read with --path)")
+    c.add_argument("--path", default="", help="the file the tool reads or writes")
+    c.add_argument("--input", default="", help="the tool's whole input as JSON (e.g. an MCP tool's)")
+    c.add_argument("--cwd", default=".", help="the session's working directory (default: here)")
+    c.add_argument("--pack", choices=PACKS, help="judge with this pack instead of the project's")
+    c.set_defaults(func=run_check)
+
+
+def run_policy(args: argparse.Namespace) -> int:
+    """Print the policy in force."""
+    cwd = os.path.abspath(args.cwd)
+    policy = load_policy(cwd, pack=args.pack)
+    data = policy.data
+    print(f"pack: {policy.pack} ({data['description']})")
+    print(f"project file: {policy.source or f'none (create .watcher/policy.toml in {cwd} to add rules)'}")
+    print("denied categories: " + ", ".join(data["categories"]))
+    protected = ", ".join(data["git"]["protected"])
+    print(
+        f"shared branches: {protected}, and the remote's default"
+        + ("; any force-push" if data["git"]["any_force"] else "")
+    )
+    print(f"command rules: {len(data.get('command', []))}; secret file patterns: {len(data['secrets']['names'])}")
+    for kind, rules in (("allow", policy.allow), ("deny", policy.deny)):
+        for n, rule in enumerate(rules, 1):
+            print(f"{kind} rule {n}: {rule.describe()}")
+    for problem in policy.problems:
+        print(f"problem: {problem}")
+    return 1 if policy.problems else 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Print the verdict; exit 0 when allowed, 1 when denied."""
+    tool = args.tool or ("Read" if args.path and not args.command else "Bash")
+    tool_input: dict[str, Any] = {}
+    if args.input:
+        try:
+            tool_input = json.loads(args.input)
+        except ValueError as exc:
+            raise ConfigurationError(f"--input is not JSON ({exc}); pass the tool input as a JSON object") from exc
+    if args.command:
+        tool_input["command"] = args.command
+    if args.path:
+        tool_input["file_path"] = args.path
+    if not tool_input:
+        raise ConfigurationError("nothing to check: give a COMMAND, --path or --input")
+    cwd = os.path.abspath(args.cwd)
+    verdict = judge(tool, tool_input, cwd=cwd, policy=load_policy(cwd, pack=args.pack))
+    if verdict.denied:
+        print(f"deny [{verdict.category}]: this call {verdict.reason} (policy: {verdict.rule})")
+    else:
+        print(f"allow: {verdict.reason or 'no rule of the ' + verdict.rule + ' pack applies'}")
+    for problem in verdict.problems:
+        print(f"problem: {problem}")
+    return 1 if verdict.denied else 0

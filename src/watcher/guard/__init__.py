@@ -1,0 +1,22 @@
+"""The guard: offline rules that deny a dangerous tool call before it runs, whatever evaluator the
+watchers use (an LLM evaluator only adds judgment; a missing key never opens the guard).
+
+``judge(tool, tool_input, cwd=...)`` answers one call of Claude Code, Codex, Gemini CLI or an MCP
+tool: shell commands are read with a real parser (tree-sitter-bash), paths are resolved against
+the session's ``cwd``, and the policy is a pack (``standard``: safety only; ``strict``: plus team
+policies; data files in ``packs/``) with the project's ``.watcher/policy.toml`` on top.
+
+The package imports nothing of watcher beyond itself and only ``ast_grep_py`` beyond the standard
+library, so a hook without its daemon pays for the guard alone.
+
+Modules: ``_shell`` (the parser), ``_paths`` (where a path points), ``_files`` (what touching a
+file means), ``_commands`` (the rules for a command line), ``_git`` (pushes), ``_policy`` (packs,
+project file), ``_judge`` (a tool call).
+"""
+
+from __future__ import annotations
+
+from watcher.guard._judge import Verdict, judge
+from watcher.guard._policy import PACKS, Policy, load_policy
+
+__all__ = ["PACKS", "Policy", "Verdict", "judge", "load_policy"]

@@ -1,0 +1,137 @@
+"""What touching a file means: reading a secret, writing a setting the agent must not change, a
+system file, a device, or credential material written into a file; and whether a delete loses
+something that cannot be had back."""
+
+from __future__ import annotations
+
+import os
+import re
+from fnmatch import fnmatchcase
+
+from watcher.guard._paths import UNSET, Place, matches_any, under_any
+from watcher.guard._policy import Policy, compiled
+
+__all__ = ["Finding", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
+
+Finding = tuple[str, str]  # (category, reason)
+
+_SAFE_DEVICES = re.compile(
+    r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full)$"
+)
+_SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
+
+
+def secret_file(place: Place, path: str, policy: Policy) -> str | None:
+    """Why ``path`` holds a credential, or None."""
+    if path == UNSET:
+        return None
+    secrets = policy.data["secrets"]
+    if matches_any(place, path, secrets["not"]):
+        return None
+    name = path.rsplit("/", 1)[-1]
+    if name in secrets["token_files"]:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(65536)
+        except OSError:
+            return None
+        return (
+            f"{_short(place, path)}, which holds an access token"
+            if compiled(policy, "secrets.token_pattern").search(text)
+            else None
+        )
+    if matches_any(place, path, secrets["names"]) or matches_any(place, path, secrets["paths"]):
+        return f"the credential file {_short(place, path)}"
+    if under_any(place, path, policy.data["paths"]["secret_dirs"]):
+        return f"{_short(place, path)} in a credential store"
+    return None
+
+
+def _short(place: Place, path: str) -> str:
+    rel = place.in_home(path)
+    if rel is not None:
+        return "~/" + rel if rel else "~"
+    if place.inside_project(path):
+        return os.path.relpath(path, place.cwd)
+    return path
+
+
+def read_finding(place: Place, path: str, policy: Policy) -> Finding | None:
+    """Reading ``path`` puts a credential into the session's context."""
+    why = secret_file(place, path, policy)
+    return ("secret-read", f"reads {why}: its secrets would reach the model and the transcript") if why else None
+
+
+def device(path: str) -> bool:
+    return path.startswith("/dev/") and not _SAFE_DEVICES.match(path)
+
+
+def write_finding(place: Place, path: str, policy: Policy, content: str = "") -> Finding | None:
+    """Writing ``path`` (with ``content``, when known) changes something the agent must not change."""
+    if path == UNSET:
+        return None
+    if device(path):
+        return "device-write", f"writes to the device {path}: the data on it is overwritten"
+    if matches_any(place, path, policy.data["config"]["paths"]):
+        return (
+            "config-tampering",
+            f"changes {_short(place, path)}, which configures the agent's own guard, permissions or start-up; "
+            "ask the person to change it",
+        )
+    if secret_file(place, path, policy):
+        return "secret-write", f"changes {secret_file(place, path, policy)}"
+    if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
+        return "system-change", f"writes the system file {path}; system changes are the person's to make"
+    if content and (m := compiled(policy, "secrets.content_patterns").search(content)):
+        what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
+        return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
+    return None
+
+
+def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool) -> str | None:
+    """What deleting ``path`` would lose for good (None: an ordinary delete).
+
+    ``recursive``: the delete takes folders; ``whole``: a glob names everything in ``path``.
+    """
+    if path == UNSET:
+        return "a path built from a variable that is not set: with it empty, that is the filesystem root"
+    if path == "/":
+        return "the filesystem root"
+    if device(path):
+        return f"the device {path}"
+    if path == place.home:
+        return "your home folder"
+    if place.holds_project(path) and (recursive or whole):
+        return "the project" if path == place.cwd else "a folder that holds the project"
+    paths = policy.data["paths"]
+    if under_any(place, path, paths["secret_dirs"]) or (not recursive and secret_file(place, path, policy)):
+        return f"credentials ({_short(place, path)})"
+    if path.endswith("/.git") and (place.holds_project(path[:-5]) or path[:-5] == place.cwd):
+        return "the repository's history (.git)"
+    if not (recursive or whole):
+        system = _system(place, path, paths)
+        return f"the system file {path}" if system else None
+    if place.inside_project(path):
+        return None
+    if any(path == place.expand(t) for t in paths["temporary"]):
+        return f"the shared temporary folder {path}"
+    if under_any(place, path, paths["temporary"]):
+        return None
+    rel = place.in_home(path)
+    if rel is not None:
+        if any(rel == c or rel.startswith(c + "/") for c in paths["home_caches"]):
+            return None
+        if "/" not in rel:
+            return f"the folder ~/{rel} of your home"
+    if _system(place, path, paths):
+        return f"the system folder {path}"
+    name = path.rsplit("/", 1)[-1]
+    if any(fnmatchcase(name, r) for r in paths["regenerable"]):
+        return None
+    return f"{_short(place, path)}, a folder outside the project"
+
+
+def _system(place: Place, path: str, paths: dict[str, list[str]]) -> bool:
+    if under_any(place, path, paths["temporary"]) or place.in_home(path) is not None:
+        return False
+    return path.count("/") == 1 or under_any(place, path, paths["system"])

@@ -1,0 +1,128 @@
+"""Force-pushes and mirror pushes to shared branches.
+
+A push is judged by the branches it would overwrite: the refspecs given, else the current branch
+(read from the repository's ``HEAD``, as text: no git process). Shared branches are the pack's
+``git.protected`` globs plus the remote's default branch (``refs/remotes/origin/HEAD``).
+"""
+
+from __future__ import annotations
+
+import os
+from fnmatch import fnmatchcase
+
+from watcher.guard._files import Finding
+from watcher.guard._paths import Place
+from watcher.guard._policy import Policy
+
+__all__ = ["current_branch", "push_finding"]
+
+_GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+_PUSH_VALUE = frozenset({"--repo", "--receive-pack", "--exec", "-o", "--push-option", "--signed"})
+
+
+def _git_dir(start: str) -> str | None:
+    folder = start
+    while True:
+        candidate = os.path.join(folder, ".git")
+        if os.path.isdir(candidate):
+            return candidate
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, encoding="utf-8") as f:
+                    line = f.read(4096).strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                return os.path.normpath(os.path.join(folder, line[7:].strip()))
+            return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _read_ref(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read(4096).strip()
+    except OSError:
+        return ""
+    return text[5:].strip() if text.startswith("ref:") else ""
+
+
+def current_branch(cwd: str) -> tuple[str, str]:
+    """(the checked-out branch, the remote's default branch); "" where unknown."""
+    git_dir = _git_dir(cwd)
+    if git_dir is None:
+        return "", ""
+    head = _read_ref(os.path.join(git_dir, "HEAD")).removeprefix("refs/heads/")
+    common = git_dir
+    if os.path.isfile(os.path.join(git_dir, "commondir")):
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as f:
+            common = os.path.normpath(os.path.join(git_dir, f.read().strip()))
+    default = _read_ref(os.path.join(common, "refs", "remotes", "origin", "HEAD")).rsplit("/", 1)[-1]
+    return head, default
+
+
+def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | None:
+    """A push that would overwrite or delete a shared branch (any force-push under ``strict``)."""
+    cwd = place.cwd
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git's own options come before the subcommand
+        if args[i] == "-C" and i + 1 < len(args):
+            cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(args[i + 1])))
+        i += 2 if args[i] in _GLOBAL_VALUE else 1
+    if i >= len(args) or args[i] != "push":
+        return None
+    rest = args[i + 1 :]
+    flags, positional = [], []
+    j = 0
+    while j < len(rest):
+        a = rest[j]
+        if a.startswith("-"):
+            flags.append(a)
+            j += 2 if a in _PUSH_VALUE else 1
+            continue
+        positional.append(a)
+        j += 1
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+    force = "f" in short or any(
+        f == "--force" or f.startswith(("--force-with-lease", "--force-if-includes")) for f in flags
+    )
+    lease_only = force and "f" not in short and "--force" not in flags
+    if "--mirror" in flags:
+        return (
+            "force-push",
+            "pushes with --mirror: every branch and tag of the remote is overwritten or deleted to match this clone",
+        )
+    deleting = "-d" in flags or "--delete" in flags
+    refspecs = positional[1:]
+    head, default = current_branch(cwd)
+    protected = [*policy.data["git"]["protected"], *([default] if default else [])]
+    targets = []
+    for spec in refspecs:
+        plus = spec.startswith("+")
+        src, _, dst = spec.lstrip("+").partition(":")
+        if ":" in spec and not src:
+            deleting = True
+        name = (dst or src).removeprefix("refs/heads/")
+        if name == "HEAD":
+            name = head
+        targets.append((name, plus))
+    if not refspecs:
+        targets = [(head or "?", False)] if "--all" not in flags and "--branches" not in flags else [("*", False)]
+    any_force = policy.data["git"]["any_force"]
+    for name, plus in targets:
+        shared = name in ("?", "*") or any(fnmatchcase(name, p) for p in protected)
+        forced = force or plus
+        if deleting and shared and name not in ("?", "*"):
+            return "force-push", f"deletes the shared branch {name} on the remote"
+        if forced and (shared or any_force):
+            which = "the current branch (unknown here)" if name == "?" else "every branch" if name == "*" else name
+            how = "force-pushes (with lease)" if lease_only else "force-pushes"
+            why = "shared" if shared else "any branch (team policy)"
+            return (
+                "force-push",
+                f"{how} to {which}, which is {why}: others' commits on it would be overwritten; push a branch of your own and open a pull request",
+            )
+    return None

@@ -1,0 +1,305 @@
+"""One tool call judged: what it would touch, by tool (Claude Code's, Codex's, Gemini CLI's, any
+MCP tool's), through the pack's rules and the project's own allow and deny rules."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+from watcher.guard._commands import shell_findings
+from watcher.guard._files import Finding, read_finding, write_finding
+from watcher.guard._paths import Place
+from watcher.guard._policy import Policy, compiled, load_policy
+
+__all__ = ["Verdict", "judge"]
+
+_SHELL_TOOLS = frozenset(
+    {
+        "bash",
+        "shell",
+        "local_shell",
+        "exec_command",
+        "run_shell_command",
+        "container.exec",
+        "terminal",
+        "run_terminal_cmd",
+        "execute_command",
+        "powershell",
+    }
+)
+_READ_TOOLS = frozenset(
+    {
+        "read",
+        "notebookread",
+        "read_file",
+        "read_many_files",
+        "view",
+        "cat",
+        "open_file",
+        "grep",
+        "search_file_content",
+        "ls",
+        "list_directory",
+    }
+)
+_WRITE_TOOLS = frozenset(
+    {
+        "write",
+        "edit",
+        "multiedit",
+        "notebookedit",
+        "write_file",
+        "replace",
+        "create",
+        "str_replace_editor",
+        "edit_file",
+        "create_file",
+        "apply_diff",
+        "insert",
+    }
+)
+_FETCH_TOOLS = frozenset({"webfetch", "web_fetch", "fetch", "read_url", "browse"})
+_PATH_KEYS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "filepath",
+    "file",
+    "filename",
+    "absolute_path",
+    "target",
+    "target_file",
+    "destination",
+    "source",
+    "dir",
+    "directory",
+    "uri",
+)
+_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+_URL_KEYS = ("url", "uri", "href", "endpoint")
+_WRITE_VERBS = re.compile(
+    r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
+)
+_SEND_VERBS = re.compile(
+    r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste"
+)
+_DB_TOOL = re.compile(
+    r"(?i)sql|postgres|mysql|sqlite|database|\bdb\b|_db|db_|query|mongo|redis|supabase|neon|bigquery|snowflake"
+)
+_METADATA = re.compile(
+    r"^(169\.254\.169\.254|metadata\.google\.internal|metadata|100\.100\.100\.200|\[?fd00:ec2::254\]?|169\.254\.170\.2)$",
+    re.I,
+)
+_SECRET_GLOB_PROBES = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    "id_rsa",
+    "id_ed25519",
+    "server.pem",
+    "tls.key",
+    "cert.p12",
+    ".netrc",
+    ".pgpass",
+    "credentials",
+    "secrets.yaml",
+)
+
+
+class Verdict(NamedTuple):
+    """The guard's answer to one tool call: ``deny`` with the category and the reason, or ``allow``."""
+
+    decision: str  # "allow" | "deny"
+    category: str = ""
+    reason: str = ""
+    rule: str = ""  # "standard", "strict" or the project file's rule that decided
+    problems: tuple[str, ...] = ()  # the policy's own problems (a broken project file), to report
+
+    @property
+    def denied(self) -> bool:
+        return self.decision == "deny"
+
+    def render(self) -> str:
+        """The denial as the model reads it."""
+        return f"[watcher guard] [{self.category}] Denied: this call {self.reason}. (policy: {self.rule})"
+
+
+def judge(
+    tool: str, tool_input: Mapping[str, Any], *, cwd: str, home: str | None = None, policy: Policy | None = None
+) -> Verdict:
+    """The guard's verdict on calling ``tool`` with ``tool_input`` from ``cwd``."""
+    policy = policy or load_policy(cwd)
+    place = Place.of(cwd, home)
+    command = _command(tool, tool_input)
+    paths = sorted({place.resolve(p) for p in _paths(tool_input)})
+    for n, rule in enumerate(policy.deny, 1):
+        if rule.matches(tool, command, paths, policy.root):
+            reason = "is denied by this project's policy" + (f" ({rule.reason})" if rule.reason else "")
+            return Verdict("deny", "project-policy", reason, f"{policy.source} deny rule {n}", policy.problems)
+    for category, reason in findings(tool, tool_input, place, policy):
+        for n, rule in enumerate(policy.allow, 1):
+            if rule.matches(tool, command, paths, policy.root):
+                return Verdict(
+                    "allow",
+                    category,
+                    f"allowed by {policy.source} allow rule {n}: {reason}",
+                    policy.source,
+                    policy.problems,
+                )
+        return Verdict("deny", category, reason, policy.pack, policy.problems)
+    return Verdict("allow", problems=policy.problems, rule=policy.pack)
+
+
+def _command(tool: str, tool_input: Mapping[str, Any]) -> str:
+    for key in _COMMAND_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and value[1] in ("-c", "-lc"):
+                return str(value[2])
+            if value and value[0] == "apply_patch":
+                return ""
+            return shlex.join(value)
+    return ""
+
+
+def _paths(tool_input: Mapping[str, Any]) -> Iterator[str]:
+    for key in _PATH_KEYS:
+        value = tool_input.get(key)
+        if (isinstance(value, str) and value and key != "uri") or (
+            isinstance(value, str) and value.startswith("file:")
+        ):
+            yield value
+    for key in ("paths", "file_paths", "files"):
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            yield from (v for v in value if isinstance(v, str))
+
+
+def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Policy) -> Iterator[Finding]:
+    """Every (category, reason) the pack finds in the call, most direct first."""
+    key = tool.lower()
+    command = _command(tool, tool_input)
+    if command and (key in _SHELL_TOOLS or key.startswith("mcp__") or key not in _READ_TOOLS | _WRITE_TOOLS):
+        yield from shell_findings(command, place, policy)
+    patch = _patch_text(tool, tool_input)
+    if patch:
+        yield from _patch(patch, place, policy)
+        return
+    mcp_write = key not in _READ_TOOLS | _WRITE_TOOLS and bool(_WRITE_VERBS.search(key))
+    writes = key in _WRITE_TOOLS or mcp_write
+    content = _content(tool_input)
+    for raw in _paths(tool_input):
+        path = place.resolve(raw)
+        found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
+        if found and policy.enabled(found[0]):
+            yield found
+    if key in ("grep", "search_file_content", "glob") and key != "glob":
+        pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
+        if (
+            pattern.strip("*./")
+            and any(_fnmatch(p, pattern) for p in _SECRET_GLOB_PROBES)
+            and policy.enabled("secret-read")
+        ):
+            yield "secret-read", f"searches inside files matching {pattern}, which hold credentials"
+    for k in _URL_KEYS:
+        url = tool_input.get(k)
+        if isinstance(url, str) and url:
+            yield from _url(url, place, policy, fetching=key in _FETCH_TOOLS or not key.startswith(("write", "edit")))
+    if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
+        yield from _generic(key, tool_input, place, policy)
+
+
+def _fnmatch(name: str, pattern: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(name, pattern)
+
+
+def _content(tool_input: Mapping[str, Any]) -> str:
+    parts = [tool_input.get(k) for k in ("content", "new_string", "new_source", "text", "new_str", "file_text", "body")]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        parts += [e.get("new_string") for e in edits if isinstance(e, Mapping)]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _patch_text(tool: str, tool_input: Mapping[str, Any]) -> str:
+    for key in ("patch", "input", "command", "diff"):
+        value = tool_input.get(key)
+        if isinstance(value, list):
+            value = "\n".join(v for v in value if isinstance(v, str))
+        if isinstance(value, str) and "*** Begin Patch" in value:
+            return value
+    return ""
+
+
+def _patch(patch: str, place: Place, policy: Policy) -> Iterator[Finding]:
+    """Codex's apply_patch: every file it adds, updates, deletes or moves to, with the added lines."""
+    files: dict[str, list[str]] = {}
+    current = ""
+    for line in patch.splitlines():
+        m = re.match(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", line)
+        if m:
+            current = (m.group(1) or m.group(2)).strip()
+            files.setdefault(current, [])
+        elif current and line.startswith("+"):
+            files[current].append(line[1:])
+    for raw, added in files.items():
+        found = write_finding(place, place.resolve(raw), policy, "\n".join(added))
+        if found and policy.enabled(found[0]):
+            yield found
+
+
+def _url(url: str, place: Place, policy: Policy, *, fetching: bool) -> Iterator[Finding]:
+    m = re.match(r"^\s*([a-zA-Z][\w+.-]*):(?://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*))?([^?#]*)", url)
+    scheme, host, path = (m.group(1).lower(), (m.group(2) or "").lower(), m.group(3)) if m else ("", "", "")
+    if scheme == "file":
+        found = read_finding(place, place.resolve(_unquote(path)), policy)
+        if found and policy.enabled(found[0]):
+            yield found
+        return
+    if _METADATA.match(host) and policy.enabled("secret-read"):
+        yield "secret-read", f"fetches the cloud metadata service ({host}), which hands out the machine's credentials"
+    if compiled(policy, "secrets.content_patterns").search(_unquote(url)) and policy.enabled("secret-exfiltration"):
+        local = any(_fnmatch(host, p) for p in policy.data["network"]["local_hosts"])
+        if not local:
+            yield "secret-exfiltration", f"puts a credential into a request to {host}"
+
+
+def _unquote(text: str) -> str:
+    return re.sub(r"%([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Policy) -> Iterator[Finding]:
+    """An MCP or unknown tool: SQL in its input, credentials in what it sends."""
+    texts = list(_strings(tool_input))
+    if _DB_TOOL.search(key) and policy.enabled("database"):
+        for text in texts:
+            if compiled(policy, "database.destructive").search(text):
+                yield (
+                    "database",
+                    "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",
+                )
+                return
+    if _SEND_VERBS.search(key) and policy.enabled("secret-exfiltration"):
+        for text in texts:
+            if compiled(policy, "secrets.content_patterns").search(text):
+                yield "secret-exfiltration", "sends a credential to another service"
+                return
+
+
+def _strings(value: Any, depth: int = 0) -> Iterator[str]:
+    if depth > 6:
+        return
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, depth + 1)

@@ -1,0 +1,106 @@
+"""Where a path points, seen from the session: resolved against its ``cwd`` and the user's home,
+and what it is (the filesystem root, a system tree, the home, the project, a secret, a setting).
+
+Paths are resolved as text (``~``, ``$HOME``, ``$PWD``, ``..``), never by touching the disk, so a
+verdict is the same whether or not the file exists yet. The project is the session's ``cwd``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from fnmatch import fnmatchcase
+from typing import Any, NamedTuple
+
+__all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
+
+UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
+_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME\})")
+_PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\)|`pwd`)")
+_LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*))")
+_WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
+
+
+class Place(NamedTuple):
+    """The session's point of view: its working directory (the project) and the user's home."""
+
+    cwd: str
+    home: str
+
+    @classmethod
+    def of(cls, cwd: str, home: str | None = None) -> Place:
+        home = os.path.normpath(home or os.path.expanduser("~"))
+        return cls(os.path.normpath(os.path.expanduser(cwd or home)), home)
+
+    def resolve(self, word: str, assigned: frozenset[str] = frozenset()) -> str:
+        """``word`` as an absolute, normalised path (``UNSET`` when it starts with an unset variable)."""
+        text = word.strip()
+        if text.startswith("~") and not _HOME_VARS.match(text):
+            user = text[1:].split("/", 1)[0]  # ~alice/x
+            text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
+        text = _HOME_VARS.sub(lambda _: self.home, text, count=1)
+        text = _PWD_VARS.sub(lambda _: self.cwd, text, count=1)
+        m = _LEAD_VAR.match(text)
+        if m:
+            name, op = m.group("b") or m.group("p"), m.group("op") or ""
+            if op.startswith((":?", "?")) or name in assigned:
+                return os.path.join(self.cwd, "{set-variable}", text[m.end() :].lstrip("/"))
+            if text[m.end() :].strip("/*") == "":
+                return UNSET
+            text = "/" + text[m.end() :].lstrip("/")  # $UNSET/etc -> /etc: what runs when it is empty
+        if text.startswith("file://"):
+            text = text[len("file://") :]
+        return os.path.normpath(os.path.join(self.cwd, text))
+
+    def inside_project(self, path: str) -> bool:
+        return self.cwd not in ("/", self.home) and path.startswith(self.cwd.rstrip("/") + "/")
+
+    def holds_project(self, path: str) -> bool:
+        """``path`` is the project or one of the folders above it."""
+        return path == self.cwd or self.cwd.startswith(path.rstrip("/") + "/")
+
+    def in_home(self, path: str) -> str | None:
+        """``path`` relative to the home, or None outside it."""
+        if path == self.home:
+            return ""
+        prefix = self.home.rstrip("/") + "/"
+        return path[len(prefix) :] if path.startswith(prefix) else None
+
+    def expand(self, pattern: str) -> str:
+        return self.home + pattern[1:] if pattern.startswith("~") else pattern
+
+
+def glob_parent(word: str) -> tuple[str, bool]:
+    """(the folder a glob lists, whether it names everything in it): ``build/*`` -> (``build``, True)."""
+    head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
+    if last in _WHOLE_GLOB:
+        return head or ".", True
+    if any(ch in last for ch in "*?["):
+        return head or ".", False
+    return word, False
+
+
+def matches_any(place: Place, path: str, patterns: list[str] | Any) -> bool:
+    """``path`` matches one of ``patterns``: a bare name matches the file name, others the path."""
+    name = path.rsplit("/", 1)[-1]
+    for pattern in patterns:
+        if "/" not in pattern:
+            if fnmatchcase(name, pattern):
+                return True
+            continue
+        full = place.expand(pattern)
+        if full.startswith("**/"):
+            if fnmatchcase(path, "*/" + full[3:]) or fnmatchcase(path, full[3:]):
+                return True
+        elif fnmatchcase(path, full) or path == full.rstrip("/*"):
+            return True
+    return False
+
+
+def under_any(place: Place, path: str, folders: list[str]) -> bool:
+    """``path`` is one of ``folders`` or inside one."""
+    for folder in folders:
+        full = place.expand(folder).rstrip("/")
+        if path == full or path.startswith(full + "/"):
+            return True
+    return False

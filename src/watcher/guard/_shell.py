@@ -1,0 +1,329 @@
+"""A shell command line as the simple commands it would run, read with tree-sitter-bash.
+
+The parser is tree-sitter's bash grammar through ``ast-grep-py`` (already a dependency for the
+JavaScript rules): a real parser, in native code, that reads ``$(…)``, subshells, pipelines,
+``&&``/``;`` chains, here-strings and here-documents, functions and compound statements, and
+recovers from a broken line instead of giving up. Every simple command anywhere in the tree is
+reported with its words unquoted, its redirections and what feeds its standard input.
+
+Wrappers are then peeled off (``sudo``, ``env``, ``timeout``, ``nice``, ``command``, ``\\rm``,
+``/bin/rm``, ``xargs``, ``find -exec``) and scripts handed to a shell (``bash -c '…'``, ``eval``,
+a here-string or a pipe into ``sh``) are read the same way, so the rules see the command that
+would really run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import NamedTuple
+
+from ast_grep_py import SgNode, SgRoot
+
+__all__ = ["SHELLS", "Command", "commands", "functions"]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
+_REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+# wrapper -> its options that take a value (the wrapped command starts after the options)
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "--class", "--classdata"}),
+    "nohup": frozenset(),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "setsid": frozenset(),
+    "unbuffer": frozenset(),
+    "caffeinate": frozenset({"-t", "-w"}),
+    "chrt": frozenset(),
+    "taskset": frozenset(),
+    "flock": frozenset({"-w", "-E", "--timeout"}),
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "strace": frozenset({"-e", "-o", "-p", "-s"}),
+    "torsocks": frozenset(),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "systemd-run": frozenset({"-p", "-u", "--unit", "--property"}),
+}
+_TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1}  # the duration, lock file, priority
+_XARGS_VALUE = frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--max-procs"})
+_NARROWING = frozenset({"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename"})
+_MAX_DEPTH = 6  # scripts inside scripts inside scripts: deeper than anyone writes by hand
+
+
+class Command(NamedTuple):
+    """One simple command that would run: its words, where its output goes, what it reads.
+
+    ``redirects`` are (operator, target) pairs; ``stdin`` is the text a here-string or
+    here-document feeds it; ``feeder`` is the command piped into it; ``wrapped_by`` names the
+    wrappers peeled off (``sudo``, ``xargs``, ``find``); ``source`` is the command's own text.
+    """
+
+    argv: tuple[str, ...]
+    redirects: tuple[tuple[str, str], ...] = ()
+    stdin: str | None = None
+    feeder: Command | None = None
+    wrapped_by: tuple[str, ...] = ()
+    source: str = ""
+    background: bool = False
+
+    @property
+    def name(self) -> str:
+        """The program, without a path or a leading backslash (``/bin/rm``, ``\\rm`` → ``rm``)."""
+        return program(self.argv[0]) if self.argv else ""
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.argv[1:]
+
+
+def program(word: str) -> str:
+    return word.lstrip("\\").rsplit("/", 1)[-1]
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text, flags=re.S)
+
+
+def _value(node: SgNode) -> str:
+    """A word as the shell would pass it (quotes removed; expansions kept as written)."""
+    kind = node.kind()
+    if kind == "word":
+        return _unescape(node.text())
+    if kind == "raw_string":
+        return node.text()[1:-1]
+    if kind == "ansi_c_string":
+        body = node.text()[2:-1]
+        try:
+            return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError:
+            return body
+    if kind == "string":
+        return "".join(_value(c) if c.kind() != "string_content" else c.text() for c in node.children() if c.is_named())
+    if kind == "concatenation":
+        return "".join(_value(c) for c in node.children())
+    return node.text()
+
+
+def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder: SgNode | None = None) -> None:
+    """Every ``command`` node under ``node``, with the command piped into it (if any)."""
+    kind = node.kind()
+    if kind == "command":
+        out.append((node, feeder))
+    if kind == "pipeline":
+        previous: SgNode | None = None
+        for child in node.children():
+            if child.is_named():
+                _walk_commands(child, out, previous)
+                previous = _last_command(child)
+        return
+    for child in node.children():
+        _walk_commands(child, out, None if kind != "redirected_statement" else feeder)
+
+
+def _last_command(node: SgNode) -> SgNode | None:
+    if node.kind() == "command":
+        return node
+    found = [n for n in node.children() if n.kind() in ("command", "redirected_statement", "subshell")]
+    return _last_command(found[-1]) if found else None
+
+
+def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNode | None]:
+    """The redirections of ``command`` (its own and its enclosing statement's), its here-text, and
+    a command a here-document pipes into (``cat <<EOF | sh``)."""
+    nodes = [c for c in command.children() if c.kind() in _REDIRECTS]
+    parent = command.parent()
+    if parent is not None and parent.kind() == "redirected_statement":
+        nodes += [c for c in parent.children() if c.kind() in _REDIRECTS]
+    redirects, stdin, piped = [], None, None
+    for r in nodes:
+        parts = [c for c in r.children()]
+        op = next((c.text() for c in parts if not c.is_named()), "")
+        if r.kind() == "herestring_redirect":
+            stdin = "".join(_value(c) for c in parts if c.is_named())
+        elif r.kind() == "heredoc_redirect":
+            stdin = "".join(c.text() for c in parts if c.kind() == "heredoc_body")
+            pipe = next((c for c in parts if c.kind() == "pipeline"), None)
+            piped = _first_command(pipe) if pipe is not None else None
+        else:
+            targets = [c for c in parts if c.is_named() and c.kind() != "file_descriptor"]
+            if targets:
+                redirects.append((op, _value(targets[-1])))
+    return redirects, stdin, piped
+
+
+def _first_command(node: SgNode) -> SgNode | None:
+    if node.kind() == "command":
+        return node
+    for child in node.children():
+        found = _first_command(child)
+        if found is not None:
+            return found
+    return None
+
+
+def functions(script: str) -> dict[str, str]:
+    """The functions ``script`` defines: name -> body text (a fork bomb is a function that spawns itself)."""
+    out: dict[str, str] = {}
+    for node in SgRoot(script, "bash").root().find_all(kind="function_definition"):
+        name = next((c for c in node.children() if c.kind() == "word"), None)
+        body = next((c for c in node.children() if c.kind() in ("compound_statement", "subshell")), None)
+        if name is not None and body is not None:
+            out[name.text()] = body.text()
+    return out
+
+
+def commands(script: str, depth: int = 0) -> list[Command]:
+    """Every simple command ``script`` would run, wrappers peeled and inner scripts read too."""
+    if depth > _MAX_DEPTH or not script.strip():
+        return []
+    root = SgRoot(script, "bash").root()
+    found: list[tuple[SgNode, SgNode | None]] = []
+    _walk_commands(root, found)
+    built: dict[int, Command] = {}
+    out: list[Command] = []
+    for node, feeder_node in found:
+        words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
+        argv = tuple(_value(c) for c in words)
+        redirects, stdin, piped = _redirects(node)
+        feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
+        nxt = node.next()
+        cmd = Command(
+            argv,
+            tuple(redirects),
+            stdin,
+            feeder,
+            source=node.text(),
+            background=nxt is not None and nxt.text() == "&",
+        )
+        built[_key(node)] = cmd
+        out.extend(_unwrap(cmd, depth))
+        if piped is not None:  # cat <<EOF | sh: the here-document is the shell's script
+            inner = Command((_value(piped.child(0) or piped),), stdin=stdin, source=piped.text())
+            out.extend(_unwrap(inner, depth))
+    return out
+
+
+def _key(node: SgNode | None) -> int:
+    if node is None:
+        return -1
+    r = node.range()
+    return r.start.index * 100_003 + r.end.index
+
+
+def _unwrap(cmd: Command, depth: int) -> list[Command]:
+    """``cmd`` and what it runs: wrappers peeled, shells' scripts read."""
+    argv, wrapped = list(cmd.argv), list(cmd.wrapped_by)
+    while argv:
+        name = program(argv[0])
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):  # VAR=1 before the command (env's operands)
+            argv = argv[1:]
+            continue
+        if name in _WRAPPERS:
+            if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
+                break  # command -v rm: a lookup, not a call
+            rest = _skip_options(argv[1:], _WRAPPERS[name])
+            rest = rest[_TAKES_ONE_POSITIONAL.get(name, 0) :]
+            if name == "env" and "-S" in argv[1:]:
+                rest = shlex.split(rest[0]) + rest[1:] if rest else rest
+            wrapped.append(name)
+            argv = rest
+            continue
+        break
+    if not argv:
+        return [Command(tuple(cmd.argv), cmd.redirects, cmd.stdin, cmd.feeder, tuple(wrapped), cmd.source)]
+    here = Command(tuple(argv), cmd.redirects, cmd.stdin, cmd.feeder, tuple(wrapped), cmd.source, cmd.background)
+    out = [here]
+    name = here.name
+    if name == "xargs":
+        rest = _skip_options(list(here.args), _XARGS_VALUE)
+        if rest:
+            inner = Command((*rest, "{xargs input}"), feeder=cmd.feeder, wrapped_by=(*wrapped, "xargs"))
+            out += _unwrap(inner, depth)
+    elif name == "find":
+        out += _find_actions(here, depth)
+    elif name in SHELLS or name in ("su", "runuser", "eval", "source", "."):
+        script = _script(here)
+        if script is not None:
+            out += [
+                Command(c.argv, c.redirects, c.stdin, c.feeder, (*wrapped, *c.wrapped_by, name), c.source, c.background)
+                for c in commands(script, depth + 1)
+            ]
+    return out
+
+
+def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return argv[i + 1 :]
+        if not a.startswith("-") or a == "-":
+            if re.fullmatch(r"[A-Za-z_]\w*=.*", a):  # env VAR=1 cmd
+                i += 1
+                continue
+            break
+        i += 2 if a in with_value else 1
+    return argv[i:]
+
+
+def _script(cmd: Command) -> str | None:
+    """The script a shell (or ``eval``, ``su -c``) runs: ``-c``'s argument, or its standard input."""
+    args = list(cmd.args)
+    if cmd.name == "eval":
+        return " ".join(args)
+    for i, a in enumerate(args):
+        if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
+            return args[i + 1]
+        if a == "--command" and i + 1 < len(args):
+            return args[i + 1]
+    if cmd.name in ("source", "."):
+        return None
+    positional = [a for a in args if not a.startswith("-")]
+    if positional:
+        return None  # a script file: its text is not on the line
+    if cmd.stdin is not None:
+        return cmd.stdin
+    feeder = cmd.feeder
+    if feeder is not None and feeder.name in ("echo", "printf"):
+        return " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+    return None
+
+
+def _find_actions(find: Command, depth: int) -> list[Command]:
+    """``find START … -delete`` or ``-exec rm … {} ;`` as the delete it is (START, unless narrowed by name)."""
+    args = list(find.args)
+    starts = []
+    for a in args:
+        if a.startswith(("-", "(", "!")):
+            break
+        starts.append(a)
+    starts = starts or ["."]
+    narrowed = any(a in _NARROWING for a in args)
+    out: list[Command] = []
+    wrapped = (*find.wrapped_by, "find")
+    if "-delete" in args and not narrowed:
+        out += [Command(("rm", "-rf", s), wrapped_by=wrapped, source=find.source) for s in starts]
+    for i, a in enumerate(args):
+        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+            inner: list[str] = []
+            for b in args[i + 1 :]:
+                if b in (";", "+"):
+                    break
+                inner.append(b)
+            if not inner:
+                continue
+            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):
+                continue  # find . -name '*.pyc' -exec rm {} +: the files named, not the tree
+            if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
+                inner.insert(1, "-rf")
+            for s in starts:
+                argv = tuple(s if w == "{}" else w for w in inner)
+                out += _unwrap(Command(argv, wrapped_by=wrapped, source=find.source), depth)
+    return out

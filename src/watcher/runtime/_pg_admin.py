@@ -1,0 +1,80 @@
+"""Operating a PostgreSQL journal: create or upgrade its schema, and say how it is doing.
+
+``watcher journal migrate URL`` and ``watcher journal check URL`` call these. Each failure is a
+``JournalError`` naming the server, the database and what to do; no driver traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from watcher.core.errors import JournalError
+from watcher.runtime._pg_schema import VERSION, migrate, schema_version
+from watcher.runtime._pg_store import connect_error, describe
+
+try:
+    import psycopg
+except ImportError as exc:  # pragma: no cover - the extra is part of [all]
+    raise JournalError("a postgresql:// journal needs psycopg: pip install 'watcher[postgres]'") from exc
+
+__all__ = ["JournalHealth", "inspect_journal", "migrate_journal"]
+
+
+@dataclass(frozen=True, slots=True)
+class JournalHealth:
+    """What ``journal check`` reports about a PostgreSQL journal."""
+
+    where: str
+    server: str
+    version: int | None
+    events: int
+    commands_waiting: int
+    oldest_transaction_s: float  # a transaction open this long holds every follower back
+
+    @property
+    def ok(self) -> bool:
+        """The schema is this watcher's and no transaction holds the followers back for a minute."""
+        return self.version == VERSION and self.oldest_transaction_s < 60
+
+
+def migrate_journal(url: str) -> tuple[int | None, int]:
+    """Create or upgrade the journal schema at ``url``: (version before, version now)."""
+    where = describe(url)
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            found = schema_version(conn)
+            if found is not None and found > VERSION:
+                raise JournalError(
+                    f"the journal at {where} has schema version {found}, newer than this watcher's {VERSION}: "
+                    "upgrade watcher on this machine"
+                )
+            return migrate(conn)
+    except psycopg.OperationalError as exc:
+        raise connect_error(where, exc) from exc
+    except psycopg.Error as exc:
+        raise JournalError(f"cannot migrate the journal at {where}: {exc}".strip()) from exc
+
+
+def inspect_journal(url: str) -> JournalHealth:
+    """The journal at ``url`` as the server sees it now."""
+    where = describe(url)
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
+            version = schema_version(conn)
+            events = waiting = 0
+            if version is not None:
+                # an estimate for a big table (counting 86 M rows a day would take minutes)
+                events = int(conn.execute("SELECT COALESCE(max(id), 0) FROM events").fetchone()[0])  # type: ignore[index]
+                waiting = int(
+                    conn.execute("SELECT count(*) FROM commands WHERE status IN ('new', 'claimed')").fetchone()[0]  # type: ignore[index]
+                )
+            oldest = conn.execute(
+                "SELECT COALESCE(max(extract(epoch FROM now() - xact_start)), 0) FROM pg_stat_activity "
+                "WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
+            ).fetchone()
+    except psycopg.OperationalError as exc:
+        raise connect_error(where, exc) from exc
+    except psycopg.Error as exc:
+        raise JournalError(f"cannot check the journal at {where}: {exc}".strip()) from exc
+    return JournalHealth(where, server, version, events, waiting, float(oldest[0]) if oldest else 0.0)

@@ -1,0 +1,74 @@
+"""The PostgreSQL journal's schema, versioned: what ``watcher journal migrate`` creates or upgrades.
+
+Each version is one script run in one transaction under an advisory lock, so two processes that
+migrate at once do it once. ``watcher_schema`` holds the version a database is at.
+
+Order: ``tx`` is the id of the transaction that wrote a row (``pg_current_xact_id()``); readers
+read by ``(tx, id)`` below the oldest transaction still running, so a row committed late is never
+skipped (ids are taken at insert, in another order than commits). The partial index on new
+commands keeps claims fast however many applied commands pile up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["VERSION", "migrate", "schema_version"]
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+CREATE TABLE IF NOT EXISTS events (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    ts double precision NOT NULL,
+    session text NOT NULL,
+    watcher text NOT NULL DEFAULT '',
+    kind text NOT NULL,
+    payload text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_order ON events(tx, id);
+CREATE INDEX IF NOT EXISTS events_session ON events(session, tx, id);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind, tx, id);
+CREATE INDEX IF NOT EXISTS events_ts ON events(ts);
+CREATE TABLE IF NOT EXISTS commands (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    ts double precision NOT NULL DEFAULT extract(epoch FROM clock_timestamp()),
+    session text NOT NULL,
+    watcher text NOT NULL DEFAULT '',
+    kind text NOT NULL,
+    interjection_id text NOT NULL DEFAULT '',
+    payload text NOT NULL DEFAULT '{}',
+    status text NOT NULL DEFAULT 'new',
+    claimed_at timestamptz,
+    applied_ts double precision,
+    detail text NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS commands_new ON commands(session, id) WHERE status = 'new';
+CREATE INDEX IF NOT EXISTS commands_claimed ON commands(session, claimed_at) WHERE status = 'claimed';
+""",
+}
+VERSION = max(MIGRATIONS)
+
+_LOCK = 0x77617463  # "watc": the advisory lock migrations take
+
+
+def schema_version(conn: Any) -> int | None:
+    """The version this database's journal schema is at; None when it has none yet."""
+    found = conn.execute("SELECT to_regclass('watcher_schema') IS NOT NULL").fetchone()
+    if not found or not found[0]:
+        return None
+    row = conn.execute("SELECT max(version) FROM watcher_schema").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def migrate(conn: Any) -> tuple[int | None, int]:
+    """Bring the schema to ``VERSION``; returns (version before, version after)."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
+        conn.execute("CREATE TABLE IF NOT EXISTS watcher_schema (version int NOT NULL, at timestamptz DEFAULT now())")
+        before = schema_version(conn)
+        for version in sorted(MIGRATIONS):
+            if before is None or version > before:
+                conn.execute(MIGRATIONS[version])
+                conn.execute("INSERT INTO watcher_schema(version) VALUES (%s)", (version,))
+    return before, VERSION

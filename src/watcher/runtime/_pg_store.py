@@ -1,0 +1,327 @@
+"""The PostgreSQL store: one journal that task hosts, supervisors and editors on many machines share.
+
+Order with many writers: ids are taken at insert but rows become visible at commit, in another
+order, so ``id > cursor`` skips rows committed late (8 % of them under four writing processes).
+A reader instead reads by ``(tx, id)``, where ``tx`` is the writing transaction's id, and only
+below the oldest transaction still running (``pg_snapshot_xmin``): everything it has not seen
+then lies ahead of its cursor. A position packs the pair into one int: ``tx << 64 | id``.
+
+Time: claims and leases use the server's ``now()``; nothing compares two machines' clocks.
+
+Connections: a pool per process (at most ``POOL_SIZE``), plus one direct connection that
+LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that holds a decision
+or a command (NOTIFY takes a global lock at commit, so never for each observation); a wake-up
+only shortens a reader's sleep, polling alone keeps it correct. Observation batches commit with
+``synchronous_commit=off`` (as SQLite's WAL with ``synchronous=NORMAL``: a server crash may lose
+the last fraction of a second); decisions and commands commit durably.
+
+A server that is down or restarting makes writes raise ``StoreBusy`` (the journal retries them as
+it does a locked file) and reads a ``JournalError`` that names the server, the database and what
+to do; no driver traceback reaches a user.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from watcher.core.errors import JournalError
+from watcher.core.logs import logger
+from watcher.runtime._pg_schema import VERSION, migrate, schema_version
+from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
+
+try:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # the extra is not installed: say how to get it
+    raise JournalError(
+        "a postgresql:// journal needs psycopg: pip install 'watcher[postgres]'; or give a file path instead"
+    ) from exc
+
+__all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
+
+log = logger("watcher.journal")
+
+POOL_SIZE = 4  # connections per process: the writer thread and a few readers
+CHANNEL = "watcher_journal"
+RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
+_T = TypeVar("_T")
+
+_VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
+_EVENT_COLUMNS = "tx::text, id, ts, session, watcher, kind, payload"
+_UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
+
+
+def position(tx: int | str, id_: int) -> int:
+    """The opaque cursor of a row: its transaction id and row id, ordered as the pair is."""
+    return int(tx) << 64 | int(id_)
+
+
+def split(pos: int) -> tuple[str, int]:
+    """A position back into (tx as text, for ``::xid8``, and row id)."""
+    return str(pos >> 64), pos & (2**64 - 1)
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for messages: ``postgresql://user@host:port/db``."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "postgresql://(an unreadable URL)"
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{parts.get('host') or 'localhost'}{port}/{parts.get('dbname') or ''}"
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def connect_error(where: str, exc: BaseException) -> JournalError:
+    """What a failed connection means for the user, and what to do about it."""
+    text = _first_line(exc)
+    if "password authentication failed" in text or "no pg_hba.conf entry" in text:
+        hint = "check the user and password in the URL, and the server's pg_hba.conf"
+    elif "does not exist" in text and "database" in text:
+        hint = "create the database (createdb) or name an existing one in the URL"
+    elif "role" in text and "does not exist" in text:
+        hint = "create that role on the server (createuser) or name another user in the URL"
+    else:
+        hint = "start the server or correct the host and port in the URL (WATCHER_JOURNAL or --journal)"
+    return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
+
+
+class PostgresStore:
+    """The journal's statements on a PostgreSQL database; safe to share between threads."""
+
+    def __init__(self, url: str, *, create: bool, pool_size: int = POOL_SIZE) -> None:
+        self.url = url
+        self.where = describe(url)
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+                found = schema_version(conn)
+                if found is None and create:
+                    migrate(conn)
+                    found = VERSION
+        except psycopg.Error as exc:
+            raise connect_error(self.where, exc) from exc
+        if found is None:
+            raise JournalError(f"no journal at {self.where} yet: run `watcher journal migrate {self.where}`")
+        if found < VERSION:
+            raise JournalError(
+                f"the journal at {self.where} has schema version {found}, older than this watcher's {VERSION}: "
+                f"run `watcher journal migrate {self.where}` (once, from any machine)"
+            )
+        if found > VERSION:
+            raise JournalError(
+                f"the journal at {self.where} has schema version {found}, newer than this watcher's {VERSION}: "
+                "upgrade watcher on this machine"
+            )
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": 5, "application_name": "watcher"},
+            timeout=RETRY_S,
+            reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
+            name="watcher-journal",
+            open=True,
+        )
+        self._news = threading.Condition()
+        self._wakes = 0
+        self._listener: threading.Thread | None = None
+        self._closed = False
+
+    # --- events ----------------------------------------------------------------------------------
+
+    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+        try:
+            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                if not wake:  # observations only: as SQLite's WAL with synchronous=NORMAL
+                    cur.execute("SET LOCAL synchronous_commit = off")
+                with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                if wake:
+                    cur.execute(f"NOTIFY {CHANNEL}")
+        except _UNREACHABLE as exc:
+            raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
+        except psycopg.Error as exc:
+            raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
+
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql, args).fetchall()
+        except _UNREACHABLE as exc:
+            raise JournalError(
+                f"the journal's PostgreSQL server at {self.where} is not answering ({_first_line(exc)}); "
+                "retrying will work once it is back"
+            ) from exc
+        except psycopg.errors.UndefinedTable as exc:
+            raise JournalError(
+                f"{self.where} has no journal tables: run `watcher journal migrate {self.where}`"
+            ) from exc
+        except psycopg.Error as exc:
+            raise JournalError(f"cannot read the journal at {self.where}: {_first_line(exc)}") from exc
+
+    @staticmethod
+    def _rows(raw: list[Any]) -> list[RawEvent]:
+        return [
+            (position(tx, id_), ts, session, watcher, kind, payload)
+            for tx, id_, ts, session, watcher, kind, payload in raw
+        ]
+
+    def events(self, after: int, limit: int, session: str | None, kinds: Sequence[str] | None) -> list[RawEvent]:
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
+        args: list[Any] = list(split(after))
+        if session is not None:
+            sql += " AND session = %s"
+            args.append(session)
+        if kinds is not None:
+            sql += " AND kind = ANY(%s)"
+            args.append(list(kinds))
+        return self._rows(self._query(sql + " ORDER BY tx, id LIMIT %s", [*args, limit]))
+
+    def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
+        sql = (
+            "SELECT DISTINCT ON (session) tx::text, id, session, payload FROM events "
+            f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
+        )
+        args: list[Any] = [kind, *split(after)]
+        if upto is not None:
+            sql += " AND (tx, id) <= (%s::xid8, %s)"
+            args += split(upto)
+        raw = self._query(sql + " ORDER BY session, tx DESC, id DESC", args)
+        return [(position(tx, id_), session, payload) for tx, id_, session, payload in raw]
+
+    def tail(self, session: str, kinds: Sequence[str], limit: int) -> list[RawEvent]:
+        return self._rows(
+            self._query(
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE session = %s AND kind = ANY(%s) AND {_VISIBLE} "
+                "ORDER BY tx DESC, id DESC LIMIT %s",
+                [session, list(kinds), limit],
+            )
+        )
+
+    def head(self) -> int:
+        found = self._query(f"SELECT tx::text, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
+        return position(*found[0]) if found else 0
+
+    def prune(self, before_ts: float) -> tuple[int, int]:
+        def run(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+            events = conn.execute("DELETE FROM events WHERE ts < %s", (before_ts,)).rowcount
+            commands = conn.execute(
+                "DELETE FROM commands WHERE ts < %s AND status IN ('applied', 'failed')", (before_ts,)
+            ).rowcount
+            return events, commands
+
+        return self._retrying(run)
+
+    # --- commands --------------------------------------------------------------------------------
+
+    def _retrying(self, run: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                with self._pool.connection() as conn:
+                    return run(conn)
+            except _UNREACHABLE as exc:
+                if time.monotonic() - started > RETRY_S:
+                    raise JournalError(
+                        f"the journal's PostgreSQL server at {self.where} did not answer for {RETRY_S:g}s "
+                        f"({_first_line(exc)}); start it or check the network, then retry"
+                    ) from exc
+            except psycopg.Error as exc:
+                raise JournalError(f"cannot update the journal at {self.where}: {_first_line(exc)}") from exc
+            attempt += 1
+            time.sleep(min(0.05 * 2**attempt, 1.0))
+
+    def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
+        def run(conn: psycopg.Connection[Any]) -> int:
+            with conn.transaction():
+                row = conn.execute(
+                    "INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
+                    "VALUES (%s, %s, %s, %s, %s) RETURNING id",
+                    (session, watcher, kind, interjection_id, payload),
+                ).fetchone()
+                conn.execute(f"NOTIFY {CHANNEL}")
+            return int(row[0]) if row else 0
+
+        return self._retrying(run)
+
+    def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
+        sql = "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > %s"
+        args: list[Any] = [after]
+        if status is not None:
+            sql += " AND status = %s"
+            args.append(status)
+        if sessions is not None:
+            sql += " AND session = ANY(%s)"
+            args.append(list(sessions))
+        return self._query(sql + " ORDER BY id", args)
+
+    def claim_command(self, command_id: int) -> bool:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
+                    "WHERE id = %s AND status = 'new'",
+                    (command_id,),
+                ).rowcount
+                == 1
+            )
+        )
+
+    def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "UPDATE commands SET status = 'new', applied_ts = NULL, claimed_at = NULL, "
+                    "detail = 'released: the process that claimed it stopped before applying it' "
+                    "WHERE status = 'claimed' AND claimed_at < now() - make_interval(secs => %s) AND session = ANY(%s)",
+                    (older_than_s, list(sessions)),
+                ).rowcount
+            )
+        )
+
+    def mark_command(self, command_id: int, status: str, detail: str) -> None:
+        self._retrying(
+            lambda conn: conn.execute(
+                "UPDATE commands SET status = %s, applied_ts = extract(epoch FROM now()), detail = %s WHERE id = %s",
+                (status, detail, command_id),
+            )
+        )
+
+    # --- wake-ups --------------------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> bool:
+        with self._news:
+            if self._listener is None and not self._closed:
+                self._listener = threading.Thread(target=self._listen, name="watcher-journal-listener", daemon=True)
+                self._listener.start()
+            seen = self._wakes
+            return self._news.wait_for(lambda: self._wakes != seen, timeout)
+
+    def _listen(self) -> None:
+        """LISTEN on a direct connection (a pooler in transaction mode cannot carry it); reconnect after outages."""
+        while not self._closed:
+            try:
+                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    while not self._closed:
+                        if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):
+                            with self._news:
+                                self._wakes += 1
+                                self._news.notify_all()
+            except psycopg.Error:  # the server went away: readers keep polling meanwhile
+                time.sleep(1.0)
+
+    def close(self) -> None:
+        self._closed = True
+        self._pool.close()

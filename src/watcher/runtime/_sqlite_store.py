@@ -1,0 +1,249 @@
+"""The SQLite store: one journal file in WAL mode, the embedded default for one machine.
+
+One writer lock serialises commits, so a row's id is its position: ``id > cursor`` misses
+nothing. Each thread reads on its own connection. A file another process holds locked raises
+``StoreBusy`` on write (the journal retries) and a clear ``JournalError`` on read.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from watcher.core.errors import JournalError
+from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
+
+__all__ = ["SqliteStore", "damaged"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    session TEXT NOT NULL,
+    watcher TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_session ON events(session, id);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind, id);
+CREATE TABLE IF NOT EXISTS commands (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    session TEXT NOT NULL,
+    watcher TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL,
+    interjection_id TEXT NOT NULL DEFAULT '',
+    payload TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL DEFAULT 'new',
+    applied_ts REAL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS commands_status ON commands(status, session);
+"""
+
+_EVENT_COLUMNS = "id, ts, session, watcher, kind, CAST(payload AS BLOB)"
+
+
+def damaged(path: Path, exc: BaseException) -> JournalError:
+    """The error for a journal file SQLite cannot read: what is wrong, and what to do."""
+    return JournalError(
+        f"the journal at {path} is damaged ({exc}). Run `watcher journal check {path}` to see how many "
+        f"rows are readable, then move it aside (mv {path} {path}.damaged) so a new one is started."
+    )
+
+
+def _cannot_open(path: Path, exc: BaseException) -> JournalError:
+    return JournalError(
+        f"cannot open the journal at {path}: {exc}. Check the folder is writable, or set "
+        "WATCHER_JOURNAL to another path."
+    )
+
+
+def _locked(exc: sqlite3.Error) -> bool:
+    """True for "database is locked"/"busy": another process holds the journal; retrying helps."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
+    """A connection to the journal file in WAL mode; ``create=False`` never makes a file."""
+    try:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        else:  # mode=rw: open an existing file read-write, never create one
+            uri = f"{path.resolve().as_uri()}?mode=rw"
+            conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        return conn
+    except sqlite3.DatabaseError as exc:
+        if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
+            raise damaged(path, exc) from exc
+        raise _cannot_open(path, exc) from exc
+    except (OSError, sqlite3.Error) as exc:
+        raise _cannot_open(path, exc) from exc
+
+
+class SqliteStore:
+    """The journal's statements on one SQLite file; safe to share between threads."""
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        self.path = path
+        self.where = str(path)
+        self._create = create
+        if not create and not path.is_file():
+            raise JournalError(f"no journal at {path} yet; a watched session creates it when it starts")
+        self._writer = connect(path, create=create)
+        try:
+            self._writer.executescript(SCHEMA)
+        except sqlite3.OperationalError as exc:
+            self._writer.close()
+            if not _locked(exc):
+                raise JournalError(
+                    f"{path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
+                ) from exc
+            # an older journal gains an index on first open; another process holds it locked now
+            raise JournalError(f"the journal at {path} is locked by another process ({exc}); retry") from exc
+        except sqlite3.Error as exc:
+            self._writer.close()
+            raise JournalError(
+                f"{path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
+            ) from exc
+        self._local = threading.local()
+
+    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+        try:
+            with self._writer:
+                self._writer.execute("BEGIN IMMEDIATE")
+                self._writer.executemany(
+                    "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", rows
+                )
+        except sqlite3.Error as exc:
+            if _locked(exc):
+                raise StoreBusy(f"locked by another process ({type(exc).__name__}: {exc})") from exc
+            if type(exc) is sqlite3.DatabaseError:  # malformed, not a database
+                raise damaged(self.path, exc) from exc
+            raise JournalError(f"cannot write the journal at {self.path}: {exc}.") from exc
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, create=self._create)
+            conn.text_factory = _lenient_text  # one bad column must not make a whole batch unreadable
+            self._local.conn = conn
+        return conn
+
+    def _run(self, sql: str, args: Any = ()) -> sqlite3.Cursor:
+        """Run a statement; a damaged file becomes a ``JournalError`` saying what to do."""
+        try:
+            return self._reader().execute(sql, args)
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
+            raise damaged(self.path, exc) from exc
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from exc
+
+    def _query(self, sql: str, args: Any = ()) -> list[Any]:
+        cursor = self._run(sql, args)
+        try:
+            return cursor.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from exc
+
+    def events(self, after: int, limit: int, session: str | None, kinds: Sequence[str] | None) -> list[RawEvent]:
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > ?"
+        args: list[Any] = [after]
+        if session is not None:
+            sql += " AND session = ?"
+            args.append(session)
+        if kinds is not None:
+            sql += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            args += kinds
+        return self._query(sql + " ORDER BY id LIMIT ?", [*args, limit])
+
+    def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
+        return self._query(
+            "SELECT MAX(id), session, CAST(payload AS BLOB) FROM events WHERE id > ? AND id <= ? AND kind = ? "
+            "GROUP BY session",
+            [after, 2**62 if upto is None else upto, kind],
+        )
+
+    def tail(self, session: str, kinds: Sequence[str], limit: int) -> list[RawEvent]:
+        return self._query(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE session = ? AND kind IN ({', '.join('?' * len(kinds))}) "
+            "ORDER BY id DESC LIMIT ?",
+            [session, *kinds, limit],
+        )
+
+    def head(self) -> int:
+        return int(self._query("SELECT COALESCE(MAX(id), 0) FROM events")[0][0])
+
+    def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
+        cursor = self._run(
+            "INSERT INTO commands(ts, session, watcher, kind, interjection_id, payload) VALUES (?, ?, ?, ?, ?, ?)",
+            (time.time(), session, watcher, kind, interjection_id, payload),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
+        sql = (
+            "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > ?"
+        )
+        args: list[Any] = [after]
+        if status is not None:
+            sql += " AND status = ?"
+            args.append(status)
+        if sessions is not None:
+            sql += f" AND session IN ({','.join('?' * len(sessions))})"
+            args.extend(sessions)
+        return self._query(sql + " ORDER BY id", args)
+
+    def claim_command(self, command_id: int) -> bool:
+        # applied_ts holds the time of the claim until the command is marked applied or failed
+        cursor = self._run(
+            "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id = ? AND status = 'new'",
+            (time.time(), command_id),
+        )
+        return cursor.rowcount == 1
+
+    def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
+        cursor = self._run(
+            "UPDATE commands SET status = 'new', applied_ts = NULL, "
+            "detail = 'released: the process that claimed it stopped before applying it' "
+            f"WHERE status = 'claimed' AND applied_ts < ? AND session IN ({','.join('?' * len(sessions))})",
+            (time.time() - older_than_s, *sessions),
+        )
+        return int(cursor.rowcount)
+
+    def mark_command(self, command_id: int, status: str, detail: str) -> None:
+        self._run(
+            "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
+            (status, time.time(), detail, command_id),
+        )
+
+    def prune(self, before_ts: float) -> tuple[int, int]:
+        events = self._run("DELETE FROM events WHERE ts < ?", (before_ts,)).rowcount
+        commands = self._run(
+            "DELETE FROM commands WHERE ts < ? AND status IN ('applied', 'failed')", (before_ts,)
+        ).rowcount
+        return int(events), int(commands)
+
+    def wait(self, timeout: float) -> bool:
+        time.sleep(timeout)  # a file has no way to wake a reader: polling alone finds news
+        return False
+
+    def close(self) -> None:
+        self._writer.close()  # readers' connections stay with their threads (a read may be in flight)

@@ -1,0 +1,108 @@
+"""The journal's storage port: the SQL behind ``Journal``, one implementation per engine.
+
+``Journal`` owns everything that is not SQL (the writer thread, batching, redaction, encoding,
+retries, skipping rows it cannot decode); a ``Store`` only runs statements. Two stores exist:
+``SqliteStore`` (one file, the embedded default) and ``PostgresStore`` (a server that many
+machines share). ``Journal`` picks one from what the user gave: a path or a ``postgresql://`` URL.
+
+Every row a reader gets carries a *position*: an int that orders rows as they became visible
+(committed), which a reader passes back as ``after`` to read on. In SQLite, where one writer lock
+serialises commits, it is the row id; in PostgreSQL ids are taken at insert and committed out of
+order, so the position packs the writing transaction's id with the row id (see ``_pg_store``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "CommandRow",
+    "EventRow",
+    "RawEvent",
+    "Store",
+    "StoreBusy",
+    "is_url",
+    "journal_target",
+]
+
+EventRow = tuple[float, str, str, str, str]
+"""An ``events`` row to write: ts, session, watcher, kind, payload (JSON text, redacted)."""
+
+RawEvent = tuple[int, float, str, str, str, "bytes | str | None"]
+"""An ``events`` row as read: position, ts, session, watcher, kind, payload (not yet decoded)."""
+
+CommandRow = tuple[int, float, str, str, str, str, str, str, str]
+"""A ``commands`` row: id, ts, session, watcher, kind, interjection id, payload, status, detail."""
+
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class StoreBusy(Exception):
+    """The store cannot take a write now (a file locked by another process, a server gone away).
+
+    Retrying helps; the journal retries with backoff for as long as it lasts. The message completes
+    "the journal at … is …" (``locked by another process (…)``).
+    """
+
+
+def is_url(target: object) -> bool:
+    """True when ``target`` names a PostgreSQL journal (``postgresql://…``) rather than a file."""
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def journal_target(value: str | os.PathLike[str]) -> Path | str:
+    """A journal location as given on a command line or in ``$WATCHER_JOURNAL``: a URL kept as is, else a path.
+
+    ``Path("postgresql://host/db")`` would fold the ``//``, so a URL must never become a Path.
+    """
+    text = os.fspath(value)
+    return text if is_url(text) else Path(text).expanduser()
+
+
+class Store(Protocol):
+    """The statements a journal runs; a store raises ``JournalError`` (saying what to do) or ``StoreBusy``."""
+
+    where: str
+    """The journal's location for messages: a file path, or a URL without its password."""
+
+    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+        """Insert ``rows`` in one transaction; ``wake``: tell waiting readers (decisions, commands)."""
+
+    def events(self, after: int, limit: int, session: str | None, kinds: Sequence[str] | None) -> list[RawEvent]:
+        """Committed events past position ``after``, in position order."""
+
+    def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
+        """The newest row of ``kind`` of each session with ``after`` < position <= ``upto`` (None: the head)."""
+
+    def tail(self, session: str, kinds: Sequence[str], limit: int) -> list[RawEvent]:
+        """The newest ``limit`` rows of ``session`` of ``kinds``, newest first."""
+
+    def head(self) -> int:
+        """The position of the newest committed event that every reader can see (0 when empty)."""
+
+    def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
+        """Insert a new command; returns its id."""
+
+    def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
+        """Commands with id > ``after`` (of ``status`` and ``sessions`` when given), oldest first."""
+
+    def claim_command(self, command_id: int) -> bool:
+        """Mark a new command ``claimed`` now (the store's clock); False if another process took it."""
+
+    def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
+        """Put back to ``new`` the claims of ``sessions`` older than ``older_than_s`` (the store's clock)."""
+
+    def mark_command(self, command_id: int, status: str, detail: str) -> None:
+        """Mark a command ``applied`` or ``failed``."""
+
+    def prune(self, before_ts: float) -> tuple[int, int]:
+        """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted."""
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to ``timeout`` s for a wake-up from a writer; False at the timeout (or if the store has none)."""
+
+    def close(self) -> None:
+        """Close every connection."""

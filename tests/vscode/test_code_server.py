@@ -1,0 +1,279 @@
+"""The VS Code extension (``editors/vscode``) in a real VS Code: code-server driven by Playwright.
+
+code-server 4.100.3 is VS Code 1.100.3 with its Node extension host, so the packaged ``.vsix``
+runs exactly as in VS Code Remote. The test installs the ``.vsix`` into a temporary extensions
+folder, starts code-server on loopback with a temporary HOME, replays recorded sessions into a
+temporary journal (a running watcher), and checks what a person sees: the squiggle and the
+Problems entry on a file and on a notebook cell, the quick fix **Dismiss** clearing the
+diagnostic and reaching the journal, and the notification when the server cannot start.
+``make vsix`` builds the extension and ``make unit`` installs code-server (tests/vscode/host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).with_name("data")
+CHROMIUM = Path("/usr/bin/chromium")
+CODE_SERVER = Path(__file__).with_name("host") / "node_modules" / ".bin" / "code-server"
+VSIX = ROOT / "editors" / "vscode" / "watcher.vsix"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+AGENT = ROOT / "example_notebooks" / "data" / "agent_writes_vulnerable_code.jsonl"
+NOTEBOOK_SESSION = DATA / "notebook_session.jsonl"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+USER_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": False,
+    "workbench.enableExperiments": False,
+    "security.workspace.trust.enabled": False,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": False,
+    "extensions.autoUpdate": False,
+    "update.mode": "none",
+    "git.enabled": False,
+    "chat.disableAIFeatures": True,
+}
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(300),  # code-server and the language server start in this budget
+    pytest.mark.xdist_group("browser"),
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (apt-get install chromium)"),
+    pytest.mark.skipif(not CODE_SERVER.exists(), reason="code-server is not installed (make unit installs it)"),
+    pytest.mark.skipif(not VSIX.exists(), reason="the extension is not built (make vsix)"),
+]
+
+
+@dataclass
+class Host:
+    """A running code-server and the folders it serves."""
+
+    base: str
+    journal: Path
+    project: Path
+    broken: Path
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _project(folder: Path) -> None:
+    """A repository holding what the recorded agent wrote (auth.js) and a notebook."""
+    (folder / ".git").mkdir(parents=True)
+    first_write = json.loads(AGENT.read_text().splitlines()[2])["input"]
+    (folder / first_write["file_path"]).write_text(first_write["content"])
+    ran = [json.loads(line) for line in NOTEBOOK_SESSION.read_text().splitlines()]
+    cells = [
+        {"cell_type": "code", "id": r["cell_id"], "metadata": {}, "execution_count": None, "outputs": [],
+         "source": r["source"].splitlines(keepends=True)}
+        for r in ran if r["kind"] == "cell_executed"
+    ]  # fmt: skip
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"language_info": {"name": "python"}}, "cells": cells}
+    (folder / "users.ipynb").write_text(json.dumps(notebook))  # the cells the recorded kernel session ran
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
+    tmp = tmp_path_factory.mktemp("vscode")
+    home, user_data, extensions = tmp / "home", tmp / "user-data", tmp / "extensions"
+    journal = tmp / "journals" / "journal.sqlite3"
+    journal.parent.mkdir()
+    project, broken = tmp / "project", tmp / "broken"
+    _project(project)
+    (broken / ".vscode").mkdir(parents=True)
+    (broken / ".vscode" / "settings.json").write_text(
+        json.dumps({"watcher.serverCommand": [str(tmp / "no-such-venv" / "bin" / "watcher-lsp")]})
+    )
+    (broken / "main.py").write_text("print('hello')\n")
+    (user_data / "User").mkdir(parents=True)
+    (user_data / "User" / "settings.json").write_text(json.dumps({**USER_SETTINGS, "watcher.journal": str(journal)}))
+    # code-server builds the extension host's environment from a login shell: PATH goes in .profile
+    home.mkdir()
+    bindir = Path(sys.executable).parent
+    (home / ".profile").write_text(f'export PATH="{bindir}:$PATH"\n')
+    env = {**os.environ, "HOME": str(home), "PATH": f"{bindir}:{os.environ['PATH']}", "SHELL": "/bin/sh"}
+    env.pop("WATCHER_JOURNAL", None)
+    dirs = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
+    subprocess.run(
+        [str(CODE_SERVER), *dirs, "--install-extension", str(VSIX)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    port = _free_port()
+    log = (tmp / "code-server.log").open("w")
+    proc = subprocess.Popen(
+        [str(CODE_SERVER), "--auth", "none", "--bind-addr", f"127.0.0.1:{port}", "--disable-telemetry",
+         "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", *dirs],
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=tmp, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=1):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log_text = (tmp / "code-server.log").read_text()[-2000:]
+                    raise RuntimeError(f"code-server did not start: {log_text}") from None
+                time.sleep(0.2)
+        yield Host(base, journal, project, broken)
+    finally:
+        _stop_group(proc)
+        log.close()
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM code-server's process group (the extension hosts and language servers), then SIGKILL."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(5)
+
+
+def _replay(transcript: Path, journal: Path, cwd: Path) -> None:
+    """A watcher running over a recorded session, writing to the journal (another process)."""
+    subprocess.run(
+        [sys.executable, "-m", "watcher", "replay", str(transcript), "--journal", str(journal)],
+        cwd=cwd, check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+
+
+def _commands(journal: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(journal, timeout=5) as conn:
+        return [(k, i) for k, i in conn.execute("SELECT kind, interjection_id FROM commands ORDER BY id")]
+
+
+def _interjection_id(journal: Path, needle: str) -> str:
+    with sqlite3.connect(journal, timeout=5) as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE kind = 'interjection'").fetchall()
+    [found] = [json.loads(p)["interjection"]["id"] for (p,) in rows if needle in p]
+    return str(found)
+
+
+def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Host) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(f"{host.base}/?folder={host.project}")
+            page.locator(".monaco-workbench").wait_for(timeout=60_000)
+            _open(page, "auth.js")  # activates the extension, which starts watcher-lsp
+            status = page.locator('[id$="watcher.status"]')
+            expect(status).to_contain_text("pending", timeout=60_000)  # the server answered watcher.history
+
+            _replay(AGENT, host.journal, host.project)
+            _replay(NOTEBOOK_SESSION, host.journal, host.project)
+            sql = _interjection_id(host.journal, "SQL injection in login()")
+
+            editor = page.locator(".editor-instance .monaco-editor").first
+            expect(editor.locator(".squiggly-error").first).to_be_visible(timeout=30_000)
+            page.keyboard.press("Control+Shift+M")
+            problems = page.locator(".markers-panel")
+            expect(problems).to_contain_text("SQL injection in login()", timeout=15_000)
+            expect(status).to_contain_text(re.compile(r"\d+ pending"))
+
+            # the quick fix on line 4: Ctrl+. lists Inject/Dismiss; Dismiss goes through the server
+            editor.click()
+            _go_to_line(page, "4:10")  # inside the finding (it starts at column 3)
+            page.keyboard.press("Control+.")
+            menu = page.locator(".action-widget")
+            expect(menu).to_contain_text("Dismiss", timeout=15_000)
+            page.screenshot(path=str(ARTIFACTS / "vscode.png"))
+            _choose(page, "Dismiss")
+            expect(problems).not_to_contain_text("SQL injection in login()", timeout=15_000)
+            expect(editor.locator(".squiggly-error")).to_have_count(0, timeout=15_000)
+            assert ("dismiss", sql) in _commands(host.journal)
+
+            # the notebook: the finding on the cell the kernel ran, placed by VS Code's cell URI
+            _open(page, "users.ipynb")
+            cell = page.locator(".notebook-editor .cell-editor-container .monaco-editor")
+            expect(cell.locator(".squiggly-warning").first).to_be_visible(timeout=30_000)
+            expect(problems).to_contain_text("SQL built by string formatting", timeout=15_000)
+            page.screenshot(path=str(ARTIFACTS / "vscode-notebook.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "vscode-failure.png"))
+            raise
+        finally:
+            browser.close()
+
+
+def test_a_server_that_cannot_start_says_how_to_fix_it(host: Host) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(f"{host.base}/?folder={host.broken}")
+            page.locator(".monaco-workbench").wait_for(timeout=60_000)
+            _open(page, "main.py")
+            toast = page.locator(".notifications-toasts")
+            expect(toast).to_contain_text("the language server did not start", timeout=30_000)
+            expect(toast).to_contain_text("pip install 'watcher[lsp]'")
+            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+            page.screenshot(path=str(ARTIFACTS / "vscode-cannot-start.png"))
+        finally:
+            browser.close()
+
+
+def _open(page: Page, name: str) -> None:
+    """Quick Open (Ctrl+P) a file of the workspace."""
+    page.keyboard.press("Control+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(timeout=15_000)
+    box.fill(name)
+    page.locator(".quick-input-list .monaco-list-row").first.wait_for(timeout=15_000)
+    page.keyboard.press("Enter")
+
+
+def _choose(page: Page, action: str) -> None:
+    """Pick an entry of the open code-action menu with the keyboard, as a person would."""
+    focused = page.locator(".action-widget .monaco-list-row.focused")
+    for _ in range(10):
+        if action in (focused.text_content() or ""):
+            page.keyboard.press("Enter")
+            return
+        page.keyboard.press("ArrowDown")
+    raise AssertionError(f"no {action!r} in the code-action menu: {page.locator('.action-widget').inner_text()}")
+
+
+def _go_to_line(page: Page, where: str) -> None:
+    """Go to Line (Ctrl+G), ``line:column``."""
+    page.keyboard.press("Control+G")
+    page.keyboard.type(where)
+    page.keyboard.press("Enter")
