@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from watcher.roles._security_js_guards import Guards
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
-from watcher.roles._security_js_values import Values, dotted, literal, named
+from watcher.roles._security_js_values import dotted, literal, named
 
 __all__ = ["Calls"]
 
@@ -96,7 +97,7 @@ def _allow_list_replace(args: list[Any]) -> frozenset[str]:
     return frozenset(k for k, chars in _META.items() if not any(c in kept for c in chars)) | {"object"}
 
 
-class Calls(Values):
+class Calls(Guards):
     """Call expressions and constructors."""
 
     def call_local(self, name: str, args: list[Taint | None], st: Any) -> tuple[bool, Taint | None]:
