@@ -247,6 +247,8 @@ class Flow(Calls):
             return Taint(f"the request (`{name}`)", line)
         if name in ("res", "response", "reply", "next"):
             return None
+        if target.kind() == "object_pattern" and re.search(r"\b(?:query|body|params|cookies|headers)\b", name):
+            return Taint("the request (`req`)", line)  # ({ query }: Request, res) => …
         if handler and index == 1 and target.kind() == "object_pattern":  # Next.js: { params }
             return Taint(f"the route parameters (`{name}`)", line, ALL_KINDS - {"object"})
         return Taint(f"the parameter `{name}`", line, strong=False)
