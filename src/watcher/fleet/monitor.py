@@ -18,12 +18,13 @@ from typing import Any
 from watcher.agents import Boundary
 from watcher.core.logs import logger
 from watcher.core.observations import Observation, ToolCall, ToolResult
+from watcher.fleet.events import LearningExtracted, TaskTurn
 from watcher.fleet.learnings import Extractor, Learning, extract
 from watcher.fleet.tasks import TaskSpec
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_findings import Finding
 from watcher.roles._stuck_tracker import LoopTracker
-from watcher.runtime.events import DeliveryEvent, LearningExtracted, ObservationEvent, TaskTurn
+from watcher.runtime.events import DeliveryEvent, ObservationEvent
 from watcher.runtime.journal import Journal
 from watcher.spawn._worktree_probe import WORKTREE_CHANGE
 

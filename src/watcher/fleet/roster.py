@@ -13,9 +13,10 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from watcher.fleet.events import FleetTask, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
 from watcher.fleet.follow import Follower
 from watcher.fleet.tasks import TaskSpec
-from watcher.runtime.events import FleetTask, SessionEvent, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
+from watcher.runtime.events import SessionEvent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Member", "Roster"]

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.events import SupervisionReport
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
 from watcher.fleet.watch import Evaluator, WatchCycle
-from watcher.runtime.events import SupervisionReport
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
+from watcher.fleet.events import LearningExtracted, SyncMessageSent
 from watcher.fleet.follow import Follower
 from watcher.fleet.roster import Roster
 from watcher.fleet.tasks import FleetConfig, TaskSpec
-from watcher.runtime.events import LearningExtracted, SyncMessageSent
 
 __all__ = ["SyncCycle", "related"]
 

@@ -20,11 +20,11 @@ from dataclasses import replace
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
+from watcher.fleet.events import TaskHealthCheck
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
 from watcher.fleet.roster import Member, Roster
 from watcher.fleet.snapshot import Snapshot, TaskState, recent
 from watcher.fleet.tasks import FleetConfig
-from watcher.runtime.events import TaskHealthCheck
 
 __all__ = ["Evaluator", "WatchCycle"]
 
