@@ -61,6 +61,7 @@ PUBLIC = {
         "tool",
     ],
     "watcher.testing": [
+        "FakeClock",
         "LoopbackForge",
         "RecordedRequest",
         "Reply",

@@ -15,7 +15,7 @@ from fleet_helpers import Scripts, marker, until, user_texts
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, Recommendation, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply
+from watcher.testing import FakeClock, RecordedRequest, Reply
 
 FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
 NUDGE = re.compile(r'<system-nudge severity="(hint|warning|critical)">')
@@ -154,8 +154,11 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
 
 
 async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) -> None:
+    slow = {"after_resume": False}
+
     def reader(n: int, request: RecordedRequest) -> Reply:
-        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
         """Read a file.
@@ -238,7 +241,7 @@ async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path
     slow = {"after_resume": False}
 
     def reader(n: int, request: RecordedRequest) -> Reply:
-        # after the resume the agent thinks longer (0.4 s, under the 0.5 s threshold) before each answer
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
         return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
@@ -253,16 +256,24 @@ async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path
     journal = Journal(tmp_path / "j.sqlite3")
     spec = TaskSpec("busy", f"{marker('busy')} read everything", tools=(tool(read, name="Read"),), max_steps=1000)
     config = replace(FAST, stale_after_s=0.5, very_stale_after_s=60)
+    clock = FakeClock()  # the supervision's time moves only when the test moves it
     with scripts.server() as stub:
-        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
+        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k", clock=clock)
         await fleet.start()
         await until(lambda: len(scripts.requests["busy"]) >= 3)
         assert await fleet.actions.pause("busy", "a person looks", by="person")
-        await asyncio.sleep(1.0)  # twice the stale threshold, held
+        await until(lambda: fleet.status("busy") == "paused")
+        cycles = fleet.stats.watcher_cycles
+        await until(lambda: fleet.stats.watcher_cycles >= cycles + 2)  # the last turn before the hold is judged
+        clock.advance(1.0)  # twice the stale threshold, held
+        cycles = fleet.stats.watcher_cycles
+        await until(lambda: fleet.stats.watcher_cycles >= cycles + 2)  # the held task is judged at that time
         slow["after_resume"] = True
         assert await fleet.actions.resume("busy")
-        resumed_at = len(scripts.requests["busy"])
-        await until(lambda: len(scripts.requests["busy"]) >= resumed_at + 3)
+        resumed_at, cycles = len(scripts.requests["busy"]), fleet.stats.watcher_cycles
+        await until(
+            lambda: len(scripts.requests["busy"]) >= resumed_at + 3 and fleet.stats.watcher_cycles >= cycles + 2
+        )
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
     assert fleet.stats.nudges_sent == 0, "the pause was not idleness"
@@ -300,8 +311,11 @@ async def test_a_command_written_before_the_task_started_is_not_applied_to_it(tm
 async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_every_poll(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    slow = {"after_resume": False}
+
     def reader(n: int, request: RecordedRequest) -> Reply:
-        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
         """Read a file.
