@@ -70,6 +70,7 @@ PUBLIC = {
         "StubOpenAIServer",
         "StubResponsesServer",
         "ToolUse",
+        "wait_until",
     ],
 }
 
