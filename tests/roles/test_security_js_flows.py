@@ -63,7 +63,8 @@ def test_js_flow_vector(case: dict[str, Any]) -> None:
 
 def test_each_class_has_ten_of_each() -> None:
     """Every sink class: at least 10 vulnerable handlers and 10 safe look-alikes; TypeScript among them."""
-    for cls in {c["class"] for c in CASES}:
+    assert {c["class"] for c in CASES} == set(CLASSES)
+    for cls in CLASSES:
         cases = [c for c in CASES if c["class"] == cls]
         assert sum("sink" in c for c in cases) >= 10, cls
         assert sum("sink" not in c for c in cases) >= 10, cls

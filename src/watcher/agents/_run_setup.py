@@ -54,7 +54,7 @@ def make_client(*, base_url: str | None = None, api_key: str | None = None, max_
     try:
         import anthropic
     except ImportError as exc:
-        raise ConfigurationError("agent runs need the Anthropic SDK: pip install 'watcher[llm]'") from exc
+        raise ConfigurationError("agent runs need the Anthropic SDK: pip install 'watcher-agents[llm]'") from exc
     key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
     if not key:
         raise MissingCredentialsError(

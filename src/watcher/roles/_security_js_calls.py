@@ -12,11 +12,10 @@ Callbacks of ``then``/``subscribe``/``forEach``… receive the taint of what the
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
-from watcher.roles._security_js_values import Values, dotted, named
+from watcher.roles._security_js_values import Values, dotted, literal, named
 
 __all__ = ["Calls"]
 
@@ -53,6 +52,10 @@ _SANITIZERS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"mongo.?sanitize|(?:^|\.)sanitize$"), frozenset({"object", "xss", "path", "nosql"})),
     (re.compile(r"escape|encode|sanitiz|purif|xss|entities"), frozenset({"xss", "sql", "nosql", "object"})),
 ]
+_CHECKERS = frozenset({"check", "body", "query", "param", "cookie", "header", "checkBody", "checkQuery"})
+_WHOLE_CHECKS = frozenset(
+    {"isInt", "isNumeric", "isUUID", "isMongoId", "isAlphanumeric", "isIn", "isBoolean", "toInt", "toFloat", "isAlpha"}
+)
 _PATHS = frozenset({"resolve", "join", "normalize", "relative"})
 _META = {
     "cmd": ";|&$`<> \n",
@@ -101,7 +104,7 @@ class Calls(Values):
         new = node.kind() == "new_expression"
         callee = node.field("constructor" if new else "function")
         args_node = node.field("arguments")
-        args = named(args_node) if args_node is not None else []
+        args = named(args_node) if args_node is not None and args_node.kind() == "arguments" else []
         if callee is None:
             return None
         receiver_node = callee.field("object") if callee.kind() == "member_expression" else None
@@ -114,16 +117,43 @@ class Calls(Values):
         else:
             self.ev(callee, st)
             name, owner = "", ""
+        if args_node is not None and args_node.kind() == "template_string":
+            self.sinks.built(args_node, None)  # a tagged template (sql`…`, $queryRaw`…`) binds its values
         functions = [a for a in args if a.kind() in ("arrow_function", "function_expression", "function")]
         taints = [None if a in functions else self.ev(a, st) for a in args]
-        if args_node is not None and args_node.kind() == "template_string":
-            taints = []  # a tagged template (sql`…`) gets its values apart from the text
+        if not owner and name in self.setters and taints:  # React: setBody(value)
+            state = self.setters[name]
+            self.stored[state] = union(self.stored.get(state), taints[0])
         result = self.result(node, name, owner, receiver, args, taints, st)
         for fn in functions:
             given = self.callback_taints(name, args, receiver, result)
             self.function(fn, st, given)
         self.sinks.call(self, node, name, owner, args, taints, receiver, st)
+        if name.startswith("is") or name in ("matches", "toInt", "toFloat", "toBoolean"):
+            self.validator_chain(node, name, st)
         return result
+
+    def validator_chain(self, node: Any, name: str, st: Any) -> None:
+        """express-validator: ``body("email").isEmail()`` leaves ``req.body.email`` a checked string."""
+        call = node
+        while call is not None and call.kind() == "call_expression":
+            callee = call.field("function")
+            if callee is None:
+                return
+            if callee.kind() == "identifier":
+                break
+            call = callee.field("object") if callee.kind() == "member_expression" else None
+        if call is None or call.kind() != "call_expression" or call.field("function").text() not in _CHECKERS:
+            return
+        args = named(call.field("arguments"))
+        if not args or args[0].kind() != "string":
+            return
+        field = args[0].text()[1:-1]
+        line = int(call.range().start.line) + 1
+        kinds = ALL_KINDS if name in _WHOLE_CHECKS else frozenset({"object"})
+        for where in ("body", "query", "params", "cookies"):
+            taint = Taint(f"the `{field}` request field (`req.{where}.{field}`)", line)
+            st.vars[f"req.{where}.{field}"] = sanitized(st.vars.get(f"req.{where}.{field}", taint), kinds)
 
     def callback_taints(
         self, name: str, args: list[Any], receiver: Taint | None, result: Taint | None
@@ -138,6 +168,8 @@ class Calls(Values):
     def result(
         self, node: Any, name: str, owner: str, receiver: Taint | None, args: list[Any], taints: list[Any], st: Any
     ) -> Taint | None:
+        callee = node.field("function")
+        receiver_node = callee.field("object") if callee is not None and callee.kind() == "member_expression" else None
         source = call_source(name, owner, node, receiver)
         if source is not None:
             return source
@@ -160,7 +192,7 @@ class Calls(Values):
         if kinds:
             return sanitized(receiver if receiver is not None and not arguments else arguments, kinds)
         if owner == "JSON" and name == "parse" and arguments is not None:
-            return replace(arguments, kinds=arguments.kinds | {"object"})
+            return arguments.but(kinds=arguments.kinds | {"object"})
         if (owner == "JSON" and name == "stringify") or (name == "String" and not owner):
             return sanitized(arguments, frozenset({"object"}))
         if receiver is not None:
@@ -169,10 +201,12 @@ class Calls(Values):
             if name in _STRING_METHODS:
                 return sanitized(union(receiver, arguments if name == "concat" else None), frozenset({"object"}))
             return receiver
-        if owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS:
-            if owner == "path" and name in _PATHS and arguments is not None:
-                return replace(arguments, resolved=True)
-            return arguments if name not in _BOOLEANS else None
+        if arguments is not None and (name == "concat" or owner in _CARRIERS or owner.rsplit(".", 1)[-1] in _CARRIERS):
+            if owner == "path" and name in _PATHS:
+                return arguments.but(resolved=True)
+            around = [receiver_node] if name == "concat" and receiver_node is not None else args
+            text = " ".join(literal(a, st.consts) for a in around)
+            return union(arguments, text=text) if name not in _BOOLEANS else None
         callee = node.field("function")
         if callee is not None and callee.kind() == "identifier":
             return arguments  # a function this file does not define: its result carries its input

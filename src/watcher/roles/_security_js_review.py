@@ -16,7 +16,7 @@ from dataclasses import replace
 from watcher.roles._security_js import sql_findings
 from watcher.roles._security_js_flow import Flow
 from watcher.roles._security_js_sinks import CLASSES, Sinks
-from watcher.roles._security_jsast import js_ast_findings, parse
+from watcher.roles._security_jsast import js_ast_findings, parse, process_modules
 from watcher.roles._security_model import RANK, Finding
 
 __all__ = ["javascript_findings"]
@@ -33,39 +33,45 @@ def javascript_findings(text: str, path: str = "") -> list[Finding]:
     try:
         root = parse(text, path)
         structural = js_ast_findings(text, path=path, root=root)
-        sinks = Sinks()
+        sinks = Sinks(process_modules(text))
         Flow(root, sinks).run()
     except RecursionError:  # an expression nested thousands deep (generated code): the SQL rule still ran
         return with_fix
     flows = list(sinks.findings.values())
+    spans = [(min(sinks.sources[key], f.start_line), f.last_line) for key, f in sinks.findings.items()]
     proved = {key for key, clean in sinks.clean.items() if clean}
     kept: list[Finding] = []
     for finding in [*with_fix, *structural]:
         lines = range(finding.start_line, finding.last_line + 1)
         rule = "js:sql-injection" if finding.rule == "sql-injection-js" else finding.rule
-        if finding.rule != "sql-injection-js" and any((rule, line) in proved for line in lines):
-            continue  # the sink on these lines only ever receives clean values
-        told = next((i for i, f in enumerate(flows) if f.rule == rule and _overlap(f, finding)), None)
+        if any((rule, line) in proved for line in lines) or (
+            rule == "js:sql-injection"
+            and all((sinks.clean.get(("js:sql-built", line), True)) for line in lines)
+            and any(("js:sql-built", line) in proved for line in lines)
+        ):
+            continue  # the sink (or the SQL text) on these lines only ever receives clean values
+        told = next(
+            (i for i, f in enumerate(flows) if f.rule == rule and _within(finding, spans[i])),
+            None,
+        )
         if told is None:
             kept.append(finding)
-        elif finding.replacement is not None or RANK[finding.severity] < RANK[flows[told].severity]:
-            flow = flows[told]
-            start, end = min(flow.start_line, finding.start_line), max(flow.last_line, finding.last_line)
-            severity = finding.severity if RANK[finding.severity] < RANK[flow.severity] else flow.severity
-            flows[told] = replace(
-                flow, severity=severity, start_line=start, end_line=end, replacement=finding.replacement
-            )
-            if finding.replacement is not None:  # the fix replaces exactly the lines it was written for
-                flows[told] = replace(flows[told], start_line=finding.start_line, end_line=finding.last_line)
+            continue
+        flow = flows[told]  # the flow tells this problem: it takes the lines and the fix
+        severity = finding.severity if RANK[finding.severity] < RANK[flow.severity] else flow.severity
+        start, end = min(flow.start_line, finding.start_line), max(flow.last_line, finding.last_line)
+        if finding.replacement is not None:  # a fix replaces exactly the lines it was written for
+            start, end = finding.start_line, finding.last_line
+        flows[told] = replace(
+            flow, severity=severity, start_line=start, end_line=end, replacement=finding.replacement or flow.replacement
+        )
     structural_sql = [f for f in kept if f.rule == "js:sql-injection"]
-    kept = [f for f in kept if not (f in structural_sql and any(_overlap(f, s) for s in with_fix))]
+    kept = [
+        f for f in kept if not (f in structural_sql and any(_within(f, (s.start_line, s.last_line)) for s in with_fix))
+    ]
     return [*flows, *kept]
 
 
-def _overlap(a: Finding, b: Finding) -> bool:
-    return a.start_line <= b.last_line + 15 and b.start_line <= a.last_line and _near(a, b)
-
-
-def _near(a: Finding, b: Finding) -> bool:
-    """b ends on a's lines or up to 15 lines above them (a query built above the call that runs it)."""
-    return a.start_line - 15 <= b.last_line <= a.last_line or b.start_line <= a.start_line <= b.last_line
+def _within(finding: Finding, span: tuple[int, int]) -> bool:
+    """Whether a finding's lines meet a flow's, from its source to its sink."""
+    return finding.start_line <= span[1] and span[0] <= finding.last_line

@@ -101,9 +101,13 @@ def _local_target(node: Any, consts: dict[str, Any]) -> bool:
 class Sinks:
     """Sink visits of one text: the findings of strong taints, and the sinks proved clean."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: frozenset[str] = frozenset()) -> None:
+        self.modules = modules  # names this text binds to the child_process module
         self.findings: dict[tuple[str, int], Finding] = {}
-        self.clean: dict[tuple[str, int], bool] = {}  # (rule, line) → every visit was clean
+        self.clean: dict[tuple[str, int], bool] = {}
+        self.sources: dict[
+            tuple[str, int], int
+        ] = {}  # finding → the line its value entered on  # (rule, line) → every visit was clean
 
     def hit(self, cls: str, node: Any, taint: Taint | None, sink: str, *, weak: bool = False) -> None:
         rule, label, cwe, risk = CLASSES[cls]
@@ -119,9 +123,16 @@ class Sinks:
         text = f"{origin[0].upper()}{origin[1:]} reaches `{sink}` (line {line}){through}: {risk}"
         end = int(node.range().end.line) + 1
         snippet = " ".join(node.text().split())[:200]
+        self.sources[key] = taint.line
         self.findings[key] = Finding(
             rule, f"{label} ({cwe})", "warning", text, line, end, fingerprint=f"{rule}:{snippet}"
         )
+
+    def built(self, node: Any, taint: Taint | None) -> None:
+        """SQL text built here: remembered as clean when no value can change the statement."""
+        line = int(node.range().start.line) + 1
+        safe = taint is None or "sql" not in taint.kinds
+        self.clean[("js:sql-built", line)] = self.clean.get(("js:sql-built", line), True) and safe
 
     # ------------------------------------------------------------------ calls
 
@@ -130,9 +141,10 @@ class Sinks:
     ) -> None:
         first = taints[0] if taints else None
         root = _root(node.field("function"))
-        if name in _RUNNERS and (_PROCESS.search(owner) or not owner):
+        member = node.field("function") is not None and node.field("function").kind() == "member_expression"
+        if name in _RUNNERS and (_PROCESS.search(owner) or not owner or owner in self.modules):
             self.hit("cmd", node, first, f"{name}()")
-        elif name in _PROGRAMS and (_PROCESS.search(owner) or not owner):
+        elif name in _PROGRAMS and (_PROCESS.search(owner) or not owner or owner in self.modules):
             shell = any(a.kind() == "object" and re.search(r"\bshell\s*:\s*(?!false)", a.text()) for a in args)
             self.hit("cmd", node, _first(taints) if shell else first, f"{name}()")
         elif name == "eval" and owner in ("", "window", "globalThis", "global"):
@@ -149,9 +161,9 @@ class Sinks:
             self.hit("code", node, first, f"{name}()")
         elif name == "require" and not owner and args and args[0].kind() != "string":
             self.hit("code", node, first, "require()")
-        elif owner and (name in _SQL_CALLS or _SQL_RAW.search(name)):
+        elif member and (name in _SQL_CALLS or _SQL_RAW.search(name)):
             self.sql(flow, node, name, args, taints)
-        if owner and (name in _MONGO_FILTER or name in _MONGO_UPDATE) and args:
+        if member and (name in _MONGO_FILTER or name in _MONGO_UPDATE) and args:
             self.nosql(flow, node, name, args, taints)
         if name in _FS_CALLS and (_FS.search(owner) or not owner):
             for taint in taints[: 2 if name.startswith(("rename", "copyFile")) else 1]:
@@ -194,7 +206,7 @@ class Sinks:
         for key, (inner, inner_node) in flow.objects.get(int(value.range().start.index), {}).items():
             if key == "$where":
                 self.hit("nosql", node, inner, f"{name}() with $where")
-            elif update and not key.startswith("$"):
+            elif update and (not key.startswith("$") or (inner_node is not None and inner_node.kind() == "object")):
                 continue  # a field's new value: stored, not interpreted
             elif inner_node is not None and inner_node.kind() == "object" and key != "$eq":
                 self.operators(flow, node, name, inner_node, inner, update=False)
@@ -213,6 +225,10 @@ class Sinks:
                 hit = keys.get("Location") or keys.get("location") or keys.get("'Location'")
                 if hit is not None:
                     self.hit("redirect", node, hit[0], f"res.{name}() Location")
+        elif name in ("sendFile", "download", "sendfile", "attachment") and args:
+            rooted = any(a.kind() == "object" and re.search(r"\broot\s*:", a.text()) for a in args[1:])
+            if not rooted:
+                self.hit("path", node, taints[0], f"res.{name}()")
         elif name in ("send", "write", "end") and args and args[0].kind() not in ("object", "array"):
             taint = taints[0]
             html = taint is not None and ("<" in taint.text or name == "send")

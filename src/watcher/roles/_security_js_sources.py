@@ -17,7 +17,7 @@ and responses of ``fetch``/``axios``/``HttpClient``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ALL_KINDS", "Taint", "call_source", "keyed", "member_source", "sanitized", "union"]
@@ -40,12 +40,23 @@ class Taint:
     text: str = ""  # literal text spliced around it (tells SQL or HTML from other strings)
     resolved: bool = field(default=False)  # a path made absolute (path.resolve/join/normalize)
 
+    def but(self, **changes: Any) -> Taint:
+        """A copy with some fields changed (``dataclasses.replace`` without its introspection)."""
+        fields: dict[str, Any] = {
+            "origin": self.origin, "line": self.line, "kinds": self.kinds, "strong": self.strong,
+            "via": self.via, "text": self.text, "resolved": self.resolved,
+        }  # fmt: skip
+        fields.update(changes)
+        return Taint(**fields)
+
     def through(self, name: str) -> Taint:
-        return self if name in self.via else replace(self, via=(*self.via, name)[-4:])
+        return self if name in self.via else self.but(via=(*self.via, name)[-4:])
 
     def without(self, kinds: frozenset[str]) -> Taint | None:
+        if not kinds & self.kinds:
+            return self
         left = self.kinds - kinds
-        return replace(self, kinds=left) if left else None
+        return self.but(kinds=left) if left else None
 
 
 def union(*taints: Taint | None, text: str = "") -> Taint | None:
@@ -53,10 +64,12 @@ def union(*taints: Taint | None, text: str = "") -> Taint | None:
     found = [t for t in taints if t is not None]
     if not found:
         return None
+    if len(found) == 1 and not text:
+        return found[0]
     first = next((t for t in found if t.strong), found[0])
     kinds = frozenset().union(*(t.kinds for t in found))
     joined = (text + " " + " ".join(t.text for t in found)).strip()[:400]
-    return replace(first, kinds=kinds, text=joined, resolved=any(t.resolved for t in found))
+    return first.but(kinds=kinds, text=joined, resolved=any(t.resolved for t in found))
 
 
 _PLURAL = re.compile(r"^the (.+)s \(`(.+)`\)$")
@@ -69,10 +82,10 @@ def keyed(taint: Taint | None, key: str) -> Taint | None:
     if taint.origin.startswith("the request (`") and key in _FIELDS:
         what, objects = _FIELDS[key]
         name = taint.origin[len("the request (`") : -2]
-        return replace(taint, origin=f"the {what}s (`{name}.{key}`)", kinds=ALL_KINDS if objects else _STRINGS)
+        return taint.but(origin=f"the {what}s (`{name}.{key}`)", kinds=ALL_KINDS if objects else _STRINGS)
     plural = _PLURAL.match(taint.origin)
     if plural is not None:
-        return replace(taint, origin=f"the `{key}` {plural.group(1)} (`{plural.group(2)}.{key}`)")
+        return taint.but(origin=f"the `{key}` {plural.group(1)} (`{plural.group(2)}.{key}`)")
     return taint
 
 
@@ -136,6 +149,12 @@ def _chain(node: Any) -> list[str]:
             prop = node.field("property")
             parts.append(prop.text() if prop is not None else "")
             node = node.field("object")
+        elif kind == "subscript_expression":
+            index = node.field("index")
+            if index is None or index.kind() != "string":
+                return []
+            parts.append(index.text()[1:-1])
+            node = node.field("object")
         elif kind in ("identifier", "this"):
             parts.append(node.text())
             return parts[::-1]
@@ -166,7 +185,10 @@ def member_source(node: Any) -> Taint | None:
         what, objects = _FIELDS[rest[0]]
         key = rest[1] if len(rest) > 1 else ""
         origin = f"the `{key}` {what} (`{text}`)" if key else f"the {what}s (`{text}`)"
-        return Taint(origin, _line(node), ALL_KINDS if objects else _STRINGS)
+        kinds = ALL_KINDS if objects else _STRINGS
+        if key.lower() in ("referer", "referrer"):  # set by the visitor's browser: a way back, not a lure
+            kinds = kinds - {"redirect"}
+        return Taint(origin, _line(node), kinds)
     for page, what in _PAGE.items():
         if text == page or text.startswith(page + ".") or text in ("window." + page, "globalThis." + page):
             return Taint(f"{what} (`{text}`)", _line(node), _STRINGS)
@@ -183,7 +205,10 @@ def call_source(name: str, owner: str, node: Any, receiver: Taint | None) -> Tai
     line = _line(node)
     owner_last = owner.rsplit(".", 1)[-1]
     if owner_last in _REQUEST and name in _REQUEST_CALLS:
-        return Taint(f"a {_REQUEST_CALLS[name]} (`{owner}.{name}()`)", line, _STRINGS)
+        referer = re.search(r"(?i)\(\s*['\"]referr?er['\"]", node.text())
+        return Taint(
+            f"a {_REQUEST_CALLS[name]} (`{owner}.{name}()`)", line, _STRINGS - {"redirect"} if referer else _STRINGS
+        )
     if owner_last in _REQUEST and name in _BODY_READERS:
         return Taint(f"the request body (`{owner}.{name}()`)", line, ALL_KINDS)
     if owner.endswith("cookies") and name == "get" and owner.split(".")[0] in _REQUEST:

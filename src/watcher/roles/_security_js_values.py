@@ -8,12 +8,14 @@ read in ``_security_js_calls``: sanitizers, casts, sources and functions of the 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, keyed, member_source, sanitized, union
+from watcher.roles._security_sql import is_sql
 
-__all__ = ["UNKNOWN", "Values", "dotted", "fold", "named"]
+__all__ = ["UNKNOWN", "Values", "dotted", "fold", "literal", "named"]
 
 UNKNOWN: Any = object()  # a value constant folding cannot decide
 _GLOBALS = frozenset(
@@ -41,7 +43,9 @@ _VALIDATOR = re.compile(r"^(?:is[A-Z0-9_]\w*|validate\w*|verify\w*|check\w*|asse
 _SUBSTRING = ("includes", "startsWith", "endsWith", "indexOf", "search", "match", "lastIndexOf")
 
 
+@functools.lru_cache(maxsize=8192)
 def named(node: Any) -> list[Any]:
+    """The named children of a node, comments left out (cached: the walk revisits functions)."""
     return [c for c in node.children() if c.is_named() and c.kind() != "comment"]
 
 
@@ -120,6 +124,24 @@ def fold(node: Any, consts: dict[str, Any]) -> Any:
     return UNKNOWN
 
 
+def literal(node: Any, consts: dict[str, Any]) -> str:
+    """The literal text a string expression is built around (values left out): tells SQL from prose."""
+    kind = node.kind() if node is not None else ""
+    if kind == "string":
+        return str(node.text()[1:-1])
+    if kind == "template_string":
+        return " ".join(c.text() for c in named(node) if c.kind() == "string_fragment")
+    if kind == "binary_expression":
+        return f"{literal(node.field('left'), consts)} {literal(node.field('right'), consts)}".strip()
+    if kind == "identifier":
+        value = consts.get(node.text())
+        return value if isinstance(value, str) else ""
+    if kind in ("parenthesized_expression", "as_expression", "non_null_expression"):
+        inner = named(node)
+        return literal(inner[0], consts) if inner else ""
+    return ""
+
+
 def anchored(regex: Any) -> bool:
     """A regex literal that matches whole values only and excludes wildcard characters."""
     text = regex.text() if regex is not None and regex.kind() == "regex" else ""
@@ -144,6 +166,8 @@ class Values:
         self.url_of: dict[str, Any] = {}  # u → the value `new URL(value)` parsed into u
         self.objects: dict[int, dict[str, tuple[Taint | None, Any]]] = {}  # object literal → its keys
         self.regexes: dict[str, Any] = {}  # const NAME = /.../
+        self.setters: dict[str, str] = {}  # React: setBody → body (const [body, setBody] = useState())
+        self.stored: dict[str, Taint | None] = {}  # what the setters were given, wherever they ran
 
     # subclass hooks -------------------------------------------------------------------
     def function(self, fn: Any, st: Any, given: list[Taint | None] | None = None) -> Taint | None:
@@ -160,6 +184,8 @@ class Values:
             return None
         if kind == "identifier":
             name = node.text()
+            if name in self.stored:  # React state: what any of its setter calls stored
+                return union(st.vars.get(name), self.stored[name])
             if name in st.vars:
                 return st.vars[name]  # type: ignore[no-any-return]
             if name in _GLOBALS or name in self.functions:
@@ -168,7 +194,10 @@ class Values:
         if kind == "template_string":
             subs = [self.ev(c, st) for c in named(node) if c.kind() == "template_substitution"]
             text = "".join(c.text() for c in named(node) if c.kind() == "string_fragment")
-            return union(*subs, text=text)
+            value = sanitized(union(*subs, text=text), frozenset({"object"}))  # a string now
+            if subs and is_sql(text + " x"):
+                self.sinks.built(node, value)
+            return value
         if kind in ("member_expression", "subscript_expression"):
             return self.member(node, st)
         if kind in ("call_expression", "new_expression"):
@@ -241,12 +270,16 @@ class Values:
         known = fold(node, st.consts)
         lt = self.ev(left, st) if left is not None else None
         rt = self.ev(right, st) if right is not None else None
-        if known is not UNKNOWN:
-            return None
         text = op.text() if op is not None else ""
         if text == "+":
-            strings = " ".join(n.text()[1:-1] for n in (left, right) if n is not None and n.kind() == "string")
-            return union(lt, rt, text=strings)
+            words = literal(node, st.consts)
+            value = union(lt, rt, text=words) if known is UNKNOWN and (lt is not None or rt is not None) else None
+            parent = node.parent()
+            if (parent is None or parent.kind() != "binary_expression") and is_sql(words + " x"):
+                self.sinks.built(node, value)
+            return value
+        if known is not UNKNOWN:
+            return None
         if text in ("||", "??", "&&"):
             return union(lt, rt)
         return None  # comparisons and arithmetic give booleans and numbers
@@ -292,7 +325,10 @@ class Values:
         left, right = node.field("left"), node.field("right")
         taint = self.ev(right, st) if right is not None else None
         if node.kind() == "augmented_assignment_expression" and left is not None:
-            taint = union(self.ev(left, st), taint)
+            base = self.ev(left, st)
+            taint = union(base, taint, text=literal(left, st.consts) + " " + literal(right, st.consts))
+            if taint is None or (taint.text and is_sql(taint.text + " x")):
+                self.sinks.built(node, taint)
         if left is not None:
             self.sinks.assigned(self, node, left, taint, st)
             self.assign(left, taint, right if node.kind() == "assignment_expression" else None, st)
@@ -345,7 +381,13 @@ class Values:
                     if inner_nodes:
                         self.assign(inner_nodes[-1], taint, None, st)
         elif kind in ("array_pattern", "rest_pattern"):
-            for child in named(target):
+            items = named(target)
+            if value is not None and value.kind() == "call_expression" and len(items) == 2:
+                callee = value.field("function")
+                if callee is not None and callee.text().rsplit(".", 1)[-1] == "useState":
+                    self.setters[items[1].text()] = items[0].text()
+                    self.stored.setdefault(items[0].text(), None)
+            for child in items:
                 self.assign(child, taint, None, st)
         elif kind == "assignment_pattern":
             left, right = target.field("left"), target.field("right")

@@ -19,7 +19,7 @@ from watcher.roles._security_model import Finding
 from watcher.roles._security_secrets import example_value
 from watcher.roles._security_sql import is_sql
 
-__all__ = ["js_ast_findings", "parse"]
+__all__ = ["js_ast_findings", "parse", "process_modules"]
 
 _CHILD_PROCESS = r"""['"](?:node:)?child_process['"]"""
 _DESTRUCTURED = re.compile(
@@ -50,6 +50,11 @@ _GRAMMARS = {".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".
 
 def _grammar(path: str) -> str:
     return next((g for ext, g in _GRAMMARS.items() if path.endswith(ext)), "javascript")
+
+
+def process_modules(text: str) -> frozenset[str]:
+    """Names this text binds to the child_process module (``import * as cp from …``)."""
+    return frozenset(m.group(1) or m.group(2) for m in _NAMESPACE.finditer(text))
 
 
 def parse(text: str, path: str = "") -> Any:

@@ -32,6 +32,7 @@ _CLASS_OF = {
     **dict.fromkeys(("B102", "B307"), "code"),
     **dict.fromkeys(("B301", "B302", "B506", "py:deserialise", "py:yaml-unsafe"), "deserialization"),
     **dict.fromkeys(("B608", "py:sql-built"), "sql"),
+    **dict.fromkeys(("B703", "B704"), "xss"),
 }
 # bandit's XML tests fire on every use of a parser; the engine reports only parsers resolving entities
 _XML_TESTS = re.compile(r"^B(?:31[3-9]|320|40[5-9]|410)$")

@@ -304,30 +304,32 @@ class Expressions:
 
     # ------------------------------------------------------------------ names and members
 
-    def name_of(self, node: SgNode | None) -> str:
+    def name_of(self, node: SgNode | None, frame: Frame | None = None) -> str:
         """The dotted name of an expression, imports resolved: ``request.args.get`` → ``flask.request.args.get``."""
         if node is None:
             return ""
         kind = node.kind()
         if kind in self.g.identifiers:
+            if frame is not None and node.text() in frame.env:
+                return node.text()  # a local variable shadows an import
             return self.imports.get(node.text(), node.text())
         if kind in self.g.attributes:
-            base = self.name_of(self.g.field(node, "object"))
+            base = self.name_of(self.g.field(node, "object"), frame)
             attr = self.g.field(node, "attribute")
             return f"{base}.{attr.text()}" if attr is not None else base
         if kind in self.g.calls:
-            return self.name_of(self.g.field(node, "function")) + "()"
+            return self.name_of(self.g.field(node, "function"), frame) + "()"
         if kind in self.g.subscripts:
-            return self.name_of(self.g.field(node, "object")) + "[]"
+            return self.name_of(self.g.field(node, "object"), frame) + "[]"
         if kind in self.g.parenthesized:
             kids = node.named_children()
-            return self.name_of(kids[0]) if kids else ""
+            return self.name_of(kids[0], frame) if kids else ""
         return ""
 
     def attribute(self, node: SgNode, frame: Frame) -> Value:
         obj_node, attr = self.g.field(node, "object"), self.g.field(node, "attribute")
         obj = self.expr(obj_node, frame) if obj_node is not None else Value()
-        found = self.spec.attribute(self.name_of(node), obj, Here(self, node, frame))
+        found = self.spec.attribute(self.name_of(node, frame), obj, Here(self, node, frame))
         if found is not None:
             return found
         if attr is None:
@@ -388,7 +390,7 @@ class Expressions:
             obj_node, attr = g.field(target, "object"), g.field(target, "attribute")
             if obj_node is None or attr is None:
                 return
-            self.spec.store(self.name_of(obj_node), attr.text(), value, Here(self, target, frame))
+            self.spec.store(self.name_of(obj_node, frame), attr.text(), value, Here(self, target, frame))
             self._update(obj_node, attr.text(), value, frame)
         elif kind in g.subscripts:
             obj_node, index = g.field(target, "object"), g.field(target, "index")
@@ -396,7 +398,7 @@ class Expressions:
                 return
             key = self.expr(index, frame) if index is not None else Value()
             k = key.const if key.constant and _hashable(key.const) else NO_CONST
-            self.spec.store(self.name_of(obj_node), k, value, Here(self, target, frame))
+            self.spec.store(self.name_of(obj_node, frame), k, value, Here(self, target, frame))
             self._update(obj_node, k, value, frame)
         elif kind in g.spreads:
             for child in target.named_children():
@@ -444,7 +446,7 @@ class Expressions:
         obj_node = g.field(fn_node, "object") if fn_node is not None and fn_node.kind() in g.attributes else None
         if obj_node is not None:
             receiver = self.expr(obj_node, frame)
-        dotted = self.name_of(fn_node)
+        dotted = self.name_of(fn_node, frame)
         method = dotted.rsplit(".", 1)[-1]
         site = Here(self, node, frame)
         if dotted in self.spec.exits:

@@ -110,6 +110,7 @@ class PythonSpec:
 
     def __init__(self) -> None:
         self._imported: frozenset[str] = frozenset()
+        self._json_apps: tuple[str, ...] = ()
 
     def imports(self, root: SgNode) -> Mapping[str, str]:
         out: dict[str, str] = {}
@@ -130,6 +131,14 @@ class PythonSpec:
                     else:
                         out[text.split(".", 1)[0]] = text.split(".", 1)[0]
         self._imported = frozenset(v.split(".", 1)[0].lstrip(".") for v in out.values())
+        apps = []  # the names of FastAPI/Starlette applications and routers: their handlers return JSON
+        for node in root.find_all(kind="assignment"):
+            left, right = node.field("left"), node.field("right")
+            if left is not None and right is not None and right.kind() == "call":
+                called = (right.field("function") or right).text().rsplit(".", 1)[-1]
+                if called in ("FastAPI", "APIRouter", "Starlette", "Router"):
+                    apps.append(left.text())
+        self._json_apps = tuple(f"@{a}." for a in apps)
         return out
 
     def entry(self, function: Function, name_of: Callable[[SgNode], str]) -> Mapping[str, Value]:
@@ -214,9 +223,8 @@ class PythonSpec:
         route = next((d for d in function.decorators if _ROUTE.search(d)), None)
         if route is None or "response" in value.tags:
             return
-        fastapi = "fastapi" in self._imported or "starlette" in self._imported
-        if fastapi and "HTMLResponse" not in route:
-            return
+        if route.startswith(self._json_apps) and "HTMLResponse" not in route:
+            return  # FastAPI sends what a handler returns as JSON
         body = value.seq[0] if value.seq else value
         if "response" in body.tags:
             return

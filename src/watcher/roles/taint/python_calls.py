@@ -8,6 +8,7 @@ arguments that matter (only those: ``cur.execute(sql, params)`` looks at ``sql``
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from watcher.roles.taint.regex import safe_classes
@@ -242,6 +243,33 @@ _ET_FIND = frozenset({"find", "findall", "findtext", "iterfind"})
 _XPATH_FUNCTIONS = frozenset(
     ["lxml.etree.XPath", "lxml.etree.ETXPath", "elementpath.select", "elementpath.iter_select"]
 )
+_FOLDABLE: dict[str, Any] = {
+    "len": len,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "abs": abs,
+    "min": min,
+    "max": max,
+}
+_RESPONSES = frozenset(
+    {
+        "flask.jsonify",
+        "django.http.JsonResponse",
+        "flask.render_template",
+        "django.shortcuts.render",
+        "django.template.loader.render_to_string",
+        "flask.send_file",
+        "flask.send_from_directory",
+        "django.http.FileResponse",
+        "starlette.responses.FileResponse",
+        "fastapi.responses.FileResponse",
+        "starlette.responses.JSONResponse",
+        "fastapi.responses.JSONResponse",
+    }
+)
+_SERIALISERS = frozenset({"pickle.dumps", "marshal.dumps", "jsonpickle.encode", "yaml.dump", "yaml.safe_dump"})
 _TRANSFORMS = (
     "base64.",
     "binascii.",
@@ -271,7 +299,8 @@ _TRANSFORMS = (
 def call(c: Call, imports: frozenset[str]) -> Value | None:
     """The meaning of a call (see the module docstring); None leaves it to the engine's default."""
     name, method = c.name, c.method
-    everything = union([*c.args, *c.kwargs.values(), *([c.receiver.flat()] if c.receiver else [])])
+    receiver = [c.receiver.flat()] if c.receiver is not None and "module" not in c.receiver.tags else []
+    everything = union([*c.args, *c.kwargs.values(), *receiver])
     # sources
     if method in ("get_json", "get_data") and name.startswith("flask.request"):
         return c.site.source("input", f"request.{method}()")
@@ -281,9 +310,19 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return c.site.source("local", f"{name}()")
     if method in ("recv", "recvfrom", "recv_into", "recvmsg") and c.receiver is not None:
         return c.site.source("input", f"socket {method}()")
+    if method in ("get", "getlist", "get_all", "getall", "getone") and c.receiver is not None and c.args:
+        key = c.args[0].const
+        named = [o for o in c.receiver.origins if o.label == "input" and not o.via]
+        if isinstance(key, str) and named and len(named) == len(c.receiver.origins):
+            return Value(origins=frozenset(replace(o, name=f"{o.name}[{key!r}]") for o in named))
     if name == "os.getenv" or name == "os.environ.get":
         return c.site.source("environment", f"os.getenv({_text(c, 0)})")
     # sanitisers and casts
+    if name in _FOLDABLE and c.args and all(a.constant for a in c.args) and not c.kwargs:
+        try:
+            return Value(const=_FOLDABLE[name](*(a.const for a in c.args)))
+        except Exception:  # noqa: BLE001 - int("x"): not a constant we know
+            pass
     if name in _CASTS:
         return everything.cleared(_ALL)
     cleared = _SANITISERS.get(name) or _named_sanitiser(name, method)
@@ -306,15 +345,27 @@ def call(c: Call, imports: frozenset[str]) -> Value | None:
         return Value(tags=frozenset({"weak-random-generator"}))
     algorithm = _hash_algorithm(c)
     if algorithm:
-        return _tag(union([everything, c.site.source("weak-hash", algorithm.upper())]), "hash")
+        return union([everything.cleared(_ALL), c.site.source("weak-hash", algorithm.upper())])
+    if name.startswith(("hashlib.", "hmac.")) and not receiver and method not in ("compare_digest",):
+        return everything.cleared(_ALL)  # a digest carries none of the input's characters
     _sinks(c, imports)
-    if name in _HTML_OUT or name in _REDIRECTS or name in ("flask.jsonify", "django.http.JsonResponse"):
+    if name in _HTML_OUT or name in _REDIRECTS or name in _RESPONSES:
         return Value(tags=frozenset({"response"}))
     if name.startswith("xml.sax.make_parser") or name == "lxml.etree.XMLParser":
         return Value(tags=frozenset({"xml-parser"}))
-    if name in ("open", "io.open", "codecs.open", "pathlib.Path.open") or name.startswith(("requests.", "httpx.")):
-        return union([everything, c.site.source("unknown", f"what {name}() reads")])
-    if c.receiver is None and name.startswith(_TRANSFORMS):
+    if (
+        name in _PATHS
+        or name in _COMMANDS_0
+        or name in _SUBPROCESS
+        or name.startswith(("requests.", "httpx.", "urllib.request."))
+        or (method in _SQL_METHODS and c.receiver is not None and "module" not in c.receiver.tags)
+        or method in ("read_text", "read_bytes")
+    ):
+        # what a file, a command, a database or a server gives back is not the input that named it
+        return _tag(
+            c.site.source("unknown", f"what {name or method}() returns"), "response" if name in _RESPONSES else ""
+        )
+    if (c.receiver is None or "module" in c.receiver.tags) and (name.startswith(_TRANSFORMS) or name in _SERIALISERS):
         return everything  # a pure transformation of its arguments
     return None  # anything else from elsewhere: the engine adds an unknown origin
 
@@ -351,7 +402,8 @@ def _sinks(c: Call, imports: frozenset[str]) -> None:
     if method == "extra" and "where" in c.kwargs:
         site.report(SINKS["sql"], c.kwargs["where"], "extra(where=...)", ("input",))
     if name in _PATHS and first is not None:
-        site.report(SINKS["path"], first, f"{name}()", ("input",))
+        every = name.startswith(("pathlib.", "shutil.", "os.rename", "os.replace"))
+        site.report(SINKS["path"], union(c.args) if every else first, f"{name}()", ("input",))
     if name in _HTML_OUT and first is not None:
         kind = c.arg(99, "mimetype") or c.arg(99, "content_type") or c.arg(99, "media_type")
         if not (kind is not None and isinstance(kind.const, str) and "html" not in kind.const):
@@ -486,6 +538,8 @@ def _named_sanitiser(name: str, method: str) -> frozenset[str] | None:
 
 
 def _tag(value: Value, tag: str) -> Value:
+    if not tag:
+        return value
     return Value(origins=value.origins, const=value.const, parts=value.parts, tags=value.tags | {tag}, seq=value.seq)
 
 

@@ -138,13 +138,14 @@ class Value:
 
 
 def union(values: Iterable[Value]) -> Value:
-    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins and tags, no constant."""
+    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins; no constant, no tags.
+
+    Tags describe an object (a module, a request, a normalised path); what is built from it is not that.
+    """
     origins: set[Origin] = set()
-    tags: set[str] = set()
     for v in values:
         origins |= v.all_origins()
-        tags |= v.tags
-    return Value(origins=frozenset(origins), tags=frozenset(tags))
+    return Value(origins=frozenset(origins))
 
 
 def merge(a: Value, b: Value) -> Value:
