@@ -202,6 +202,9 @@ class TaskHost:
             said = Interjection(
                 content=event.message, severity=severity, action="nudge", watcher="fleet", id=event.interjection_id
             )
+            monitor = self.monitors.get(event.session)
+            if monitor is not None:
+                monitor.nudged(said.id)
             await channel.deliver(said, FLEET_ORIGIN)
         elif isinstance(event, WatcherPause):
             if event.resumed:
