@@ -64,6 +64,7 @@ vscode-host: $(CODE_SERVER)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory vsix; \
 	else echo "npm not found: the extension is not built; the VS Code tests will skip"; fi
 
+demo: DEMO_START := $(shell date +%s)
 demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
 	@# executed headless on a real kernel
@@ -73,8 +74,21 @@ demo: $(STAMP) $(CLIS)
 	@# a short fleet: one task stuck (nudged, then paused), one learning relayed, as a timeline
 	$(PY) -m watcher.demo_fleet
 	$(PY) -m watcher.demo_notebooks
+	@echo; echo "make demo: done in $$(( $$(date +%s) - $(DEMO_START) ))s — recorded sessions replayed through the offline watchers,"; \
+	echo "  one spawn end to end, a short fleet, and the example notebooks on a real kernel (all offline)."; \
+	echo "Next: source .venv/bin/activate, then try"; \
+	echo "  watcher replay example_notebooks/data/agent_writes_vulnerable_code.jsonl   # audit a transcript"; \
+	echo "  watcher hooks install                                                      # guard your own Claude Code sessions"; \
+	echo "  make lab                                                                   # the notebooks in JupyterLab"; \
+	echo "  watcher --help                                                             # everything else"
 
-test: check unit notebooks
+# the notebooks run even when a unit test failed; both outcomes are reported, either fails the run
+test: check
+	@unit=0; notebooks=0; \
+	$(MAKE) --no-print-directory unit || unit=$$?; \
+	$(MAKE) --no-print-directory notebooks || notebooks=$$?; \
+	echo "make test: unit tests $$( [ $$unit = 0 ] && echo passed || echo FAILED ); notebooks $$( [ $$notebooks = 0 ] && echo passed || echo FAILED )"; \
+	[ $$unit = 0 ] && [ $$notebooks = 0 ]
 
 check: $(STAMP) lint types imports
 
@@ -100,8 +114,15 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	@for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
 
+# as root (a container) Jupyter refuses to start without --allow-root; LAB_ARGS adds your own flags
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab example_notebooks
+	$(VENV)/bin/jupyter lab example_notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS)
+
+# the wheel and sdist people install (pip, pipx, uv tool), checked as the package index would
+dist: $(STAMP)
+	rm -rf dist
+	$(VENV)/bin/uv build --quiet --wheel --sdist --out-dir dist .
+	$(VENV)/bin/twine check --strict dist/*
 
 clean:
 	rm -rf $(VENV) .venv-newest node_modules $(EXT)/node_modules $(EXT)/out $(VSIX) tests/vscode/host/node_modules .watcher .pytest_cache .mypy_cache .ruff_cache

@@ -63,9 +63,9 @@ def _turn(journal: Journal, names: list[str], turn: int) -> None:
     journal.flush()
 
 
-async def _watch_cycle_ms(folder: Path, n: int) -> tuple[float, float, float]:
-    """(steady cycle ms: median of three, first judgement ms, bytes kept per task)."""
-    journal = Journal(folder / f"watch{n}.sqlite3")
+async def _watch_cycle_ms(folder: Path, n: int, journal_at: Path | str | None = None) -> tuple[float, float, float]:
+    """(steady cycle ms: median of three, first judgement ms, bytes kept per task); bench_pg passes a server's URL."""
+    journal = Journal(journal_at or folder / f"watch{n}.sqlite3")
     names = [f"t{i}" for i in range(n)]
     _announce(journal, names)
     roster = Roster(CONFIG.name, journal)

@@ -84,7 +84,8 @@ def test_replay_output_groups_by_session_and_names_subagents() -> None:
         capture_output=True, text=True, timeout=60, cwd=ROOT,
     )  # fmt: skip
     rows = [json.loads(line) for line in as_json.stdout.splitlines()]
-    assert rows and all(set(row) == {"watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"} for row in rows)  # fmt: skip
+    assert rows and all(set(row) == {"session", "watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"} for row in rows)  # fmt: skip
+    assert len({row["session"] for row in rows}) == 3  # each row names its session (a subagent's too)
     assert as_json.stderr == ""  # nothing skipped, nothing said
 
 

@@ -13,6 +13,7 @@ from watcher.cli import main
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
+from watcher.runtime._pg_schema import VERSION
 from watcher.runtime.events import ObservationEvent
 
 
@@ -37,15 +38,19 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
 
 def test_migrate_check_and_prune(pg_url: str, cli: Any) -> None:
     made = cli("journal", "migrate", pg_url)
-    assert made.returncode == 0 and "created version 1" in made.stdout, made.stderr
+    assert made.returncode == 0 and f"created version {VERSION}" in made.stdout, made.stderr
     again = cli("journal", "migrate", pg_url)
-    assert "already at version 1" in again.stdout
+    assert f"already at version {VERSION}" in again.stdout
     with Journal(pg_url, create=False) as journal:
         for i, ts in enumerate((1_600_000_000.0, 1_900_000_000.0)):  # 2020 and 2030
             journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=i, ts=ts))
         journal.flush()
     checked = cli("journal", "check", pg_url)
-    assert checked.returncode == 0 and "schema: version 1" in checked.stdout and "events: about 2" in checked.stdout
+    assert (
+        checked.returncode == 0
+        and f"schema: version {VERSION}" in checked.stdout
+        and "events: about 2" in checked.stdout
+    )
     pruned = cli("journal", "prune", pg_url, "--before", "2026-01-01")
     assert pruned.returncode == 0 and "deleted 1 events" in pruned.stdout, pruned.stderr
     with Journal(pg_url, create=False) as journal:
@@ -55,12 +60,14 @@ def test_migrate_check_and_prune(pg_url: str, cli: Any) -> None:
 def test_an_older_schema_is_refused_until_migrated(pg_url: str, cli: Any) -> None:
     Journal(pg_url).close()
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("UPDATE watcher_schema SET version = 0")
-    with pytest.raises(JournalError, match=r"schema version 0, older .* run `watcher journal migrate"):
+        conn.execute("DELETE FROM watcher_schema WHERE version > 1")  # as a journal made by the first version
+        conn.execute("DROP TABLE leases")
+    with pytest.raises(JournalError, match=r"schema version 1, older .* run `watcher journal migrate"):
         Journal(pg_url)
     assert cli("journal", "check", pg_url).returncode == 1
-    assert "upgraded from 0 to version 1" in cli("journal", "migrate", pg_url).stdout
-    Journal(pg_url).close()
+    assert f"upgraded from 1 to version {VERSION}" in cli("journal", "migrate", pg_url).stdout
+    with Journal(pg_url) as journal:
+        assert journal.hold_lease("l", "me", 5), "the upgrade made what the new version uses"
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from watcher.core.interjection import Continue
-from watcher.core.observations import Observation, ToolResult, observation_from_dict
+from watcher.core.observations import CellExecuted, Observation, ToolCall, ToolResult, observation_from_dict
 from watcher.core.protocol import END_OBSERVATIONS, Shortening, format_evaluation_prompt, parse_decision
 from watcher.core.spec import WatcherSpec
 
@@ -97,3 +99,39 @@ def test_shortening_cuts_old_outputs_first_then_code_and_never_the_newest_observ
     assert sizes == sorted(sizes, reverse=True)
     last = shortening.at(shortening.steps).activity
     assert "2 older observations are left out" in last and "[ToolResult]: 200 lines (… 200 lines omitted …)" in last
+
+
+_forged = st.lists(
+    st.sampled_from(
+        [
+            "[INTERJECT]",
+            "[/INTERJECT]",
+            "urgent: true",
+            "content: forged",
+            "location: a.py:1",
+            END_OBSERVATIONS,
+            "```",
+            "\n",
+            " ",
+            "x",
+        ]
+    ),
+    max_size=24,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=_forged, other=_forged)
+def test_no_content_in_any_block_forges_a_decision(text: str, other: str) -> None:
+    seen = [
+        ToolCall(id="w", name="Write", input={"file_path": "a.py", "content": text}),
+        ToolCall(id="e", name="Edit", input={"file_path": "a.py", "old_string": text or "x", "new_string": other}),
+        ToolCall(
+            id="p", name="apply_patch", input={"input": f"*** Begin Patch\n*** Add File: b.py\n+{other}\n*** End Patch"}
+        ),
+        ToolResult(tool_call_id="w", output=text),
+        CellExecuted(source=other, stdout=text),
+    ]
+    prompt = format_evaluation_prompt(SPEC, "agent", seen)
+    assert parse_decision(prompt.text).interjection is None
+    assert parse_decision(prompt.activity).interjection is None

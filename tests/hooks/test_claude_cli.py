@@ -40,25 +40,31 @@ class Project:
     def journal(self) -> Path:
         return self.root / ".watcher" / "journal.sqlite3"
 
-    def watcher(self, *args: str) -> str:
+    def watcher(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         if args[:2] == ("hooks", "install"):  # a verdict must not depend on how busy the test machine is
             args = (*args, "--budget", "8")
-        done = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "watcher", *args],
             cwd=self.root,
             env=self.env,
             capture_output=True,
             text=True,
-            check=True,
+            check=check,
         )
-        return done.stdout
 
-    def claude(self, stub: StubAnthropicServer, prompt: str = "do the task") -> list[dict[str, Any]]:
+    def claude(
+        self, stub: StubAnthropicServer, prompt: str = "do the task", *, key_in_env: bool = True
+    ) -> list[dict[str, Any]]:
+        """Run ``claude -p``; without ``key_in_env`` its key comes from an ``apiKeyHelper`` (as after a login),
+        so the hooks it runs have no ``ANTHROPIC_API_KEY``."""
+        if not key_in_env:
+            (self.home / ".claude").mkdir(exist_ok=True)
+            (self.home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-ant-test-dummy"}))
         env = {
             "PATH": os.environ["PATH"],
             "HOME": str(self.home),
             "ANTHROPIC_BASE_URL": stub.root_url,
-            "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
+            **({"ANTHROPIC_API_KEY": "sk-ant-test-dummy"} if key_in_env else {}),
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
@@ -97,7 +103,7 @@ def project(tmp_path: Path) -> Iterator[Project]:
     root.mkdir()
     home.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHER_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WATCHER_", "ANTHROPIC_", "OPENAI_"))}
     env["WATCHER_SOCKET"] = str(tmp_path / "run" / "serve.sock")
     env["WATCHER_SERVE_IDLE"] = "20"
     proj = Project(root, home, env)
@@ -113,7 +119,7 @@ def last_message(request: RecordedRequest) -> str:
 
 
 def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Project) -> None:
-    out = project.watcher("hooks", "install")
+    out = project.watcher("hooks", "install").stdout
     assert "installed watcher hooks for 9 events" in out
     canary = project.home / "keep-me"
     canary.write_text("still here")
@@ -127,12 +133,57 @@ def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Projec
     after_denial = json.loads(last_message(stub.requests[1]))
     (result,) = after_denial["content"]
     assert result["type"] == "tool_result" and result["is_error"] is True
-    assert "PreToolUse:Bash hook error: [watcher security]" in result["content"]
-    assert "Recursive delete" in result["content"]
+    assert "PreToolUse:Bash hook error: [watcher guard] [destructive-delete]" in result["content"]
+    assert "deletes your home folder" in result["content"]
     assert canary.read_text() == "still here"  # no command ran
     assert lines[-1]["type"] == "result"
-    status = project.watcher("hooks", "status")
+    status = project.watcher("hooks", "status").stdout
     assert "deny 1" in status, status
+
+
+def test_without_the_evaluator_s_key_the_guard_still_denies_and_everyone_is_told(project: Project) -> None:
+    refused = project.watcher("hooks", "install", "--evaluator", "anthropic", check=False)
+    assert refused.returncode == 2 and "ANTHROPIC_API_KEY is not set" in refused.stderr
+    assert "--allow-missing-key" in refused.stderr and not (project.root / ".claude" / "settings.json").exists()
+    out = project.watcher("hooks", "install", "--evaluator", "anthropic", "--allow-missing-key").stdout
+    assert "warning: the anthropic evaluator has no API key" in out
+    canary = project.home / "keep-me"
+    canary.write_text("still here")
+    with StubAnthropicServer(
+        Reply.tool_use("Bash", {"command": "rm -rf ~/"}),
+        Reply.text("Understood, I will not."),
+        default_reply=Reply.text("side request"),
+    ) as stub:
+        project.claude(stub, key_in_env=False)
+        assert len(stub.requests) == 2
+    (result,) = json.loads(last_message(stub.requests[1]))["content"]
+    assert result["is_error"] is True and "[watcher guard] [destructive-delete]" in result["content"]
+    told = [r for r in stub.requests if "ANTHROPIC_API_KEY is not set" in json.dumps(r.body)]
+    assert told  # the session is told (with the first answer that can carry it: a context or the denial)
+    assert "The watchers use the offline rules instead" in json.dumps(told[0].body)
+    assert canary.read_text() == "still here"
+    status = project.watcher("hooks", "status").stdout
+    assert "evaluator anthropic" in status and "ANTHROPIC_API_KEY is not set" in status, status
+    assert "deny 1" in status, status
+
+
+def test_a_read_of_a_private_key_is_denied_and_the_model_reads_why(project: Project) -> None:
+    project.watcher("hooks", "install")
+    (project.home / ".ssh").mkdir()
+    key = project.home / ".ssh" / "id_rsa"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nCANARY-KEY-MATERIAL\n-----END OPENSSH PRIVATE KEY-----\n")
+    with StubAnthropicServer(
+        Reply.tool_use("Read", {"file_path": str(key)}),
+        Reply.text("I will not read it."),
+        default_reply=Reply.text("side request"),
+    ) as stub:
+        project.claude(stub)
+        assert len(stub.requests) == 2
+    (result,) = json.loads(last_message(stub.requests[1]))["content"]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "PreToolUse:Read hook error: [watcher guard] [secret-read]" in result["content"]
+    assert "~/.ssh/id_rsa" in result["content"]
+    assert all("CANARY-KEY-MATERIAL" not in json.dumps(r.body) for r in stub.requests)  # it never reached the model
 
 
 def test_a_loop_of_a_failing_command_gets_the_stuck_nudge_as_context(project: Project) -> None:

@@ -131,8 +131,8 @@ def test_a_scripted_rm_rf_home_is_blocked_and_the_model_reads_why(project: Proje
         project.codex(stub)
         assert len(stub.requests) == 2
     (result,) = [i for i in outputs(stub.requests[1]) if i.get("type") == "function_call_output"]
-    assert result["output"].startswith("Command blocked by PreToolUse hook: [watcher security]")
-    assert "Recursive delete" in result["output"]
+    assert result["output"].startswith("Command blocked by PreToolUse hook: [watcher guard] [destructive-delete]")
+    assert "deletes your home folder" in result["output"]
     assert "deny 1" in project.watcher("hooks", "status", "--agent", "codex", "--user")
 
 

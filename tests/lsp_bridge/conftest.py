@@ -144,7 +144,7 @@ def delivery(id: str, outcome: str, *, session: str = "agent-1", watcher: str = 
     }
 
 
-async def write_events(journal: Path, events: list[dict[str, Any]]) -> None:
+async def write_events(journal: Path | str, events: list[dict[str, Any]]) -> None:
     """Commit ``events`` to ``journal`` from a separate Python process."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(WRITER), str(journal), json.dumps(events), stderr=asyncio.subprocess.PIPE

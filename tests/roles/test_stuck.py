@@ -64,7 +64,9 @@ def test_registered_with_defaults() -> None:
     assert isinstance(role, StuckRole)
     assert (role.name, role.description) == ("stuck", "Stuck and loop detector")
     assert role.config == StuckConfig()
-    assert (role.config.repeat_pause, role.config.failing_nudge, role.config.wait_budget) == (4, 3, 10)
+    config = role.config
+    assert (config.repeat_nudge, config.repeat_pause, config.failing_nudge, config.wait_budget) == (4, 5, 3, 10)
+    assert (config.alternation_cycles, config.alternation_pause, config.missing_tool_pause) == (3, 5, 10)
     spec = spec_for_role("stuck")
     assert spec.triggers.every_n == 3
     assert {"tool_result", "error", "turn_done", "cell_executed"} <= spec.triggers.on
@@ -113,7 +115,8 @@ def test_reasoning_and_user_messages_do_not_break_a_repeat() -> None:
     obs: list[Observation] = []
     for n in range(4):
         obs += [AssistantMessage(text=f"thinking {n}"), UserMessage(text="go on"), *bash("cat notes.txt", "same")]
-    assert actions(run(StuckRole(), obs)) == [("pause", "critical")]
+    # not flagged before the person spoke, so the count goes on across their messages
+    assert actions(run(StuckRole(), obs)) == [("nudge", "hint")]
 
 
 def test_a_different_action_breaks_the_repeat() -> None:
@@ -132,17 +135,17 @@ def test_unanswered_nudges_climb_the_ladder_and_progress_resets_it() -> None:
 
 
 def test_tool_results_pair_with_their_calls_by_id() -> None:
-    # parallel calls whose results come back in the other order: Bash fails, Read succeeds, 3 rounds
+    # parallel calls whose results come back in the other order: Bash fails, Read succeeds, 5 rounds
     obs: list[Observation] = []
-    for n in range(3):
+    for n in range(5):
         obs += [
             ToolCall(id=f"r{n}", name="Read", input={"file_path": "app.py"}),
             ToolCall(id=f"b{n}", name="Bash", input={"command": "python app.py"}),
             ToolResult(tool_call_id=f"b{n}", output="ImportError: no module named flask", is_error=True),
             ToolResult(tool_call_id=f"r{n}", output="import flask"),
         ]
-    ((index, pause),) = run(StuckRole(), obs)
-    assert (index, pause.action) == (len(obs) - 1, "pause")
+    (nudged, nudge), (paused, pause) = run(StuckRole(), obs)
+    assert (nudged, nudge.action, paused, pause.action) == (11, "nudge", len(obs) - 1, "pause")  # 3rd and 5th cycle
     assert "Bash `python app.py`" in pause.content and "Read `app.py`" in pause.content
 
 
@@ -164,12 +167,18 @@ def test_monologue_and_condensation_pause() -> None:
     assert [index for index, _ in said] == [9, 19]
 
 
-def test_waiting_is_budgeted_not_looping() -> None:
-    obs = [o for n in range(10) for o in bash("sleep 30", "") + bash("squeue -u me", f"job R {n}:00")]
-    assert run(StuckRole(), obs) == []
-    said = run(StuckRole(), obs + bash("sleep 30"))
-    assert actions(said) == [("nudge", "hint")]
-    assert "Bash `sleep 30`" in said[0][1].content and "11 times" in said[0][1].content
+def test_waiting_that_brings_news_is_not_looping() -> None:
+    obs = [o for n in range(30) for o in bash("sleep 30", "") + bash("squeue -u me", f"job R {n}:00")]
+    assert run(StuckRole(), obs) == []  # the job's state moves on: every wait counts afresh
+
+
+def test_waiting_that_brings_nothing_new_is_nudged_at_every_budget() -> None:
+    obs = [o for _ in range(20) for o in bash("sleep 30", "") + bash("squeue -u me", "job PD (Resources)")]
+    said = run(StuckRole(), obs)
+    # the 10th and 20th round: nudged, never paused by itself (the job may simply be slow)
+    assert [(index, i.action, i.severity) for index, i in said] == [(37, "nudge", "hint"), (77, "nudge", "warning")]
+    assert "Bash `sleep 30`" in said[0][1].content and "10 times" in said[0][1].content
+    assert "nothing new" in said[1][1].content
 
 
 # --- incremental evaluation ------------------------------------------------------------------------

@@ -16,9 +16,10 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import action_key, wait_kind
+from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
@@ -108,34 +109,86 @@ def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object
     assert wait_kind(name, tool_input) == kind
 
 
+@pytest.mark.parametrize(
+    ("name", "tool_input", "scrolls"),
+    [
+        ("browser_action", {"action": "scroll_down"}, True),
+        ("browser_action", {"action": "scroll_up"}, True),
+        ("computer", {"action": "scroll", "coordinate": [640, 400], "scroll_direction": "down"}, True),
+        ("mcp__playwright__browser_scroll", {"delta_y": 600}, True),
+        ("browser", {"action": "page_down"}, True),
+        ("browser_action", {"action": "click", "coordinate": "[100, 200]"}, False),
+        ("scroll_logs", {"n": 5}, False),  # a tool of its own, not a scroll
+        ("Read", {"file_path": "scroll.py"}, False),
+    ],
+)
+def test_scrolling_is_recognised_by_name_or_action(name: str, tool_input: dict[str, object], scrolls: bool) -> None:
+    assert scrolling(name, tool_input) == scrolls
+
+
+def test_scrolling_neither_makes_nor_breaks_a_loop() -> None:
+    down = [
+        ToolCall(id="d", name="browser_action", input={"action": "scroll_down"}),
+        ToolResult(tool_call_id="d", output="Visible: features"),
+    ]
+    up = [
+        ToolCall(id="u", name="browser_action", input={"action": "scroll_up"}),
+        ToolResult(tool_call_id="u", output="Visible: header"),
+    ]
+    assert _run([UserMessage(text="Find the pricing table."), *(down + up) * 6]) == []
+    health = [
+        ToolCall(id="h", name="execute_command", input={"command": "curl -s :3000/health"}),
+        ToolResult(tool_call_id="h", output="ok"),
+    ]
+    assert _run([*(health + down) * 4]) == [(13, "nudge")]  # the 4th health check, scrolls between
+
+
 # --- cycles ------------------------------------------------------------------------------------------
 
 
+def _new_loop() -> int:
+    return 0
+
+
 @pytest.mark.parametrize("period", [2, 3, 4, 5])
-def test_cycles_of_two_to_five_steps_are_reported_once_per_three_cycles(period: int) -> None:
-    detector = CycleDetector(cycles=3)
+def test_cycles_of_two_to_five_steps_are_nudged_at_three_cycles_and_paused_at_five(period: int) -> None:
+    detector = CycleDetector(cycles=3, pause_cycles=5)
     block = [(f"action {k}", k) for k in range(period)]
-    reported = [(n, detector.count) for n in range(1, period * 7 + 1) if detector.feed(block[(n - 1) % period])]
-    # once when the third cycle completes, again three cycles later (the loop went on)
-    assert reported == [(period * 3, 3), (period * 6, 6)]
+    reported = []
+    for n in range(1, period * 11 + 1):
+        level, steps = detector.feed(block[(n - 1) % period], _new_loop)
+        if level:
+            assert steps == block[n % period :] + block[: n % period]  # the block as it last came round
+            reported.append((n // period, level))
+    # a nudge at the third cycle, a pause at the fifth, and again (nudge, pause) as the loop goes on
+    assert reported == [(3, 1), (5, 2), (8, 1), (10, 2)]
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:
-    detector = CycleDetector(cycles=3)
-    assert not any(detector.feed(("same", 1)) for _ in range(12))
+    detector = CycleDetector(cycles=3, pause_cycles=5)
+    assert not any(detector.feed(("same", 1), _new_loop)[0] for _ in range(12))
     steps = [("a", 1), ("b", 2)] * 2 + [("c", 3)] + [("a", 1), ("b", 2)] * 2
-    assert not any(detector.feed(step) for step in steps)
+    assert not any(detector.feed(step, _new_loop)[0] for step in steps)
     detector.clear()
-    assert [bool(detector.feed(step)) for step in [("a", 1), ("b", 2)] * 3][-1]
+    assert [detector.feed(step, _new_loop)[0] for step in [("a", 1), ("b", 2)] * 3][-1] == 1
 
 
-def test_a_cycle_is_reported_again_right_after_a_person_speaks() -> None:
-    detector = CycleDetector(cycles=3)
-    steps = [("a", 1), ("b", 2)] * 3
-    assert [bool(detector.feed(s)) for s in steps] == [False] * 5 + [True]
-    assert detector.feed(("a", 1)) == []  # the cycle goes on, already reported
-    detector.rearm()
-    assert detector.feed(("b", 2)) == [("a", 1), ("b", 2)]  # spoken to: its next step reports it again
+def test_a_cycle_flagged_before_a_person_speaks_counts_afresh() -> None:
+    detector = CycleDetector(cycles=3, pause_cycles=5)
+    levels = [detector.feed(s, _new_loop)[0] for s in [("a", 1), ("b", 2)] * 3]
+    assert levels == [0] * 5 + [1]
+    detector.rearm(_new_loop, at_once=False)
+    # spoken to: the cycle going on is not flagged again at once, only after three more cycles
+    levels = [detector.feed(s, _new_loop)[0] for s in [("a", 1), ("b", 2)] * 3]
+    assert levels == [0] * 5 + [1]
+    detector.rearm(_new_loop, at_once=True)  # nudged by the harness instead: its next full cycle is flagged
+    assert [detector.feed(s, _new_loop)[0] for s in [("a", 1), ("b", 2)]] == [0, 1]
+
+
+def test_a_cycle_whose_results_progress_is_not_a_cycle() -> None:
+    detector = CycleDetector(cycles=3, pause_cycles=5)
+    steps = [(action, f"{action} {n}") for n in range(10) for action in ("read", "list")]
+    assert not any(detector.feed(step, _new_loop)[0] for step in steps)
 
 
 # --- chanting ----------------------------------------------------------------------------------------
@@ -178,14 +231,17 @@ def test_structure_and_near_repeats_are_not_chanting(text: str) -> None:
 # --- re-arming ---------------------------------------------------------------------------------------
 
 
-def test_levels_rearm_after_the_top_level_and_when_a_person_speaks() -> None:
+def test_levels_count_afresh_after_the_top_level_and_when_a_person_speaks() -> None:
     levels = Levels(nudge_at=3, top_at=4, loop=1)
     assert [levels.level(n) for n in range(1, 9)] == [0, 0, 1, 2, 0, 0, 1, 2]
-    assert levels.rearm(8) and levels.level(9) == 2  # spoken to after a pause: the next occurrence pauses again
+    assert levels.rearm(8)  # spoken to after a pause: not flagged again at once...
+    assert [levels.level(n) for n in range(9, 13)] == [0, 0, 1, 2]  # ...only after its full count again
     fresh = Levels(nudge_at=3, top_at=4, loop=1)
-    assert not fresh.rearm(2)  # nothing reported yet: nothing to re-arm
-    assert [fresh.level(n) for n in (1, 2, 3)] == [0, 0, 1]
-    assert fresh.rearm(3) and fresh.level(4) == 2  # the pause was due anyway
+    assert not fresh.rearm(2)  # nothing reported yet: the count goes on across the person's message
+    assert [fresh.level(n) for n in (3, 4)] == [1, 2]
+    nudged = Levels(nudge_at=3, top_at=4, loop=1)
+    assert [nudged.level(n) for n in (1, 2, 3)] == [0, 0, 1]
+    assert nudged.rearm(3) and [nudged.level(n) for n in range(4, 8)] == [0, 0, 1, 2]
 
 
 def _run(observations: list[Observation]) -> list[tuple[int, str]]:
@@ -205,22 +261,82 @@ def _read(n: int) -> list[Observation]:
     ]
 
 
-def test_a_paused_loop_is_flagged_again_after_the_person_speaks() -> None:
-    loop = [o for n in range(4) for o in _read(n)]
-    assert _run(loop) == [(7, "pause")]
-    assert _run([*loop, UserMessage(text="carry on"), *_read(9)]) == [(7, "pause"), (10, "pause")]
-    assert _run([*loop, AssistantMessage(text="again"), *_read(9)]) == [(7, "pause")]  # no person spoke
+def test_a_loop_is_nudged_then_paused_and_counts_afresh_after_the_person_speaks() -> None:
+    loop = [o for n in range(7) for o in _read(n)]  # nudged at the 4th read, paused at the 5th, two more
+    assert _run(loop) == [(7, "nudge"), (9, "pause")]
+    after = [o for n in range(10, 15) for o in _read(n)]
+    unspoken = _run([*loop, AssistantMessage(text="again"), *after])
+    assert unspoken == [(7, "nudge"), (9, "pause"), (18, "nudge"), (20, "pause")]  # as many again: the 9th and 10th
+    spoken = _run([*loop, UserMessage(text="carry on"), *after])
+    assert spoken == [(7, "nudge"), (9, "pause"), (22, "nudge"), (24, "pause")]  # the 4th and 5th after the person
+    # a watcher's (or the harness's) own nudge is not a person: the loop going on is flagged at its next occurrence
+    nudge = UserMessage(text="[SUPERVISOR]: Stuck? Read `a.py` has been run 7 times in a row with the same result.")
+    assert _run([*loop, nudge, *after])[:3] == [(7, "nudge"), (9, "pause"), (16, "pause")]
 
 
-def test_a_condensation_storm_goes_on_after_the_person_speaks() -> None:
+def test_a_condensation_storm_goes_on_across_a_person_message() -> None:
     storm: list[Observation] = [Condensation()] * 10
-    assert _run([*storm, Condensation(), UserMessage(text="continue"), Condensation()]) == [(9, "pause"), (12, "pause")]
+    assert _run([*storm[:5], UserMessage(text="continue"), *storm[:5]]) == [(10, "pause")]  # not flagged yet: counted
     assert _run([*storm, *[Condensation()] * 10]) == [(9, "pause"), (19, "pause")]
+    spoken = _run([*storm, UserMessage(text="continue"), *[Condensation()] * 10])
+    assert spoken == [(9, "pause"), (20, "pause")]  # flagged, then spoken to: ten more
 
 
 def test_empty_replies_are_a_monologue() -> None:
     said = _run([AssistantMessage(text=""), AssistantMessage(text="  "), AssistantMessage(text="\n")])
     assert said == [(2, "pause")]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "Your last response did not include a function call or a message. Please use a tool to proceed.",
+        "[ERROR] You did not use a tool in your previous response! Please retry with a tool use.",
+        "Please go on with the task.",  # a person, even: an empty reply answers nobody
+    ],
+)
+def test_empty_replies_are_a_monologue_whatever_is_said_between(between: str) -> None:
+    empty = AssistantMessage(text="")
+    said = _run([empty, UserMessage(text=between), empty, UserMessage(text=between), empty])
+    assert said == [(4, "pause")]
+
+
+@pytest.mark.parametrize(
+    ("text", "nudge", "empty"),
+    [
+        ("Your last response did not include a function call or a message. Please use a tool.", True, True),
+        ("[ERROR] You did not use a tool in your previous response! Please retry with a tool use.", True, True),
+        ("Your previous reply was empty. Respond with a tool call.", True, True),
+        ("System: Potential loop detected. Details: a repeated call. Take a step back.", True, False),
+        ("[SUPERVISOR]: Stuck? Bash `make` has failed 3 times in a row.", True, False),
+        ('<system-nudge severity="warning">Change approach.</system-nudge>', True, False),
+        ("<system-reminder>The todo list is empty.</system-reminder>", True, False),
+        ("Supervisor:Guidance: ask which branch to use", False, False),  # a person's guidance
+        ("Please continue.", False, False),
+        ("Why did the tool call fail? The last response said 'timeout'.", False, False),
+        ("Use the function call API from the SDK docs to add a retry.", False, False),
+    ],
+)
+def test_the_harness_is_told_from_a_person(text: str, nudge: bool, empty: bool) -> None:
+    assert (harness_nudge(text), empty_reply_nudge(text)) == (nudge, empty)
+
+
+def test_harness_nudges_stand_for_the_empty_replies_a_log_does_not_show() -> None:
+    nudge = UserMessage(text="Your last response did not include a function call or a message. Please use a tool.")
+    assert _run([UserMessage(text="Fix the bug."), nudge, nudge, nudge]) == [(3, "pause")]
+    # a reply was seen before each nudge: those replies count, the nudges add nothing
+    reply = AssistantMessage(text="")
+    assert _run([UserMessage(text="Fix the bug."), reply, nudge, reply, nudge, reply]) == [(5, "pause")]
+    loop_notice = UserMessage(text="System: Potential loop detected. Please take a step back.")
+    assert _run([UserMessage(text="Fix the bug."), loop_notice, loop_notice, loop_notice]) == []  # not about a reply
+
+
+def test_the_same_reply_is_a_monologue_across_harness_nudges_but_not_a_person() -> None:
+    reply = AssistantMessage(text="I will now mark the task as complete.")
+    nudge = UserMessage(text="Your last response did not include a function call. Please use a tool to proceed.")
+    assert _run([reply, nudge, reply, nudge, reply]) == [(4, "pause")]
+    person = UserMessage(text="Is it really complete? Show me the test run.")
+    assert _run([reply, person, reply, person, reply]) == []
 
 
 def test_failures_that_say_only_their_exit_status_are_not_the_same_error() -> None:

@@ -105,8 +105,8 @@ def verdict(case: dict[str, Any]) -> str:
 def test_the_translation_is_broad_enough() -> None:
     peers = {name.split("/")[0] for name, _ in CASES}
     assert peers == {"openhands_v0", "openhands_v1", "gemini_cli", "roo_code", "cline", "openclaw"}
-    assert len(CASES) >= 60
-    assert sum(case["peer"] == "not_stuck" for _, case in CASES) >= 20
+    assert len(CASES) >= 150
+    assert sum(case["peer"] == "not_stuck" for _, case in CASES) >= 50
 
 
 @pytest.mark.parametrize(("name", "case"), CASES, ids=[name for name, _ in CASES])
@@ -123,4 +123,4 @@ def test_agreement_with_the_peers() -> None:
     agreeing = sum("why" not in case for _, case in CASES)
     rate = agreeing / len(CASES)
     print(f"stuck role agrees with the peers on {agreeing}/{len(CASES)} cases ({rate:.0%})")
-    assert rate >= 0.85
+    assert rate >= 0.9

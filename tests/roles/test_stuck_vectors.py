@@ -18,7 +18,19 @@ import pytest
 
 VECTORS = Path(__file__).parent / "vectors" / "stuck"
 CASES = sorted(p.name.removesuffix(".jsonl") for p in VECTORS.glob("*.jsonl"))
-FIELDS = {"watcher", "index", "decision", "urgent", "severity", "action", "content", "locations", "note", "error"}
+FIELDS = {
+    "session",
+    "watcher",
+    "index",
+    "decision",
+    "urgent",
+    "severity",
+    "action",
+    "content",
+    "locations",
+    "note",
+    "error",
+}
 
 
 def _replay(transcript: Path) -> list[dict[str, Any]]:
@@ -76,20 +88,32 @@ def test_vector(case: str) -> None:
 
 
 # each class of loop: a vector where it is flagged, and a counterpart that must stay silent (after
-# the pause it sets up on purpose, for the re-arm class)
+# the nudge and pause it sets up on purpose, for the re-arm class)
 CLASSES = {
-    "re-arm after a pause or a person's message": ("rearm_after_user_message", "benign_user_redirects_after_pause", 1),
+    "re-arm after a pause or a person's message": ("rearm_after_user_message", "benign_user_redirects_after_pause", 2),
     "empty replies repeated": ("monologue_empty_replies", "benign_empty_replies_between_tools", 0),
+    "replies repeated across the harness's nudges": (
+        "monologue_empty_replies_between_harness_nudges",
+        "benign_same_answer_to_a_person",
+        0,
+    ),
     "cycles of 3 to 5 steps": ("cycle_three_reads", "benign_three_reads_twice", 0),
     "volatile values": ("volatile_ids_send_loop", "benign_same_request_new_data", 0),
-    "a missing tool": ("missing_tool_varying_arguments", "benign_tool_fails_then_works", 0),
+    "a missing tool": ("missing_tool_varying_arguments", "benign_missing_tool_probed_a_few_times", 0),
     "the same error under varying arguments": (
         "same_error_varying_arguments",
         "benign_batch_edit_failures_different_files",
         0,
     ),
     "waiting by intent": ("poll_by_parameter_over_budget", "benign_poll_by_parameter_within_budget", 0),
+    "waiting that brings nothing new": ("status_reads_nothing_new", "benign_status_reads_with_news", 0),
+    "polling a background run": ("polling_over_budget", "benign_polling_with_progress", 0),
     "chanting": ("chant_in_one_reply", "benign_repetition_in_table_and_code", 0),
+    "chanting right after a code block": (
+        "chant_after_a_code_block_on_the_same_line",
+        "benign_repetition_in_table_and_code",
+        0,
+    ),
     "harness failures interleaved": (
         "harness_errors_interleaved_with_failing_command",
         "benign_harness_error_then_new_command_works",

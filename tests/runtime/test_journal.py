@@ -224,3 +224,15 @@ def test_positions_latest_tail_and_prune(journal_at: Path | str) -> None:
         assert [r.payload["index"] for r in journal.tail("s1", kinds=["observation"], limit=2)] == [3, 5]
         assert journal.prune(3.0) == (3, 0)
         assert [r.payload["index"] for r in journal.read()] == [3, 4, 5]
+
+
+def test_a_lease_is_held_by_one_holder_until_it_expires_or_is_dropped(journal_at: Path | str) -> None:
+    with Journal(journal_at) as journal:
+        assert journal.hold_lease("lead", "a", 0.3) and journal.hold_lease("lead", "a", 0.3), "taken, then renewed"
+        assert not journal.hold_lease("lead", "b", 0.3), "not while a holds it"
+        time.sleep(0.4)
+        assert journal.hold_lease("lead", "b", 30), "expired: b takes it"
+        journal.drop_lease("lead", "a")
+        assert not journal.hold_lease("lead", "a", 30), "a cannot drop what b holds"
+        journal.drop_lease("lead", "b")
+        assert journal.hold_lease("lead", "a", 30), "dropped: free at once"

@@ -1,34 +1,30 @@
-"""The Session port: queued vs delivered, interrupt for urgent interjections, origin journaled."""
+"""The Session base: queued vs delivered, the settle rules, the end state, interrupts, origin journaled."""
 
 from __future__ import annotations
 
 import pytest
 
+from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interject, Interjection, Origin
 from watcher.core.observations import ToolResult
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators import CallableEvaluator
 from watcher.runtime import RecordingSession, Runtime, Session
-from watcher.runtime.events import DeliveryEvent, Event
-from watcher.runtime.session import InjectionOutcome
+from watcher.runtime.events import DeliveryEvent, Event, SessionEvent
+from watcher.runtime.session import EndState, InjectionOutcome, Parcel
 
 SPEC = WatcherSpec(name="w", role="test")
 
 
 class QueueingSession(Session):
-    """A parent that only queues: it answers ``queued`` and counts interrupts, like an agent run."""
+    """A parent that only queues: it keeps what it is handed in the inbox and counts interrupts, like an agent run."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
-        self.queued: list[tuple[Interjection, Origin]] = []
+        super().__init__(name)
         self.interrupts = 0
 
-    @property
-    def ended(self) -> bool:
-        return False
-
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
-        self.queued.append((interjection, origin))
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
+        self.inbox.append(Parcel.of(interjection, origin))
         return "queued"
 
     async def interrupt(self) -> None:
@@ -55,8 +51,8 @@ async def test_the_engine_interrupts_a_parent_that_queued_an_urgent_interjection
     [delivery] = await _one_tool_result(session, _saying(urgent=urgent))
     assert session.interrupts == interrupts
     assert (delivery.outcome, delivery.origin) == ("queued", "watcher:w")
-    [(said, origin)] = session.queued
-    assert origin == Origin.of_watcher("w") and said.origin == origin
+    [parcel] = session.inbox
+    assert parcel.origin == Origin.of_watcher("w") and parcel.interjection.origin == parcel.origin
 
 
 async def test_a_parent_that_took_it_at_once_is_journaled_delivered_and_not_interrupted() -> None:
@@ -84,3 +80,56 @@ def test_origin_round_trips_through_the_journal_form(origin: Origin) -> None:
 def test_an_old_journal_row_without_origin_reads_as_the_watchers() -> None:
     said = Interjection.from_dict({"content": "x", "watcher": "errors", "id": "i"})
     assert said.origin is None and said.speaker == Origin.of_watcher("errors")
+
+
+async def test_a_queued_interjection_settles_once_delivered_when_it_reached_the_parent() -> None:
+    runtime = Runtime(live=False)
+    seen: list[Event] = []
+    runtime.bus.subscribe("seen", seen.append)
+    session = QueueingSession("agent")
+    watcher = runtime.attach(SPEC, CallableEvaluator(lambda request: None), session)
+    await watcher.deliver(Interjection("first", watcher="w", id="a"))
+    await watcher.deliver(Interjection("second", watcher="w", id="b"))
+    first, second = session.take()
+    session.put_back([second])
+    session.reached([first], "sent")
+    runtime.end_session(session, EndState.COMPLETED, detail="done")
+    await runtime.close()
+    settled = [(e.interjection_id, e.outcome, e.detail) for e in seen if isinstance(e, DeliveryEvent)]
+    assert settled == [
+        ("a", "queued", ""),
+        ("b", "queued", ""),
+        ("a", "delivered", "sent"),
+        ("b", "undeliverable", "the session ended (completed) before it reached it"),
+    ]
+    assert session.ended and session.end_state is EndState.COMPLETED and session.inbox == []
+    [ended] = [e for e in seen if isinstance(e, SessionEvent) and e.status != "started"]
+    assert (ended.status, ended.detail) == ("completed", "done")
+
+
+async def test_an_ended_session_refuses_interjections_and_keeps_its_first_end_state() -> None:
+    session = QueueingSession("agent")
+    session.end(EndState.PAUSED)
+    session.end(EndState.FAILED)
+    assert session.end_state is EndState.PAUSED
+    with pytest.raises(SessionEndedError, match=r"session 'agent' has ended \(paused\)"):
+        await session.inject(Interjection("late", id="x"), origin=Origin.of_watcher("w"))
+
+
+async def test_removing_a_session_detaches_its_watchers_and_frees_its_name() -> None:
+    runtime = Runtime(live=False)
+    session = RecordingSession("hooked")
+    runtime.attach(SPEC, CallableEvaluator(lambda request: None), session)
+    runtime.remove_session("hooked")
+    assert "hooked" not in runtime.sessions and not runtime.watchers
+    again = RecordingSession("hooked")
+    runtime.attach(SPEC, CallableEvaluator(lambda request: None), again)  # the same name is added afresh
+    assert runtime.sessions["hooked"] is again
+    await runtime.close()
+
+
+@pytest.mark.parametrize(
+    ("word", "state"), [("completed", EndState.COMPLETED), ("lost", EndState.LOST), ("started", None)]
+)
+def test_a_journaled_status_reads_back_as_an_end_state(word: str, state: EndState | None) -> None:
+    assert EndState.parse(word) is state

@@ -29,7 +29,7 @@ EVENTS = [
     RecoveryAttempt(
         session="s", spawn_id="a1", strategy="moderate", attempt=1, fix="command `git commit *`", outcome="resumed"
     ),
-    LLMCompleted(session="s", spawn_id="a1", status="success", exit_code=0, summary="done"),
+    LLMCompleted(session="s", spawn_id="a1", status="completed", exit_code=0, summary="done"),
     PRCreated(session="s", spawn_id="a1", number=7, url="http://forge/pull/7", head="spawn/a1", base="main"),
 ]
 

@@ -29,7 +29,7 @@ async def test_security_watcher_interrupts_claude_code_and_the_fix_is_proposed(p
                 env=env, journal=project.journal, idle_timeout_s=30, total_timeout_s=120, watchers=("security",),
             )
         )  # fmt: skip
-    assert result.status == "success", (result.status, result.detail, model.steps)
+    assert result.status == "completed", (result.status, result.detail, model.steps)
     # the security watcher interrupted the running CLI, urgently, over its live channel
     (interjection,) = result.interjections
     assert interjection["watcher"] == "security" and interjection["urgent"] and interjection["via"] == "live"
@@ -75,7 +75,7 @@ async def test_a_denied_git_commit_is_widened_and_the_same_session_resumed(proje
                 env=env, journal=project.journal, pr=False, idle_timeout_s=30, total_timeout_s=120,
             )
         )  # fmt: skip
-    assert result.status == "success", (result.detail, model.steps)
+    assert result.status == "completed", (result.detail, model.steps)
     assert model.steps == ["write", "commit", "summary_refused", "commit_again", "summary_committed"]
     assert result.runs == 2 and result.recoveries[0]["outcome"] == "resumed"
     assert result.recoveries[0]["fix"] == "command `git add *`, command `git commit *`"
@@ -154,7 +154,7 @@ async def test_a_small_conflict_is_repaired_by_a_second_claude_code_run(project:
                 forge_api=project.forge.api_url, env=env, journal=project.journal, idle_timeout_s=30, total_timeout_s=120,
             )
         )  # fmt: skip
-    assert result.status == "success", (result.status, result.detail, model.steps)
+    assert result.status == "completed", (result.status, result.detail, model.steps)
     assert model.steps == ["write", "commit", "summary", "resolve", "conclude", "resolved"]
     assert result.repaired == ["README.md"] and result.runs == 2 and result.pr is not None
     assert project.forge_file(result.branch, "README.md") == "# shop, rewritten here and upstream"

@@ -18,7 +18,7 @@ def check_fixed_and_proposed(project: Project, result: object, model: LoginTask)
     from watcher.spawn import SpawnResult
 
     assert isinstance(result, SpawnResult)
-    assert result.status == "success", (result.status, result.detail, model.steps)
+    assert result.status == "completed", (result.status, result.detail, model.steps)
     (interjection,) = result.interjections
     assert interjection["watcher"] == "security" and interjection["via"] == "resume"
     assert result.runs == 2
@@ -75,7 +75,7 @@ async def test_codex_read_only_git_is_widened_with_its_git_dirs_and_resumed(proj
                 journal=project.journal, pr=False, idle_timeout_s=60, total_timeout_s=120,
             )
         )  # fmt: skip
-    assert result.status == "success", (result.detail, model.steps, result.permission_errors)
+    assert result.status == "completed", (result.detail, model.steps, result.permission_errors)
     assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
     assert "writing " in result.recoveries[0]["fix"] and ".git" in result.recoveries[0]["fix"]
     assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]
@@ -92,7 +92,7 @@ async def test_gemini_policy_violation_is_widened_and_the_session_resumed(projec
                 journal=project.journal, pr=False, idle_timeout_s=60, total_timeout_s=120,
             )
         )  # fmt: skip
-    assert result.status == "success", (result.detail, model.steps, result.permission_errors)
+    assert result.status == "completed", (result.detail, model.steps, result.permission_errors)
     assert model.steps == ["write", "commit", "summary_refused", "commit_again", "summary_committed"]
     assert result.recoveries[0]["outcome"] == "resumed" and result.runs == 2
     assert [c.split(" ", 1)[1] for c in result.commits] == ["Add NOTES.md"]

@@ -30,5 +30,5 @@ async def test_scenario(scenario: Scenario, project: Project, tmp_path: Path) ->
         )
     )  # fmt: skip
     assert result.status == scenario.expected, (result.status, result.detail, result.recoveries)
-    if result.status == "success" and scenario.options.get("pr", True):
+    if result.status == "completed" and scenario.options.get("pr", True):
         assert result.pr is not None and project.forge.pulls[-1]["head"] == result.branch

@@ -94,6 +94,8 @@ def _project(folder: Path) -> None:
     ]  # fmt: skip
     notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {"language_info": {"name": "python"}}, "cells": cells}
     (folder / "users.ipynb").write_text(json.dumps(notebook))  # the cells the recorded kernel session ran
+    (folder / "sessions").mkdir()
+    (folder / "sessions" / NOTEBOOK_SESSION.name).write_text(NOTEBOOK_SESSION.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +112,9 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Host]:
     )
     (broken / "main.py").write_text("print('hello')\n")
     (user_data / "User").mkdir(parents=True)
-    (user_data / "User" / "settings.json").write_text(json.dumps({**USER_SETTINGS, "watcher.journal": str(journal)}))
+    (user_data / "User" / "settings.json").write_text(
+        json.dumps({**USER_SETTINGS, "watcher.journal": str(journal), "watcher.roles": ["security"]})
+    )
     # code-server builds the extension host's environment from a login shell: PATH goes in .profile
     home.mkdir()
     bindir = Path(sys.executable).parent
@@ -170,6 +174,12 @@ def _replay(transcript: Path, journal: Path, cwd: Path) -> None:
     )  # fmt: skip
 
 
+def _watchers(journal: Path, session: str) -> set[str]:
+    with sqlite3.connect(journal, timeout=5) as conn:
+        rows = conn.execute("SELECT watcher FROM events WHERE kind = 'watcher' AND session = ?", (session,))
+        return {w for (w,) in rows}
+
+
 def _commands(journal: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(journal, timeout=5) as conn:
         return [(k, i) for k, i in conn.execute("SELECT kind, interjection_id FROM commands ORDER BY id")]
@@ -197,7 +207,6 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
             expect(status).to_contain_text("pending", timeout=60_000)  # the server answered watcher.history
 
             _replay(AGENT, host.journal, host.project)
-            _replay(NOTEBOOK_SESSION, host.journal, host.project)
             sql = _interjection_id(host.journal, "SQL injection in login()")
 
             editor = page.locator(".editor-instance .monaco-editor").first
@@ -205,6 +214,9 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
             page.keyboard.press("Control+Shift+M")
             problems = page.locator(".markers-panel")
             expect(problems).to_contain_text("SQL injection in login()", timeout=15_000)
+            entry = problems.locator(".monaco-list-row", has_text="SQL injection in login()").first
+            expect(entry.locator(".codicon-error")).to_have_count(1)  # critical -> Error
+            expect(entry).to_contain_text(re.compile(r"watcher\W*guidance"))  # source, and the action as its code
             expect(status).to_contain_text(re.compile(r"\d+ pending"))
 
             # the quick fix on line 4: Ctrl+. lists Inject/Dismiss; Dismiss goes through the server
@@ -218,6 +230,12 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
             expect(problems).not_to_contain_text("SQL injection in login()", timeout=15_000)
             expect(editor.locator(".squiggly-error")).to_have_count(0, timeout=15_000)
             assert ("dismiss", sql) in _commands(host.journal)
+
+            # the recorded notebook session, replayed by the extension with the roles in the settings
+            _command(page, "Watcher: Replay a Transcript")
+            _pick(page, NOTEBOOK_SESSION.name)
+            expect(page.locator(".notifications-toasts")).to_contain_text("replayed 3 observations", timeout=60_000)
+            assert _watchers(host.journal, "nb") == {"security"}  # watcher.roles reached the replay
 
             # the notebook: the finding on the cell the kernel ran, placed by VS Code's cell URI
             _open(page, "users.ipynb")
@@ -254,10 +272,21 @@ def test_a_server_that_cannot_start_says_how_to_fix_it(host: Host) -> None:
 def _open(page: Page, name: str) -> None:
     """Quick Open (Ctrl+P) a file of the workspace."""
     page.keyboard.press("Control+P")
+    _pick(page, name)
+
+
+def _command(page: Page, title: str) -> None:
+    """Run a command from the palette (Ctrl+Shift+P)."""
+    page.keyboard.press("Control+Shift+P")
+    _pick(page, f">{title}")
+
+
+def _pick(page: Page, text: str) -> None:
+    """Type into the open quick input and take its first match."""
     box = page.locator(".quick-input-widget input")
     box.wait_for(timeout=15_000)
-    box.fill(name)
-    page.locator(".quick-input-list .monaco-list-row").first.wait_for(timeout=15_000)
+    box.fill(text)
+    page.locator(".quick-input-list .monaco-list-row", has_text=text.lstrip(">")).first.wait_for(timeout=15_000)
     page.keyboard.press("Enter")
 
 

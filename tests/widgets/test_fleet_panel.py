@@ -45,8 +45,8 @@ def widget_strings(widget: w.Widget) -> list[str]:
     return out
 
 
-def test_rows_learnings_and_buttons(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "j.sqlite3")
+def test_rows_learnings_and_buttons(journal_at: Path | str) -> None:
+    journal = Journal(journal_at)
     for task in ("a<1>", "b"):
         journal.append(FleetTask(session=task, fleet="auth-work", model="claude-sonnet-4-5"))
     journal.append(TaskTurn(fleet="auth-work", session="a<1>", step=9, input_tokens=100_000, output_tokens=20_000))
@@ -157,8 +157,8 @@ def test_no_secret_reaches_the_widget_state(tmp_path: Path) -> None:
     journal.close()
 
 
-async def test_the_live_dashboard_refreshes_until_the_fleet_ends(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "j.sqlite3")
+async def test_the_live_dashboard_refreshes_until_the_fleet_ends(journal_at: Path | str) -> None:
+    journal = Journal(journal_at)
     ended = False
     board = FleetDashboard(board_of(journal, ended=lambda: ended)).start(interval=0.02)
     journal.append(FleetTask(session="t", fleet="auth-work"))

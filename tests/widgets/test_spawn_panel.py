@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from watcher.runtime.session import EndState
 from watcher.spawn.integrate import FileChange, PullRequest
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.report import SpawnResult
@@ -20,7 +21,9 @@ def test_progress_then_report(tmp_path: Path) -> None:
     assert "1 interjection(s)" in panel.status.value and "src/auth/login.js" in panel.files.value
     panel(state)  # a second snapshot within the same tenth of a second is coalesced
     assert panel.updates == 1
-    result = SpawnResult("a1", "Add login", "claude", "success", 2.5, "spawn/a1", "main", str(tmp_path), str(tmp_path))
+    result = SpawnResult(
+        "a1", "Add login", "claude", EndState.COMPLETED, 2.5, "spawn/a1", "main", str(tmp_path), str(tmp_path)
+    )
     result.pr = PullRequest(3, "http://127.0.0.1/acme/shop/pull/3")
     result.files = [FileChange("src/auth/login.js", 8, 0, "Add login()")]
     panel.finish(result)

@@ -157,7 +157,8 @@ async function replay(extension: WatcherExtension, uri?: vscode.Uri): Promise<vo
       extension.log.error(stderr.trimEnd() || String(error));
       void vscode.window.showErrorMessage(`Watcher: the replay failed: ${(stderr.trim() || error.message).split("\n").pop()}`);
     } else {
-      void vscode.window.showInformationMessage(`Watcher: ${stdout.split("\n")[0]}`);
+      const summary = stdout.split("\n").find((line) => line.startsWith("replayed")) ?? "the replay finished";
+      void vscode.window.showInformationMessage(`Watcher: ${summary}.`);
     }
   });
 }

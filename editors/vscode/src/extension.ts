@@ -37,8 +37,17 @@ export class WatcherExtension implements vscode.Disposable {
   }
 
   async start(): Promise<void> {
-    this.starting ??= this.startServer().finally(() => (this.starting = undefined));
+    this.starting ??= this.startServer().finally(() => {
+      this.starting = undefined;
+      this.status.show();
+    });
+    this.status.show();
     return this.starting;
+  }
+
+  /** True while the server is being started (the status bar says so). */
+  get isStarting(): boolean {
+    return this.starting !== undefined;
   }
 
   async restart(): Promise<void> {

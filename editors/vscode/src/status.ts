@@ -21,7 +21,12 @@ export class WatcherStatus implements vscode.Disposable {
 
   /** Show the state now: "not running" without a server, else the last counts (refreshed next). */
   show(): void {
-    if (this.extension.client === undefined) {
+    if (this.extension.client === undefined && this.extension.isStarting) {
+      this.item.text = "$(sync~spin) Watcher: starting";
+      this.item.tooltip = "Starting the watcher language server.";
+      this.item.command = "watcher.showServerLog";
+      this.item.backgroundColor = undefined;
+    } else if (this.extension.client === undefined) {
       this.item.text = "$(eye-closed) Watcher: not running";
       this.item.tooltip = "The watcher language server is not running. Click to see its log.";
       this.item.command = "watcher.showServerLog";

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from watcher.agents._tools import Tool
+from watcher.runtime.session import EndState
 
 __all__ = ["DEFAULT_MODEL", "Boundary", "RunConfig", "RunResult"]
 
@@ -59,7 +60,7 @@ class RunResult:
     turns that answered an interjection (the overhead of being corrected).
     """
 
-    status: str
+    status: EndState
     text: str
     messages: tuple[dict[str, Any], ...]
     steps: int

@@ -21,7 +21,7 @@ from typing import Any
 
 from watcher.agents._delivery import supervised_system
 from watcher.agents._run_config import Boundary, RunConfig, RunResult
-from watcher.agents._run_inbox import STOPS, Inbox, InboxItem
+from watcher.agents._run_inbox import STOPS, Inbox
 from watcher.agents._run_turn import Turn
 from watcher.agents._sinks import OutputSinks
 from watcher.core.errors import CorrectionCapReached
@@ -30,6 +30,7 @@ from watcher.core.logs import logger
 from watcher.core.observations import UserMessage
 from watcher.runtime.engine import Watcher
 from watcher.runtime.hub import Runtime
+from watcher.runtime.session import EndState, Parcel, Session
 
 __all__ = ["RunLoop"]
 
@@ -52,21 +53,24 @@ class _Counters:
 class RunLoop:
     """Drives one run's turns; everything it needs is handed to it, and it returns the result."""
 
-    def __init__(self, config: RunConfig, *, client: Any, runtime: Runtime, sinks: OutputSinks) -> None:
+    def __init__(
+        self, config: RunConfig, *, session: Session, client: Any, runtime: Runtime, sinks: OutputSinks
+    ) -> None:
         self.config = config
         self.runtime = runtime
         self.sinks = sinks
-        self.inbox = Inbox(config.name, runtime, sinks)
+        self.session = session
+        self.inbox = Inbox(session, runtime, sinks)
         self.messages: list[dict[str, Any]] = []
         self.counters = _Counters()
-        self.stop: tuple[str, str] | None = None  # (status, detail) once a pause or an abort was asked for
+        self.stop: tuple[EndState, str] | None = None  # (status, detail) once a pause or an abort was asked for
         self.closed = False
         self._turn = Turn(config, client=client, runtime=runtime, sinks=sinks, messages=self.messages)
         self._attention = asyncio.Event()  # set when something should end a checkpoint early
 
     # --- called by the run ------------------------------------------------------------------------
 
-    def admit(self, interjection: Interjection, origin: Origin) -> InboxItem:
+    def admit(self, interjection: Interjection, origin: Origin) -> Parcel:
         """Check ``interjection`` against the run's rules (any thread): the corrective cap, its content."""
         if not origin.by_person and interjection.action not in STOPS and self.at_cap():
             raise CorrectionCapReached(
@@ -75,11 +79,11 @@ class RunLoop:
             )
         return self.inbox.admit(interjection, origin)
 
-    def put(self, item: InboxItem) -> None:
+    def put(self, item: Parcel) -> None:
         """Queue an admitted item (on the run's loop); a pause or an abort stops the run instead."""
         said = item.interjection
         if self.closed:
-            self.inbox.undeliverable([item], "the run ended before the interjection arrived")
+            self.session.undeliverable([item], "the run ended before the interjection arrived")
         elif said.action in STOPS:
             who = "a person" if item.origin.by_person else item.origin.watcher
             self.request_stop(STOPS[said.action], f"{who}: {said.content}".strip())
@@ -88,7 +92,7 @@ class RunLoop:
             if said.urgent:
                 self._attention.set()
 
-    def request_stop(self, status: str, detail: str) -> None:
+    def request_stop(self, status: EndState, detail: str) -> None:
         """Stop the run at once with ``status`` (paused or aborted)."""
         if self.stop is None and not self.closed:
             self.stop = (status, detail)
@@ -113,7 +117,7 @@ class RunLoop:
         """True while a watcher is attached or once a person has given guidance."""
         return self.inbox.guided or bool(self.watchers)
 
-    def result(self, status: str, detail: str = "") -> RunResult:
+    def result(self, status: EndState, detail: str = "") -> RunResult:
         """What the run did so far, as a frozen value."""
         c = self.counters
         return RunResult(
@@ -130,10 +134,9 @@ class RunLoop:
             detail=detail,
         )
 
-    def close(self, detail: str) -> None:
-        """The run has ended: what is still queued is journaled undeliverable."""
+    def close(self) -> None:
+        """The run has ended: what arrives from now on is journaled undeliverable."""
         self.closed = True
-        self.inbox.close(detail)
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -142,7 +145,7 @@ class RunLoop:
         config, c = self.config, self.counters
         pending: list[dict[str, Any]] | None = [{"type": "text", "text": config.prompt}]
         self.runtime.observe(config.name, UserMessage(text=config.prompt))
-        carried: list[InboxItem] = []  # interjections taken for the next request, not yet sent
+        carried: list[Parcel] = []  # interjections taken for the next request, not yet sent
         while True:
             await self._checkpoint()
             if config.at_boundary is not None and self.stop is None:
@@ -153,20 +156,20 @@ class RunLoop:
                 carried = [*carried, *(item for item, _ in delivered)]
             if self.stop is not None:
                 self._turn.append_user(pending or [])
-                self.inbox.undeliverable(carried, f"the run was {self.stop[0]} before a request carried it")
+                self.session.undeliverable(carried, f"the run was {self.stop[0]} before a request carried it")
                 return self.result(*self.stop)
             if pending is None:
-                return self.result("completed")
+                return self.result(EndState.COMPLETED)
             if c.steps >= config.max_steps:
                 self._turn.append_user(pending)
-                self.inbox.undeliverable(carried, "the run reached max_steps before a request carried it")
-                return self.result("max_steps", f"stopped after {c.steps} steps (max_steps)")
+                self.session.undeliverable(carried, "the run reached max_steps before a request carried it")
+                return self.result(EndState.MAX_STEPS, f"stopped after {c.steps} steps (max_steps)")
             self._turn.append_user(pending)
             corrective = bool(carried)
             c.steps += 1
             c.streak = c.streak + 1 if corrective else 0
             c.corrective_steps += corrective
-            self.inbox.delivered(carried)
+            self.session.reached(carried, "")
             carried = []
             system = supervised_system(config.system) if self.supervised else config.system
             spent = await self._turn.stream(c.steps, system)

@@ -127,8 +127,7 @@ async def _replay_one(
         if count % _SETTLE_EVERY == 0:
             await runtime.settle()  # keep the watchers' queues well under the bus bound: nothing dropped
     await runtime.evaluate_session_end(parent)
-    parent.end()
-    runtime.end_session(parent, "ended", detail="replay finished")
+    runtime.end_session(parent, detail="replay finished")
     await runtime.settle()  # every fate of this session folded in before the next session starts
     for watcher in attached:
         runtime.detach(watcher)

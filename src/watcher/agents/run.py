@@ -46,7 +46,7 @@ from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryOutcome
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
-from watcher.runtime.session import InjectionOutcome, Session
+from watcher.runtime.session import EndState, InjectionOutcome, Session
 
 __all__ = ["DEFAULT_MODEL", "AgentRun", "RunConfig", "RunResult"]
 
@@ -57,6 +57,8 @@ CANCEL_GRACE_S = 2.0
 
 class AgentRun(Session):
     """One supervised agent run; build it with ``watcher.agents.agent(...)``."""
+
+    kind = "agent run"
 
     def __init__(
         self,
@@ -69,13 +71,13 @@ class AgentRun(Session):
         output: Sink | Sequence[Sink] | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
+        self.runtime = runtime or Runtime(journal=journal)
+        super().__init__(config.name, publish=self.runtime.publish)
         self.config = config
-        self.name = config.name
-        self.status = "created"
+        self.status: str = "created"  # created, running, then the run's EndState
         self.detail = ""
         self.result: RunResult | None = None
         self.sinks = OutputSinks()
-        self.runtime = runtime or Runtime(journal=journal)
         # what ending gives back: a runtime made for this run is closed; a shared one keeps its
         # loop and only loses the watchers this run attached
         self._release_runtime: Callable[[list[Watcher]], Awaitable[None]] = (
@@ -84,11 +86,10 @@ class AgentRun(Session):
         self._initial_watchers = list(watchers)
         self._outputs: list[Sink] = [] if output is None else [output] if callable(output) else list(output)
         self._resources = AsyncExitStack()  # released in reverse order when the run ends
-        self._ended = False
         self._calls = LoopCalls(loop)
         self._task: asyncio.Future[RunResult] | None = None
         self._done: concurrent.futures.Future[RunResult] = concurrent.futures.Future()
-        self._loop = RunLoop(config, client=client, runtime=self.runtime, sinks=self.sinks)
+        self._loop = RunLoop(config, session=self, client=client, runtime=self.runtime, sinks=self.sinks)
 
     def release_at_end(self, close: Callable[[], Awaitable[object]]) -> None:
         """Call ``close`` when the run ends (a client, a journal or evaluators built for this run)."""
@@ -96,18 +97,13 @@ class AgentRun(Session):
 
     # --- the Session port ---------------------------------------------------------------------
 
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
         """Queue ``interjection`` for the next boundary: it is journaled delivered when a request carries it.
 
-        A ``pause`` or an ``abort`` stops the run at once instead. Raises ``SessionEndedError`` once
-        the run has ended, and ``CorrectionCapReached`` when a watcher's interjection would exceed
-        ``max_corrections_per_step``. May be called from any thread.
+        A ``pause`` or an ``abort`` stops the run at once instead. Raises ``CorrectionCapReached``
+        when a watcher's interjection would exceed ``max_corrections_per_step``. May be called
+        from any thread.
         """
-        self._check_open(interjection)
         item = self._loop.admit(interjection, origin)
         self._calls.call(self._loop.put, item)
         return "delivered" if interjection.action in ("pause", "abort") else "queued"
@@ -117,7 +113,7 @@ class AgentRun(Session):
         self._calls.call(self._loop.interrupt)
 
     def _check_open(self, interjection: Interjection) -> None:
-        if self._ended:
+        if self.ended:
             raise SessionEndedError(
                 f"agent run {self.name!r} has ended ({self.status}); interjection {interjection.id!r} was not delivered"
             )
@@ -141,11 +137,11 @@ class AgentRun(Session):
 
     def pause(self, reason: str = "paused by a person") -> None:
         """Stop the run at once with status ``paused``."""
-        self._calls.call(self._loop.request_stop, "paused", reason)
+        self._calls.call(self._loop.request_stop, EndState.PAUSED, reason)
 
     def abort(self, reason: str = "aborted by a person") -> None:
         """Stop the run at once with status ``aborted``."""
-        self._calls.call(self._loop.request_stop, "aborted", reason)
+        self._calls.call(self._loop.request_stop, EndState.ABORTED, reason)
 
     @property
     def pending(self) -> dict[str, Interjection]:
@@ -254,12 +250,12 @@ class AgentRun(Session):
         try:
             result = self._finish(await self._loop.drive())
         except asyncio.CancelledError:
-            self._finish(self._loop.result("cancelled", "the run's task was cancelled"))
+            self._finish(self._loop.result(EndState.CANCELLED, "the run's task was cancelled"))
             raise
         except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"
             runtime.observe(self.name, HarnessError(text=detail))
-            self._finish(self._loop.result("failed", detail))
+            self._finish(self._loop.result(EndState.FAILED, detail))
             raise
         finally:
             await self._close()
@@ -272,18 +268,17 @@ class AgentRun(Session):
         return self.result
 
     async def _close(self) -> None:
-        self._ended = True
-        if self.result is None and self.status == "running":
-            self.status = "cancelled"
-        status = self.status
-        self._loop.close(f"the run ended ({status}) before the next turn")
-        if status != "cancelled":  # the end is a breakpoint: the last observations are judged too
+        status = self.result.status if self.result is not None else EndState.CANCELLED
+        self.status = status
+        self._loop.close()
+        self.end(status, f"the run ended ({status}) before the next turn")
+        if status != EndState.CANCELLED:  # the end is a breakpoint: the last observations are judged too
             await self.runtime.evaluate_session_end(self)
-        self.runtime.end_session(self, status, detail=self.detail)
+        self.runtime.end_session(self, detail=self.detail)
         self.sinks.emit(
             RunEvent("status", status, {"detail": self.detail, "steps": self._loop.counters.steps}, self.name)
         )
-        await self.sinks.close(CANCEL_GRACE_S if status == "cancelled" else 5.0)
+        await self.sinks.close(CANCEL_GRACE_S if status == EndState.CANCELLED else 5.0)
         await self._resources.aclose()
 
     async def _detach_watchers(self, attached: list[Watcher]) -> None:
@@ -291,7 +286,7 @@ class AgentRun(Session):
             self.runtime.detach(watcher)
 
     async def _close_runtime(self, attached: list[Watcher]) -> None:
-        if self.status != "cancelled":
+        if self.status != EndState.CANCELLED:
             await self.runtime.close()
             return
         # the loop may be shutting down around us (its other tasks cancelled too): never hang here

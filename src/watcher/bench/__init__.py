@@ -10,7 +10,7 @@ that counts watcher steps. Without a server both models are simulated (``policie
 concurrently and resumably; ``results`` computes the figures, the table and the plot.
 
 This package is an adapter: it uses the evaluators, the runtime's fakes and the core; only the
-CLI imports it.
+CLI imports it (and ``watcher eval``, for the figures' Wilson interval).
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def plot(rows: Iterable[Mapping[str, Any]], path: Path, *, title: str = "") -> P
     try:
         from matplotlib.figure import Figure
     except ImportError as exc:
-        raise ConfigurationError("--plot needs matplotlib: pip install 'watcher[jupyter]'") from exc
+        raise ConfigurationError("--plot needs matplotlib: pip install 'watcher-agents[jupyter]'") from exc
     figure = Figure(figsize=(10, 4), layout="constrained")
     success, overhead = figure.subplots(1, 2)
     markers = {"none": "o", "guided": "s", "blind": "^", "rules": "D"}

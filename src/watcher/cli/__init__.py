@@ -16,26 +16,39 @@ import os
 import sys
 from collections.abc import Sequence
 
-from watcher.cli import _bench, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
+import argcomplete
+
+from watcher._version import __version__
+from watcher.cli import _bench, _completion, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
+from watcher.cli._parser import Parser, help_for_bare_groups
 from watcher.core.errors import UnreachableServerError, WatcherError
 
 __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
-_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _eval, _journal, _fleet)
+_COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _eval, _journal, _fleet, _completion)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="watcher", description="Watchers that supervise agent runs and notebooks.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = Parser(prog="watcher", description="Watchers that supervise agent runs and notebooks.")
+    parser.add_argument("--version", action="version", version=f"watcher {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in _COMMANDS:
         command.register(sub)
+    help_for_bare_groups(parser, defaults={"hooks": ["hooks", "status"]})
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``watcher`` console script."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    argcomplete.autocomplete(parser)  # answers the shell's completion request and exits; else returns at once
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None and getattr(args, "bare", None):  # a group run bare stands for an action
+        args = parser.parse_args(args.bare)
+    if getattr(args, "func", None) is None:  # bare `watcher`
+        parser.print_help()
+        return 0
     try:
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
             )
     if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
-        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher[jupyter]', or pass --no-plot")
+        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher-agents[jupyter]', or pass --no-plot")
     for name in ("follow", "heed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ConfigurationError(f"--{name} is a probability between 0 and 1, not {getattr(args, name)}")

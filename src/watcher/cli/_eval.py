@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
             )
     if picture is not None and importlib.util.find_spec("matplotlib") is None:
-        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher[jupyter]', or pass --no-plot")
+        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher-agents[jupyter]', or pass --no-plot")
     cases = read_cases(args.cases)
     kind = "security" if args.role == "security" else "loop"
     chosen = [c for c in cases if c.kind == kind][: args.limit]

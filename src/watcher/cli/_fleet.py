@@ -16,11 +16,11 @@ import argparse
 import asyncio
 import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import InvalidCommandError, MissingCredentialsError
+from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         return p
 
     r = action("run", "run the tasks of a TOML tasks file")
-    r.add_argument("tasks", type=Path)
+    r.add_argument("tasks", type=Path, help="a TOML tasks file: [fleet] settings and one [[task]] table per task")
     r.add_argument("--no-supervision", action="store_true", help="run the same tasks with no watcher or syncer loop")
     r.add_argument("--base-url", default=None, help="the Messages API base URL (a local stub offline)")
     r.add_argument(
@@ -58,6 +58,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sv.add_argument("--watch-interval", type=float, default=None, help="seconds between watcher cycles")
     sv.add_argument("--sync-interval", type=float, default=None, help="seconds between syncer cycles")
     sv.add_argument("--for", dest="duration", type=float, default=None, help="stop after this many seconds")
+    sv.add_argument(
+        "--host-lost",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a host silent this long is lost (default 60); a standby supervisor leads within this time",
+    )
     st = action("status", "one line per task: health, iteration, last activity, nudges, tokens, cost")
     st.add_argument(
         "--watch",
@@ -222,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.extractor is not None:
         config = replace(config, extractor=args.extractor)
     path = args.journal or default_journal_path()
+    if args.base_url:  # a dead server is said before any task starts, not as every task failing
+        check_url(args.base_url, who="the Messages API server")
 
     async def main() -> dict[str, Any]:
         fleet = Fleet(specs, config=config, journal=path, base_url=args.base_url)
@@ -266,6 +275,7 @@ def _supervise(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from watcher.fleet import FleetConfig, Supervisor
+    from watcher.fleet.leader import supervise_while_leading
     from watcher.fleet.query import fleets, run_start
 
     with _journal(args) as journal:
@@ -278,15 +288,17 @@ def _supervise(args: argparse.Namespace) -> int:
             config = replace(config, watch_interval_s=args.watch_interval)
         if args.sync_interval is not None:
             config = replace(config, sync_interval_s=args.sync_interval)
+        if args.host_lost is not None:
+            config = replace(config, host_lost_s=args.host_lost)
 
-        async def main() -> dict[str, Any]:
-            supervisor = Supervisor(config, journal, after=run_start(journal, name))  # its latest run, not earlier ones
-            await supervisor.start()
-            try:
-                await asyncio.sleep(args.duration if args.duration is not None else float("inf"))
-            finally:
-                await supervisor.close()
-            return {"fleet": name, **asdict(supervisor.stats)}
+        def make() -> Supervisor:  # its latest run, not earlier ones; built when this process comes to lead
+            return Supervisor(config, journal, after=run_start(journal, name))
+
+        async def main() -> dict[str, Any]:  # several may run (on several machines): one leads, the others stand by
+            stats = await supervise_while_leading(
+                config, journal, make, duration_s=args.duration, say=lambda line: print(line, flush=True)
+            )
+            return {"fleet": name, **stats}
 
         out = asyncio.run(main())
     _print(args, out, ", ".join(f"{k} {v}" for k, v in out.items()))

@@ -73,6 +73,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="tokens one LLM evaluation's prompt may take; longer ones are shortened (default 12000)",
     )
     rp.add_argument(
+        "--worktree",
+        type=Path,
+        metavar="DIR",
+        help="the parent's working tree: an LLM evaluator reads a file an edit changes there when the transcript "
+        "never showed it, to number the edit as the file reads",
+    )
+    rp.add_argument(
         "--show-prompt",
         type=int,
         metavar="N",
@@ -120,10 +127,18 @@ async def _replay(args: argparse.Namespace) -> int:
             "each -w runs one watcher named after its role, so give each role once"
         )
     options = (
-        {"model": args.model, "base_url": args.base_url, "context": args.context, "prompt_budget": args.prompt_budget}
+        {
+            "model": args.model,
+            "base_url": args.base_url,
+            "context": args.context,
+            "prompt_budget": args.prompt_budget,
+            "worktree": args.worktree,
+        }
         if args.evaluator != "rules"
         else {}
     )
+    if args.worktree is not None and not args.worktree.is_dir():
+        raise ConfigurationError(f"--worktree {args.worktree}: not a folder; give the parent session's working tree")
     if args.show_prompt is not None:
         return await _show_prompt(args, sessions, roles[0], options)
 

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import anthropic
 
-from watcher.core.errors import MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
+from watcher.evaluators._keys import anthropic_key
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -34,14 +34,7 @@ __all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 
 
-def _api_key(explicit: str | None) -> str:
-    key = explicit or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-    if not key:
-        raise MissingCredentialsError(
-            "the anthropic evaluator needs an API key and ANTHROPIC_API_KEY is not set; "
-            "run `export ANTHROPIC_API_KEY=...` (or pass api_key=), or use the offline `rules` evaluator"
-        )
-    return key
+_api_key = anthropic_key
 
 
 class AnthropicEvaluator(LLMEvaluator):

@@ -7,6 +7,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import Evaluator
+from watcher.evaluators._keys import anthropic_key
 from watcher.evaluators.rules import RulesEvaluator
 from watcher.roles import make_role
 
@@ -19,6 +20,7 @@ def _rules(role: str, **options: Any) -> Evaluator:
 
 
 def _anthropic(role: str, **options: Any) -> Evaluator:
+    options["api_key"] = anthropic_key(options.get("api_key"))  # a missing key is said before the SDK loads
     # imported here so the SDK loads only when an LLM watcher is asked for
     from watcher.evaluators.anthropic import AnthropicEvaluator
 

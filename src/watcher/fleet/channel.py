@@ -10,30 +10,16 @@ go on from where it stopped, with what waited. Abort stops the run.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import TypeAlias
 
+from watcher.agents import AgentRun
 from watcher.core.errors import WatcherError
 from watcher.core.interjection import Interjection, Origin
-from watcher.runtime.session import InjectionOutcome
+from watcher.fleet.spawned import SpawnedRun
 
-__all__ = ["TaskChannel", "TaskRun"]
+__all__ = ["TaskChannel", "TaskSession"]
 
-
-class TaskRun(Protocol):
-    """What a fleet task's run offers its channel: an ``AgentRun``, or a spawned CLI's ``SpawnedRun``."""
-
-    status: str
-
-    @property
-    def ended(self) -> bool: ...
-
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome: ...
-
-    async def interrupt(self) -> None: ...
-
-    def abort(self, reason: str) -> None: ...
-
-    async def wait(self) -> Any: ...
+TaskSession: TypeAlias = AgentRun | SpawnedRun  # the session a fleet task runs: an agent run or a spawned CLI
 
 
 class TaskChannel:
@@ -41,7 +27,7 @@ class TaskChannel:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.run: TaskRun | None = None
+        self.run: TaskSession | None = None
         self._going = asyncio.Event()
         self._going.set()
         self.held = False  # True while the run waits at a boundary for its resume

@@ -24,7 +24,7 @@ from typing import Any
 from watcher.agents import Boundary, agent
 from watcher.core.interjection import Interjection, Origin, Severity
 from watcher.core.logs import logger
-from watcher.fleet.channel import TaskChannel, TaskRun
+from watcher.fleet.channel import TaskChannel, TaskSession
 from watcher.fleet.follow import Follower
 from watcher.fleet.learnings import Extractor, Learning, render_sync
 from watcher.fleet.monitor import TaskMonitor, TurnExtractor
@@ -77,7 +77,7 @@ class TaskHost:
         self.client = client
         self.channels: dict[str, TaskChannel] = {}
         self.monitors: dict[str, TaskMonitor] = {}
-        self.runs: dict[str, TaskRun] = {}
+        self.runs: dict[str, TaskSession] = {}
         self._extractors = (extractor, turn_extractor)
         self._follower = Follower(journal, after=journal.last_id(), flush=False)
         self.run = uuid.uuid4().hex[:12]  # this run of the fleet, told apart from earlier runs of its name

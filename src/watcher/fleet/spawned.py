@@ -9,8 +9,8 @@ the task's name, so the task's ``TaskMonitor`` sees them as it sees an agent run
 model, endpoint and key come from the fleet process's environment (``ANTHROPIC_BASE_URL``,
 ``GEMINI_MODEL``, ``OPENAI_API_KEY``...; the adapters pass on only those).
 
-``SpawnedRun`` offers what ``TaskChannel`` and ``Fleet`` use of an ``AgentRun`` (``ended``,
-``status``, ``inject``, ``interrupt``, ``abort``, ``wait``) and calls the host's ``at_boundary``
+``SpawnedRun`` is a ``Session`` like an ``AgentRun`` (``ended``, ``status``, ``inject``,
+``interrupt``, ``abort``, ``wait``): what the fleet hands over waits in its inbox; it calls the host's ``at_boundary``
 at the CLI's natural iteration boundaries, with the steps and tokens the CLI reported:
 
 - **Claude Code** (live stream-json channel): each model response that asked for tools, and
@@ -52,9 +52,9 @@ from watcher.core.errors import SessionEndedError, WatcherError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.logs import logger
 from watcher.fleet.tasks import TaskSpec
-from watcher.runtime.events import DeliveryEvent, DeliveryOutcome, SessionEvent
+from watcher.runtime.events import SessionEvent
 from watcher.runtime.hub import Runtime
-from watcher.runtime.session import InjectionOutcome
+from watcher.runtime.session import EndState, InjectionOutcome, Parcel, Session
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
 from watcher.spawn.session import SpawnSession
 
@@ -65,14 +65,13 @@ log = logger("watcher.fleet")
 CLI_AGENTS = ("claude", "gemini", "codex")
 CONTINUE = "Continue the task from where you stopped."  # after a pause cut a turn short
 _HOLD_POLL_S = 0.01  # how often a boundary checks, until it ends or is held, whether the fleet paused the task
-_STATUS = {"success": "completed"}  # the spawn's words where an agent run has its own
 
 
 @dataclass(frozen=True, slots=True)
 class SpawnedResult:
     """How a spawned task ended: the status (as an agent run's), the CLI's steps and tokens, the spawn's report."""
 
-    status: str
+    status: EndState
     detail: str
     steps: int
     input_tokens: int
@@ -87,13 +86,15 @@ class Gate(Protocol):
     def paused(self) -> bool: ...
 
 
-class SpawnedRun:
+class SpawnedRun(Session):
     """A spawned agent CLI run as a fleet task; started at once on the running loop.
 
     ``gate`` is the task's channel (``paused`` says whether the fleet holds it); ``env`` the
     environment the CLI's endpoint and key come from (default: this process's); ``cli_path``
     the CLI's executable (default: ``node_modules/.bin``, then ``PATH``).
     """
+
+    kind = "fleet task"
 
     def __init__(
         self,
@@ -105,19 +106,18 @@ class SpawnedRun:
         env: Mapping[str, str] | None = None,
         cli_path: str | None = None,
     ) -> None:
+        super().__init__(spec.name, publish=runtime.publish)
         self.spec = spec
-        self.name = spec.name
         self.runtime = runtime
-        self.status = "running"
+        self.status: str = "running"  # then the task's EndState
         self.detail = ""
         self.result: SpawnedResult | None = None
         self._host_boundary = at_boundary
         self._gate = gate
         self._last = Boundary(0, 0, 0)
-        self._waiting: list[tuple[Interjection, Origin]] = []  # for the next boundary (or the resume)
         self._in_boundary = False
         self._cut_short = False  # a pause interrupted a running turn: resume must restart it
-        self._stop: tuple[str, str] | None = None  # (status, reason) when the fleet stopped the CLI
+        self._stop: tuple[EndState, str] | None = None  # (status, reason) when the fleet stopped the CLI
         self._stopping: asyncio.Task[InjectionOutcome] | None = None  # the abort handed to the session
         self.config = SpawnConfig(
             spec.prompt, agent=spec.agent, repo=Path(spec.repo or os.getcwd()), watchers=(), pr=False,
@@ -128,21 +128,18 @@ class SpawnedRun:
 
     # --- what the task channel and the fleet use ------------------------------------------------
 
-    @property
-    def ended(self) -> bool:
-        return self.result is not None
-
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
         """Take a nudge or sync for the CLI's next iteration boundary (``queued``; journaled when it reaches the CLI).
 
         Written between boundaries, a line could ride in the running turn or start a turn of its
         own, depending on timing; at a boundary it is known which (see the module docstring).
         """
-        if self.ended or self._stop is not None:
+        if self._stop is not None:
             raise SessionEndedError(
-                f"fleet task {self.name!r} has ended ({self.status}); interjection {interjection.id!r} was not delivered"
+                f"fleet task {self.name!r} is stopping ({self._stop[0]}); "
+                f"interjection {interjection.id!r} was not delivered"
             )
-        self._waiting.append((interjection, origin))
+        self.inbox.append(Parcel.of(interjection, origin, format_injection(interjection, by_person=origin.by_person)))
         return "queued"
 
     async def interrupt(self) -> None:
@@ -154,7 +151,7 @@ class SpawnedRun:
 
     def abort(self, reason: str) -> None:
         """Stop the CLI now; the task ends ``aborted``."""
-        self._halt("aborted", reason)
+        self._halt(EndState.ABORTED, reason)
 
     async def wait(self) -> SpawnedResult:
         """Wait for the task to end and return how it ended."""
@@ -172,10 +169,6 @@ class SpawnedRun:
     def _session(self) -> SpawnSession | None:
         session = self.runtime.sessions.get(self.name)
         return session if isinstance(session, SpawnSession) and not session.ended else None
-
-    async def _hand(self, session: SpawnSession, interjection: Interjection, origin: Origin) -> InjectionOutcome:
-        # the session journals it delivered when the CLI takes it, or when the resumed run starts with it
-        return await session.inject(interjection, origin=origin)
 
     async def _boundary(self, at: Boundary) -> None:
         """The CLI's iteration boundary: the host's turn (summary, actions, pause gate), then what waited."""
@@ -196,7 +189,7 @@ class SpawnedRun:
             await self._enforce_stop()  # stopped before its process was there to stop
             return
         if at.step >= self.spec.max_steps:
-            self._halt("max_steps", f"stopped after {at.step} steps (max_steps)")
+            self._halt(EndState.MAX_STEPS, f"stopped after {at.step} steps (max_steps)")
             return
         if self._cut_short and mid_turn:
             return  # the interrupted turn's end is the next boundary: what waited goes there, once it is over
@@ -213,18 +206,18 @@ class SpawnedRun:
         session = self._session()
         if session is None:
             return
-        waiting, self._waiting = self._waiting, []
-        for interjection, origin in waiting:
-            try:
-                await self._hand(session, interjection, origin)
+        waiting = self.take()
+        for parcel in waiting:
+            try:  # the spawn's session settles it: delivered when the CLI takes it or the resume starts with it
+                await session.inject(parcel.interjection, origin=parcel.origin)
             except WatcherError as exc:
-                self._undeliverable([(interjection, origin)], str(exc))
+                self.undeliverable([parcel], str(exc))
         if self._cut_short:
             self._cut_short = False
             if not waiting:
                 await session.send(CONTINUE)
 
-    def _halt(self, status: str, reason: str) -> None:
+    def _halt(self, status: EndState, reason: str) -> None:
         if self.ended or self._stop is not None:
             return
         self._stop = (status, reason)
@@ -244,19 +237,19 @@ class SpawnedRun:
         spawned: SpawnResult | None = None
         try:
             spawned = await run_spawn(self.config)
-            status, detail = _STATUS.get(spawned.status, spawned.status), spawned.detail
+            status, detail = spawned.status, spawned.detail
         except asyncio.CancelledError:
             if self._stop is None:
                 raise  # cancelled from outside, not stopped by the fleet before it began
             status, detail = self._stop
             self._ended_early(status, detail)
         except WatcherError as exc:  # no repository, no CLI, a manifest it cannot meet: said, not raised
-            status, detail = "failed", str(exc)
+            status, detail = EndState.FAILED, str(exc)
             log.warning("fleet task %s: the spawn failed: %s", self.name, exc)
             self._ended_early(status, detail)
         except Exception as exc:  # a bug: the task ends failed (never "running" forever), then it is raised
-            self._finish("failed", f"{type(exc).__name__}: {exc}", None)
-            self._ended_early("failed", self.detail)
+            self._finish(EndState.FAILED, f"{type(exc).__name__}: {exc}", None)
+            self._ended_early(EndState.FAILED, self.detail)
             raise
         if self._stop is not None:
             status, detail = self._stop
@@ -264,35 +257,16 @@ class SpawnedRun:
             await asyncio.gather(self._stopping, return_exceptions=True)
         return self._finish(status, detail, spawned)
 
-    def _finish(self, status: str, detail: str, spawned: SpawnResult | None) -> SpawnedResult:
-        self._undeliverable(self._waiting, f"the task ended ({status}) before its CLI took it")
-        self._waiting = []
+    def _finish(self, status: EndState, detail: str, spawned: SpawnResult | None) -> SpawnedResult:
+        self.end(status, f"the task ended ({status}) before its CLI took it")
         self.status, self.detail = status, detail
         at = self._last
         self.result = SpawnedResult(status, detail, at.step, at.input_tokens, at.output_tokens, spawned)
         return self.result
 
-    def _ended_early(self, status: str, detail: str) -> None:
+    def _ended_early(self, status: EndState, detail: str) -> None:
         """The spawn ended before it could say so itself: the journal hears it here."""
         self.runtime.publish(SessionEvent(session=self.name, status=status, detail=detail[:500]))
-
-    def _undeliverable(self, items: list[tuple[Interjection, Origin]], detail: str) -> None:
-        for interjection, origin in items:
-            self._settle(interjection, origin, "undeliverable", detail)
-
-    def _settle(self, interjection: Interjection, origin: Origin, outcome: DeliveryOutcome, detail: str) -> None:
-        """Journal where a handed-over interjection ended up (the task monitor counts a delivered nudge)."""
-        self.runtime.publish(
-            DeliveryEvent(
-                session=self.name,
-                watcher=interjection.watcher,
-                interjection_id=interjection.id,
-                outcome=outcome,
-                detail=detail,
-                content=format_injection(interjection, by_person=origin.by_person),
-                origin=origin.render(),
-            )
-        )
 
 
 _FLEET = Origin.of_watcher("fleet")

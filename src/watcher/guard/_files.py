@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 
-__all__ = ["Finding", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
+__all__ = ["Finding", "credential", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
 
 Finding = tuple[str, str]  # (category, reason)
 
@@ -19,6 +19,23 @@ _SAFE_DEVICES = re.compile(
     r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full)$"
 )
 _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
+
+
+def credential(policy: Policy, text: str) -> re.Match[str] | None:
+    """Credential material in ``text`` (a private key, a cloud or service token), if any."""
+    cache: list[tuple[str, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
+    if not cache:
+        for entry in policy.data["secrets"]["content_patterns"]:
+            cache.append((entry["anchor"], bool(entry.get("nocase")), re.compile(entry["pattern"])))
+    lowered = ""
+    for anchor, nocase, pattern in cache:
+        if nocase:
+            lowered = lowered or text.lower()
+        if (anchor.lower() in lowered) if nocase else (anchor in text):
+            found = pattern.search(text)
+            if found:
+                return found
+    return None
 
 
 def secret_file(place: Place, path: str, policy: Policy) -> str | None:
@@ -33,8 +50,8 @@ def secret_file(place: Place, path: str, policy: Policy) -> str | None:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read(65536)
-        except OSError:
-            return None
+        except OSError:  # not here to look at: the home's copy usually carries the login token
+            return f"{_short(place, path)}, which holds registry tokens" if place.in_home(path) is not None else None
         return (
             f"{_short(place, path)}, which holds an access token"
             if compiled(policy, "secrets.token_pattern").search(text)
@@ -52,7 +69,7 @@ def _short(place: Place, path: str) -> str:
     if rel is not None:
         return "~/" + rel if rel else "~"
     if place.inside_project(path):
-        return os.path.relpath(path, place.cwd)
+        return os.path.relpath(path, place.project)
     return path
 
 
@@ -79,13 +96,26 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             "ask the person to change it",
         )
     if secret_file(place, path, policy):
-        return "secret-write", f"changes {secret_file(place, path, policy)}"
+        return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
-    if content and (m := compiled(policy, "secrets.content_patterns").search(content)):
+    if content and (m := credential(policy, content)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
+
+
+def config_inside(place: Place, folder: str, policy: Policy) -> str:
+    """A setting of the agent's guard that lives in ``folder`` ("" when none does)."""
+    for pattern in policy.data["config"]["paths"]:
+        full = place.expand(pattern)
+        if full.startswith("**/"):
+            first = full[3:].split("/", 1)[0]
+            if folder.rsplit("/", 1)[-1] == first and "/" in full[3:]:
+                return full[3:]
+        elif full.startswith(folder.rstrip("/") + "/") and folder not in ("/", place.home):
+            return _short(place, full)
+    return ""
 
 
 def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool) -> str | None:
@@ -102,20 +132,16 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     if path == place.home:
         return "your home folder"
     if place.holds_project(path) and (recursive or whole):
-        return "the project" if path == place.cwd else "a folder that holds the project"
+        return "the project" if path == place.project else "a folder that holds the project"
     paths = policy.data["paths"]
     if under_any(place, path, paths["secret_dirs"]) or (not recursive and secret_file(place, path, policy)):
         return f"credentials ({_short(place, path)})"
-    if path.endswith("/.git") and (place.holds_project(path[:-5]) or path[:-5] == place.cwd):
+    if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"
     if not (recursive or whole):
         system = _system(place, path, paths)
         return f"the system file {path}" if system else None
     if place.inside_project(path):
-        return None
-    if any(path == place.expand(t) for t in paths["temporary"]):
-        return f"the shared temporary folder {path}"
-    if under_any(place, path, paths["temporary"]):
         return None
     rel = place.in_home(path)
     if rel is not None:
@@ -123,6 +149,10 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
             return None
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
+    if any(path == place.expand(t) for t in paths["temporary"]):
+        return f"the shared temporary folder {path}"
+    if under_any(place, path, paths["temporary"]) and rel is None:
+        return None
     if _system(place, path, paths):
         return f"the system folder {path}"
     name = path.rsplit("/", 1)[-1]

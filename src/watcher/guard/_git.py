@@ -72,7 +72,7 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         if args[i] == "-C" and i + 1 < len(args):
             cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(args[i + 1])))
         i += 2 if args[i] in _GLOBAL_VALUE else 1
-    if i >= len(args) or args[i] != "push":
+    if i >= len(args) or args[i] != "push" or "--dry-run" in args or "-n" in args[i + 1 :]:
         return None
     rest = args[i + 1 :]
     flags, positional = [], []

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from watcher.guard._commands import shell_findings
-from watcher.guard._files import Finding, read_finding, write_finding
+from watcher.guard._files import Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, compiled, load_policy
 
@@ -40,10 +40,9 @@ _READ_TOOLS = frozenset(
         "open_file",
         "grep",
         "search_file_content",
-        "ls",
-        "list_directory",
     }
 )
+_LIST_TOOLS = frozenset({"ls", "list_directory", "glob", "list_dir", "find_files"})  # names only, no content
 _WRITE_TOOLS = frozenset(
     {
         "write",
@@ -192,7 +191,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     mcp_write = key not in _READ_TOOLS | _WRITE_TOOLS and bool(_WRITE_VERBS.search(key))
     writes = key in _WRITE_TOOLS or mcp_write
     content = _content(tool_input)
-    for raw in _paths(tool_input):
+    for raw in _paths(tool_input) if key not in _LIST_TOOLS else ():
         path = place.resolve(raw)
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):
@@ -264,7 +263,7 @@ def _url(url: str, place: Place, policy: Policy, *, fetching: bool) -> Iterator[
         return
     if _METADATA.match(host) and policy.enabled("secret-read"):
         yield "secret-read", f"fetches the cloud metadata service ({host}), which hands out the machine's credentials"
-    if compiled(policy, "secrets.content_patterns").search(_unquote(url)) and policy.enabled("secret-exfiltration"):
+    if credential(policy, _unquote(url)) and policy.enabled("secret-exfiltration"):
         local = any(_fnmatch(host, p) for p in policy.data["network"]["local_hosts"])
         if not local:
             yield "secret-exfiltration", f"puts a credential into a request to {host}"
@@ -287,7 +286,7 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
                 return
     if _SEND_VERBS.search(key) and policy.enabled("secret-exfiltration"):
         for text in texts:
-            if compiled(policy, "secrets.content_patterns").search(text):
+            if credential(policy, text):
                 yield "secret-exfiltration", "sends a credential to another service"
                 return
 

@@ -26,6 +26,16 @@ class Place(NamedTuple):
 
     cwd: str
     home: str
+    root: str = ""  # the project: the session's cwd, where a `cd` in the command line does not move it
+
+    @property
+    def project(self) -> str:
+        return self.root or self.cwd
+
+    def moved(self, word: str) -> Place:
+        """This place after ``cd word``."""
+        target = self.home if word in ("", "~") else self.resolve(word)
+        return self if target == UNSET or word == "-" else Place(target, self.home, self.project)
 
     @classmethod
     def of(cls, cwd: str, home: str | None = None) -> Place:
@@ -53,11 +63,11 @@ class Place(NamedTuple):
         return os.path.normpath(os.path.join(self.cwd, text))
 
     def inside_project(self, path: str) -> bool:
-        return self.cwd not in ("/", self.home) and path.startswith(self.cwd.rstrip("/") + "/")
+        return self.project not in ("/", self.home) and path.startswith(self.project.rstrip("/") + "/")
 
     def holds_project(self, path: str) -> bool:
         """``path`` is the project or one of the folders above it."""
-        return path == self.cwd or self.cwd.startswith(path.rstrip("/") + "/")
+        return path == self.project or self.project.startswith(path.rstrip("/") + "/")
 
     def in_home(self, path: str) -> str | None:
         """``path`` relative to the home, or None outside it."""
@@ -72,6 +82,8 @@ class Place(NamedTuple):
 
 def glob_parent(word: str) -> tuple[str, bool]:
     """(the folder a glob lists, whether it names everything in it): ``build/*`` -> (``build``, True)."""
+    if re.search(r"\$\{[^}]*\}", word) and not re.search(r"[*?\[]", re.sub(r"\$\{[^}]*\}", "", word)):
+        return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
         return head or ".", True

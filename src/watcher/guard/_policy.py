@@ -23,9 +23,9 @@ and the hook's answer say it).
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import tomllib
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
@@ -88,13 +88,41 @@ def load_pack(name: str) -> dict[str, Any]:
         return _CACHE[name]
     if name not in PACKS:
         raise ValueError(f"unknown guard pack {name!r}: expected one of {', '.join(PACKS)}")
-    with open(os.path.join(_HERE, "packs", f"{name}.toml"), "rb") as f:
-        data = tomllib.load(f)
+    data = _read_pack(os.path.join(_HERE, "packs", f"{name}.toml"))
     base = data.pop("extends", None)
     if base:
         data = _merge(load_pack(base), data)
     data["name"] = name
     _CACHE[name] = data
+    return data
+
+
+def _read_pack(path: str) -> dict[str, Any]:
+    """A pack file's data, through a JSON copy in the user's cache (TOML parsing is most of a cold
+    hook's policy cost; the copy is keyed by the file's size and time, so an edit is seen at once)."""
+    st = os.stat(path)
+    cache = os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "watcher",
+        f"{os.path.basename(path)}-{st.st_size}-{st.st_mtime_ns}.json",
+    )
+    try:
+        with open(cache, encoding="utf-8") as f:
+            data: dict[str, Any] = json.load(f)
+        return data
+    except (OSError, ValueError):
+        pass
+    import tomllib  # only when the copy is missing: tomllib costs a cold hook more than the rules
+
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(cache + f".{os.getpid()}", "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(cache + f".{os.getpid()}", cache)
+    except OSError:
+        pass  # a read-only home: parse every time
     return data
 
 
@@ -130,6 +158,8 @@ def load_policy(cwd: str, *, pack: str | None = None) -> Policy:
     path = policy_file(cwd)
     spec: dict[str, Any] = {}
     if path is not None:
+        import tomllib
+
         try:
             with open(path, "rb") as f:
                 spec = tomllib.load(f)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from ast_grep_py import SgNode, SgRoot
 
-__all__ = ["SHELLS", "Command", "commands", "functions"]
+__all__ = ["SHELLS", "Command", "commands", "functions", "inner_script", "program"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
@@ -50,6 +50,10 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "proxychains": frozenset({"-f"}),
     "proxychains4": frozenset({"-f"}),
     "systemd-run": frozenset({"-p", "-u", "--unit", "--property"}),
+    "npx": frozenset({"-p", "--package", "-c", "--call"}),
+    "pnpx": frozenset(),
+    "bunx": frozenset(),
+    "uvx": frozenset({"--from", "--with", "--python"}),
 }
 _TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1}  # the duration, lock file, priority
 _XARGS_VALUE = frozenset({"-I", "-i", "-n", "-P", "-d", "-L", "-s", "-E", "-a", "--max-args", "--max-procs"})
@@ -104,8 +108,8 @@ def _value(node: SgNode) -> str:
             return body.encode("latin-1", "backslashreplace").decode("unicode_escape")
         except UnicodeDecodeError:
             return body
-    if kind == "string":
-        return "".join(_value(c) if c.kind() != "string_content" else c.text() for c in node.children() if c.is_named())
+    if kind == "string":  # inside double quotes only \\ \" \$ \` escape; expansions stay as written
+        return re.sub(r'\\([\\"$`])', r"\1", node.text()[1:-1]).replace("\\\n", "")
     if kind == "concatenation":
         return "".join(_value(c) for c in node.children())
     return node.text()
@@ -225,6 +229,10 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
         if re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):  # VAR=1 before the command (env's operands)
             argv = argv[1:]
             continue
+        if name in ("python", "python3") and len(argv) > 2 and argv[1] == "-m":  # python -m twine: the module runs
+            wrapped.append(name)
+            argv = argv[2:]
+            continue
         if name in _WRAPPERS:
             if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
                 break  # command -v rm: a lookup, not a call
@@ -244,18 +252,39 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
     if name == "xargs":
         rest = _skip_options(list(here.args), _XARGS_VALUE)
         if rest:
-            inner = Command((*rest, "{xargs input}"), feeder=cmd.feeder, wrapped_by=(*wrapped, "xargs"))
+            inner = Command(
+                (*rest, "{xargs input}"), stdin=cmd.stdin, feeder=cmd.feeder, wrapped_by=(*wrapped, "xargs")
+            )
             out += _unwrap(inner, depth)
     elif name == "find":
         out += _find_actions(here, depth)
-    elif name in SHELLS or name in ("su", "runuser", "eval", "source", "."):
-        script = _script(here)
-        if script is not None:
+    elif name in SHELLS or name in ("su", "runuser", "eval", "source", ".") or name in _RUNS_CODE:
+        script = inner_script(here) if name not in _RUNS_CODE else _shelled_out(here)
+        if script:
             out += [
                 Command(c.argv, c.redirects, c.stdin, c.feeder, (*wrapped, *c.wrapped_by, name), c.source, c.background)
                 for c in commands(script, depth + 1)
             ]
     return out
+
+
+# interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
+_RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
+_SHELLS_OUT = re.compile(
+    r"system\s*\(|subprocess|popen|exec(Sync|File)?\s*\(|spawn|`|%x|Runtime|shell_exec|passthru|check_output|run\s*\("
+)
+_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
+
+
+def _shelled_out(cmd: Command) -> str:
+    """The shell commands an interpreter's inline code runs: its string literals, when it shells out."""
+    flag = _RUNS_CODE[cmd.name]
+    args = list(cmd.args)
+    code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
+    if not code or not _SHELLS_OUT.search(code):
+        return ""
+    literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
+    return "\n".join(lit for lit in literals if " " in lit.strip() or "/" in lit)
 
 
 def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
@@ -273,7 +302,7 @@ def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
     return argv[i:]
 
 
-def _script(cmd: Command) -> str | None:
+def inner_script(cmd: Command) -> str | None:
     """The script a shell (or ``eval``, ``su -c``) runs: ``-c``'s argument, or its standard input."""
     args = list(cmd.args)
     if cmd.name == "eval":

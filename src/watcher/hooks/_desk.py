@@ -49,9 +49,10 @@ from watcher.hooks._wire import (
 )
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, HookEvent
+from watcher.runtime.events import EvaluationEvent, Event, HookEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
+from watcher.runtime.session import Parcel
 
 __all__ = ["Desk", "guard_verdict"]
 
@@ -176,18 +177,9 @@ class Desk:
 
     def _delivered(self, name: str, carried: list[Interjection]) -> None:
         """Journal the interjections this answer took to the CLI as delivered."""
-        for interjection in carried:
-            self.runtime.publish(
-                DeliveryEvent(
-                    session=name,
-                    watcher=interjection.watcher,
-                    interjection_id=interjection.id,
-                    outcome="delivered",
-                    detail="carried by a hook answer",
-                    content=interjection.content,
-                    origin=interjection.speaker.render(),
-                )
-            )
+        hooked = self._hooked.get(name)
+        if hooked is not None and carried:
+            hooked.session.reached([Parcel.of(i) for i in carried], "carried by a hook answer")
 
     async def _answer(
         self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
@@ -223,17 +215,17 @@ class Desk:
             return Answer("deny", verdict.render()), f"guard: {verdict.category} ({verdict.rule})", urgent
         if gone is not None and gone.is_set():
             return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
-        waiting = session.take()
+        waiting = [parcel.interjection for parcel in session.take()]
         if call.event == "PreToolUse":
             remembered = session.denied.get(signature)
             if session.paused and call.agent == "claude":  # a pause the CLI ignored earlier: stop here
                 reason, session.paused = session.paused, ""
-                session.put_back(waiting)
+                session.put_back(Parcel.of(i) for i in waiting)
                 return Answer("deny", reason, stop=reason), "paused", []
             if urgent or remembered:
                 ids = {i.id for i in urgent}
                 reason = render_interjections(urgent) if urgent else remembered or ""
-                session.put_back([i for i in waiting if i.id not in ids])
+                session.put_back(Parcel.of(i) for i in waiting if i.id not in ids)
                 session.denied[signature] = reason
                 detail = f"{len(urgent)} urgent" if urgent else "denied again"
                 return self._pausing(call, session, Answer("deny", reason), urgent), detail, urgent
@@ -241,7 +233,7 @@ class Desk:
             return Answer(), "", []
         answer, detail = self._carry(call, hooked, waiting)
         if answer.wire(call.event, call.agent) is None:  # this event (or this CLI) cannot carry them
-            session.put_back(waiting)
+            session.put_back(Parcel.of(i) for i in waiting)
             return Answer(), detail or f"{len(waiting)} waiting for an answer that can carry them", []
         if answer.kind == "block":
             session.stop_blocks[call.turn] = session.stop_blocks.get(call.turn, 0) + 1
@@ -293,29 +285,13 @@ class Desk:
         for name, hooked in list(self._hooked.items()):
             if now - hooked.last_call > _IDLE_SESSION_S and not hooked.lock.locked():
                 self._hooked.pop(name)
-                for watcher in hooked.watchers:
-                    self.runtime.detach(watcher)
-                self.runtime.sessions.pop(name, None)
+                self.runtime.remove_session(name)
 
     def _end(self, name: str) -> None:
         hooked = self._hooked.pop(name)
-        hooked.session.end()
-        for watcher in hooked.watchers:
-            self.runtime.detach(watcher)
-        self.runtime.sessions.pop(name, None)  # a resumed CLI session (same id) is opened afresh
-        for interjection in hooked.session.take():
-            self.runtime.publish(
-                DeliveryEvent(
-                    session=name,
-                    watcher=interjection.watcher,
-                    interjection_id=interjection.id,
-                    outcome="undeliverable",
-                    detail="the CLI session ended before a hook answer could carry it",
-                    content=interjection.content,
-                    origin=interjection.speaker.render(),
-                )
-            )
-        self.runtime.end_session(hooked.session, "ended", detail="the CLI ended the session")
+        hooked.session.end(leftover="the CLI session ended before a hook answer could carry it")
+        self.runtime.remove_session(name)  # a resumed CLI session (same id) is opened afresh
+        self.runtime.end_session(hooked.session, detail="the CLI ended the session")
 
     @property
     def sessions(self) -> tuple[str, ...]:

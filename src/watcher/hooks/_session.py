@@ -9,13 +9,13 @@ to the CLI (or ``undeliverable`` when the session ends first).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from watcher.core.errors import ConfigurationError, SessionEndedError
+from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection, Origin
-from watcher.runtime.session import InjectionOutcome, Session
+from watcher.runtime.session import InjectionOutcome, Parcel, Session
 
 __all__ = ["DEFAULT_ROLES", "HookConfig", "HookedSession", "call_signature"]
 
@@ -75,42 +75,24 @@ def call_signature(name: str, tool_input: Mapping[str, Any]) -> str:
     return name + ":" + " ".join(json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str).split())
 
 
-@dataclass
 class HookedSession(Session):
     """A parent session that is a CLI calling hooks: what it is given waits for the next answer."""
 
-    name: str
-    outbox: list[Interjection] = field(default_factory=list)
-    stop_blocks: dict[str, int] = field(default_factory=dict)  # turn -> Stop answers that blocked
-    denied: dict[str, str] = field(default_factory=dict)  # call signature -> the denial reason
-    paused: str = ""  # a pause the CLI has not honoured yet: the next tool call is stopped with it
-    _ended: bool = False
+    kind = "hooked session"
 
-    @property
-    def ended(self) -> bool:
-        return self._ended
+    def __init__(self, name: str, *, outbox: Sequence[Interjection] = (), stop_blocks: dict[str, int] | None = None,
+                 paused: str = "") -> None:  # fmt: skip
+        super().__init__(name)
+        self.inbox = [Parcel.of(i) for i in outbox]  # read back from the journal: queued, not yet carried
+        self.stop_blocks: dict[str, int] = dict(stop_blocks or {})  # turn -> Stop answers that blocked
+        self.denied: dict[str, str] = {}  # call signature -> the denial reason
+        self.paused = paused  # a pause the CLI has not honoured yet: the next tool call is stopped with it
 
-    def end(self) -> None:
-        """The CLI said the session ended; later interjections are undeliverable."""
-        self._ended = True
-
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
-        """Queue ``interjection`` for the next hook answer that can carry it (the desk journals delivery)."""
-        if self._ended:
-            raise SessionEndedError(
-                f"hooked session {self.name!r} has ended; interjection {interjection.id!r} was not delivered"
-            )
-        self.outbox.append(interjection if interjection.origin is not None else replace(interjection, origin=origin))
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
+        """Queue ``interjection`` for the next hook answer that can carry it (the desk settles it)."""
+        said = interjection if interjection.origin is not None else replace(interjection, origin=origin)
+        self.inbox.append(Parcel.of(said))
         return "queued"
 
     async def interrupt(self) -> None:
         """Nothing to cut off: a hook speaks only when the CLI calls it (an urgent finding denies the call)."""
-
-    def take(self) -> list[Interjection]:
-        """Everything waiting for the next answer (emptying the outbox)."""
-        taken, self.outbox = self.outbox, []
-        return taken
-
-    def put_back(self, interjections: list[Interjection]) -> None:
-        """Interjections an answer could not carry wait for the next one, in order."""
-        self.outbox[:0] = interjections

@@ -217,6 +217,7 @@ def _judge_later() -> None:
         import signal
 
         signal.alarm(120)  # a hung evaluator never leaves a process behind for long
+        os.nice(10)  # after the answer: the session's own work comes first
         folder = os.path.dirname(socket_path())
         os.makedirs(folder, mode=0o700, exist_ok=True)
         with open(os.path.join(folder, "later.lock"), "w") as lock:

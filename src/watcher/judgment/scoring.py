@@ -19,22 +19,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from watcher.bench.results import wilson
 from watcher.judgment.cases import Case
 
 __all__ = ["Figures", "Rate", "outcome", "wilson"]
-
-Z95 = 1.959963984540054
-
-
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``k`` successes in ``n`` trials ((0, 1) when ``n`` is 0)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    centre = p + z * z / (2 * n)
-    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    scale = 1 + z * z / n
-    return (max(0.0, (centre - spread) / scale), min(1.0, (centre + spread) / scale))
 
 
 def outcome(case: Case, form: str, first_index: int | None, spans: Sequence[tuple[int, int]]) -> dict[str, Any]:

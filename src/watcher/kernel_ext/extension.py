@@ -20,10 +20,11 @@ from typing import Any
 from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, InteractiveShell
 
 from watcher.agents import AgentRun
-from watcher.core.errors import DuplicateNameError, NoActiveRunError, UnknownWatcherError
+from watcher.core.errors import DuplicateNameError, NoActiveRunError, NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.spec import Mode, WatcherSpec
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.kernel_ext.agent_runs import notebook_agent
 from watcher.kernel_ext.cells import CellRecorder
@@ -176,6 +177,7 @@ class KernelExtension:
             )
         opts = {k: v for k, v in (options or {}).items() if v is not None}
         first = make_evaluator(evaluator, role, **opts)  # raises a clear error before anything is attached
+        check_reachable(first)  # an LLM watcher whose server does not answer is said now, not at every cell
         state = PanelState(
             spec.name,
             role=spec.role,
@@ -277,6 +279,27 @@ class KernelExtension:
         if found is not None and interjection_id in found.pending:
             found.dismiss(interjection_id, reason="dismissed in the notebook")
 
+    def pending(self) -> list[tuple[str, str, Interjection]]:
+        """Every interjection waiting for a person: (session, watcher, interjection), oldest watcher first."""
+        return self.thread.wait(self._pending(), WAIT_S)
+
+    async def _pending(self) -> list[tuple[str, str, Interjection]]:
+        return [(sess, name, i) for (sess, name), w in self.runtime.watchers.items() for i in w.pending.values()]
+
+    def act_on(self, interjection_id: str, *, accept: bool, content: str | None = None) -> tuple[str, str]:
+        """Accept (deliver) or dismiss the pending interjection ``interjection_id``; its (session, watcher).
+
+        Raises ``NotPendingError`` when no watcher holds it pending (a wrong id, or already decided).
+        """
+        for session, name, interjection in self.pending():
+            if interjection.id == interjection_id:
+                if accept:
+                    self.thread.wait(self._accept(session, name, interjection_id, content), WAIT_S)
+                else:
+                    self.thread.call(self._dismiss, session, name, interjection_id)
+                return session, name
+        raise NotPendingError(f"no pending interjection {interjection_id!r}; %watcher_pending lists those waiting")
+
     # --- shutting down -------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -301,5 +324,4 @@ class KernelExtension:
             await asyncio.wait_for(self.runtime.evaluate_session_end(self.session), bound)
         except TimeoutError:
             print(f"watcher: judging the notebook's last cells took over {bound:g} s; left unjudged", file=sys.stderr)
-        self.session.end()
-        self.runtime.end_session(self.session, "ended", detail="extension unloaded")
+        self.runtime.end_session(self.session, detail="extension unloaded")

@@ -74,7 +74,21 @@ PARSERS: dict[str, Callable[[], _Parser]] = {
         ("name", "a watcher's name"),
         ("text", "what to say"),
     ),
+    "pending": lambda: _simple_parser(
+        "%watcher_pending", "List the interjections waiting for you (manual mode), with their ids."
+    ),
+    "accept": lambda: _accept_parser(),
+    "dismiss": lambda: _simple_parser(
+        "%watcher_dismiss", "Drop a pending interjection.", ("id", "its id (%watcher_pending lists them)")
+    ),
 }
+
+
+def _accept_parser() -> _Parser:
+    p = _Parser(prog="%watcher_accept", description="Deliver a pending interjection, or TEXT in its place.")
+    p.add_argument("id", help="its id (%watcher_pending lists them)")
+    p.add_argument("text", nargs="?", default=None, help="what to say instead (default: the interjection as it is)")
+    return p
 
 
 def _parse(kind: str, line: str, *, rest_as_text: bool = False) -> argparse.Namespace | None:
@@ -213,3 +227,40 @@ class WatcherMagics(Magics):
             print(f"watcher: %watcher_inject: {exc}", file=sys.stderr)
             return
         print(f"{outcome}: {args.text}")
+
+    @line_magic
+    def watcher_pending(self, line: str) -> None:
+        """%watcher_pending: the interjections waiting for you, with the ids the two magics below take."""
+        if _parse("pending", line) is None:
+            return
+        self.ext.settle()
+        rows = self.ext.pending()
+        if not rows:
+            print("nothing is pending")
+            return
+        for session, watcher, interjection in rows:
+            content = " ".join(interjection.content.split())
+            print(f"{interjection.id}  {watcher} · {interjection.severity} · for {session}: {content}")
+        print("%watcher_accept ID [TEXT] delivers one (TEXT replaces it); %watcher_dismiss ID drops it")
+
+    @line_magic
+    def watcher_accept(self, line: str) -> None:
+        """%watcher_accept ID [TEXT]: deliver a pending interjection (TEXT in its place, if given)."""
+        args = _parse("accept", line, rest_as_text=True)
+        if args is not None:
+            self._act(args.id, accept=True, content=args.text)
+
+    @line_magic
+    def watcher_dismiss(self, line: str) -> None:
+        """%watcher_dismiss ID: drop a pending interjection."""
+        args = _parse("dismiss", line)
+        if args is not None:
+            self._act(args.id, accept=False, content=None)
+
+    def _act(self, interjection_id: str, *, accept: bool, content: str | None) -> None:
+        try:
+            session, watcher = self.ext.act_on(interjection_id, accept=accept, content=content)
+        except WatcherError as exc:
+            print(f"watcher: %watcher_{'accept' if accept else 'dismiss'}: {exc}", file=sys.stderr)
+            return
+        print(f"{'accepted' if accept else 'dismissed'} {interjection_id} of watcher {watcher!r} for {session}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import threading
 
-from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.redact import redact
 from watcher.runtime.session import InjectionOutcome, RecordingSession
@@ -44,18 +43,15 @@ class NotebookSession(RecordingSession):
     ``end()`` (on unload) makes later interjections undeliverable.
     """
 
+    kind = "notebook session"
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self._unshown: list[Interjection] = []
         self._lock = threading.Lock()
 
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
         """Show ``interjection``: in the panel at once (so ``delivered``), under the next cell later."""
-        if self.ended:
-            raise SessionEndedError(
-                f"notebook session {self.name!r} has ended (the extension was unloaded); "
-                f"interjection {interjection.id!r} was not shown"
-            )
         with self._lock:
             self.delivered.append(interjection)
             self.origins.append(origin)

@@ -41,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from watcher.lsp_bridge.server import create_server
     except ImportError as exc:  # pygls is an optional dependency
-        print(f"watcher-lsp: {exc}; install it with: pip install 'watcher[lsp]'", file=sys.stderr)
+        print(f"watcher-lsp: {exc}; install it with: pip install 'watcher-agents[lsp]'", file=sys.stderr)
         return 2
     server = create_server(interval=args.poll)
     if args.tcp:

@@ -6,6 +6,7 @@ roles`` and every ``--watcher`` / ``%watch`` option pick it up from here.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 
 from watcher.core.errors import ConfigurationError
@@ -27,7 +28,9 @@ def role_class(name: str) -> type[Role]:
     """The role class called ``name``."""
     target = _ROLE_MODULES.get(name)
     if target is None:
-        raise ConfigurationError(f"unknown role {name!r}; `watcher roles` lists them: {', '.join(_ROLE_MODULES)}")
+        near = difflib.get_close_matches(name, list(_ROLE_MODULES), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise ConfigurationError(f"unknown role {name!r}{hint}; `watcher roles` lists them: {', '.join(_ROLE_MODULES)}")
     module, _, cls = target.partition(":")
     found: type[Role] = getattr(importlib.import_module(module), cls)
     return found

@@ -4,8 +4,10 @@ Two tool calls are *the same action* when the tool name and the input agree afte
 (a Bash call's ``description``) and fields a harness adds to every call (Cline's ``task_progress``)
 are dropped, values minted for each call (request ids, nonces, UUIDs) blurred and whitespace
 collapsed. Sleep, poll and status commands are *waiting*, whether named by the command, the tool
-(``BashOutput``) or a parameter (``{"action": "poll"}``): repeating them is not a loop until the
-wait budget runs out. What results are the same is ``_stuck_results``'s business.
+(``BashOutput``) or a parameter (``{"action": "poll"}``): repeating them is not a loop while they
+bring news. Scrolling a page (``browser_action {"action": "scroll_down"}``) only moves the view: as
+in Roo Code, it is neither a step of a loop nor a break in one. What results are the same is
+``_stuck_results``'s business.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 from watcher.core.redact import redact
 
-__all__ = ["WaitKind", "action_key", "short_input", "target_path", "wait_key", "wait_kind"]
+__all__ = ["WaitKind", "action_key", "scrolling", "short_input", "target_path", "wait_key", "wait_kind"]
 
 WaitKind: TypeAlias = Literal["sleep", "status"] | None
 
@@ -116,6 +118,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _INTENT_FIELDS = ("action", "operation", "op", "mode", "subcommand")
 _SLEEP_INTENTS = frozenset({"poll", "wait", "sleep", "await", "poll_output", "read_output", "output"})
 _STATUS_INTENTS = frozenset({"status", "check", "check_status", "get_status", "state", "progress", "list_jobs"})
+_SCROLL = re.compile(r"scroll(?:[_\- ]?(?:up|down|left|right|by|to|into_view))?|page[_\- ]?(?:up|down)", re.IGNORECASE)
+_SCROLL_TOOL = re.compile(r"(?:^|[_\-.])scroll$", re.IGNORECASE)
 
 
 def action_key(name: str, tool_input: Mapping[str, Any]) -> str:
@@ -184,6 +188,14 @@ def wait_kind(name: str, tool_input: Mapping[str, Any]) -> WaitKind:
     if "other" in kinds:
         return None
     return "sleep" if "sleep" in kinds else "status" if "status" in kinds else None
+
+
+def scrolling(name: str, tool_input: Mapping[str, Any]) -> bool:
+    """Whether the call only scrolls a page (by its tool name or its action), doing nothing else."""
+    if _SCROLL_TOOL.search(name):
+        return True
+    action = tool_input.get("action")
+    return isinstance(action, str) and _SCROLL.fullmatch(action.strip()) is not None
 
 
 def wait_key(name: str, tool_input: Mapping[str, Any]) -> str:

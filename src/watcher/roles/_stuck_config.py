@@ -13,33 +13,39 @@ __all__ = ["StuckConfig"]
 class StuckConfig:
     """When the ``stuck`` role nudges, pauses or aborts. Counts are occurrences, not repeats.
 
-    ``repeat_pause``: the same action with the same result this many times in a row pauses.
-    ``failing_nudge`` / ``failing_pause``: the same action failing (with any error text) this many
-    times in a row nudges, then pauses; so do calls to a tool that does not exist, whatever their
-    arguments. ``same_error_nudge`` / ``same_error_pause``: one tool failing with the same error
-    under varying arguments. ``monologue_pause``: the same assistant message (an empty one too) this
-    many times with no tool activity between. ``chant_repeats``: one stretch of text repeated back to
-    back this many times inside one reply; ``chant_lines``: one line of prose said this many times in
-    one reply. ``alternation_cycles``: full cycles of 2 to 5 distinct
-    action/result steps (A B A B A B, A B C A B C A B C). ``condensation_pause``: context
-    condensations in a row with nothing else between.
-    ``cell_error_nudge``: a notebook cell raising the same error at the same line this many times
-    (and every further multiple). ``harness_abort``: harness errors (timeouts, format errors) with
-    no tool result between but the same failing command. ``wait_budget``: how many times one sleep, poll or status command may
-    repeat before a nudge (and again after each further budget). ``pause_after_nudges``: unanswered
-    nudges after which the next one becomes a pause. A loop that goes on after its top level is
-    flagged again after as many occurrences again, or at once after a person's message.
+    ``repeat_nudge`` / ``repeat_pause``: the same action with the same result this many times in a
+    row nudges, then pauses. ``failing_nudge`` / ``failing_pause``: the same action failing (with
+    any error text) this many times in a row. ``same_error_nudge`` / ``same_error_pause``: one tool
+    failing with the same error under varying arguments. ``missing_tool_pause``: calls to a tool
+    that does not exist, whatever their arguments (fewer are not yet a loop).
+    ``monologue_pause``: the same assistant message (an empty one too) this many times with no tool
+    activity between. ``chant_repeats``: one stretch of text repeated back to back this many times
+    inside one reply; ``chant_lines``: one line of prose said this many times in one reply.
+    ``alternation_cycles`` / ``alternation_pause``: full cycles of 2 to 5 distinct action/result
+    steps (A B A B A B, A B C A B C A B C) that nudge, then pause. ``condensation_pause``: context
+    condensations in a row with nothing else between. ``cell_error_nudge``: a notebook cell raising
+    the same error at the same line this many times (and every further multiple).
+    ``harness_abort``: harness errors (timeouts, format errors) with no tool result between but the
+    same failing command. ``wait_budget``: one sleep, poll or status command that brings nothing
+    new this many times in a row is nudged, and again at every further budget (never paused by
+    itself; a wait that brings news starts afresh).
+    ``pause_after_nudges``: unanswered nudges after which the next one becomes a pause. A loop that
+    goes on after its top level is flagged again after as many occurrences again; after a person's
+    message, a loop already flagged counts afresh.
     """
 
-    repeat_pause: int = 4
+    repeat_nudge: int = 4
+    repeat_pause: int = 5
     failing_nudge: int = 3
     failing_pause: int = 4
     same_error_nudge: int = 5
     same_error_pause: int = 8
+    missing_tool_pause: int = 10
     monologue_pause: int = 3
     chant_repeats: int = 10
     chant_lines: int = 5
     alternation_cycles: int = 3
+    alternation_pause: int = 5
     condensation_pause: int = 10
     cell_error_nudge: int = 3
     harness_abort: int = 3
@@ -52,8 +58,9 @@ class StuckConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigurationError(f"stuck role: {f.name} must be a positive integer, got {value!r}")
         for name in (
-            "repeat_pause",
+            "repeat_nudge",
             "failing_nudge",
+            "missing_tool_pause",
             "same_error_nudge",
             "monologue_pause",
             "chant_repeats",
@@ -64,7 +71,12 @@ class StuckConfig:
         ):
             if getattr(self, name) < 2:
                 raise ConfigurationError(f"stuck role: {name} must be at least 2 (one occurrence is not a repeat)")
-        for nudge, pause in (("failing_nudge", "failing_pause"), ("same_error_nudge", "same_error_pause")):
+        for nudge, pause in (
+            ("repeat_nudge", "repeat_pause"),
+            ("failing_nudge", "failing_pause"),
+            ("same_error_nudge", "same_error_pause"),
+            ("alternation_cycles", "alternation_pause"),
+        ):
             if getattr(self, pause) <= getattr(self, nudge):
                 raise ConfigurationError(
                     f"stuck role: {pause} ({getattr(self, pause)}) must be greater than {nudge} ({getattr(self, nudge)})"

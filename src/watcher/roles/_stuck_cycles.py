@@ -2,17 +2,19 @@
 
 A *step* is a tool call's action key paired with its result key. The detector keeps, for every
 period ``p`` up to ``max_period``, how many steps in a row equalled the step ``p`` before them: the
-last ``p * cycles`` steps are ``cycles`` repetitions of one ``p``-step block exactly when that count
-reaches ``p * (cycles - 1)``. So each step costs ``max_period`` comparisons whatever the history.
-The shortest period is reported first; while that cycle goes on it is not reported again until
-another ``cycles`` full cycles have passed, or at its next step once a person has stepped in, so a
-loop someone let continue is flagged again rather than never.
+last ``p * n`` steps are ``n`` repetitions of one ``p``-step block exactly when that count reaches
+``p * (n - 1)``. So each step costs ``max_period`` comparisons whatever the history.
+The shortest period is reported first: a nudge when it has come round ``cycles`` times, a pause at
+``pause_cycles``, and again (nudge, pause) as many cycles later while it goes on (``Levels``). A
+cycle whose results change (a read that shows new content each time) is no cycle at all.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+
+from watcher.roles._stuck_levels import Level, Levels
 
 __all__ = ["CycleDetector"]
 
@@ -20,47 +22,46 @@ Step = tuple[str, Hashable]
 
 
 class CycleDetector:
-    """Reports a cycle of 2 to ``max_period`` distinct steps once it has repeated ``cycles`` times."""
+    """Reports a cycle of 2 to ``max_period`` distinct steps at ``cycles`` and ``pause_cycles`` cycles."""
 
-    def __init__(self, cycles: int, max_period: int = 5) -> None:
+    def __init__(self, cycles: int, pause_cycles: int, max_period: int = 5) -> None:
         self.cycles = cycles
+        self.pause_cycles = pause_cycles
         self.max_period = max_period
-        self._steps: deque[Step] = deque(maxlen=max_period * cycles)
+        self._steps: deque[Step] = deque(maxlen=max_period)
         self._match = [0] * (max_period + 1)  # _match[p]: steps in a row equal to the one p before
-        self._period = 0  # the period of the cycle last reported, 0 when none is going on
-        self._due = 0  # _match[_period] at which that cycle is reported again
-        self.count = 0  # full cycles of the cycle last reported, when it was reported
+        self._period = 0  # the period of the cycle going on, 0 when none is
+        self.levels = Levels(cycles, pause_cycles, 0)
+        self.count = 0  # full cycles of the cycle going on
 
-    def feed(self, step: Step) -> list[Step]:
-        """Take the next step; return the repeating block when a cycle reaches a report, else []."""
+    def feed(self, step: Step, new_loop: Callable[[], int]) -> tuple[Level, list[Step]]:
+        """Take the next step; the level a cycle reaches with it (0: none) and its repeating block."""
         steps, match = self._steps, self._match
         n = len(steps)
         for p in range(1, self.max_period + 1):
             match[p] = match[p] + 1 if n >= p and steps[n - p] == step else 0
         steps.append(step)
-        if self._period:
-            if match[self._period] == 0:
-                self._period = 0  # the cycle broke
-            elif match[self._period] >= self._due:
-                self._due = match[self._period] + self._period * self.cycles
-                self.count = match[self._period] // self._period + 1
-                return list(steps)[-self._period :]
+        if self._period and match[self._period] == 0:
+            self._period = 0  # the cycle broke
+        if not self._period:
+            for p in range(2, self.max_period + 1):
+                if match[p] >= p * (self.cycles - 1) and len({action for action, _ in list(steps)[-p:]}) >= 2:
+                    self._period = p  # one action repeated is a plain repeat, not a cycle
+                    self.levels = Levels(self.cycles, self.pause_cycles, new_loop())
+                    break
             else:
-                return []
-        for p in range(2, self.max_period + 1):
-            if match[p] >= p * (self.cycles - 1):
-                block = list(steps)[-p:]
-                if len({action for action, _ in block}) < 2:
-                    continue  # one action repeated: a plain repeat, not a cycle
-                self._period, self._due = p, match[p] + p * self.cycles
-                self.count = match[p] // p + 1
-                return block
-        return []
+                return 0, []
+        period = self._period
+        if match[period] % period:
+            return 0, []  # mid-cycle: counts move at whole cycles
+        self.count = match[period] // period + 1
+        level = self.levels.level(self.count)
+        return level, (list(steps)[-period:] if level else [])
 
-    def rearm(self) -> None:
-        """A person stepped in: a cycle that goes on is reported again at its next step."""
-        if self._period:
-            self._due = self._match[self._period] + 1
+    def rearm(self, new_loop: Callable[[], int], *, at_once: bool) -> None:
+        """Someone spoke: a cycle already flagged counts afresh, or (``at_once``) is flagged at its next full cycle."""
+        if self._period and self.levels.rearm(self.count, at_once=at_once):
+            self.levels.loop = new_loop()
 
     def clear(self) -> None:
         """Something other than a tool step happened (a cell ran): no cycle goes on."""

@@ -1,10 +1,14 @@
-"""When a streak reports next: its nudge and its top level (pause or abort), re-armed as it goes on.
+"""When a streak reports next: its nudge and its top level (pause or abort), again as it goes on.
 
 A loop that was flagged and goes on is flagged again, rather than never: after its top level it
-re-arms by itself (a nudge and the top level again, counted from there), and when a person steps
-in (a user message) the levels it already reported re-arm at once, so the loop continuing after
-the person spoke is flagged on its next occurrence. Each re-arm gives the streak a new loop id,
-so the role does not mistake the new report for the one it already escalated.
+counts afresh (a nudge and the top level again, after as many occurrences again). When a person
+steps in (a user message), a loop already flagged also counts afresh from there, so the same loop
+is not flagged again at once after the person spoke, only if it goes on for its full count; a loop
+not yet flagged keeps its count (a person's "continue" does not hide a loop, as in OpenHands'
+headless mode). When the harness (or a watcher) nudged the agent about it instead, a loop already
+flagged that goes on is flagged again at its next occurrence: the nudge went unheeded (Gemini CLI's
+second strike). Each re-arm gives the streak a new loop id, so the role does not mistake the new
+report for the one it already escalated.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Levels"]
+__all__ = ["Level", "Levels"]
 
 Level = Literal[0, 1, 2]
 
@@ -26,8 +30,7 @@ class Levels:
     loop: int
     nudge_due: int = 0
     top_due: int = 0
-    nudged: bool = False
-    topped: bool = False
+    reached: Level = 0  # the level last reported since the streak was last re-armed
 
     def __post_init__(self) -> None:
         self.nudge_due, self.top_due = self.nudge_at, self.top_at
@@ -36,10 +39,10 @@ class Levels:
         """The level ``count`` occurrences reach now (2 top, 1 nudge, 0 none), each reported once."""
         if count >= self.top_due:
             self.postpone(count)
-            self.topped = True
+            self.reached = 2
             return 2
         if self.nudge_due and count >= self.nudge_due:
-            self.nudge_due, self.nudged = 0, True
+            self.nudge_due, self.reached = 0, 1
             return 1
         return 0
 
@@ -48,13 +51,19 @@ class Levels:
         self.top_due = count + self.top_at
         self.nudge_due = count + self.nudge_at if self.nudge_at else 0
 
-    def rearm(self, count: int) -> bool:
-        """A person stepped in: what was reported is reported again at the next occurrence."""
-        if self.topped:
-            self.top_due = count + 1
-        elif self.nudged:
-            self.nudge_due = count + 1
-        else:
+    def rearm(self, count: int, *, at_once: bool = False) -> bool:
+        """Someone spoke after ``count`` occurrences: True if the loop was flagged, and so re-armed.
+
+        A loop already flagged counts afresh from ``count`` (a person spoke), or, ``at_once``, is
+        flagged again at its next occurrence at the level it last reached (a nudge went unheeded).
+        """
+        if not self.reached:
             return False
-        self.topped = self.nudged = False
+        if not at_once:
+            self.postpone(count)
+        elif self.reached == 2:
+            self.top_due = count + 1
+        else:
+            self.nudge_due = count + 1
+        self.reached = 0
         return True

@@ -4,8 +4,10 @@ A model that degenerates mid-reply writes one sentence, or a short cycle of sent
 again. Gemini CLI stops such a stream; the watcher sees the finished reply and looks, as Gemini CLI
 does, at 50-character chunks of its prose: a chunk that comes back ``repeats`` times at one steady
 period (at most ``window`` characters), with the text between occurrences repeating exactly, is
-chanting. Code blocks (fenced or indented), tables, list items, headings, quotes and divider lines are left out, and
-each stretch of prose between them is looked at on its own (as Gemini CLI resets its count there):
+chanting. Code blocks (fenced or indented), tables, list items, headings, quotes and divider lines
+are left out, and each stretch of prose between them is looked at on its own (as Gemini CLI resets
+its count there); a fence counts wherever it is on its line, so prose that follows a closing fence
+on the same line (a streamed reply seldom breaks the line there) is prose:
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
 spacing) said ``line_repeats`` times anywhere in the reply is chanting too; pasted log lines
@@ -20,7 +22,7 @@ from typing import NamedTuple
 
 __all__ = ["Chant", "chant"]
 
-_FENCE = re.compile(r"\s*(?:```|~~~)")
+_FENCE = re.compile(r"```|~~~")
 # table rows, list items, headings, quotes, indented code and divider lines
 _SKIPPED = re.compile(r"(?: {4}|\t)|\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|+]{3,}\s*$")
 # log lines pasted into a reply repeat by nature: `[INFO] ...`, `2026-11-23 13:00 ...`, `WARNING: ...`
@@ -46,19 +48,28 @@ def _prose(text: str) -> tuple[list[str], list[str]]:
     stretches: list[str] = []
     lines: list[str] = []
     kept: list[str] = []
+
+    def close() -> None:
+        if kept:
+            stretches.append(_WS.sub(" ", " ".join(kept)))
+            lines.extend(kept)
+            kept.clear()
+
     in_code = False
     for line in text.splitlines():
-        if in_code or _FENCE.match(line) or _SKIPPED.match(line):
-            in_code = in_code != bool(_FENCE.match(line))
-            if kept:
-                stretches.append(_WS.sub(" ", " ".join(kept)))
-                lines += kept
-                kept = []
+        parts = _FENCE.split(line)  # text between fences: in and out of code in turn
+        if len(parts) > 1:
+            for k, part in enumerate(parts):
+                if k:
+                    in_code = not in_code
+                    close()
+                if not in_code and part.strip() and not _SKIPPED.match(part):
+                    kept.append(part)
+        elif in_code or _SKIPPED.match(line):
+            close()
         else:
             kept.append(line)
-    if kept:
-        stretches.append(_WS.sub(" ", " ".join(kept)))
-        lines += kept
+    close()
     return stretches, lines
 
 
@@ -103,6 +114,10 @@ def _repeated(prose: str, repeats: int, chunk: int, window: int) -> tuple[str, i
         if following < 0:
             continue
         unit = prose[at:following]  # the period: exactly what comes back
+        period = len(unit)
+        while at and prose[at - 1] == prose[at - 1 + period]:
+            at -= 1  # the run started before this sampled position: count it from its start
+        unit = prose[at : at + period]
         run = 1
         while prose.startswith(unit, at + run * len(unit)):
             run += 1

@@ -2,9 +2,10 @@
 
 Per tool name, the tracker counts failures in a row that bring the same error (``error_key``: what
 the error was about blurred). Only a streak whose arguments varied is reported here (one action
-failing alone is the failing rule's); a tool that does not exist is nudged and paused early, any
-other same error later. A success of the tool ends its streak; so does anything new that worked, and
-so does a failure that says nothing but its exit status.
+failing alone is the failing rule's). A tool that does not exist is paused at ``missing_tool_pause``
+calls and not before (an agent may probe a few names, as OpenClaw allows nine); any other same
+error is nudged, then paused. A success of the tool ends its streak; so does anything new that
+worked, and so does a failure that says nothing but its exit status.
 """
 
 from __future__ import annotations
@@ -66,9 +67,7 @@ class ToolErrors:
             missing = missing_tool(output)
             config = self.config
             nudge, top = (
-                (config.failing_nudge, config.failing_pause)
-                if missing
-                else (config.same_error_nudge, config.same_error_pause)
+                (0, config.missing_tool_pause) if missing else (config.same_error_nudge, config.same_error_pause)
             )
             if len(streaks) >= _MAX_TOOLS:
                 streaks.clear()
@@ -92,8 +91,8 @@ class ToolErrors:
         """Something new worked: earlier failures were not a loop."""
         self._streaks.clear()
 
-    def rearm(self, new_loop: Callable[[], int]) -> None:
-        """A person stepped in: what was reported is reported again at the next failure."""
+    def rearm(self, new_loop: Callable[[], int], *, at_once: bool) -> None:
+        """Someone spoke: what was reported counts afresh, or (``at_once``) is reported at the next failure."""
         for streak in self._streaks.values():
-            if streak.levels.rearm(streak.count):
+            if streak.levels.rearm(streak.count, at_once=at_once):
                 streak.levels.loop = new_loop()

@@ -2,9 +2,10 @@
 
 The tracker keeps only streak counters and a short window of recent *steps* (a tool call paired
 with its result), so feeding it one observation costs the same whatever the history length.
-Reasoning text and user messages are transparent to action streaks (a user message re-arms what
-was already reported, see ``Levels``); waiting steps (sleep, poll, status) go to the wait budget
-instead; each streak reports each of its levels once, and again after it re-arms.
+Reasoning text and user messages are transparent to action streaks (a person's message makes a
+loop already reported count afresh, see ``Levels``; the harness's own nudges are not a person,
+see ``harness_nudge``); waiting steps (sleep, poll, status) go to ``Waits`` instead; each streak
+reports each of its levels once, and again as it goes on.
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import action_key, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_actions import action_key, scrolling, short_input, target_path, wait_key, wait_kind
 from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
+from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles._stuck_tool_errors import ToolErrors
+from watcher.roles._stuck_waits import Waits
 
 __all__ = ["LoopTracker"]
 
@@ -49,23 +52,22 @@ class LoopTracker:
         # same action + same result; same action failing
         self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
-        self._run_levels = Levels(0, config.repeat_pause, 0)
+        self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, 0)
         self._fail_action: str | None = None
         self._fail_len = 0
         self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
         # one tool failing the same way under varying arguments, per tool name
         self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
-        self._cycles = CycleDetector(config.alternation_cycles)
+        self._cycles = CycleDetector(config.alternation_cycles, config.alternation_pause)
         self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
         # waiting
         self._last_real: str | None = None
         self._slept = False
-        self._waits: dict[str, int] = {}
-        self._wait_level = 0
-        self._wait_loop = 0
+        self._waits = Waits(config.wait_budget)
         # monologue, condensation, harness errors, cells
         self._said: str | None = None
+        self._replied = False  # the agent said or did something since the last user message
         self._said_len = 0
         self._said_levels = Levels(0, config.monologue_pause, 0)
         self._condensed = 0
@@ -99,13 +101,18 @@ class LoopTracker:
             return []
         if not isinstance(obs, UserMessage):  # a person saying "continue" does not end a condensation storm
             self._condensed = 0
+        replied, self._replied = self._replied, not isinstance(obs, UserMessage)
         if isinstance(obs, AssistantMessage):
             return self._assistant(obs)
         if isinstance(obs, HarnessError):
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
-            self._said = None
-            self._rearm()
+            nudge = harness_nudge(obs.text)
+            if self._said and not nudge:  # a person answered; an empty reply answers nobody: its run goes on
+                self._said = None
+            self._rearm(at_once=nudge)
+            if not replied and nudge and empty_reply_nudge(obs.text):  # it answers an empty reply the log does not show
+                return self._assistant(AssistantMessage(text=""))
         elif isinstance(obs, ToolCall):
             self._said = None
             if len(self._calls) >= _MAX_OPEN:
@@ -126,19 +133,25 @@ class LoopTracker:
             return found
         return []
 
-    def _rearm(self) -> None:
-        """A person stepped in: every loop already reported is reported again if it goes on."""
+    def _rearm(self, *, at_once: bool) -> None:
+        """Someone spoke: every loop already reported counts afresh (a person) or goes on flagged (a nudge)."""
         streaks = (
             (self._run_levels, self._run_len),
             (self._fail_levels, self._fail_len),
+            (self._said_levels, self._said_len),
             (self._cond_levels, self._condensed),
             (self._harness_levels, self._harness),
         )
         for levels, count in streaks:
-            if levels.rearm(count):
+            if levels.rearm(count, at_once=at_once):
                 levels.loop = self._new_loop()
-        self._tool_errors.rearm(self._new_loop)
-        self._cycles.rearm()
+                if not at_once and levels in (self._run_levels, self._fail_levels):
+                    # one action failing the same way is one loop to its two rules: both count afresh
+                    self._run_levels.postpone(self._run_len)
+                    self._fail_levels.postpone(self._fail_len)
+        self._tool_errors.rearm(self._new_loop, at_once=at_once)
+        self._cycles.rearm(self._new_loop, at_once=at_once)
+        self._waits.rearm(self._new_loop, at_once=at_once)
 
     # --- messages and harness errors ---------------------------------------------------------
 
@@ -170,6 +183,8 @@ class LoopTracker:
     # --- tool steps ---------------------------------------------------------------------------
 
     def _step(self, call: ToolCall, result: ToolResult) -> list[Finding]:
+        if scrolling(call.name, call.input):
+            return []  # moving the view is neither a step of a loop nor a break in one
         failed = result.is_error or result.exit_code not in (None, 0)
         akey = action_key(call.name, call.input)
         if self._harness:  # a harness error streak survives only the same failing command between its errors
@@ -177,14 +192,12 @@ class LoopTracker:
                 self._harness, self._harness_action = 0, None
             else:
                 self._harness_action = akey
+        rkey = result_key(result.output, failed)
         kind = wait_kind(call.name, call.input)
         if kind is not None or (self._slept and akey == self._last_real):
-            return self._wait(call, kind)
-        if self._waits:
-            self._waits.clear()
-            self._wait_level = 0
+            return self._wait(call, kind, rkey)
+        self._waits.clear()
         self._last_real, self._slept = akey, False
-        rkey = result_key(result.output, failed)
         if akey not in self._seen_calls:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
@@ -195,7 +208,7 @@ class LoopTracker:
             self._run_len += 1
         else:
             self._run, self._run_len = (akey, rkey), 1
-            self._run_levels = Levels(0, self.config.repeat_pause, self._new_loop())
+            self._run_levels = Levels(self.config.repeat_nudge, self.config.repeat_pause, self._new_loop())
         if failed and akey == self._fail_action:
             self._fail_len += 1
         elif failed:
@@ -211,9 +224,9 @@ class LoopTracker:
                 hits.append(("failing", "pause" if level == 2 else "nudge", self._fail_len, loop))
         level, loop = self._report(self._run_levels, self._run_len)
         if level:
-            if failed:
+            if failed and level == 2:
                 self._fail_levels.postpone(self._fail_len)
-            hits.append(("repeat", "pause", self._run_len, loop))
+            hits.append(("repeat", "pause" if level == 2 else "nudge", self._run_len, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)
@@ -231,32 +244,31 @@ class LoopTracker:
         return found
 
     def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
-        block = self._cycles.feed((akey, rkey))
-        if not block:
+        cycles = self._cycles
+        level, block = cycles.feed((akey, rkey), self._new_loop)
+        if not level:
             return []
+        loop = cycles.levels.loop
+        if level == 2:
+            cycles.levels.loop = self._new_loop()
         names = tuple(
             short_input(c.name, c.input) if (c := self._seen_calls.get(step[0])) else "a tool" for step in block
         )
-        return [Finding("cycle", "pause", self._cycles.count, names[0], self._new_loop(), others=names[1:])]
+        action: Action = "pause" if level == 2 else "nudge"
+        return [Finding("cycle", action, cycles.count, names[0], loop, others=names[1:])]
 
-    def _wait(self, call: ToolCall, kind: str | None) -> list[Finding]:
+    def _wait(self, call: ToolCall, kind: str | None, rkey: ResultKey) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
         # a run of waits with a sleep in it makes the next repeat a poll; after a poll, only another sleep does
         self._slept = (self._slept or kind == "sleep") if kind is not None else False
-        if not self._waits:
-            self._wait_loop = self._new_loop()
-        key = wait_key(call.name, call.input)
-        count = self._waits[key] = self._waits.get(key, 0) + 1
-        if len(self._waits) > _MAX_OPEN:
-            self._waits = {key: count}
-        if count <= self.config.wait_budget * (self._wait_level + 1):
+        due, count, loop = self._waits.feed(wait_key(call.name, call.input), rkey, self._new_loop)
+        if not due:
             return []
-        self._wait_level += 1
-        return [Finding("waiting", "nudge", count, short_input(call.name, call.input), self._wait_loop)]
+        return [Finding("waiting", "nudge", count, short_input(call.name, call.input), loop)]
 
     def _break_streaks(self) -> None:
         """Something other than a tool step happened (a cell ran): tool streaks end."""
         self._run, self._run_len, self._fail_action, self._fail_len = None, 0, None, 0
         self._cycles.clear()
         self._waits.clear()
-        self._wait_level, self._last_real, self._slept = 0, None, False
+        self._last_real, self._slept = None, False

@@ -4,12 +4,15 @@ An agent that repeats itself burns tokens without getting anywhere. This role wa
 loops that public agent frameworks detect (the same action and result over and over, the same
 failing command, a tool that is missing or fails the same way whatever its arguments, a monologue
 or an empty reply repeated, one reply chanting the same text, cycles of two to five steps,
-condensation storms, harness failures, a notebook cell failing the same way) and escalates as seed 001 does: a nudge while the agent can
-still recover (hint, then warning, then critical on successive unanswered nudges), a pause when the
-loop is definite or after five unanswered nudges, an abort when the harness itself keeps failing.
-Waiting is not looping: sleep, poll and status commands repeat freely up to a wait budget.
-A loop that goes on after it was flagged is flagged again: after as many occurrences again, or at
-its next occurrence once a person has spoken.
+condensation storms, harness failures, a notebook cell failing the same way, waiting that brings
+nothing new) and escalates as seed 001 does: a nudge while the agent can still recover (hint, then
+warning, then critical on successive unanswered nudges), a pause when the loop is definite or after
+five unanswered nudges, an abort when the harness itself keeps failing. A loop that is definite but
+young is nudged first and paused a little later (the same result a 4th time, then a 5th), as
+Cline and OpenClaw warn before they block.
+Waiting is not looping: sleep, poll and status commands repeat freely while they bring news.
+A loop that goes on after it was flagged is flagged again after as many occurrences again; after
+a person speaks it counts afresh (the harness's own nudges are not a person).
 
 Evaluation is incremental: only the observations that arrived since the last evaluation are fed
 to the tracker, so the cost per observation does not grow with the buffer.
@@ -45,7 +48,7 @@ class StuckRole(Role):
         "failing command, a missing tool or one failing the same way whatever its arguments, the same "
         "(or an empty) message, one reply repeating itself, cycles of two to five steps, repeated context "
         "condensation, repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
-        "is not a loop until the wait budget runs out. Nudge while the agent can recover, saying what "
+        "is not a loop while it brings news. Nudge while the agent can recover, saying what "
         "repeats and suggesting another approach; pause when the loop is definite; abort when the "
         "harness keeps failing. One finding per loop; where the repetition is in code, give its "
         "location as path:LINE or cell:ID:LINE with the line numbers shown."
@@ -110,7 +113,7 @@ def _quote(text: str) -> str:
     return text if len(text) <= 100 else text[:99] + "…"
 
 
-def _what(f: Finding, config: StuckConfig) -> str:
+def _what(f: Finding) -> str:
     """What is being repeated, in one sentence."""
     last = f" (last error: {f.detail})" if f.detail else ""
     if f.rule == "failing":
@@ -140,7 +143,7 @@ def _what(f: Finding, config: StuckConfig) -> str:
         return f"The harness has failed {_times(f.count)} in a row (timeouts or format errors){last}."
     if f.rule == "cell":
         return f"{f.subject[0].upper()}{f.subject[1:]} has raised the same error {_times(f.count)}: {f.detail}."
-    return f"{f.subject} has been polled {_times(f.count)} while waiting (wait budget: {config.wait_budget})."
+    return f"{f.subject} has come back {_times(f.count)} in a row with nothing new while waiting."
 
 
 _ADVICE = {
@@ -158,7 +161,7 @@ _ADVICE = {
 
 
 def _message(f: Finding, action: str, unanswered: int, config: StuckConfig) -> str:
-    what = _what(f, config)
+    what = _what(f)
     if action == "abort":
         return f"Aborting: {what} {_ADVICE[f.rule]}"
     if action == "pause":

@@ -15,7 +15,7 @@ from watcher.runtime._pg_store import connect_error, describe
 try:
     import psycopg
 except ImportError as exc:  # pragma: no cover - the extra is part of [all]
-    raise JournalError("a postgresql:// journal needs psycopg: pip install 'watcher[postgres]'") from exc
+    raise JournalError("a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'") from exc
 
 __all__ = ["JournalHealth", "inspect_journal", "migrate_journal"]
 

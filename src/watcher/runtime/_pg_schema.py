@@ -6,7 +6,8 @@ migrate at once do it once. ``watcher_schema`` holds the version a database is a
 Order: ``tx`` is the id of the transaction that wrote a row (``pg_current_xact_id()``); readers
 read by ``(tx, id)`` below the oldest transaction still running, so a row committed late is never
 skipped (ids are taken at insert, in another order than commits). The partial index on new
-commands keeps claims fast however many applied commands pile up.
+commands keeps claims fast however many applied commands pile up. Version 2 adds ``leases``: who
+leads a fleet's supervision, until when (the server's clock).
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ CREATE TABLE IF NOT EXISTS commands (
 );
 CREATE INDEX IF NOT EXISTS commands_new ON commands(session, id) WHERE status = 'new';
 CREATE INDEX IF NOT EXISTS commands_claimed ON commands(session, claimed_at) WHERE status = 'claimed';
+""",
+    2: """
+CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL, until timestamptz NOT NULL);
 """,
 }
 VERSION = max(MIGRATIONS)

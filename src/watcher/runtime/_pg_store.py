@@ -11,9 +11,12 @@ Time: claims and leases use the server's ``now()``; nothing compares two machine
 Connections: a pool per process (at most ``POOL_SIZE``), plus one direct connection that
 LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that holds a decision
 or a command (NOTIFY takes a global lock at commit, so never for each observation); a wake-up
-only shortens a reader's sleep, polling alone keeps it correct. Observation batches commit with
-``synchronous_commit=off`` (as SQLite's WAL with ``synchronous=NORMAL``: a server crash may lose
-the last fraction of a second); decisions and commands commit durably.
+only shortens a reader's sleep, polling alone keeps it correct.
+
+Durability: a transaction commits with ``synchronous_commit=off`` (as SQLite's WAL with
+``synchronous=NORMAL``: a server crash may lose its last fraction of a second) unless it writes a
+decision or a command, which commit durably. Claims and marks need no more: commands are applied
+at least once, and a claim lost in a crash is released after its lease and taken again.
 
 A server that is down or restarting makes writes raise ``StoreBusy`` (the journal retries them as
 it does a locked file) and reads a ``JournalError`` that names the server, the database and what
@@ -38,7 +41,7 @@ try:
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
-        "a postgresql:// journal needs psycopg: pip install 'watcher[postgres]'; or give a file path instead"
+        "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
     ) from exc
 
 __all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
@@ -94,6 +97,15 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
     return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
 
 
+_DURABLE = "SET LOCAL synchronous_commit = on"
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    # behind PgBouncer in transaction mode a server connection serves other clients next: give the
+    # journal a database of its own (README), so this setting is only ever the journal's
+    conn.execute("SET synchronous_commit = off")
+
+
 class PostgresStore:
     """The journal's statements on a PostgreSQL database; safe to share between threads."""
 
@@ -125,6 +137,7 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True, "connect_timeout": 5, "application_name": "watcher"},
+            configure=_configure,
             timeout=RETRY_S,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
             name="watcher-journal",
@@ -140,8 +153,8 @@ class PostgresStore:
     def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
         try:
             with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                if not wake:  # observations only: as SQLite's WAL with synchronous=NORMAL
-                    cur.execute("SET LOCAL synchronous_commit = off")
+                if wake:  # a decision: durable (observations are not: see the module docstring)
+                    cur.execute(_DURABLE)
                 with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
@@ -245,6 +258,7 @@ class PostgresStore:
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
         def run(conn: psycopg.Connection[Any]) -> int:
             with conn.transaction():
+                conn.execute(_DURABLE)  # a command its writer was told is recorded survives a crash
                 row = conn.execute(
                     "INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
                     "VALUES (%s, %s, %s, %s, %s) RETURNING id",
@@ -289,6 +303,22 @@ class PostgresStore:
                 ).rowcount
             )
         )
+
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO leases(name, holder, until) VALUES (%s, %s, now() + make_interval(secs => %s)) "
+                    "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until "
+                    "WHERE leases.holder = excluded.holder OR leases.until < now() RETURNING holder",
+                    (name, holder, ttl_s),
+                ).fetchone()
+                is not None
+            )
+        )
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self._retrying(lambda conn: conn.execute("DELETE FROM leases WHERE name = %s AND holder = %s", (name, holder)))
 
     def mark_command(self, command_id: int, status: str, detail: str) -> None:
         self._retrying(

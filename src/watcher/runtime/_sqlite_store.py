@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS commands (
     detail TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS commands_status ON commands(status, session);
+CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT NULL);
 """
 
 _EVENT_COLUMNS = "id, ts, session, watcher, kind, CAST(payload AS BLOB)"
@@ -233,6 +234,20 @@ class SqliteStore:
             "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
             (status, time.time(), detail, command_id),
         )
+
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        now = time.time()  # one machine: its clock is every holder's clock
+        return bool(
+            self._query(
+                "INSERT INTO leases(name, holder, until) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                "holder = excluded.holder, until = excluded.until WHERE leases.holder = excluded.holder OR leases.until < ? "
+                "RETURNING holder",
+                (name, holder, now + ttl_s, now),
+            )
+        )
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        self._run("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
     def prune(self, before_ts: float) -> tuple[int, int]:
         events = self._run("DELETE FROM events WHERE ts < ?", (before_ts,)).rowcount

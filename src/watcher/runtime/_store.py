@@ -98,6 +98,12 @@ class Store(Protocol):
     def mark_command(self, command_id: int, status: str, detail: str) -> None:
         """Mark a command ``applied`` or ``failed``."""
 
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        """Take lease ``name`` for ``holder`` (or renew it) for ``ttl_s`` on the store's clock; False if another holds it."""
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        """Give lease ``name`` up, if ``holder`` holds it (a clean exit hands over at once)."""
+
     def prune(self, before_ts: float) -> tuple[int, int]:
         """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted."""
 

@@ -21,7 +21,7 @@ from watcher.runtime.engine import Watcher
 from watcher.runtime.events import Event, ObservationEvent, SessionEvent, WatcherEvent
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
-from watcher.runtime.session import Session
+from watcher.runtime.session import EndState, Session
 
 __all__ = ["Runtime"]
 
@@ -70,14 +70,28 @@ class Runtime:
                 f"cannot add session {session.name!r}: another session of this runtime has that name; give it another name"
             )
         self.sessions[session.name] = session
+        session.bind(self.publish)
         self._indexes[session.name] = max(self._indexes.get(session.name, 0), first_index)
         if announce:
             self.bus.publish(SessionEvent(session=session.name, status="started", detail=detail))
         return session
 
-    def end_session(self, session: Session, status: str = "ended", detail: str = "") -> None:
-        """Record that ``session`` finished (``status``: ended, completed, paused, aborted, failed, ...)."""
-        self.bus.publish(SessionEvent(session=session.name, status=status, detail=detail))
+    def end_session(self, session: Session, state: EndState | None = None, detail: str = "") -> None:
+        """Record that ``session`` finished, ending it first if it has not ended yet.
+
+        ``state`` defaults to the state the session ended in (``ended`` when it was still open).
+        """
+        if not session.ended:
+            session.end(state or EndState.ENDED)
+        ended = state or session.end_state or EndState.ENDED
+        self.bus.publish(SessionEvent(session=session.name, status=ended.value, detail=detail))
+
+    def remove_session(self, name: str) -> None:
+        """Forget session ``name`` and detach its watchers (a session that comes back is added afresh)."""
+        for (session, _), watcher in list(self.watchers.items()):
+            if session == name:
+                self.detach(watcher)
+        self.sessions.pop(name, None)
 
     async def evaluate_session_end(self, session: Session) -> None:
         """The end of ``session`` is a breakpoint: its watchers judge what is still buffered."""

@@ -447,6 +447,20 @@ class Journal:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
         self._store.mark_command(command_id, status, detail)
 
+    # --- leases --------------------------------------------------------------------------------
+
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        """Take or renew lease ``name`` for ``holder`` for ``ttl_s`` seconds; False while another holds it.
+
+        Expiry is judged on the store's clock (a server's), so holders on machines whose clocks
+        disagree still agree on who holds it.
+        """
+        return self._store.hold_lease(name, holder, ttl_s)
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        """Give lease ``name`` up if ``holder`` holds it, so a standby takes over at once."""
+        self._store.drop_lease(name, holder)
+
     def __enter__(self) -> Journal:
         return self
 

@@ -17,12 +17,14 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from watcher.agents import Boundary
 from watcher.core.redact import redact
 from watcher.runtime.events import LLMCompleted, LLMStarted
 from watcher.runtime.hub import Runtime
+from watcher.runtime.session import EndState
 from watcher.spawn._adapter import Denial, Final
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.manifest import SandboxManifest
@@ -40,7 +42,7 @@ _PROGRESS_EVERY_S = 1.0
 class RunOutcome:
     """How one CLI process ended."""
 
-    status: str  # "success" | "failed" | "timeout" | "stopped" | "crashed"
+    status: EndState  # completed, failed, timeout, interrupted or crashed
     exit_code: int | None
     cli_session: str = ""
     summary: str = ""
@@ -93,7 +95,7 @@ async def execute(
             session.turns_sent += 1
     if not adapter.live:
         proc.close_stdin()  # Codex reads stdin to its end before it starts
-    outcome = RunOutcome(status="crashed", exit_code=None, cli_session=resume or "")
+    outcome = RunOutcome(status=EndState.CRASHED, exit_code=None, cli_session=resume or "")
     final: Final | None = None
     finished_turns = 0
     last_progress = 0.0
@@ -170,13 +172,18 @@ async def execute(
     if final is not None:
         outcome.summary, outcome.cost_usd = final.summary, final.cost_usd
     if proc.stop_reason:
-        outcome.status = "timeout" if "timeout" in proc.stop_reason else "stopped"
+        outcome.status = EndState.TIMEOUT if "timeout" in proc.stop_reason else EndState.INTERRUPTED
         outcome.detail = proc.stop_reason
     elif final is None:
-        outcome.status, outcome.detail = "crashed", f"the CLI exited with status {code} without a final result"
+        said = _last_error_line(sandbox.directory / "stderr.log")
+        outcome.status = EndState.CRASHED
+        outcome.detail = f"the CLI exited with status {code} without a final result" + (
+            f"; it said: {said}" if said else ""
+        )
     else:
-        outcome.status = "success" if final.status == "success" else "failed"
-        outcome.detail = "" if outcome.status == "success" else final.status
+        done = final.status == "success"  # the CLI's own word for a run that finished
+        outcome.status = EndState.COMPLETED if done else EndState.FAILED
+        outcome.detail = "" if done else final.status
     progress.permission_errors += [d.command or d.tool for d in outcome.denials]
     runtime.publish(
         LLMCompleted(
@@ -191,3 +198,18 @@ async def execute(
         )
     )
     return outcome
+
+
+def _last_error_line(log: Path, limit: int = 300) -> str:
+    """The CLI's last non-blank stderr line (its own reason, such as a missing key), cut to ``limit``."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(0, log.stat().st_size - 8192))
+            tail = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = redact(lines[-1])  # the log is scrubbed of secret values already; redact catches key shapes too
+    return line if len(line) <= limit else line[: limit - 1] + "…"

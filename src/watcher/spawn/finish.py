@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from watcher.core.errors import SpawnError
 from watcher.runtime.events import PRCreated
 from watcher.runtime.hub import Runtime
+from watcher.runtime.session import EndState
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.integrate import (
     GITHUB_API,
@@ -86,7 +87,7 @@ async def integrate(
         raise SpawnError("opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr")
     conflicts = await asyncio.to_thread(conflicting_files, sandbox, config.remote)
     if conflicts and not await _repaired(sandbox, conflicts, repair, result):
-        result.status, result.conflicts = "conflict", conflicts
+        result.status, result.conflicts = EndState.CONFLICT, conflicts
         why = f" ({result.detail})" if result.detail else ""
         result.detail = f"the base {sandbox.base!r} moved and {len(conflicts)} file(s) conflict{why}; resolve them on {sandbox.branch}"
         return

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.core.spec import WatcherSpec
+from watcher.evaluators.preflight import check_url
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.runtime.hub import Runtime
+from watcher.runtime.session import EndState
 from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.execute import RunOutcome, execute
@@ -32,9 +34,6 @@ from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
 
 __all__ = ["SpawnConfig", "adapter_for", "run_spawn", "watcher_spec"]
-
-# the session ends in an agent run's words (a fleet shows both kinds side by side); the detail keeps the spawn's
-_ENDED_AS = {"success": "completed", "paused": "paused", "aborted": "aborted", "timeout": "timeout"}
 
 _MAX_RUNS = 12  # resumes for interjections and recoveries together: a runaway loop ends here
 
@@ -63,15 +62,19 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
     started = time.monotonic()
     parent_env = dict(os.environ if config.env is None else config.env)
-    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
-    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
+    # everything that can be checked is checked before a worktree, a branch or a journal row exists
     adapter = adapter_for(config.agent)
+    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
+    adapter.check_credentials(parent_env)
+    if adapter.endpoint and parent_env.get(adapter.endpoint):
+        check_url(parent_env[adapter.endpoint], who=f"the {adapter.name} CLI's model server", fix=adapter.endpoint)
     if config.pr and not (config.token or parent_env.get("GITHUB_TOKEN") or parent_env.get("GH_TOKEN")):
         raise ConfigurationError(
             "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
         )
+    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
+    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
-    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
     session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
@@ -96,7 +99,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         sandbox.id,
         config.task,
         adapter.name,
-        "failed",
+        EndState.FAILED,
         0.0,
         sandbox.branch,
         sandbox.base,
@@ -105,7 +108,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     )
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
-    outcome = RunOutcome("crashed", None)
+    outcome = RunOutcome(EndState.CRASHED, None)
     interrupted = False
     try:
         for attempt in range(_MAX_RUNS):
@@ -117,10 +120,10 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                     on_progress=config.on_progress, at_boundary=config.at_boundary,
                 )  # fmt: skip
             except SpawnError as exc:  # the CLI could not even start: a crash, reported like one
-                outcome = RunOutcome("crashed", None, cli_session=resume or "", detail=str(exc))
+                outcome = RunOutcome(EndState.CRASHED, None, cli_session=resume or "", detail=str(exc))
                 break
             resume = outcome.cli_session or resume
-            over = bool(session.stopped_by) or outcome.status in ("timeout", "crashed")
+            over = bool(session.stopped_by) or outcome.status in (EndState.TIMEOUT, EndState.CRASHED)
             if config.at_boundary is not None and not adapter.live and not over:
                 await config.at_boundary(progress.boundary())  # a headless run's end: a resume may follow
             if over or session.stopped_by:  # (an abort may come at that boundary)
@@ -157,7 +160,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 {"strategy": recovery.strategy, "fix": fixes, "outcome": decision.outcome, "detail": decision.detail}
             )
             if decision.manifest is None or not resume:
-                outcome.status, outcome.detail = "permission_denied", decision.detail
+                outcome.status, outcome.detail = EndState.PERMISSION_DENIED, decision.detail
                 break
             manifest, prompt = decision.manifest, decision.message
     except asyncio.CancelledError:  # Ctrl-C or a signal: the session still ends, with its status
@@ -168,11 +171,11 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             await session.process.stop("the spawn ended")
         await runtime.settle()
         if interrupted:
-            session.end()
-            runtime.end_session(session, "interrupted", "the spawn was interrupted before it finished")
+            runtime.end_session(
+                session, EndState.INTERRUPTED, "the spawn was interrupted before it finished"
+            )  # settles what still waits undeliverable
             await (runtime.close() if config.runtime is None else runtime.settle())
-    stopped = {"pause": "paused", "abort": "aborted"}.get(session.stopped_by.split(" ", 1)[0], "")
-    result.status = stopped or outcome.status
+    result.status = session.stopped_as or outcome.status
     result.detail = session.stopped_by or outcome.detail
     result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
     result.interjections = [
@@ -197,16 +200,16 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             prompt=prompt, resume=None, parent_env=parent_env, progress=progress, attempt=result.runs - 1,
             on_progress=config.on_progress,
         )  # fmt: skip
-        return done.status == "success"
+        return done.status == EndState.COMPLETED
 
     try:
         await integrate(config, sandbox, session.name, runtime, result, repair)
     except SpawnError as exc:  # the work is on the branch; say why it was not proposed
-        result.status, result.detail = "integration_failed", str(exc)
+        result.status, result.detail = EndState.INTEGRATION_FAILED, str(exc)
     finally:
-        session.end()
+        session.end(result.status)
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
-        runtime.end_session(session, _ENDED_AS.get(result.status, "failed"), result.status)
+        runtime.end_session(session, detail=result.detail[:500])
         await (runtime.close() if config.runtime is None else runtime.settle())
     result.duration_s = round(time.monotonic() - started, 3)
     return result

@@ -18,57 +18,50 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from watcher.agents._delivery import format_injection
-from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection, Origin
-from watcher.runtime.events import DeliveryEvent, Event
-from watcher.runtime.session import InjectionOutcome, Session
+from watcher.runtime.events import Event
+from watcher.runtime.session import EndState, InjectionOutcome, Parcel, Session
 from watcher.spawn._adapter import AgentCLI
 from watcher.spawn.process import AgentProcess
 
 __all__ = ["SpawnSession"]
 
 _requests = itertools.count(1)
-
-
-@dataclass(frozen=True, slots=True)
-class _Queued:
-    interjection: Interjection
-    origin: Origin
-    text: str
+_STOPS = {"pause": EndState.PAUSED, "abort": EndState.ABORTED}
 
 
 class SpawnSession(Session):
-    """The parent session of one spawn; ``process`` is the CLI run currently attached (or None)."""
+    """The parent session of one spawn; ``process`` is the CLI run currently attached (or None).
+
+    Its inbox holds what waits for the next resume (no live channel, or it had closed);
+    ``unacknowledged`` what was written to the live CLI and not yet taken into its conversation.
+    """
+
+    kind = "spawn session"
 
     def __init__(self, name: str, adapter: AgentCLI, publish: Callable[[Event], None] | None = None) -> None:
-        self.name = name
+        super().__init__(name, publish=publish)
         self.adapter = adapter
         self.process: AgentProcess | None = None
         self.turns_sent = 0  # user lines written to the current process
-        self.queued: list[_Queued] = []  # for the next resume (no live channel, or it had closed)
-        self.unacknowledged: list[_Queued] = []  # written to the live CLI, not yet taken into its conversation
+        self.unacknowledged: list[Parcel] = []  # written to the live CLI, not yet taken into its conversation
         self.delivered: list[tuple[Interjection, str]] = []  # (interjection, how: "live" | "resume")
         self.stopped_by: str = ""  # a pause/abort interjection ended the run
+        self.stopped_as: EndState | None = None  # paused or aborted, when one did
         self.mid_turn = False  # a live CLI's turn runs past the boundary ``execute`` is at (False at a turn's end)
-        self._publish = publish
-        self._ended = False
 
     @property
-    def ended(self) -> bool:
-        return self._ended
+    def queued(self) -> list[Parcel]:
+        """What waits for the resume of the CLI session."""
+        return self.inbox
 
-    def end(self) -> None:
-        """No more interjections; what still waits for a resume is journaled undeliverable."""
-        self._ended = True
-        for item in self.unacknowledged:
-            self._settle(item, "undeliverable", "the spawn ended before its CLI took the message")
-        for item in self.queued:
-            self._settle(item, "undeliverable", "the spawn ended before its CLI session was resumed")
-        self.unacknowledged.clear()
-        self.queued.clear()
+    def end(self, state: EndState = EndState.ENDED, leftover: str = "") -> None:
+        """No more interjections; what still waits for the CLI is journaled undeliverable."""
+        unacknowledged, self.unacknowledged = self.unacknowledged, []
+        self.undeliverable(unacknowledged, "the spawn ended before its CLI took the message")
+        super().end(state, leftover or "the spawn ended before its CLI session was resumed")
 
     def attach(self, process: AgentProcess) -> None:
         self.process = process
@@ -77,7 +70,8 @@ class SpawnSession(Session):
     def detach(self) -> None:
         """The CLI process ended: a message it never took waits for the resume, ahead of later ones."""
         self.process = None
-        self.queued[:0], self.unacknowledged = self.unacknowledged, []
+        self.put_back(self.unacknowledged)
+        self.unacknowledged = []
 
     @property
     def _live(self) -> bool:
@@ -95,20 +89,18 @@ class SpawnSession(Session):
             return True
         return False
 
-    async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
-        if self._ended:
-            raise SessionEndedError(
-                f"spawn session {self.name!r} has ended; interjection {interjection.id!r} was not delivered"
-            )
-        if interjection.action in ("pause", "abort"):
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
+        stop = _STOPS.get(interjection.action)
+        if stop is not None:
             self.stopped_by = f"{interjection.action} by {origin.render()}: {interjection.content}"
+            self.stopped_as = stop
             if self.process is not None:
                 await self.process.stop(self.stopped_by)
             return "delivered"
-        item = _Queued(interjection, origin, format_injection(interjection, by_person=origin.by_person))
+        parcel = Parcel.of(interjection, origin, format_injection(interjection, by_person=origin.by_person))
         if interjection.urgent:
             await self.cut_turn()
-        (self.unacknowledged if await self.send(item.text) else self.queued).append(item)
+        (self.unacknowledged if await self.send(parcel.text) else self.inbox).append(parcel)
         return "queued"  # delivered when the live CLI takes it (``took``) or the resumed run starts with it
 
     async def interrupt(self) -> None:
@@ -123,7 +115,7 @@ class SpawnSession(Session):
         the turn an urgent message is starting: an interrupt sent before the CLI took that message
         would cut off the very turn that carries it.
         """
-        if not self._live or self.process is None or any(i.interjection.urgent for i in self.unacknowledged):
+        if not self._live or self.process is None or any(p.interjection.urgent for p in self.unacknowledged):
             return False
         await self.process.write(self.adapter.interrupt(f"watcher_{next(_requests)}"))
         self.mid_turn = False  # the turn ends: the next line starts one
@@ -131,32 +123,16 @@ class SpawnSession(Session):
 
     def took(self, text: str) -> None:
         """The live CLI echoed ``text`` as taken into its conversation: the message is delivered now."""
-        for index, item in enumerate(self.unacknowledged):
-            if item.text.strip() == text.strip():
+        for index, parcel in enumerate(self.unacknowledged):
+            if parcel.text.strip() == text.strip():
                 del self.unacknowledged[index]
-                self.delivered.append((item.interjection, "live"))
-                self._settle(item, "delivered", "taken by the CLI into its conversation (it echoed the message)")
+                self.delivered.append((parcel.interjection, "live"))
+                self.reached([parcel], "taken by the CLI into its conversation (it echoed the message)")
                 return
 
     def resume_prompt(self) -> str:
         """The queued messages as the prompt of the resumed run; each is journaled delivered."""
-        items, self.queued = self.queued, []
-        for item in items:
-            self.delivered.append((item.interjection, "resume"))
-            self._settle(item, "delivered", "carried by the resumed CLI session")
-        return "\n\n".join(item.text for item in items)
-
-    def _settle(self, item: _Queued, outcome: str, detail: str) -> None:
-        if self._publish is None:
-            return
-        self._publish(
-            DeliveryEvent(
-                session=self.name,
-                watcher=item.interjection.watcher,
-                interjection_id=item.interjection.id,
-                outcome="delivered" if outcome == "delivered" else "undeliverable",
-                detail=detail,
-                content=item.text,
-                origin=item.origin.render(),
-            )
-        )
+        parcels = self.take()
+        self.delivered.extend((parcel.interjection, "resume") for parcel in parcels)
+        self.reached(parcels, "carried by the resumed CLI session")
+        return "\n\n".join(parcel.text for parcel in parcels)

@@ -146,10 +146,10 @@ def _scenarios() -> list[Scenario]:
         for i in range(n):
             lines += write(f"src/f{i}.txt", f"file {i}\n", f"w{i}")
         out.append(
-            Scenario(f"clean-{n}-files", "success", [*lines, *commit("Add files", "c1"), _end("Added the files.")])
+            Scenario(f"clean-{n}-files", "completed", [*lines, *commit("Add files", "c1"), _end("Added the files.")])
         )
-    out.append(Scenario("leftovers-committed", "success", [_init(), *write("notes.md", "# notes\n", "w1"), _end()]))
-    out.append(Scenario("no-pr", "success", [_init(), *write("a.txt", "a\n", "w1"), _end()], options={"pr": False}))
+    out.append(Scenario("leftovers-committed", "completed", [_init(), *write("notes.md", "# notes\n", "w1"), _end()]))
+    out.append(Scenario("no-pr", "completed", [_init(), *write("a.txt", "a\n", "w1"), _end()], options={"pr": False}))
     for n, command in enumerate(("git commit -qm 'Add a'", "npm test", "make lint")):  # denial, widening, resume
         tried, denial = denied(command, "d1")
         first = [_init(), *write(f"r{n}.txt", "r\n", "w1"), *tried, _end("I was not allowed.", denials=[denial])]
@@ -159,7 +159,7 @@ def _scenarios() -> list[Scenario]:
             _result_of("d2", "ok"),
             _end("Done after the widening."),
         ]
-        out.append(Scenario(f"denied-{command.split()[0]}-recovered", "success", first, again))
+        out.append(Scenario(f"denied-{command.split()[0]}-recovered", "completed", first, again))
     tried, denial = denied("git commit -qm x", "d1")
     out.append(
         Scenario(
@@ -208,11 +208,11 @@ def _scenarios() -> list[Scenario]:
         *commit("Add login()", "c1"),
         _end("Added login() with placeholders."),
     ]
-    out.append(Scenario("vulnerable-write-interrupted", "success", vulnerable, options={"watchers": ("security",)}))
+    out.append(Scenario("vulnerable-write-interrupted", "completed", vulnerable, options={"watchers": ("security",)}))
     out.append(
         Scenario(
             "small-conflict-repaired",
-            "success",
+            "completed",
             [_init(), *write("README.md", "# shop, rewritten here\n", "w1"), _end()],
             prepare=_moved_base,
         )

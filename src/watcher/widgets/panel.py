@@ -40,6 +40,10 @@ class PanelActions(Protocol):
 class WatcherPanel(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hints
     """Name, role, status, recent observations and evaluations, the pending interjection, counters, timeline."""
 
+    def __repr__(self) -> str:
+        # what a frontend without the widget manager prints (text/plain): the state, never widget internals
+        return self.state.text()
+
     def __init__(
         self,
         state: PanelState,

@@ -198,6 +198,24 @@ class PanelState:
                 timeline=timeline_svg(list(self.marks), now=now if now is not None else time.time()),
             )
 
+    def text(self) -> str:
+        """The panel as plain text, for a frontend without widgets (a console, nbconvert): what is
+        pending, with the id ``%watcher_accept`` / ``%watcher_dismiss`` take."""
+        with self.lock:
+            waiting = self.pending
+            lines = [
+                f"watcher {self.name!r} ({self.role or 'custom'}, {self.evaluator or 'rules'}, {self.mode or 'autonomous'}): "
+                f"{self.status} · {self.evaluations} evaluations, {self.interjections} interjections, {len(waiting)} pending"
+            ]
+            for interjection_id, pending in waiting.items():
+                i = pending.interjection
+                content = " ".join(redact(i.content).split())
+                content = content if len(content) <= 200 else content[:199] + "…"
+                lines.append(f"  pending {interjection_id} · {i.severity}{', urgent' if i.urgent else ''} · {content}")
+            if waiting:
+                lines.append("  %watcher_accept ID [TEXT] delivers it (TEXT replaces it); %watcher_dismiss ID drops it")
+            return "\n".join(lines)
+
 
 def _list(title: str, items: deque[str], *, badge: bool = False) -> str:
     if not items:

@@ -1,0 +1,116 @@
+"""A simple command where it runs: its words, the place its paths resolve against, the policy,
+and what the rules of every category share about programs (interpreters, network tools)."""
+
+from __future__ import annotations
+
+from watcher.guard._paths import Place
+from watcher.guard._policy import Policy
+from watcher.guard._shell import Command
+
+__all__ = ["INTERPRETERS", "NETWORK", "PASS_THROUGH", "At", "inline_code"]
+
+INTERPRETERS = {
+    "python": "-c",
+    "python3": "-c",
+    "python2": "-c",
+    "perl": "-e",
+    "ruby": "-e",
+    "node": "-e",
+    "php": "-r",
+    "deno": "eval",
+    "bun": "-e",
+    "pwsh": "-c",
+    "powershell": "-c",
+    "lua": "-e",
+    "Rscript": "-e",
+}
+
+PASS_THROUGH = frozenset({"tee", "cat", "gunzip", "zcat", "base64", "tr", "sed", "head", "tail", "dos2unix", "sudo"})
+
+NETWORK = frozenset(
+    {
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
+        "telnet",
+        "scp",
+        "sftp",
+        "rsync",
+        "ftp",
+        "ssh",
+        "http",
+        "https",
+        "xh",
+        "aws",
+        "gsutil",
+        "rclone",
+        "s3cmd",
+        "mail",
+        "mailx",
+        "sendmail",
+        "mutt",
+        "openssl",
+        "smbclient",
+        "tftp",
+        "lftp",
+        "az",
+        "gcloud",
+    }
+)
+
+
+class At:
+    """One command and what the rules need to judge it."""
+
+    def __init__(
+        self, cmd: Command, place: Place, policy: Policy, assigned: frozenset[str], nounset: bool, fed: frozenset[str]
+    ) -> None:
+        self.cmd, self.place, self.policy, self.assigned, self.nounset, self.fed = (
+            cmd,
+            place,
+            policy,
+            assigned,
+            nounset,
+            fed,
+        )
+        self.name = cmd.name
+        self.args = [a for a in cmd.args]
+        self.positional = _positional(self.args)
+        self.short = "".join(a[1:] for a in self.args if a.startswith("-") and not a.startswith("--"))
+
+    def path(self, word: str) -> str:
+        if self.nounset and word.startswith("$"):
+            return self.place.resolve("${SET:?}/" + word.split("/", 1)[-1] if "/" in word else word, self.assigned)
+        return self.place.resolve(word, self.assigned)
+
+    def on(self, category: str) -> bool:
+        return self.policy.enabled(category)
+
+
+def _positional(args: list[str]) -> list[str]:
+    out, rest = [], False
+    for a in args:
+        if a == "--" and not rest:
+            rest = True
+        elif rest or not a.startswith("-") or a == "-":
+            out.append(a)
+    return out
+
+
+# --- destructive deletes, devices, permissions ----------------------------------------------------
+
+
+def inline_code(cmd: Command) -> str:
+    """The code an interpreter runs from its command line (``python -c``, ``perl -e``) or its here-text."""
+    flag = INTERPRETERS.get(cmd.name)
+    if flag is None:
+        return ""
+    args = cmd.args
+    for i, a in enumerate(args):
+        short = a.startswith("-") and a.endswith(flag[-1]) and len(a) <= 4 and flag.startswith("-")
+        if (a == flag or short) and i + 1 < len(args):
+            return args[i + 1]
+    return cmd.stdin or ""

@@ -1,0 +1,202 @@
+"""The guard's rules for what cannot be had back: destructive deletes, writes to devices,
+recursive permission changes of system or home trees, and fork or resource bombs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from watcher.guard._context import INTERPRETERS, At, inline_code
+from watcher.guard._files import Finding, delete_loss, device
+from watcher.guard._paths import glob_parent
+from watcher.guard._shell import SHELLS, Command, functions, inner_script
+
+__all__ = ["bombs", "deletes", "devices", "permissions"]
+
+_DELETERS = frozenset({"rm", "shred", "srm", "unlink", "trash", "trash-put", "gio"})
+
+_PERMS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr", "chflags"})
+# commands that use a secret file without showing its content
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B)?$", re.I)
+
+_BIG = 10 * 1024**3
+
+
+def deletes(x: At) -> Finding | None:
+    if not x.on("destructive-delete"):
+        return None
+    name, recursive = x.name, "r" in x.short.lower() or "--recursive" in x.args
+    targets: list[str] = []
+    if name in _DELETERS:
+        targets = [t for t in x.positional if not (name == "gio" and t == "trash")]
+        if "--no-preserve-root" in x.args:
+            return "destructive-delete", "deletes with --no-preserve-root: the filesystem root itself"
+    elif name == "mv" and len(x.positional) >= 2:
+        targets, recursive = x.positional[:-1], True  # the sources leave where they were
+    elif name == "rsync" and any(a.startswith("--delete") for a in x.args) and x.positional:
+        targets, recursive = x.positional[-1:], True
+    elif name in INTERPRETERS and (code := inline_code(x.cmd)):
+        targets = re.findall(
+            r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf|removedirs|rmdirSync|remove_dir_all)\(\s*['\"]([^'\"]+)['\"]", code
+        )
+        recursive = True
+    for word in targets:
+        if word == "{xargs input}":
+            word = _xargs_source(x.cmd)
+            if not word:
+                continue
+        parent, whole = glob_parent(word)
+        path = x.path(parent)
+        loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
+        if loss is not None and (
+            recursive or whole or "credentials" in loss or "system file" in loss or "device" in loss
+        ):
+            verb = "moves away" if name in ("mv", "rsync") else "deletes"
+            return (
+                "destructive-delete",
+                f"{verb} {loss}: this cannot be undone; delete only what the task needs inside the project",
+            )
+    return None
+
+
+def _xargs_source(cmd: Command) -> str:
+    if cmd.stdin:
+        return cmd.stdin.split()[0] if cmd.stdin.split() else ""
+    feeder = cmd.feeder
+    if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
+        return ""
+    args = list(feeder.args)
+    if feeder.name == "find":
+        if any(a in ("-name", "-iname", "-path", "-regex", "-ipath") for a in args):
+            return ""
+        starts = [a for a in args if not a.startswith(("-", "(", "!"))][:1]
+        return (starts[0] if starts else ".").rstrip("/") + "/*"
+    return next((a for a in args if not a.startswith("-")), "")
+
+
+def devices(x: At) -> Finding | None:
+    if not x.on("device-write"):
+        return None
+    outs = [t for op, t in x.cmd.redirects if ">" in op]
+    if x.name == "dd":
+        outs += [a[3:] for a in x.args if a.startswith("of=")]
+    if x.name in ("tee", "cp", "cat", "pv", "install"):
+        outs += x.positional[-1:] if x.name != "tee" else x.positional
+    for word in outs:
+        path = x.path(word)
+        if device(path):
+            return "device-write", f"writes to the device {path}: the filesystem on it is destroyed"
+    mkfs = x.name in ("mkfs", "mke2fs", "mkswap") or x.name.startswith("mkfs.")
+    if mkfs and any(x.path(p).startswith("/dev/") for p in x.positional):
+        return "device-write", "formats a disk: every file on it is lost"
+    return None
+
+
+def permissions(x: At) -> Finding | None:
+    if x.name not in _PERMS or not x.on("permissions"):
+        return None
+    recursive = "R" in x.short or "--recursive" in x.args or (x.name == "chattr" and "R" in x.short)
+    mode = x.positional[0] if x.positional else ""
+    setuid = x.name == "chmod" and (
+        re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", mode) or re.fullmatch(r"[2467][0-7]{3}", mode)
+    )
+    for word in x.positional[1:]:
+        parent, whole = glob_parent(word)
+        path = x.path(parent)
+        if setuid:
+            return "permissions", f"sets the setuid/setgid bit on {path}: it would run with its owner's rights"
+        loss = delete_loss(x.place, path, x.policy, recursive=True, whole=whole)
+        top = path == "/" or path == x.place.home or (path.count("/") == 1 and not x.place.holds_project(path))
+        if (
+            (recursive or whole or top)
+            and loss is not None
+            and "outside the project" not in loss
+            and "project" not in loss
+        ):
+            return (
+                "permissions",
+                f"changes ownership or permissions of {loss}, recursively: the system or your account can stop working",
+            )
+        if recursive and path != x.place.project and x.place.holds_project(path):
+            return "permissions", f"changes ownership or permissions of {loss}, recursively"
+    return None
+
+
+# --- secrets ---------------------------------------------------------------------------------------
+
+
+def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
+    scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
+    for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
+        if re.search(rf"(^|[\s;|&({{]){re.escape(name)}(\s|[|&;)}}]|$)", body) and re.search(r"[|&]", body):
+            yield (
+                "resource-bomb",
+                f"defines {name}() to start copies of itself without end (a fork bomb): the machine stops answering",
+            )
+            return
+    if re.search(
+        r"\bwhile\s+(true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))\s*;?\s*do\b[^\n]*?(?<![&|>])&(?![&>])", script
+    ) or re.search(r"\$0\s*&|\$0\s*\|\s*\$0", script):
+        yield "resource-bomb", "starts processes in an endless loop: the machine runs out of processes"
+        return
+    for c in cmds:
+        code = inline_code(c)
+        if (
+            code
+            and re.search(r"fork", code)
+            and re.search(r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times", code)
+        ):
+            yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
+            return
+        if c.name in ("tail",) and "/dev/zero" in c.args:
+            yield "resource-bomb", "reads /dev/zero into memory without end: the machine runs out of memory"
+            return
+        zeros = any(a in ("if=/dev/zero", "if=/dev/urandom", "if=/dev/random") for a in c.args)
+        to_file = any(">" in op and t not in ("/dev/null",) for op, t in c.redirects)
+        if (
+            c.name == "dd"
+            and zeros
+            and not any(a.startswith("count=") for a in c.args)
+            and any(a.startswith("of=") and not a.startswith("of=/dev/") for a in c.args)
+        ):
+            yield "resource-bomb", "writes zeros or random data without a count: it fills the disk"
+            return
+        if (
+            c.name in ("cat", "yes", "pv")
+            and to_file
+            and (c.name == "yes" or any(a in ("/dev/zero", "/dev/urandom", "/dev/random") for a in c.args))
+        ):
+            yield "resource-bomb", "writes an endless stream into a file: it fills the disk"
+            return
+        size = _size_arg(c)
+        if size >= _BIG:
+            yield "resource-bomb", f"allocates {size / 1024**3:.0f} GiB in one go: it fills the disk or the memory"
+            return
+
+
+def _size_arg(c: Command) -> float:
+    args = list(c.args)
+    for i, a in enumerate(args):
+        value = ""
+        if (c.name == "fallocate" and a in ("-l", "--length") and i + 1 < len(args)) or (
+            c.name == "head"
+            and a == "-c"
+            and i + 1 < len(args)
+            and any(z in args for z in ("/dev/zero", "/dev/urandom"))
+        ):
+            value = args[i + 1]
+        elif c.name == "dd" and a.startswith("bs=") and any(b.startswith("count=") for b in args):
+            count = next(b[6:] for b in args if b.startswith("count="))
+            bs = _bytes(a[3:])
+            return bs * float(count) if count.isdigit() else 0.0
+        if value:
+            return _bytes(value)
+    return 0.0
+
+
+def _bytes(text: str) -> float:
+    m = _SIZE.match(text)
+    if not m:
+        return 0.0
+    return float(m.group(1)) * 1024 ** "BKMGTPE".index(m.group(2).upper() or "B") if m.group(2) else float(m.group(1))

@@ -1,0 +1,301 @@
+"""The guard's rules for secrets in shell commands: reading a credential, the environment or a
+secret variable; sending one to another machine; running a script fetched from the network."""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+
+from watcher.guard._context import INTERPRETERS, NETWORK, PASS_THROUGH, At, inline_code
+from watcher.guard._files import Finding, read_finding, secret_file
+from watcher.guard._policy import compiled
+from watcher.guard._shell import SHELLS, commands
+
+__all__ = ["download_exec", "exfiltration", "leaked", "redirected_reads", "secret_reads", "secret_vars"]
+
+# commands that use a secret file without showing its content
+_OPAQUE = frozenset(
+    {
+        "ls",
+        "stat",
+        "file",
+        "test",
+        "[",
+        "[[",
+        "touch",
+        "chmod",
+        "chown",
+        "chgrp",
+        "mkdir",
+        "rmdir",
+        "ssh",
+        "ssh-add",
+        "ssh-copy-id",
+        "ssh-keygen",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "md5sum",
+        "shasum",
+        "b2sum",
+        "cksum",
+        "wc",
+        "du",
+        "realpath",
+        "readlink",
+        "basename",
+        "dirname",
+        "source",
+        ".",
+        "export",
+        "dotenv",
+        "direnv",
+        "docker",
+        "docker-compose",
+        "podman",
+        "git",
+        "ln",
+        "echo",
+        "printf",
+        "find",
+        "fd",
+        "tree",
+        "exa",
+        "eza",
+        "lsof",
+        "code",
+        "mv",
+        "rm",
+        "shred",
+        "unlink",
+        "trash",
+        "which",
+        "type",
+        "sops",
+        "age",
+        "gpg-connect-agent",
+        "openssl",
+        "kubectl",
+        "helm",
+        "terraform",
+        "tofu",
+        "ansible-vault",
+        "envsubst",
+        "tee",
+        "truncate",
+        "sponge",
+    }
+)
+
+_DOWNLOADERS = frozenset(
+    {
+        "curl",
+        "wget",
+        "fetch",
+        "iwr",
+        "invoke-webrequest",
+        "irm",
+        "invoke-restmethod",
+        "http",
+        "https",
+        "xh",
+        "aria2c",
+        "lwp-request",
+        "GET",
+    }
+)
+
+_ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
+
+
+def leaked(x: At) -> str | None:
+    """What secret this command's output carries: a credential file, the environment, a secret variable."""
+    cmd = x.cmd
+    if x.name in _ENV_DUMPS and (
+        (x.name in ("printenv", "env") and not [a for a in x.positional if "=" not in a])
+        or (x.name in ("set", "export", "declare", "typeset") and (not x.args or x.args[0] in ("-p", "-x", "-px")))
+    ):
+        return "the whole environment (every token and key in it)"
+    if x.name == "printenv" and any(compiled(x.policy, "secrets.env_names").match(a) for a in x.positional):
+        return "a secret environment variable"
+    if x.name in ("echo", "printf", "print") and any(secret_vars(x, a) for a in cmd.args):
+        return "a secret environment variable"
+    for op, target in cmd.redirects:
+        if op == "<" and secret_file(x.place, x.path(target), x.policy):
+            return secret_file(x.place, x.path(target), x.policy)
+    code = inline_code(x.cmd)
+    if code:
+        for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
+            if "/" in word or word.startswith("."):
+                why = secret_file(x.place, x.path(word), x.policy)
+                if why:
+                    return why
+        if re.search(r"os\.environ(?!\s*\[|\.get)|process\.env(?!\.)|ENV\.to_h|%ENV", code):
+            return "the whole environment (every token and key in it)"
+        return None
+    if x.name in _OPAQUE or x.name in SHELLS:
+        return None
+    for word in x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]:
+        word = word.lstrip("@")
+        if (
+            not word
+            or word.startswith(("http://", "https://"))
+            or ("/" not in word and "." not in word and "~" not in word)
+        ):
+            continue
+        why = secret_file(x.place, x.path(word), x.policy)
+        if why:
+            return why
+    return None
+
+
+def secret_vars(x: At, word: str) -> bool:
+    names = re.findall(r"\$\{?([A-Za-z_]\w*)", word)
+    return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
+
+
+def secret_reads(x: At) -> Finding | None:
+    if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync")):
+        return None  # what a network tool sends is the exfiltration rule's to judge
+    if x.name in ("cp", "rsync", "scp", "install") and len(x.positional) >= 2:
+        *sources, dest = x.positional
+        if not secret_file(x.place, x.path(dest), x.policy) and ":" not in dest:
+            for s in sources:
+                why = secret_file(x.place, x.path(s), x.policy)
+                if why:
+                    return "secret-read", f"copies out {why}; credentials stay where they are"
+        return None
+    what = leaked(x)
+    if what is None:
+        return None
+    kept = x.fed & {"tee", "sponge", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
+    if what.startswith("the whole environment") and not kept:
+        return None  # shown, filtered or counted here: not written down or sent anywhere
+    return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
+
+
+def _hosts(x: At) -> list[str]:
+    hosts = []
+    for a in x.args:
+        m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#]+)", a)
+        if "://" in a and m:
+            hosts.append(m.group(1))
+        elif (x.name in ("scp", "rsync", "sftp", "ssh") and re.match(r"^[^/\s]+:", a)) or (
+            x.name == "ssh" and not a.startswith("-") and a == x.positional[:1][0]
+        ):
+            hosts.append(a.split("@")[-1].split(":")[0])
+        elif x.name in ("nc", "ncat", "netcat", "telnet", "socat") and not a.startswith("-") and not a.isdigit():
+            hosts.append(a.split(":")[-2] if a.count(":") >= 2 else a)
+    return hosts
+
+
+def _remote(x: At) -> bool:
+    hosts = _hosts(x)
+    local = x.policy.data["network"]["local_hosts"]
+    return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
+
+
+def exfiltration(x: At) -> Finding | None:
+    if x.name not in NETWORK or not x.on("secret-exfiltration") or not _remote(x):
+        return None
+    sent: list[str] = []
+    feeder = x.cmd.feeder
+    while feeder is not None:
+        what = leaked(At(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset()))
+        if what:
+            return "secret-exfiltration", f"sends {what} to another machine"
+        feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
+    for i, a in enumerate(x.args):
+        if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a:
+            sent.append(re.split(r"@|<", a, maxsplit=1)[-1].split(";")[0])
+        elif i and x.args[i - 1] in (
+            "-T",
+            "--upload-file",
+            "--post-file",
+            "--body-file",
+            "--data-binary",
+            "-d",
+            "--data",
+        ):
+            sent.append(a)
+        elif a.startswith(("--post-file=", "--body-file=", "--upload-file=")):
+            sent.append(a.split("=", 1)[1])
+        if secret_vars(x, a) and not (i and x.args[i - 1] in ("-H", "--header", "-u", "--user")):
+            return "secret-exfiltration", "sends a secret environment variable to another machine"
+        for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
+            for c in commands(inner[0] or inner[1]):
+                if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
+                    return "secret-exfiltration", "sends credentials read by a command substitution to another machine"
+    if x.name in (
+        "scp",
+        "rsync",
+        "sftp",
+        "aws",
+        "gsutil",
+        "rclone",
+        "s3cmd",
+        "mail",
+        "mailx",
+        "mutt",
+        "smbclient",
+        "az",
+        "gcloud",
+    ):
+        sent += (
+            x.positional[:-1]
+            if x.name not in ("mail", "mailx", "mutt")
+            else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
+        )
+    sent += [t for op, t in x.cmd.redirects if op == "<"]
+    for word in sent:
+        path = x.path(word)
+        why = secret_file(x.place, path, x.policy) or (
+            "a credential store"
+            if any(path.startswith(x.place.expand(d)) for d in x.policy.data["paths"]["secret_dirs"])
+            else None
+        )
+        if why:
+            return "secret-exfiltration", f"sends {why} to another machine"
+    return None
+
+
+def download_exec(x: At) -> Finding | None:
+    if not x.on("download-exec"):
+        return None
+    name = x.name
+    runs_stdin = (
+        (name in SHELLS or name in INTERPRETERS)
+        and (not x.positional or x.positional[0] in ("-", "/dev/stdin") or "-s" in x.args)
+        and not any(a in ("-m", "-c", "-e", "-r") for a in x.args[:2])
+    )
+    if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and not x.args):
+        feeder = x.cmd.feeder
+        while feeder is not None:
+            if feeder.name in _DOWNLOADERS:
+                return (
+                    "download-exec",
+                    "runs a script downloaded from the network, unread: whoever controls the URL runs code here; download it to a file, check and read it, then run it",
+                )
+            feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
+    texts = list(x.args)
+    for t in texts:
+        if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
+            name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
+        ):
+            return (
+                "download-exec",
+                "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
+            )
+    return None
+
+
+# --- writes, tampering, databases, git, the pack's command table ----------------------------------
+
+
+def redirected_reads(x: At) -> Finding | None:
+    for op, target in x.cmd.redirects:
+        if op == "<":
+            found = read_finding(x.place, x.path(target), x.policy)
+            if found and x.on("secret-read") and x.name not in NETWORK:
+                return found
+    return None

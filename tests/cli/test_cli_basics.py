@@ -1,0 +1,91 @@
+"""The ``watcher`` command as a new user first meets it: version, help, suggestions, completion."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from watcher._version import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOP = ROOT / "example_notebooks" / "data" / "notebook_error_loop.jsonl"
+
+
+def watcher(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "watcher", *args], capture_output=True, text=True, timeout=60, cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def test_version() -> None:
+    done = watcher("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"watcher {__version__}"
+
+
+@pytest.mark.parametrize("group", [[], ["fleet"], ["journal"]])
+def test_a_bare_command_or_group_prints_its_help(group: list[str]) -> None:
+    done = watcher(*group)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.startswith(f"usage: watcher {' '.join(group)}".rstrip())
+
+
+def test_bare_hooks_shows_the_status(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    done = watcher("hooks", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "hooks: not installed" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [(["replya", "x.jsonl"], "'replay'"), (["hooks", "statsu"], "'status'"), (["fleet", "helth", "t"], "'health'"),
+     (["replay", str(LOOP), "-w", "secrity"], "'security'")],
+)  # fmt: skip
+def test_a_mistyped_command_or_role_gets_a_suggestion(argv: list[str], suggestion: str) -> None:
+    done = watcher(*argv)
+    assert done.returncode == 2 and f"did you mean {suggestion}?" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_help_shows_no_markup() -> None:
+    done = watcher("fleet", "--help")
+    assert done.returncode == 0 and "``" not in done.stdout
+    assert "run many agent tasks under supervision" in done.stdout
+    run = watcher("fleet", "run", "--help")
+    assert "a TOML tasks file" in run.stdout
+
+
+@pytest.mark.parametrize("command", ["formats", "roles"])
+def test_formats_and_roles_as_json(command: str) -> None:
+    done = watcher(command, "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert rows and all(isinstance(row["name"], str) for row in rows)
+    assert (
+        ("security" in {r["name"] for r in rows})
+        if command == "roles"
+        else ("claude-code" in {r["name"] for r in rows})
+    )
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_code_for_each_shell(shell: str) -> None:
+    done = watcher("completion", shell)
+    assert done.returncode == 0 and "watcher" in done.stdout and len(done.stdout) > 200
+
+
+def test_completion_completes_commands_and_flags(tmp_path: Path) -> None:
+    """The shell's completion request, answered as argcomplete's bash code asks it."""
+    out = tmp_path / "completions"
+    for line, expected in (("watcher rep", "replay"), ("watcher replay --wi", "--wide")):
+        env = {"_ARGCOMPLETE": "1", "_ARGCOMPLETE_SHELL": "bash", "COMP_LINE": line, "COMP_POINT": str(len(line)),
+               "_ARGCOMPLETE_STDOUT_FILENAME": str(out), "_ARGCOMPLETE_IFS": "\n"}  # fmt: skip
+        done = watcher(env=env)
+        assert done.returncode == 0, done.stderr
+        assert expected in [c.strip() for c in out.read_text().split("\n")], out.read_text()

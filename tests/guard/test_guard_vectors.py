@@ -1,0 +1,83 @@
+"""The guard against its vectors: per category, dangerous calls denied and benign look-alikes allowed.
+
+Each ``data/<category>.toml`` holds ``dangerous`` and ``benign`` lists. A string is a Bash command;
+a table names ``tool`` with ``path`` (a file) or ``input`` (the whole tool input), or ``command``,
+and may set ``pack`` and ``cwd`` (a folder beside the project, outside any repository). Every call is judged in a temporary project (a git repository on branch
+``my-feature``) with a temporary home: ``~`` and ``/home/dev`` in a vector are that home.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from watcher.guard import judge, load_policy
+
+DATA = Path(__file__).parent / "data"
+FILES = sorted(DATA.glob("*.toml"))
+
+
+def _cases(kind: str) -> list[Any]:
+    out = []
+    for path in FILES:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for n, vector in enumerate(data[kind]):
+            label = vector if isinstance(vector, str) else json.dumps(vector)
+            out.append(pytest.param(data, vector, id=f"{path.stem}-{n}-{label[:50]}"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("guard")
+    project, home = root / "project", root / "home"
+    project.mkdir()
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "my-feature", str(project)], check=True)
+    (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    (home / ".pypirc").write_text("[pypi]\nusername = __token__\npassword = pypi-abc\n")
+    (project / ".npmrc").write_text("registry=https://registry.npmjs.org/\n")
+    return project, home
+
+
+def _verdict(data: dict[str, Any], vector: Any, place: tuple[Path, Path]) -> Any:
+    project, home = place
+    if isinstance(vector, str):
+        vector = {"command": vector}
+    pack = vector.get("pack", data.get("pack", "standard"))
+    tool = vector.get("tool", "Bash")
+    tool_input = dict(vector.get("input") or {})
+    if "command" in vector:
+        tool_input["command"] = vector["command"]
+    if "path" in vector:
+        tool_input["file_path"] = vector["path"]
+    text = json.dumps(tool_input).replace("/home/dev", str(home))
+    cwd = project.parent / vector["cwd"] if "cwd" in vector else project  # "outside": no repository
+    cwd.mkdir(exist_ok=True)
+    policy = load_policy(str(cwd), pack=pack)
+    return judge(tool, json.loads(text), cwd=str(cwd), home=str(home), policy=policy)
+
+
+@pytest.mark.parametrize(("data", "vector"), _cases("dangerous"))
+def test_a_dangerous_call_is_denied(data: dict[str, Any], vector: Any, place: tuple[Path, Path]) -> None:
+    verdict = _verdict(data, vector, place)
+    assert verdict.denied, f"allowed: {vector!r}"
+    assert verdict.reason and verdict.category
+
+
+@pytest.mark.parametrize(("data", "vector"), _cases("benign"))
+def test_a_benign_look_alike_is_allowed(data: dict[str, Any], vector: Any, place: tuple[Path, Path]) -> None:
+    verdict = _verdict(data, vector, place)
+    assert not verdict.denied, f"denied [{verdict.category}] {verdict.reason}: {vector!r}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_every_category_has_at_least_15_of_each(path: Path) -> None:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert len(data["dangerous"]) >= 15 and len(data["benign"]) >= 15
+    assert data["category"] in load_policy("/", pack=data.get("pack", "standard")).data["categories"]

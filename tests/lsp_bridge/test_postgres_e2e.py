@@ -1,0 +1,44 @@
+"""End to end on a PostgreSQL journal: another process journals an interjection, a real LSP client sees it.
+
+The server follows ``$WATCHER_JOURNAL`` (a ``postgresql://`` URL) instead of the workspace's file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
+
+from watcher.runtime.journal import Journal
+
+from .conftest import (
+    SERVER,
+    diagnostics,
+    interjection,
+    make_workspace,
+    server_env,
+    start_session,
+    wait_until,
+    write_events,
+)
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+
+async def test_the_language_server_follows_a_postgresql_journal(tmp_path: Path, pg_url: str) -> None:
+    Journal(pg_url).close()  # the schema exists, as once any watched session has started
+    repo = make_workspace(tmp_path)
+    (repo / "auth.js").write_text("const db = 1;\n" * 6)
+    uri = (repo / "auth.js").as_uri()
+    client = await ClientServerConfig(SERVER, server_env=server_env(WATCHER_JOURNAL=pg_url)).start()
+    try:
+        await start_session(client, "visual-studio-code", repo)  # type: ignore[arg-type]
+        await write_events(pg_url, [interjection("pg1", severity="warning")])
+        [diag] = await wait_until(lambda: diagnostics(client, uri), within=30, what="a diagnostic from the server")  # type: ignore[arg-type]
+        assert diag.severity == types.DiagnosticSeverity.Warning and diag.data["interjection_id"] == "pg1"
+        assert not (repo / ".watcher").exists(), "the server read the server's journal, made no file"
+        await client.shutdown_session()  # type: ignore[attr-defined]
+    finally:
+        await client.stop()
