@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from watcher.roles.taint.expressions import Expressions
+from watcher.roles.taint.calls import Calls
 from watcher.roles.taint.frame import Frame, Here, join
 from watcher.roles.taint.spec import Analysis, Flow, Function, Grammar, Sink, Spec
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
@@ -24,10 +24,11 @@ __all__ = ["Engine"]
 _RANK = {"safe": 0, "unknown": 1, "tainted": 2}
 
 
-class Engine(Expressions):
+class Engine(Calls):
     """One analysis of one file (see the module docstring); ``run()`` returns the ``Analysis``."""
 
     max_depth = 4
+    max_follows = 400
 
     def __init__(self, root: SgNode, spec: Spec) -> None:
         self.root = root
@@ -41,6 +42,8 @@ class Engine(Expressions):
         self.result = Analysis()
         self._flows: dict[tuple[int, str], Flow] = {}
         self._stack: list[int] = []
+        self._memo: dict[tuple[object, ...], Frame] = {}
+        self._followed = 0  # calls followed so far: a budget, so a large class stays a bounded amount of work
 
     # ------------------------------------------------------------------ the file
 
@@ -113,6 +116,8 @@ class Engine(Expressions):
             else:
                 env[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
         frame = Frame(env, fn, entry=True)
+        if any(v.labelled("input") for v in sources.values()):
+            self.result.inputs.add(line)
         body = self.g.field(fn.node, "body")
         if body is not None:
             self._stack.append(id(fn.node))
@@ -124,8 +129,17 @@ class Engine(Expressions):
     def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
         """Run ``fn`` with these arguments; its final frame, or None when too deep or recursive."""
         key = id(fn.node)
-        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0:
+        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0 or self._followed >= self.max_follows:
             return None
+        memo = (
+            key,
+            _signature(receiver),
+            *(_signature(a) for a in args),
+            *((k, _signature(v)) for k, v in kwargs.items()),
+        )
+        if memo in self._memo:
+            return self._memo[memo]  # the same data into the same function: the same result
+        self._followed += 1
         env = dict(self.globals)
         params = list(fn.parameters)
         if fn.owner and params and params[0] in ("self", "cls"):
@@ -149,6 +163,7 @@ class Engine(Expressions):
             self.block(body, frame)
         finally:
             self._stack.pop()
+        self._memo[memo] = frame
         return frame
 
     # ------------------------------------------------------------------ statements
@@ -445,6 +460,19 @@ def union_children(engine: Engine, node: SgNode, frame: Frame) -> Value:
     for child in children[1:]:
         value = merge(value, engine.expr(child, frame))
     return value
+
+
+def _signature(value: Value | None) -> object:
+    """What a call's result depends on in an argument: its data's sources and cleared classes, its constant."""
+    if value is None:
+        return None
+    const = (
+        value.const if isinstance(value.const, (str, bytes, int, float, bool, type(None))) else repr(value.const)[:80]
+    )
+    sources = frozenset((o.label, o.name, o.line, o.cleared) for o in value.all_origins())
+    parts = tuple(sorted((repr(k), _signature(v)) for k, v in value.parts.items())) if value.parts else ()
+    seq = tuple(_signature(v) for v in value.seq) if value.seq is not None else None
+    return (sources, const, value.tags, parts, seq)
 
 
 def _equal(a: Any, b: Any) -> bool:

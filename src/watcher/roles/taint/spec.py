@@ -66,10 +66,13 @@ class Analysis:
     ``flows``: each sink reached by untrusted data. ``verdicts``: per line, per sink class, the
     worst the engine saw there (``"tainted"``, ``"unknown"`` — data of unknown provenance —
     or ``"safe"``: constant or sanitised on every path). ``dead``: line ranges of branches that
-    can never run. ``assigned``: per line, the value an assignment there stored.
+    can never run. ``assigned``: per line, the value an assignment there stored. ``inputs``: the
+    lines where untrusted input (label ``"input"``) enters — empty for code that reads none, such
+    as a notebook's data work, where a sink of unknown provenance is nobody's input either.
     """
 
     flows: list[Flow] = field(default_factory=list)
+    inputs: set[int] = field(default_factory=set)
     verdicts: dict[int, dict[str, str]] = field(default_factory=dict)
     dead: list[tuple[int, int]] = field(default_factory=list)
     assigned: dict[int, Value] = field(default_factory=dict)
