@@ -167,12 +167,10 @@ def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path
             stub.wait_for_requests(1, timeout=15)
             time.sleep(1.0)  # the evaluation finishes in the daemon meanwhile
             second = run_hook(env, "UserPromptSubmit", {"prompt": "next"}, *options)
-    assert second.answer == {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
-        }
-    }
+    context = second.answer["hookSpecificOutput"]["additionalContext"] if second.answer else ""
+    finding, told = context.split("\n\n")
+    assert finding == "[watcher security] The deploy script you just ran pushes to production."
+    assert told.startswith("[watcher] the watchers' evaluation ran past the hook's 1s budget")  # the session knows
 
 
 def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:

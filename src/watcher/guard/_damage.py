@@ -66,6 +66,8 @@ def _xargs_source(cmd: Command) -> str:
     feeder = cmd.feeder
     if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
         return ""
+    if feeder.name == "ls" and not [a for a in feeder.args if not a.startswith("-")]:
+        return "./*"  # ls | xargs rm: everything here
     args = list(feeder.args)
     if feeder.name == "find":
         if any(a in ("-name", "-iname", "-path", "-regex", "-ipath") for a in args):

@@ -11,7 +11,15 @@ from watcher.guard._files import Finding, read_finding, secret_file
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
 
-__all__ = ["download_exec", "exfiltration", "leaked", "redirected_reads", "secret_reads", "secret_vars"]
+__all__ = [
+    "download_exec",
+    "exfiltration",
+    "leaked",
+    "redirected_reads",
+    "remote_shell",
+    "secret_reads",
+    "secret_vars",
+]
 
 # commands that use a secret file without showing its content
 _OPAQUE = frozenset(
@@ -154,6 +162,22 @@ def secret_vars(x: At, word: str) -> bool:
     return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
 
 
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
+_FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
+
+
+def _fishing(x: At) -> str | None:
+    """A search for credentials across the home, a credential store or the whole machine."""
+    if x.name not in _SEARCHERS or len(x.positional) < 2 or not _FISHING.search(x.positional[0]):
+        return None
+    for word in x.positional[1:]:
+        path = x.path(word)
+        rel = x.place.in_home(path)
+        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.inside_project(path)):
+            return f"whatever credentials lie under {word} (a search for them)"
+    return None
+
+
 def secret_reads(x: At) -> Finding | None:
     if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync")):
         return None  # what a network tool sends is the exfiltration rule's to judge
@@ -165,10 +189,10 @@ def secret_reads(x: At) -> Finding | None:
                 if why:
                     return "secret-read", f"copies out {why}; credentials stay where they are"
         return None
-    what = leaked(x)
+    what = leaked(x) or _fishing(x)
     if what is None:
         return None
-    kept = x.fed & {"tee", "sponge", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
+    kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
     if what.startswith("the whole environment") and not kept:
         return None  # shown, filtered or counted here: not written down or sent anywhere
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
@@ -193,6 +217,25 @@ def _remote(x: At) -> bool:
     hosts = _hosts(x)
     local = x.policy.data["network"]["local_hosts"]
     return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
+
+
+def remote_shell(x: At) -> Finding | None:
+    """A reverse shell: this machine's shell handed to another one (``nc -e``, ``/dev/tcp``, a socket in code)."""
+    if not x.on("secret-exfiltration"):
+        return None
+    tcp = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for _, t in x.cmd.redirects)
+    netcat = x.name in ("nc", "ncat", "netcat") and any(re.fullmatch(r"-\w*[ec]\w*", a) for a in x.args)
+    socat = x.name == "socat" and any(re.match(r"(?i)(exec|system):", a) for a in x.args)
+    code = inline_code(x.cmd)
+    spawned = (
+        bool(code) and "socket" in code and bool(re.search(r"subprocess|pty\.spawn|dup2|/bin/(ba)?sh|exec\(", code))
+    )
+    if tcp or netcat or socat or spawned:
+        return (
+            "secret-exfiltration",
+            "opens a shell for another machine (a reverse shell): whoever is there controls this one",
+        )
+    return None
 
 
 def exfiltration(x: At) -> Finding | None:
@@ -246,6 +289,8 @@ def exfiltration(x: At) -> Finding | None:
             if x.name not in ("mail", "mailx", "mutt")
             else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
         )
+    if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
+        sent += x.positional[2:]  # gh gist create .env: the file goes up
     sent += [t for op, t in x.cmd.redirects if op == "<"]
     for word in sent:
         path = x.path(word)

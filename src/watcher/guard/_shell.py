@@ -158,7 +158,7 @@ def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNo
         else:
             targets = [c for c in parts if c.is_named() and c.kind() != "file_descriptor"]
             if targets:
-                redirects.append((op, _value(targets[-1])))
+                redirects.append((op, _value(targets[0])))
     return redirects, stdin, piped
 
 
@@ -319,9 +319,25 @@ def inner_script(cmd: Command) -> str | None:
         return None  # a script file: its text is not on the line
     if cmd.stdin is not None:
         return cmd.stdin
-    feeder = cmd.feeder
-    if feeder is not None and feeder.name in ("echo", "printf"):
+    return _piped_text(cmd.feeder)
+
+
+def _piped_text(feeder: Command | None) -> str | None:
+    """What a command pipes out when the line spells it: ``echo``/``printf`` words, or their base64 decoded."""
+    if feeder is None:
+        return None
+    if feeder.name in ("echo", "printf"):
         return " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+    if feeder.name == "base64" and any(a in ("-d", "-D", "--decode") for a in feeder.args):
+        encoded = feeder.stdin if feeder.stdin is not None else _piped_text(feeder.feeder)
+        if encoded:
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(encoded.strip() + "==", validate=False).decode("utf-8", "replace")
+            except (binascii.Error, ValueError):
+                return None
     return None
 
 
@@ -335,6 +351,7 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
         starts.append(a)
     starts = starts or ["."]
     narrowed = any(a in _NARROWING for a in args)
+    named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
     out: list[Command] = []
     wrapped = (*find.wrapped_by, "find")
     if "-delete" in args and not narrowed:
@@ -353,6 +370,7 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
             if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
                 inner.insert(1, "-rf")
             for s in starts:
-                argv = tuple(s if w == "{}" else w for w in inner)
+                found = f"{s.rstrip('/')}/{named}" if named else s  # what -exec gets: the files found
+                argv = tuple(found if w == "{}" else w for w in inner)
                 out += _unwrap(Command(argv, wrapped_by=wrapped, source=find.source), depth)
     return out

@@ -143,19 +143,25 @@ class Desk:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    async def handle(self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None) -> Answer:
+    async def handle(
+        self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None, answered: bool = False
+    ) -> Answer:
         """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
 
         ``gone`` is set by a caller that stopped waiting (the hook's budget ran out): the
         evaluation still finishes, but what it found waits for the session's next answer
-        instead of going into one nobody reads.
+        instead of going into one nobody reads, and the session is told its watchers are slow.
+        ``answered``: the hook already answered with the guard alone (no daemon); the same, untold.
         """
+        if answered:
+            gone = asyncio.Event()
+            gone.set()
         started = time.perf_counter()
         self._let_go_idle(time.monotonic())
         hooked = await self._open(call, config)
         hooked.last_call = time.monotonic()
         async with hooked.lock:
-            answer, detail, carried = await self._answer(call, hooked, gone)
+            answer, detail, carried = await self._answer(call, hooked, gone, answered)
             answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
             HookEvent(
@@ -182,7 +188,7 @@ class Desk:
             hooked.session.reached([Parcel.of(i) for i in carried], "carried by a hook answer")
 
     async def _answer(
-        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool
     ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
@@ -214,6 +220,13 @@ class Desk:
             session.denied[signature] = verdict.render()
             return Answer("deny", verdict.render()), f"guard: {verdict.category} ({verdict.rule})", urgent
         if gone is not None and gone.is_set():
+            if not answered:
+                self._notice(
+                    hooked,
+                    f"the watchers' evaluation ran past the hook's {hooked.config.budget_s:g}s budget, so that call "
+                    "went on unjudged by them (the guard's rules still judged it); their findings follow",
+                    key="late",
+                )
             return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
         waiting = [parcel.interjection for parcel in session.take()]
         if call.event == "PreToolUse":
