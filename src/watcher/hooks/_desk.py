@@ -162,7 +162,8 @@ class Desk:
         hooked.last_call = time.monotonic()
         async with hooked.lock:
             answer, detail, carried = await self._answer(call, hooked, gone, answered)
-            answer = self._with_notices(call, hooked, answer)
+            if gone is None or not gone.is_set():  # nobody reads this answer: the notices wait
+                answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
             HookEvent(
                 session=call.session,
