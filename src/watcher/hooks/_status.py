@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.hooks import client
-from watcher.hooks._settings import installed
+from watcher.hooks._settings import entry_point_problem, installed
 from watcher.runtime.journal import Journal
 
 __all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
@@ -105,6 +105,9 @@ def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
             f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
             f"evaluator {cfg.get('evaluator')})"
         )
+        missing = entry_point_problem()
+        if missing:
+            lines.append(f"problem: {missing}")
         problem = evaluator_problem(str(cfg.get("evaluator")))
         if problem:
             lines.append(

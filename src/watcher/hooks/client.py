@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["main", "runtime_dir", "socket_path"]
+__all__ = ["lock_path", "main", "runtime_dir", "socket_path", "start_daemon"]
 
 DEFAULT_BUDGET_S = 2.0
 _OPTIONS = {"--agent": "agent", "--mode": "mode", "--evaluator": "evaluator", "--max-stop-blocks": "max_stop_blocks"}
@@ -156,18 +156,43 @@ def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None
     return reply if isinstance(reply, dict) else None
 
 
-def start_daemon() -> None:
-    """Start ``watcher serve`` in the background for the next hook call (it exits when idle)."""
+def lock_path() -> str:
+    """The daemon's lock: held by the daemon for its whole life, and by a hook while it starts one."""
+    return os.path.splitext(socket_path())[0] + ".lock"
+
+
+LOCK_FD_ENV = "WATCHER_SERVE_LOCK_FD"  # the locked lock file a hook hands to the daemon it starts
+
+
+def start_daemon() -> bool:
+    """Start ``watcher serve`` in the background for the next hook call, unless one runs or is starting.
+
+    Single-flight: the hook takes the daemon's lock, without waiting, before anything is started, and
+    hands it over to the daemon (an inherited descriptor): of a burst of cold calls one starts a
+    daemon, the others see the lock held and start nothing. True when this call started one.
+    """
+    import fcntl
     import subprocess
 
-    subprocess.Popen(
-        [sys.executable, "-m", "watcher", "serve"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    os.makedirs(os.path.dirname(lock_path()), mode=0o700, exist_ok=True)
+    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a daemon holds it (its socket is coming back) or one is starting
+            return False
+        subprocess.Popen(
+            [sys.executable, "-m", "watcher", "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=(fd,),
+            env={**os.environ, LOCK_FD_ENV: str(fd)},
+        )
+        return True
+    finally:
+        os.close(fd)
 
 
 def _site() -> None:
