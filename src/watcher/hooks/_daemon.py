@@ -98,13 +98,14 @@ class Daemon:
     async def _hook(self, event: str, options: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
         config = HookConfig.from_dict(options)
         call = HookCall.parse(config.agent, event, raw)
+        answered = bool(options.get("answered"))  # the guard answered it already (a cold call's hand-over)
 
         gone = asyncio.Event()
 
         async def judge() -> dict[str, Any] | None:
             desk = await self._desk(journal_path_for(config, call))
-            answer = await desk.handle(call, config, gone=gone)
-            return answer.wire(call.event, call.agent)
+            answer = await desk.handle(call, config, gone=gone, answered=answered)
+            return None if answered else answer.wire(call.event, call.agent)
 
         verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         task = asyncio.get_running_loop().create_task(judge())

@@ -75,6 +75,8 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
             config["budget_s"] = float(value)
         elif flag == "--journal":
             config["journal"] = value
+        elif flag == "--answered":  # the guard already answered it: the watchers judge it, nothing is printed
+            config["answered"] = value == "1"
         elif flag in _OPTIONS:
             config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
         else:
@@ -248,10 +250,45 @@ def _judge_later() -> None:
         with open(os.path.join(folder, "later.lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one at a time, so a session's calls are judged in order
             event, config, raw = _LATER[0]
+            if _hand_to_daemon(raw, float(config.get("budget_s") or DEFAULT_BUDGET_S)):
+                return
             out: list[dict[str, Any] | None] = []
             _in_process(event, config, raw, out, late=True)
     finally:
         os._exit(0)
+
+
+def _hand_to_daemon(raw: bytes, budget: float, wait_s: float = 15.0) -> bool:
+    """Give a call the guard answered to the daemon to judge (it keeps the watchers loaded).
+
+    While a daemon is starting (its lock is held, its socket not yet there) wait for it: in a burst of
+    cold calls one daemon then judges them all, instead of each call loading the watchers itself.
+    """
+    if os.environ.get("WATCHER_HOOK_DAEMON", "1") == "0" or not _ARGV:
+        return False
+    import fcntl
+
+    frame = hook_frame([*_ARGV, "--answered", "1"], raw)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if _exchange(frame, budget + 1.0) is not None:
+                return True
+        except OSError:
+            return False
+        try:
+            with open(lock_path(), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no daemon is running or starting
+            return False
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        except OSError:
+            return False
+
+
+_ARGV: list[str] = []  # this call's hook arguments, for handing it to the daemon later
 
 
 def _in_process(
@@ -271,6 +308,7 @@ def answer(argv: list[str], raw: bytes) -> bytes:
     """The bytes to print for one hook call, within its budget (empty: print nothing)."""
     started = time.monotonic()
     event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
+    _ARGV[:] = argv
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
     use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
     folder = os.path.dirname(socket_path())
