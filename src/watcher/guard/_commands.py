@@ -19,7 +19,8 @@ from watcher.guard._damage import bombs, deletes, devices, permissions
 from watcher.guard._files import Finding, config_inside, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy, compiled
-from watcher.guard._secrets import download_exec, exfiltration, redirected_reads, remote_shell, secret_reads
+from watcher.guard._remote import download_exec, remote_shell
+from watcher.guard._secrets import exfiltration, redirected_reads, secret_reads
 from watcher.guard._shell import commands, program
 
 __all__ = ["shell_findings"]
@@ -171,6 +172,10 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
         if at >= len(args):
             return False
         at += 1
+    if rule.get("services") and not any(
+        fnmatchcase(a.removesuffix(".service"), s) for a in args for s in x.policy.data["system"]["security_services"]
+    ):
+        return False
     flags = rule.get("flags")
     if not flags:
         return True

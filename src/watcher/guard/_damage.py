@@ -49,9 +49,7 @@ def deletes(x: At) -> Finding | None:
         parent, whole = glob_parent(word)
         path = x.path(parent)
         loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
-        if loss is not None and (
-            recursive or whole or "credentials" in loss or "system file" in loss or "device" in loss
-        ):
+        if loss is not None and (recursive or whole or not loss.startswith("a path built from a variable")):
             verb = "moves away" if name in ("mv", "rsync") else "deletes"
             return (
                 "destructive-delete",

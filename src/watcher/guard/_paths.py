@@ -88,9 +88,9 @@ def glob_parent(word: str) -> tuple[str, bool]:
         return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
-        return head or ".", True
+        return head or ("/" if word.startswith("/") else "."), True
     if any(ch in last for ch in "*?["):
-        return head or ".", False
+        return head or ("/" if word.startswith("/") else "."), False
     return word, False
 
 

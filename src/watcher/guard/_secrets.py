@@ -6,17 +6,15 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase
 
-from watcher.guard._context import INTERPRETERS, NETWORK, PASS_THROUGH, At, inline_code
+from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding, read_finding, secret_file
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
 
 __all__ = [
-    "download_exec",
     "exfiltration",
     "leaked",
     "redirected_reads",
-    "remote_shell",
     "secret_reads",
     "secret_vars",
 ]
@@ -92,24 +90,6 @@ _OPAQUE = frozenset(
         "tee",
         "truncate",
         "sponge",
-    }
-)
-
-_DOWNLOADERS = frozenset(
-    {
-        "curl",
-        "wget",
-        "fetch",
-        "iwr",
-        "invoke-webrequest",
-        "irm",
-        "invoke-restmethod",
-        "http",
-        "https",
-        "xh",
-        "aria2c",
-        "lwp-request",
-        "GET",
     }
 )
 
@@ -219,25 +199,6 @@ def _remote(x: At) -> bool:
     return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
 
 
-def remote_shell(x: At) -> Finding | None:
-    """A reverse shell: this machine's shell handed to another one (``nc -e``, ``/dev/tcp``, a socket in code)."""
-    if not x.on("secret-exfiltration"):
-        return None
-    tcp = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for _, t in x.cmd.redirects)
-    netcat = x.name in ("nc", "ncat", "netcat") and any(re.fullmatch(r"-\w*[ec]\w*", a) for a in x.args)
-    socat = x.name == "socat" and any(re.match(r"(?i)(exec|system):", a) for a in x.args)
-    code = inline_code(x.cmd)
-    spawned = (
-        bool(code) and "socket" in code and bool(re.search(r"subprocess|pty\.spawn|dup2|/bin/(ba)?sh|exec\(", code))
-    )
-    if tcp or netcat or socat or spawned:
-        return (
-            "secret-exfiltration",
-            "opens a shell for another machine (a reverse shell): whoever is there controls this one",
-        )
-    return None
-
-
 def exfiltration(x: At) -> Finding | None:
     if x.name not in NETWORK or not x.on("secret-exfiltration") or not _remote(x):
         return None
@@ -302,39 +263,6 @@ def exfiltration(x: At) -> Finding | None:
         if why:
             return "secret-exfiltration", f"sends {why} to another machine"
     return None
-
-
-def download_exec(x: At) -> Finding | None:
-    if not x.on("download-exec"):
-        return None
-    name = x.name
-    runs_stdin = (
-        (name in SHELLS or name in INTERPRETERS)
-        and (not x.positional or x.positional[0] in ("-", "/dev/stdin") or "-s" in x.args)
-        and not any(a in ("-m", "-c", "-e", "-r") for a in x.args[:2])
-    )
-    if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and not x.args):
-        feeder = x.cmd.feeder
-        while feeder is not None:
-            if feeder.name in _DOWNLOADERS:
-                return (
-                    "download-exec",
-                    "runs a script downloaded from the network, unread: whoever controls the URL runs code here; download it to a file, check and read it, then run it",
-                )
-            feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
-    texts = list(x.args)
-    for t in texts:
-        if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
-            name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
-        ):
-            return (
-                "download-exec",
-                "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
-            )
-    return None
-
-
-# --- writes, tampering, databases, git, the pack's command table ----------------------------------
 
 
 def redirected_reads(x: At) -> Finding | None:

@@ -120,6 +120,8 @@ def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder
     kind = node.kind()
     if kind == "command":
         out.append((node, feeder))
+    if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
+        out.append((node, None))  # `> /dev/sda` alone: a redirection is a write, with no command at all
     if kind == "pipeline":
         previous: SgNode | None = None
         for child in node.children():
@@ -194,7 +196,7 @@ def commands(script: str, depth: int = 0) -> list[Command]:
     out: list[Command] = []
     for node, feeder_node in found:
         words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
-        argv = tuple(_value(c) for c in words)
+        argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
         redirects, stdin, piped = _redirects(node)
         feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
         nxt = node.next()
@@ -354,8 +356,12 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
     named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
     out: list[Command] = []
     wrapped = (*find.wrapped_by, "find")
-    if "-delete" in args and not narrowed:
-        out += [Command(("rm", "-rf", s), wrapped_by=wrapped, source=find.source) for s in starts]
+    if "-delete" in args:  # narrowed by name: the files named, in that tree
+        rm = ("rm", "-rf") if not narrowed else ("rm",)
+        out += [
+            Command((*rm, s if not narrowed else f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped)
+            for s in starts
+        ]
     for i, a in enumerate(args):
         if a in ("-exec", "-execdir", "-ok", "-okdir"):
             inner: list[str] = []
@@ -365,8 +371,9 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
                 inner.append(b)
             if not inner:
                 continue
-            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):
-                continue  # find . -name '*.pyc' -exec rm {} +: the files named, not the tree
+            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):  # the files named, not the tree
+                out += [Command(("rm", f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped) for s in starts]
+                continue
             if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
                 inner.insert(1, "-rf")
             for s in starts:
