@@ -53,6 +53,7 @@ vscode-host: $(CODE_SERVER)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory vsix; \
 	else echo "npm not found: the extension is not built; the VS Code tests will skip"; fi
 
+demo: DEMO_START := $(shell date +%s)
 demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
 	@# executed headless on a real kernel
@@ -62,6 +63,13 @@ demo: $(STAMP) $(CLIS)
 	@# a short fleet: one task stuck (nudged, then paused), one learning relayed, as a timeline
 	$(PY) -m watcher.demo_fleet
 	$(PY) -m watcher.demo_notebooks
+	@echo; echo "make demo: done in $$(( $$(date +%s) - $(DEMO_START) ))s — recorded sessions replayed through the offline watchers,"; \
+	echo "  one spawn end to end, a short fleet, and the example notebooks on a real kernel (all offline)."; \
+	echo "Next: source .venv/bin/activate, then try"; \
+	echo "  watcher replay example_notebooks/data/agent_writes_vulnerable_code.jsonl   # audit a transcript"; \
+	echo "  watcher hooks install                                                      # guard your own Claude Code sessions"; \
+	echo "  make lab                                                                   # the notebooks in JupyterLab"; \
+	echo "  watcher --help                                                             # everything else"
 
 # the notebooks run even when a unit test failed; both outcomes are reported, either fails the run
 test: check
