@@ -53,7 +53,7 @@ def test_install_writes_a_command_that_travels_and_uninstall_restores_the_bytes(
     tmp_path: Path, agent: str, scope: str, existing: bool
 ) -> None:
     root, home = tmp_path / "project", tmp_path / "home"
-    (root / ".git").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     home.mkdir()
     base, relative = FILES[(agent, scope)]
     settings = (root if base == "P" else home) / relative
@@ -73,6 +73,11 @@ def test_install_writes_a_command_that_travels_and_uninstall_restores_the_bytes(
     if existing:
         assert "say done" in commands and data["permissions"] == {"allow": ["Bash(git *)"]}
     _run(root, home, "install", "--agent", agent, "--scope", scope, "--mode", "manual")  # again
+    if scope == "local":  # this checkout's own: git sees nothing to commit, not even the record or backup
+        shown = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored=no"], cwd=root, capture_output=True, text=True
+        )
+        assert shown.stdout == "" and not shown.stderr
     assert len(list(settings.parent.glob("*.watcher-backup*"))) == (1 if existing else 0)  # one backup at most
 
     _run(root, home, "uninstall", "--agent", agent, "--scope", scope)

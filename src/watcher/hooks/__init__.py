@@ -10,7 +10,7 @@ nothing: the hook fails open, so a broken watcher never blocks someone's work.
 Modules: ``_wire`` (payloads and answers), ``_session`` (a hooked session, the hook's options),
 ``_desk`` (observe, evaluate, answer), ``_resume`` (a session read back from the journal),
 ``_serve_one`` (one call judged in-process), ``_daemon`` (the Unix-socket server), ``client`` (the
-thin hook command), ``_settings`` (install, uninstall), ``_status`` (``watcher hooks status``).
+thin hook command), ``_settings`` (install, uninstall; ``_exclude`` keeps a local install out of git), ``_status`` (``watcher hooks status``).
 
 The names below are imported on first use: ``watcher hook`` imports ``watcher.hooks.client``,
 and that must not load the desk and its watchers on its way to the daemon.

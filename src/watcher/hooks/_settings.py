@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.hooks._exclude import keep_out_of_git, let_back
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import EVENTS
 
@@ -180,6 +181,7 @@ class Installed:
     backup: str | None  # the file as it was before watcher's first install (None: there was none)
     installed_at: float
     created: tuple[str, ...] = ()  # folders and the file the first install created
+    git_exclude: dict[str, Any] | None = None  # the lines a local install added to .git/info/exclude
 
 
 def installed(settings: Path) -> Installed | None:
@@ -196,6 +198,7 @@ def installed(settings: Path) -> Installed | None:
             data.get("backup"),
             float(data["installed_at"]),
             tuple(str(p) for p in data.get("created") or ()),
+            data.get("git_exclude"),
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigurationError(
@@ -214,12 +217,15 @@ def install(settings: Path, config: HookConfig) -> Installed:
     previous = installed(settings)
     if previous is not None:
         _strip(data, set(previous.commands.values()))
-        backup, created = previous.backup, list(previous.created)
+        backup, created, excluded = previous.backup, list(previous.created), previous.git_exclude
     else:
-        backup, created = None, _created_by_writing(settings)
+        backup, created, excluded = None, _created_by_writing(settings), None
         if settings.exists():
             backup = str(settings.with_name(settings.name + ".watcher-backup"))
             shutil.copy2(settings, backup)
+        if settings.name.endswith(".local.json"):  # this checkout's own: never committed by accident
+            mine = [settings, manifest_path(settings), settings.with_name(settings.name + ".watcher-backup")]
+            excluded = keep_out_of_git(mine)
     hooks = data.setdefault("hooks", {})
     commands = {}
     for event in events_for(config.agent):
@@ -235,10 +241,11 @@ def install(settings: Path, config: HookConfig) -> Installed:
         "config": config.to_dict(),
         "backup": backup,
         "created": created,
+        "git_exclude": excluded,
         "installed_at": time.time(),
     }
     _write(manifest_path(settings), manifest)
-    return Installed(settings, commands, config.to_dict(), backup, manifest["installed_at"], tuple(created))
+    return Installed(settings, commands, config.to_dict(), backup, manifest["installed_at"], tuple(created), excluded)
 
 
 def uninstall(settings: Path) -> int:
@@ -260,6 +267,7 @@ def uninstall(settings: Path) -> int:
     else:  # the file changed meanwhile: keep those changes (and the backup)
         _write(settings, data)
     manifest_path(settings).unlink()
+    let_back(found.git_exclude)
     for folder in reversed(found.created):
         if folder != str(settings):
             with contextlib.suppress(OSError):  # not empty (or gone): it is not only ours any more
