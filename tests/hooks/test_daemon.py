@@ -73,6 +73,14 @@ def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_with_a_daemon(t
             status = ask_daemon({"op": "status"}, 10.0, env)
             assert any("past the 1s budget; answered nothing" in f for f in status["failures"]), status
             assert proc.poll() is None  # the daemon lives on; the verdict would ride on the next answer
+            status = subprocess.run(
+                [sys.executable, "-m", "watcher", "hooks", "status"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            assert "daemon failure:" in status and "past the 1s budget" in status, status  # not only in its log
 
 
 def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_without_a_daemon(tmp_path: Path) -> None:
