@@ -31,12 +31,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
 from watcher.guard import Verdict, judge
+from watcher.hooks._events import HookEvent
 from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import (
@@ -49,7 +51,7 @@ from watcher.hooks._wire import (
 )
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import EvaluationEvent, Event, HookEvent
+from watcher.runtime.events import EvaluationEvent, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Parcel
@@ -127,7 +129,8 @@ class Desk:
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             try:
-                evaluator = make_evaluator(config.evaluator, role)
+                reads = {"worktree": Path(call.cwd)} if config.evaluator != "rules" and call.cwd else {}
+                evaluator = make_evaluator(config.evaluator, role, **reads)  # an LLM numbers edits as files read
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)
@@ -169,7 +172,7 @@ class Desk:
                 session=call.session,
                 event=call.event,
                 answer=answer.kind,
-                latency_ms=(time.perf_counter() - started) * 1000,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 turn=call.turn,
                 detail=detail,
                 carried=tuple(i.id for i in carried),
