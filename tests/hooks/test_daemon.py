@@ -234,3 +234,14 @@ def test_a_socket_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
         [sys.executable, "-m", "watcher", "serve"], env=env, capture_output=True, text=True, check=False
     )
     assert served.returncode == 2 and "not private" in served.stderr
+
+
+def test_hooks_stop_stops_the_daemon_and_says_so(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    stop = [sys.executable, "-m", "watcher", "hooks", "stop"]
+    with daemon(env) as proc:
+        done = subprocess.run(stop, env=env, capture_output=True, text=True, check=True, timeout=60)
+        assert done.stdout.strip() == f"stopped the hook daemon (pid {proc.pid})"
+        assert proc.wait(timeout=30) == 0 and not Path(env["WATCHER_SOCKET"]).exists()
+    again = subprocess.run(stop, env=env, capture_output=True, text=True, check=True, timeout=60)
+    assert again.stdout.startswith("no hook daemon is running")
