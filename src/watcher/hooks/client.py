@@ -7,10 +7,11 @@ hangs), it prints nothing and exits 0 within its time budget, and logs why.
 
 On the way to the daemon nothing is imported beyond the interpreter's own start (``_socket``, no
 ``json``): the payload goes over as bytes and the answer comes back as the JSON to print, so a
-warm hook costs little more than the interpreter's start. The installed command runs this file by path (``python -I -S
-.../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
-``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
-that set-up itself before it imports watcher.
+warm hook costs little more than the interpreter's start. The installed command is ``watcher hook
+EVENT ...`` (the console script on PATH): ``watcher._console`` sends it here before the CLI is
+loaded, so only ``watcher``, ``watcher.hooks`` (whose names load lazily) and this module are
+imported. Run by path (``python -I -S .../client.py``) it works too, without the site set-up,
+which the in-process fallback then does itself before it imports watcher.
 
 Without a daemon, a ``PreToolUse`` call is answered by the offline guard alone (``watcher.guard``:
 the only part of watcher it imports), and the watchers judge the call after the answer, in a
