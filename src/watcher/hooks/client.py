@@ -267,6 +267,8 @@ def _hand_to_daemon(raw: bytes, budget: float, wait_s: float = 15.0) -> bool:
     """
     if os.environ.get("WATCHER_HOOK_DAEMON", "1") == "0" or not _ARGV:
         return False
+    if not private_folder(os.path.dirname(socket_path())):  # whoever controls it must not read the call
+        return False
     import fcntl
 
     frame = hook_frame([*_ARGV, "--answered", "1"], raw)
