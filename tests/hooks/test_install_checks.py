@@ -34,7 +34,7 @@ def test_a_server_that_does_not_answer_is_refused_then_allowed_by_the_flag(tmp_p
     url = f"http://127.0.0.1:{_closed_port()}"
     refused = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=url)
     assert refused.returncode == 2 and "cannot reach its server 127.0.0.1" in refused.stderr
-    assert "Traceback" not in refused.stderr and not (tmp_path / ".claude" / "settings.json").exists()
+    assert "Traceback" not in refused.stderr and not (tmp_path / ".claude").exists()
     allowed = _install(tmp_path, "--allow-missing-key", ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=url)
     assert allowed.returncode == 0 and "warning: the anthropic evaluator cannot reach" in allowed.stdout
 
@@ -43,4 +43,4 @@ def test_a_key_and_a_server_that_answers_install_quietly(tmp_path: Path) -> None
     with StubAnthropicServer() as stub:
         done = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=stub.root_url)
     assert done.returncode == 0 and "warning" not in done.stdout
-    assert (tmp_path / ".claude" / "settings.json").exists()
+    assert (tmp_path / ".claude" / "settings.local.json").exists()

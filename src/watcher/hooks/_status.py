@@ -12,7 +12,7 @@ from typing import Any
 from watcher.core.logs import logger
 from watcher.hooks import client
 from watcher.hooks._events import HookEvent
-from watcher.hooks._settings import installed
+from watcher.hooks._settings import entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
@@ -110,6 +110,9 @@ def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
             f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
             f"evaluator {cfg.get('evaluator')})"
         )
+        missing = entry_point_problem()
+        if missing:
+            lines.append(f"problem: {missing}")
         problem = evaluator_problem(str(cfg.get("evaluator")))
         if problem:
             lines.append(
