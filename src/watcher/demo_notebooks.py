@@ -20,18 +20,8 @@ from pathlib import Path
 
 from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
-from watcher.runtime.events import (
-    EvaluationEvent,
-    Event,
-    FleetTask,
-    LearningExtracted,
-    ObservationEvent,
-    SessionEvent,
-    SyncMessageSent,
-    TaskTurn,
-    WatcherNudge,
-    WatcherPause,
-)
+from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskTurn, WatcherNudge, WatcherPause
+from watcher.runtime.events import EvaluationEvent, Event, ObservationEvent, SessionEvent
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal, JournalRow
 

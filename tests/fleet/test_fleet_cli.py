@@ -79,7 +79,7 @@ def test_fleet_run_then_status_syncs_and_stats(tmp_path: Path) -> None:
 
 def _announce(journal: Path) -> None:
     """Two fleets in one journal, as two runs leave them: tasks, their summaries, a nudge."""
-    from watcher.runtime.events import FleetTask, TaskTurn, WatcherNudge
+    from watcher.fleet.events import FleetTask, TaskTurn, WatcherNudge
     from watcher.runtime.journal import Journal
 
     with Journal(journal) as j:
@@ -150,7 +150,7 @@ def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
         env={**os.environ, "COLUMNS": "120"},
     ) as live:
         time.sleep(2.0)
-        from watcher.runtime.events import TaskTurn
+        from watcher.fleet.events import TaskTurn
         from watcher.runtime.journal import Journal
 
         with Journal(journal) as j:  # the fleet moves on while the table is up

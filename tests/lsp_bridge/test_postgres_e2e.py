@@ -12,6 +12,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
 from watcher.runtime.journal import Journal
+from watcher.testing import wait_until
 
 from .conftest import (
     SERVER,
@@ -20,7 +21,6 @@ from .conftest import (
     make_workspace,
     server_env,
     start_session,
-    wait_until,
     write_events,
 )
 

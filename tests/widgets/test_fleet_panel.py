@@ -13,15 +13,8 @@ from typing import Any
 import ipywidgets as w
 
 from watcher.fleet import COMMAND_PREFIX
+from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskHealthCheck, TaskTurn, WatcherPause
 from watcher.fleet.query import FleetView, TaskRow, read_fleet
-from watcher.runtime.events import (
-    FleetTask,
-    LearningExtracted,
-    SyncMessageSent,
-    TaskHealthCheck,
-    TaskTurn,
-    WatcherPause,
-)
 from watcher.runtime.host import FleetBoard
 from watcher.runtime.journal import Journal
 from watcher.widgets.fleet_html import describe_row

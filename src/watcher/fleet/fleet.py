@@ -27,6 +27,7 @@ from watcher.fleet.supervisor import SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig, TaskSpec, check_names
 from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Command, Journal
 
@@ -42,7 +43,8 @@ class Fleet:
     Without them, ``config.evaluator``/``config.extractor`` may name an LLM
     (``"anthropic:<model>"``, ``"openai:<model>"``; ``watcher.fleet.llm``), which the fleet
     builds, and closes when it closes. Commands from other processes are applied with or without
-    supervision.
+    supervision. ``clock`` is the supervision's time (staleness, silent hosts, leases, rate windows):
+    a test passes ``watcher.testing.FakeClock`` and moves it on instead of sleeping.
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class Fleet:
         evaluator: Evaluator | None = None,
         extractor: Extractor | None = None,
         turn_extractor: TurnExtractor | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         check_names(specs)
         unknown = sorted({s.agent for s in specs} - {"anthropic", *CLI_AGENTS})
@@ -79,7 +82,9 @@ class Fleet:
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         self._client_args = (client, base_url, api_key)
         self._extractors = (extractor, turn_extractor)
-        self.supervisor = Supervisor(self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator)
+        self.supervisor = Supervisor(
+            self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator, clock=clock
+        )
         self.host: TaskHost | None = None
         self.runtime: Runtime | None = None
         self._client: Any = None

@@ -12,7 +12,8 @@ from collections.abc import Collection
 
 from watcher.core.errors import MalformedEventError
 from watcher.core.logs import logger
-from watcher.runtime.events import Event, SyncMessageSent
+from watcher.fleet.events import SyncMessageSent
+from watcher.runtime.events import Event
 from watcher.runtime.journal import Journal
 
 __all__ = ["Follower"]

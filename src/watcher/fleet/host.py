@@ -25,23 +25,21 @@ from watcher.agents import Boundary, agent
 from watcher.core.interjection import Interjection, Origin, Severity
 from watcher.core.logs import logger
 from watcher.fleet.channel import TaskChannel, TaskSession
-from watcher.fleet.follow import Follower
-from watcher.fleet.learnings import Extractor, Learning, render_sync
-from watcher.fleet.monitor import TaskMonitor, TurnExtractor
-from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
-from watcher.fleet.tasks import FleetConfig, TaskSpec
-from watcher.runtime.events import (
-    DeliveryEvent,
-    Event,
+from watcher.fleet.events import (
     FleetTask,
     LearningExtracted,
-    ObservationEvent,
     SyncMessageSent,
     TaskHostBeat,
     WatcherAbort,
     WatcherNudge,
     WatcherPause,
 )
+from watcher.fleet.follow import Follower
+from watcher.fleet.learnings import Extractor, Learning, render_sync
+from watcher.fleet.monitor import TaskMonitor, TurnExtractor
+from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
+from watcher.fleet.tasks import FleetConfig, TaskSpec
+from watcher.runtime.events import DeliveryEvent, Event, ObservationEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.polling import poll
@@ -204,6 +202,9 @@ class TaskHost:
             said = Interjection(
                 content=event.message, severity=severity, action="nudge", watcher="fleet", id=event.interjection_id
             )
+            monitor = self.monitors.get(event.session)
+            if monitor is not None:
+                monitor.nudged(said.id)
             await channel.deliver(said, FLEET_ORIGIN)
         elif isinstance(event, WatcherPause):
             if event.resumed:

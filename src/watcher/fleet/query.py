@@ -16,12 +16,10 @@ from typing import Any
 from watcher.core.errors import MalformedEventError
 from watcher.core.evaluation import Usage
 from watcher.core.pricing import cost_usd
-from watcher.runtime.events import (
-    Event,
+from watcher.fleet.events import (
     FleetEvent,
     FleetTask,
     LearningExtracted,
-    SessionEvent,
     SupervisionReport,
     SyncMessageSent,
     TaskHealthCheck,
@@ -31,6 +29,7 @@ from watcher.runtime.events import (
     WatcherNudge,
     WatcherPause,
 )
+from watcher.runtime.events import Event, SessionEvent
 from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["FleetView", "TaskRow", "fleets", "latest_tasks", "read_fleet", "run_start"]

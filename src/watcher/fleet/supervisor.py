@@ -14,17 +14,17 @@ journal never apply it twice.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.events import SupervisionReport
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
 from watcher.fleet.watch import Evaluator, WatchCycle
-from watcher.runtime.events import SupervisionReport
+from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 
@@ -51,12 +51,18 @@ class Supervisor:
     """Supervises fleet ``config.name`` in ``journal``: the tasks announced after journal id ``after``."""
 
     def __init__(
-        self, config: FleetConfig, journal: Journal, *, after: int = 0, evaluator: Evaluator | None = None
+        self,
+        config: FleetConfig,
+        journal: Journal,
+        *,
+        after: int = 0,
+        evaluator: Evaluator | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.config = config
         self.journal = journal
         timeout = config.persist_timeout_s
-        self.roster = Roster(config.name, journal, after=after, timeout_s=timeout)
+        self.roster = Roster(config.name, journal, after=after, timeout_s=timeout, clock=clock)
         self.actions = Actions(journal, self.roster, timeout_s=timeout)
         self.watcher = WatchCycle(config, self.actions, self.roster, evaluator)
         self.syncer = SyncCycle(config, self.actions, self.roster)
@@ -155,8 +161,9 @@ class Supervisor:
             nonlocal release_at
             await self.roster.refresh()
             sessions = [COMMAND_PREFIX + name for name in self.roster.members]
-            if time.monotonic() >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
-                release_at = time.monotonic() + lease / 4
+            now = self.roster.clock.monotonic()
+            if now >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
+                release_at = now + lease / 4
                 if released := await asyncio.to_thread(self.journal.release_claims, lease, sessions):
                     log.warning(
                         "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease

@@ -37,6 +37,7 @@ from watcher.core.interjection import Interjection
 from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
 from watcher.guard import Verdict, judge
+from watcher.hooks._events import HookEvent
 from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import (
@@ -49,7 +50,7 @@ from watcher.hooks._wire import (
 )
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import EvaluationEvent, Event, HookEvent
+from watcher.runtime.events import EvaluationEvent, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Parcel
@@ -162,7 +163,7 @@ class Desk:
                 session=call.session,
                 event=call.event,
                 answer=answer.kind,
-                latency_ms=(time.perf_counter() - started) * 1000,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 turn=call.turn,
                 detail=detail,
                 carried=tuple(i.id for i in carried),

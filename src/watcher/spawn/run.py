@@ -19,11 +19,11 @@ from watcher.core.spec import WatcherSpec
 from watcher.evaluators.preflight import check_url
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
-from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn.config import SpawnConfig
+from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import integrate
 from watcher.spawn.monitor import ProgressState

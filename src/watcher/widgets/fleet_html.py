@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from watcher.core.redact import redact
-from watcher.runtime.events import LearningExtracted, SyncMessageSent
 
 __all__ = [
     "LIVE",
@@ -45,14 +44,34 @@ _BADGE = {
 LIVE = ("running", "paused")  # any other status (completed, failed, aborted, lost, ...) is a task that ended
 
 
+class Learning(Protocol):
+    """A learning the syncer extracted, as the dashboard reads it (``watcher.fleet.events.LearningExtracted``)."""
+
+    learning_id: str
+    source: str
+    text: str
+
+
+class Sync(Protocol):
+    """A learning relayed to one task, as the dashboard reads it (``watcher.fleet.events.SyncMessageSent``)."""
+
+    session: str
+    learning_id: str
+    source_task: str
+    urgency: str
+    text: str
+    status: str
+    observation: int
+
+
 class FleetView(Protocol):
     """What the dashboard reads (``watcher.fleet.query.FleetView`` is one)."""
 
     @property
-    def syncs(self) -> Sequence[SyncMessageSent]: ...
+    def syncs(self) -> Sequence[Sync]: ...
 
     @property
-    def learnings(self) -> Sequence[LearningExtracted]: ...
+    def learnings(self) -> Sequence[Learning]: ...
 
     def rows(self) -> list[dict[str, Any]]: ...
 
@@ -101,7 +120,7 @@ def describe_row(row: dict[str, Any]) -> str:
 def describe_learnings(view: FleetView) -> str:
     """The newest relayed learnings as HTML, each with its provenance and where it went."""
     learned = {lrn.learning_id: lrn for lrn in view.learnings}
-    relayed: dict[str, list[SyncMessageSent]] = defaultdict(list)
+    relayed: dict[str, list[Sync]] = defaultdict(list)
     for sync in view.syncs:
         relayed[sync.learning_id].append(sync)
     items = []
