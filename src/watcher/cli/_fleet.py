@@ -15,15 +15,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from watcher.core.errors import InvalidCommandError, MissingCredentialsError
 from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
+PROGRESS_S = 0.5  # how often ``fleet run`` redraws its progress on a terminal
+_T = TypeVar("_T")
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -55,6 +59,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         "--extractor", default=None, help="who finds learnings besides the rules: an LLM's name, as --evaluator"
     )
     sv = action("supervise", "run only the supervision loops, for a fleet whose tasks run in another process")
+    sv.add_argument(
+        "--tasks",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="take the settings from this tasks file (default: those the fleet's run journaled when it started)",
+    )
     sv.add_argument("--watch-interval", type=float, default=None, help="seconds between watcher cycles")
     sv.add_argument("--sync-interval", type=float, default=None, help="seconds between syncer cycles")
     sv.add_argument("--for", dest="duration", type=float, default=None, help="stop after this many seconds")
@@ -65,7 +76,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="SECONDS",
         help="a host silent this long is lost (default 60); a standby supervisor leads within this time",
     )
-    st = action("status", "one line per task: health, iteration, last activity, nudges, tokens, cost")
+    st = action("status", "one line per task: health, iteration, last activity, nudges sent, ladder step, tokens, cost")
     st.add_argument(
         "--watch",
         type=float,
@@ -121,15 +132,15 @@ def run(args: argparse.Namespace) -> int:
             _print(args, rows, _table(rows) if rows else "no fleet tasks in this journal")
             return 0
         if command == "health":
-            checks = [c for c in view.checks if c.session == args.task]
-            if not checks:
+            checked = view.health_of(args.task)
+            if checked is None:
                 _print(args, None, f"no health check of task {args.task!r} yet")
                 return 1
-            c = checks[-1]
             _print(
                 args,
-                {"task": c.session, **c.payload()},
-                f"{c.session}: {c.health} ({c.status}, {c.freshness}) — {c.diagnosis}",
+                checked,
+                f"{args.task}: {checked['health']} ({checked['status']}, {checked['freshness']}) — "
+                f"{checked['diagnosis'] or 'no diagnosis'}; {checked['nudges']} nudge(s) sent, ladder {checked['ladder']}",
             )
             return 0
         if command == "diagnoses":
@@ -149,14 +160,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
+    """The status table: ``nudges`` counts the nudges sent (as ``stats`` does), ``ladder`` the escalation step now."""
     lines = [
-        f"{'task':20} {'health':10} {'status':10} {'iter':>5} {'idle s':>7} {'nudges':>6} {'tokens':>8} {'cost $':>8}"
+        f"{'task':20} {'health':10} {'status':10} {'iter':>5} {'idle s':>7} {'nudges':>6} {'ladder':>6} "
+        f"{'tokens':>8} {'cost $':>8}"
     ]
     for r in rows:
         idle = "-" if r["last_activity_s"] is None else f"{r['last_activity_s']:.1f}"
         lines.append(
             f"{r['task']:20} {r['health']:10} {r['status']:10} {r['iteration']:>5} {idle:>7} "
-            f"{r['nudges']:>6} {r['tokens']:>8} {r['cost_usd']:>8.4f}"
+            f"{r['nudges']:>6} {r['ladder']:>6} {r['tokens']:>8} {r['cost_usd']:>8.4f}"
         )
     return "\n".join(lines)
 
@@ -232,9 +245,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.base_url:  # a dead server is said before any task starts, not as every task failing
         check_url(args.base_url, who="the Messages API server")
 
+    live = sys.stdout.isatty() and not args.json  # progress on a terminal; a pipe or --json gets the result alone
+
     async def main() -> dict[str, Any]:
-        fleet = Fleet(specs, config=config, journal=path, base_url=args.base_url)
-        results = await fleet.run()
+        journal = Journal(path)
+        try:
+            fleet = Fleet(specs, config=config, journal=journal, base_url=args.base_url)
+            results = await (_progress(fleet.run(), journal, config.name) if live else fleet.run())
+        finally:
+            await asyncio.to_thread(journal.close)
         out: dict[str, Any] = {
             "stats": {
                 k: getattr(fleet.stats, k)
@@ -270,34 +289,85 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(t["status"] == "completed" for t in out["tasks"].values()) else 1
 
 
-def _supervise(args: argparse.Namespace) -> int:
-    """Run a ``Supervisor`` on the journal until Ctrl-C (or ``--for`` seconds): the tasks run elsewhere."""
+async def _progress(work: Awaitable[_T], journal: Journal, name: str) -> _T:
+    """Await ``work`` while a live table shows the fleet's tasks (health, status, steps, nudges) from ``journal``."""
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    from watcher.fleet.query import read_fleet
+
+    started = time.monotonic()
+
+    def frame() -> Text:
+        rows = read_fleet(journal, name).rows()
+        head = f"fleet {name} · {len(rows)} task(s) · {time.monotonic() - started:.0f}s\n"
+        return Text(head + (_table(rows) if rows else "starting…"))
+
+    job = asyncio.ensure_future(work)
+    with Live(Text(f"fleet {name} · starting…"), console=Console(soft_wrap=True), auto_refresh=False) as live:
+        while not job.done():
+            await asyncio.wait({job}, timeout=PROGRESS_S)
+            live.update(await asyncio.to_thread(frame), refresh=True)
+    return job.result()
+
+
+def _supervision_config(args: argparse.Namespace, journal: Journal, name: str) -> Any:
+    """The settings to supervise fleet ``name`` with: ``--tasks FILE``, else those its run journaled; then the flags."""
     from dataclasses import replace
 
-    from watcher.fleet import FleetConfig, Supervisor
+    from watcher.fleet import FleetConfig, load_tasks
+    from watcher.fleet.query import run_settings
+    from watcher.fleet.supervisor import journaled_config
+
+    if args.tasks is not None:
+        config = replace(load_tasks(args.tasks)[0], name=name, supervision=True)
+    elif (settings := run_settings(journal, name)) is not None:
+        config = journaled_config(settings, name)
+    else:
+        config = FleetConfig(name=name)
+        print(
+            f"fleet {name!r} journaled no settings (an older watcher started it): supervising with the defaults; "
+            "pass --tasks FILE to use its tasks file's",
+            file=sys.stderr,
+        )
+    if args.watch_interval is not None:
+        config = replace(config, watch_interval_s=args.watch_interval)
+    if args.sync_interval is not None:
+        config = replace(config, sync_interval_s=args.sync_interval)
+    if args.host_lost is not None:
+        config = replace(config, host_lost_s=args.host_lost)
+    return config
+
+
+def _supervise(args: argparse.Namespace) -> int:
+    """Run a ``Supervisor`` on the journal until Ctrl-C (or ``--for`` seconds): the tasks run elsewhere."""
+    from watcher.fleet import Supervisor, load_tasks
     from watcher.fleet.leader import supervise_while_leading
+    from watcher.fleet.llm import fleet_evaluator
     from watcher.fleet.query import fleets, run_start
 
     with _journal(args) as journal:
-        name = args.fleet or next(reversed(fleets(journal)), None)
+        named = args.fleet or (load_tasks(args.tasks)[0].name if args.tasks is not None else None)
+        name = named or next(reversed(fleets(journal)), None)
         if name is None:
             print("no fleet in this journal yet: start its tasks first (watcher fleet run TASKS.toml), or pass --fleet")
             return 1
-        config = FleetConfig(name=name)
-        if args.watch_interval is not None:
-            config = replace(config, watch_interval_s=args.watch_interval)
-        if args.sync_interval is not None:
-            config = replace(config, sync_interval_s=args.sync_interval)
-        if args.host_lost is not None:
-            config = replace(config, host_lost_s=args.host_lost)
+        config = _supervision_config(args, journal, name)
+        # the run's own judge: an LLM named in its settings judges here too (a missing key is said before it starts)
+        evaluator = fleet_evaluator(config.evaluator, base_url=config.llm_base_url or None)
 
         def make() -> Supervisor:  # its latest run, not earlier ones; built when this process comes to lead
-            return Supervisor(config, journal, after=run_start(journal, name))
+            return Supervisor(config, journal, after=run_start(journal, name), evaluator=evaluator)
 
         async def main() -> dict[str, Any]:  # several may run (on several machines): one leads, the others stand by
-            stats = await supervise_while_leading(
-                config, journal, make, duration_s=args.duration, say=lambda line: print(line, flush=True)
-            )
+            try:
+                stats = await supervise_while_leading(
+                    config, journal, make, duration_s=args.duration, say=lambda line: print(line, flush=True)
+                )
+            finally:
+                if evaluator is not None:
+                    await evaluator.aclose()
             return {"fleet": name, **stats}
 
         out = asyncio.run(main())
