@@ -360,11 +360,12 @@ def _supervise(args: argparse.Namespace) -> int:
         def make() -> Supervisor:  # its latest run, not earlier ones; built when this process comes to lead
             return Supervisor(config, journal, after=run_start(journal, name), evaluator=evaluator)
 
+        def say(line: str) -> None:  # who leads, as it changes; beside the JSON, not inside it
+            print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+
         async def main() -> dict[str, Any]:  # several may run (on several machines): one leads, the others stand by
             try:
-                stats = await supervise_while_leading(
-                    config, journal, make, duration_s=args.duration, say=lambda line: print(line, flush=True)
-                )
+                stats = await supervise_while_leading(config, journal, make, duration_s=args.duration, say=say)
             finally:
                 if evaluator is not None:
                     await evaluator.aclose()
