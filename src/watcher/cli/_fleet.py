@@ -1,8 +1,8 @@
 """``watcher fleet``: run many agent tasks under supervision, and look at or steer them from anywhere.
 
-``run TASKS.toml`` runs a fleet in this process (``--no-supervision``: the tasks only);
-``supervise --fleet NAME`` runs the supervision loops for a fleet whose tasks run in another
-process (they meet in the journal). Every other action reads the journal or writes a command to
+``run TASKS.toml`` runs a fleet in this process (``--no-supervision``: the tasks only), live on a
+terminal; ``supervise --fleet NAME`` runs the supervision loops, with the settings its run
+journaled, for a fleet whose tasks run in another process (they meet in the journal). Every other action reads the journal or writes a command to
 it, so it works from another terminal while the fleet runs: ``status`` (``--watch`` keeps it
 live), ``health TASK``, ``diagnoses``, ``syncs``, ``stats``; ``nudge TASK MESSAGE``,
 ``pause|resume|abort TASK`` (applied within a fraction of a second; ``--wait`` says how it
