@@ -7,11 +7,13 @@ pause, a lost host); the real ``watcher fleet`` CLI reads them in a child proces
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from watcher.fleet import load_tasks
 from watcher.fleet.events import (
     FleetSettings,
     FleetTask,
@@ -163,3 +165,7 @@ def test_a_fleet_run_journals_the_settings_of_its_tasks_file(tmp_path: Path) -> 
     assert settings is not None
     assert (settings["host_lost_s"], settings["min_task_age_s"], settings["pause_after_nudges"]) == (7, 1.5, 2)
     assert settings["sync_rate_limit"] == 9 and settings["supervision"] is False
+    from watcher.fleet.supervisor import journaled_config
+
+    # every setting comes back as the file gave it (a supervisor always supervises)
+    assert journaled_config(settings, FLEET) == replace(load_tasks(tasks)[0], supervision=True)
