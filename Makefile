@@ -24,6 +24,17 @@ $(STAMP): pyproject.toml constraints.txt
 	$(VENV)/bin/uv pip install --quiet --python $(PY) -c constraints.txt -e '.[all,dev]'
 	@touch $(STAMP)
 
+# the newest Python on the machine, with what the Python security scan needs: the scan must find
+# the same there as on .venv's (tests/roles/taint/test_interpreters.py skips, saying why, without it)
+NEWEST_PY := $(shell command -v python3.13 || ls $(HOME)/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1)
+NEWEST := .venv-newest/.installed
+
+$(NEWEST): constraints.txt $(STAMP)
+	@if [ -n "$(NEWEST_PY)" ]; then \
+		$(VENV)/bin/uv venv --quiet --allow-existing --python $(NEWEST_PY) .venv-newest && \
+		$(VENV)/bin/uv pip install --quiet --python .venv-newest/bin/python -c constraints.txt ast-grep-py bandit && touch $(NEWEST); \
+	else echo "no Python 3.13 found: the scan is not compared across interpreters"; fi
+
 $(CLIS): package.json package-lock.json
 	@if command -v npm >/dev/null; then \
 		npm ci --no-audit --no-fund --loglevel=error && touch $(CLIS); \
@@ -53,6 +64,7 @@ vscode-host: $(CODE_SERVER)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory vsix; \
 	else echo "npm not found: the extension is not built; the VS Code tests will skip"; fi
 
+demo: DEMO_START := $(shell date +%s)
 demo: $(STAMP) $(CLIS)
 	@# recorded agent sessions replayed through the offline watchers, then the example notebooks
 	@# executed headless on a real kernel
@@ -62,6 +74,13 @@ demo: $(STAMP) $(CLIS)
 	@# a short fleet: one task stuck (nudged, then paused), one learning relayed, as a timeline
 	$(PY) -m watcher.demo.fleet
 	$(PY) -m watcher.demo.notebooks
+	@echo; echo "make demo: done in $$(( $$(date +%s) - $(DEMO_START) ))s — recorded sessions replayed through the offline watchers,"; \
+	echo "  one spawn end to end, a short fleet, and the example notebooks on a real kernel (all offline)."; \
+	echo "Next: source .venv/bin/activate, then try"; \
+	echo "  watcher replay example_notebooks/data/agent_writes_vulnerable_code.jsonl   # audit a transcript"; \
+	echo "  watcher hooks install                                                      # guard your own Claude Code sessions"; \
+	echo "  make lab                                                                   # the notebooks in JupyterLab"; \
+	echo "  watcher --help                                                             # everything else"
 
 # the notebooks run even when a unit test failed; both outcomes are reported, either fails the run
 test: check
@@ -83,7 +102,7 @@ types: $(STAMP)
 imports: $(STAMP)
 	$(VENV)/bin/lint-imports
 
-unit: $(STAMP) $(CLIS) vscode-host
+unit: $(STAMP) $(CLIS) vscode-host $(NEWEST)
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
 notebooks: $(STAMP)
@@ -106,4 +125,4 @@ dist: $(STAMP)
 	$(VENV)/bin/twine check --strict dist/*
 
 clean:
-	rm -rf $(VENV) node_modules $(EXT)/node_modules $(EXT)/out $(VSIX) tests/vscode/host/node_modules .watcher .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-newest node_modules $(EXT)/node_modules $(EXT)/out $(VSIX) tests/vscode/host/node_modules .watcher .pytest_cache .mypy_cache .ruff_cache

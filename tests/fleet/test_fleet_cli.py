@@ -163,3 +163,27 @@ def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
     new_b = [line.split() for line in out.splitlines() if line.startswith("new-b")]
     assert new_b and new_b[-1][3] == "7", "the table shows the task's newest iteration"
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 1
+
+
+@pytest.mark.slow
+def test_fleet_run_with_a_base_url_needs_no_key_and_a_dead_one_is_said_first(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text(TASKS)
+    journal = tmp_path / "j.sqlite3"
+    keyless = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    with StubAnthropicServer(*[Reply.dynamic(_reply)] * 200) as stub:
+        done = subprocess.run(
+            [sys.executable, "-m", "watcher", "fleet", "run", str(tasks), "--base-url", stub.base_url, "--json",
+             "--journal", str(journal)],
+            capture_output=True, text=True, timeout=60, env=keyless, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert {t["status"] for t in json.loads(done.stdout)["tasks"].values()} == {"completed"}
+        url = stub.base_url
+    dead = tmp_path / "dead.sqlite3"
+    refused = subprocess.run(
+        [sys.executable, "-m", "watcher", "fleet", "run", str(tasks), "--base-url", url, "--journal", str(dead)],
+        capture_output=True, text=True, timeout=60, env=keyless, check=False,
+    )  # fmt: skip
+    assert refused.returncode == 1 and f"cannot reach the Messages API server at {url}" in refused.stderr
+    assert "Traceback" not in refused.stderr and not dead.exists()

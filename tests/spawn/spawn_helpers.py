@@ -35,8 +35,9 @@ class Project:
     journal: Journal
 
     def env(self, **extra: str) -> dict[str, str]:
-        """The parent environment a spawn sees: PATH, a forge token, and the stub's endpoint/key."""
-        return {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "loopback-token", **extra}
+        """The parent environment a spawn sees: PATH, a forge token, test keys, and the stub's endpoint/key."""
+        keys = {"ANTHROPIC_API_KEY": "sk-ant-test-0000", "GEMINI_API_KEY": "test-key", "OPENAI_API_KEY": "sk-test-0000"}
+        return {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "loopback-token", **keys, **extra}
 
     def forge_file(self, branch: str, path: str) -> str:
         bare = self.forge.root / "acme" / "shop.git"

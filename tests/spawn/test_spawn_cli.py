@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, git, init, result, tool_result, tool_use, write_script
 
 from watcher.testing.fake_cli import launcher
 
@@ -38,7 +38,7 @@ def test_spawn_command_reports_json_and_cleanup_removes_the_worktree(project: Pr
             result("Added a.txt."),
         ],
     )
-    env = {**os.environ, "GITHUB_TOKEN": "loopback-token"}
+    env = {**os.environ, "GITHUB_TOKEN": "loopback-token", "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
     args = ["spawn", "add a.txt", "--cli-path", str(launcher(script, tmp_path)), "--forge-api", project.forge.api_url]
     done = watcher(*args, "--journal", str(tmp_path / "j.sqlite3"), "--json", cwd=project.repo, env=env)
     assert done.returncode == 0, done.stderr
@@ -46,16 +46,32 @@ def test_spawn_command_reports_json_and_cleanup_removes_the_worktree(project: Pr
     assert report["status"] == "completed" and report["pr"]["number"] == 1 and report["files"][0]["path"] == "a.txt"
     assert "] execute: 1 written" in done.stderr  # plain progress lines when stderr is not a terminal
     assert Path(report["worktree"]).is_dir()
+    local = json.loads(
+        watcher(*args, "--no-pr", "--journal", str(tmp_path / "j.sqlite3"), "--json", cwd=project.repo, env=env).stdout
+    )
     cleaned = watcher("spawn", "--cleanup", cwd=project.repo, env=env)
-    assert cleaned.returncode == 0 and report["id"] in cleaned.stdout
-    assert not Path(report["worktree"]).exists()
+    assert cleaned.returncode == 0 and report["id"] in cleaned.stdout and local["id"] in cleaned.stdout
+    assert not Path(report["worktree"]).exists() and not Path(local["worktree"]).exists()
+    branches = git(project.repo, "branch", "--list", "spawn/*")
+    assert local["branch"] not in branches  # only here: deleted with its worktree
+    assert (
+        report["branch"] in branches and f"kept the branch {report['branch']} (pushed and not merged" in cleaned.stdout
+    )
 
 
 def test_a_missing_repository_or_cli_is_a_clear_error(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN") and not k.startswith("ANTHROPIC")
+    }
+    done = watcher("spawn", "do it", "--repo", str(tmp_path), "--no-pr", cwd=tmp_path, env=env)
+    assert (
+        done.returncode == 2
+        and "set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN or CLAUDE_CODE_OAUTH_TOKEN" in done.stderr
+    )
+    env["ANTHROPIC_API_KEY"] = "sk-ant-test-0000"
     done = watcher("spawn", "do it", "--repo", str(tmp_path), "--no-pr", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "is not a git repository" in done.stderr and "Traceback" not in done.stderr
     done = watcher("spawn", "do it", "--repo", str(tmp_path), cwd=tmp_path, env=env)
     assert done.returncode == 2 and "needs a token: set GITHUB_TOKEN" in done.stderr
     done = watcher("spawn", "do it", "--cli-path", "/nonexistent/claude", "--no-pr", cwd=tmp_path, env=env)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "is not an executable file" in done.stderr and "Traceback" not in done.stderr

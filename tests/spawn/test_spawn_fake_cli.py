@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, git, init, result, tool_result, tool_use, write_script
 
 from watcher.spawn import SpawnConfig, run_spawn
 from watcher.testing.fake_cli import launcher
@@ -150,8 +152,9 @@ async def test_a_manual_watchers_interjection_waits_for_an_inject_from_another_p
 async def test_without_a_token_a_pr_spawn_stops_before_it_starts(project: Project, tmp_path: Path) -> None:
     from watcher.core.errors import ConfigurationError
 
+    env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
     with pytest.raises(ConfigurationError, match="needs a token: set GITHUB_TOKEN"):
-        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), env={"PATH": "/usr/bin:/bin"}))
+        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), env=env))
     assert not (project.repo / ".watcher" / "spawns").exists()
 
 
@@ -164,9 +167,36 @@ async def test_a_forge_that_refuses_leaves_the_work_on_the_branch_and_says_why(
     assert "**Detail:**" in spawned.markdown()
 
 
-async def test_a_cli_that_cannot_start_is_a_crash_in_the_report(project: Project, tmp_path: Path) -> None:
-    spawned = await run_spawn(config(project, str(tmp_path / "no-such-cli")))
-    assert spawned.status == "crashed" and "could not start" in spawned.detail
+async def test_a_cli_path_that_does_not_exist_stops_before_anything_is_made(project: Project, tmp_path: Path) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="is not an executable file"):
+        await run_spawn(config(project, str(tmp_path / "no-such-cli")))
+    assert not (project.repo / ".watcher" / "spawns").exists()
+    assert "spawn/" not in git(project.repo, "branch", "--list")
+
+
+@pytest.mark.parametrize(
+    ("agent", "variable"), [("claude", "ANTHROPIC_API_KEY"), ("gemini", "GEMINI_API_KEY"), ("codex", "OPENAI_API_KEY")]
+)
+async def test_a_spawn_without_credentials_stops_before_a_worktree_or_a_branch(
+    project: Project, tmp_path: Path, agent: str, variable: str
+) -> None:
+    from watcher.core.errors import MissingCredentialsError
+
+    env = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "loopback-token"}
+    with pytest.raises(MissingCredentialsError, match=variable):
+        await run_spawn(replace(config(project, fake(tmp_path, [*WRITE_A, result()]), env=env), agent=agent))
+    assert not (project.repo / ".watcher" / "spawns").exists()
+    assert "spawn/" not in git(project.repo, "branch", "--list")
+
+
+async def test_a_subscription_token_signs_in_and_reaches_the_cli(project: Project, tmp_path: Path) -> None:
+    lines = [init(), {"fake": "run", "argv": ["sh", "-c", "env > ../cli-env.txt"]}, result()]
+    env = {"PATH": os.environ["PATH"], "GITHUB_TOKEN": "loopback-token", "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-x"}
+    spawned = await run_spawn(config(project, fake(tmp_path, lines), env=env, pr=False))
+    assert spawned.status == "completed", spawned.detail
+    assert "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-x" in (Path(spawned.logs) / "cli-env.txt").read_text()
 
 
 async def test_the_cli_gets_env_i_plus_secrets_by_name_and_no_secret_reaches_the_journal(
@@ -238,3 +268,23 @@ async def test_a_message_the_cli_never_took_goes_with_the_resumed_session(projec
     assert [(f["outcome"], f["detail"]) for f in fates] == [
         ("queued", ""), ("delivered", "carried by the resumed CLI session")
     ]  # fmt: skip
+
+
+async def test_a_cli_that_exits_says_its_own_last_error_line_in_the_report(project: Project, tmp_path: Path) -> None:
+    said = "When using Gemini API, you must specify the GEMINI_API_KEY environment variable."
+    lines = [{"fake": "stderr", "text": "Loaded cached credentials.\n" + said}, {"fake": "exit", "code": 41}]
+    spawned = await run_spawn(config(project, fake(tmp_path, lines), pr=False))
+    assert spawned.status == "crashed"
+    assert "exited with status 41" in spawned.detail and f"it said: {said}" in spawned.detail
+
+
+async def test_the_report_shows_findings_whole_with_paths_from_the_repository(project: Project, tmp_path: Path) -> None:
+    from watcher.demo.spawn import RECORDED
+
+    spawned = await run_spawn(config(project, str(launcher(RECORDED, tmp_path)), pr=False))
+    report = spawned.markdown()
+    assert spawned.interjections, report
+    assert spawned.worktree not in report and str(project.repo) not in report
+    assert "src/auth/login.js:4" in report and "Debug logs: `.watcher/spawns/" in report
+    security = next(line for line in report.splitlines() if line.startswith("- security"))
+    assert security.endswith((".", "…", ";", ")")), security  # a whole sentence, or cut at a word with a mark

@@ -56,6 +56,8 @@ def make_client(*, base_url: str | None = None, api_key: str | None = None, max_
     except ImportError as exc:
         raise ConfigurationError("agent runs need the Anthropic SDK: pip install 'watcher-agents[llm]'") from exc
     key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    if not key and base_url:
+        key = "not-needed"  # a local server or gateway named by its URL (a stub, a proxy) takes any key
     if not key:
         raise MissingCredentialsError(
             "an agent run calls the Anthropic Messages API and no key was found: set ANTHROPIC_API_KEY, "

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import InvalidCommandError, MissingCredentialsError
+from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -228,6 +229,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.extractor is not None:
         config = replace(config, extractor=args.extractor)
     path = args.journal or default_journal_path()
+    if args.base_url:  # a dead server is said before any task starts, not as every task failing
+        check_url(args.base_url, who="the Messages API server")
 
     async def main() -> dict[str, Any]:
         fleet = Fleet(specs, config=config, journal=path, base_url=args.base_url)

@@ -95,8 +95,13 @@ class _Progress:
 def run(args: argparse.Namespace) -> int:
     """Plan, clean up, or run one spawn and print its report; 0 when it succeeded."""
     if args.cleanup:
-        removed = cleanup(args.repo)
-        print(f"removed {len(removed)} spawn worktree(s)" + (": " + ", ".join(removed) if removed else ""))
+        removed, kept = cleanup(args.repo)
+        print(
+            f"removed {len(removed)} spawn worktree(s) and their branches"
+            + (": " + ", ".join(removed) if removed else "")
+        )
+        for note in kept:
+            print(f"kept the branch {note}")
         return 0
     if not args.task or not args.task.strip():
         raise ConfigurationError('watcher spawn needs a TASK: watcher spawn "fix the failing test"')

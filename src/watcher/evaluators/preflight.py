@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from watcher.core.errors import ConfigurationError, UnreachableServerError
 from watcher.core.evaluation import Evaluator
 
-__all__ = ["check_reachable"]
+__all__ = ["check_reachable", "check_url"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -25,23 +25,26 @@ def check_reachable(evaluator: Evaluator, *, timeout_s: float = 1.0) -> None:
     Evaluators that talk to no server (rules, callables) pass at once.
     """
     where = getattr(evaluator, "where", None)
-    if not isinstance(where, str) or "://" not in where:
-        return
-    parts = urlsplit(where)
+    if isinstance(where, str) and "://" in where:
+        check_url(where, who=f"{getattr(evaluator, 'name', 'the LLM evaluator')}'s server", timeout_s=timeout_s)
+
+
+def check_url(url: str, *, who: str, fix: str = "--base-url", timeout_s: float = 1.0) -> None:
+    """Raise ``UnreachableServerError`` unless a TCP connection to ``url``'s host and port opens in time."""
+    parts = urlsplit(url)
     host = parts.hostname
     if not host:
-        return
+        raise ConfigurationError(f"{who} address {url!r} names no host; give a URL such as http://127.0.0.1:8080/v1")
     try:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 443)
     except ValueError as exc:
-        raise ConfigurationError(f"the evaluator's server address {where!r} has a bad port ({exc})") from exc
+        raise ConfigurationError(f"{who} address {url!r} has a bad port ({exc})") from exc
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
     except OSError as exc:
         reason = f"no answer within {timeout_s:g}s" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
-        name = getattr(evaluator, "name", "the LLM evaluator")
         raise UnreachableServerError(
-            f"cannot reach {name}'s server at {where} ({reason}): start the server or fix --base-url "
+            f"cannot reach {who} at {url} ({reason}): start the server or fix {fix} "
             "(or the provider's BASE_URL variable); the offline `rules` evaluator needs no server"
         ) from exc

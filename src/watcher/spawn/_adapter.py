@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from watcher.core.errors import ConfigurationError, SpawnError
+from watcher.core.errors import ConfigurationError, MissingCredentialsError, SpawnError
 from watcher.core.observations import Observation
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
@@ -61,7 +61,13 @@ class Final:
 def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
     """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH."""
     if explicit:
-        return explicit
+        found = shutil.which(explicit)  # a path that is an executable file, or a name on PATH
+        if found is None:
+            raise ConfigurationError(
+                f"--cli-path {explicit!r} is not an executable file (nor a command on PATH); give the path of "
+                f"the {binary!r} CLI, or leave --cli-path out to use node_modules/.bin or PATH"
+            )
+        return found
     for root in (repo, _PROJECT):
         candidate = root / "node_modules" / ".bin" / binary
         if candidate.exists():
@@ -84,6 +90,8 @@ class AgentCLI(ABC):
     binary: ClassVar[str]
     live: ClassVar[bool] = False  # interjections reach the running process (else: stop and resume)
     passthrough: ClassVar[tuple[str, ...]] = ()  # the parent's variables the CLI needs (its endpoint, key)
+    credentials: ClassVar[tuple[tuple[str, ...], ...]] = ()  # ways to sign in: each a set of variables, all set
+    endpoint: ClassVar[str] = ""  # the variable naming the model server the CLI calls, if one is set
     fixed_env: ClassVar[Mapping[str, str]] = {}  # variables that keep the CLI quiet and offline
     reader_format: ClassVar[str]  # the ``watcher.transcripts`` reader of the CLI's stream
 
@@ -100,6 +108,20 @@ class AgentCLI(ABC):
             raise ConfigurationError(f"the manifest needs the secrets {missing}, which are not set in the environment")
         env.update({name: parent[name] for name in manifest.secrets})
         return env
+
+    def check_credentials(self, parent: Mapping[str, str]) -> None:
+        """Raise ``MissingCredentialsError`` unless one way to sign in is set in ``parent``.
+
+        The CLI runs with a private HOME, so its own login (``/login``, a keychain) cannot help:
+        only what is passed through counts. Checked before a worktree or a branch is made.
+        """
+        if not self.credentials or any(all(parent.get(v) for v in way) for way in self.credentials):
+            return
+        ways = " or ".join(" + ".join(way) for way in self.credentials[:3])  # the common ones; the rest are documented
+        raise MissingCredentialsError(
+            f"the {self.name} CLI needs credentials and none are set: set {ways} (it runs with a private HOME, "
+            "so a login saved by the CLI itself is not used)"
+        )
 
     def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:  # noqa: B027 - optional
         """Write the CLI's configuration into the spawn's private home (nothing by default)."""

@@ -43,7 +43,26 @@ class ClaudeCode(AgentCLI):
         "ANTHROPIC_AUTH_TOKEN",
         "ANTHROPIC_MODEL",
         "CLAUDE_CODE_MAX_RETRIES",
+        "CLAUDE_CODE_OAUTH_TOKEN",  # a subscription's token (`claude setup-token`)
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "AWS_REGION",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "ANTHROPIC_VERTEX_PROJECT_ID",
+        "CLOUD_ML_REGION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
     )
+    credentials = (
+        ("ANTHROPIC_API_KEY",),
+        ("ANTHROPIC_AUTH_TOKEN",),
+        ("CLAUDE_CODE_OAUTH_TOKEN",),
+        ("CLAUDE_CODE_USE_BEDROCK",),
+        ("CLAUDE_CODE_USE_VERTEX",),
+    )
+    endpoint = "ANTHROPIC_BASE_URL"
     fixed_env: ClassVar[Mapping[str, str]] = {
         # no title/summary side requests, no update checks, no telemetry: only the model endpoint
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

@@ -37,7 +37,9 @@ class Codex(AgentCLI):
     binary = "codex"
     live = False
     reader_format = "codex-exec"
-    passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL")
+    passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+    credentials = (("OPENAI_API_KEY",), ("CODEX_API_KEY",))
+    endpoint = "OPENAI_BASE_URL"
     fixed_env: ClassVar[Mapping[str, str]] = {"NO_COLOR": "1"}
 
     def __init__(self) -> None:

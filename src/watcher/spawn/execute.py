@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from watcher.agents import Boundary
@@ -174,7 +175,11 @@ async def execute(
         outcome.status = EndState.TIMEOUT if "timeout" in proc.stop_reason else EndState.INTERRUPTED
         outcome.detail = proc.stop_reason
     elif final is None:
-        outcome.status, outcome.detail = EndState.CRASHED, f"the CLI exited with status {code} without a final result"
+        said = _last_error_line(sandbox.directory / "stderr.log")
+        outcome.status = EndState.CRASHED
+        outcome.detail = f"the CLI exited with status {code} without a final result" + (
+            f"; it said: {said}" if said else ""
+        )
     else:
         done = final.status == "success"  # the CLI's own word for a run that finished
         outcome.status = EndState.COMPLETED if done else EndState.FAILED
@@ -193,3 +198,18 @@ async def execute(
         )
     )
     return outcome
+
+
+def _last_error_line(log: Path, limit: int = 300) -> str:
+    """The CLI's last non-blank stderr line (its own reason, such as a missing key), cut to ``limit``."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(0, log.stat().st_size - 8192))
+            tail = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    line = redact(lines[-1])  # the log is scrubbed of secret values already; redact catches key shapes too
+    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -48,7 +48,18 @@ class GeminiCLI(AgentCLI):
     binary = "gemini"
     live = False
     reader_format = "gemini-stream"
-    passthrough = ("GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GEMINI_MODEL")
+    passthrough = (
+        "GOOGLE_GEMINI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_MODEL",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    )
+    credentials = (("GEMINI_API_KEY",), ("GOOGLE_API_KEY",), ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"))
+    endpoint = "GOOGLE_GEMINI_BASE_URL"
     fixed_env: ClassVar[Mapping[str, str]] = {"GEMINI_CLI_NO_RELAUNCH": "true", "NO_COLOR": "1"}
 
     def __init__(self) -> None:

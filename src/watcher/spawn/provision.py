@@ -98,14 +98,31 @@ def remove(sandbox: Sandbox, *, delete_branch: bool = False) -> None:
         git(sandbox.repo, "branch", "-D", sandbox.branch, check=False)
 
 
-def cleanup(repo: str | Path) -> list[str]:
-    """Remove every spawn worktree of ``repo`` (``watcher spawn --cleanup``); returns their ids."""
+def cleanup(repo: str | Path) -> tuple[list[str], list[str]]:
+    """Remove every spawn worktree of ``repo`` and its branch (``watcher spawn --cleanup``).
+
+    Returns (the ids removed, notes on branches kept): a branch whose commits are on a remote but
+    not merged into any local branch is kept, since it may be an open pull request's head.
+    """
     root = _root(Path(repo))
     spawns = root / ".watcher" / "spawns"
-    removed = []
+    removed, kept = [], []
     for directory in sorted(spawns.iterdir()) if spawns.is_dir() else []:
-        if (directory / "worktree").exists():
-            git(root, "worktree", "remove", "--force", str(directory / "worktree"), check=False)
-            removed.append(directory.name)
+        worktree = directory / "worktree"
+        if not worktree.exists():
+            continue
+        branch = git(worktree, "rev-parse", "--abbrev-ref", "HEAD", check=False)
+        git(root, "worktree", "remove", "--force", str(worktree), check=False)
+        removed.append(directory.name)
+        if not branch.startswith("spawn/"):
+            continue
+        pushed = git(root, "branch", "-r", "--contains", branch, check=False)
+        merged = git(root, "branch", "--merged", "HEAD", "--list", branch, check=False)
+        if pushed and not merged:
+            kept.append(
+                f"{branch} (pushed and not merged: delete it with `git branch -D {branch}` when its pull request is done)"
+            )
+        else:
+            git(root, "branch", "-D", branch, check=False)
     git(root, "worktree", "prune", check=False)
-    return removed
+    return removed, kept

@@ -76,10 +76,26 @@ class SpawnResult:
         if self.interjections or self.recoveries:
             lines += ["", "### Supervision"]
             lines += [
-                f"- {i['watcher']} ({'urgent' if i['urgent'] else 'queued'}, {i['via']}): {i['content'][:120]}"
+                f"- {i['watcher']} ({'urgent' if i['urgent'] else 'queued'}, {i['via']}): {self._said(i['content'])}"
                 for i in self.interjections
             ]
             lines += [f"- recovery ({r['strategy']}): {r['fix']} - {r['outcome']}" for r in self.recoveries]
         lines += ["", "### Summary", self.summary.strip() or "(the agent gave no summary)"]
-        lines += ["", "### Logs", f"Debug logs: `{Path(self.logs)}/`"]
+        lines += ["", "### Logs", f"Debug logs: `{self._relative(self.logs)}/`"]
         return "\n".join(lines) + "\n"
+
+    def _relative(self, path: str) -> str:
+        """``path`` from the repository's root (the logs live at ``.watcher/spawns/ID`` in it)."""
+        logs = Path(self.logs)
+        root = logs.parents[2] if len(logs.parents) > 2 and logs.parent.name == "spawns" else None
+        try:
+            return str(Path(path).relative_to(root)) if root else path
+        except ValueError:
+            return path
+
+    def _said(self, content: str, limit: int = 400) -> str:
+        """An interjection for the report: on one line, worktree paths made relative, cut at a word."""
+        text = " ".join(content.replace(self.worktree.rstrip("/") + "/", "").split())
+        if len(text) <= limit:
+            return text
+        return text[:limit].rsplit(" ", 1)[0] + " …"

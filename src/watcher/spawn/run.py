@@ -16,6 +16,7 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.core.spec import WatcherSpec
+from watcher.evaluators.preflight import check_url
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
@@ -61,15 +62,19 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
     started = time.monotonic()
     parent_env = dict(os.environ if config.env is None else config.env)
-    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
-    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
+    # everything that can be checked is checked before a worktree, a branch or a journal row exists
     adapter = adapter_for(config.agent)
+    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
+    adapter.check_credentials(parent_env)
+    if adapter.endpoint and parent_env.get(adapter.endpoint):
+        check_url(parent_env[adapter.endpoint], who=f"the {adapter.name} CLI's model server", fix=adapter.endpoint)
     if config.pr and not (config.token or parent_env.get("GITHUB_TOKEN") or parent_env.get("GH_TOKEN")):
         raise ConfigurationError(
             "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
         )
+    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
+    manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
-    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
     session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
@@ -87,7 +92,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     )
     for item in config.watchers:
         spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
-        runtime.attach(spec, make_evaluator(config.evaluator, spec.role), session)
+        reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, **reads), session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(
