@@ -241,6 +241,7 @@ def test_import_watcher_stays_light() -> None:
         "watcher.evaluators",
         "watcher.agents",
         "watcher.bench",
+        "watcher.judgment",
         "watcher.core.errors",
         "watcher.core.protocol",
         "watcher.core.interjection",

@@ -56,8 +56,16 @@ def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_with_a_daemon(t
             )
             assert run.returncode == 0 and run.stdout == ""
             assert run.seconds < 3, run.seconds  # the 1 s budget, plus the interpreter's start on a busy machine
-            stub.wait_for_requests(1)  # the evaluation did start: it was the one that hung
+            stub.wait_for_requests(1, timeout=15)  # the evaluation did start: it was the one that hung
             assert proc.poll() is None  # the daemon lives on; the verdict would ride on the next answer
+            status = subprocess.run(
+                [sys.executable, "-m", "watcher", "hooks", "status"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            assert "daemon failure:" in status and "past the 1s budget" in status, status  # not only in its log
 
 
 def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_without_a_daemon(tmp_path: Path) -> None:
@@ -167,12 +175,10 @@ def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path
             stub.wait_for_requests(1, timeout=15)
             time.sleep(1.0)  # the evaluation finishes in the daemon meanwhile
             second = run_hook(env, "UserPromptSubmit", {"prompt": "next"}, *options)
-    assert second.answer == {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
-        }
-    }
+    context = second.answer["hookSpecificOutput"]["additionalContext"] if second.answer else ""
+    finding, told = context.split("\n\n")
+    assert finding == "[watcher security] The deploy script you just ran pushes to production."
+    assert told.startswith("[watcher] the watchers' evaluation ran past the hook's 1s budget")  # the session knows
 
 
 def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.hooks import client
 from watcher.hooks._session import DEFAULT_ROLES, HookConfig
 from watcher.hooks._settings import install, settings_path, uninstall
-from watcher.hooks._status import evaluator_problem, status_lines
+from watcher.hooks._status import evaluator_problem, evaluator_unreachable, status_lines
 from watcher.hooks._wire import AGENTS
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import default_journal_path, journal_target
@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument(
                 "--allow-missing-key",
                 action="store_true",
-                help="install an LLM evaluator whose API key is not set here (the rules judge until it is)",
+                help="install an LLM evaluator whose API key is not set here or whose server does not answer "
+                "(the offline rules judge until it works)",
             )
             p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
             p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
@@ -92,10 +93,10 @@ def run_hooks(args: argparse.Namespace) -> int:
     """Install, show or uninstall."""
     settings = settings_path(user=args.user, agent=args.agent)
     if args.action == "install":
-        problem = evaluator_problem(args.evaluator)
+        problem = evaluator_problem(args.evaluator) or evaluator_unreachable(args.evaluator)
         if problem and not args.allow_missing_key:
             raise ConfigurationError(
-                f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; set the key "
+                f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; fix that "
                 "and install again, use --evaluator rules, or pass --allow-missing-key to install anyway"
             )
         config = HookConfig(

@@ -15,9 +15,10 @@ from typing import Any, NamedTuple
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
 
 UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
-_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME\})")
-_PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\)|`pwd`)")
-_LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*))")
+_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\})")
+_PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
+_TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
+_LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 
@@ -50,6 +51,7 @@ class Place(NamedTuple):
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
         text = _HOME_VARS.sub(lambda _: self.home, text, count=1)
         text = _PWD_VARS.sub(lambda _: self.cwd, text, count=1)
+        text = _TOP_VARS.sub(lambda _: self.project, text, count=1)
         m = _LEAD_VAR.match(text)
         if m:
             name, op = m.group("b") or m.group("p"), m.group("op") or ""
@@ -86,9 +88,9 @@ def glob_parent(word: str) -> tuple[str, bool]:
         return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
-        return head or ".", True
+        return head or ("/" if word.startswith("/") else "."), True
     if any(ch in last for ch in "*?["):
-        return head or ".", False
+        return head or ("/" if word.startswith("/") else "."), False
     return word, False
 
 

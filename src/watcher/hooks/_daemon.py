@@ -6,7 +6,8 @@ session's watchers keep their history between calls. One request per connection,
 (``client.hook_frame``: the hook's arguments and payload as bytes) answered by the JSON line to
 print (an empty line: print nothing), or ``{"op": "status"}`` answered by the daemon's status.
 
-A call that runs past its budget is answered with nothing (the hook fails open) while its
+A call the offline guard denies is answered at once, before any watcher runs; the watchers still
+judge it (and journal the denial). A call that runs past its budget is answered with nothing (the hook fails open) while its
 evaluation goes on: its verdict reaches the session with the next hook answer. The daemon exits
 after ``idle_s`` without a request. A lock file keeps it to one per socket.
 """
@@ -88,18 +89,20 @@ class Daemon:
             answer = await desk.handle(call, config, gone=gone)
             return answer.wire(call.event, call.agent)
 
+        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         task = asyncio.get_running_loop().create_task(judge())
+        if verdict is not None and verdict.denied:
+            # The rules decide at once: the reply leaves before the watchers run (a desk's first call
+            # imports the security engines and holds the loop). They judge the call all the same,
+            # journal the denial, and what else they find rides on the next answer.
+            gone.set()
+            task.add_done_callback(self._late_failure)
+            return Answer("deny", verdict.render()).wire(call.event, call.agent)
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(config.budget_s - _MARGIN_S, 0.05))
         except TimeoutError:
             gone.set()
             task.add_done_callback(self._late_failure)  # it goes on: the verdict rides on the next answer
-            verdict = guard_verdict(call) if call.event == "PreToolUse" else None
-            if verdict is not None and verdict.denied:  # the rules never wait for the watchers
-                self._failed(
-                    f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; the guard denied it"
-                )
-                return Answer("deny", verdict.render()).wire(call.event, call.agent)
             self._failed(f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; answered nothing")
             return None
 

@@ -17,7 +17,7 @@ from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
-__all__ = ["evaluator_problem", "last_session_summary", "status_lines"]
+__all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
 
 log = logger("watcher.hooks")
 
@@ -31,6 +31,30 @@ def evaluator_problem(evaluator: str, environ: Mapping[str, str] | None = None) 
     if keys is None or any(env.get(k) for k in keys):
         return ""
     return f"the {evaluator} evaluator has no API key: {keys[0]} is not set"
+
+
+_SERVERS = {
+    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com"),
+}
+
+
+def evaluator_unreachable(evaluator: str, environ: Mapping[str, str] | None = None, timeout: float = 3.0) -> str:
+    """Why ``evaluator``'s server cannot be reached from here ("" when a connection opens, or no server is used)."""
+    env = os.environ if environ is None else environ
+    server = _SERVERS.get(evaluator)
+    if server is None:
+        return ""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(env.get(server[0]) or server[1])
+    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return f"the {evaluator} evaluator cannot reach its server {host}:{port} ({exc.strerror or exc})"
+    return ""
 
 
 def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:

@@ -103,7 +103,7 @@ def python_findings(code: str) -> list[Finding]:
         others = [f for f in _bandit_findings(parsed[0], lines, parsed[1]) if f is not None] if parsed else []
     except RecursionError:  # nested thousands deep (generated code): more than the parser can hold
         others = []
-    return reconcile(others, scan)
+    return reconcile(others, scan, lines)
 
 
 @functools.lru_cache(maxsize=64)

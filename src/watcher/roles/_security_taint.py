@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -26,6 +27,8 @@ from watcher.roles.taint.python import PythonSpec
 
 __all__ = ["TaintScan", "reconcile", "taint_scan"]
 
+log = logging.getLogger(__name__)
+
 # bandit's tests and the AST rules, by the sink class the engine decides for them
 _CLASS_OF = {
     **dict.fromkeys(("B602", "B604", "B605", "B606", "B607", "B609", "py:command"), "command"),
@@ -37,7 +40,10 @@ _CLASS_OF = {
 # bandit's XML tests fire on every use of a parser; the engine reports only parsers resolving entities
 _XML_TESTS = re.compile(r"^B(?:31[3-9]|320|40[5-9]|410)$")
 _LABEL = {"input": "", "local": " (local input)", "environment": " (environment)"}
-_MAGIC = re.compile(r"^(\s*)[%!].*$", re.M)
+_MAGIC = re.compile(r"^(\s*)[%!]")
+_PAYLOAD = re.compile(
+    r"!!python/|\b(?:os|posix|nt|subprocess|builtins)\b[^\n]{0,12}\b(?:system|popen|exec|eval|call|run)\b"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,19 +57,22 @@ class TaintScan:
 @functools.lru_cache(maxsize=64)
 def taint_scan(code: str) -> TaintScan:
     """Parse ``code`` with tree-sitter and run the taint engine over it."""
-    source = _MAGIC.sub(lambda m: f"{m.group(1)}pass", code)  # notebook magics and ``!shell`` lines
+    source = _without_magics(code)
     lines = code.splitlines()
     try:
         root = SgRoot(source, "python").root()
         analysis = analyse(root, PythonSpec())
     except RecursionError:  # nested thousands deep (generated code)
         return TaintScan(None, (_notice(1, max(len(lines), 1), "nested too deeply to analyse"),))
+    except Exception:  # an analysis bug must cost the flows, never bandit's findings or the session
+        log.warning("the taint analysis failed on a %d-line text", len(lines), exc_info=True)
+        return TaintScan(None, ())
     found = [_finding(flow, lines) for flow in analysis.flows]
     found += [_notice(a, b, "tree-sitter's Python grammar could not read them") for a, b in _errors(root, source)]
     return TaintScan(analysis, tuple(found))
 
 
-def reconcile(others: list[Finding], scan: TaintScan) -> list[Finding]:
+def reconcile(others: list[Finding], scan: TaintScan, lines: list[str]) -> list[Finding]:
     """bandit's and the AST rules' findings in the light of the flows, then the flows themselves."""
     analysis = scan.analysis
     flows = [f for f in scan.findings if f.rule.startswith("taint:")]
@@ -87,7 +96,7 @@ def reconcile(others: list[Finding], scan: TaintScan) -> list[Finding]:
             continue
         if cls == "sql" and any(f.rule == "taint:sql" and 0 <= f.start_line - finding.start_line <= 15 for f in flows):
             continue  # the query built here is reported where it runs
-        if _proven_safe(analysis, cls, finding):
+        if _proven_safe(analysis, cls, finding) and not (cls == "deserialization" and _payload(finding, lines)):
             continue
         kept.append(finding)
     flows = [replace(f, replacement=fixes.get(f.start_line, f.replacement)) for f in flows]
@@ -98,10 +107,19 @@ def _proven_safe(analysis: Analysis, cls: str, finding: Finding) -> bool:
     """The engine saw this sink (or the string built here) and it carries no data of unknown provenance."""
     lines = range(finding.start_line, finding.last_line + 1)
     verdicts = [analysis.verdicts[n][cls] for n in lines if cls in analysis.verdicts.get(n, {})]
+    if verdicts and analysis.inputs:
+        # handler code: the analysis followed the input to its sinks, and none reached this one
+        return all(v != "tainted" for v in verdicts)
     if verdicts:
         return all(v == "safe" for v in verdicts)
     built = [analysis.assigned[n] for n in lines if n in analysis.assigned]
     return bool(built) and all(not any(not o.safe_for(cls) for o in v.all_origins()) for v in built)
+
+
+def _payload(finding: Finding, lines: list[str]) -> bool:
+    """A constant that is itself an exploit (``!!python/object/new:os.system``): loading it runs a command."""
+    text = "\n".join(lines[finding.start_line - 1 : finding.last_line])
+    return bool(_PAYLOAD.search(text))
 
 
 def _overlap(a: Finding, b: Finding) -> bool:
@@ -162,6 +180,23 @@ def _errors(root: SgNode, source: str) -> list[tuple[int, int]]:
         else:
             spans.append((a, b))
     return spans
+
+
+def _without_magics(code: str) -> str:
+    """Notebook magics and ``!shell`` lines as ``pass``, with the lines their open brackets continue onto."""
+    out: list[str] = []
+    depth = 0
+    for line in code.split("\n"):
+        match = _MAGIC.match(line)
+        if depth > 0 or match:
+            if depth == 0:
+                out.append(f"{match.group(1) if match else ''}pass")
+            else:
+                out.append("")
+            depth = max(0, depth + sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}"))
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def _valid(source: str) -> bool:

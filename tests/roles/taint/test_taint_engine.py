@@ -34,7 +34,7 @@ def test_a_flow_names_its_class_source_and_path_and_constants_are_not_flows() ->
     analysis = analyse(SgRoot(FLASK, "python").root(), PythonSpec())
     assert [(f.sink.name, f.sink.cwe, f.line) for f in analysis.flows] == [("command", 78, 20)]
     flow = analysis.flows[0]
-    assert (flow.source.name, flow.source.line) == ("request.args", 11)
+    assert (flow.source.name, flow.source.line) == ("request.args['x']", 11)
     assert "d" in flow.path
     assert analysis.verdicts[17]["command"] == "safe"  # the live arm made ``bar`` a constant
     assert analysis.verdicts[19]["command"] == "safe"  # another key of the dict

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from watcher.roles.taint.expressions import Expressions
+from watcher.roles.taint.calls import Calls
 from watcher.roles.taint.frame import Frame, Here, join
 from watcher.roles.taint.spec import Analysis, Flow, Function, Grammar, Sink, Spec
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
@@ -24,10 +24,11 @@ __all__ = ["Engine"]
 _RANK = {"safe": 0, "unknown": 1, "tainted": 2}
 
 
-class Engine(Expressions):
+class Engine(Calls):
     """One analysis of one file (see the module docstring); ``run()`` returns the ``Analysis``."""
 
     max_depth = 4
+    max_follows = 400
 
     def __init__(self, root: SgNode, spec: Spec) -> None:
         self.root = root
@@ -41,12 +42,14 @@ class Engine(Expressions):
         self.result = Analysis()
         self._flows: dict[tuple[int, str], Flow] = {}
         self._stack: list[int] = []
+        self._memo: dict[tuple[object, ...], Frame] = {}
+        self._followed = 0  # calls followed so far: a budget, so a large class stays a bounded amount of work
 
     # ------------------------------------------------------------------ the file
 
     def run(self) -> Analysis:
         """Analyse the module body, then every function as if called from outside."""
-        self._collect(self.root, None)
+        self._collect(self.root)
         module = Frame({})
         self.block(self.root, module)
         self.globals = {k: v for k, v in module.env.items()}
@@ -56,42 +59,29 @@ class Engine(Expressions):
         self.result.flows = sorted(self._flows.values(), key=lambda f: (f.line, f.sink.name))
         return self.result
 
-    def _collect(self, node: SgNode, owner: str | None) -> None:
-        for child in node.children():
-            kind = child.kind()
-            if kind in self.g.decorated:
-                definition = self.g.field(child, "definition")
-                decorators = tuple(d.text() for d in child.children() if d.kind() == "decorator")
-                if definition is not None:
-                    self._define(definition, owner, decorators)
-            elif kind in self.g.functions:
-                self._define(child, owner, ())
-            elif kind in self.g.classes:
-                name = self.g.field(child, "name")
-                if name is not None:
-                    self.classes[name.text()] = child
-                body = self.g.field(child, "body")
-                if body is not None:
-                    self._collect(body, name.text() if name is not None else None)
-            elif kind not in self.g.lambdas:
-                self._collect(child, owner)
-
-    def _define(self, node: SgNode, owner: str | None, decorators: tuple[str, ...]) -> None:
-        kind = node.kind()
-        if kind in self.g.classes:
-            name = self.g.field(node, "name")
+    def _collect(self, root: SgNode) -> None:
+        """Every class, function and method of the file (found natively by ast-grep, not by walking)."""
+        g = self.g
+        for cls in root.find_all(any=[{"kind": k} for k in sorted(g.classes)]):
+            name = g.field(cls, "name")
             if name is not None:
-                self.classes[name.text()] = node
-            body = self.g.field(node, "body")
-            if body is not None:
-                self._collect(body, name.text() if name is not None else None)
-            return
-        name_node = self.g.field(node, "name")
-        fn = Function(node, name_node.text() if name_node is not None else "", self.parameters(node), decorators, owner)
-        (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
-        body = self.g.field(node, "body")
-        if body is not None:
-            self._collect(body, None)  # nested functions are functions of their own
+                self.classes[name.text()] = cls
+        for node in root.find_all(any=[{"kind": k} for k in sorted(g.functions)]):
+            holder = node.parent()
+            decorators: tuple[str, ...] = ()
+            if holder is not None and holder.kind() in g.decorated:
+                decorators = tuple(d.text() for d in holder.children() if d.kind() == "decorator")
+                holder = holder.parent()
+            owner = None
+            outer = holder.parent() if holder is not None else None
+            if outer is not None and outer.kind() in g.classes:
+                name = g.field(outer, "name")
+                owner = name.text() if name is not None else None
+            name_node = g.field(node, "name")
+            fn = Function(
+                node, name_node.text() if name_node is not None else "", self.parameters(node), decorators, owner
+            )
+            (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
 
     def parameters(self, node: SgNode) -> tuple[str, ...]:
         """The parameter names of a function, in order (``*args`` and ``**kw`` by their names)."""
@@ -126,6 +116,8 @@ class Engine(Expressions):
             else:
                 env[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
         frame = Frame(env, fn, entry=True)
+        if any(v.labelled("input") for v in sources.values()):
+            self.result.inputs.add(line)
         body = self.g.field(fn.node, "body")
         if body is not None:
             self._stack.append(id(fn.node))
@@ -137,8 +129,17 @@ class Engine(Expressions):
     def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
         """Run ``fn`` with these arguments; its final frame, or None when too deep or recursive."""
         key = id(fn.node)
-        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0:
+        if len(self._stack) >= self.max_depth or self._stack.count(key) > 0 or self._followed >= self.max_follows:
             return None
+        memo = (
+            key,
+            _signature(receiver),
+            *(_signature(a) for a in args),
+            *((k, _signature(v)) for k, v in kwargs.items()),
+        )
+        if memo in self._memo:
+            return self._memo[memo]  # the same data into the same function: the same result
+        self._followed += 1
         env = dict(self.globals)
         params = list(fn.parameters)
         if fn.owner and params and params[0] in ("self", "cls"):
@@ -162,6 +163,7 @@ class Engine(Expressions):
             self.block(body, frame)
         finally:
             self._stack.pop()
+        self._memo[memo] = frame
         return frame
 
     # ------------------------------------------------------------------ statements
@@ -384,10 +386,20 @@ class Engine(Expressions):
                 self.dead(case)
                 continue
             path = frame.fork()
+            self.capture(case, value, path)
             self.block(self.g.field(case, "consequence") or case, path)
             paths.append(path)
         if not chosen and paths:
             join([frame.fork(), *paths], frame)
+
+    def capture(self, case: SgNode, subject: Value, frame: Frame) -> None:
+        """``case other:`` / ``case {"k": v}:`` bind names to (parts of) the subject."""
+        for pattern in case.named_children():
+            if pattern.kind() not in self.g.case_patterns:
+                continue
+            for node in pattern.find_all(any=[{"kind": k} for k in sorted(self.g.captures)]) if self.g.captures else ():
+                if "." not in node.text() and node.text() != "_":
+                    frame.env[node.text()] = subject.flat().through(node.text())
 
     def case_constants(self, case: SgNode) -> Any:
         """The literal values a case matches, ``"*"`` for a wildcard, or None when not only literals."""
@@ -448,6 +460,19 @@ def union_children(engine: Engine, node: SgNode, frame: Frame) -> Value:
     for child in children[1:]:
         value = merge(value, engine.expr(child, frame))
     return value
+
+
+def _signature(value: Value | None) -> object:
+    """What a call's result depends on in an argument: its data's sources and cleared classes, its constant."""
+    if value is None:
+        return None
+    const = (
+        value.const if isinstance(value.const, (str, bytes, int, float, bool, type(None))) else repr(value.const)[:80]
+    )
+    sources = frozenset((o.label, o.name, o.line, o.cleared) for o in value.all_origins())
+    parts = tuple(sorted((repr(k), _signature(v)) for k, v in value.parts.items())) if value.parts else ()
+    seq = tuple(_signature(v) for v in value.seq) if value.seq is not None else None
+    return (sources, const, value.tags, parts, seq)
 
 
 def _equal(a: Any, b: Any) -> bool:

@@ -13,8 +13,10 @@ import codecs
 from typing import TYPE_CHECKING, Any
 
 from watcher.roles.taint import fold
+from watcher.roles.taint.containers import hashable as _hashable
+from watcher.roles.taint.containers import with_part
 from watcher.roles.taint.frame import Frame, Here
-from watcher.roles.taint.spec import Call, Function
+from watcher.roles.taint.spec import Function
 from watcher.roles.taint.values import ANY_KEY, NO_CONST, Origin, Value, merge, union
 
 if TYPE_CHECKING:
@@ -53,18 +55,22 @@ class Expressions:
     ) -> None:
         raise NotImplementedError
 
+    def call(self, node: SgNode, frame: Frame) -> Value:
+        raise NotImplementedError  # calls.py
+
     # ------------------------------------------------------------------ dispatch
 
     def is_expression(self, kind: str) -> bool:
-        g = self.g
-        return any(
-            kind in kinds
-            for kinds in (
+        kinds = self.__dict__.get("_expression_kinds")
+        if kinds is None:
+            g = self.g
+            kinds = frozenset().union(
                 g.calls, g.attributes, g.subscripts, g.identifiers, g.strings, g.numbers, g.binaries,
                 g.booleans, g.comparisons, g.nots, g.ternaries, g.sequences, g.dicts, g.comprehensions,
-                g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns,
-            )
-        ) or kind in g.constants  # fmt: skip
+                g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns, g.constants,
+            )  # fmt: skip
+            self.__dict__["_expression_kinds"] = kinds
+        return kind in kinds
 
     def expr(self, node: SgNode, frame: Frame) -> Value:
         """The value of expression ``node`` on the path ``frame`` (which assignments in it update)."""
@@ -420,180 +426,6 @@ class Expressions:
 
     # ------------------------------------------------------------------ calls
 
-    def call(self, node: SgNode, frame: Frame) -> Value:
-        g = self.g
-        fn_node = g.field(node, "function")
-        args: list[Value] = []
-        arg_nodes: list[SgNode] = []
-        kwargs: dict[str, Value] = {}
-        kwarg_nodes: dict[str, SgNode] = {}
-        arguments = g.field(node, "arguments")
-        listed = [arguments] if arguments is not None and arguments.kind() in g.comprehensions else (
-            arguments.named_children() if arguments is not None else []
-        )  # fmt: skip
-        for a in listed:
-            if a.kind() in g.ignored:
-                continue
-            if a.kind() in g.keyword_arguments:
-                name, value_node = g.field(a, "name"), g.field(a, "value")
-                if name is not None and value_node is not None:
-                    kwargs[name.text()] = self.expr(value_node, frame)
-                    kwarg_nodes[name.text()] = value_node
-                continue
-            arg_nodes.append(a)
-            args.append(self.expr(a, frame) if a.kind() not in g.spreads else self.expr(a, frame).flat())
-        receiver: Value | None = None
-        obj_node = g.field(fn_node, "object") if fn_node is not None and fn_node.kind() in g.attributes else None
-        if obj_node is not None:
-            receiver = self.expr(obj_node, frame)
-        dotted = self.name_of(fn_node, frame)
-        method = dotted.rsplit(".", 1)[-1]
-        site = Here(self, node, frame)
-        if dotted in self.spec.exits:
-            frame.live = False
-        followed = self._follow(fn_node, obj_node, receiver, args, kwargs, frame)
-        if followed is not None:
-            return followed
-        result = self.spec.call(
-            Call(dotted, method, receiver, tuple(args), kwargs, tuple(arg_nodes), kwarg_nodes, site)
-        )
-        mutation = self.spec.mutators.get(method) if obj_node is not None and receiver is not None else None
-        if mutation is not None and receiver is not None and obj_node is not None and "module" not in receiver.tags:
-            updated, returned = mutate(mutation, receiver, args)
-            if obj_node.kind() in g.identifiers:
-                frame.env[obj_node.text()] = updated
-            elif obj_node.kind() in g.attributes | g.subscripts:
-                self.assign(obj_node, updated, frame)
-            if result is None:
-                result = returned
-        if result is not None:
-            return result
-        if receiver is not None and "module" not in receiver.tags:
-            const = fold.method(receiver.const, method, [a.const for a in args])
-            if const is not NO_CONST:
-                return Value(const=const)
-            return union([receiver.flat(), *args, *kwargs.values()])
-        if fn_node is not None and fn_node.kind() in g.identifiers and dotted in self.spec.builtins:
-            return union([*args, *kwargs.values()])
-        opaque = Value(origins=frozenset({Origin("unknown", f"{dotted or 'a call'}()", site.line)}))
-        return union([opaque, *args, *kwargs.values()])
-
-    def _follow(
-        self,
-        fn_node: SgNode | None,
-        obj_node: SgNode | None,
-        receiver: Value | None,
-        args: list[Value],
-        kwargs: dict[str, Value],
-        frame: Frame,
-    ) -> Value | None:
-        """The value of a call to a function, method or class of this file; None for any other call."""
-        if fn_node is None:
-            return None
-        target: Function | None = None
-        constructor = ""
-        if fn_node.kind() in self.g.identifiers:
-            name = fn_node.text()
-            if name in frame.env and "module" not in frame.env[name].tags and name not in self.globals:
-                return None
-            if name in self.functions:
-                target = self.functions[name][-1]
-            elif name in self.classes:
-                constructor = name
-                target = next((m for m in self.methods.get(self.spec.constructor, []) if m.owner == name), None)
-        elif obj_node is not None and receiver is not None:
-            method = self.g.field(fn_node, "attribute")
-            owners = {t.split(":", 1)[1] for t in receiver.tags if t.startswith("instance:")}
-            if obj_node.kind() in self.g.identifiers and obj_node.text() in self.classes:
-                owners.add(obj_node.text())
-            if method is not None and owners:
-                target = next((m for m in self.methods.get(method.text(), []) if m.owner in owners), None)
-        if target is None and not constructor:
-            return None
-        instance = Value(parts={}, tags=frozenset({f"instance:{constructor}"})) if constructor else receiver
-        if target is None:
-            return instance
-        done = self.follow(target, args, kwargs, instance)
-        if done is None:
-            return union([*args, *kwargs.values()]) if not constructor else instance
-        if constructor:
-            final = done.env.get(target.parameters[0]) if target.parameters else None
-            return final if final is not None else instance
-        out: Value | None = None
-        for value in done.returns:
-            out = value if out is None else merge(out, value)
-        return out if out is not None else Value(const=None)
-
-
-def with_part(container: Value, key: Any, value: Value) -> Value:
-    """``container`` after ``container[key] = value`` (``NO_CONST``: a key not known)."""
-    if key is NO_CONST:
-        parts = {k: merge(v, value) for k, v in (container.parts or {}).items()}
-        parts[ANY_KEY] = merge(parts[ANY_KEY], value) if ANY_KEY in parts else value
-        seq = tuple(merge(v, value) for v in container.seq) if container.seq is not None else None
-        return Value(origins=container.origins, parts=parts, tags=container.tags, seq=seq)
-    if container.seq is not None and isinstance(key, int) and -len(container.seq) <= key < len(container.seq):
-        items = list(container.seq)
-        items[key] = value
-        return Value(origins=container.origins, parts=container.parts, tags=container.tags, seq=tuple(items))
-    parts = dict(container.parts or {})
-    parts[key] = value
-    return Value(origins=container.origins, parts=parts, tags=container.tags, seq=container.seq)
-
-
-def mutate(kind: str, receiver: Value, args: list[Value]) -> tuple[Value, Value | None]:
-    """A container after a mutating method (``append``, ``pop``, …), and what the method returned."""
-    seq = receiver.seq
-    first = args[0] if args else Value()
-    if kind == "append":
-        if seq is not None:
-            return Value(origins=receiver.origins, tags=receiver.tags, seq=(*seq, first)), Value(const=None)
-        return with_part(receiver, NO_CONST, first), Value(const=None)
-    if kind == "prepend":
-        if seq is not None:
-            return Value(origins=receiver.origins, tags=receiver.tags, seq=(first, *seq)), Value(const=len(seq) + 1)
-        return with_part(receiver, NO_CONST, first), None
-    if kind == "insert" and len(args) >= 2:
-        if seq is not None and isinstance(first.const, int):
-            items = list(seq)
-            items.insert(first.const, args[1])
-            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), Value(const=None)
-        return with_part(receiver, NO_CONST, args[1]), Value(const=None)
-    if kind in ("pop", "shift"):
-        index = 0 if kind == "shift" else (first.const if args else -1)
-        if seq is not None and isinstance(index, int) and -len(seq) <= index < len(seq):
-            items = list(seq)
-            taken = items.pop(index)
-            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), taken
-        if receiver.parts is not None and args and first.constant and _hashable(first.const):
-            parts = dict(receiver.parts)
-            taken = parts.pop(first.const, Value(origins=receiver.origins))
-            return Value(origins=receiver.origins, parts=parts, tags=receiver.tags), taken
-        return receiver, Value(origins=receiver.all_origins())
-    if kind == "remove" and seq is not None and first.constant:
-        items = [v for v in seq if not (v.constant and v.const == first.const)]
-        if len(items) == len(seq) - 1:
-            return Value(origins=receiver.origins, tags=receiver.tags, seq=tuple(items)), Value(const=None)
-        return receiver, Value(const=None)
-    if kind == "update" and receiver.parts is not None and first.parts is not None:
-        parts = {**receiver.parts, **first.parts}
-        return Value(origins=receiver.origins | first.origins, parts=parts, tags=receiver.tags), Value(const=None)
-    if kind in ("extend", "update", "absorb"):
-        extra = union(args)
-        return (
-            Value(
-                origins=receiver.origins | extra.origins,
-                parts=receiver.parts,
-                tags=receiver.tags | extra.tags,
-            )
-            if receiver.seq is None
-            else Value(origins=receiver.all_origins() | extra.origins, tags=receiver.tags | extra.tags),
-            Value(const=None),
-        )
-    if kind == "clear":
-        return Value(tags=receiver.tags, seq=() if seq is not None else None, parts={} if seq is None else None), None
-    return receiver, None
-
 
 def _number(text: str) -> Any:
     cleaned = text.replace("_", "").rstrip("nNjJlL")
@@ -613,11 +445,3 @@ def _unescape(text: str) -> str:
         return codecs.decode(text.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return text
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

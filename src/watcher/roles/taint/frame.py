@@ -10,7 +10,7 @@ from watcher.roles.taint.values import NO_CONST, Origin, Value, merge
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
 
-    from watcher.roles.taint.spec import Function, Sink
+    from watcher.roles.taint.spec import Analysis, Function, Sink
 
 __all__ = ["Frame", "Here", "join"]
 
@@ -50,7 +50,9 @@ def join(frames: list[Frame], into: Frame) -> None:
 
 
 class Engine(Protocol):
-    """What a ``Here`` needs of the engine: evaluating an expression, recording a sink."""
+    """What a ``Here`` needs of the engine: evaluating an expression, recording a sink, its result."""
+
+    result: Analysis
 
     def expr(self, node: SgNode, frame: Frame) -> Value: ...
 
@@ -88,4 +90,6 @@ class Here:
 
     def source(self, label: str, name: str) -> Value:
         """A value of untrusted data (``label``) read here, named ``name``."""
+        if label == "input":
+            self.engine.result.inputs.add(self.line)
         return Value(origins=frozenset({Origin(label, name, self.line)}))

@@ -55,6 +55,31 @@ _FLASK_INPUT = frozenset(
         "get_data",
     ]
 )
+# what a request object holds that the server, not the client, decided
+_REQUEST_SERVER = frozenset(
+    [
+        "method",
+        "session",
+        "user",
+        "app",
+        "state",
+        "scope",
+        "url_rule",
+        "endpoint",
+        "blueprint",
+        "blueprints",
+        "is_secure",
+        "is_json",
+        "scheme",
+        "routing_exception",
+        "max_content_length",
+        "content_length",
+        "mimetype",
+        "charset",
+        "get_host",
+        "resolver_match",
+    ]
+)
 _REQUEST_INPUT = frozenset(
     [
         "GET",
@@ -76,6 +101,7 @@ _REQUEST_INPUT = frozenset(
         "build_absolute_uri",
     ]
 )
+_REQUEST_NAMES = frozenset({"request", "req"})
 _ROUTE = re.compile(r"\.(?:route|get|post|put|patch|delete|head|options|api_route|websocket|add_url_rule)\s*\(")
 _VIEW = re.compile(r"@(?:\w+\.)*(?:api_view|require_(?:http_methods|GET|POST|safe)|csrf_exempt|login_required)\b")
 _CLEAN_TYPES = frozenset(
@@ -96,6 +122,12 @@ _MUTATORS = {
     "add": "append",
     "setdefault": "absorb",
     "clear": "clear",
+    "write": "absorb",
+    "writelines": "absorb",
+    "feed": "absorb",
+    "set": "put",
+    "put": "put",
+    "__setitem__": "put",
 }
 
 
@@ -145,22 +177,20 @@ class PythonSpec:
         out: dict[str, Value] = {}
         params = _parameters(function.node)
         route = next((d for d in function.decorators if _ROUTE.search(d)), None)
+        view_method = function.owner is not None and len(params) > 1 and function.name in _HTTP_METHODS
         django = bool(params) and (
-            params[0][0] == "request"
-            or (
-                function.owner is not None
-                and len(params) > 1
-                and params[1][0] == "request"
-                and function.name in _HTTP_METHODS
-            )
-            or any(_VIEW.search(d) for d in function.decorators)
+            params[0][0] in _REQUEST_NAMES or view_method or any(_VIEW.search(d) for d in function.decorators)
         )
         line = function.node.range().start.line + 1
         typed_ints = set(re.findall(r"<(?:int|float|uuid):(\w+)>", route or ""))
         for i, (name, annotation, default) in enumerate(params):
             if name in ("self", "cls") and i == 0:
                 continue
-            if name == "request" or annotation.endswith(("Request", "HttpRequest", "WebSocket")):
+            if (
+                name in _REQUEST_NAMES
+                or annotation.endswith(("Request", "HttpRequest", "WebSocket"))
+                or (view_method and i == 1)  # a class-based view's get(self, req, ...)
+            ):
                 out[name] = Value(tags=frozenset({"request"}))
                 continue
             if not (route or django):
@@ -180,22 +210,24 @@ class PythonSpec:
 
     def attribute(self, name: str, obj: Value, site: Site) -> Value | None:
         parts = name.split(".")
+        if name.startswith(("bottle.request.", "sanic.request.")) and len(parts) >= 3:
+            return Value() if parts[2] in _REQUEST_SERVER else site.source("input", f"request.{parts[2]}")
         if name.startswith("flask.request.") and len(parts) >= 3:
-            if parts[2] in _FLASK_INPUT:
-                return obj.part(parts[2]) if obj.parts else site.source("input", f"request.{parts[2]}")
-            return Value()
-        if name == "flask.request":
-            return Value(tags=frozenset({"request"}))
-        if "request" in obj.tags and parts[-1] in _REQUEST_INPUT:
-            return site.source("input", f"request.{parts[-1]}")
+            if parts[2] in _REQUEST_SERVER:
+                return Value()
+            return obj.part(parts[2]) if obj.parts else site.source("input", f"request.{parts[2]}")
+        if name == "flask.request" or (parts[-1] == "request" and len(parts) == 2 and parts[0] == "self"):
+            return Value(tags=frozenset({"request"}))  # Flask's request, or a class-based view's
         if "request" in obj.tags and parts[-1] == "session":
             return Value(tags=frozenset({"session"}))
+        if "request" in obj.tags and parts[-1] in _REQUEST_SERVER:
+            return Value(tags=frozenset({"request"}))
+        if "request" in obj.tags:  # anything else a request carries came from the client
+            return site.source("input", f"request.{parts[-1]}")
         if name == "sys.argv":
             return site.source("local", "sys.argv")
         if name == "os.environ":
             return site.source("environment", "os.environ")
-        if "request" in obj.tags:
-            return Value(tags=frozenset({"request"}))
         return None
 
     def store(self, target: str, key: Any, value: Value, site: Site) -> None:

@@ -64,6 +64,7 @@ PYTHON_GRAMMAR = Grammar(
     cases=_kinds("case_clause"),
     case_patterns=_kinds("case_pattern"),
     union_patterns=_kinds("union_pattern"),
+    captures=_kinds("dotted_name"),
     as_patterns=_kinds("as_pattern"),
     spreads=_kinds("list_splat dictionary_splat list_splat_pattern dictionary_splat_pattern"),
     comprehension_clauses=_kinds("for_in_clause"),

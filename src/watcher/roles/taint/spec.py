@@ -9,6 +9,7 @@ source, a sanitised value) and reports sinks through ``Site.report``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -65,16 +66,19 @@ class Analysis:
     ``flows``: each sink reached by untrusted data. ``verdicts``: per line, per sink class, the
     worst the engine saw there (``"tainted"``, ``"unknown"`` — data of unknown provenance —
     or ``"safe"``: constant or sanitised on every path). ``dead``: line ranges of branches that
-    can never run. ``assigned``: per line, the value an assignment there stored.
+    can never run. ``assigned``: per line, the value an assignment there stored. ``inputs``: the
+    lines where untrusted input (label ``"input"``) enters — empty for code that reads none, such
+    as a notebook's data work, where a sink of unknown provenance is nobody's input either.
     """
 
     flows: list[Flow] = field(default_factory=list)
+    inputs: set[int] = field(default_factory=set)
     verdicts: dict[int, dict[str, str]] = field(default_factory=dict)
     dead: list[tuple[int, int]] = field(default_factory=list)
     assigned: dict[int, Value] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Grammar:
     """Node kinds of one tree-sitter grammar, by the role the engine gives them.
 
@@ -127,6 +131,7 @@ class Grammar:
     cases: frozenset[str] = frozenset()  # a case: its patterns, guard, consequence
     case_patterns: frozenset[str] = frozenset()
     union_patterns: frozenset[str] = frozenset()  # ``'A' | 'B'``
+    captures: frozenset[str] = frozenset()  # a name a case pattern binds (``case other:``)
     defaults: frozenset[str] = frozenset()  # ``default:`` of a switch
     as_patterns: frozenset[str] = frozenset()  # ``with open(p) as fh``: value first, ``alias``
     spreads: frozenset[str] = frozenset()  # ``*args``, ``...rest``
@@ -137,7 +142,14 @@ class Grammar:
 
     def field(self, node: SgNode, role: str) -> SgNode | None:
         """The child of ``node`` in ``role``, under the grammar's own field name."""
+        if role not in self.renamed:
+            return node.field(role)
         return node.field(self.fields.get((node.kind(), role), role))
+
+    @functools.cached_property
+    def renamed(self) -> frozenset[str]:
+        """The roles some kind names differently (the others are looked up without asking the kind)."""
+        return frozenset(role for _, role in self.fields)
 
 
 @dataclass(frozen=True, slots=True)

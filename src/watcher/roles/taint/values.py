@@ -54,7 +54,7 @@ class Origin:
         """The same data, having gone through variable ``name``."""
         if not name or (self.via and self.via[-1] == name) or len(self.via) >= _MAX_VIA:
             return self
-        return replace(self, via=(*self.via, name))
+        return Origin(self.label, self.name, self.line, (*self.via, name), self.cleared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +107,7 @@ class Value:
     def cleared(self, classes: frozenset[str]) -> Value:
         """The value after a sanitiser for ``classes`` (``{"*"}``: every class)."""
         return Value(
-            origins=frozenset(replace(o, cleared=o.cleared | classes) for o in self.all_origins()),
+            origins=frozenset(Origin(o.label, o.name, o.line, o.via, o.cleared | classes) for o in self.all_origins()),
             tags=self.tags,
         )
 
