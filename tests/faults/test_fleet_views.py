@@ -158,7 +158,7 @@ def test_a_fleet_run_journals_the_settings_of_its_tasks_file(tmp_path: Path) -> 
     with StubAnthropicServer(*[Reply.text("done")] * 5) as stub:
         out = _fleet(["run", str(tasks), "--no-supervision", "--base-url", stub.base_url], journal)
     assert out["tasks"]["t1"]["status"] == "completed"
-    from watcher.fleet.query import run_settings  # (here: the module imports without it before the fix)
+    from watcher.fleet.runs import run_settings  # (here: the module imports without it before the fix)
 
     with Journal(journal) as j:
         settings = run_settings(j, FLEET)
