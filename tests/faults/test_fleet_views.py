@@ -113,6 +113,10 @@ def test_a_lost_task_is_lost_in_the_health_column_too(tmp_path: Path) -> None:
     assert row["status"] == row["health"] == "lost"
     health = _fleet(["health", "gone"], journal)
     assert health["health"] == health["status"] == "lost" and "silent" in health["diagnosis"]
+    with Journal(journal) as j:  # its host beats again: it was held up, not dead (as the supervisor takes it)
+        j.append(TaskHostBeat(session="host:r1", fleet=FLEET, run="r1", tasks=1))
+    again = _fleet(["status"], journal)[0]
+    assert (again["status"], again["health"], again["diagnosis"]) == ("running", "healthy", "moving again")
 
 
 def _started_elsewhere(journal: Path, **settings: Any) -> None:

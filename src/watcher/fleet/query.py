@@ -23,6 +23,7 @@ from watcher.fleet.events import (
     SupervisionReport,
     SyncMessageSent,
     TaskHealthCheck,
+    TaskHostBeat,
     TaskLost,
     TaskTurn,
     WatcherAbort,
@@ -45,6 +46,7 @@ _KINDS = {
     "learning_extracted",
     "fleet_supervision",
     "task_lost",
+    "task_host_beat",
     "session",
 }
 
@@ -191,6 +193,10 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
         if isinstance(event, SupervisionReport):
             view.supervision = event if event.fleet == name else view.supervision
             continue
+        if isinstance(event, TaskHostBeat):  # its host beat after all (held up, not dead), as the roster takes it
+            for task in view.tasks.values() if event.fleet == name and event.run == run else ():
+                _found(view, task)
+            continue
         row = view.tasks.get(event.session)
         if row is None or (isinstance(event, FleetEvent) and event.fleet != name):
             continue
@@ -213,6 +219,14 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
     return view
 
 
+def _found(view: FleetView, row: TaskRow) -> None:
+    """A task taken for lost whose host was heard from again: running, with its last check's health."""
+    if row.status == "lost":
+        last = next((c for c in reversed(view.checks) if c.session == row.task), None)
+        row.status = "running"
+        row.health, row.diagnosis = (last.health, last.diagnosis) if last else ("unknown", "")
+
+
 def _take(view: FleetView, row: TaskRow, event: Event) -> None:
     if isinstance(event, TaskHealthCheck):
         if event.health == "paused" and row._paused_for:  # the pause's own reason, not the word "paused" again
@@ -222,10 +236,7 @@ def _take(view: FleetView, row: TaskRow, event: Event) -> None:
         if row.status in ("running", "paused"):
             row.health, row.diagnosis, row.status = event.health, event.diagnosis, event.status
     elif isinstance(event, TaskTurn):
-        if row.status == "lost":
-            row.status = "running"  # its host was heard from again: held up, not dead
-            last = next((c for c in reversed(view.checks) if c.session == row.task), None)
-            row.health, row.diagnosis = (last.health, last.diagnosis) if last else ("unknown", "")
+        _found(view, row)  # its host was heard from again
         row._input, row._output = event.input_tokens, event.output_tokens
         row.tokens = event.input_tokens + event.output_tokens
         row.iteration = max(row.iteration, event.step)
