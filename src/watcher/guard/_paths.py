@@ -19,6 +19,7 @@ _HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\})")
 _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
+_OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root")
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 
@@ -108,6 +109,8 @@ def matches_any(place: Place, path: str, patterns: list[str] | Any) -> bool:
                 return True
         elif fnmatchcase(path, full) or path == full.rstrip("/*"):
             return True
+        elif pattern.startswith("~/") and any(fnmatchcase(path, h + pattern[1:]) for h in _OTHER_HOMES):
+            return True  # another account's copy: /home/alice/.kube/config is a credential too
     return False
 
 
@@ -116,5 +119,9 @@ def under_any(place: Place, path: str, folders: list[str]) -> bool:
     for folder in folders:
         full = place.expand(folder).rstrip("/")
         if path == full or path.startswith(full + "/"):
+            return True
+        if folder.startswith("~/") and any(
+            fnmatchcase(path, h + folder[1:]) or fnmatchcase(path, h + folder[1:] + "/*") for h in _OTHER_HOMES
+        ):
             return True
     return False

@@ -96,6 +96,12 @@ class Flow(Calls):
             for child in named(node):
                 if self.statement(child, st):
                     return True
+        elif kind == "ERROR":  # a fragment the grammar cannot place (a method without its class): read on
+            for child in named(node):
+                if child.kind().endswith(("statement", "declaration", "block")):
+                    self.statement(child, st)
+                else:
+                    self.ev(child, st)
         elif kind == "import_statement":
             for ident in node.find_all(kind="identifier"):
                 st.vars[ident.text()] = None

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Protocol, TypeAlias, get_args, get_origin
 
-from watcher.core.errors import MalformedEventError
+from watcher.core.errors import DuplicateNameError, MalformedEventError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import Observation, observation_from_dict
 
@@ -68,7 +68,9 @@ class Event(ABC):
         known = EVENT_KINDS.get(cls.kind)
         if cls.kind and "kind" in cls.__dict__:
             if known is not None and known.__qualname__ != cls.__qualname__:  # (a slotted dataclass is made twice)
-                raise TypeError(f"event kind {cls.kind!r} of {cls.__qualname__} is taken by {known.__qualname__}")
+                raise DuplicateNameError(
+                    f"event kind {cls.kind!r} of {cls.__qualname__} is taken by {known.__qualname__}; give it another kind"
+                )
             EVENT_KINDS[cls.kind] = cls
 
     def payload(self) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import time
 
+from watcher.core.errors import ConfigurationError
+
 __all__ = ["FakeClock"]
 
 
@@ -33,6 +35,6 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         """Move both clocks ``seconds`` on (never back)."""
         if seconds < 0:
-            raise ValueError(f"a clock moves forward only; cannot advance by {seconds:g}s")
+            raise ConfigurationError(f"a clock moves forward only; cannot advance by {seconds:g}s")
         self._mono += seconds
         self._wall += seconds
