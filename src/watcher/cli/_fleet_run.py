@@ -13,12 +13,15 @@ import asyncio
 import sys
 import time
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from watcher.cli._fleet_show import open_journal, show, status_table
 from watcher.core.errors import MissingCredentialsError
 from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path
+
+if TYPE_CHECKING:
+    from watcher.fleet import FleetConfig
 
 __all__ = ["run_fleet", "supervise"]
 
@@ -110,16 +113,18 @@ async def _progress(work: Awaitable[_T], journal: Journal, name: str) -> _T:
     return job.result()
 
 
-def _supervision_config(args: argparse.Namespace, journal: Journal, name: str) -> Any:
+def _supervision_config(
+    args: argparse.Namespace, journal: Journal, name: str, given: FleetConfig | None
+) -> FleetConfig:
     """The settings to supervise fleet ``name`` with: ``--tasks FILE``, else those its run journaled; then the flags."""
     from dataclasses import replace
 
-    from watcher.fleet import FleetConfig, load_tasks
+    from watcher.fleet import FleetConfig
     from watcher.fleet.runs import run_settings
     from watcher.fleet.supervisor import journaled_config
 
-    if args.tasks is not None:
-        config = replace(load_tasks(args.tasks)[0], name=name, supervision=True)
+    if given is not None:
+        config = replace(given, name=name, supervision=True)
     elif (settings := run_settings(journal, name)) is not None:
         config = journaled_config(settings, name)
     else:
@@ -145,13 +150,14 @@ def supervise(args: argparse.Namespace) -> int:
     from watcher.fleet.llm import fleet_evaluator
     from watcher.fleet.runs import fleets, run_start
 
+    given = load_tasks(args.tasks)[0] if args.tasks is not None else None  # a bad file is said before anything
     with open_journal(args) as journal:
-        named = args.fleet or (load_tasks(args.tasks)[0].name if args.tasks is not None else None)
+        named = args.fleet or (given.name if given is not None else None)
         name = named or next(reversed(fleets(journal)), None)
         if name is None:
             print("no fleet in this journal yet: start its tasks first (watcher fleet run TASKS.toml), or pass --fleet")
             return 1
-        config = _supervision_config(args, journal, name)
+        config = _supervision_config(args, journal, name, given)
         # the run's own judge: an LLM named in its settings judges here too (a missing key is said before it starts)
         evaluator = fleet_evaluator(config.evaluator, base_url=config.llm_base_url or None)
 
