@@ -132,7 +132,6 @@ PUBLIC = {
         "read_rows",
         "run_as",
         "table",
-        "wilson",
     ],
     "watcher.kernel_ext": [
         "KernelExtension",
