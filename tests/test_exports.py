@@ -82,6 +82,7 @@ PUBLIC = {
         "main",
     ],
     "watcher.core": [],
+    "watcher.demo": [],
     "watcher.evaluators": [
         "EVALUATORS",
         "CallableEvaluator",

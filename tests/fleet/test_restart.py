@@ -94,7 +94,8 @@ async def test_a_restarted_supervisor_keeps_the_ladder_and_relays_nothing_twice(
 
 
 async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_status(tmp_path: Path) -> None:
-    from watcher.fleet.query import read_fleet, run_start
+    from watcher.fleet.query import read_fleet
+    from watcher.fleet.runs import run_start
 
     journal = Journal(tmp_path / "j.sqlite3")
     specs = [TaskSpec("waiter", f"{marker('waiter')} wait", tools=(tool(bash, name="Bash"),), max_steps=500)]

@@ -7,13 +7,14 @@ field, and declaring one registers its ``kind``. ``session`` is the task (or ``f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from watcher.runtime.events import Event
 
 __all__ = [
     "FleetEvent",
+    "FleetSettings",
     "FleetTask",
     "LearningExtracted",
     "SupervisionReport",
@@ -52,6 +53,20 @@ class FleetTask(FleetEvent):
     directory: str = ""
     run: str = ""
     host: str = ""  # the task host running it when several hosts share one run (else the run is the host)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSettings(FleetEvent):
+    """Emitted when a fleet run starts (``session`` is ``fleet:<name>``): its ``FleetConfig``, field by field.
+
+    A supervisor started elsewhere (``watcher fleet supervise``) supervises with the settings the
+    run was started with, read from here, not with defaults.
+    """
+
+    kind: ClassVar[str] = "fleet_settings"
+    critical: ClassVar[bool] = True
+    run: str
+    settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,18 +12,20 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from watcher.agents import RunResult, make_client
 from watcher.core.errors import ConfigurationError
 from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.events import FleetSettings
 from watcher.fleet.host import TaskHost
 from watcher.fleet.learnings import Extractor
 from watcher.fleet.llm import fleet_evaluator, fleet_extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.roster import Roster
 from watcher.fleet.spawned import CLI_AGENTS
-from watcher.fleet.supervisor import SupervisionHealth, Supervisor
+from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec, check_names
 from watcher.fleet.watch import Evaluator, WatchCycle
@@ -145,6 +147,14 @@ class Fleet:
             extractor=self._extractors[0],
             turn_extractor=self._extractors[1],
             shared=self.shared,
+        )
+        self.journal.append(  # what a supervisor started elsewhere supervises with (watcher fleet supervise)
+            FleetSettings(
+                session=COMMAND_PREFIX + self.config.name,
+                fleet=self.config.name,
+                run=self.host.run,
+                settings=asdict(self.config),
+            )
         )
         self.host.start()
         await self.supervisor.start(loops=self.config.supervision)

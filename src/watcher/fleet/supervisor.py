@@ -14,8 +14,9 @@ journal never apply it twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
@@ -28,11 +29,22 @@ from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 
-__all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor"]
+__all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor", "journaled_config"]
 
 log = logger("watcher.fleet")
 
 COMMAND_PREFIX = "fleet:"
+
+
+def journaled_config(settings: Mapping[str, Any], name: str) -> FleetConfig:
+    """The ``FleetConfig`` a fleet run journaled (``FleetSettings``), for a supervisor of fleet ``name``.
+
+    Keys this version does not know are left out (a newer watcher wrote them), lists become
+    tuples again, and supervision is on: whoever asks for this config supervises.
+    """
+    known = {f.name: f for f in fields(FleetConfig)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items() if k in known}
+    return FleetConfig(**{**values, "name": name, "supervision": True})
 
 
 @dataclass(slots=True)

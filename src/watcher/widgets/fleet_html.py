@@ -36,6 +36,7 @@ _BADGE = {
     "very_stale": "#c62828",
     "paused": "#6a1b9a",
     "degraded": "#616161",
+    "unchecked": "#9e9e9e",
     "completed": "#1565c0",
     "failed": "#c62828",
     "aborted": "#c62828",
@@ -101,7 +102,8 @@ def describe_row(row: dict[str, Any]) -> str:
     parts = [
         f"iteration {int(row.get('iteration') or 0)}",
         _ago(row.get("last_activity_s")),
-        f"{int(row.get('nudges') or 0)} nudge(s)",
+        f"{int(row.get('nudges') or 0)} nudge(s) sent",  # as ``watcher fleet status`` and ``stats`` count them
+        f"ladder {int(row.get('ladder') or 0)}",
         f"{int(row.get('tokens') or 0):,} tokens",
     ]
     if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)

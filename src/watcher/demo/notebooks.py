@@ -27,7 +27,7 @@ from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_notebooks"
 NOTEBOOKS = (
     ("quickstart.ipynb", "security (manual) and errors (autonomous) watchers on ordinary cells"),
     ("agent_run.ipynb", "an agent run with an autonomous security watcher and a manual reviewer"),
