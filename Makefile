@@ -26,7 +26,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 # the newest Python on the machine, with what the Python security scan needs: the scan must find
 # the same there as on .venv's (tests/roles/taint/test_interpreters.py skips, saying why, without it)
-NEWEST_PY := $(shell command -v python3.13 || ls $(HOME)/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -1)
+NEWEST_PY := $(shell for p in $(HOME)/.pyenv/versions/3.13*/bin/python3.13 $$(command -v python3.13); do \
+	"$$p" -c 'import sys' 2>/dev/null && { echo "$$p"; break; }; done)
 NEWEST := .venv-newest/.installed
 
 $(NEWEST): constraints.txt $(STAMP)

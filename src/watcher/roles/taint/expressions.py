@@ -1,10 +1,9 @@
-"""How the taint engine evaluates expressions: names, strings, operators, containers, and calls.
+"""How the taint engine evaluates expressions: names, literals, operators, containers, assignments.
 
-A call to a function or method defined in the same file is followed (its body is run with the
-argument values bound to its parameters, and its returns are the call's value); a constructor
-runs ``__init__`` and yields the object with the attributes it stored. Any other call is put to
-the spec (sources, sanitisers, sinks); what the spec leaves alone returns a value built from its
-receiver and arguments, plus an ``"unknown"`` origin for a function nobody vouches for.
+Each expression yields a ``Value``: its constant when it folds, the origins of the data in it, and
+for a container or object the members stored under known keys. An assignment binds a target (a
+name, ``obj.attr``, ``obj[key]``, a pattern) and tells the spec of stores it cares about (the
+session, a ``Location`` header). Calls are in ``calls.py``.
 """
 
 from __future__ import annotations
