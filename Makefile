@@ -71,10 +71,10 @@ demo: $(STAMP) $(CLIS)
 	@# executed headless on a real kernel
 	$(PY) -m watcher.demo
 	@# one spawn end to end: the real Claude Code CLI when npm installed it, else the fake CLI (it says which)
-	$(PY) -m watcher.demo_spawn
+	$(PY) -m watcher.demo.spawn
 	@# a short fleet: one task stuck (nudged, then paused), one learning relayed, as a timeline
-	$(PY) -m watcher.demo_fleet
-	$(PY) -m watcher.demo_notebooks
+	$(PY) -m watcher.demo.fleet
+	$(PY) -m watcher.demo.notebooks
 	@echo; echo "make demo: done in $$(( $$(date +%s) - $(DEMO_START) ))s — recorded sessions replayed through the offline watchers,"; \
 	echo "  one spawn end to end, a short fleet, and the example notebooks on a real kernel (all offline)."; \
 	echo "Next: source .venv/bin/activate, then try"; \

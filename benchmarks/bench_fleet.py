@@ -27,10 +27,10 @@ from pathlib import Path
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.fleet.actions import Actions
+from watcher.fleet.events import FleetTask, LearningExtracted, TaskTurn
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.watch import WatchCycle
-from watcher.runtime.events import FleetTask, LearningExtracted, TaskTurn
 from watcher.runtime.journal import Journal
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +34,13 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reaches a real provider or picks up a developer's key, base URL or model."""
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _entry_points_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This environment's commands (``watcher``) are on PATH, as in an activated environment or a pipx
+    install: the installed hooks run ``watcher hook`` from PATH, wherever the tests were started from."""
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
 
 
 @pytest.fixture(scope="session")

@@ -22,11 +22,13 @@ and read what happened (``replay``, ``read_transcript``, ``history``, ``Journal`
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from watcher._version import __version__
 
+TYPE_CHECKING = False  # not typing's: importing typing costs every ``watcher hook`` call (a process each)
 if TYPE_CHECKING:
+    from typing import Any
+
     from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
     from watcher.core.errors import WatcherError
     from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator

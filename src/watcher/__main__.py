@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from watcher.cli import main
+from watcher._console import main
 
 sys.exit(main())

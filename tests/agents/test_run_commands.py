@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from run_helpers import Files, injected_texts, login_writes, start
 from watcher.agents import AgentRun, tool
 from watcher.roles import spec_for_role
 from watcher.runtime import Journal
-from watcher.testing import Reply, StubAnthropicServer
+from watcher.testing import Reply, StubAnthropicServer, wait_until
 
 SUBMIT = textwrap.dedent(
     """
@@ -43,18 +42,10 @@ async def _submit(
     return int(done.stdout.strip())
 
 
-async def _until(condition: Callable[[], Any], within_s: float = 10.0) -> Any:
-    """Poll ``condition`` (state owned by the run, no event to wait on) until it is truthy."""
-    async with asyncio.timeout(within_s):
-        while not (found := condition()):  # noqa: ASYNC110 - polling the run's public state
-            await asyncio.sleep(0.01)
-    return found
-
-
 def _review_tool(holder: dict[str, AgentRun]) -> Any:
     async def wait_for_review() -> str:
         """Wait until the reviewer has decided on every pending finding."""
-        await _until(lambda: not holder["run"].pending)
+        await wait_until(lambda: not holder["run"].pending)
         return "review finished"
 
     return tool(wait_for_review)
@@ -79,7 +70,7 @@ async def test_accept_with_an_edit_from_another_process_reaches_the_next_request
             journal=journal,
             name="manual",
         )
-        pending = await _until(lambda: run.pending)
+        pending = await wait_until(lambda: run.pending)
         [(interjection_id, proposed)] = pending.items()
         assert "SQL injection" in proposed.content
         await stub.wait_for_requests_async(2)
@@ -112,7 +103,7 @@ async def test_dismiss_from_another_process_drops_the_interjection(tmp_path: Pat
             journal=journal,
             name="dismissed",
         )
-        [interjection_id] = await _until(lambda: list(run.pending))
+        [interjection_id] = await wait_until(lambda: list(run.pending))
         await stub.wait_for_requests_async(2)
         command = await _submit(path, "dismissed", "dismiss", interjection_id, {"reason": "test fixture"})
         result = await run
@@ -135,7 +126,7 @@ async def test_accept_and_dismiss_from_python() -> None:
             tools=[tool(files.write, name="Write"), _review_tool(holder)],
             watchers=[spec_for_role("security", mode="manual")],
         )
-        [interjection_id] = await _until(lambda: list(run.pending))
+        [interjection_id] = await wait_until(lambda: list(run.pending))
         await stub.wait_for_requests_async(2)  # the agent is waiting in wait_for_review
         assert await run.accept(interjection_id) == "queued"
         await run
@@ -149,7 +140,7 @@ async def test_an_inject_command_with_content_is_guidance_from_a_person(tmp_path
 
     async def wait_for_editor() -> str:
         """Wait until the editor's command was applied."""
-        await _until(lambda: [c for c in journal.commands(status=None) if c.status != "new"])
+        await wait_until(lambda: [c for c in journal.commands(status=None) if c.status != "new"])
         return "editor done"
 
     script = [Reply.tool_use("wait_for_editor", {}), Reply.text("ok")]

@@ -121,19 +121,30 @@ def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pyt
     assert message in captured.err and captured.out == ""
 
 
-def test_an_unreachable_server_is_reported_not_hidden(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = [
-        "bench",
-        "longchain",
-        "--tasks",
-        "1",
-        "--chain-length",
-        "2",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--model",
-        "m",
-    ]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
-    assert "1 tasks ended because the agent model failed" in out and "Connection error" in out
+def test_an_unreachable_server_is_reported_before_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bench", "longchain", "--tasks", "1", "--chain-length", "2", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main([*argv, "--model", "m"]) == 1
+    captured = capsys.readouterr()
+    assert "cannot reach the agent model's server at http://127.0.0.1:9/v1" in captured.err and captured.out == ""
+
+
+def test_a_run_whose_every_task_failed_on_the_model_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    from watcher.testing import Reply, StubOpenAIServer
+
+    with StubOpenAIServer(*[Reply.error(400, "invalid_request_error", "model 'm' is not loaded")] * 20) as stub:
+        argv = [
+            "bench",
+            "longchain",
+            "--tasks",
+            "2",
+            "--chain-length",
+            "2",
+            "--base-url",
+            stub.base_url,
+            "--model",
+            "m",
+        ]
+        assert main([*argv, "--no-plot"]) == 1
+    captured = capsys.readouterr()
+    assert "2 tasks ended because the agent model failed" in captured.out  # the report still says what happened
+    assert "every one of the 2 tasks failed on the agent model" in captured.err and "not loaded" in captured.err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -82,3 +83,44 @@ def test_the_table_wraps_findings_whole_and_explains_its_marks() -> None:
     assert "! urgent: it interrupts the agent" in done.stdout
     wide = watcher("replay", ROOT / "src/watcher/testing/data/claude_login_stream.jsonl", "-w", "security", "--wide")
     assert any(len(line) > 200 and "parameterised" in line for line in wide.stdout.splitlines())
+
+
+def _through_a_terminal(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Run ``argv`` with stderr on a pseudo-terminal (stdout a pipe): (status, stdout, what the terminal showed)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=follower, cwd=cwd, env={**os.environ, "COLUMNS": "100"}
+    ) as proc:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end closed: the process is done with it
+                break
+            if not chunk:
+                break
+            shown += chunk
+        out = proc.stdout.read().decode() if proc.stdout else ""
+        proc.wait(timeout=120)
+    os.close(leader)
+    return proc.returncode, out, shown.decode(errors="replace")
+
+
+def test_a_long_replay_shows_progress_on_a_terminal_and_none_in_a_pipe(tmp_path: Path) -> None:
+    records = []
+    for i in range(1500):
+        records.append({"kind": "tool_call", "id": str(i), "name": "Bash", "input": {"command": f"ls {i}"}})
+        records.append({"kind": "tool_result", "tool_call_id": str(i), "output": f"file{i}"})
+    transcript = tmp_path / "long.jsonl"
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = [sys.executable, "-m", "watcher", "replay", str(transcript), "-w", "stuck"]
+    status, out, raw = _through_a_terminal(argv, ROOT)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)  # the terminal's colours and cursor moves
+    assert status == 0, shown
+    assert "replaying" in shown and "/3000 observations" in shown, shown[-2000:]
+    assert "replayed 3000 observations" in out  # the results stay on stdout, clean
+    piped = watcher("replay", transcript, "-w", "stuck")
+    assert piped.returncode == 0 and "replaying" not in piped.stderr

@@ -15,7 +15,12 @@ SRC = Path(errors.__file__).resolve().parents[1]
 #: built-in exceptions our code must not raise on purpose (a ``WatcherError`` subclass says more)
 BUILTINS = {"Exception", "ValueError", "KeyError", "LookupError", "RuntimeError", "TypeError"}
 #: scripts that run by path, without the package (``python -I -S client.py``), so cannot import the tree
-STANDALONE = {Path("hooks/client.py")}
+STANDALONE = {
+    Path("hooks/client.py"),
+    Path(
+        "guard/_policy.py"
+    ),  # the guard imports nothing from watcher (contract guard-stands-alone): the cold hook path loads it alone
+}
 
 
 def _deliberate_builtin_raises(path: Path) -> list[str]:

@@ -125,3 +125,17 @@ async def test_an_edit_is_numbered_from_the_worktree_when_the_session_never_show
     await without.aclose()
     assert "@@ -27,7 +27,7 @@" in known and "30 + line30 = eval(x)" in known
     assert "relative to the edited text" in unknown and "1 + line30 = eval(x)" in unknown
+
+
+def test_the_worktree_lookup_reads_only_text_files_inside_the_worktree(tmp_path: Path) -> None:
+    from watcher.evaluators._worktree import worktree_lookup
+
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x = 1\n")
+    (tmp_path / "secret.txt").write_text("outside")
+    (root / "blob.bin").write_bytes(b"\xff\xfe\x00")
+    read = worktree_lookup(root)
+    assert read("src/a.py") == "x = 1\n" and read(str(root / "src" / "a.py")) == "x = 1\n"
+    assert read("../secret.txt") is None and read(str(tmp_path / "secret.txt")) is None
+    assert read("blob.bin") is None and read("missing.py") is None and read("src") is None

@@ -16,12 +16,12 @@ def test_uninstall_with_a_damaged_install_record_says_what_to_do_and_changes_not
     tmp_path: Path, record: str
 ) -> None:
     (tmp_path / ".git").mkdir()
-    assert watcher_cli("hooks", "install", cwd=tmp_path).returncode == 0
+    assert watcher_cli("hooks", "install", "--scope", "project", cwd=tmp_path).returncode == 0
     settings = tmp_path / ".claude" / "settings.json"
     manifest = tmp_path / ".claude" / "watcher-hooks.json"
     before = settings.read_bytes()
     manifest.write_text(record)
-    for command in (("hooks", "uninstall"), ("hooks", "install"), ("hooks", "status")):
+    for command in (("hooks", "uninstall"), ("hooks", "install", "--scope", "project"), ("hooks", "status")):
         done = watcher_cli(*command, cwd=tmp_path)
         assert done.returncode == 2 and no_traceback(done.stderr), (command, done.stderr)
         assert "watcher-hooks.json is damaged" in done.stderr and "install again" in done.stderr

@@ -65,14 +65,3 @@ def tool(name: str, fn: Callable[..., str]) -> Any:
 def syncs_in(request: RecordedRequest) -> list[str]:
     """The ``<sync-message>`` texts anywhere in a request's user messages."""
     return [t for t in user_texts(request) if t.startswith("<sync-message")]
-
-
-async def until(predicate: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Wait (polling every 20 ms) until ``predicate()``; fails the test after ``seconds``."""
-    import asyncio
-
-    for _ in range(int(seconds / 0.02)):
-        if predicate():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"not reached within {seconds}s: {predicate}")

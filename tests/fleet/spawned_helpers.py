@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from fleet_helpers import marker, until
+from fleet_helpers import marker
 
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, wait_until
 
 BIN = Path(__file__).resolve().parents[2] / "node_modules" / ".bin"
 FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
@@ -107,7 +107,7 @@ async def held_still(fleet: Fleet, task: str, model: CLIModel) -> int:
     """Wait until ``task`` is held at a boundary and check that its CLI sends nothing more; the request count."""
     host = fleet.host
     assert host is not None
-    await until(lambda: host.channels[task].held, 10)
+    await wait_until(lambda: host.channels[task].held, 10)
     await asyncio.sleep(0.3)  # the request in flight at the boundary, and the interrupt's answer
     count = len(model.requests)
     await asyncio.sleep(1.0)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from watcher.demo_fleet import _run
-from watcher.demo_notebooks import summarise
+from watcher.demo.fleet import _run
+from watcher.demo.notebooks import summarise
 from watcher.runtime import Journal
 
 pytestmark = pytest.mark.slow

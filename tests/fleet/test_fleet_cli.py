@@ -79,7 +79,7 @@ def test_fleet_run_then_status_syncs_and_stats(tmp_path: Path) -> None:
 
 def _announce(journal: Path) -> None:
     """Two fleets in one journal, as two runs leave them: tasks, their summaries, a nudge."""
-    from watcher.runtime.events import FleetTask, TaskTurn, WatcherNudge
+    from watcher.fleet.events import FleetTask, TaskTurn, WatcherNudge
     from watcher.runtime.journal import Journal
 
     with Journal(journal) as j:
@@ -99,7 +99,7 @@ def test_status_reads_one_fleet_of_several_with_its_cost(tmp_path: Path) -> None
     assert set(latest) == {"new-a", "new-b"}, "the latest fleet by default, not the earlier one"
     assert latest["new-a"]["cost_usd"] == pytest.approx(2.0 * 0.10)  # haiku-5 input: $0.10 per million
     assert latest["new-b"]["cost_usd"] == 0.0  # a model without a list price costs nothing here
-    assert latest["new-a"]["nudges"] == 0 and latest["new-a"]["iteration"] == 2
+    assert latest["new-a"]["nudges"] == 1 and latest["new-a"]["ladder"] == 0 and latest["new-a"]["iteration"] == 2
     first = json.loads(_watcher("status", "--json", "--fleet", "first", journal=journal).stdout)
     assert [r["task"] for r in first] == ["old-a"] and first[0]["cost_usd"] == pytest.approx(2.0 + 1.0)
     stats = json.loads(_watcher("stats", "--json", "--fleet", "second", journal=journal).stdout)
@@ -150,7 +150,7 @@ def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
         env={**os.environ, "COLUMNS": "120"},
     ) as live:
         time.sleep(2.0)
-        from watcher.runtime.events import TaskTurn
+        from watcher.fleet.events import TaskTurn
         from watcher.runtime.journal import Journal
 
         with Journal(journal) as j:  # the fleet moves on while the table is up

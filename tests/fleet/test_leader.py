@@ -9,7 +9,11 @@ import sys
 import time
 from typing import IO
 
+import pytest
+
 from watcher.runtime.journal import Journal
+
+pytestmark = pytest.mark.slow
 
 HOST_LOST_S = 4.0
 

@@ -6,12 +6,12 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from fleet_helpers import Scripts, marker, until
+from fleet_helpers import Scripts, marker
 
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, Supervisor, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply
+from watcher.testing import RecordedRequest, Reply, wait_until
 
 CONFIG = FleetConfig(
     name="restart", watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05
@@ -74,12 +74,12 @@ async def test_a_restarted_supervisor_keeps_the_ladder_and_relays_nothing_twice(
         await fleet.start()
         first = Supervisor(CONFIG, journal)
         await first.start()
-        await until(lambda: first.stats.nudges_sent >= 2 and first.stats.syncs_relayed >= 1)
+        await wait_until(lambda: first.stats.nudges_sent >= 2 and first.stats.syncs_relayed >= 1)
         await first.close()  # the supervising process goes away...
         relayed = len([r for r in _rows(journal, "sync_message") if r["status"] == "sent"])
         second = Supervisor(CONFIG, journal)  # ...and a new one starts on the same journal
         await second.start()
-        await until(lambda: second.status("waiter") == "paused", 20)
+        await wait_until(lambda: second.status("waiter") == "paused", 20)
         await asyncio.sleep(0.3)  # a few more syncer cycles
         await second.close()
         await fleet.actions.abort("waiter", "test over", by="person")
@@ -94,7 +94,8 @@ async def test_a_restarted_supervisor_keeps_the_ladder_and_relays_nothing_twice(
 
 
 async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_status(tmp_path: Path) -> None:
-    from watcher.fleet.query import read_fleet, run_start
+    from watcher.fleet.query import read_fleet
+    from watcher.fleet.runs import run_start
 
     journal = Journal(tmp_path / "j.sqlite3")
     specs = [TaskSpec("waiter", f"{marker('waiter')} wait", tools=(tool(bash, name="Bash"),), max_steps=500)]
@@ -102,7 +103,7 @@ async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_st
     with Scripts({"waiter": waiter}).server(4000) as stub:
         first = Fleet(specs, config=CONFIG, journal=journal, base_url=stub.base_url, api_key="k")
         await first.start()
-        await until(lambda: first.actions.stats.nudges_sent >= 3, 20)
+        await wait_until(lambda: first.actions.stats.nudges_sent >= 3, 20)
         await first.actions.abort("waiter", "first run over", by="person")
         await first.wait()
         await first.close()
@@ -112,7 +113,7 @@ async def test_a_fleet_run_again_is_a_new_run_with_a_fresh_ladder_and_its_own_st
         await supervisor.start()
         again = Fleet(specs, config=unsupervised, journal=journal, base_url=stub.base_url, api_key="k")
         await again.start()
-        await until(lambda: len(_rows(journal, "watcher_nudge")) >= before + 2, 20)
+        await wait_until(lambda: len(_rows(journal, "watcher_nudge")) >= before + 2, 20)
         view = read_fleet(journal)
         await supervisor.close()
         await again.actions.abort("waiter", "second run over", by="person")
@@ -147,12 +148,12 @@ async def test_a_command_claimed_by_a_process_that_died_is_applied_after_its_lea
         fleet = Fleet(specs, config=config, journal=journal, base_url=stub.base_url, api_key="k")
         await fleet.start()
         try:
-            await until(lambda: fleet.status("reader") == "running", 10)
+            await wait_until(lambda: fleet.status("reader") == "running", 10)
             argv = [sys.executable, "-c", crash, str(journal.path), COMMAND_PREFIX + "reader"]
             died = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, timeout=60)
             assert died.returncode == 9, died.stderr
             cid = int(died.stdout)
-            await until(lambda: fleet.status("reader") == "paused", 10)
+            await wait_until(lambda: fleet.status("reader") == "paused", 10)
             (command,) = [c for c in journal.commands(status=None) if c.id == cid]
             assert command.status == "applied" and command.detail == "paused at its next boundary"
             assert not _rows(journal, "watcher_nudge")

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, marker, until
+from fleet_helpers import Scripts, marker
 from spawned_helpers import (
     FAST,
     NUDGE,
@@ -33,7 +33,7 @@ from watcher.fleet import Fleet, TaskSpec
 from watcher.fleet.query import read_fleet
 from watcher.fleet.spawned import SpawnedResult
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -60,9 +60,9 @@ async def test_a_stuck_claude_code_task_is_nudged_up_the_ladder_and_paused_after
         fleet = Fleet([spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
         await fleet.start()
         try:
-            await until(lambda: fleet.status("waiter") == "paused", 45)
+            await wait_until(lambda: fleet.status("waiter") == "paused", 45)
             count = await held_still(fleet, "waiter", model)
-            await until(lambda: fleet.runs["helper"].ended, 10)  # the agent run beside it finished meanwhile
+            await wait_until(lambda: fleet.runs["helper"].ended, 10)  # the agent run beside it finished meanwhile
             assert await fleet.actions.abort("waiter", "the test is over", by="person")
             result = await fleet.runs["waiter"].wait()
         finally:
@@ -107,7 +107,7 @@ async def test_a_paused_claude_code_task_resumes_its_session_with_what_waited(
         fleet = Fleet([spec, run_spec], config=config, journal=journal, base_url=runs.base_url, api_key="k")
         await fleet.start()
         try:
-            await until(lambda: len(model.requests) >= 3, 30)
+            await wait_until(lambda: len(model.requests) >= 3, 30)
             assert await fleet.actions.pause("reader", "a person looks first", by="person")
             count = await held_still(fleet, "reader", model)
             assert await fleet.actions.nudge("reader", "Use the notes in README.md.", "warning", by="person")

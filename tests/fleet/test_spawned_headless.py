@@ -8,12 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, until
+from fleet_helpers import Scripts
 from spawned_helpers import FAST, agent_run, cli, make_repo, rows
 
 from watcher.fleet import Fleet, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply, StubGeminiServer, StubResponsesServer
+from watcher.testing import RecordedRequest, Reply, StubGeminiServer, StubResponsesServer, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -58,14 +58,14 @@ async def test_a_headless_cli_task_is_supervised_nudged_through_its_resume_and_c
         fleet = Fleet([spec, run_spec], config=FAST, journal=journal, base_url=runs.base_url, api_key="k")
         await fleet.start()
         try:
-            await until(lambda: bool(requests), 30)
+            await wait_until(lambda: bool(requests), 30)
             assert await fleet.actions.nudge("headless", "Wrap up now.", "warning", by="test")
             if paused:  # held at the run's end: the resume run waits for resume
                 assert await fleet.actions.pause("headless", "a person looks first", by="person")
                 nudged.set()
                 host = fleet.host
                 assert host is not None
-                await until(lambda: host.channels["headless"].held, 30)
+                await wait_until(lambda: host.channels["headless"].held, 30)
                 await asyncio.sleep(1.0)
                 assert len(requests) == 1, "a paused headless task starts no resume run"
                 assert await fleet.actions.resume("headless", by="person")

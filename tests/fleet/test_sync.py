@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fleet_helpers import Scripts, marker, syncs_in, until
+from fleet_helpers import Scripts, marker, syncs_in
 
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply
+from watcher.testing import RecordedRequest, Reply, wait_until
 
 FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
 FINDING = "Note: found that the API needs the X-Token header."
@@ -164,16 +164,16 @@ async def test_a_paused_task_receives_its_queued_syncs_on_resume(tmp_path: Path)
             [spec("a", "api"), spec("b", "api")], config=FAST, journal=journal, base_url=stub.base_url, api_key="k"
         )
         await fleet.start()
-        await until(lambda: len(scripts.requests["b"]) >= 2)
+        await wait_until(lambda: len(scripts.requests["b"]) >= 2)
         assert await fleet.actions.pause("b", "a person looks", by="person")
-        await until(lambda: fleet.host is not None and fleet.host.channels["b"].held)
+        await wait_until(lambda: fleet.host is not None and fleet.host.channels["b"].held)
         sent_while_paused = len(scripts.requests["b"])
         gate["speak"] = True
-        await until(lambda: "queued" in sync_statuses(journal))
+        await wait_until(lambda: "queued" in sync_statuses(journal))
         assert len(scripts.requests["b"]) == sent_while_paused, "a paused task sends nothing"
         assert not any(syncs_in(r) for r in scripts.requests["b"])
         assert await fleet.actions.resume("b")
-        await until(lambda: any(syncs_in(r) for r in scripts.requests["b"]))
+        await wait_until(lambda: any(syncs_in(r) for r in scripts.requests["b"]))
         results = await fleet.wait()
     assert results["b"].status == "completed"  # type: ignore[union-attr]
     assert "X-Token" in syncs_in(scripts.requests["b"][-1])[0]

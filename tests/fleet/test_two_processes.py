@@ -21,7 +21,7 @@ import pytest
 from fleet_helpers import user_texts
 
 from watcher.runtime.journal import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.testing import FakeClock, RecordedRequest, Reply, StubAnthropicServer, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +93,10 @@ def _cli(*argv: str, journal: Path) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+def _beats(path: Path) -> int:
+    return sum(k == "task_host_beat" for k, _, _ in _kinds(path))
 
 
 def _kinds(path: Path) -> list[tuple[str, str, dict[str, object]]]:
@@ -186,22 +190,29 @@ async def test_the_tasks_of_a_host_that_died_are_lost_not_nudged_on(tmp_path: Pa
             sys.executable, str(script), str(path), stub.base_url, stdout=log, stderr=log
         )
         journal = Journal(path)
-        supervisor = Supervisor(config, journal)
+        clock = FakeClock()  # the host's silence is measured on it: moved on, never slept through
+        supervisor = Supervisor(config, journal, clock=clock)
         await supervisor.start()
+
+        async def cycles(n: int) -> None:
+            start = supervisor.watcher.cycles
+            await wait_until(lambda: supervisor.watcher.cycles >= start + n, within=20)
+
         try:
-            for _ in range(300):
-                if any(k == "task_turn" for k, _, _ in _kinds(path)):
-                    break
-                await asyncio.sleep(0.1)
-            await asyncio.sleep(3 * config.host_lost_s)  # alive (stuck, nudged, perhaps paused): never lost
-            assert supervisor.status("waiter") in ("running", "paused"), (tmp_path / "host.log").read_text()
+            await wait_until(lambda: any(k == "task_turn" for k, _, _ in _kinds(path)), within=30)
+            for _ in range(3):  # three windows pass while the host beats: alive (stuck, nudged, paused), never lost
+                clock.advance(config.host_lost_s)
+                heard = _beats(path)
+                await wait_until(lambda heard=heard: _beats(path) > heard)  # a beat after the clock moved
+                await cycles(2)
+                assert supervisor.status("waiter") in ("running", "paused"), (tmp_path / "host.log").read_text()
             host.send_signal(signal.SIGKILL)
             assert await asyncio.wait_for(host.wait(), 20) == -signal.SIGKILL
-            for _ in range(100):
-                if supervisor.status("waiter") == "lost":
-                    break
-                await asyncio.sleep(0.1)
-            await asyncio.sleep(0.5)  # a few more cycles: nothing more is decided for a lost task
+            await cycles(2)
+            assert supervisor.status("waiter") in ("running", "paused"), "silent, but not for a whole window yet"
+            clock.advance(config.host_lost_s + 0.1)
+            await wait_until(lambda: supervisor.status("waiter") == "lost", within=20)
+            await cycles(3)  # a few more cycles: nothing more is decided for a lost task
         finally:
             await supervisor.close()
             journal.close()

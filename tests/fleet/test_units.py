@@ -11,16 +11,9 @@ import pytest
 from watcher.core.errors import ConfigurationError
 from watcher.core.observations import AssistantMessage, ToolResult
 from watcher.fleet import TaskSpec, extract, load_tasks, related
+from watcher.fleet.events import LearningExtracted, SyncMessageSent, TaskHealthCheck, TaskHostBeat, TaskLost
 from watcher.fleet.judge import Recommendation, escalate
-from watcher.runtime.events import (
-    FLEET_EVENT_KINDS,
-    LearningExtracted,
-    SyncMessageSent,
-    TaskHealthCheck,
-    TaskHostBeat,
-    TaskLost,
-    event_from_payload,
-)
+from watcher.runtime.events import EVENT_KINDS, event_from_payload
 
 DATA = Path(__file__).parent / "data"
 TASKS = json.loads((DATA / "tasks_files.json").read_text())
@@ -100,7 +93,7 @@ def test_fleet_events_round_trip_through_their_payloads() -> None:
             event.kind, json.loads(json.dumps(event.payload())), session=event.session, watcher="", ts=event.ts
         )
         assert back == event
-    assert set(FLEET_EVENT_KINDS) >= {
+    assert {k for k, c in EVENT_KINDS.items() if c.__module__ == "watcher.fleet.events"} >= {
         "task_health",
         "watcher_nudge",
         "watcher_pause",
@@ -134,8 +127,8 @@ def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_pat
     from dataclasses import replace
 
     from watcher.fleet.actions import _batched
+    from watcher.fleet.events import FleetTask
     from watcher.fleet.query import read_fleet
-    from watcher.runtime.events import FleetTask
     from watcher.runtime.journal import Journal
 
     def sent(to: str, status: str = "sent") -> SyncMessageSent:
@@ -169,8 +162,9 @@ def test_a_sync_to_several_tasks_is_one_row_read_back_once_per_recipient(tmp_pat
 
 
 async def test_the_follower_reads_only_the_kinds_asked_for_and_moves_past_the_rest(tmp_path: Path) -> None:
+    from watcher.fleet.events import TaskTurn
     from watcher.fleet.follow import Follower
-    from watcher.runtime.events import ObservationEvent, TaskTurn
+    from watcher.runtime.events import ObservationEvent
     from watcher.runtime.journal import Journal
 
     journal = Journal(tmp_path / "j.sqlite3")
@@ -207,8 +201,8 @@ async def test_an_llm_named_in_the_config_is_built_used_and_closed(
 
 
 def test_a_task_the_loops_found_nothing_wrong_with_reads_healthy_without_a_check_row(tmp_path: Path) -> None:
+    from watcher.fleet.events import FleetTask, SupervisionReport, TaskTurn
     from watcher.fleet.query import read_fleet
-    from watcher.runtime.events import FleetTask, SupervisionReport, TaskTurn
     from watcher.runtime.journal import Journal
 
     with Journal(tmp_path / "j.sqlite3") as journal:

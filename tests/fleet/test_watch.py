@@ -10,12 +10,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, marker, until, user_texts
+from fleet_helpers import Scripts, marker, user_texts
 
 from watcher.agents import tool
 from watcher.fleet import Fleet, FleetConfig, Recommendation, TaskSpec
 from watcher.runtime import Journal
-from watcher.testing import RecordedRequest, Reply
+from watcher.testing import FakeClock, RecordedRequest, Reply, wait_until
 
 FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0.0, command_poll_s=0.05)
 NUDGE = re.compile(r'<system-nudge severity="(hint|warning|critical)">')
@@ -88,7 +88,9 @@ async def test_progress_resets_the_nudge_counter(tmp_path: Path) -> None:
     with scripts.server() as stub:
         fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
         await fleet.start()
-        await until(lambda: bool(scripts.requests["fixer"]) and len(_nudges(scripts.requests["fixer"][-1])) >= 3, 20)
+        await wait_until(
+            lambda: bool(scripts.requests["fixer"]) and len(_nudges(scripts.requests["fixer"][-1])) >= 3, 20
+        )
         await fleet.close()
     assert _nudges(scripts.requests["fixer"][-1])[:3] == ["hint", "warning", "hint"], "the ladder restarted"
     counts = [row.payload["count"] for row in journal.read(0, limit=100_000) if row.kind == "watcher_nudge"]
@@ -128,17 +130,17 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
             evaluator=broken,
         )
         await fleet.start()
-        await until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)
+        await wait_until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)
         # another process holds the journal locked: the next decision cannot be committed in time,
         # the cycle raises, and the loop is restarted (with backoff) rather than left dead
         locker = await asyncio.create_subprocess_exec(
             sys.executable, "-c", LOCKER, str(path), "1.0", stdout=asyncio.subprocess.PIPE
         )
         assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
-        await until(lambda: fleet.health().restarts["watcher"] >= 1)
+        await wait_until(lambda: fleet.health().restarts["watcher"] >= 1)
         await locker.wait()
         cycles = fleet.stats.watcher_cycles
-        await until(lambda: fleet.stats.watcher_cycles >= cycles + 3)
+        await wait_until(lambda: fleet.stats.watcher_cycles >= cycles + 3)
         health = fleet.health()
         assert health.degraded and health.watcher_alive and health.syncer_alive
         results = await fleet.wait()
@@ -154,8 +156,11 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
 
 
 async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) -> None:
+    slow = {"after_resume": False}
+
     def reader(n: int, request: RecordedRequest) -> Reply:
-        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
         """Read a file.
@@ -192,13 +197,13 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
         await fleet.start()
         code, out = await cli("nudge", "busy", "Focus on src/api first.")
         assert code == 0 and json.loads(out)["status"] == "applied", out
-        await until(lambda: any("Focus on src/api first." in t for t in user_texts(scripts.requests["busy"][-1])))
+        await wait_until(lambda: any("Focus on src/api first." in t for t in user_texts(scripts.requests["busy"][-1])))
         assert '<system-nudge severity="warning">Focus on src/api first.</system-nudge>' in list(
             user_texts(scripts.requests["busy"][-1])
         )
         code, out = await cli("pause", "busy")
         assert code == 0 and fleet.status("busy") == "paused"
-        await until(lambda: fleet.host is not None and fleet.host.channels["busy"].held)
+        await wait_until(lambda: fleet.host is not None and fleet.host.channels["busy"].held)
         held_at = len(scripts.requests["busy"])
         code, out = await cli("status")
         assert code == 0 and json.loads(out)[0]["status"] == "paused", out
@@ -206,7 +211,7 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
         assert len(scripts.requests["busy"]) == held_at, "no request while paused"
         code, out = await cli("resume", "busy")
         assert code == 0
-        await until(lambda: len(scripts.requests["busy"]) > held_at)
+        await wait_until(lambda: len(scripts.requests["busy"]) > held_at)
         code, out = await cli("abort", "busy", "--reason", "enough")
         assert code == 0
         results = await fleet.wait()
@@ -228,7 +233,7 @@ async def test_a_task_younger_than_the_minimum_age_is_not_judged(tmp_path: Path)
             [spec], config=replace(FAST, min_task_age_s=60), journal=journal, base_url=stub.base_url, api_key="k"
         )
         await fleet.start()
-        await until(lambda: len(scripts.requests["waiter"]) >= 25 and fleet.stats.watcher_cycles >= 10)
+        await wait_until(lambda: len(scripts.requests["waiter"]) >= 25 and fleet.stats.watcher_cycles >= 10)
         await fleet.close()
     assert fleet.stats.nudges_sent == 0 and not any(r.kind == "task_health" for r in journal.read(0, limit=100_000))
     journal.close()
@@ -238,7 +243,7 @@ async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path
     slow = {"after_resume": False}
 
     def reader(n: int, request: RecordedRequest) -> Reply:
-        # after the resume the agent thinks longer (0.4 s, under the 0.5 s threshold) before each answer
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
         return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
@@ -253,16 +258,24 @@ async def test_a_task_resumed_after_a_long_pause_is_not_taken_for_stale(tmp_path
     journal = Journal(tmp_path / "j.sqlite3")
     spec = TaskSpec("busy", f"{marker('busy')} read everything", tools=(tool(read, name="Read"),), max_steps=1000)
     config = replace(FAST, stale_after_s=0.5, very_stale_after_s=60)
+    clock = FakeClock()  # the supervision's time moves only when the test moves it
     with scripts.server() as stub:
-        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
+        fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k", clock=clock)
         await fleet.start()
-        await until(lambda: len(scripts.requests["busy"]) >= 3)
+        await wait_until(lambda: len(scripts.requests["busy"]) >= 3)
         assert await fleet.actions.pause("busy", "a person looks", by="person")
-        await asyncio.sleep(1.0)  # twice the stale threshold, held
+        await wait_until(lambda: fleet.status("busy") == "paused")
+        cycles = fleet.stats.watcher_cycles
+        await wait_until(lambda: fleet.stats.watcher_cycles >= cycles + 2)  # the last turn before the hold is judged
+        clock.advance(1.0)  # twice the stale threshold, held
+        cycles = fleet.stats.watcher_cycles
+        await wait_until(lambda: fleet.stats.watcher_cycles >= cycles + 2)  # the held task is judged at that time
         slow["after_resume"] = True
         assert await fleet.actions.resume("busy")
-        resumed_at = len(scripts.requests["busy"])
-        await until(lambda: len(scripts.requests["busy"]) >= resumed_at + 3)
+        resumed_at, cycles = len(scripts.requests["busy"]), fleet.stats.watcher_cycles
+        await wait_until(
+            lambda: len(scripts.requests["busy"]) >= resumed_at + 3 and fleet.stats.watcher_cycles >= cycles + 2
+        )
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
     assert fleet.stats.nudges_sent == 0, "the pause was not idleness"
@@ -286,7 +299,7 @@ async def test_a_command_written_before_the_task_started_is_not_applied_to_it(tm
         )
         await fleet.start()
         fresh = journal.submit_command("fleet:busy", "nudge", payload={"message": "for this run"})
-        await until(lambda: all(c.status != "new" for c in journal.commands(status=None)))
+        await wait_until(lambda: all(c.status != "new" for c in journal.commands(status=None)))
         results = await fleet.wait()
     by_id = {c.id: c for c in journal.commands(status=None)}
     assert by_id[stale].status == "failed" and "before this run" in by_id[stale].detail
@@ -300,8 +313,11 @@ async def test_a_command_written_before_the_task_started_is_not_applied_to_it(tm
 async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_every_poll(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    slow = {"after_resume": False}
+
     def reader(n: int, request: RecordedRequest) -> Reply:
-        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.03)
+        # after the resume the agent thinks longer before each answer: cycles judge it before it moves on
+        return Reply.tool_use("Read", {"path": f"src/f{n}.py"}, delay_s=0.4 if slow["after_resume"] else 0.03)
 
     def read(path: str) -> str:
         """Read a file.
@@ -319,13 +335,13 @@ async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_ev
     with scripts.server() as stub:
         fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
         await fleet.start()
-        await until(lambda: len(scripts.requests["busy"]) >= 3)
+        await wait_until(lambda: len(scripts.requests["busy"]) >= 3)
         locker = await asyncio.create_subprocess_exec(
             sys.executable, "-c", LOCKER, str(path), "1.0", stdout=asyncio.subprocess.PIPE
         )
         assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
         await locker.wait()  # about twenty polls failed meanwhile
-        await until(lambda: "journal commands are applied again" in caplog.text)
+        await wait_until(lambda: "journal commands are applied again" in caplog.text)
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
     assert caplog.text.count("applying journal commands failed") == 1, caplog.text

@@ -16,7 +16,7 @@ from typing import Any
 
 from watcher.hooks._settings import client_argv
 
-CLIENT = client_argv()  # exactly the command `watcher hooks install` writes
+CLIENT = client_argv()  # the command `watcher hooks install` writes (`watcher hook`), as PATH finds it here
 RM_HOME = {"tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "tool_use_id": "toolu_rm"}
 
 
@@ -56,6 +56,20 @@ def run_hook(env: dict[str, str], event: str, fields: dict[str, Any], *options: 
         check=False,
     )
     return HookRun(done.stdout, done.returncode, time.monotonic() - started)
+
+
+def ask_daemon(request: dict[str, Any], timeout: float, env: dict[str, str]) -> dict[str, Any]:
+    """The daemon's JSON reply to ``request`` on the socket of ``env`` (raw, as ``hooks status`` asks)."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(timeout)
+        conn.connect(env["WATCHER_SOCKET"])
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        conn.shutdown(socket.SHUT_WR)
+        data = b"".join(iter(lambda: conn.recv(65536), b""))
+    reply: dict[str, Any] = json.loads(data)
+    return reply
 
 
 def wait_for(predicate: Any, timeout: float = 15.0) -> None:

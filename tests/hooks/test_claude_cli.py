@@ -121,6 +121,10 @@ def last_message(request: RecordedRequest) -> str:
 def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Project) -> None:
     out = project.watcher("hooks", "install").stdout
     assert "installed watcher hooks for 9 events" in out
+    settings = (project.root / ".claude" / "settings.local.json").read_text()  # the default: this checkout's
+    commands = [h["command"] for groups in json.loads(settings)["hooks"].values() for g in groups for h in g["hooks"]]
+    assert all(c.startswith("watcher hook ") for c in commands)  # the entry point Claude Code finds on PATH...
+    assert sys.executable not in settings and str(Path(__file__).parents[2]) not in settings  # ...nothing of here
     canary = project.home / "keep-me"
     canary.write_text("still here")
     with StubAnthropicServer(
@@ -144,7 +148,7 @@ def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Projec
 def test_without_the_evaluator_s_key_the_guard_still_denies_and_everyone_is_told(project: Project) -> None:
     refused = project.watcher("hooks", "install", "--evaluator", "anthropic", check=False)
     assert refused.returncode == 2 and "ANTHROPIC_API_KEY is not set" in refused.stderr
-    assert "--allow-missing-key" in refused.stderr and not (project.root / ".claude" / "settings.json").exists()
+    assert "--allow-missing-key" in refused.stderr and not (project.root / ".claude").exists()
     out = project.watcher("hooks", "install", "--evaluator", "anthropic", "--allow-missing-key").stdout
     assert "warning: the anthropic evaluator has no API key" in out
     canary = project.home / "keep-me"

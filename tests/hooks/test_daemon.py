@@ -12,7 +12,17 @@ import time
 from pathlib import Path
 
 import pytest
-from hook_procs import CLIENT, RM_HOME, daemon, daemon_pid, hook_env, run_hook, stop_started_daemon, wait_for
+from hook_procs import (
+    CLIENT,
+    RM_HOME,
+    ask_daemon,
+    daemon,
+    daemon_pid,
+    hook_env,
+    run_hook,
+    stop_started_daemon,
+    wait_for,
+)
 
 from watcher.testing import Reply, StubAnthropicServer
 
@@ -55,9 +65,22 @@ def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_with_a_daemon(t
                 "1",
             )
             assert run.returncode == 0 and run.stdout == ""
-            assert run.seconds < 3, run.seconds  # the 1 s budget, plus the interpreter's start on a busy machine
-            stub.wait_for_requests(1)  # the evaluation did start: it was the one that hung
+            # Not a short window (a busy machine slows the start of every process): the hook did not wait
+            # for the evaluation, which hangs for 20 s, past the CLI's own 10 s limit on a hook ...
+            assert run.seconds < 10, run.seconds
+            stub.wait_for_requests(1, timeout=60)  # ... which did start: it was the one that hung
+            # ... and the daemon gave up on it at the hook's budget, by its own account:
+            status = ask_daemon({"op": "status"}, 10.0, env)
+            assert any("past the 1s budget; answered nothing" in f for f in status["failures"]), status
             assert proc.poll() is None  # the daemon lives on; the verdict would ride on the next answer
+            status = subprocess.run(
+                [sys.executable, "-m", "watcher", "hooks", "status"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            assert "daemon failure:" in status and "past the 1s budget" in status, status  # not only in its log
 
 
 def test_an_evaluator_hanging_past_the_budget_fails_open_in_time_without_a_daemon(tmp_path: Path) -> None:
@@ -167,20 +190,18 @@ def test_a_verdict_later_than_the_budget_rides_on_the_next_answer(tmp_path: Path
             stub.wait_for_requests(1, timeout=15)
             time.sleep(1.0)  # the evaluation finishes in the daemon meanwhile
             second = run_hook(env, "UserPromptSubmit", {"prompt": "next"}, *options)
-    assert second.answer == {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": "[watcher security] The deploy script you just ran pushes to production.",
-        }
-    }
+    context = second.answer["hookSpecificOutput"]["additionalContext"] if second.answer else ""
+    finding, told = context.split("\n\n")
+    assert finding == "[watcher security] The deploy script you just ran pushes to production."
+    assert told.startswith("[watcher] the watchers' evaluation ran past the hook's 1s budget")  # the session knows
 
 
-def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:
+def test_the_hook_imports_nothing_but_its_client_on_its_way_to_a_warm_daemon(tmp_path: Path) -> None:
     env = hook_env(tmp_path)
     with daemon(env):
         run_hook(env, "PreToolUse", RM_HOME)  # warm
         done = subprocess.run(
-            [CLIENT[0], "-X", "importtime", *CLIENT[1:], "PreToolUse"],
+            [sys.executable, "-X", "importtime", *CLIENT, "PreToolUse"],  # the `watcher` console script
             input='{"session_id": "s-1", "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}}',
             capture_output=True,
             text=True,
@@ -190,10 +211,14 @@ def test_the_hook_imports_nothing_of_watcher_on_its_way_to_a_warm_daemon(tmp_pat
         )
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert '"permissionDecision": "deny"' in done.stdout
+    thin = {"watcher", "watcher._version", "watcher._console", "watcher.hooks", "watcher.hooks.client"}
     heavy = {
-        m for m in imported if m.split(".")[0] in ("watcher", "json", "socket", "typing", "pathlib", "polars", "bandit")
+        m
+        for m in imported - thin
+        if m.split(".")[0] in ("watcher", "json", "socket", "typing", "pathlib", "argparse", "polars", "bandit")
     }
     assert not heavy, f"the fast path imported {sorted(heavy)}"
+    assert "watcher.hooks.client" in imported  # the console script went straight to the thin client
 
 
 def test_a_socket_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
@@ -209,3 +234,14 @@ def test_a_socket_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
         [sys.executable, "-m", "watcher", "serve"], env=env, capture_output=True, text=True, check=False
     )
     assert served.returncode == 2 and "not private" in served.stderr
+
+
+def test_hooks_stop_stops_the_daemon_and_says_so(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    stop = [sys.executable, "-m", "watcher", "hooks", "stop"]
+    with daemon(env) as proc:
+        done = subprocess.run(stop, env=env, capture_output=True, text=True, check=True, timeout=60)
+        assert done.stdout.strip() == f"stopped the hook daemon (pid {proc.pid})"
+        assert proc.wait(timeout=30) == 0 and not Path(env["WATCHER_SOCKET"]).exists()
+    again = subprocess.run(stop, env=env, capture_output=True, text=True, check=True, timeout=60)
+    assert again.stdout.startswith("no hook daemon is running")

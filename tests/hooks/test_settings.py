@@ -1,4 +1,6 @@
-"""``watcher hooks install|status|uninstall``: merge, back up, remove exactly what was added."""
+"""``watcher hooks install|status|uninstall``: merge, back up, remove exactly what was added.
+
+Scopes and byte-for-byte restores in a temporary HOME: ``test_install_scopes.py``."""
 
 from __future__ import annotations
 
@@ -31,37 +33,38 @@ def test_install_keeps_the_users_hooks_backs_up_and_uninstall_restores_them(
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps(USER_HOOKS))
     monkeypatch.chdir(tmp_path)
-    assert main(["hooks", "install", "--watcher", "security", "--watcher", "stuck"]) == 0
+    assert main(["hooks", "install", "--scope", "project", "--watcher", "security", "--watcher", "stuck"]) == 0
     data = settings(tmp_path)
     hooks = data["hooks"]
     assert isinstance(hooks, dict)
     assert set(EVENTS) <= set(hooks)
     assert hooks["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]  # type: ignore[index]
     ours = hooks["PreToolUse"][1]["hooks"][0]
-    assert ours["type"] == "command" and "client.py PreToolUse" in ours["command"]
+    assert ours["type"] == "command" and ours["command"].startswith("watcher hook PreToolUse --agent claude")
     assert "--watcher security --watcher stuck" in ours["command"]
     assert data["permissions"] == USER_HOOKS["permissions"]
-    backups = list((tmp_path / ".claude").glob("settings.json.watcher-backup-*"))
+    backups = list((tmp_path / ".claude").glob("settings.json.watcher-backup*"))
     assert len(backups) == 1 and json.loads(backups[0].read_text()) == USER_HOOKS
 
-    assert main(["hooks", "install", "--mode", "manual"]) == 0  # again: replaces ours, adds nothing twice
+    assert main(["hooks", "install", "--project", "--mode", "manual"]) == 0  # again: replaces ours, adds nothing twice
+    assert len(list((tmp_path / ".claude").glob("settings.json.watcher-backup*"))) == 1  # still one backup
     again = settings(tmp_path)["hooks"]
     assert isinstance(again, dict) and len(again["PreToolUse"]) == 2 and "--mode manual" in str(again["PreToolUse"][1])
 
-    assert main(["hooks", "uninstall"]) == 0
+    assert main(["hooks", "uninstall"]) == 0  # finds the install in the project's file
     assert settings(tmp_path) == USER_HOOKS
     assert not (tmp_path / ".claude" / "watcher-hooks.json").exists()
+    assert not list((tmp_path / ".claude").glob("settings.json.watcher-backup*"))  # restored: no backup left
     assert "removed 9 watcher hook entries" in capsys.readouterr().out
 
 
-def test_install_into_a_new_file_and_uninstall_leaves_an_empty_settings_object(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_install_into_a_new_file_and_uninstall_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["hooks", "install"]) == 0
-    assert len(settings(tmp_path)["hooks"]) == len(EVENTS)  # type: ignore[arg-type]
+    assert main(["hooks", "install"]) == 0  # the default: this checkout's .claude/settings.local.json
+    local = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+    assert len(local["hooks"]) == len(EVENTS)
     assert main(["hooks", "uninstall"]) == 0
-    assert settings(tmp_path) == {}
+    assert list(tmp_path.iterdir()) == []  # no file, no .claude folder: as before
     assert main(["hooks", "uninstall"]) == 0  # nothing installed: says so, changes nothing
 
 
@@ -71,7 +74,7 @@ def test_a_malformed_settings_file_is_a_clear_error_and_is_left_alone(
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text("{not json")
     monkeypatch.chdir(tmp_path)
-    assert main(["hooks", "install"]) == 2
+    assert main(["hooks", "install", "--scope", "project"]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
     assert (tmp_path / ".claude" / "settings.json").read_text() == "{not json"
 
@@ -103,4 +106,4 @@ def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     group = data["hooks"]["PreToolUse"][0]
     assert "matcher" not in group and "--agent codex" in group["hooks"][0]["command"]
     assert main(["hooks", "uninstall", "--agent", "codex", "--user"]) == 0
-    assert json.loads((tmp_path / "codex-home" / "hooks.json").read_text()) == {}
+    assert not (tmp_path / "codex-home").exists()  # it made the folder and the file: both are gone

@@ -1,4 +1,4 @@
-"""``watcher eval`` as a user runs it: a subprocess, the real ``openai`` SDK, and a stub scripted to be right on a known subset.
+"""``watcher eval`` as a user runs it (the console script's ``main``), the real ``openai`` SDK, and a stub scripted to be right on a known subset.
 
 Every figure is checked against a hand count. The security set (``data/security_cases.jsonl``,
 written for these tests) runs as 10 runs per evaluator: V1 and V2 (Python) as a write and a
@@ -20,6 +20,8 @@ $0.00125 a run.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from watcher.cli import main
 from watcher.testing import RecordedRequest, Reply, StubOpenAIServer
 
 DATA = Path(__file__).parent / "data"
@@ -75,13 +78,40 @@ def loop_answer(request: RecordedRequest) -> Reply:
     return Reply.text(CONTINUE, usage=USAGE)
 
 
+@pytest.fixture(autouse=True)
+def no_openai_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "WATCHER_OPENAI_BASE_URL", "WATCHER_OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def stub() -> Iterator[StubOpenAIServer]:
     with StubOpenAIServer() as server:
         yield server
 
 
-def watcher_eval(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+class Done:
+    """What a run of the command left: exit status, stdout and stderr."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def watcher_eval(*args: str | Path, cwd: Path) -> Done:
+    """``watcher eval ARGS`` run in-process (``watcher.cli.main``, as the console script does) in ``cwd``."""
+    saved = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["eval", *map(str, args)])
+    finally:
+        os.chdir(saved)
+    return Done(status, out.getvalue(), err.getvalue())
+
+
+def watcher_eval_process(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m watcher eval ARGS`` as a separate process, with no OpenAI settings in its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WATCHER_OPENAI_"))}
     return subprocess.run(
         [sys.executable, "-m", "watcher", "eval", *map(str, args)],
@@ -221,10 +251,12 @@ def test_loop_figures_match_the_hand_count(stub: StubOpenAIServer, tmp_path: Pat
 
 
 def test_without_a_server_it_refuses_rather_than_simulate(tmp_path: Path) -> None:
-    done = watcher_eval("--role", "security", "--set", SECURITY, "--evaluator", "openai", "--model", "m", cwd=tmp_path)
+    done = watcher_eval_process(
+        "--role", "security", "--set", SECURITY, "--evaluator", "openai", "--model", "m", cwd=tmp_path
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert "needs --base-url" in done.stderr and "never simulates" in done.stderr
-    env_key = watcher_eval("--role", "security", "--set", SECURITY, "--evaluator", "anthropic", cwd=tmp_path)
+    env_key = watcher_eval_process("--role", "security", "--set", SECURITY, "--evaluator", "anthropic", cwd=tmp_path)
     assert env_key.returncode == 2 or "ANTHROPIC_API_KEY" in os.environ
     assert not list(tmp_path.iterdir()), "nothing written"
 
@@ -236,6 +268,7 @@ def test_without_a_server_it_refuses_rather_than_simulate(tmp_path: Path) -> Non
         ('{"id": "x", "label": "stuck", "transcript": [{"kind": "done"}]}', "needs stuck_from"),
         ('{"id": "x", "label": "benign"}', "needs its code"),
         ("not json", "not a labelled case"),
+        ('{"label": "benign", "code": "x"}', "it has no 'id' field"),
     ],
 )
 def test_a_bad_case_is_named_with_its_line(tmp_path: Path, line: str, message: str) -> None:
@@ -244,3 +277,23 @@ def test_a_bad_case_is_named_with_its_line(tmp_path: Path, line: str, message: s
     done = watcher_eval("--role", "security", "--set", bad, "--evaluator", "rules", "--no-plot", cwd=tmp_path)
     assert done.returncode == 2 and "set.jsonl, line 2: not a labelled case" in done.stderr
     assert message in done.stderr
+
+
+def test_a_server_that_does_not_answer_fails_before_any_run(tmp_path: Path) -> None:
+    with StubOpenAIServer() as dead:
+        url = dead.base_url
+    done = watcher_eval(
+        "--role",
+        "security",
+        "--set",
+        SECURITY,
+        "--evaluator",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1 and "cannot reach openai:m's server" in done.stderr  # a failed run, not bad input
+    assert not list(tmp_path.iterdir()), "no rows, no plot"

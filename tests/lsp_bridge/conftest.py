@@ -7,8 +7,6 @@ import asyncio
 import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,18 +149,6 @@ async def write_events(journal: Path | str, events: list[dict[str, Any]]) -> Non
     )
     _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
-
-
-async def wait_until(check: Callable[[], Any], *, within: float = 10.0, what: str = "condition") -> Any:
-    """Poll ``check`` on the test loop (letting the client read messages) until it is truthy."""
-    deadline = time.monotonic() + within
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

@@ -25,9 +25,9 @@ from watcher.agents import read_transcript, tool
 from watcher.core.observations import ToolCall
 from watcher.roles import spec_for_role
 from watcher.runtime.journal import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, wait_until
 
-from .conftest import diagnostics, journal_of, wait_until
+from .conftest import diagnostics, journal_of
 
 # one server per module and profile: the module runs on one xdist worker
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_agent_inject_e2e")]

@@ -12,7 +12,9 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import delivery, diagnostics, interjection, journal_of, wait_until, write_events
+from watcher.testing import wait_until
+
+from .conftest import delivery, diagnostics, interjection, journal_of, write_events
 
 # one server per module and profile: the module runs on one xdist worker
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_diagnostics_e2e")]

@@ -21,8 +21,9 @@ from watcher.evaluators.callable import CallableEvaluator
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
+from watcher.testing import wait_until
 
-from .conftest import diagnostics, journal_of, wait_until
+from .conftest import diagnostics, journal_of
 
 # one server per module and profile: the module runs on one xdist worker
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_inject_e2e")]

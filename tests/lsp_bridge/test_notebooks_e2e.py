@@ -9,7 +9,9 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from .conftest import diagnostics, interjection, journal_of, wait_until, write_events
+from watcher.testing import wait_until
+
+from .conftest import diagnostics, interjection, journal_of, write_events
 
 # one server per module and profile: the module runs on one xdist worker
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_notebooks_e2e")]

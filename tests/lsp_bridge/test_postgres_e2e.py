@@ -12,6 +12,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
 from watcher.runtime.journal import Journal
+from watcher.testing import wait_until
 
 from .conftest import (
     SERVER,
@@ -20,7 +21,6 @@ from .conftest import (
     make_workspace,
     server_env,
     start_session,
-    wait_until,
     write_events,
 )
 
@@ -32,13 +32,24 @@ async def test_the_language_server_follows_a_postgresql_journal(tmp_path: Path, 
     repo = make_workspace(tmp_path)
     (repo / "auth.js").write_text("const db = 1;\n" * 6)
     uri = (repo / "auth.js").as_uri()
-    client = await ClientServerConfig(SERVER, server_env=server_env(WATCHER_JOURNAL=pg_url)).start()
+    secret = pg_url.replace("watcher@", "watcher:hunter2@")  # the server trusts us: the password is only carried
+    client = await ClientServerConfig(SERVER, server_env=server_env(WATCHER_JOURNAL=secret)).start()
     try:
         await start_session(client, "visual-studio-code", repo)  # type: ignore[arg-type]
         await write_events(pg_url, [interjection("pg1", severity="warning")])
         [diag] = await wait_until(lambda: diagnostics(client, uri), within=30, what="a diagnostic from the server")  # type: ignore[arg-type]
         assert diag.severity == types.DiagnosticSeverity.Warning and diag.data["interjection_id"] == "pg1"
         assert not (repo / ".watcher").exists(), "the server read the server's journal, made no file"
+        assert "hunter2" not in str(diag.data) and diag.data["journal"].startswith("postgresql://watcher@")
+        await client.workspace_execute_command_async(  # type: ignore[attr-defined]
+            types.ExecuteCommandParams(
+                command="watcher.dismiss", arguments=[{"interjection_id": "pg1", "journal": diag.data["journal"]}]
+            )
+        )
+        with Journal(pg_url, create=False) as journal:
+            assert [(c.session, c.kind, c.interjection_id) for c in journal.commands(status=None)] == [
+                ("agent-1", "dismiss", "pg1")
+            ], "the editor's dismissal is a command in the server's journal"
         await client.shutdown_session()  # type: ignore[attr-defined]
     finally:
         await client.stop()

@@ -11,8 +11,9 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from watcher.lsp_bridge.follow import RETRY_S
+from watcher.testing import wait_until
 
-from .conftest import diagnostics, interjection, journal_of, make_workspace, wait_until, write_events
+from .conftest import diagnostics, interjection, journal_of, make_workspace, write_events
 
 # one server per module and profile: the module runs on one xdist worker
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_robustness_e2e")]

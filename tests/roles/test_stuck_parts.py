@@ -160,8 +160,8 @@ def test_cycles_of_two_to_five_steps_are_nudged_at_three_cycles_and_paused_at_fi
         if level:
             assert steps == block[n % period :] + block[: n % period]  # the block as it last came round
             reported.append((n // period, level))
-    # a nudge at the third cycle, a pause at the fifth, and again (nudge, pause) as the loop goes on
-    assert reported == [(3, 1), (5, 2), (8, 1), (10, 2)]
+    # a nudge at the third cycle, a pause at the fifth, and a pause at every further cycle
+    assert reported == [(3, 1), (5, 2), *[(n, 2) for n in range(6, 12)]]
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:
@@ -231,11 +231,12 @@ def test_structure_and_near_repeats_are_not_chanting(text: str) -> None:
 # --- re-arming ---------------------------------------------------------------------------------------
 
 
-def test_levels_count_afresh_after_the_top_level_and_when_a_person_speaks() -> None:
+def test_levels_flag_every_occurrence_past_the_top_and_count_afresh_when_a_person_speaks() -> None:
     levels = Levels(nudge_at=3, top_at=4, loop=1)
-    assert [levels.level(n) for n in range(1, 9)] == [0, 0, 1, 2, 0, 0, 1, 2]
-    assert levels.rearm(8)  # spoken to after a pause: not flagged again at once...
-    assert [levels.level(n) for n in range(9, 13)] == [0, 0, 1, 2]  # ...only after its full count again
+    assert [levels.level(n) for n in range(1, 7)] == [0, 0, 1, 2, 2, 2]
+    assert levels.rearm(6)  # spoken to after a pause: not flagged again at once...
+    assert [levels.level(n) for n in range(7, 11)] == [0, 0, 1, 2]  # ...only after its full count again
+    assert levels.rearm(10, at_once=True) and levels.level(11) == 2  # nudged by the harness: at once
     fresh = Levels(nudge_at=3, top_at=4, loop=1)
     assert not fresh.rearm(2)  # nothing reported yet: the count goes on across the person's message
     assert [fresh.level(n) for n in (3, 4)] == [1, 2]
@@ -262,22 +263,22 @@ def _read(n: int) -> list[Observation]:
 
 
 def test_a_loop_is_nudged_then_paused_and_counts_afresh_after_the_person_speaks() -> None:
-    loop = [o for n in range(7) for o in _read(n)]  # nudged at the 4th read, paused at the 5th, two more
+    loop = [o for n in range(5) for o in _read(n)]  # nudged at the 4th read, paused at the 5th
     assert _run(loop) == [(7, "nudge"), (9, "pause")]
     after = [o for n in range(10, 15) for o in _read(n)]
     unspoken = _run([*loop, AssistantMessage(text="again"), *after])
-    assert unspoken == [(7, "nudge"), (9, "pause"), (18, "nudge"), (20, "pause")]  # as many again: the 9th and 10th
+    assert unspoken == [(7, "nudge"), (9, "pause"), *[(n, "pause") for n in (12, 14, 16, 18, 20)]]  # each one after
     spoken = _run([*loop, UserMessage(text="carry on"), *after])
-    assert spoken == [(7, "nudge"), (9, "pause"), (22, "nudge"), (24, "pause")]  # the 4th and 5th after the person
+    assert spoken == [(7, "nudge"), (9, "pause"), (18, "nudge"), (20, "pause")]  # the 4th and 5th after the person
     # a watcher's (or the harness's) own nudge is not a person: the loop going on is flagged at its next occurrence
-    nudge = UserMessage(text="[SUPERVISOR]: Stuck? Read `a.py` has been run 7 times in a row with the same result.")
-    assert _run([*loop, nudge, *after])[:3] == [(7, "nudge"), (9, "pause"), (16, "pause")]
+    nudge = UserMessage(text="[SUPERVISOR]: Stuck? Read `a.py` has been run 5 times in a row with the same result.")
+    assert _run([*loop, nudge, *after]) == unspoken
 
 
 def test_a_condensation_storm_goes_on_across_a_person_message() -> None:
     storm: list[Observation] = [Condensation()] * 10
     assert _run([*storm[:5], UserMessage(text="continue"), *storm[:5]]) == [(10, "pause")]  # not flagged yet: counted
-    assert _run([*storm, *[Condensation()] * 10]) == [(9, "pause"), (19, "pause")]
+    assert _run([*storm, *[Condensation()] * 2]) == [(9, "pause"), (10, "pause"), (11, "pause")]
     spoken = _run([*storm, UserMessage(text="continue"), *[Condensation()] * 10])
     assert spoken == [(9, "pause"), (20, "pause")]  # flagged, then spoken to: ten more
 

@@ -16,7 +16,7 @@ import pytest
 from watcher.core.interjection import Interject, Interjection, Location, Origin
 from watcher.core.observations import ToolResult
 from watcher.core.spec import Caps, WatcherSpec
-from watcher.demo_notebooks import summarise
+from watcher.demo.notebooks import summarise
 from watcher.evaluators import CallableEvaluator
 from watcher.lsp_bridge.findings import FindingBook
 from watcher.runtime import Journal, RecordingSession, Runtime

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from watcher.runtime.events import (
-    SPAWN_EVENT_KINDS,
+from watcher.runtime.events import EVENT_KINDS, event_from_payload
+from watcher.runtime.journal import Journal
+from watcher.spawn.events import (
     LLMCompleted,
     LLMStarted,
     PermissionDenied,
@@ -13,9 +14,7 @@ from watcher.runtime.events import (
     ProgressUpdate,
     RecoveryAttempt,
     SandboxCreated,
-    event_from_payload,
 )
-from watcher.runtime.journal import Journal
 
 EVENTS = [
     SandboxCreated(
@@ -35,7 +34,10 @@ EVENTS = [
 
 
 def test_spawn_events_round_trip_through_the_journal(tmp_path: Path) -> None:
-    assert PermissionDenied.kind == "permission_error" and len(SPAWN_EVENT_KINDS) == 7
+    assert (
+        PermissionDenied.kind == "permission_error"
+        and len([c for c in EVENT_KINDS.values() if c.__module__ == "watcher.spawn.events"]) == 7
+    )
     journal = Journal(tmp_path / "j.sqlite3")
     for event in EVENTS:
         journal.append(event)

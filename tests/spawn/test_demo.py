@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 def test_demo_with_the_fake_cli_interrupts_fixes_and_opens_a_pr() -> None:
     env = {**os.environ, "WATCHER_DEMO_FAKE_CLI": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "watcher.demo_spawn"], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "watcher.demo.spawn"], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout

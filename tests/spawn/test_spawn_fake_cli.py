@@ -279,7 +279,7 @@ async def test_a_cli_that_exits_says_its_own_last_error_line_in_the_report(proje
 
 
 async def test_the_report_shows_findings_whole_with_paths_from_the_repository(project: Project, tmp_path: Path) -> None:
-    from watcher.demo_spawn import RECORDED
+    from watcher.demo.spawn import RECORDED
 
     spawned = await run_spawn(config(project, str(launcher(RECORDED, tmp_path)), pr=False))
     report = spawned.markdown()

@@ -13,15 +13,8 @@ from typing import Any
 import ipywidgets as w
 
 from watcher.fleet import COMMAND_PREFIX
+from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskHealthCheck, TaskTurn, WatcherPause
 from watcher.fleet.query import FleetView, TaskRow, read_fleet
-from watcher.runtime.events import (
-    FleetTask,
-    LearningExtracted,
-    SyncMessageSent,
-    TaskHealthCheck,
-    TaskTurn,
-    WatcherPause,
-)
 from watcher.runtime.host import FleetBoard
 from watcher.runtime.journal import Journal
 from watcher.widgets.fleet_html import describe_row
@@ -98,7 +91,11 @@ def test_rows_learnings_and_buttons(journal_at: Path | str) -> None:
     board.refresh()
     a, b = board.rows["a<1>"], board.rows["b"]
     assert "stuck" in a.info.value and "a&lt;1&gt;" in a.info.value
-    assert "iteration 9" in a.info.value and "2 nudge(s)" in a.info.value and "120,000 tokens" in a.info.value
+    assert (
+        "iteration 9" in a.info.value
+        and "0 nudge(s) sent · ladder 2" in a.info.value
+        and "120,000 tokens" in a.info.value
+    )
     assert "$0.6000" in a.info.value and "$" not in b.info.value  # 100k in + 20k out at $3 / $15 per million
     assert "the same &lt;b&gt;Bash&lt;/b&gt; call 4 times" in a.info.value  # the diagnosis, escaped
     assert "paused" in b.info.value and not b.buttons["resume"].disabled and b.buttons["pause"].disabled

@@ -71,11 +71,13 @@ async def replay_sessions(
     watchers_for: Callable[[str], Watchers],
     *,
     journal: Journal | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> list[ReplayResult]:
     """Replay each session (name -> (parent session, observations)) with its own watchers.
 
     ``watchers_for(name)`` gives the watchers of one session: fresh evaluators per session keep
-    a stateful evaluator's memory (a loop count) from leaking between sessions.
+    a stateful evaluator's memory (a loop count) from leaking between sessions. ``on_progress``
+    hears how many observations were replayed so far, every few hundred (a progress bar).
     """
     runtime = Runtime(journal=journal, live=False)
     evaluations: list[EvaluationEvent] = []
@@ -88,9 +90,11 @@ async def replay_sessions(
 
     runtime.bus.subscribe("replay", collect, maxsize=1_000_000)
     spans = []
+    done = 0
     for name, (parent_name, observations) in sessions.items():
         first = len(evaluations)
-        await _replay_one(runtime, name, parent_name, observations, watchers_for(name))
+        await _replay_one(runtime, name, parent_name, observations, watchers_for(name), on_progress, done)
+        done += len(observations)
         spans.append((name, parent_name, observations, first, len(evaluations)))
     await runtime.close()
     every = tuple(fates)
@@ -107,7 +111,13 @@ async def replay_sessions(
 
 
 async def _replay_one(
-    runtime: Runtime, session: str, parent_name: str | None, observations: Sequence[Observation], watchers: Watchers
+    runtime: Runtime,
+    session: str,
+    parent_name: str | None,
+    observations: Sequence[Observation],
+    watchers: Watchers,
+    on_progress: Callable[[int], None] | None = None,
+    before: int = 0,
 ) -> None:
     parent = RecordingSession(session)
     detail = f"replay (subagent of {parent_name})" if parent_name else "replay"
@@ -126,6 +136,8 @@ async def _replay_one(
         runtime.observe(session, obs)
         if count % _SETTLE_EVERY == 0:
             await runtime.settle()  # keep the watchers' queues well under the bus bound: nothing dropped
+            if on_progress is not None:
+                on_progress(before + count)
     await runtime.evaluate_session_end(parent)
     runtime.end_session(parent, detail="replay finished")
     await runtime.settle()  # every fate of this session folded in before the next session starts

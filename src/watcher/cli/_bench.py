@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.evaluators.preflight import check_url
 
 CONDITIONS = ("none", "guided", "blind", "rules")
 _DESCRIPTION = """\
@@ -138,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         sim=SimParams(seed=args.seed, follow=args.follow, heed=args.heed),
     )
     config.check()
+    for url, who in (
+        (args.base_url, "the agent model's server"),
+        (args.watcher_base_url, "the watcher model's server"),
+    ):
+        if url:  # a server that does not answer is said now, not as every task failing
+            check_url(url, who=who, fix="--base-url" if url == args.base_url else "--watcher-base-url")
     total = len(config.conditions) * config.tasks
     finished = 0
     show = sys.stderr.isatty()
@@ -163,4 +170,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"plot: {args.plot}")
     if args.out is not None:
         print(f"rows: {args.out}")
+    failed = [row for row in rows if row.get("end") == "agent_error"]
+    if rows and len(failed) == len(rows):  # no task ran at all: a broken run, not a 0 % result
+        first = (failed[0].get("errors") or ["?"])[0]
+        print(
+            f"watcher: every one of the {len(rows)} tasks failed on the agent model; the first: {first}",
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -18,6 +18,7 @@ from typing import Any
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import Caps
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 
@@ -83,8 +84,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the set, print the table, write the rows and the plot."""
     from watcher.judgment import RateLimit, Runner, Throttled, plot, read_cases, table
 
-    if args.jobs < 1:
-        raise ConfigurationError(f"--jobs takes a number from 1, not {args.jobs}")
+    for flag, value in (("--jobs", args.jobs), ("--limit", args.limit), ("--prompt-budget", args.prompt_budget)):
+        if value is not None and value < 1:
+            raise ConfigurationError(f"{flag} takes a number from 1, not {value}")
+    if args.rate is not None and args.rate <= 0:
+        raise ConfigurationError(f"--rate takes calls a minute above 0, not {args.rate}")
     out = args.out or Path(f"eval-{args.role}.jsonl")
     picture = None if args.no_plot else (args.plot or Path(f"eval-{args.role}.png"))
     for flag, path in (("--out", out), ("--plot", picture)):
@@ -100,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     if not chosen:
         raise ConfigurationError(f"--set {args.cases} holds no {kind} cases for the {args.role} role")
     llm = _llm(args)
+    if llm is not None:
+        check_reachable(llm)  # a dead server fails here, not as 100 % misses
     names = ["rules"] + ([llm.name] if llm is not None else [])
     limited = Throttled(llm, RateLimit(args.rate)) if llm is not None else None
 

@@ -10,13 +10,13 @@ from watcher.cli import _guard
 from watcher.core.errors import ConfigurationError
 from watcher.hooks import client
 from watcher.hooks._session import DEFAULT_ROLES, HookConfig
-from watcher.hooks._settings import install, settings_path, uninstall
-from watcher.hooks._status import evaluator_problem, status_lines
+from watcher.hooks._settings import SCOPES, entry_point_problem, install, manifest_path, settings_path, uninstall
+from watcher.hooks._status import evaluator_problem, evaluator_unreachable, status_lines
 from watcher.hooks._wire import AGENTS
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import default_journal_path, journal_target
 
-__all__ = ["register", "run_hook", "run_hooks"]
+__all__ = ["register", "run_hook", "run_hooks", "run_stop"]
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -38,16 +38,21 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     action = hooks.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, text in (
-        ("install", "add watcher's hooks (the settings file is backed up first)"),
+        ("install", "add watcher's hooks (the file's first state is kept as one backup)"),
         ("status", "show what is installed, the daemon, and the last hooked session"),
-        ("uninstall", "remove exactly the hooks watcher added"),
+        ("uninstall", "remove exactly the hooks watcher added (restoring the file as it was)"),
     ):
         p = action.add_parser(name, help=text, description=text)
         where = p.add_mutually_exclusive_group()
         where.add_argument(
-            "--project", action="store_true", help="this project's .claude/settings.json or .codex/hooks.json (default)"
+            "--scope",
+            choices=SCOPES,
+            help="local: .claude/settings.local.json, this checkout only (the default for Claude Code); "
+            "project: .claude/settings.json or .codex/hooks.json, which the team commits; user: "
+            "~/.claude/settings.json or $CODEX_HOME/hooks.json (the default for Codex, which has no local file)",
         )
-        where.add_argument("--user", action="store_true", help="~/.claude/settings.json or $CODEX_HOME/hooks.json")
+        where.add_argument("--project", dest="scope", action="store_const", const="project", help="--scope project")
+        where.add_argument("--user", dest="scope", action="store_const", const="user", help="--scope user")
         p.add_argument("--agent", choices=AGENTS, default="claude", help="the CLI (default: claude)")
         if name == "install":
             p.add_argument(
@@ -64,7 +69,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument(
                 "--allow-missing-key",
                 action="store_true",
-                help="install an LLM evaluator whose API key is not set here (the rules judge until it is)",
+                help="install an LLM evaluator whose API key is not set here or whose server does not answer "
+                "(the offline rules judge until it works)",
             )
             p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
             p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
@@ -80,6 +86,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
                 help="the journal: a path or a postgresql:// URL (default: the project's)",
             )
         p.set_defaults(func=run_hooks)
+    stop = action.add_parser(
+        "stop", help="stop the hook daemon", description="Stop the hook daemon (the next hook call starts it again)."
+    )
+    stop.set_defaults(func=run_stop)
     _guard.add_parsers(action)
 
 
@@ -90,12 +100,15 @@ def run_hook(args: argparse.Namespace) -> int:
 
 def run_hooks(args: argparse.Namespace) -> int:
     """Install, show or uninstall."""
-    settings = settings_path(user=args.user, agent=args.agent)
+    settings = settings_path(args.scope or _default_scope(args), agent=args.agent)
     if args.action == "install":
-        problem = evaluator_problem(args.evaluator)
+        unreachable = entry_point_problem()
+        if unreachable:
+            raise ConfigurationError(unreachable)
+        problem = evaluator_problem(args.evaluator) or evaluator_unreachable(args.evaluator)
         if problem and not args.allow_missing_key:
             raise ConfigurationError(
-                f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; set the key "
+                f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; fix that "
                 "and install again, use --evaluator rules, or pass --allow-missing-key to install anyway"
             )
         config = HookConfig(
@@ -127,4 +140,21 @@ def run_hooks(args: argparse.Namespace) -> int:
         return 0
     journal = args.journal or default_journal_path()
     print("\n".join(status_lines(settings, journal)))
+    return 0
+
+
+def _default_scope(args: argparse.Namespace) -> str:
+    """local for Claude Code, user for Codex; status and uninstall look where an install is recorded."""
+    default = "local" if args.agent == "claude" else "user"
+    if args.action == "install":
+        return default
+    scopes = [s for s in SCOPES if args.agent == "claude" or s != "local"]
+    return next((s for s in scopes if manifest_path(settings_path(s, agent=args.agent)).exists()), default)
+
+
+def run_stop(_args: argparse.Namespace) -> int:
+    """Stop the daemon (0 also when none ran)."""
+    from watcher.hooks._daemon import stop_daemon  # the daemon's imports only for this action
+
+    print(stop_daemon())
     return 0

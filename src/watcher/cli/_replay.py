@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import shutil
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
 
 from watcher.agents.replay import ReplayResult, replay_sessions
 from watcher.cli._show_prompt import PromptCapture, prompt_evaluator, show
@@ -153,7 +157,8 @@ async def _replay(args: argparse.Namespace) -> int:
             break  # one server for every watcher: one look is enough
     journal = Journal(args.journal) if args.journal else None
     try:
-        results = await replay_sessions(sessions, watchers_for, journal=journal)
+        with _progress(args, sum(len(obs) for _, obs in sessions.values())) as on_progress:
+            results = await replay_sessions(sessions, watchers_for, journal=journal, on_progress=on_progress)
     finally:
         if journal is not None:
             journal.close()
@@ -188,6 +193,29 @@ async def _show_prompt(args: argparse.Namespace, sessions: dict[str, Any], role:
         await llm.aclose()
     print(show(capture, as_json=args.json))
     return 0
+
+
+_PROGRESS_FROM = 2000  # observations: a smaller transcript replays in a blink
+
+
+@contextlib.contextmanager
+def _progress(args: argparse.Namespace, total: int) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on a terminal's stderr for a long replay; nothing for --json, a pipe or a short one."""
+    if args.json or total < _PROGRESS_FROM or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (
+        TextColumn("replaying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("observations"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("replay", total=total)
+        yield lambda done: bar.update(task, completed=done)
 
 
 def _skipped_text(transcript: Transcript) -> str:

@@ -67,10 +67,13 @@ def file_changes(call: ToolCall) -> list[FileChange]:
     """The file changes a tool call makes, or ``[]`` for a call that changes no file it names."""
     args = call.input
     path = _text(args, "file_path", "path", "filename", "notebook_path") or ""
-    if call.name in _WRITE_TOOLS and path:
+    name = call.name
+    if name == "str_replace_editor":  # OpenHands, SWE-agent: one tool, the command says which
+        name = {"create": "create", "str_replace": "str_replace"}.get(str(args.get("command")), name)
+    if name in _WRITE_TOOLS and path:
         content = _text(args, "content", "file_text", "text")
         return [FileChange("write", path, new=content)] if content is not None else []
-    if call.name in _EDIT_TOOLS and path:
+    if name in _EDIT_TOOLS and path:
         old, new = _text(args, "old_string", "old_str", "old"), _text(args, "new_string", "new_str", "new")
         if old is None or new is None:
             return []
@@ -145,7 +148,8 @@ class Files:
     def learn(self, obs: Observation) -> None:
         """Update what is known after ``obs`` happened."""
         if isinstance(obs, ToolCall):
-            if obs.name in _READ_TOOLS:
+            viewing = obs.name == "str_replace_editor" and obs.input.get("command") == "view"
+            if obs.name in _READ_TOOLS or viewing:
                 path = _text(obs.input, "file_path", "path", "absolute_path")
                 if path:
                     self._reads[obs.id] = path

@@ -58,7 +58,8 @@ _LANGUAGES = {
     ".css": "css", ".xml": "xml", ".ini": "ini", ".env": "bash", ".txt": "text",
 }  # fmt: skip
 _FENCE_RUN = re.compile(r"\s{0,3}(`*)")
-_SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell"})
+_SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "run_shell_command", "exec_command", "local_shell", "execute_bash"})
+_CODE_TOOLS = frozenset({"execute_ipython_cell", "python", "run_python"})  # input "code": Python the agent ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +229,9 @@ def _tool_call(obs: ToolCall, files: Files) -> list[Block]:
         command = " ".join(command)
     if obs.name in _SHELL_TOOLS and isinstance(command, str):
         return [_numbered(f"[ToolCall] {obs.name}: runs this command", command, "bash")]
+    code = obs.input.get("code")
+    if obs.name in _CODE_TOOLS and isinstance(code, str):
+        return [_numbered(f"[ToolCall] {obs.name}: runs this Python", code, "python")]
     if obs.name == "NotebookEdit" and isinstance(obs.input.get("new_source"), str):
         cell = obs.input.get("cell_id")
         target = f"cell:{cell}" if cell else "cell"

@@ -14,8 +14,9 @@ import uuid
 from dataclasses import dataclass, replace
 
 from watcher.core.interjection import Severity
+from watcher.fleet.events import SyncMessageSent, TaskLost, WatcherAbort, WatcherNudge, WatcherPause
 from watcher.fleet.roster import Roster
-from watcher.runtime.events import Event, SyncMessageSent, TaskLost, WatcherAbort, WatcherNudge, WatcherPause
+from watcher.runtime.events import Event
 from watcher.runtime.journal import Journal
 
 __all__ = ["Actions", "Stats"]

@@ -12,21 +12,24 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from watcher.agents import RunResult, make_client
 from watcher.core.errors import ConfigurationError
 from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.events import FleetSettings
 from watcher.fleet.host import TaskHost
 from watcher.fleet.learnings import Extractor
 from watcher.fleet.llm import fleet_evaluator, fleet_extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.roster import Roster
 from watcher.fleet.spawned import CLI_AGENTS
-from watcher.fleet.supervisor import SupervisionHealth, Supervisor
+from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
-from watcher.fleet.tasks import FleetConfig, TaskSpec, check_names
+from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec, check_names
 from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Command, Journal
 
@@ -42,7 +45,8 @@ class Fleet:
     Without them, ``config.evaluator``/``config.extractor`` may name an LLM
     (``"anthropic:<model>"``, ``"openai:<model>"``; ``watcher.fleet.llm``), which the fleet
     builds, and closes when it closes. Commands from other processes are applied with or without
-    supervision.
+    supervision. ``clock`` is the supervision's time (staleness, silent hosts, leases, rate windows):
+    a test passes ``watcher.testing.FakeClock`` and moves it on instead of sleeping.
     """
 
     def __init__(
@@ -57,8 +61,11 @@ class Fleet:
         evaluator: Evaluator | None = None,
         extractor: Extractor | None = None,
         turn_extractor: TurnExtractor | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+        shared: SharedRun | None = None,
     ) -> None:
         check_names(specs)
+        self.shared = shared  # a run whose tasks several hosts claim between them (watcher fleet run --run)
         unknown = sorted({s.agent for s in specs} - {"anthropic", *CLI_AGENTS})
         if unknown:
             raise ConfigurationError(
@@ -79,7 +86,9 @@ class Fleet:
         self.journal = journal if isinstance(journal, Journal) else Journal(journal)
         self._client_args = (client, base_url, api_key)
         self._extractors = (extractor, turn_extractor)
-        self.supervisor = Supervisor(self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator)
+        self.supervisor = Supervisor(
+            self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator, clock=clock
+        )
         self.host: TaskHost | None = None
         self.runtime: Runtime | None = None
         self._client: Any = None
@@ -137,13 +146,27 @@ class Fleet:
             client=self._client,
             extractor=self._extractors[0],
             turn_extractor=self._extractors[1],
+            shared=self.shared,
+        )
+        self.journal.append(  # what a supervisor started elsewhere supervises with (watcher fleet supervise)
+            FleetSettings(
+                session=COMMAND_PREFIX + self.config.name,
+                fleet=self.config.name,
+                run=self.host.run,
+                settings=asdict(self.config),
+            )
         )
         self.host.start()
         await self.supervisor.start(loops=self.config.supervision)
         return self
 
     async def wait(self) -> dict[str, RunResult | BaseException]:
-        """Wait for every task to end (a paused task waits for resume or abort); then stop the loops."""
+        """Wait for every task to end (a paused task waits for resume or abort); then stop the loops.
+
+        In a shared run: every task this host claimed, once some host started each of the run's tasks.
+        """
+        if self.host is not None and self.shared is not None:
+            await self.host.settled()
         runs = self.runs
         results = await asyncio.gather(*(run.wait() for run in runs.values()), return_exceptions=True)
         await self.close()

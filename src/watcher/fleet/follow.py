@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Collection
 
-from watcher.core.errors import MalformedEventError
 from watcher.core.logs import logger
-from watcher.runtime.events import Event, SyncMessageSent
+from watcher.fleet.events import SyncMessageSent
+from watcher.runtime.events import Event, readable
 from watcher.runtime.journal import Journal
 
 __all__ = ["Follower"]
@@ -59,14 +59,12 @@ class Follower:
             if not rows:
                 return out
             self.after = rows[-1].id
-            for row in rows:
-                if sessions is not None and row.session not in sessions and not (expand and row.kind == "sync_message"):
-                    continue
-                try:
-                    event = row.event()
-                except MalformedEventError as exc:
-                    log.warning("fleet: skipping journal row %d: %s", row.id, exc)
-                    continue
+            wanted = [
+                row
+                for row in rows
+                if sessions is None or row.session in sessions or (expand and row.kind == SyncMessageSent.kind)
+            ]
+            for event in readable(wanted, log, "fleet"):
                 for one in event.each() if expand and isinstance(event, SyncMessageSent) else (event,):
                     if sessions is None or one.session in sessions:
                         out.append(one)

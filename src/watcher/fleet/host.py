@@ -22,26 +22,25 @@ from functools import partial
 from typing import Any
 
 from watcher.agents import Boundary, agent
+from watcher.core.errors import JournalError
 from watcher.core.interjection import Interjection, Origin, Severity
 from watcher.core.logs import logger
 from watcher.fleet.channel import TaskChannel, TaskSession
-from watcher.fleet.follow import Follower
-from watcher.fleet.learnings import Extractor, Learning, render_sync
-from watcher.fleet.monitor import TaskMonitor, TurnExtractor
-from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
-from watcher.fleet.tasks import FleetConfig, TaskSpec
-from watcher.runtime.events import (
-    DeliveryEvent,
-    Event,
+from watcher.fleet.events import (
     FleetTask,
     LearningExtracted,
-    ObservationEvent,
     SyncMessageSent,
     TaskHostBeat,
     WatcherAbort,
     WatcherNudge,
     WatcherPause,
 )
+from watcher.fleet.follow import Follower
+from watcher.fleet.learnings import Extractor, Learning, render_sync
+from watcher.fleet.monitor import TaskMonitor, TurnExtractor
+from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
+from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec
+from watcher.runtime.events import DeliveryEvent, Event, ObservationEvent
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.polling import poll
@@ -69,8 +68,10 @@ class TaskHost:
         client: Any,
         extractor: Extractor | None = None,
         turn_extractor: TurnExtractor | None = None,
+        shared: SharedRun | None = None,
     ) -> None:
         self.specs = specs
+        self.shared = shared
         self.config = config
         self.journal = journal
         self.runtime = runtime
@@ -80,57 +81,64 @@ class TaskHost:
         self.runs: dict[str, TaskSession] = {}
         self._extractors = (extractor, turn_extractor)
         self._follower = Follower(journal, after=journal.last_id(), flush=False)
-        self.run = uuid.uuid4().hex[:12]  # this run of the fleet, told apart from earlier runs of its name
+        self.host = uuid.uuid4().hex[:12]  # this process, told apart from the other hosts of a shared run
+        # this run of the fleet, told apart from earlier runs of its name (a shared run: named by its hosts)
+        self.run = shared.run if shared is not None else self.host
+        self._group = f"{config.name}:{self.run}"
         self._reading = asyncio.Lock()
         self._learnings: OrderedDict[str, LearningExtracted] = OrderedDict()
         self._queued: dict[str, list[SyncMessageSent]] = {}  # syncs waiting for a paused task
         self._poller: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Announce and start every task, and the poller that applies actions between boundaries."""
-        cfg = self.config
+        """Announce and start every task (or, in a shared run, claim some), and the poller that applies actions."""
         self.runtime.bus.subscribe("fleet-host", self._route, maxsize=1_000_000)
-        for spec in self.specs.values():
-            self.journal.append(
-                FleetTask(
-                    session=spec.name,
-                    fleet=cfg.name,
-                    agent=spec.agent,
-                    model=spec.model,
-                    tags=spec.tags,
-                    parent=spec.parent,
-                    directory=spec.directory,
-                    run=self.run,
-                )
-            )
-            self.channels[spec.name] = channel = TaskChannel(spec.name)
-            self.monitors[spec.name] = TaskMonitor(
-                spec,
-                cfg.name,
-                self.journal,
-                file_tools=cfg.file_tools,
-                extractor=self._extractors[0],
-                turn_extractor=self._extractors[1],
-            )
-            if spec.agent in CLI_AGENTS:  # a spawned CLI in a worktree: the same duck interface (fleet.spawned)
-                cli = SpawnedRun(
-                    spec, runtime=self.runtime, at_boundary=partial(self._boundary, spec.name), gate=channel
-                )
-                channel.run = self.runs[spec.name] = cli
-                continue
-            channel.run = self.runs[spec.name] = agent(
-                spec.prompt,
-                name=spec.name,
-                tools=spec.tools,
-                model=spec.model,
-                system=spec.system,
-                client=self.client,
-                runtime=self.runtime,
-                max_steps=spec.max_steps,
-                max_corrections_per_step=spec.max_corrections_per_step,
-                at_boundary=partial(self._boundary, spec.name),
-            )
+        if self.shared is None:  # this host runs every task; a shared run's are claimed by its poller
+            for spec in self.specs.values():
+                self._start_task(spec)
         self._poller = asyncio.get_running_loop().create_task(self._poll(), name="fleet-host")
+
+    def _start_task(self, spec: TaskSpec) -> None:
+        """Announce ``spec`` and start it as an agent run or a spawned CLI."""
+        cfg = self.config
+        self.journal.append(
+            FleetTask(
+                session=spec.name,
+                fleet=cfg.name,
+                agent=spec.agent,
+                model=spec.model,
+                tags=spec.tags,
+                parent=spec.parent,
+                directory=spec.directory,
+                run=self.run,
+                host=self.host if self.shared is not None else "",
+            )
+        )
+        self.channels[spec.name] = channel = TaskChannel(spec.name)
+        self.monitors[spec.name] = TaskMonitor(
+            spec,
+            cfg.name,
+            self.journal,
+            file_tools=cfg.file_tools,
+            extractor=self._extractors[0],
+            turn_extractor=self._extractors[1],
+        )
+        if spec.agent in CLI_AGENTS:  # a spawned CLI in a worktree: the same duck interface (fleet.spawned)
+            cli = SpawnedRun(spec, runtime=self.runtime, at_boundary=partial(self._boundary, spec.name), gate=channel)
+            channel.run = self.runs[spec.name] = cli
+            return
+        channel.run = self.runs[spec.name] = agent(
+            spec.prompt,
+            name=spec.name,
+            tools=spec.tools,
+            model=spec.model,
+            system=spec.system,
+            client=self.client,
+            runtime=self.runtime,
+            max_steps=spec.max_steps,
+            max_corrections_per_step=spec.max_corrections_per_step,
+            at_boundary=partial(self._boundary, spec.name),
+        )
 
     async def close(self, reason: str = "the fleet closed") -> None:
         """Stop polling; abort the tasks still running and wait for them."""
@@ -159,7 +167,12 @@ class TaskHost:
         """At ``task``'s iteration boundary: its summary, then what waits for it, then the pause gate."""
         await self.runtime.bus.drain()  # the monitor has seen everything the task published so far
         await self.monitors[task].boundary(at)
-        await self.apply_new()
+        try:
+            await self.apply_new()
+        except (
+            JournalError
+        ) as exc:  # the journal is away (a server restarting): the task goes on, the poller catches up
+            log.warning("fleet host: %s's actions are read later: %s", task, exc)
         await self.channels[task].hold()
 
     async def _poll(self) -> None:
@@ -170,9 +183,20 @@ class TaskHost:
             if time.monotonic() >= beat_at:  # alive: the loops tell a dead host's tasks (lost) from stuck ones
                 beat_at = time.monotonic() + self.config.host_beat_s
                 running = sum(1 for channel in self.channels.values() if not channel.ended)
+                host = self.host if self.shared is not None else ""
                 self.journal.append(
-                    TaskHostBeat(session=f"host:{self.run}", fleet=self.config.name, run=self.run, tasks=running)
+                    TaskHostBeat(
+                        session=f"host:{host or self.run}",
+                        fleet=self.config.name,
+                        run=self.run,
+                        tasks=running,
+                        host=host,
+                    )
                 )
+                if self.shared is not None:
+                    await asyncio.to_thread(self.journal.beat_claims, self._group, self.host)
+            if self.shared is not None:
+                await self._claim_more(self.shared.max_tasks)
             await self.apply_new()
 
         await poll(
@@ -183,6 +207,36 @@ class TaskHost:
             recovered="fleet host: journal actions are applied again",
             nap=self.journal.nap,
         )
+
+    async def _claim_more(self, max_tasks: int) -> None:
+        """Claim and start tasks no host started yet, until this host runs ``max_tasks`` of them."""
+        running = sum(1 for channel in self.channels.values() if not channel.ended)
+        if running >= max_tasks:
+            return
+        journal, lost_s = self.journal, self.config.host_lost_s
+        started = await asyncio.to_thread(journal.started_tasks, self._group)
+        for spec in self.specs.values():
+            if running >= max_tasks:
+                return
+            if spec.name in started or spec.name in self.channels:
+                continue
+            if await asyncio.to_thread(journal.claim_task, self._group, spec.name, self.host, lost_s):
+                await asyncio.to_thread(journal.start_task, self._group, spec.name, self.host)
+                self._start_task(spec)
+                running += 1
+
+    async def settled(self) -> None:
+        """In a shared run: wait until some host started every task and this host's tasks ended."""
+        while True:
+            await asyncio.gather(*(run.wait() for run in list(self.runs.values())), return_exceptions=True)
+            try:
+                started = await asyncio.to_thread(self.journal.started_tasks, self._group)
+            except JournalError as exc:  # the server is away: the claims poller retries meanwhile
+                log.warning("fleet host: cannot read the run's claims (%s); retrying", exc)
+                started = set()
+            if set(self.specs) <= started and all(channel.ended for channel in self.channels.values()):
+                return
+            await asyncio.sleep(self.config.command_poll_s)
 
     async def apply_new(self) -> None:
         """Apply the action rows written for this host's tasks since the last read."""
@@ -204,6 +258,9 @@ class TaskHost:
             said = Interjection(
                 content=event.message, severity=severity, action="nudge", watcher="fleet", id=event.interjection_id
             )
+            monitor = self.monitors.get(event.session)
+            if monitor is not None:
+                monitor.nudged(said.id)
             await channel.deliver(said, FLEET_ORIGIN)
         elif isinstance(event, WatcherPause):
             if event.resumed:

@@ -44,14 +44,20 @@ class Leadership:
 
     async def renew(self) -> bool:
         """Take or keep the lease; whether this process leads now."""
-        try:
-            held = await asyncio.to_thread(self.journal.hold_lease, self.lease, self.holder, self.term_s)
-        except JournalError as exc:
-            held = self.leading and time.monotonic() - self._renewed < self.term_s
-            log.warning("fleet: cannot renew the supervision lease (%s); %s", exc, "leading" if held else "standing by")
+        started = time.monotonic()
+        try:  # a renewal stuck on a dead link must not keep a partitioned leader leading
+            held = await asyncio.wait_for(
+                asyncio.to_thread(self.journal.hold_lease, self.lease, self.holder, self.term_s), self.term_s / 3
+            )
+        except (JournalError, TimeoutError) as exc:
+            held = self.leading and started - self._renewed < self.term_s
+            cause = str(exc) or "no answer in time"
+            log.warning(
+                "fleet: cannot renew the supervision lease (%s); %s", cause, "leading" if held else "standing by"
+            )
         else:
             if held:
-                self._renewed = time.monotonic()
+                self._renewed = started  # the term counts from the request: the server may have taken it late
         self.leading = held
         return held
 

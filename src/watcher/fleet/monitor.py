@@ -18,12 +18,13 @@ from typing import Any
 from watcher.agents import Boundary
 from watcher.core.logs import logger
 from watcher.core.observations import Observation, ToolCall, ToolResult
+from watcher.fleet.events import LearningExtracted, TaskTurn
 from watcher.fleet.learnings import Extractor, Learning, extract
 from watcher.fleet.tasks import TaskSpec
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_findings import Finding
 from watcher.roles._stuck_tracker import LoopTracker
-from watcher.runtime.events import DeliveryEvent, LearningExtracted, ObservationEvent, TaskTurn
+from watcher.runtime.events import DeliveryEvent, ObservationEvent
 from watcher.runtime.journal import Journal
 from watcher.spawn._worktree_probe import WORKTREE_CHANGE
 
@@ -67,6 +68,7 @@ class TaskMonitor:
         self.answered = ""
         self.learned = 0
         self._waiting_answer = ""  # a nudge a request carried; answered once a response follows
+        self._nudges: set[str] = set()  # ids of the nudges handed to the task (its ``WatcherNudge`` rows)
         self._tracker = LoopTracker(StuckConfig())
         self._tools: dict[str, str] = {}  # tool call id -> name
         self._turn: list[tuple[int, Observation, str]] = []
@@ -100,9 +102,14 @@ class TaskMonitor:
         if self.turn_extractor is not None:
             self._turn.append((event.index, obs, tool))
 
+    def nudged(self, interjection_id: str) -> None:
+        """The fleet handed the task nudge ``interjection_id`` (its delivery is awaited)."""
+        self._nudges.add(interjection_id)
+
     def delivered(self, event: DeliveryEvent) -> None:
         """A request carried an interjection: a nudge counts as answered once a response follows."""
-        if event.outcome == "delivered" and event.interjection_id.startswith("nudge-"):
+        if event.outcome == "delivered" and event.interjection_id in self._nudges:
+            self._nudges.discard(event.interjection_id)
             self._waiting_answer = event.interjection_id
 
     async def boundary(self, at: Boundary) -> None:

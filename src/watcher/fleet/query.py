@@ -16,24 +16,24 @@ from typing import Any
 from watcher.core.errors import MalformedEventError
 from watcher.core.evaluation import Usage
 from watcher.core.pricing import cost_usd
-from watcher.runtime.events import (
-    Event,
+from watcher.fleet.events import (
     FleetEvent,
     FleetTask,
     LearningExtracted,
-    SessionEvent,
     SupervisionReport,
     SyncMessageSent,
     TaskHealthCheck,
+    TaskHostBeat,
     TaskLost,
     TaskTurn,
     WatcherAbort,
     WatcherNudge,
     WatcherPause,
 )
-from watcher.runtime.journal import Journal, JournalRow
+from watcher.runtime.events import Event, SessionEvent
+from watcher.runtime.journal import Journal
 
-__all__ = ["FleetView", "TaskRow", "fleets", "latest_tasks", "read_fleet", "run_start"]
+__all__ = ["FleetView", "TaskRow", "read_fleet"]
 
 _KINDS = {
     "fleet_task",
@@ -46,6 +46,7 @@ _KINDS = {
     "learning_extracted",
     "fleet_supervision",
     "task_lost",
+    "task_host_beat",
     "session",
 }
 
@@ -57,17 +58,19 @@ class TaskRow:
     task: str
     agent: str = ""
     model: str = ""
-    health: str = "unknown"
+    health: str = "unknown"  # the latest check; "unchecked" when degraded loops never judged it; "lost" when lost
     status: str = "running"
     iteration: int = 0
     last_activity_s: float = 0.0  # seconds since the task last wrote anything
-    nudges: int = 0
+    nudges: int = 0  # nudges sent to it in this run (by the fleet or a person): what ``stats`` adds up
+    ladder: int = 0  # its place on the escalation ladder now (0 after progress, a pause or a resume)
     tokens: int = 0
     cost_usd: float = 0.0  # estimated from the tokens and the model's list price (0 for unknown models)
     diagnosis: str = ""
     last_ts: float = 0.0
     _input: int = 0
     _output: int = 0
+    _paused_for: str = ""  # the reason of the pause it is under
 
 
 @dataclass(slots=True)
@@ -92,7 +95,7 @@ class FleetView:
             "watcher_cycles": s.watcher_cycles if s else 0,
             "syncer_cycles": s.syncer_cycles if s else 0,
             "health_checks": len(self.checks),
-            "nudges_sent": len(self.nudges),
+            "nudges_sent": sum(t.nudges for t in self.tasks.values()),
             "learnings": len(self.learnings),
             "syncs_relayed": sum(1 for x in self.syncs if x.status == "sent"),
             "syncs_queued": sum(1 for x in self.syncs if x.status == "queued"),
@@ -132,6 +135,28 @@ class FleetView:
             out.append(data)
         return out
 
+    def health_of(self, task: str) -> dict[str, Any] | None:
+        """``task``'s latest health check as it stands now (a pause's reason, a loss), None when nothing is known.
+
+        The check's own health and diagnosis give way to what happened since: a task lost after
+        its last check is ``lost`` with the reason; a task never checked shows what its row says
+        (``healthy`` under running loops, ``unchecked`` under degraded ones).
+        """
+        row = self.tasks.get(task)
+        checks = [c for c in self.checks if c.session == task]
+        if row is None or (not checks and row.health == "unknown"):
+            return None
+        base = checks[-1].payload() if checks else {"cycle": 0, "freshness": "-", "recommendation": "continue"}
+        return {
+            "task": task,
+            **base,
+            "health": row.health,
+            "status": row.status,
+            "diagnosis": row.diagnosis,
+            "nudges": row.nudges,
+            "ladder": row.ladder,
+        }
+
 
 def _events(journal: Journal) -> list[Event]:
     out: list[Event] = []
@@ -147,36 +172,6 @@ def _events(journal: Journal) -> list[Event]:
             except MalformedEventError:
                 continue
             out.extend(event.each() if isinstance(event, SyncMessageSent) else (event,))
-
-
-def fleets(journal: Journal) -> list[str]:
-    """The names of the fleets in ``journal``, oldest first."""
-    return list(dict.fromkeys(e.fleet for e in _events(journal) if isinstance(e, FleetTask)))
-
-
-def _announced(journal: Journal, fleet: str | None) -> tuple[str, list[JournalRow]]:
-    """The fleet's name (default: the latest) and its latest run's ``FleetTask`` rows (those rows alone: cheap)."""
-    rows = journal.read(0, limit=1_000_000, kinds=("fleet_task",))
-    name = fleet if fleet is not None else (str(rows[-1].payload.get("fleet", "")) if rows else "")
-    mine = [r for r in rows if r.payload.get("fleet") == name]
-    run = mine[-1].payload.get("run", "") if mine else ""
-    return name, [r for r in mine if r.payload.get("run", "") == run]
-
-
-def run_start(journal: Journal, fleet: str) -> int:
-    """The journal id just before the latest run of ``fleet`` began (0 when it never ran here).
-
-    A supervisor started on a running fleet reads from there: what earlier runs of the same name
-    did (their nudges, their learnings) is not this run's.
-    """
-    _, rows = _announced(journal, fleet)
-    return rows[0].id - 1 if rows else 0
-
-
-def latest_tasks(journal: Journal, fleet: str | None = None) -> tuple[str, list[str]]:
-    """The fleet's name (default: the latest) and the tasks of its latest run."""
-    name, rows = _announced(journal, fleet)
-    return name, list(dict.fromkeys(r.session for r in rows))
 
 
 def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
@@ -198,6 +193,10 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
         if isinstance(event, SupervisionReport):
             view.supervision = event if event.fleet == name else view.supervision
             continue
+        if isinstance(event, TaskHostBeat):  # its host beat after all (held up, not dead), as the roster takes it
+            for task in view.tasks.values() if event.fleet == name and event.run == run else ():
+                _found(view, task)
+            continue
         row = view.tasks.get(event.session)
         if row is None or (isinstance(event, FleetEvent) and event.fleet != name):
             continue
@@ -214,35 +213,51 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
     for row in view.tasks.values():
         row.cost_usd = cost_usd(row.model, Usage(input_tokens=row._input, output_tokens=row._output))
         if view.supervision is not None and row.task not in checked and row.tokens and row.health == "unknown":
-            row.health = "healthy"  # judged by running loops, and found healthy (a first healthy check is not written)
+            # under running loops a task found healthy at its first judgement has no check row; degraded
+            # loops judge only what moved or went stale, so a quiet task there was never checked at all
+            row.health = "unchecked" if view.supervision.degraded else "healthy"
     return view
+
+
+def _found(view: FleetView, row: TaskRow) -> None:
+    """A task taken for lost whose host was heard from again: running, with its last check's health."""
+    if row.status == "lost":
+        last = next((c for c in reversed(view.checks) if c.session == row.task), None)
+        row.status = "running"
+        row.health, row.diagnosis = (last.health, last.diagnosis) if last else ("unknown", "")
 
 
 def _take(view: FleetView, row: TaskRow, event: Event) -> None:
     if isinstance(event, TaskHealthCheck):
+        if event.health == "paused" and row._paused_for:  # the pause's own reason, not the word "paused" again
+            event = replace(event, diagnosis=row._paused_for)
         view.checks.append(event)
-        row.health, row.iteration = event.health, max(row.iteration, event.iteration)
-        row.nudges, row.diagnosis = event.nudges, event.diagnosis
+        row.iteration, row.ladder = max(row.iteration, event.iteration), event.nudges
         if row.status in ("running", "paused"):
-            row.status = event.status
+            row.health, row.diagnosis, row.status = event.health, event.diagnosis, event.status
     elif isinstance(event, TaskTurn):
-        if row.status == "lost":
-            row.status = "running"  # its host was heard from again: held up, not dead
+        _found(view, row)  # its host was heard from again
         row._input, row._output = event.input_tokens, event.output_tokens
         row.tokens = event.input_tokens + event.output_tokens
         row.iteration = max(row.iteration, event.step)
     elif isinstance(event, WatcherNudge):
         view.nudges.append(event)
-        row.nudges = max(row.nudges, event.count)
+        row.nudges += 1
+        if event.by == "fleet":
+            row.ladder = event.count
     elif isinstance(event, WatcherPause):
         view.pauses.append(event)
+        row._paused_for = "" if event.resumed else event.reason
         if row.status in ("running", "paused"):
             row.status = "running" if event.resumed else "paused"
+            if not event.resumed:
+                row.ladder, row.diagnosis = 0, event.reason
     elif isinstance(event, WatcherAbort):
         view.aborts.append(event)
     elif isinstance(event, TaskLost):
         if row.status in ("running", "paused"):
-            row.status, row.diagnosis = "lost", event.reason
+            row.status = row.health = "lost"  # the status and the health column say the same
+            row.diagnosis = event.reason
     elif isinstance(event, SyncMessageSent):
         view.syncs.append(event)
     elif isinstance(event, LearningExtracted):

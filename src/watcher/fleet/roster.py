@@ -13,9 +13,11 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from watcher.fleet.events import FleetTask, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
 from watcher.fleet.follow import Follower
 from watcher.fleet.tasks import TaskSpec
-from watcher.runtime.events import FleetTask, SessionEvent, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
+from watcher.runtime.clock import SYSTEM_CLOCK, Clock
+from watcher.runtime.events import SessionEvent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Member", "Roster"]
@@ -29,10 +31,11 @@ class Member:
     """One task of the fleet: what relates it to others, and its status (running, paused or how it ended)."""
 
     spec: TaskSpec
-    seen: float = field(default_factory=time.monotonic)
+    seen: float = field(default_factory=time.monotonic)  # on the roster's clock
     status: str = "running"
     announced: float = 0.0  # wall-clock time of its FleetTask row (commands older than that are not for it)
     run: str = ""  # the fleet run that announced it
+    host: str = ""  # the task host whose beats say it is alive (its run, when the run has one host)
 
     @property
     def ended(self) -> bool:
@@ -50,12 +53,21 @@ class Roster:
     that takes longer than ``timeout_s`` it raises ``JournalError`` and the cycle fails.
     """
 
-    def __init__(self, fleet: str, journal: Journal, *, after: int = 0, timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        fleet: str,
+        journal: Journal,
+        *,
+        after: int = 0,
+        timeout_s: float | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
         self.fleet = fleet
+        self.clock = clock  # the supervision loops read time from it (a test moves a fake one on)
         self.after = after  # the journal id the fleet started after: older rows belong to earlier fleets
         self.members: dict[str, Member] = {}
         self.version = 0  # bumped when a task joins (the syncer re-indexes who is related to whom)
-        self.beats: dict[str, float] = {}  # fleet run -> when its task host was last heard from (this clock)
+        self.beats: dict[str, float] = {}  # task host -> when it was last heard from (this clock)
         self._follower = Follower(journal, after=after, flush_timeout_s=timeout_s)
         self._lock = asyncio.Lock()
 
@@ -65,7 +77,7 @@ class Roster:
             for event in await self._follower.read(None, kinds=_KINDS):
                 if isinstance(event, TaskHostBeat):
                     if event.fleet == self.fleet:
-                        self._heard(event.run)
+                        self._heard(event.host or event.run)
                     continue
                 if isinstance(event, FleetTask):
                     known = self.members.get(event.session)
@@ -79,7 +91,13 @@ class Roster:
                             parent=event.parent,
                             directory=event.directory,
                         )
-                        self.members[event.session] = Member(spec, announced=event.ts, run=event.run)
+                        self.members[event.session] = Member(
+                            spec,
+                            seen=self.clock.monotonic(),
+                            announced=event.ts,
+                            run=event.run,
+                            host=event.host or event.run,
+                        )
                         self.version += 1
                     continue
                 member = self.members.get(event.session)
@@ -94,22 +112,22 @@ class Roster:
                 elif isinstance(event, TaskLost) and event.fleet == self.fleet and event.run == member.run:
                     member.status = "lost"
 
-    def _heard(self, run: str) -> None:
-        """A beat of ``run``'s host (read now: a supervisor started late gives every host a full grace)."""
-        self.beats[run] = time.monotonic()
+    def _heard(self, host: str) -> None:
+        """A beat of ``host`` (read now: a supervisor started late gives every host a full grace)."""
+        self.beats[host] = self.clock.monotonic()
         for member in self.members.values():
-            if member.run == run and member.status == "lost":
+            if member.host == host and member.status == "lost":
                 member.status = "running"  # its host was alive after all (it was held up, not dead)
 
     def silent(self, after_s: float) -> list[str]:
         """Running or paused tasks whose host beat before and has been silent for over ``after_s`` seconds."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if all(now - heard <= after_s for heard in self.beats.values()):
             return []  # every host spoke lately (the usual case: no walk over thousands of tasks)
         return [
             name
             for name, member in self.members.items()
-            if not member.ended and member.run in self.beats and now - self.beats[member.run] > after_s
+            if not member.ended and member.host in self.beats and now - self.beats[member.host] > after_s
         ]
 
     def status(self, task: str) -> str:

@@ -14,25 +14,37 @@ journal never apply it twice.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
+from watcher.fleet.events import SupervisionReport
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
 from watcher.fleet.watch import Evaluator, WatchCycle
-from watcher.runtime.events import SupervisionReport
+from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 
-__all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor"]
+__all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor", "journaled_config"]
 
 log = logger("watcher.fleet")
 
 COMMAND_PREFIX = "fleet:"
+
+
+def journaled_config(settings: Mapping[str, Any], name: str) -> FleetConfig:
+    """The ``FleetConfig`` a fleet run journaled (``FleetSettings``), for a supervisor of fleet ``name``.
+
+    Keys this version does not know are left out (a newer watcher wrote them), lists become
+    tuples again, and supervision is on: whoever asks for this config supervises.
+    """
+    known = {f.name: f for f in fields(FleetConfig)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in settings.items() if k in known}
+    return FleetConfig(**{**values, "name": name, "supervision": True})
 
 
 @dataclass(slots=True)
@@ -51,12 +63,18 @@ class Supervisor:
     """Supervises fleet ``config.name`` in ``journal``: the tasks announced after journal id ``after``."""
 
     def __init__(
-        self, config: FleetConfig, journal: Journal, *, after: int = 0, evaluator: Evaluator | None = None
+        self,
+        config: FleetConfig,
+        journal: Journal,
+        *,
+        after: int = 0,
+        evaluator: Evaluator | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.config = config
         self.journal = journal
         timeout = config.persist_timeout_s
-        self.roster = Roster(config.name, journal, after=after, timeout_s=timeout)
+        self.roster = Roster(config.name, journal, after=after, timeout_s=timeout, clock=clock)
         self.actions = Actions(journal, self.roster, timeout_s=timeout)
         self.watcher = WatchCycle(config, self.actions, self.roster, evaluator)
         self.syncer = SyncCycle(config, self.actions, self.roster)
@@ -155,8 +173,9 @@ class Supervisor:
             nonlocal release_at
             await self.roster.refresh()
             sessions = [COMMAND_PREFIX + name for name in self.roster.members]
-            if time.monotonic() >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
-                release_at = time.monotonic() + lease / 4
+            now = self.roster.clock.monotonic()
+            if now >= release_at:  # what a dead process claimed is taken again (a few looks a lease)
+                release_at = now + lease / 4
                 if released := await asyncio.to_thread(self.journal.release_claims, lease, sessions):
                     log.warning(
                         "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease

@@ -14,16 +14,15 @@ request, or keeps it for a paused recipient until it resumes.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Mapping
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
+from watcher.fleet.events import LearningExtracted, SyncMessageSent
 from watcher.fleet.follow import Follower
 from watcher.fleet.roster import Roster
 from watcher.fleet.tasks import FleetConfig, TaskSpec
-from watcher.runtime.events import LearningExtracted, SyncMessageSent
 
 __all__ = ["SyncCycle", "related"]
 
@@ -84,11 +83,11 @@ class SyncCycle:
                 self._known.add(event.learning_id)
                 fresh.append(event)
         self.actions.stats.learnings += len(fresh)
-        now = time.monotonic()
+        now = self.roster.clock.monotonic()
         syncs = [sync for learning in fresh for sync in self._relays(learning, now)]
         if syncs:
             await self.actions.relay(syncs)
-        self.last_ok = time.time()
+        self.last_ok = self.roster.clock.time()
 
     def _recall(self) -> None:
         """Rebuild the relay memory from the journal (a supervisor restarted on a running fleet).
@@ -109,7 +108,7 @@ class SyncCycle:
                     texts[event.learning_id] = event.text.lower()
                 elif isinstance(event, SyncMessageSent) and event.status == "sent":
                     relays.extend(event.each())
-        now_wall, now = time.time(), time.monotonic()
+        now_wall, now = self.roster.clock.time(), self.roster.clock.monotonic()
         for sync in relays:
             self._known.add(sync.learning_id)
             at = now - max(now_wall - sync.ts, 0.0)

@@ -38,7 +38,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 
-__all__ = ["FleetConfig", "TaskSpec", "load_tasks"]
+__all__ = ["FleetConfig", "SharedRun", "TaskSpec", "load_tasks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,18 @@ class TaskSpec:
     max_steps: int = 40
     max_corrections_per_step: int = 8
     repo: str = ""  # a spawned CLI agent's repository (its worktree is made there); "": the working directory
+
+
+@dataclass(frozen=True, slots=True)
+class SharedRun:
+    """One run of a tasks file shared by several task hosts (machines): each claims tasks, ``max_tasks`` at once.
+
+    Every host of the run is started with the same ``run`` name and tasks file; the journal (a
+    PostgreSQL server that all of them reach) says which host runs which task.
+    """
+
+    run: str
+    max_tasks: int = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
+from watcher.fleet.events import TaskHealthCheck
 from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
 from watcher.fleet.roster import Member, Roster
 from watcher.fleet.snapshot import Snapshot, TaskState, recent
 from watcher.fleet.tasks import FleetConfig
-from watcher.runtime.events import TaskHealthCheck
 
 __all__ = ["Evaluator", "WatchCycle"]
 
@@ -80,7 +79,7 @@ class WatchCycle:
             await self._judge_all(full=False)
             return
         self.degraded = False
-        self.last_ok = time.time()
+        self.last_ok = self.roster.clock.time()
 
     async def _recall(self) -> None:
         """Pick up a fleet already running (a supervisor restarted): baselines and the nudge ladder.
@@ -136,7 +135,7 @@ class WatchCycle:
                 state.take(summary)
 
     async def _judge_all(self, *, full: bool) -> None:
-        now = time.monotonic()
+        now = self.roster.clock.monotonic()
         cfg, members = self.config, self.roster.members
         judged: list[tuple[TaskState, Snapshot]] = []
         routine = self.evaluator is None and full  # the rules may pass a task that only moved on

@@ -10,8 +10,10 @@ The package imports nothing of watcher beyond itself and only ``ast_grep_py`` be
 library, so a hook without its daemon pays for the guard alone.
 
 Modules: ``_shell`` (the parser), ``_paths`` (where a path points), ``_files`` (what touching a
-file means), ``_commands`` (the rules for a command line), ``_git`` (pushes), ``_policy`` (packs,
-project file), ``_judge`` (a tool call).
+file means), ``_context`` (a command where it runs), ``_damage`` (deletes, devices, permissions,
+bombs), ``_secrets`` (reads and exfiltration), ``_remote`` (downloads run, reverse shells),
+``_git`` (pushes), ``_commands`` (every rule for a command line), ``_policy`` (packs, project
+file), ``_judge`` (a tool call).
 """
 
 from __future__ import annotations

@@ -19,11 +19,13 @@ from watcher.guard._damage import bombs, deletes, devices, permissions
 from watcher.guard._files import Finding, config_inside, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy, compiled
-from watcher.guard._secrets import download_exec, exfiltration, redirected_reads, secret_reads
+from watcher.guard._remote import download_exec, remote_shell
+from watcher.guard._secrets import exfiltration, redirected_reads, secret_reads
 from watcher.guard._shell import commands, program
 
 __all__ = ["shell_findings"]
 
+_FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|api_|private")
 _SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
 
 
@@ -39,7 +41,8 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:
         if c.feeder is not None:
-            fed.setdefault(c.feeder.source, set()).add(c.name)
+            fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_FISHING.search(a) for a in c.args)
+            fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
     for c in cmds:
         if not c.argv:
@@ -169,6 +172,10 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
         if at >= len(args):
             return False
         at += 1
+    if rule.get("services") and not any(
+        fnmatchcase(a.removesuffix(".service"), s) for a in args for s in x.policy.data["system"]["security_services"]
+    ):
+        return False
     flags = rule.get("flags")
     if not flags:
         return True
@@ -195,6 +202,7 @@ _RULES = (
     permissions,
     download_exec,
     exfiltration,
+    remote_shell,
     secret_reads,
     redirected_reads,
     _writes,

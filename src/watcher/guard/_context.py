@@ -31,6 +31,12 @@ NETWORK = frozenset(
     {
         "curl",
         "wget",
+        "dig",
+        "nslookup",
+        "host",
+        "drill",
+        "ping",
+        "gh",
         "nc",
         "ncat",
         "netcat",

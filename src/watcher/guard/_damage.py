@@ -49,9 +49,7 @@ def deletes(x: At) -> Finding | None:
         parent, whole = glob_parent(word)
         path = x.path(parent)
         loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
-        if loss is not None and (
-            recursive or whole or "credentials" in loss or "system file" in loss or "device" in loss
-        ):
+        if loss is not None and (recursive or whole or not loss.startswith("a path built from a variable")):
             verb = "moves away" if name in ("mv", "rsync") else "deletes"
             return (
                 "destructive-delete",
@@ -66,6 +64,8 @@ def _xargs_source(cmd: Command) -> str:
     feeder = cmd.feeder
     if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
         return ""
+    if feeder.name == "ls" and not [a for a in feeder.args if not a.startswith("-")]:
+        return "./*"  # ls | xargs rm: everything here
     args = list(feeder.args)
     if feeder.name == "find":
         if any(a in ("-name", "-iname", "-path", "-regex", "-ipath") for a in args):

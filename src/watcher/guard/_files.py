@@ -16,7 +16,7 @@ __all__ = ["Finding", "credential", "delete_loss", "device", "read_finding", "se
 Finding = tuple[str, str]  # (category, reason)
 
 _SAFE_DEVICES = re.compile(
-    r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full)$"
+    r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full|tcp/.*|udp/.*)$"
 )
 _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
 
@@ -92,8 +92,8 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
     if matches_any(place, path, policy.data["config"]["paths"]):
         return (
             "config-tampering",
-            f"changes {_short(place, path)}, which configures the agent's own guard, permissions or start-up; "
-            "ask the person to change it",
+            f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
+            "or on git's hooks, or who may log in; ask the person to change it",
         )
     if secret_file(place, path, policy):
         return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
@@ -110,8 +110,8 @@ def config_inside(place: Place, folder: str, policy: Policy) -> str:
     for pattern in policy.data["config"]["paths"]:
         full = place.expand(pattern)
         if full.startswith("**/"):
-            first = full[3:].split("/", 1)[0]
-            if folder.rsplit("/", 1)[-1] == first and "/" in full[3:]:
+            parts = full[3:].split("/")[:-1]  # the folders the setting is in: .git/hooks, .claude
+            if any(folder.endswith("/" + "/".join(parts[: k + 1])) for k in range(len(parts))):
                 return full[3:]
         elif full.startswith(folder.rstrip("/") + "/") and folder not in ("/", place.home):
             return _short(place, full)
@@ -149,8 +149,8 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
             return None
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
-    if any(path == place.expand(t) for t in paths["temporary"]):
-        return f"the shared temporary folder {path}"
+    if any(path == place.expand(t) for t in paths["temporary"]) and not whole:
+        return f"the shared temporary folder {path}"  # itself; what is in it is anyone's to clear
     if under_any(place, path, paths["temporary"]) and rel is None:
         return None
     if _system(place, path, paths):

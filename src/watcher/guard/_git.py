@@ -113,7 +113,8 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         targets = [(head or "?", False)] if "--all" not in flags and "--branches" not in flags else [("*", False)]
     any_force = policy.data["git"]["any_force"]
     for name, plus in targets:
-        shared = name in ("?", "*") or any(fnmatchcase(name, p) for p in protected)
+        unknown = name == "*" or (name == "?" and not lease_only)  # a lease on an unknown branch: theirs is safe
+        shared = unknown or any(fnmatchcase(name, p) for p in protected)
         forced = force or plus
         if deleting and shared and name not in ("?", "*"):
             return "force-push", f"deletes the shared branch {name} on the remote"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
 from watcher.guard._commands import shell_findings
@@ -196,26 +197,20 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):
             yield found
-    if key in ("grep", "search_file_content", "glob") and key != "glob":
+    if key in ("grep", "search_file_content"):
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
             pattern.strip("*./")
-            and any(_fnmatch(p, pattern) for p in _SECRET_GLOB_PROBES)
+            and any(fnmatchcase(p, pattern) for p in _SECRET_GLOB_PROBES)
             and policy.enabled("secret-read")
         ):
             yield "secret-read", f"searches inside files matching {pattern}, which hold credentials"
     for k in _URL_KEYS:
         url = tool_input.get(k)
         if isinstance(url, str) and url:
-            yield from _url(url, place, policy, fetching=key in _FETCH_TOOLS or not key.startswith(("write", "edit")))
+            yield from _url(url, place, policy)
     if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
         yield from _generic(key, tool_input, place, policy)
-
-
-def _fnmatch(name: str, pattern: str) -> bool:
-    from fnmatch import fnmatchcase
-
-    return fnmatchcase(name, pattern)
 
 
 def _content(tool_input: Mapping[str, Any]) -> str:
@@ -253,7 +248,7 @@ def _patch(patch: str, place: Place, policy: Policy) -> Iterator[Finding]:
             yield found
 
 
-def _url(url: str, place: Place, policy: Policy, *, fetching: bool) -> Iterator[Finding]:
+def _url(url: str, place: Place, policy: Policy) -> Iterator[Finding]:
     m = re.match(r"^\s*([a-zA-Z][\w+.-]*):(?://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*))?([^?#]*)", url)
     scheme, host, path = (m.group(1).lower(), (m.group(2) or "").lower(), m.group(3)) if m else ("", "", "")
     if scheme == "file":
@@ -264,7 +259,7 @@ def _url(url: str, place: Place, policy: Policy, *, fetching: bool) -> Iterator[
     if _METADATA.match(host) and policy.enabled("secret-read"):
         yield "secret-read", f"fetches the cloud metadata service ({host}), which hands out the machine's credentials"
     if credential(policy, _unquote(url)) and policy.enabled("secret-exfiltration"):
-        local = any(_fnmatch(host, p) for p in policy.data["network"]["local_hosts"])
+        local = any(fnmatchcase(host, p) for p in policy.data["network"]["local_hosts"])
         if not local:
             yield "secret-exfiltration", f"puts a credential into a request to {host}"
 

@@ -15,9 +15,11 @@ from typing import Any, NamedTuple
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
 
 UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
-_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME\})")
-_PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\)|`pwd`)")
-_LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*))")
+_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\})")
+_PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
+_TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
+_LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
+_OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root")
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 
@@ -50,6 +52,7 @@ class Place(NamedTuple):
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
         text = _HOME_VARS.sub(lambda _: self.home, text, count=1)
         text = _PWD_VARS.sub(lambda _: self.cwd, text, count=1)
+        text = _TOP_VARS.sub(lambda _: self.project, text, count=1)
         m = _LEAD_VAR.match(text)
         if m:
             name, op = m.group("b") or m.group("p"), m.group("op") or ""
@@ -86,9 +89,9 @@ def glob_parent(word: str) -> tuple[str, bool]:
         return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
-        return head or ".", True
+        return head or ("/" if word.startswith("/") else "."), True
     if any(ch in last for ch in "*?["):
-        return head or ".", False
+        return head or ("/" if word.startswith("/") else "."), False
     return word, False
 
 
@@ -106,6 +109,8 @@ def matches_any(place: Place, path: str, patterns: list[str] | Any) -> bool:
                 return True
         elif fnmatchcase(path, full) or path == full.rstrip("/*"):
             return True
+        elif pattern.startswith("~/") and any(fnmatchcase(path, h + pattern[1:]) for h in _OTHER_HOMES):
+            return True  # another account's copy: /home/alice/.kube/config is a credential too
     return False
 
 
@@ -114,5 +119,9 @@ def under_any(place: Place, path: str, folders: list[str]) -> bool:
     for folder in folders:
         full = place.expand(folder).rstrip("/")
         if path == full or path.startswith(full + "/"):
+            return True
+        if folder.startswith("~/") and any(
+            fnmatchcase(path, h + folder[1:]) or fnmatchcase(path, h + folder[1:] + "/*") for h in _OTHER_HOMES
+        ):
             return True
     return False

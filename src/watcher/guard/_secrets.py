@@ -6,12 +6,18 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase
 
-from watcher.guard._context import INTERPRETERS, NETWORK, PASS_THROUGH, At, inline_code
+from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding, read_finding, secret_file
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
 
-__all__ = ["download_exec", "exfiltration", "leaked", "redirected_reads", "secret_reads", "secret_vars"]
+__all__ = [
+    "exfiltration",
+    "leaked",
+    "redirected_reads",
+    "secret_reads",
+    "secret_vars",
+]
 
 # commands that use a secret file without showing its content
 _OPAQUE = frozenset(
@@ -87,24 +93,6 @@ _OPAQUE = frozenset(
     }
 )
 
-_DOWNLOADERS = frozenset(
-    {
-        "curl",
-        "wget",
-        "fetch",
-        "iwr",
-        "invoke-webrequest",
-        "irm",
-        "invoke-restmethod",
-        "http",
-        "https",
-        "xh",
-        "aria2c",
-        "lwp-request",
-        "GET",
-    }
-)
-
 _ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
 
 
@@ -154,6 +142,22 @@ def secret_vars(x: At, word: str) -> bool:
     return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
 
 
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
+_FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
+
+
+def _fishing(x: At) -> str | None:
+    """A search for credentials across the home, a credential store or the whole machine."""
+    if x.name not in _SEARCHERS or len(x.positional) < 2 or not _FISHING.search(x.positional[0]):
+        return None
+    for word in x.positional[1:]:
+        path = x.path(word)
+        rel = x.place.in_home(path)
+        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.inside_project(path)):
+            return f"whatever credentials lie under {word} (a search for them)"
+    return None
+
+
 def secret_reads(x: At) -> Finding | None:
     if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync")):
         return None  # what a network tool sends is the exfiltration rule's to judge
@@ -165,10 +169,10 @@ def secret_reads(x: At) -> Finding | None:
                 if why:
                     return "secret-read", f"copies out {why}; credentials stay where they are"
         return None
-    what = leaked(x)
+    what = leaked(x) or _fishing(x)
     if what is None:
         return None
-    kept = x.fed & {"tee", "sponge", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
+    kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
     if what.startswith("the whole environment") and not kept:
         return None  # shown, filtered or counted here: not written down or sent anywhere
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
@@ -246,6 +250,8 @@ def exfiltration(x: At) -> Finding | None:
             if x.name not in ("mail", "mailx", "mutt")
             else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
         )
+    if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
+        sent += x.positional[2:]  # gh gist create .env: the file goes up
     sent += [t for op, t in x.cmd.redirects if op == "<"]
     for word in sent:
         path = x.path(word)
@@ -257,39 +263,6 @@ def exfiltration(x: At) -> Finding | None:
         if why:
             return "secret-exfiltration", f"sends {why} to another machine"
     return None
-
-
-def download_exec(x: At) -> Finding | None:
-    if not x.on("download-exec"):
-        return None
-    name = x.name
-    runs_stdin = (
-        (name in SHELLS or name in INTERPRETERS)
-        and (not x.positional or x.positional[0] in ("-", "/dev/stdin") or "-s" in x.args)
-        and not any(a in ("-m", "-c", "-e", "-r") for a in x.args[:2])
-    )
-    if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and not x.args):
-        feeder = x.cmd.feeder
-        while feeder is not None:
-            if feeder.name in _DOWNLOADERS:
-                return (
-                    "download-exec",
-                    "runs a script downloaded from the network, unread: whoever controls the URL runs code here; download it to a file, check and read it, then run it",
-                )
-            feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
-    texts = list(x.args)
-    for t in texts:
-        if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
-            name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
-        ):
-            return (
-                "download-exec",
-                "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
-            )
-    return None
-
-
-# --- writes, tampering, databases, git, the pack's command table ----------------------------------
 
 
 def redirected_reads(x: At) -> Finding | None:

@@ -120,6 +120,8 @@ def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder
     kind = node.kind()
     if kind == "command":
         out.append((node, feeder))
+    if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
+        out.append((node, None))  # `> /dev/sda` alone: a redirection is a write, with no command at all
     if kind == "pipeline":
         previous: SgNode | None = None
         for child in node.children():
@@ -158,7 +160,7 @@ def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNo
         else:
             targets = [c for c in parts if c.is_named() and c.kind() != "file_descriptor"]
             if targets:
-                redirects.append((op, _value(targets[-1])))
+                redirects.append((op, _value(targets[0])))
     return redirects, stdin, piped
 
 
@@ -194,7 +196,7 @@ def commands(script: str, depth: int = 0) -> list[Command]:
     out: list[Command] = []
     for node, feeder_node in found:
         words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
-        argv = tuple(_value(c) for c in words)
+        argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
         redirects, stdin, piped = _redirects(node)
         feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
         nxt = node.next()
@@ -319,9 +321,25 @@ def inner_script(cmd: Command) -> str | None:
         return None  # a script file: its text is not on the line
     if cmd.stdin is not None:
         return cmd.stdin
-    feeder = cmd.feeder
-    if feeder is not None and feeder.name in ("echo", "printf"):
+    return _piped_text(cmd.feeder)
+
+
+def _piped_text(feeder: Command | None) -> str | None:
+    """What a command pipes out when the line spells it: ``echo``/``printf`` words, or their base64 decoded."""
+    if feeder is None:
+        return None
+    if feeder.name in ("echo", "printf"):
         return " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+    if feeder.name == "base64" and any(a in ("-d", "-D", "--decode") for a in feeder.args):
+        encoded = feeder.stdin if feeder.stdin is not None else _piped_text(feeder.feeder)
+        if encoded:
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(encoded.strip() + "==", validate=False).decode("utf-8", "replace")
+            except (binascii.Error, ValueError):
+                return None
     return None
 
 
@@ -335,10 +353,15 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
         starts.append(a)
     starts = starts or ["."]
     narrowed = any(a in _NARROWING for a in args)
+    named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
     out: list[Command] = []
     wrapped = (*find.wrapped_by, "find")
-    if "-delete" in args and not narrowed:
-        out += [Command(("rm", "-rf", s), wrapped_by=wrapped, source=find.source) for s in starts]
+    if "-delete" in args:  # narrowed by name: the files named, in that tree
+        rm = ("rm", "-rf") if not narrowed else ("rm",)
+        out += [
+            Command((*rm, s if not narrowed else f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped)
+            for s in starts
+        ]
     for i, a in enumerate(args):
         if a in ("-exec", "-execdir", "-ok", "-okdir"):
             inner: list[str] = []
@@ -348,11 +371,13 @@ def _find_actions(find: Command, depth: int) -> list[Command]:
                 inner.append(b)
             if not inner:
                 continue
-            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):
-                continue  # find . -name '*.pyc' -exec rm {} +: the files named, not the tree
+            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):  # the files named, not the tree
+                out += [Command(("rm", f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped) for s in starts]
+                continue
             if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
                 inner.insert(1, "-rf")
             for s in starts:
-                argv = tuple(s if w == "{}" else w for w in inner)
+                found = f"{s.rstrip('/')}/{named}" if named else s  # what -exec gets: the files found
+                argv = tuple(found if w == "{}" else w for w in inner)
                 out += _unwrap(Command(argv, wrapped_by=wrapped, source=find.source), depth)
     return out

@@ -6,9 +6,15 @@ session's watchers keep their history between calls. One request per connection,
 (``client.hook_frame``: the hook's arguments and payload as bytes) answered by the JSON line to
 print (an empty line: print nothing), or ``{"op": "status"}`` answered by the daemon's status.
 
-A call that runs past its budget is answered with nothing (the hook fails open) while its
+A call the offline guard denies is answered at once, before any watcher runs; the watchers still
+judge it (and journal the denial). A call that runs past its budget is answered with nothing (the hook fails open) while its
 evaluation goes on: its verdict reaches the session with the next hook answer. The daemon exits
-after ``idle_s`` without a request. A lock file keeps it to one per socket.
+after ``idle_s`` without a request, or on ``{"op": "stop"}`` (``watcher hooks stop``).
+
+One daemon per socket: it holds a lock file for its whole life, and a hook that starts one takes
+that lock first and hands it over (``client.start_daemon``), so a burst of cold calls starts one.
+It checks its socket twice a second: one deleted or replaced (by a regular file, another socket)
+is bound again, so the hooks find it within a second instead of being judged cold until it idles out.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import json
 import logging
 import os
 import signal
+import stat
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
@@ -31,14 +38,23 @@ from watcher.hooks._desk import Desk, guard_verdict
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import Answer, HookCall
-from watcher.hooks.client import HOOK_MAGIC, private_folder, read_hook_frame, socket_path
+from watcher.hooks.client import (
+    HOOK_MAGIC,
+    LOCK_FD_ENV,
+    ask_daemon,
+    lock_path,
+    private_folder,
+    read_hook_frame,
+    socket_path,
+)
 from watcher.runtime.journal import Journal
 
-__all__ = ["Daemon", "serve"]
+__all__ = ["Daemon", "serve", "stop_daemon"]
 
 log = logger("watcher.hooks.daemon")
 
 _MARGIN_S = 0.15  # answer this much before the hook's budget ends: the reply still has to travel
+_CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
 
 
 class Daemon:
@@ -53,6 +69,8 @@ class Daemon:
         self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
+        self._bound: tuple[int, int] | None = None  # the socket file's (device, inode) when bound
+        self._stop = asyncio.Event()
         self.failures: deque[str] = deque(maxlen=10)  # what went wrong lately: `hooks status` shows it
 
     def _failed(self, text: str) -> None:
@@ -80,26 +98,29 @@ class Daemon:
     async def _hook(self, event: str, options: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
         config = HookConfig.from_dict(options)
         call = HookCall.parse(config.agent, event, raw)
+        answered = bool(options.get("answered"))  # the guard answered it already (a cold call's hand-over)
 
         gone = asyncio.Event()
 
         async def judge() -> dict[str, Any] | None:
             desk = await self._desk(journal_path_for(config, call))
-            answer = await desk.handle(call, config, gone=gone)
-            return answer.wire(call.event, call.agent)
+            answer = await desk.handle(call, config, gone=gone, answered=answered)
+            return None if answered else answer.wire(call.event, call.agent)
 
+        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         task = asyncio.get_running_loop().create_task(judge())
+        if verdict is not None and verdict.denied:
+            # The rules decide at once: the reply leaves before the watchers run (a desk's first call
+            # imports the security engines and holds the loop). They judge the call all the same,
+            # journal the denial, and what else they find rides on the next answer.
+            gone.set()
+            task.add_done_callback(self._late_failure)
+            return Answer("deny", verdict.render()).wire(call.event, call.agent)
         try:
             return await asyncio.wait_for(asyncio.shield(task), max(config.budget_s - _MARGIN_S, 0.05))
         except TimeoutError:
             gone.set()
             task.add_done_callback(self._late_failure)  # it goes on: the verdict rides on the next answer
-            verdict = guard_verdict(call) if call.event == "PreToolUse" else None
-            if verdict is not None and verdict.denied:  # the rules never wait for the watchers
-                self._failed(
-                    f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; the guard denied it"
-                )
-                return Answer("deny", verdict.render()).wire(call.event, call.agent)
             self._failed(f"{call.event} of {call.session}: past the {config.budget_s:g}s budget; answered nothing")
             return None
 
@@ -114,6 +135,9 @@ class Daemon:
                 reply = json.dumps(answer).encode() if answer else b""
             elif json.loads(data).get("op") == "status":
                 reply = json.dumps(self.status()).encode()
+            elif json.loads(data).get("op") == "stop":
+                reply = json.dumps({"stopping": os.getpid()}).encode()
+                self._stop.set()
         except Exception as exc:  # noqa: BLE001 - a bad call is answered with nothing; the hook fails open
             self._failed(f"hook call failed: {type(exc).__name__}: {exc}")
         with contextlib.suppress(ConnectionError):
@@ -137,26 +161,78 @@ class Daemon:
         if not task.cancelled() and task.exception() is not None:
             self._failed(f"a late hook evaluation failed: {task.exception()}")
 
-    async def run(self) -> None:
-        """Serve until idle for ``idle_s``; then settle every desk and close its journal."""
+    async def _bind(self) -> None:
+        """Listen on ``path``, replacing whatever is there (the lock says the path is this daemon's)."""
+        if self._server is not None:
+            self._server.close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
         os.chmod(self.path, 0o600)
-        stop = asyncio.Event()
+        st = os.stat(self.path)
+        self._bound = (st.st_dev, st.st_ino)
+
+    def _socket_lost(self) -> str:
+        """Why ``path`` is no longer this daemon's socket ("" while it is)."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return "was deleted"
+        if (st.st_dev, st.st_ino) != self._bound or not stat.S_ISSOCK(st.st_mode):
+            return "was replaced"
+        return ""
+
+    async def run(self) -> None:
+        """Serve until idle for ``idle_s`` (or told to stop); then settle every desk and close its journal."""
+        await self._bind()
+        stop = self._stop
         for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: what is judged gets journaled
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         try:
             while time.monotonic() - self._last < self.idle_s and not stop.is_set():
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), min(1.0, self.idle_s))
+                    await asyncio.wait_for(stop.wait(), min(_CHECK_S, self.idle_s))
+                lost = self._socket_lost()
+                if lost and not stop.is_set():
+                    self._failed(f"the socket {self.path} {lost}; listening on it again")
+                    await self._bind()
         finally:
-            self._server.close()
-            with contextlib.suppress(FileNotFoundError):
+            if self._server is not None:
+                self._server.close()
+            if not self._socket_lost():  # only our own socket: one put there since is not ours to remove
                 self.path.unlink()
             for desk in self._desks.values():
                 await desk.close()
                 await asyncio.to_thread(desk.journal.close)
+
+
+def _lock_file(sock: Path) -> IO[str]:
+    """The lock file: the one the hook that started this daemon locked and handed over, else opened here."""
+    handed = os.environ.pop(LOCK_FD_ENV, "")
+    if handed.isdigit():
+        with contextlib.suppress(OSError):
+            return os.fdopen(int(handed), "w")
+    return open(sock.with_suffix(".lock"), "w")  # held for the daemon's lifetime
+
+
+def stop_daemon(timeout: float = 15.0) -> str:
+    """Ask the daemon to stop and wait until it has (its journals settled); what ``hooks stop`` prints."""
+    import fcntl
+
+    reply = ask_daemon({"op": "stop"}, 5.0)
+    if reply is None:
+        return f"no hook daemon is running ({socket_path()})"
+    deadline = time.monotonic() + timeout
+    with open(lock_path(), "a") as lock:
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.05)
+                continue
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            return f"stopped the hook daemon (pid {reply.get('stopping')})"
+    return f"asked the hook daemon (pid {reply.get('stopping')}) to stop; it is still settling its journals"
 
 
 def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
@@ -168,7 +244,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
             f"{sock.parent} is not private to this user (another owner, or writable by others): whoever "
             "controls it could answer the hooks. Remove it, or set WATCHER_SOCKET to a path in a private folder."
         )
-    lock = open(sock.with_suffix(".lock"), "w")  # noqa: SIM115 - held for the daemon's lifetime
+    lock = _lock_file(sock)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

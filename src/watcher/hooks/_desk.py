@@ -31,12 +31,14 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
 from watcher.guard import Verdict, judge
+from watcher.hooks._events import HookEvent
 from watcher.hooks._resume import prime, read_back
 from watcher.hooks._session import HookConfig, HookedSession, call_signature
 from watcher.hooks._wire import (
@@ -49,7 +51,7 @@ from watcher.hooks._wire import (
 )
 from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import EvaluationEvent, Event, HookEvent
+from watcher.runtime.events import EvaluationEvent, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Parcel
@@ -127,7 +129,8 @@ class Desk:
         for role in config.roles:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             try:
-                evaluator = make_evaluator(config.evaluator, role)
+                reads = {"worktree": Path(call.cwd)} if config.evaluator != "rules" and call.cwd else {}
+                evaluator = make_evaluator(config.evaluator, role, **reads)  # an LLM numbers edits as files read
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)
@@ -143,26 +146,33 @@ class Desk:
 
     # --- calls ---------------------------------------------------------------------------------
 
-    async def handle(self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None) -> Answer:
+    async def handle(
+        self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None, answered: bool = False
+    ) -> Answer:
         """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
 
         ``gone`` is set by a caller that stopped waiting (the hook's budget ran out): the
         evaluation still finishes, but what it found waits for the session's next answer
-        instead of going into one nobody reads.
+        instead of going into one nobody reads, and the session is told its watchers are slow.
+        ``answered``: the hook already answered with the guard alone (no daemon); the same, untold.
         """
+        if answered:
+            gone = asyncio.Event()
+            gone.set()
         started = time.perf_counter()
         self._let_go_idle(time.monotonic())
         hooked = await self._open(call, config)
         hooked.last_call = time.monotonic()
         async with hooked.lock:
-            answer, detail, carried = await self._answer(call, hooked, gone)
-            answer = self._with_notices(call, hooked, answer)
+            answer, detail, carried = await self._answer(call, hooked, gone, answered)
+            if gone is None or not gone.is_set():  # nobody reads this answer: the notices wait
+                answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
             HookEvent(
                 session=call.session,
                 event=call.event,
                 answer=answer.kind,
-                latency_ms=(time.perf_counter() - started) * 1000,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 turn=call.turn,
                 detail=detail,
                 carried=tuple(i.id for i in carried),
@@ -182,7 +192,7 @@ class Desk:
             hooked.session.reached([Parcel.of(i) for i in carried], "carried by a hook answer")
 
     async def _answer(
-        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool
     ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
@@ -214,6 +224,13 @@ class Desk:
             session.denied[signature] = verdict.render()
             return Answer("deny", verdict.render()), f"guard: {verdict.category} ({verdict.rule})", urgent
         if gone is not None and gone.is_set():
+            if not answered:
+                self._notice(
+                    hooked,
+                    f"the watchers' evaluation ran past the hook's {hooked.config.budget_s:g}s budget, so that call "
+                    "went on unjudged by them (the guard's rules still judged it); their findings follow",
+                    key="late",
+                )
             return Answer("late"), "past the budget: the hook answered nothing; findings wait for the next answer", []
         waiting = [parcel.interjection for parcel in session.take()]
         if call.event == "PreToolUse":

@@ -9,14 +9,17 @@ honoured yet. ``prime`` hands that to a freshly attached watcher.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from watcher.core.errors import JournalError
-from watcher.core.interjection import Interjection, Origin
+from watcher.core.interjection import Interjection
 from watcher.core.logs import logger
-from watcher.core.observations import Observation, observation_from_dict
+from watcher.core.observations import Observation
 from watcher.evaluators.rules import RulesEvaluator
+from watcher.hooks._events import HookEvent
 from watcher.runtime.engine import Watcher
+from watcher.runtime.events import EvaluationEvent, ObservationEvent, SessionEvent, readable
+from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
 __all__ = ["Past", "prime", "read_back"]
@@ -49,48 +52,30 @@ def read_back(journal: Journal, name: str) -> Past:
         journal.flush(timeout=1.0)
     except JournalError as exc:  # locked by another process: read what is committed, never wait on it
         log.warning("reading session %s back without its newest writes: %s", name, exc)
+    rows = journal.read(0, limit=1_000_000, session=name)
+    fates = Fates()  # pending for a person, or queued for an answer that has not carried it yet
     history: list[Observation] = []
-    pending: dict[str, Interjection] = {}
-    made: dict[str, Interjection] = {}
-    queued: dict[str, Interjection] = {}  # handed to the session, not yet carried by an answer
+    carried: set[str] = set()
     blocks: dict[str, int] = {}
     judged: dict[str, int] = {}
-    started, paused, observed = False, "", 0
-    for row in journal.read(0, limit=1_000_000, session=name):
-        payload = row.payload
-        if row.kind == "observation":
-            observed += 1
-            try:
-                history.append(observation_from_dict(payload["observation"]))
-            except Exception:  # noqa: BLE001 - one unreadable row must not lose the session
-                log.warning("skipping unreadable observation %d of %s", row.id, name)
-        elif row.kind == "interjection":
-            found = Interjection.from_dict(payload.get("interjection") or {})
-            made[found.id] = found
-            if payload.get("status") == "pending":
-                pending[found.id] = found
-        elif row.kind == "delivery":
-            ident = str(payload.get("interjection_id"))
-            pending.pop(ident, None)
-            if payload.get("outcome") == "queued":
-                content = str(payload.get("content") or "")
-                base = made.get(ident) or Interjection(content, watcher=row.watcher, id=ident)
-                origin = Origin.parse(payload.get("origin")) or base.origin
-                queued[ident] = replace(base, content=content or base.content, origin=origin)
-            else:  # delivered, dismissed, undeliverable, failed: settled
-                queued.pop(ident, None)
-        elif row.kind == "evaluation":
-            judged[row.watcher] = max(judged.get(row.watcher, -1), int(payload.get("index", -1)))
-        elif row.kind == "session":
+    started, paused = False, ""
+    for event in readable(rows, log, f"reading session {name} back"):
+        fates.apply(event)
+        if isinstance(event, ObservationEvent):
+            history.append(event.observation)
+        elif isinstance(event, EvaluationEvent):
+            judged[event.watcher] = max(judged.get(event.watcher, -1), event.index)
+        elif isinstance(event, SessionEvent):
             started = True
-        elif row.kind == "hook":
-            paused = str(payload.get("pause") or "")
-            for ident in payload.get("carried") or ():
-                queued.pop(str(ident), None)
-            if payload.get("answer") == "block":
-                turn = str(payload.get("turn") or "")
-                blocks[turn] = blocks.get(turn, 0) + 1
-    return Past(history[-HISTORY:], observed, pending, list(queued.values()), started, blocks, paused, judged)
+        elif isinstance(event, HookEvent):
+            paused = event.pause
+            carried.update(event.carried)
+            if event.answer == "block":
+                blocks[event.turn] = blocks.get(event.turn, 0) + 1
+    observed = sum(row.kind == ObservationEvent.kind for row in rows)  # unreadable ones took an index too
+    pending = {f.id: f.interjection for f in fates.with_status("pending")}
+    outbox = [f.interjection for f in fates.with_status("queued") if f.id not in carried]
+    return Past(history[-HISTORY:], observed, pending, outbox, started, blocks, paused, judged)
 
 
 def prime(watcher: Watcher, past: Past) -> None:

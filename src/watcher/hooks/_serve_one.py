@@ -29,11 +29,8 @@ def journal_path_for(config: HookConfig, call: HookCall) -> Path | str:
 async def _answer(call: HookCall, config: HookConfig, *, late: bool) -> dict[str, Any] | None:
     journal = await asyncio.to_thread(Journal, journal_path_for(config, call))
     desk = Desk(journal)
-    gone = asyncio.Event()
-    if late:  # the hook already answered: what the watchers find waits for the next answer
-        gone.set()
-    try:
-        answer = await desk.handle(call, config, gone=gone)
+    try:  # late: the hook already answered; what the watchers find waits for the next answer
+        answer = await desk.handle(call, config, answered=late)
         return answer.wire(call.event, call.agent)
     finally:
         await desk.close()

@@ -1,17 +1,26 @@
 """Installing, showing and removing watcher's hook entries in a CLI's settings.
 
-Claude Code reads hooks from ``.claude/settings.json`` (project) or ``~/.claude/settings.json``
-(user): ``{"hooks": {EVENT: [{"matcher": "*", "hooks": [{"type": "command", "command": ...}]}]}}``.
-Codex reads the same shape from ``.codex/hooks.json`` or ``$CODEX_HOME/hooks.json`` (default
-``~/.codex``), without ``PostToolUseFailure``; it runs a new hook only once a person has trusted it
-(``/hooks`` in Codex), or for one run with ``--dangerously-bypass-hook-trust``.
-watcher appends one matcher group per event and never edits the user's own groups. The file is
-copied aside before every change, and a manifest beside it (``watcher-hooks.json``) records the
-exact commands added, so ``uninstall`` removes those and nothing else.
+Claude Code reads hooks from ``.claude/settings.local.json`` (this checkout only: ``--scope
+local``, the default), ``.claude/settings.json`` (the project's, which teams commit: ``--scope
+project``) or ``~/.claude/settings.json`` (``--scope user``):
+``{"hooks": {EVENT: [{"matcher": "*", "hooks": [{"type": "command", "command": ...}]}]}}``.
+Codex reads the same shape from ``.codex/hooks.json`` (project) or ``$CODEX_HOME/hooks.json``
+(user, default ``~/.codex``; Codex has no local-only file), without ``PostToolUseFailure``; it
+runs a new hook only once a person has trusted it (``/hooks`` in Codex), or for one run with
+``--dangerously-bypass-hook-trust``.
+
+The command written is ``watcher hook EVENT ...``: the installed entry point, found on the PATH of
+whoever runs the CLI, so a committed settings file works on every teammate's machine.
+watcher appends one matcher group per event and never edits the user's own groups. A manifest
+beside the file (``watcher-hooks.json``, ``watcher-hooks.local.json`` for the local file) records
+the exact commands added and what was there before (one backup, ``NAME.watcher-backup``), so
+``uninstall`` removes those and nothing else, and restores the file byte for byte (or removes it
+when there was none) when nothing else changed in it meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -24,34 +33,54 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
-from watcher.hooks import client
+from watcher.hooks._exclude import keep_out_of_git, let_back
 from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import EVENTS
 
 __all__ = [
+    "SCOPES",
     "Installed",
     "client_argv",
+    "entry_point_problem",
     "events_for",
     "hook_command",
     "install",
     "installed",
+    "manifest_path",
     "settings_path",
     "uninstall",
 ]
 
 MANIFEST = "watcher-hooks.json"
+SCOPES = ("local", "project", "user")
+HOOK_PROGRAM = ("watcher", "hook")  # the console script, looked up on PATH when the CLI runs a hook
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 _TIMEOUT_S = 10  # the CLI's own limit on our hook (at least): ours, the budget, is shorter
 
 
-def settings_path(*, user: bool = False, agent: str = "claude", project: Path | None = None) -> Path:
-    """The settings file the hooks go into."""
+def settings_path(scope: str = "local", *, agent: str = "claude", project: Path | None = None) -> Path:
+    """The settings file the hooks go into for ``scope`` (local, project or user)."""
+    root = project or Path.cwd()
     if agent == "codex":
+        if scope == "local":
+            raise ConfigurationError(
+                "Codex has no local-only hooks file (it reads the repository's .codex/hooks.json and "
+                "$CODEX_HOME/hooks.json): choose --scope project or --scope user"
+            )
         home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-        return home / "hooks.json" if user else (project or Path.cwd()) / ".codex" / "hooks.json"
+        return home / "hooks.json" if scope == "user" else root / ".codex" / "hooks.json"
     if agent != "claude":
         raise ConfigurationError(f"no hooks for agent {agent!r}: expected claude or codex")
-    return (Path.home() if user else (project or Path.cwd())) / ".claude" / "settings.json"
+    if scope not in SCOPES:
+        raise ConfigurationError(f"no hook scope {scope!r}: expected one of {', '.join(SCOPES)}")
+    if scope == "user":
+        return Path.home() / ".claude" / "settings.json"
+    return root / ".claude" / ("settings.local.json" if scope == "local" else "settings.json")
+
+
+def manifest_path(settings: Path) -> Path:
+    """Where the install record of ``settings`` lives (one per settings file, beside it)."""
+    return settings.with_name("watcher-hooks.local.json" if settings.name.endswith(".local.json") else MANIFEST)
 
 
 def events_for(agent: str) -> tuple[str, ...]:
@@ -60,13 +89,25 @@ def events_for(agent: str) -> tuple[str, ...]:
 
 
 def client_argv() -> list[str]:
-    """The thin client as the hooks run it: this interpreter, isolated, without site set-up, by path."""
-    return [sys.executable, "-I", "-S", str(Path(client.__file__).resolve())]
+    """The hook command as this installation runs it: the ``watcher`` entry point beside this interpreter."""
+    return [str(Path(sys.executable).parent / HOOK_PROGRAM[0]), *HOOK_PROGRAM[1:]]
+
+
+def entry_point_problem() -> str:
+    """Why the CLI could not run the hook command from this shell ("" when ``watcher`` is on PATH)."""
+    found = shutil.which(HOOK_PROGRAM[0])
+    if found is None:
+        return (
+            f"`{HOOK_PROGRAM[0]}` is not on PATH, so the CLI could not run the hooks: activate the environment "
+            f"watcher is installed in (its bin folder is {Path(sys.executable).parent}) or install it with "
+            "`pipx install watcher-agents`, then install the hooks again"
+        )
+    return ""
 
 
 def hook_command(event: str, config: HookConfig) -> str:
-    """The command the CLI runs for ``event``."""
-    args = [*client_argv(), event, "--agent", config.agent]
+    """The command the CLI runs for ``event``: no path of this machine in it, so it travels."""
+    args = [*HOOK_PROGRAM, event, "--agent", config.agent]
     for role in config.roles:
         args += ["--watcher", role]
     args += ["--mode", config.mode, "--evaluator", config.evaluator, "--max-stop-blocks", str(config.max_stop_blocks)]
@@ -90,12 +131,10 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _backup(path: Path) -> Path | None:
-    if not path.exists():
-        return None
-    backup = path.with_name(f"{path.name}.watcher-backup-{time.strftime('%Y%m%d-%H%M%S')}")
-    shutil.copy2(path, backup)
-    return backup
+def _created_by_writing(path: Path) -> list[str]:
+    """The folders and the file that writing ``path`` would create (outermost first)."""
+    missing = [p for p in (*reversed(path.parents), path) if not p.exists()]
+    return [str(p) for p in missing]
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
@@ -134,18 +173,20 @@ def _strip(data: dict[str, Any], commands: set[str]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """What a manifest says watcher added to a settings file."""
+    """What a manifest says watcher added to a settings file, and what was there before."""
 
     settings: Path
     commands: dict[str, str]
     config: dict[str, Any]
-    backup: str | None
+    backup: str | None  # the file as it was before watcher's first install (None: there was none)
     installed_at: float
+    created: tuple[str, ...] = ()  # folders and the file the first install created
+    git_exclude: dict[str, Any] | None = None  # the lines a local install added to .git/info/exclude
 
 
 def installed(settings: Path) -> Installed | None:
     """The install recorded beside ``settings``, if any."""
-    manifest = settings.with_name(MANIFEST)
+    manifest = manifest_path(settings)
     if not manifest.exists():
         return None
     try:
@@ -156,6 +197,8 @@ def installed(settings: Path) -> Installed | None:
             dict(data.get("config") or {}),
             data.get("backup"),
             float(data["installed_at"]),
+            tuple(str(p) for p in data.get("created") or ()),
+            data.get("git_exclude"),
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigurationError(
@@ -166,12 +209,23 @@ def installed(settings: Path) -> Installed | None:
 
 
 def install(settings: Path, config: HookConfig) -> Installed:
-    """Add watcher's hooks to ``settings`` (replacing an earlier install of ours, keeping the rest)."""
+    """Add watcher's hooks to ``settings`` (replacing an earlier install of ours, keeping the rest).
+
+    The first install keeps one backup of the file as it was; a later one keeps that same record.
+    """
     data = _read(settings)
     previous = installed(settings)
-    backup = _backup(settings)
     if previous is not None:
         _strip(data, set(previous.commands.values()))
+        backup, created, excluded = previous.backup, list(previous.created), previous.git_exclude
+    else:
+        backup, created, excluded = None, _created_by_writing(settings), None
+        if settings.exists():
+            backup = str(settings.with_name(settings.name + ".watcher-backup"))
+            shutil.copy2(settings, backup)
+        if settings.name.endswith(".local.json"):  # this checkout's own: never committed by accident
+            mine = [settings, manifest_path(settings), settings.with_name(settings.name + ".watcher-backup")]
+            excluded = keep_out_of_git(mine)
     hooks = data.setdefault("hooks", {})
     commands = {}
     for event in events_for(config.agent):
@@ -185,21 +239,44 @@ def install(settings: Path, config: HookConfig) -> Installed:
     manifest: dict[str, Any] = {
         "commands": commands,
         "config": config.to_dict(),
-        "backup": str(backup) if backup else (previous.backup if previous else None),
+        "backup": backup,
+        "created": created,
+        "git_exclude": excluded,
         "installed_at": time.time(),
     }
-    _write(settings.with_name(MANIFEST), manifest)
-    return Installed(settings, commands, config.to_dict(), manifest["backup"], manifest["installed_at"])
+    _write(manifest_path(settings), manifest)
+    return Installed(settings, commands, config.to_dict(), backup, manifest["installed_at"], tuple(created), excluded)
 
 
 def uninstall(settings: Path) -> int:
-    """Remove exactly the hook entries watcher added; returns how many were removed."""
+    """Remove exactly the hook entries watcher added; returns how many were removed.
+
+    When nothing else changed in the file since the first install, it is restored byte for byte
+    from the backup (and the backup removed), or removed with the folders the install created.
+    """
     found = installed(settings)
     if found is None:
         return 0
     data = _read(settings)
-    _backup(settings)
     removed = _strip(data, set(found.commands.values()))
-    _write(settings, data)
-    settings.with_name(MANIFEST).unlink()
+    backup = Path(found.backup) if found.backup else None
+    if backup is None and str(settings) in found.created and not data:
+        settings.unlink(missing_ok=True)
+    elif backup is not None and backup.is_file() and _same_settings(backup, data):
+        backup.replace(settings)  # the exact bytes (and mode) that were there
+    else:  # the file changed meanwhile: keep those changes (and the backup)
+        _write(settings, data)
+    manifest_path(settings).unlink()
+    let_back(found.git_exclude)
+    for folder in reversed(found.created):
+        if folder != str(settings):
+            with contextlib.suppress(OSError):  # not empty (or gone): it is not only ours any more
+                Path(folder).rmdir()
     return removed
+
+
+def _same_settings(backup: Path, data: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(backup.read_text(encoding="utf-8") or "{}") == data)
+    except ValueError:
+        return False

@@ -9,11 +9,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from watcher.core.logs import logger
 from watcher.hooks import client
-from watcher.hooks._settings import installed
+from watcher.hooks._events import HookEvent
+from watcher.hooks._settings import entry_point_problem, installed
+from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
+from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
-__all__ = ["evaluator_problem", "last_session_summary", "status_lines"]
+__all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
+
+log = logger("watcher.hooks")
 
 _KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 
@@ -27,6 +33,30 @@ def evaluator_problem(evaluator: str, environ: Mapping[str, str] | None = None) 
     return f"the {evaluator} evaluator has no API key: {keys[0]} is not set"
 
 
+_SERVERS = {
+    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    "openai": ("OPENAI_BASE_URL", "https://api.openai.com"),
+}
+
+
+def evaluator_unreachable(evaluator: str, environ: Mapping[str, str] | None = None, timeout: float = 3.0) -> str:
+    """Why ``evaluator``'s server cannot be reached from here ("" when a connection opens, or no server is used)."""
+    env = os.environ if environ is None else environ
+    server = _SERVERS.get(evaluator)
+    if server is None:
+        return ""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(env.get(server[0]) or server[1])
+    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return f"the {evaluator} evaluator cannot reach its server {host}:{port} ({exc.strerror or exc})"
+    return ""
+
+
 def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
     """The newest hooked session in the journal: hook calls by answer, evaluations, interjections."""
     if isinstance(journal_path, Path) and not journal_path.is_file():
@@ -36,27 +66,26 @@ def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
         rows = journal.read(0, limit=1_000_000)
     finally:
         journal.close()
-    hooks = [r for r in rows if r.kind == "hook"]
+    events = list(readable(rows, log, "hooks status"))
+    hooks = [e for e in events if isinstance(e, HookEvent)]
     if not hooks:
         return None
     session = hooks[-1].session.split("/", 1)[0]
-    mine = [r for r in rows if r.session == session or r.session.startswith(session + "/")]
-    answers = Counter(str(r.payload.get("answer")) for r in mine if r.kind == "hook")
-    pending = {
-        str((r.payload.get("interjection") or {}).get("id"))
-        for r in mine
-        if r.kind == "interjection" and r.payload.get("status") == "pending"
-    } - {str(r.payload.get("interjection_id")) for r in mine if r.kind == "delivery"}
+    mine = [e for e in events if e.session == session or e.session.startswith(session + "/")]
+    fates = Fates()
+    for event in mine:
+        fates.apply(event)
+    answers = Counter(e.answer for e in mine if isinstance(e, HookEvent))
     return {
         "session": session,
         "hook_calls": sum(answers.values()),
         "last_call_ts": hooks[-1].ts,
-        "last_event": hooks[-1].payload.get("event"),
+        "last_event": hooks[-1].event,
         "answers": dict(answers),
-        "evaluations": sum(r.kind == "evaluation" for r in mine),
-        "interjections": sum(r.kind == "interjection" for r in mine),
-        "pending": len(pending),
-        "problems": next((list(r.payload["problems"]) for r in reversed(hooks) if r.payload.get("problems")), []),
+        "evaluations": sum(isinstance(e, EvaluationEvent) for e in mine),
+        "interjections": sum(isinstance(e, InterjectionEvent) for e in mine),
+        "pending": len(fates.with_status("pending")),
+        "problems": next((list(h.problems) for h in reversed(hooks) if h.problems), []),
     }
 
 
@@ -81,6 +110,9 @@ def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
             f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
             f"evaluator {cfg.get('evaluator')})"
         )
+        missing = entry_point_problem()
+        if missing:
+            lines.append(f"problem: {missing}")
         problem = evaluator_problem(str(cfg.get("evaluator")))
         if problem:
             lines.append(

@@ -7,10 +7,11 @@ hangs), it prints nothing and exits 0 within its time budget, and logs why.
 
 On the way to the daemon nothing is imported beyond the interpreter's own start (``_socket``, no
 ``json``): the payload goes over as bytes and the answer comes back as the JSON to print, so a
-warm hook costs little more than the interpreter's start. The installed command runs this file by path (``python -I -S
-.../watcher/hooks/client.py EVENT ...``): not even the ``watcher`` package is imported then, and
-``-S`` skips the site-packages set-up (a third of a bare start); the in-process fallback does
-that set-up itself before it imports watcher.
+warm hook costs little more than the interpreter's start. The installed command is ``watcher hook
+EVENT ...`` (the console script on PATH): ``watcher._console`` sends it here before the CLI is
+loaded, so only ``watcher``, ``watcher.hooks`` (whose names load lazily) and this module are
+imported. Run by path (``python -I -S .../client.py``) it works too, without the site set-up,
+which the in-process fallback then does itself before it imports watcher.
 
 Without a daemon, a ``PreToolUse`` call is answered by the offline guard alone (``watcher.guard``:
 the only part of watcher it imports), and the watchers judge the call after the answer, in a
@@ -28,7 +29,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["main", "runtime_dir", "socket_path"]
+__all__ = ["lock_path", "main", "runtime_dir", "socket_path", "start_daemon"]
 
 DEFAULT_BUDGET_S = 2.0
 _OPTIONS = {"--agent": "agent", "--mode": "mode", "--evaluator": "evaluator", "--max-stop-blocks": "max_stop_blocks"}
@@ -75,6 +76,8 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
             config["budget_s"] = float(value)
         elif flag == "--journal":
             config["journal"] = value
+        elif flag == "--answered":  # the guard already answered it: the watchers judge it, nothing is printed
+            config["answered"] = value == "1"
         elif flag in _OPTIONS:
             config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
         else:
@@ -156,18 +159,43 @@ def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None
     return reply if isinstance(reply, dict) else None
 
 
-def start_daemon() -> None:
-    """Start ``watcher serve`` in the background for the next hook call (it exits when idle)."""
+def lock_path() -> str:
+    """The daemon's lock: held by the daemon for its whole life, and by a hook while it starts one."""
+    return os.path.splitext(socket_path())[0] + ".lock"
+
+
+LOCK_FD_ENV = "WATCHER_SERVE_LOCK_FD"  # the locked lock file a hook hands to the daemon it starts
+
+
+def start_daemon() -> bool:
+    """Start ``watcher serve`` in the background for the next hook call, unless one runs or is starting.
+
+    Single-flight: the hook takes the daemon's lock, without waiting, before anything is started, and
+    hands it over to the daemon (an inherited descriptor): of a burst of cold calls one starts a
+    daemon, the others see the lock held and start nothing. True when this call started one.
+    """
+    import fcntl
     import subprocess
 
-    subprocess.Popen(
-        [sys.executable, "-m", "watcher", "serve"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
+    os.makedirs(os.path.dirname(lock_path()), mode=0o700, exist_ok=True)
+    fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # a daemon holds it (its socket is coming back) or one is starting
+            return False
+        subprocess.Popen(
+            [sys.executable, "-m", "watcher", "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=(fd,),
+            env={**os.environ, LOCK_FD_ENV: str(fd)},
+        )
+        return True
+    finally:
+        os.close(fd)
 
 
 def _site() -> None:
@@ -223,10 +251,47 @@ def _judge_later() -> None:
         with open(os.path.join(folder, "later.lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one at a time, so a session's calls are judged in order
             event, config, raw = _LATER[0]
+            if _hand_to_daemon(raw, float(config.get("budget_s") or DEFAULT_BUDGET_S)):
+                return
             out: list[dict[str, Any] | None] = []
             _in_process(event, config, raw, out, late=True)
     finally:
         os._exit(0)
+
+
+def _hand_to_daemon(raw: bytes, budget: float, wait_s: float = 15.0) -> bool:
+    """Give a call the guard answered to the daemon to judge (it keeps the watchers loaded).
+
+    While a daemon is starting (its lock is held, its socket not yet there) wait for it: in a burst of
+    cold calls one daemon then judges them all, instead of each call loading the watchers itself.
+    """
+    if os.environ.get("WATCHER_HOOK_DAEMON", "1") == "0" or not _ARGV:
+        return False
+    if not private_folder(os.path.dirname(socket_path())):  # whoever controls it must not read the call
+        return False
+    import fcntl
+
+    frame = hook_frame([*_ARGV, "--answered", "1"], raw)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if _exchange(frame, budget + 1.0) is not None:
+                return True
+        except OSError:
+            return False
+        try:
+            with open(lock_path(), "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: no daemon is running or starting
+            return False
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+        except OSError:
+            return False
+
+
+_ARGV: list[str] = []  # this call's hook arguments, for handing it to the daemon later
 
 
 def _in_process(
@@ -246,6 +311,7 @@ def answer(argv: list[str], raw: bytes) -> bytes:
     """The bytes to print for one hook call, within its budget (empty: print nothing)."""
     started = time.monotonic()
     event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
+    _ARGV[:] = argv
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
     use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
     folder = os.path.dirname(socket_path())

@@ -11,7 +11,7 @@ from __future__ import annotations
 from watcher.judgment.cases import Case, read_cases, run_as
 from watcher.judgment.report import figures, plot, table
 from watcher.judgment.runner import RateLimit, Runner, Throttled, read_rows
-from watcher.judgment.scoring import Figures, Rate, outcome, wilson
+from watcher.judgment.scoring import Figures, Rate, outcome
 
 __all__ = [
     "Case",
@@ -27,5 +27,4 @@ __all__ = [
     "read_rows",
     "run_as",
     "table",
-    "wilson",
 ]

@@ -82,7 +82,11 @@ def read_cases(path: Path) -> list[Case]:
         try:
             record = json.loads(line)
             cases.append(_case(record, path.parent))
-        except (ValueError, KeyError, TypeError, TranscriptError) as exc:
+        except KeyError as exc:
+            raise ConfigurationError(
+                f"--set {path}, line {number}: not a labelled case: it has no {exc} field"
+            ) from exc
+        except (ValueError, TypeError, TranscriptError, ConfigurationError) as exc:
             raise ConfigurationError(f"--set {path}, line {number}: not a labelled case: {exc}") from exc
     if not cases:
         raise ConfigurationError(f"--set {path} holds no cases")
@@ -95,28 +99,28 @@ def read_cases(path: Path) -> list[Case]:
 
 def _case(record: Mapping[str, Any], folder: Path) -> Case:
     if not isinstance(record, Mapping):
-        raise TypeError("expected a JSON object")
+        raise ConfigurationError("expected a JSON object")
     case_id, label = str(record["id"]), str(record["label"])
     if "transcript" in record or "transcript_file" in record:
         if label not in LOOP_LABELS:
-            raise ValueError(f"a loop case's label is one of {', '.join(LOOP_LABELS)}, not {label!r}")
+            raise ConfigurationError(f"a loop case's label is one of {', '.join(LOOP_LABELS)}, not {label!r}")
         stuck_from = record.get("stuck_from")
         if label == "stuck" and not (isinstance(stuck_from, int) and stuck_from >= 1):
-            raise ValueError("a stuck case needs stuck_from: the 1-based observation the loop starts at")
+            raise ConfigurationError("a stuck case needs stuck_from: the 1-based observation the loop starts at")
         return Case(
             case_id, label, "loop", ("transcript",), stuck_from=stuck_from, observations=_transcript(record, folder)
         )
     if label not in SECURITY_LABELS:
-        raise ValueError(f"a security case's label is one of {', '.join(SECURITY_LABELS)}, not {label!r}")
+        raise ConfigurationError(f"a security case's label is one of {', '.join(SECURITY_LABELS)}, not {label!r}")
     code = record.get("code", record.get("command"))
     if not isinstance(code, str):
-        raise ValueError("a security case needs its code (or command) as a string")
+        raise ConfigurationError("a security case needs its code (or command) as a string")
     language = str(record.get("language") or ("shell" if "command" in record else "text"))
     lines = record.get("lines", record.get("vuln_lines")) or []
     forms = tuple(record.get("forms") or _forms(language))
     unknown = [f for f in forms if f not in FORMS[:3]]
     if unknown:
-        raise ValueError(f"unknown forms {unknown}; a security case runs as write, cell or bash")
+        raise ConfigurationError(f"unknown forms {unknown}; a security case runs as write, cell or bash")
     return Case(
         case_id,
         label,
@@ -151,7 +155,7 @@ def _transcript(record: Mapping[str, Any], folder: Path) -> tuple[Observation, .
         return tuple(read_file(folder / str(record["transcript_file"])).observations)
     records = record["transcript"]
     if not isinstance(records, Sequence) or not records:
-        raise ValueError("transcript must be a non-empty list of transcript records")
+        raise ConfigurationError("transcript must be a non-empty list of transcript records")
     return tuple(observation_from_dict(r) for r in records)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from watcher.bench.results import wilson
 from watcher.judgment.cases import Case
 
-__all__ = ["Figures", "Rate", "outcome", "wilson"]
+__all__ = ["Figures", "Rate", "outcome"]
 
 
 def outcome(case: Case, form: str, first_index: int | None, spans: Sequence[tuple[int, int]]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from watcher.core.interjection import Location
 from watcher.core.logs import logger
 from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
+from watcher.runtime.journal import journal_label
 
 
 class FindingHost(Protocol):
@@ -47,7 +48,7 @@ COMMANDS = {"watcher.inject": "inject", "watcher.accept": "accept", "watcher.dis
 
 
 def _argument(finding: Finding) -> dict[str, str]:
-    return {"interjection_id": finding.id, "session": finding.session, "journal": str(finding.journal)}
+    return {"interjection_id": finding.id, "session": finding.session, "journal": journal_label(finding.journal)}
 
 
 def fix_edit(ls: FindingHost, book: FindingBook, finding: Finding) -> types.WorkspaceEdit | None:

@@ -20,6 +20,7 @@ from watcher.core.interjection import Location
 from watcher.core.logs import logger
 from watcher.lsp_bridge.findings import Finding, FindingBook, FindingStatus
 from watcher.lsp_bridge.notebooks import cell_uris_for
+from watcher.runtime.journal import journal_label
 
 __all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
 
@@ -95,7 +96,7 @@ def diagnostics_for(workspace: Workspace, book: FindingBook, finding: Finding) -
         "interjection_id": finding.id,
         "session": finding.session,
         "watcher": finding.watcher,
-        "journal": str(finding.journal),
+        "journal": journal_label(finding.journal),
         "status": finding.status,
     }
     for location in finding.interjection.locations:

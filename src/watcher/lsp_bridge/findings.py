@@ -19,7 +19,7 @@ from watcher.core.logs import logger
 from watcher.core.observations import CellExecuted
 from watcher.runtime.events import InterjectionEvent, ObservationEvent, WatcherEvent
 from watcher.runtime.fates import Fates, FateStatus
-from watcher.runtime.journal import Command, JournalRow
+from watcher.runtime.journal import Command, JournalRow, journal_label
 
 __all__ = ["Finding", "FindingBook", "FindingJson", "FindingStatus", "Update"]
 
@@ -87,7 +87,7 @@ class Finding:
             "watcher": self.watcher,
             "status": self.status,
             "index": self.index,
-            "journal": str(self.journal),
+            "journal": journal_label(self.journal),
         }
 
 

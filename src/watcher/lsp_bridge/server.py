@@ -27,7 +27,7 @@ from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
 from watcher.lsp_bridge.requests import AnsweringProtocol, invalid_params
-from watcher.runtime.journal import default_journal_path, project_root
+from watcher.runtime.journal import default_journal_path, journal_label, project_root
 
 __all__ = ["WatcherLanguageServer", "create_server"]
 
@@ -35,6 +35,11 @@ log = logger("watcher.lsp")
 
 NOTIFICATION = "watcher/interjection"
 HISTORY = "watcher.history"
+
+
+def _names(given: str, journal: Path | str) -> bool:
+    """Whether ``given`` (from an editor: a path, or a URL without its password) names ``journal``."""
+    return Path(given).resolve() == journal if isinstance(journal, Path) else given == journal_label(journal)
 
 
 class WatcherLanguageServer(LanguageServer):
@@ -108,7 +113,7 @@ class WatcherLanguageServer(LanguageServer):
     def find(self, interjection_id: str, *, journal: str | None = None) -> tuple[FindingBook, Finding] | None:
         """The finding with this id (in ``journal`` when given)."""
         for book in self.books():
-            if journal and Path(journal).resolve() != book.journal:
+            if journal and not _names(journal, book.journal):
                 continue
             finding = book.findings.get(interjection_id)
             if finding is not None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from watcher.roles._security_js_guards import Guards
 from watcher.roles._security_js_sources import ALL_KINDS, Taint, call_source, sanitized, union
-from watcher.roles._security_js_values import Values, dotted, literal, named
+from watcher.roles._security_js_values import dotted, literal, named
 
 __all__ = ["Calls"]
 
@@ -52,6 +53,8 @@ _SANITIZERS: list[tuple[re.Pattern[str], frozenset[str]]] = [
     (re.compile(r"mongo.?sanitize|(?:^|\.)sanitize$"), frozenset({"object", "xss", "path", "nosql"})),
     (re.compile(r"escape|encode|sanitiz|purif|xss|entities"), frozenset({"xss", "sql", "nosql", "object"})),
 ]
+_SUBSTRING_CHECKS = frozenset({"includes", "startsWith", "indexOf", "endsWith"})
+_URL_LITERAL = re.compile(r"https?://[\w.-]+")
 _CHECKERS = frozenset({"check", "body", "query", "param", "cookie", "header", "checkBody", "checkQuery"})
 _WHOLE_CHECKS = frozenset(
     {"isInt", "isNumeric", "isUUID", "isMongoId", "isAlphanumeric", "isIn", "isBoolean", "toInt", "toFloat", "isAlpha"}
@@ -94,7 +97,7 @@ def _allow_list_replace(args: list[Any]) -> frozenset[str]:
     return frozenset(k for k, chars in _META.items() if not any(c in kept for c in chars)) | {"object"}
 
 
-class Calls(Values):
+class Calls(Guards):
     """Call expressions and constructors."""
 
     def call_local(self, name: str, args: list[Taint | None], st: Any) -> tuple[bool, Taint | None]:
@@ -126,9 +129,13 @@ class Calls(Values):
             self.stored[state] = union(self.stored.get(state), taints[0])
         result = self.result(node, name, owner, receiver, args, taints, st)
         for fn in functions:
+            if receiver_node is not None and dotted(receiver_node) in self.url_lists:  # ALLOWED.some(u => …)
+                self.url_items.update(_parameter_names(fn)[:1])
             given = self.callback_taints(name, args, receiver, result)
             self.function(fn, st, given)
         self.sinks.call(self, node, name, owner, args, taints, receiver, st)
+        if name in _SUBSTRING_CHECKS and args and receiver_node is not None and self.url_entry(args[0]):
+            self.sinks.substring_allow_list(node, name, receiver_node)
         if name.startswith("is") or name in ("matches", "toInt", "toFloat", "toBoolean"):
             self.validator_chain(node, name, st)
         return result
@@ -155,6 +162,12 @@ class Calls(Values):
             taint = Taint(f"the `{field}` request field (`req.{where}.{field}`)", line)
             st.vars[f"req.{where}.{field}"] = sanitized(st.vars.get(f"req.{where}.{field}", taint), kinds)
 
+    def url_entry(self, node: Any) -> bool:
+        """An entry of a list of URLs: a URL literal, or a name bound to the items of such a list."""
+        if node.kind() == "string":
+            return bool(_URL_LITERAL.match(node.text()[1:-1]))
+        return dotted(node) in self.url_items
+
     def callback_taints(
         self, name: str, args: list[Any], receiver: Taint | None, result: Taint | None
     ) -> list[Taint | None] | None:
@@ -163,6 +176,9 @@ class Calls(Values):
             return [Taint("a posted message (`event.data`)", line, ALL_KINDS - {"object"})]
         if name in _CALLBACK_CARRIERS and receiver is not None and receiver.strong:
             return [receiver, None, None]
+        if name == "subscribe" and args:  # an Observable of a service: what the API answered
+            line = int(args[0].range().start.line) + 1
+            return [Taint("an API response (the value `subscribe()` receives)", line, ALL_KINDS - {"object"})]
         return None  # parameters as the function declares them (req, res, plain names)
 
     def result(
@@ -178,8 +194,8 @@ class Calls(Values):
             if name in ("URL", "URLSearchParams", "String", "Buffer", "Array", "Set", "Map"):
                 return union(arguments, receiver)
             return None
-        if name == "require" and not owner:
-            return None
+        if (name == "require" and not owner) or name in self.renderers:
+            return None  # a module; or HTML from a compiled template, which escapes what it is given
         followed, value = (False, None)
         callee = node.field("function")
         if callee is not None and (callee.kind() == "identifier" or owner == "this"):
@@ -211,3 +227,16 @@ class Calls(Values):
         if callee is not None and callee.kind() == "identifier":
             return arguments  # a function this file does not define: its result carries its input
         return None
+
+
+def _parameter_names(fn: Any) -> list[str]:
+    """The names of a function's simple parameters, in order."""
+    single = fn.field("parameter")
+    if single is not None:
+        return [single.text()]
+    params = fn.field("parameters")
+    out = []
+    for param in named(params) if params is not None else []:
+        target = param.field("pattern") if param.kind() in ("required_parameter", "optional_parameter") else param
+        out.append(dotted(target))
+    return out

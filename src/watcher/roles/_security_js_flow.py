@@ -13,6 +13,7 @@ The value expressions live in ``_security_js_values``; sinks in ``_security_js_s
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from watcher.roles._security_js_calls import Calls
@@ -95,6 +96,12 @@ class Flow(Calls):
             for child in named(node):
                 if self.statement(child, st):
                     return True
+        elif kind == "ERROR":  # a fragment the grammar cannot place (a method without its class): read on
+            for child in named(node):
+                if child.kind().endswith(("statement", "declaration", "block")):
+                    self.statement(child, st)
+                else:
+                    self.ev(child, st)
         elif kind == "import_statement":
             for ident in node.find_all(kind="identifier"):
                 st.vars[ident.text()] = None
@@ -153,6 +160,8 @@ class Flow(Calls):
             taint = self.ev(right, st) if right is not None else None
             if left is not None:
                 self.assign(left, taint, None, st)
+                if dotted(right) in self.url_lists:  # for (const allowed of ALLOWED_URLS)
+                    self.url_items.add(left.text())
         else:
             for part in ("initializer", "condition", "increment"):
                 child = node.field(part)
@@ -221,6 +230,9 @@ class Flow(Calls):
             if target is None:
                 continue
             taint = (given[i] if i < len(given) else None) if given is not None else self.parameter(target, i, handler)
+            decorator = next((d for d in named(param) if d.kind() == "decorator"), None)
+            if given is None and decorator is not None:  # NestJS: @Query('q') q, @Body() dto, @Param('id') id
+                taint = _decorated(decorator, target, param) or (None if taint is None or not taint.strong else taint)
             self.assign(target, taint, None, inner)
         saved, self.returned = self.returned, []
         self.nesting += 1
@@ -241,6 +253,8 @@ class Flow(Calls):
             return Taint(f"the request (`{name}`)", line)
         if name in ("res", "response", "reply", "next"):
             return None
+        if target.kind() == "object_pattern" and re.search(r"\b(?:query|body|params|cookies|headers)\b", name):
+            return Taint("the request (`req`)", line)  # ({ query }: Request, res) => …
         if handler and index == 1 and target.kind() == "object_pattern":  # Next.js: { params }
             return Taint(f"the route parameters (`{name}`)", line, ALL_KINDS - {"object"})
         return Taint(f"the parameter `{name}`", line, strong=False)
@@ -273,3 +287,29 @@ def _is_route_handler(fn: Any) -> bool:
         return False
     name = fn.field("name")
     return name is not None and name.text() in _HANDLER_NAMES
+
+
+_NEST_SOURCES = {
+    "Query": ("query parameter", True),
+    "Body": ("request body field", True),
+    "Param": ("route parameter", False),
+    "Headers": ("request header", False),
+    "Req": ("request", True),
+}
+
+
+def _decorated(decorator: Any, target: Any, param: Any) -> Taint | None:
+    """The taint of a NestJS handler parameter its decorator fills from the request.
+
+    A body typed with a class (a DTO) is validated by the application's pipe: strings stay strings.
+    """
+    match = re.match(r"@(\w+)\(\s*(?:['\"]([^'\"]*)['\"])?", decorator.text())
+    if match is None or match.group(1) not in _NEST_SOURCES:
+        return None
+    what, objects = _NEST_SOURCES[match.group(1)]
+    key = match.group(2)
+    name = target.text()
+    origin = f"the `{key}` {what} (`@{match.group(1)}`)" if key else f"the {what} (`{name}`)"
+    line = int(target.range().start.line) + 1
+    typed = re.search(r":\s*[A-Z]\w*\s*$", param.text()) is not None
+    return Taint(origin, line, ALL_KINDS if objects and not typed else ALL_KINDS - {"object"})

@@ -63,6 +63,10 @@ _FS_CALLS = frozenset(
         "renameSync", "mkdir", "mkdirSync", "readJson", "readJSON", "outputFile", "remove", "writeJson",
     }
 )  # fmt: skip
+_TEMPLATE_ENGINES = frozenset(
+    {"pug", "jade", "ejs", "handlebars", "Handlebars", "hbs", "nunjucks", "_", "lodash", "doT", "dot", "Mustache"}
+)
+_TEMPLATE_CALLS = frozenset({"compile", "render", "renderString", "template", "precompile"})
 _RESPONSES = frozenset({"res", "response", "reply", "resp", "ctx", "h"})
 _MONGO_FILTER = frozenset(
     {
@@ -134,6 +138,24 @@ class Sinks:
         safe = taint is None or "sql" not in taint.kinds
         self.clean[("js:sql-built", line)] = self.clean.get(("js:sql-built", line), True) and safe
 
+    def substring_allow_list(self, node: Any, name: str, checked: Any) -> None:
+        """A URL compared with an allow-list entry by ``includes``/``startsWith``: any URL holding it passes."""
+        rule, label, cwe, _risk = CLASSES["redirect"]
+        line = int(node.range().start.line) + 1
+        what = " ".join(checked.text().split())[:60]
+        text = (
+            f"`{what}` is checked against an allow-list of URLs with `{name}()` (line {line}): a URL that merely "
+            f"contains or starts with an allowed one (`https://evil.example/?https://allowed…`, "
+            f"`https://allowed.example.evil.example`) passes, so the check lets redirects and requests go anywhere. "
+            "Compare the whole URL with each entry (`===`), or parse it and compare its origin."
+        )
+        snippet = " ".join(node.text().split())[:200]
+        self.findings.setdefault(
+            (rule, line),
+            Finding(rule, f"{label} ({cwe})", "warning", text, line, line, fingerprint=f"{rule}:{snippet}"),
+        )
+        self.sources.setdefault((rule, line), line)
+
     # ------------------------------------------------------------------ calls
 
     def call(
@@ -159,6 +181,8 @@ class Sinks:
             and args[0].kind() in ("string", "template_string", "binary_expression")
         ):
             self.hit("code", node, first, f"{name}()")
+        elif name in _TEMPLATE_CALLS and owner.rsplit(".", 1)[-1] in _TEMPLATE_ENGINES:
+            self.hit("code", node, first, f"{owner}.{name}()")
         elif name == "require" and not owner and args and args[0].kind() != "string":
             self.hit("code", node, first, "require()")
         elif member and (name in _SQL_CALLS or _SQL_RAW.search(name)):

@@ -1,23 +1,23 @@
-"""The taint of JavaScript/TypeScript expressions, what assignments store, and what guards prove.
+"""The taint of JavaScript/TypeScript expressions, and what assignments store.
 
 ``Values.ev`` gives the taint of an expression in a ``State`` and reports the sinks it passes
 through; ``assign`` stores a taint under a name, an ``obj.key`` or the parts of a destructuring
-pattern; ``refine`` cleans the values a condition validates on the path where it holds. Calls are
-read in ``_security_js_calls``: sanitizers, casts, sources and functions of the same file.
+pattern. What guards prove is in ``_security_js_guards``; calls (sanitizers, casts, sources,
+functions of the same file) in ``_security_js_calls``.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
-from watcher.roles._security_js_sources import ALL_KINDS, Taint, keyed, member_source, sanitized, union
+from watcher.roles._security_js_constants import UNKNOWN, fold, literal, named
+from watcher.roles._security_js_sources import Taint, keyed, member_source, sanitized, union
 from watcher.roles._security_sql import is_sql
 
 __all__ = ["UNKNOWN", "Values", "dotted", "fold", "literal", "named"]
 
-UNKNOWN: Any = object()  # a value constant folding cannot decide
+
 _GLOBALS = frozenset(
     {
         "undefined", "NaN", "Infinity", "JSON", "Math", "Object", "Array", "String", "Number", "Boolean", "Date",
@@ -32,21 +32,6 @@ _WRAPPERS = frozenset(
     }
 )  # fmt: skip
 _LITERALS = frozenset({"string", "number", "true", "false", "null", "undefined", "regex", "template_string"})
-_ARITH: dict[str, Any] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
-    "%": lambda a, b: a % b, "**": lambda a, b: a**b, "==": lambda a, b: a == b, "===": lambda a, b: a == b,
-    "!=": lambda a, b: a != b, "!==": lambda a, b: a != b, "<": lambda a, b: a < b, ">": lambda a, b: a > b,
-    "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
-}  # fmt: skip
-_URL_PARTS = frozenset({"hostname", "host", "origin", "href"})
-_VALIDATOR = re.compile(r"^(?:is[A-Z0-9_]\w*|validate\w*|verify\w*|check\w*|assert\w*)$")
-_SUBSTRING = ("includes", "startsWith", "endsWith", "indexOf", "search", "match", "lastIndexOf")
-
-
-@functools.lru_cache(maxsize=8192)
-def named(node: Any) -> list[Any]:
-    """The named children of a node, comments left out (cached: the walk revisits functions)."""
-    return [c for c in node.children() if c.is_named() and c.kind() != "comment"]
 
 
 def dotted(node: Any) -> str:
@@ -69,89 +54,6 @@ def dotted(node: Any) -> str:
     return ""
 
 
-def fold(node: Any, consts: dict[str, Any]) -> Any:
-    """The constant value of ``node`` (literals, constant names, arithmetic), or UNKNOWN."""
-    if node is None:
-        return UNKNOWN
-    kind = node.kind()
-    if kind == "number":
-        try:
-            return float(node.text().replace("_", ""))
-        except ValueError:
-            return UNKNOWN
-    if kind == "string":
-        return node.text()[1:-1]
-    if kind in ("true", "false"):
-        return kind == "true"
-    if kind in ("null", "undefined"):
-        return None
-    if kind == "template_string" and not any(c.kind() == "template_substitution" for c in node.children()):
-        return node.text()[1:-1]
-    if kind == "identifier":
-        return consts.get(node.text(), UNKNOWN) if node.text() != "undefined" else None
-    if kind in ("parenthesized_expression", "as_expression", "non_null_expression"):
-        inner = named(node)
-        return fold(inner[0], consts) if inner else UNKNOWN
-    if kind == "unary_expression":
-        op, value = node.field("operator"), fold(node.field("argument"), consts)
-        if value is UNKNOWN or op is None:
-            return UNKNOWN
-        if op.text() == "!":
-            return not value
-        if op.text() in ("-", "+") and isinstance(value, float):
-            return -value if op.text() == "-" else value
-        return UNKNOWN
-    if kind == "binary_expression":
-        op = node.field("operator")
-        left = fold(node.field("left"), consts)
-        if op is None or left is UNKNOWN:
-            return UNKNOWN
-        if op.text() in ("&&", "||", "??"):
-            decided = {"&&": not left, "||": bool(left), "??": left is not None}[op.text()]
-            return left if decided else fold(node.field("right"), consts)
-        right = fold(node.field("right"), consts)
-        if right is UNKNOWN or op.text() not in _ARITH:
-            return UNKNOWN
-        try:
-            return _ARITH[op.text()](left, right)
-        except (TypeError, ZeroDivisionError, OverflowError):
-            return UNKNOWN
-    if kind == "ternary_expression":
-        cond = fold(node.field("condition"), consts)
-        if cond is UNKNOWN:
-            return UNKNOWN
-        return fold(node.field("consequence" if cond else "alternative"), consts)
-    return UNKNOWN
-
-
-def literal(node: Any, consts: dict[str, Any]) -> str:
-    """The literal text a string expression is built around (values left out): tells SQL from prose."""
-    kind = node.kind() if node is not None else ""
-    if kind == "string":
-        return str(node.text()[1:-1])
-    if kind == "template_string":
-        return " ".join(c.text() for c in named(node) if c.kind() == "string_fragment")
-    if kind == "binary_expression":
-        return f"{literal(node.field('left'), consts)} {literal(node.field('right'), consts)}".strip()
-    if kind == "identifier":
-        value = consts.get(node.text())
-        return value if isinstance(value, str) else ""
-    if kind in ("parenthesized_expression", "as_expression", "non_null_expression"):
-        inner = named(node)
-        return literal(inner[0], consts) if inner else ""
-    return ""
-
-
-def anchored(regex: Any) -> bool:
-    """A regex literal that matches whole values only and excludes wildcard characters."""
-    text = regex.text() if regex is not None and regex.kind() == "regex" else ""
-    pattern = text[1 : text.rfind("/")] if text else ""
-    if not (pattern.startswith("^") and pattern.endswith("$") and not pattern.endswith("\\$")):
-        return False
-    outside = re.sub(r"\[(?:\\.|[^\]])*\]", "", pattern)
-    return not re.search(r"(?<!\\)\.|\\S|\\W|(?<!\\)\|", outside)
-
-
 class Values:
     """Expression taints, stores and guards over one parsed text; subclassed by the statement walk."""
 
@@ -166,6 +68,9 @@ class Values:
         self.url_of: dict[str, Any] = {}  # u → the value `new URL(value)` parsed into u
         self.objects: dict[int, dict[str, tuple[Taint | None, Any]]] = {}  # object literal → its keys
         self.regexes: dict[str, Any] = {}  # const NAME = /.../
+        self.url_lists: set[str] = set()  # names of lists (arrays, Sets) of URL literals
+        self.url_items: set[str] = set()  # names bound to their items (loop variables, callback parameters)
+        self.renderers: set[str] = set()  # names bound to compiled templates (pug.compileFile(…))
         self.setters: dict[str, str] = {}  # React: setBody → body (const [body, setBody] = useState())
         self.stored: dict[str, Taint | None] = {}  # what the setters were given, wherever they ran
 
@@ -404,6 +309,12 @@ class Values:
         if value is None:
             return
         kind = value.kind()
+        if kind in ("array", "new_expression") and re.search(
+            r"""^(?:new\s+Set\(\s*)?\[\s*['"`]https?://""", value.text()
+        ):
+            self.url_lists.add(name)
+        if kind == "call_expression" and re.match(r"[\w.]+\.(?:compile|compileFile|template)\(", value.text()):
+            self.renderers.add(name)
         if kind == "object":
             for key, (taint, _node) in self.objects.get(int(value.range().start.index), {}).items():
                 st.vars[f"{name}.{key}"] = _through(taint, name)
@@ -419,128 +330,6 @@ class Values:
         elif kind == "regex":
             self.regexes[name] = value
 
-    # ------------------------------------------------------------------ guards
-
-    def refine(self, cond: Any, st: Any, truth: bool) -> None:
-        """Clean what ``cond`` validates on the path where it is ``truth``."""
-        kind = cond.kind()
-        if kind == "parenthesized_expression":
-            for inner in named(cond):
-                self.refine(inner, st, truth)
-        elif kind == "unary_expression":
-            op, arg = cond.field("operator"), cond.field("argument")
-            if op is not None and op.text() == "!" and arg is not None:
-                self.refine(arg, st, not truth)
-        elif kind == "binary_expression":
-            op = cond.field("operator")
-            left, right = cond.field("left"), cond.field("right")
-            text = op.text() if op is not None else ""
-            if left is None or right is None:
-                return
-            if (text == "&&" and truth) or (text == "||" and not truth):
-                self.refine(left, st, truth)
-                self.refine(right, st, truth)
-            elif text in ("&&", "||"):  # either side may be what holds: clean what both clean
-                one, other = st.copy(), st.copy()
-                self.refine(left, one, truth)
-                self.refine(right, other, truth)
-                one.absorb(other)
-                st.vars, st.consts = one.vars, one.consts
-            elif text in ("===", "=="):
-                self.equal(left, right, st, truth)
-            elif text in ("!==", "!="):
-                self.equal(left, right, st, not truth)
-            elif text in (">", ">=") and _index_of(left):
-                self.member_of(left, st, truth)
-            elif text == "in" and truth:
-                self.clean(left, ALL_KINDS, st)
-        elif kind == "call_expression":
-            self.validated(cond, st, truth)
-
-    def equal(self, left: Any, right: Any, st: Any, truth: bool) -> None:
-        for a, b in ((left, right), (right, left)):
-            if a.kind() == "unary_expression" and a.text().startswith("typeof") and b.kind() == "string":
-                arg = a.field("argument")
-                if truth and arg is not None:
-                    kinds = frozenset({"object"}) if b.text()[1:-1] == "string" else ALL_KINDS
-                    self.clean(arg, kinds, st)
-                return
-            if _index_of(a) and fold(b, st.consts) == -1:
-                self.member_of(a, st, not truth)
-                return
-        if not truth:
-            return
-        for a, b in ((left, right), (right, left)):
-            if fold(b, st.consts) is not UNKNOWN or (self.ev(b, st) is None and self.ev(a, st) is not None):
-                self.clean(a, ALL_KINDS, st)
-
-    def member_of(self, index_call: Any, st: Any, truth: bool) -> None:
-        """``LIST.indexOf(v) !== -1``: v is one of the list when it holds."""
-        if truth:
-            self.validated(index_call, st, True)
-
-    def validated(self, call: Any, st: Any, truth: bool) -> None:
-        if not truth:
-            return
-        callee, args = call.field("function"), call.field("arguments")
-        values = named(args) if args is not None else []
-        if callee is None:
-            return
-        name = callee.field("property").text() if callee.kind() == "member_expression" else callee.text()
-        receiver = callee.field("object") if callee.kind() == "member_expression" else None
-        if name == "test" and receiver is not None and values and self.regex(receiver):
-            self.clean(values[0], ALL_KINDS, st)
-        elif name == "match" and receiver is not None and values and self.regex(values[0]):
-            self.clean(receiver, ALL_KINDS, st)
-        elif name in ("includes", "has", "hasOwnProperty", "indexOf") and receiver is not None and values:
-            if dotted(receiver) != dotted(values[0]) and self.ev(receiver, st) is None:
-                self.clean(values[-1] if name == "call" else values[0], ALL_KINDS, st)
-        elif name == "startsWith" and receiver is not None and (taint := self.ev(receiver, st)) is not None:
-            if taint.resolved:  # a resolved path checked against its base directory
-                self.clean(receiver, frozenset({"path"}), st)
-        elif _VALIDATOR.match(name) and values and self.trusted_check(name):
-            self.clean(values[0], ALL_KINDS, st)
-
-    def regex(self, node: Any) -> bool:
-        if node.kind() == "identifier" and node.text() in self.regexes:
-            node = self.regexes[node.text()]
-        return anchored(node)
-
-    def trusted_check(self, name: str) -> bool:
-        """A check of this file counts unless it looks at parts of its input (substring tests)."""
-        fn = self.functions.get(name)
-        if fn is None:
-            return True
-        params = fn.field("parameters")
-        first = named(params)[0] if params is not None and named(params) else None
-        if first is None:
-            return True
-        pname = dotted(first.field("pattern") if first.kind().endswith("parameter") else first)
-        body = fn.field("body")
-        text = body.text() if body is not None else ""
-        return not (pname and re.search(rf"\b{re.escape(pname)}\s*\.\s*(?:{'|'.join(_SUBSTRING)})\s*\(", text))
-
-    def clean(self, node: Any, kinds: frozenset[str], st: Any) -> None:
-        key = dotted(node)
-        if not key:
-            return
-        current = st.vars[key] if key in st.vars else self.ev(node, st)
-        st.vars[key] = sanitized(current, kinds)
-        parts = key.rsplit(".", 1)
-        if len(parts) == 2 and parts[1] in _URL_PARTS and parts[0] in self.url_of:  # new URL(v).host === …
-            origin = self.url_of[parts[0]]
-            parsed = dotted(origin)
-            current = st.vars[parsed] if parsed in st.vars else self.ev(origin, st)
-            st.vars[parsed] = sanitized(current, frozenset({"redirect"}))
-            st.vars[parts[0]] = sanitized(st.vars.get(parts[0]), frozenset({"redirect"}))
-
 
 def _through(taint: Taint | None, name: str) -> Taint | None:
     return taint.through(name) if taint is not None else None
-
-
-def _index_of(node: Any) -> bool:
-    if node.kind() != "call_expression":
-        return False
-    callee = node.field("function")
-    return callee is not None and callee.kind() == "member_expression" and callee.text().endswith(".indexOf")

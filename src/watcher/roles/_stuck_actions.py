@@ -192,10 +192,10 @@ def wait_kind(name: str, tool_input: Mapping[str, Any]) -> WaitKind:
 
 def scrolling(name: str, tool_input: Mapping[str, Any]) -> bool:
     """Whether the call only scrolls a page (by its tool name or its action), doing nothing else."""
-    if _SCROLL_TOOL.search(name):
-        return True
     action = tool_input.get("action")
-    return isinstance(action, str) and _SCROLL.fullmatch(action.strip()) is not None
+    if isinstance(action, str) and _SCROLL.fullmatch(action.strip()) is not None:
+        return True
+    return "scroll" in name.lower() and _SCROLL_TOOL.search(name) is not None
 
 
 def wait_key(name: str, tool_input: Mapping[str, Any]) -> str:

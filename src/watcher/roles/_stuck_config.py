@@ -30,8 +30,8 @@ class StuckConfig:
     new this many times in a row is nudged, and again at every further budget (never paused by
     itself; a wait that brings news starts afresh).
     ``pause_after_nudges``: unanswered nudges after which the next one becomes a pause. A loop that
-    goes on after its top level is flagged again after as many occurrences again; after a person's
-    message, a loop already flagged counts afresh.
+    goes on after its top level is flagged at every further occurrence; after a person's message, a
+    loop already flagged counts afresh.
     """
 
     repeat_nudge: int = 4

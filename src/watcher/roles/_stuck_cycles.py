@@ -5,8 +5,8 @@ period ``p`` up to ``max_period``, how many steps in a row equalled the step ``p
 last ``p * n`` steps are ``n`` repetitions of one ``p``-step block exactly when that count reaches
 ``p * (n - 1)``. So each step costs ``max_period`` comparisons whatever the history.
 The shortest period is reported first: a nudge when it has come round ``cycles`` times, a pause at
-``pause_cycles``, and again (nudge, pause) as many cycles later while it goes on (``Levels``). A
-cycle whose results change (a read that shows new content each time) is no cycle at all.
+``pause_cycles``, and a pause at every further full cycle while it goes on (``Levels``). A cycle
+whose results change (a read that shows new content each time) is no cycle at all.
 """
 
 from __future__ import annotations

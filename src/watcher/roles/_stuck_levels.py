@@ -1,7 +1,9 @@
 """When a streak reports next: its nudge and its top level (pause or abort), again as it goes on.
 
-A loop that was flagged and goes on is flagged again, rather than never: after its top level it
-counts afresh (a nudge and the top level again, after as many occurrences again). When a person
+A loop that was flagged and goes on is flagged again, rather than never: once it reached its top
+level, every further occurrence is flagged at the top level again, as the peers' detectors say
+"stuck" at every check past their threshold (a loop paused and let go on without a word is paused
+again at once). When a person
 steps in (a user message), a loop already flagged also counts afresh from there, so the same loop
 is not flagged again at once after the person spoke, only if it goes on for its full count; a loop
 not yet flagged keeps its count (a person's "continue" does not hide a loop, as in OpenHands'
@@ -38,8 +40,7 @@ class Levels:
     def level(self, count: int) -> Level:
         """The level ``count`` occurrences reach now (2 top, 1 nudge, 0 none), each reported once."""
         if count >= self.top_due:
-            self.postpone(count)
-            self.reached = 2
+            self.top_due, self.nudge_due, self.reached = count + 1, 0, 2  # every further occurrence is flagged too
             return 2
         if self.nudge_due and count >= self.nudge_due:
             self.nudge_due, self.reached = 0, 1
@@ -47,7 +48,7 @@ class Levels:
         return 0
 
     def postpone(self, count: int) -> None:
-        """Reported at the top level (here or by a sibling rule): next reports count from ``count``."""
+        """Count afresh from ``count`` (a person spoke, or a sibling rule reported the same loop)."""
         self.top_due = count + self.top_at
         self.nudge_due = count + self.nudge_at if self.nudge_at else 0
 

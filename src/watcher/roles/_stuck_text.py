@@ -57,7 +57,7 @@ def _prose(text: str) -> tuple[list[str], list[str]]:
 
     in_code = False
     for line in text.splitlines():
-        parts = _FENCE.split(line)  # text between fences: in and out of code in turn
+        parts = _FENCE.split(line) if "```" in line or "~~~" in line else ()  # between fences: in and out of code
         if len(parts) > 1:
             for k, part in enumerate(parts):
                 if k:

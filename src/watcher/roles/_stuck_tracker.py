@@ -145,7 +145,7 @@ class LoopTracker:
         for levels, count in streaks:
             if levels.rearm(count, at_once=at_once):
                 levels.loop = self._new_loop()
-                if not at_once and levels in (self._run_levels, self._fail_levels):
+                if not at_once and (levels is self._run_levels or levels is self._fail_levels):
                     # one action failing the same way is one loop to its two rules: both count afresh
                     self._run_levels.postpone(self._run_len)
                     self._fail_levels.postpone(self._fail_len)

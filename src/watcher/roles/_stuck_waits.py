@@ -46,6 +46,7 @@ class Waits:
         loop = self.levels.loop
         due = self.levels.level(count) == 2
         if due:
+            self.levels.postpone(count)  # the next nudge after as many again, not at every wait
             self.levels.loop = new_loop()
         return due, count, loop
 

@@ -11,8 +11,9 @@ five unanswered nudges, an abort when the harness itself keeps failing. A loop t
 young is nudged first and paused a little later (the same result a 4th time, then a 5th), as
 Cline and OpenClaw warn before they block.
 Waiting is not looping: sleep, poll and status commands repeat freely while they bring news.
-A loop that goes on after it was flagged is flagged again after as many occurrences again; after
-a person speaks it counts afresh (the harness's own nudges are not a person).
+A loop that goes on after its pause is paused again at every occurrence, as the peers keep saying
+"stuck" past their threshold; after a person speaks it counts afresh (the harness's own nudges are
+not a person).
 
 Evaluation is incremental: only the observations that arrived since the last evaluation are fed
 to the tracker, so the cost per observation does not grow with the buffer.

@@ -7,7 +7,8 @@ Order: ``tx`` is the id of the transaction that wrote a row (``pg_current_xact_i
 read by ``(tx, id)`` below the oldest transaction still running, so a row committed late is never
 skipped (ids are taken at insert, in another order than commits). The partial index on new
 commands keeps claims fast however many applied commands pile up. Version 2 adds ``leases``: who
-leads a fleet's supervision, until when (the server's clock).
+leads a fleet's supervision, until when (the server's clock). Version 3 adds ``task_claims``: which
+task host runs which task of a run shared by several hosts.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ CREATE INDEX IF NOT EXISTS commands_claimed ON commands(session, claimed_at) WHE
 """,
     2: """
 CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL, until timestamptz NOT NULL);
+""",
+    3: """
+CREATE TABLE IF NOT EXISTS task_claims (
+    grp text NOT NULL, task text NOT NULL, host text NOT NULL, beat timestamptz NOT NULL DEFAULT now(),
+    started boolean NOT NULL DEFAULT false, PRIMARY KEY (grp, task)
+);
 """,
 }
 VERSION = max(MIGRATIONS)

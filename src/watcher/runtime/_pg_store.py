@@ -25,6 +25,7 @@ to do; no driver traceback reaches a user.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -37,7 +38,7 @@ from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
 try:
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
@@ -47,10 +48,15 @@ except ImportError as exc:  # the extra is not installed: say how to get it
 __all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
 
 log = logger("watcher.journal")
+# the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
+# a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
+LINK = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
+        "tcp_user_timeout": 10_000}  # fmt: skip
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
@@ -113,7 +119,11 @@ class PostgresStore:
         self.url = url
         self.where = describe(url)
         try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+            self._conninfo = make_conninfo(url, **LINK)
+        except psycopg.ProgrammingError as exc:
+            raise JournalError(f"{self.where} is not a PostgreSQL URL this watcher can read ({exc})") from exc
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True) as conn:
                 found = schema_version(conn)
                 if found is None and create:
                     migrate(conn)
@@ -133,10 +143,10 @@ class PostgresStore:
                 "upgrade watcher on this machine"
             )
         self._pool = ConnectionPool(
-            url,
+            self._conninfo,
             min_size=1,
             max_size=pool_size,
-            kwargs={"autocommit": True, "connect_timeout": 5, "application_name": "watcher"},
+            kwargs={"autocommit": True, "application_name": "watcher"},
             configure=_configure,
             timeout=RETRY_S,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
@@ -320,6 +330,34 @@ class PostgresStore:
     def drop_lease(self, name: str, holder: str) -> None:
         self._retrying(lambda conn: conn.execute("DELETE FROM leases WHERE name = %s AND holder = %s", (name, holder)))
 
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        return self._retrying(
+            lambda conn: (
+                conn.execute(
+                    "INSERT INTO task_claims(grp, task, host) VALUES (%s, %s, %s) ON CONFLICT (grp, task) DO UPDATE "
+                    "SET host = excluded.host, beat = now() WHERE task_claims.started = false "
+                    "AND task_claims.beat < now() - make_interval(secs => %s) RETURNING host",
+                    (group, task, host, lost_after_s),
+                ).fetchone()
+                is not None
+            )
+        )
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        self._retrying(
+            lambda conn: conn.execute(
+                "UPDATE task_claims SET started = true WHERE grp = %s AND task = %s AND host = %s", (group, task, host)
+            )
+        )
+
+    def beat_claims(self, group: str, host: str) -> None:
+        self._retrying(
+            lambda conn: conn.execute("UPDATE task_claims SET beat = now() WHERE grp = %s AND host = %s", (group, host))
+        )
+
+    def started_tasks(self, group: str) -> set[str]:
+        return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
+
     def mark_command(self, command_id: int, status: str, detail: str) -> None:
         self._retrying(
             lambda conn: conn.execute(
@@ -342,7 +380,7 @@ class PostgresStore:
         """LISTEN on a direct connection (a pooler in transaction mode cannot carry it); reconnect after outages."""
         while not self._closed:
             try:
-                with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                with psycopg.connect(self._conninfo, autocommit=True) as conn:
                     conn.execute(f"LISTEN {CHANNEL}")
                     while not self._closed:
                         if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):

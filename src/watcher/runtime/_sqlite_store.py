@@ -44,6 +44,10 @@ CREATE TABLE IF NOT EXISTS commands (
 );
 CREATE INDEX IF NOT EXISTS commands_status ON commands(status, session);
 CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS task_claims (
+    grp TEXT NOT NULL, task TEXT NOT NULL, host TEXT NOT NULL, beat REAL NOT NULL, started INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (grp, task)
+);
 """
 
 _EVENT_COLUMNS = "id, ts, session, watcher, kind, CAST(payload AS BLOB)"
@@ -248,6 +252,26 @@ class SqliteStore:
 
     def drop_lease(self, name: str, holder: str) -> None:
         self._run("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
+
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        now = time.time()
+        return bool(
+            self._query(
+                "INSERT INTO task_claims(grp, task, host, beat) VALUES (?, ?, ?, ?) ON CONFLICT(grp, task) DO UPDATE "
+                "SET host = excluded.host, beat = excluded.beat WHERE task_claims.started = 0 AND task_claims.beat < ? "
+                "RETURNING host",
+                (group, task, host, now, now - lost_after_s),
+            )
+        )
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        self._run("UPDATE task_claims SET started = 1 WHERE grp = ? AND task = ? AND host = ?", (group, task, host))
+
+    def beat_claims(self, group: str, host: str) -> None:
+        self._run("UPDATE task_claims SET beat = ? WHERE grp = ? AND host = ?", (time.time(), group, host))
+
+    def started_tasks(self, group: str) -> set[str]:
+        return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = ? AND started = 1", (group,))}
 
     def prune(self, before_ts: float) -> tuple[int, int]:
         events = self._run("DELETE FROM events WHERE ts < ?", (before_ts,)).rowcount

@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "CommandRow",
@@ -25,6 +26,7 @@ __all__ = [
     "Store",
     "StoreBusy",
     "is_url",
+    "journal_label",
     "journal_target",
 ]
 
@@ -60,6 +62,18 @@ def journal_target(value: str | os.PathLike[str]) -> Path | str:
     """
     text = os.fspath(value)
     return text if is_url(text) else Path(text).expanduser()
+
+
+def journal_label(target: Path | str) -> str:
+    """How a journal is named to a person or an editor: its path, or its URL without a password."""
+    if not is_url(target):
+        return str(target)
+    parts = urlsplit(str(target))
+    if parts.password is None:
+        return str(target)
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}@" if parts.username else ""
+    return urlunsplit(parts._replace(netloc=user + netloc))
 
 
 class Store(Protocol):
@@ -103,6 +117,18 @@ class Store(Protocol):
 
     def drop_lease(self, name: str, holder: str) -> None:
         """Give lease ``name`` up, if ``holder`` holds it (a clean exit hands over at once)."""
+
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        """Claim ``task`` of ``group`` for ``host``: free, or claimed but not started by a host silent ``lost_after_s``."""
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        """Record that ``host`` started its claimed ``task`` (it is never claimed again)."""
+
+    def beat_claims(self, group: str, host: str) -> None:
+        """``host`` is alive: its claims stay its own."""
+
+    def started_tasks(self, group: str) -> set[str]:
+        """The tasks of ``group`` that some host started."""
 
     def prune(self, before_ts: float) -> tuple[int, int]:
         """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted."""

@@ -7,9 +7,8 @@ from typing import Any
 
 import polars as pl
 
-from watcher.core.errors import MalformedEventError
 from watcher.core.logs import logger
-from watcher.runtime.events import EvaluationEvent
+from watcher.runtime.events import EvaluationEvent, readable
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal
 
@@ -55,14 +54,8 @@ def history(
         after = 0
         while batch := jr.read(after, limit=5000, session=session):
             after = batch[-1].id
-            for row in batch:
-                if watcher is not None and row.watcher != watcher:
-                    continue
-                try:
-                    event = row.event()
-                except MalformedEventError as exc:
-                    log.warning("history: skipping journal row %d: %s", row.id, exc)
-                    continue
+            mine = [row for row in batch if watcher is None or row.watcher == watcher]
+            for event in readable(mine, log, "history"):
                 fates.apply(event)
                 if isinstance(event, EvaluationEvent):
                     said.append(event.interjection.id if event.interjection else None)

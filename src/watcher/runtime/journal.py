@@ -34,9 +34,9 @@ import orjson
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
-from watcher.core.redact import redact_value
+from watcher.runtime._coordination import Command, Coordination
 from watcher.runtime._storable import encode_payload
-from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_target
+from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_label, journal_target
 from watcher.runtime.events import Event, event_from_payload
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "Journal",
     "JournalRow",
     "default_journal_path",
+    "journal_label",
     "journal_target",
     "project_root",
 ]
@@ -55,9 +56,6 @@ log = logger("watcher.journal")
 DECISION_KINDS = frozenset(
     {"interjection", "watcher_nudge", "watcher_pause", "watcher_abort", "sync_message", "fleet_task"}
 )
-
-# inject/accept/edit/dismiss act on interjections; nudge/pause/resume/abort on fleet tasks (session fleet:<task>)
-COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resume", "abort")
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -98,21 +96,6 @@ class JournalRow:
         return event_from_payload(self.kind, self.payload, session=self.session, watcher=self.watcher, ts=self.ts)
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One row of ``commands``: a request for the owning process to act on an interjection."""
-
-    id: int
-    ts: float
-    session: str
-    watcher: str
-    kind: str
-    interjection_id: str
-    payload: dict[str, Any]
-    status: str
-    detail: str
-
-
 def open_store(target: Path | str, *, create: bool, **options: Any) -> Store:
     """The store for ``target``: ``PostgresStore`` for a ``postgresql://`` URL, else ``SqliteStore``."""
     if is_url(target):
@@ -134,7 +117,7 @@ def _encode(event: Event) -> EventRow | None:
     return (event.ts, event.session, event.watcher, event.kind, encode_payload(data))
 
 
-class Journal:
+class Journal(Coordination):
     """The journal of one project (a SQLite file or a PostgreSQL database); safe to share between threads.
 
     ``path`` is a file path or a ``postgresql://`` URL (default: ``default_journal_path()``).
@@ -394,72 +377,6 @@ class Journal:
             await asyncio.sleep(seconds)
             return
         await asyncio.to_thread(self._store.wait, seconds)
-
-    # --- commands ------------------------------------------------------------------------------
-
-    def submit_command(
-        self,
-        session: str,
-        kind: str,
-        interjection_id: str = "",
-        *,
-        watcher: str = "",
-        payload: dict[str, Any] | None = None,
-    ) -> int:
-        """Record a command for the process that owns ``session``; returns its id."""
-        if kind not in COMMAND_KINDS:
-            raise JournalError(f"unknown command {kind!r}; expected one of {', '.join(COMMAND_KINDS)}")
-        body = json.dumps(redact_value(payload or {}), ensure_ascii=False)
-        return self._store.submit_command(session, watcher, kind, interjection_id, body)
-
-    def commands(
-        self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
-    ) -> list[Command]:
-        """Commands (by default the new ones), optionally only for ``sessions``."""
-        out = []
-        for row in self._store.commands(after, status, sessions):
-            try:
-                payload = json.loads(row[6])
-            except ValueError:
-                payload = {}
-            out.append(Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8]))
-        return out
-
-    def claim_command(self, command_id: int) -> bool:
-        """Take a new command for this process (status ``claimed``); False when another process took it first.
-
-        ``applied_ts`` holds the time of the claim (the store's clock: a server's, never a host's)
-        until the command is marked applied or failed.
-        """
-        return self._store.claim_command(command_id)
-
-    def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
-        """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
-
-        The process that claimed them stopped before applying them (it crashed or was killed); a
-        live poller takes them again. Returns how many were released.
-        """
-        if not sessions:
-            return 0
-        return self._store.release_claims(older_than_s, sessions)
-
-    def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
-        """Mark a command ``applied`` or ``failed`` (with a reason)."""
-        self._store.mark_command(command_id, status, detail)
-
-    # --- leases --------------------------------------------------------------------------------
-
-    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
-        """Take or renew lease ``name`` for ``holder`` for ``ttl_s`` seconds; False while another holds it.
-
-        Expiry is judged on the store's clock (a server's), so holders on machines whose clocks
-        disagree still agree on who holds it.
-        """
-        return self._store.hold_lease(name, holder, ttl_s)
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        """Give lease ``name`` up if ``holder`` holds it, so a standby takes over at once."""
-        self._store.drop_lease(name, holder)
 
     def __enter__(self) -> Journal:
         return self

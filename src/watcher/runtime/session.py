@@ -23,18 +23,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, TypeAlias
+from typing import Literal
 
 from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.logs import logger
-from watcher.runtime.events import DeliveryEvent, Event
+from watcher.runtime.events import DeliveryEvent, Event, InjectionOutcome
 
 __all__ = ["EndState", "InjectionOutcome", "Parcel", "RecordingSession", "Session"]
 
 log = logger("watcher.runtime")
-
-InjectionOutcome: TypeAlias = Literal["queued", "delivered"]
 
 
 class EndState(StrEnum):

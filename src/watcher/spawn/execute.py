@@ -22,11 +22,11 @@ from typing import Any
 
 from watcher.agents import Boundary
 from watcher.core.redact import redact
-from watcher.runtime.events import LLMCompleted, LLMStarted
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn._adapter import Denial, Final
 from watcher.spawn._scrub import Scrubber, secret_values
+from watcher.spawn.events import LLMCompleted, LLMStarted
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.process import AgentProcess

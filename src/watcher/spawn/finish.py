@@ -14,10 +14,10 @@ import os
 from collections.abc import Awaitable, Callable
 
 from watcher.core.errors import SpawnError
-from watcher.runtime.events import PRCreated
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn.config import SpawnConfig
+from watcher.spawn.events import PRCreated
 from watcher.spawn.integrate import (
     GITHUB_API,
     abort_merge,

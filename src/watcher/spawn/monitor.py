@@ -15,7 +15,7 @@ from typing import Any
 
 from watcher.agents import Boundary
 from watcher.core.observations import HarnessError, Observation, ToolCall, ToolResult
-from watcher.runtime.events import ProgressUpdate
+from watcher.spawn.events import ProgressUpdate
 
 __all__ = ["ProgressState"]
 

@@ -19,11 +19,11 @@ from watcher.core.spec import WatcherSpec
 from watcher.evaluators.preflight import check_url
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
-from watcher.runtime.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn.config import SpawnConfig
+from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import integrate
 from watcher.spawn.monitor import ProgressState
@@ -92,7 +92,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     )
     for item in config.watchers:
         spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
-        runtime.attach(spec, make_evaluator(config.evaluator, spec.role), session)
+        reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, **reads), session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(

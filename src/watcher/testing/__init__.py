@@ -10,20 +10,24 @@ request, so tests (and the offline demo, labelled as scripted) drive the real ``
         stub.push(Reply.text("[CONTINUE]\\nfine\\n[/CONTINUE]"))
         client = anthropic.AsyncAnthropic(base_url=stub.base_url, api_key="test")
 
-``LoopbackForge`` is a git smart-HTTP remote with GitHub's pull-request endpoint, and
+``FakeClock`` is a clock that moves only when told (``Fleet(clock=...)``), ``wait_until`` polls what has no
+event to await; ``LoopbackForge`` is a git smart-HTTP remote with GitHub's pull-request endpoint, and
 ``watcher.testing.fake_cli`` a fake agent CLI that replays recorded stream lines.
 """
 
 from __future__ import annotations
 
+from watcher.testing.clock import FakeClock
 from watcher.testing.forge import LoopbackForge
 from watcher.testing.scripts import RecordedRequest, Reply, ToolUse
 from watcher.testing.stub_anthropic import StubAnthropicServer
 from watcher.testing.stub_gemini import StubGeminiServer
 from watcher.testing.stub_openai import StubOpenAIServer
 from watcher.testing.stub_responses import StubResponsesServer
+from watcher.testing.waiting import wait_until
 
 __all__ = [
+    "FakeClock",
     "LoopbackForge",
     "RecordedRequest",
     "Reply",
@@ -32,4 +36,5 @@ __all__ = [
     "StubOpenAIServer",
     "StubResponsesServer",
     "ToolUse",
+    "wait_until",
 ]

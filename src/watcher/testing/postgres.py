@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from watcher.core.errors import ConfigurationError
+
 __all__ = ["LocalPostgres", "postgres_bin"]
 
 USER = "watcher"
@@ -50,7 +52,7 @@ class LocalPostgres:
     def __init__(self, *, fast: bool = True, listen: str = "127.0.0.1", max_connections: int = 300) -> None:
         bindir = postgres_bin()
         if bindir is None:
-            raise RuntimeError("no PostgreSQL server is installed: apt-get install postgresql (Debian) and retry")
+            raise ConfigurationError("no PostgreSQL server is installed: apt-get install postgresql (Debian) and retry")
         self.bindir = bindir
         self.folder = Path(tempfile.mkdtemp(prefix="watcher-pg-"))
         self.data = self.folder / "data"
@@ -76,7 +78,9 @@ class LocalPostgres:
             command = ["runuser", "-u", "postgres", "--", *command]
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
         if done.returncode != 0:
-            raise RuntimeError(f"{program} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
+            raise ConfigurationError(
+                f"{program} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+            )
 
     def url(self, database: str = "postgres", host: str | None = None) -> str:
         """The URL of ``database`` on this server (over TCP, at ``host`` or the loopback address)."""

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from watcher.core.redact import redact
-from watcher.runtime.events import LearningExtracted, SyncMessageSent
 
 __all__ = [
     "LIVE",
@@ -37,6 +36,7 @@ _BADGE = {
     "very_stale": "#c62828",
     "paused": "#6a1b9a",
     "degraded": "#616161",
+    "unchecked": "#9e9e9e",
     "completed": "#1565c0",
     "failed": "#c62828",
     "aborted": "#c62828",
@@ -45,14 +45,34 @@ _BADGE = {
 LIVE = ("running", "paused")  # any other status (completed, failed, aborted, lost, ...) is a task that ended
 
 
+class Learning(Protocol):
+    """A learning the syncer extracted, as the dashboard reads it (``watcher.fleet.events.LearningExtracted``)."""
+
+    learning_id: str
+    source: str
+    text: str
+
+
+class Sync(Protocol):
+    """A learning relayed to one task, as the dashboard reads it (``watcher.fleet.events.SyncMessageSent``)."""
+
+    session: str
+    learning_id: str
+    source_task: str
+    urgency: str
+    text: str
+    status: str
+    observation: int
+
+
 class FleetView(Protocol):
     """What the dashboard reads (``watcher.fleet.query.FleetView`` is one)."""
 
     @property
-    def syncs(self) -> Sequence[SyncMessageSent]: ...
+    def syncs(self) -> Sequence[Sync]: ...
 
     @property
-    def learnings(self) -> Sequence[LearningExtracted]: ...
+    def learnings(self) -> Sequence[Learning]: ...
 
     def rows(self) -> list[dict[str, Any]]: ...
 
@@ -82,7 +102,8 @@ def describe_row(row: dict[str, Any]) -> str:
     parts = [
         f"iteration {int(row.get('iteration') or 0)}",
         _ago(row.get("last_activity_s")),
-        f"{int(row.get('nudges') or 0)} nudge(s)",
+        f"{int(row.get('nudges') or 0)} nudge(s) sent",  # as ``watcher fleet status`` and ``stats`` count them
+        f"ladder {int(row.get('ladder') or 0)}",
         f"{int(row.get('tokens') or 0):,} tokens",
     ]
     if row.get("cost_usd"):  # only when the journal knows what the task's tokens cost (a known model)
@@ -101,7 +122,7 @@ def describe_row(row: dict[str, Any]) -> str:
 def describe_learnings(view: FleetView) -> str:
     """The newest relayed learnings as HTML, each with its provenance and where it went."""
     learned = {lrn.learning_id: lrn for lrn in view.learnings}
-    relayed: dict[str, list[SyncMessageSent]] = defaultdict(list)
+    relayed: dict[str, list[Sync]] = defaultdict(list)
     for sync in view.syncs:
         relayed[sync.learning_id].append(sync)
     items = []

@@ -5,7 +5,7 @@ The dashboard reads the journal and writes commands to it, exactly as ``watcher 
 another process. It knows the fleet only through a ``FleetBoard`` (``watcher.runtime.host``):
 the import-linter layers keep the kernel extension, which shows it, from importing the fleet.
 
-Each row shows the task's health badge, status, iteration, last activity, nudges, tokens (and cost
+Each row shows the task's health badge, status, iteration, last activity, nudges sent and ladder step, tokens (and cost
 when the journal knows it) and the latest diagnosis, with Nudge (the text box's message), Pause,
 Resume and Abort. Below: the learnings relayed between tasks with their provenance, and a line
 of the fleet's counters. Everything shown comes from task output, which is untrusted: it is
@@ -177,7 +177,7 @@ class FleetDashboard:
             except Exception as exc:  # noqa: BLE001 - a busy or closed journal: say so, try again
                 failures += 1
                 if failures == 1:
-                    log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.path, exc)
+                    log.warning("fleet dashboard: reading %s failed: %s", self.board.journal.where, exc)
                 self.notice.value = f"<i>cannot read the journal right now: {escaped(exc)}</i>"
                 if ended:  # the fleet is over and its journal may be closed: nothing more will come
                     self._task = None

@@ -20,24 +20,14 @@ from pathlib import Path
 
 from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
-from watcher.runtime.events import (
-    EvaluationEvent,
-    Event,
-    FleetTask,
-    LearningExtracted,
-    ObservationEvent,
-    SessionEvent,
-    SyncMessageSent,
-    TaskTurn,
-    WatcherNudge,
-    WatcherPause,
-)
+from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskTurn, WatcherNudge, WatcherPause
+from watcher.runtime.events import EvaluationEvent, Event, ObservationEvent, SessionEvent
 from watcher.runtime.fates import Fates
 from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_notebooks"
 NOTEBOOKS = (
     ("quickstart.ipynb", "security (manual) and errors (autonomous) watchers on ordinary cells"),
     ("agent_run.ipynb", "an agent run with an autonomous security watcher and a manual reviewer"),

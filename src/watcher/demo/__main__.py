@@ -17,7 +17,7 @@ from watcher.transcripts import read_transcript
 
 __all__ = ["main"]
 
-DATA = Path(__file__).resolve().parents[2] / "example_notebooks" / "data"
+DATA = Path(__file__).resolve().parents[3] / "example_notebooks" / "data"
 
 SESSIONS = (
     (

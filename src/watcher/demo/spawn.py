@@ -25,8 +25,8 @@ from watcher.testing.fake_cli import launcher
 from watcher.testing.scripted_agents import LoginTask
 
 TASK = "Add a login(username, password) to src/auth/login.js that checks the users table with db.query, and commit it."
-CLAUDE = Path(__file__).resolve().parents[2] / "node_modules" / ".bin" / "claude"
-RECORDED = Path(__file__).parent / "testing" / "data" / "claude_login_stream.jsonl"
+CLAUDE = Path(__file__).resolve().parents[3] / "node_modules" / ".bin" / "claude"
+RECORDED = Path(__file__).parents[1] / "testing" / "data" / "claude_login_stream.jsonl"
 
 
 def _git(cwd: Path, *args: str) -> None:

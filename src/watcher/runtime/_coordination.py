@@ -1,0 +1,132 @@
+"""What processes coordinate through the journal besides events: commands, leases and task claims.
+
+``Journal`` inherits these; each is one statement on its store (``self._store``), so it holds no
+state of its own. Commands go from a person (an editor, a widget, the fleet CLI) to the process
+that owns a session; a lease names who leads (a fleet's supervisor); a task claim names which task
+host runs a task of a run that several hosts share. Times are the store's: a server's clock,
+never a host's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from watcher.core.errors import JournalError
+from watcher.core.redact import redact_value
+from watcher.runtime._store import Store
+
+__all__ = ["COMMAND_KINDS", "Command", "Coordination"]
+
+# inject/accept/edit/dismiss act on interjections; nudge/pause/resume/abort on fleet tasks (session fleet:<task>)
+COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resume", "abort")
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One row of ``commands``: a request for the owning process to act on an interjection."""
+
+    id: int
+    ts: float
+    session: str
+    watcher: str
+    kind: str
+    interjection_id: str
+    payload: dict[str, Any]
+    status: str
+    detail: str
+
+
+class Coordination:
+    """Commands, leases and task claims on a store (the part of ``Journal`` that is not events)."""
+
+    _store: Store
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def submit_command(
+        self,
+        session: str,
+        kind: str,
+        interjection_id: str = "",
+        *,
+        watcher: str = "",
+        payload: dict[str, Any] | None = None,
+    ) -> int:
+        """Record a command for the process that owns ``session``; returns its id."""
+        if kind not in COMMAND_KINDS:
+            raise JournalError(f"unknown command {kind!r}; expected one of {', '.join(COMMAND_KINDS)}")
+        body = json.dumps(redact_value(payload or {}), ensure_ascii=False)
+        return self._store.submit_command(session, watcher, kind, interjection_id, body)
+
+    def commands(
+        self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
+    ) -> list[Command]:
+        """Commands (by default the new ones), optionally only for ``sessions``."""
+        out = []
+        for row in self._store.commands(after, status, sessions):
+            try:
+                payload = json.loads(row[6])
+            except ValueError:
+                payload = {}
+            out.append(Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8]))
+        return out
+
+    def claim_command(self, command_id: int) -> bool:
+        """Take a new command for this process (status ``claimed``); False when another process took it first.
+
+        ``applied_ts`` holds the time of the claim (the store's clock: a server's, never a host's)
+        until the command is marked applied or failed.
+        """
+        return self._store.claim_command(command_id)
+
+    def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
+        """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
+
+        The process that claimed them stopped before applying them (it crashed or was killed); a
+        live poller takes them again. Returns how many were released.
+        """
+        if not sessions:
+            return 0
+        return self._store.release_claims(older_than_s, sessions)
+
+    def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
+        """Mark a command ``applied`` or ``failed`` (with a reason)."""
+        self._store.mark_command(command_id, status, detail)
+
+    # --- leases --------------------------------------------------------------------------------
+
+    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
+        """Take or renew lease ``name`` for ``holder`` for ``ttl_s`` seconds; False while another holds it.
+
+        Expiry is judged on the store's clock (a server's), so holders on machines whose clocks
+        disagree still agree on who holds it.
+        """
+        return self._store.hold_lease(name, holder, ttl_s)
+
+    def drop_lease(self, name: str, holder: str) -> None:
+        """Give lease ``name`` up if ``holder`` holds it, so a standby takes over at once."""
+        self._store.drop_lease(name, holder)
+
+    # --- task claims (a run shared by several task hosts) --------------------------------------
+
+    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
+        """Claim ``task`` of run ``group`` for ``host``; True when it is now this host's to start.
+
+        A task another host claimed is taken over only while unstarted and once that host has not
+        beaten for ``lost_after_s`` (the store's clock); a started task is never claimed again.
+        """
+        return self._store.claim_task(group, task, host, lost_after_s)
+
+    def start_task(self, group: str, task: str, host: str) -> None:
+        """Record that ``host`` started ``task``: from now on it runs there or is lost with it."""
+        self._store.start_task(group, task, host)
+
+    def beat_claims(self, group: str, host: str) -> None:
+        """``host`` is alive: its unstarted claims are not taken over."""
+        self._store.beat_claims(group, host)
+
+    def started_tasks(self, group: str) -> set[str]:
+        """The tasks of run ``group`` some host started."""
+        return self._store.started_tasks(group)

@@ -1,0 +1,46 @@
+"""The guard never fails on what an agent sends: any shell text, any tool input (Hypothesis).
+
+A guard that raised would leave the hook to fail open, so robustness here is a safety property.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from watcher.guard import judge, load_policy
+
+POLICY = load_policy("/nonexistent/project", pack="strict")
+SHELLISH = st.text(
+    alphabet=st.sampled_from(list("rm -f/~.*$(){}[]|&;<>'\"\\`\n#=:@%^!?abcdehlnoprstux0123456789")), max_size=80
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(SHELLISH)
+def test_any_shell_text_gets_a_verdict(command: str) -> None:
+    verdict = judge("Bash", {"command": command}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.decision in ("allow", "deny")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(
+        ["Bash", "Read", "Write", "Edit", "MultiEdit", "Grep", "WebFetch", "apply_patch", "mcp__x__write_file", "Weird"]
+    ),
+    st.dictionaries(
+        st.sampled_from(["command", "file_path", "path", "content", "url", "input", "edits", "glob", "cmd", "query"]),
+        JSON,
+        max_size=4,
+    ),
+)
+def test_any_tool_input_gets_a_verdict(tool: str, tool_input: dict[str, Any]) -> None:
+    verdict = judge(tool, tool_input, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.decision in ("allow", "deny")
