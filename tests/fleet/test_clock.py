@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from watcher.core.errors import ConfigurationError
 from watcher.fleet.events import FleetTask, TaskHostBeat
 from watcher.fleet.roster import Roster
 from watcher.runtime.journal import Journal
@@ -45,5 +46,5 @@ def test_the_fake_clock_moves_forward_only() -> None:
     clock = FakeClock(start=1_000.0)
     clock.advance(2.5)
     assert (clock.time(), clock.monotonic() - 1_000.0) == (1_002.5, 2.5)
-    with pytest.raises(ValueError, match="forward only"):
+    with pytest.raises(ConfigurationError, match="forward only"):
         clock.advance(-1)

@@ -164,17 +164,30 @@ def _cell(obs: CellExecuted, index: int | None) -> Iterator[Watched]:
         yield where("\n" + "\n".join(lines[1:]), "js")
     else:
         python, shell = [], []
+        open_brackets = 0  # a magic's arguments continued onto the next lines (``%timeit f(x,\n y)``)
         for i, line in enumerate(lines):
             stripped = line.lstrip()
             indent = line[: len(line) - len(stripped)]
+            if open_brackets > 0:
+                python.append("")
+                shell.append("")
+                open_brackets = max(0, open_brackets + _balance(line))
+                continue
             magic = stripped.startswith(("!", "%")) or (i == 0 and stripped.startswith("%%"))
             python.append(f"{indent}pass" if magic and not stripped.startswith("%%") else ("" if magic else line))
             shell.append(stripped[1:] if stripped.startswith("!") else "")
+            if magic:
+                open_brackets = max(0, _balance(line))
         yield where("\n".join(python), "python")
         if any(shell):
             yield where("\n".join(shell), "shell")
     if obs.stdout:
         yield where(obs.stdout[:20000], "output", label=f"the output of {label}")
+
+
+def _balance(line: str) -> int:
+    """Brackets a line opens minus those it closes."""
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
 def _tool_call(obs: ToolCall) -> Iterator[Watched]:

@@ -7,7 +7,7 @@ rate window at once, instead of sleeping through it::
     roster = Roster("fleet", journal, clock=clock)
     clock.advance(61)  # a minute and a second later, without waiting
 
-It imports nothing of watcher (the fakes stand alone); it has the two methods a ``Clock`` has.
+It needs nothing of the runtime (the fakes stand alone); it has the two methods a ``Clock`` has.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from dataclasses import replace
 from typing import Any
 
 from watcher.roles.taint import python_names as known
-from watcher.roles.taint.regex import safe_classes
 from watcher.roles.taint.sinks import SINKS
 from watcher.roles.taint.spec import Call
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
@@ -114,13 +113,9 @@ def _sinks(c: Call, imports: frozenset[str]) -> None:
     if known.DESERIALISERS.match(name) and (first is not None or c.receiver is not None):
         site.report(SINKS["deserialization"], first or Value(), f"{name}()", ("input",))
     elif name.startswith("yaml.") and method in ("load", "load_all", "unsafe_load", "full_load", "unsafe_load_all"):
-        loader = c.arg(1, "Loader")
         loader_name = loader_node_name(c)
         if method.startswith(("unsafe", "full")) or not re.search(r"Safe|Base", loader_name or ""):
             site.report(SINKS["deserialization"], first or Value(), f"{name}()", ("input",))
-        del loader
-    elif method == "load" and c.receiver is not None and "unpickler" in c.receiver.tags:
-        site.report(SINKS["deserialization"], c.receiver, "Unpickler.load()", ("input",))
     if (
         method in known.SQL_METHODS and c.receiver is not None and "module" not in c.receiver.tags
     ) or name in known.SQL_FUNCTIONS:
@@ -247,6 +242,7 @@ def _hash_algorithm(c: Call) -> str:
 
 
 def loader_node_name(c: Call) -> str:
+    """How the ``Loader`` argument of a ``yaml.load`` reads (``yaml.SafeLoader``)."""
     node = c.arg_node(1, "Loader")
     return node.text() if node is not None else ""
 
@@ -300,8 +296,3 @@ def _tag(value: Value, tag: str) -> Value:
 def _text(c: Call, index: int) -> str:
     node = c.arg_node(index)
     return node.text()[:40] if node is not None else ""
-
-
-def regex_classes(pattern: str, whole: bool) -> frozenset[str]:
-    """Re-exported for the guards: the classes a validating pattern clears."""
-    return safe_classes(pattern, whole)
