@@ -170,8 +170,11 @@ async def test_a_learning_of_an_agent_run_reaches_a_related_claude_code_task_fen
     journal.close()
 
 
-async def test_a_cli_task_without_a_repository_fails_with_the_reason_and_the_fleet_goes_on(tmp_path: Path) -> None:
+async def test_a_cli_task_without_a_repository_fails_with_the_reason_and_the_fleet_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cli("claude")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000")  # signed in: the repository is what is wrong
     run_spec, run_script = agent_run("helper", "Reading the client.")
     journal = Journal(tmp_path / "j.sqlite3")
     nowhere = tmp_path / "not-a-repo"
