@@ -13,20 +13,20 @@ from __future__ import annotations
 
 import ast
 import functools
-import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from watcher.core.interjection import Severity
+from watcher.core.logs import logger
 from watcher.roles._security_model import Finding
 from watcher.roles.taint import Analysis, Flow, Origin, analyse
 from watcher.roles.taint.python import PythonSpec
 
 __all__ = ["TaintScan", "reconcile", "taint_scan"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
