@@ -71,6 +71,7 @@ class TaskRow:
     _input: int = 0
     _output: int = 0
     _paused_for: str = ""  # the reason of the pause it is under
+    _host: str = ""  # the task host whose beats say it is alive (its run, when the run has one host)
 
 
 @dataclass(slots=True)
@@ -188,14 +189,18 @@ def read_fleet(journal: Journal, fleet: str | None = None) -> FleetView:
     view = FleetView(name, {})
     for event in events:
         if isinstance(event, FleetTask) and event.fleet == name and event.run == run:
-            view.tasks[event.session] = TaskRow(event.session, agent=event.agent, model=event.model, last_ts=event.ts)
+            view.tasks[event.session] = TaskRow(
+                event.session, agent=event.agent, model=event.model, last_ts=event.ts, _host=event.host or event.run
+            )
     for event in events:
         if isinstance(event, SupervisionReport):
             view.supervision = event if event.fleet == name else view.supervision
             continue
         if isinstance(event, TaskHostBeat):  # its host beat after all (held up, not dead), as the roster takes it
+            beating = event.host or event.run
             for task in view.tasks.values() if event.fleet == name and event.run == run else ():
-                _found(view, task)
+                if task._host == beating:  # another host of a shared run says nothing of this one's tasks
+                    _found(view, task)
             continue
         row = view.tasks.get(event.session)
         if row is None or (isinstance(event, FleetEvent) and event.fleet != name):
