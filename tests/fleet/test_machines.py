@@ -31,6 +31,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.timeout(300),  # hosts start as processes on a shared 2-core machine; the server is stopped 10 s
     pytest.mark.xdist_group("machines"),  # one worker makes the namespaces (their subnets must not overlap)
+    pytest.mark.machines,  # `make unit` runs these on their own, after the rest: their timings need the cores
 ]
 
 HOST_LOST_S = 4.0

@@ -55,7 +55,7 @@ POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
-LINK = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
+LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
         "tcp_user_timeout": 10_000}  # fmt: skip
 _T = TypeVar("_T")
 
