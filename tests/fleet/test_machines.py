@@ -107,6 +107,15 @@ def host(machine: Machine, url: str, base_url: str, tasks: str, max_tasks: int) 
     )  # fmt: skip
 
 
+def heard(url: str) -> bool:
+    """A supervision cycle was journaled after a host's beat: the supervisor knows that host is alive."""
+    with Journal(url, create=False) as journal:
+        rows = journal.read(kinds=("task_host_beat", "fleet_supervision"), limit=100_000)
+    beats = [r.id for r in rows if r.kind == "task_host_beat"]
+    # two cycles after the first beat: the second one began after the beat was committed
+    return bool(beats) and sum(r.kind == "fleet_supervision" and r.id > beats[0] for r in rows) >= 2
+
+
 def announced(url: str) -> list[tuple[str, str]]:
     """(task, host) of every task start the journal holds."""
     with Journal(url, create=False) as journal:
@@ -217,7 +226,8 @@ def test_a_host_cut_off_is_lost_then_its_task_completes_when_the_link_returns(
             deadline = time.monotonic() + 60
             while not announced(url) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            time.sleep(1.0)  # its host has beaten: the supervisor knows it
+            while not heard(url) and time.monotonic() < deadline:  # its host has beaten: the supervisor knows it
+                time.sleep(0.1)
             lone.down()
             try:
                 while status() != "lost" and time.monotonic() < deadline:
