@@ -213,33 +213,11 @@ class Engine(Calls):
 
     def branch(self, node: SgNode, frame: Frame) -> None:
         """``if``/``elif``/``else``: a constant condition runs one arm; otherwise both, then join."""
-        condition = self.g.field(node, "condition")
-        body = self.g.field(node, "consequence")
         rest = [c for c in node.children() if c.kind() in self.g.else_ifs or c.kind() in self.g.elses]
         if not rest:
             alt = self.g.field(node, "alternative")
             rest = [alt] if alt is not None else []
-        value = self.expr(condition, frame) if condition is not None else Value()
-        truth = self.truth(value)
-        if truth is True:
-            for other in rest:
-                self.dead(other)
-            if body is not None:
-                self.block(body, frame)
-            return
-        if truth is False:
-            if body is not None:
-                self.dead(body)
-            self._rest(rest, frame)
-            return
-        yes, no = frame.fork(), frame.fork()
-        if condition is not None:
-            self.refine(condition, yes, True)
-            self.refine(condition, no, False)
-        if body is not None:
-            self.block(body, yes)
-        self._rest(rest, no)
-        join([yes, no], frame)
+        self.branch_clause(node, rest, frame)
 
     def _rest(self, rest: list[SgNode], frame: Frame) -> None:
         """The ``elif``/``else`` arms after a condition that did not hold."""
@@ -256,6 +234,7 @@ class Engine(Calls):
                 self.block(inner, frame)
 
     def branch_clause(self, clause: SgNode, others: list[SgNode], frame: Frame) -> None:
+        """One condition and its arm (an ``if`` or an ``elif``), then ``others``, the arms after it."""
         condition = self.g.field(clause, "condition")
         body = self.g.field(clause, "consequence")
         value = self.expr(condition, frame) if condition is not None else Value()
