@@ -26,14 +26,15 @@ from watcher.runtime.journal import Journal
 from .fleet_scripts import BASH, LIVELY, FleetScript
 
 
-def wait_for(predicate: Callable[[], Any], seconds: float = 20.0, what: str = "condition") -> Any:
+def wait_for(predicate: Callable[[], Any], seconds: float = 20.0, what: str | Callable[[], str] = "condition") -> Any:
+    """Poll ``predicate`` until it holds; ``what`` (or what it returns, read at the failure) says what was awaited."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         found = predicate()
         if found:
             return found
         time.sleep(0.05)
-    raise AssertionError(f"not reached within {seconds}s: {what}")
+    raise AssertionError(f"not reached within {seconds}s: {what() if callable(what) else what}")
 
 
 def applied(journal: Journal, kind: str, task: str) -> bool:
@@ -194,7 +195,14 @@ def test_a_cell_run_twice_shows_only_the_new_fleet(notebook: InteractiveShell) -
     with second.server() as stub:
         again = watcher.fleet(second.specs, config=LIVELY, base_url=stub.base_url, api_key="x")  # type: ignore[operator]
         board = host.dashboards[-1]
-        wait_for(lambda: "worker" in board.rows and "iteration 3" in board.rows["worker"].info.value, what="turns")
+        wait_for(
+            lambda: "worker" in board.rows and "iteration 3" in board.rows["worker"].info.value,
+            seconds=60.0,  # a loaded CI machine (two test workers, a browser) runs the second fleet slowly
+            what=lambda: (
+                f"the second fleet's turns; the board shows {board.header.value!r}, "
+                f"{ {task: row.info.value for task, row in board.rows.items()} }, {board.notice.value!r}"
+            ),
+        )
         worker = board.rows["worker"]
         assert "<b>worker</b> running" in worker.info.value and not worker.buttons["pause"].disabled
         second.finish.set()
