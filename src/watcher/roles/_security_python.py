@@ -29,6 +29,9 @@ __all__ = ["python_findings"]
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
 _IGNORED = frozenset({"B113", "B108"})
+# reported at LOW severity only (asserts, try/except/pass, hard-coded password heuristics), which
+# ``_finding`` drops: with the ignored ones, bandit does not run them at all
+_NOT_RUN = _IGNORED | frozenset({"B101", "B105", "B106", "B107", "B110", "B112"})
 _HINTS = frozenset({"B303", "B304", "B324"})  # md5/sha1: often checksums in data work
 _ABOUT_CONSTANTS = frozenset({"B102", "B301", "B302", "B307", "B608"})
 _PASSWORDS = re.compile(r"(?i)passw|pwd|passwd|credential")
@@ -90,7 +93,11 @@ def _bandit() -> tuple[Any, Any, Any]:
 
                 mgr = manager.BanditManager(config.BanditConfig(), "file")
             logging.getLogger("bandit").setLevel(logging.ERROR)  # it logs each unparsable text
-            _engine = (mgr.b_ma, mgr.b_ts, _visitor(mgr.b_ts))
+            tests = mgr.b_ts
+            tests.tests = {
+                kind: run for kind, ts in tests.tests.items() if (run := [t for t in ts if t._test_id not in _NOT_RUN])
+            }
+            _engine = (mgr.b_ma, tests, _visitor(tests))
         return _engine
 
 
