@@ -118,12 +118,18 @@ def _visitor(tests: Any) -> Any:
         def pre_visit(self, node: ast.AST) -> bool:
             if type(node).__name__ in read:
                 return bool(super().pre_visit(node))
-            self.depth += 1  # post_visit takes it back
+            self.depth += 1  # post_visit takes it back (and logs the node, which costs the walk time)
             return True
 
         def visit(self, node: ast.AST) -> None:
             if type(node).__name__ in read:
                 super().visit(node)
+
+        def post_visit(self, node: ast.AST) -> None:
+            if type(node).__name__ in read:
+                super().post_visit(node)
+            else:
+                self.depth -= 1
 
     return Visitor
 
