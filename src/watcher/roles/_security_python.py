@@ -9,6 +9,7 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import io
 import logging
@@ -72,7 +73,7 @@ _PRELUDE = (
 
 _lock = threading.Lock()
 _walking = threading.Lock()
-_engine: tuple[Any, Any, Any] | None = None
+_engine: tuple[Any, Any, Any, Any, re.Pattern[str]] | None = None
 
 
 @functools.cache
@@ -80,8 +81,13 @@ def _prelude() -> ast.Module:
     return ast.parse(_PRELUDE)
 
 
-def _bandit() -> tuple[Any, Any, Any]:
-    """bandit's meta-AST, test set and node visitor, built on first use (a few hundred ms) and then shared."""
+def _bandit() -> tuple[Any, Any, Any, Any, re.Pattern[str]]:
+    """bandit's meta-AST, its test set (and the same without the file-level test), its node visitor and
+    what the file-level test looks for; built on first use (a few hundred ms) and then shared.
+
+    The file-level test (B613) looks for bidirectional control characters line by line, catching
+    an exception per line and character: a text without any of them skips it.
+    """
     global _engine
     with _lock:
         if _engine is None:
@@ -97,7 +103,12 @@ def _bandit() -> tuple[Any, Any, Any]:
             tests.tests = {
                 kind: run for kind, ts in tests.tests.items() if (run := [t for t in ts if t._test_id not in _NOT_RUN])
             }
-            _engine = (mgr.b_ma, tests, _visitor(tests))
+            from bandit.plugins.trojansource import BIDI_CHARACTERS
+
+            plain = copy.copy(tests)
+            plain.tests = {kind: ts for kind, ts in tests.tests.items() if kind != "File"}
+            bidi = re.compile("|".join(map(re.escape, BIDI_CHARACTERS)))
+            _engine = (mgr.b_ma, tests, plain, _visitor(tests), bidi)
         return _engine
 
 
@@ -181,11 +192,12 @@ def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
 
 
 def _bandit_findings(code: str, lines: list[str], tree: ast.Module) -> list[Finding | None]:
-    meta, tests, walker = _bandit()
+    meta, tests, plain, walker, bidi = _bandit()
     from bandit.core import metrics  # loaded by _bandit()
 
     data = code.encode("utf-8", "replace")
-    visitor = walker("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
+    run = tests if bidi.search(code) else plain
+    visitor = walker("watched.py", io.BytesIO(data), meta, run, False, {}, metrics.Metrics())
     with _walking:  # bandit marks the nodes it walks, and the tree is shared with the AST rules
         try:
             # bandit resolves calls through the imports it saw; a fragment or a later notebook cell
