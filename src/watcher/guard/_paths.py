@@ -7,9 +7,10 @@ verdict is the same whether or not the file exists yet. The project is the sessi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 from typing import Any, NamedTuple
 
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
@@ -97,21 +98,43 @@ def glob_parent(word: str) -> tuple[str, bool]:
 
 def matches_any(place: Place, path: str, patterns: list[str] | Any) -> bool:
     """``path`` matches one of ``patterns``: a bare name matches the file name, others the path."""
-    name = path.rsplit("/", 1)[-1]
+    names, paths, exact = _matcher(tuple(patterns), place.home)
+    return bool(
+        (names is not None and names.match(path.rsplit("/", 1)[-1]))
+        or (paths is not None and paths.match(path))
+        or path in exact
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(
+    patterns: tuple[str, ...], home: str
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, frozenset[str]]:
+    """``patterns`` as one expression for the file name, one for the path, and the paths they name exactly.
+
+    A pack's list is a few dozen globs and every path of a call is matched against several lists:
+    one expression each instead of a ``fnmatch`` per glob (the same answers).
+    """
+    names: list[str] = []
+    paths: list[str] = []
+    exact: set[str] = set()
     for pattern in patterns:
         if "/" not in pattern:
-            if fnmatchcase(name, pattern):
-                return True
+            names.append(translate(pattern))
             continue
-        full = place.expand(pattern)
+        full = home + pattern[1:] if pattern.startswith("~") else pattern
         if full.startswith("**/"):
-            if fnmatchcase(path, "*/" + full[3:]) or fnmatchcase(path, full[3:]):
-                return True
-        elif fnmatchcase(path, full) or path == full.rstrip("/*"):
-            return True
-        elif pattern.startswith("~/") and any(fnmatchcase(path, h + pattern[1:]) for h in _OTHER_HOMES):
-            return True  # another account's copy: /home/alice/.kube/config is a credential too
-    return False
+            paths += [translate("*/" + full[3:]), translate(full[3:])]
+            continue
+        paths.append(translate(full))
+        exact.add(full.rstrip("/*"))
+        if pattern.startswith("~/"):  # another account's copy: /home/alice/.kube/config is a credential too
+            paths += [translate(h + pattern[1:]) for h in _OTHER_HOMES]
+    return (
+        re.compile("|".join(names)) if names else None,
+        re.compile("|".join(paths)) if paths else None,
+        frozenset(exact),
+    )
 
 
 def under_any(place: Place, path: str, folders: list[str]) -> bool:
