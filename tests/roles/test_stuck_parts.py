@@ -20,6 +20,7 @@ from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
@@ -162,6 +163,27 @@ def test_cycles_of_two_to_five_steps_are_nudged_at_three_cycles_and_paused_at_fi
             reported.append((n // period, level))
     # a nudge at the third cycle, a pause at the fifth, and a pause at every further cycle
     assert reported == [(3, 1), (5, 2), *[(n, 2) for n in range(6, 12)]]
+
+
+@pytest.mark.parametrize(("period", "nudged_at"), [(2, 3), (3, 4), (4, 4), (5, 4)])
+def test_a_cycle_of_more_than_two_steps_is_nudged_a_round_later(period: int, nudged_at: int) -> None:
+    detector = CycleDetector(cycles=3, pause_cycles=5, long_cycles=4)
+    block = [(f"action {k}", k) for k in range(period)]
+    reported = [
+        (n // period, level)
+        for n in range(1, period * 6 + 1)
+        if (level := detector.feed(block[(n - 1) % period], _new_loop)[0])
+    ]
+    assert reported == [(nudged_at, 1), (5, 2), (6, 2)]
+
+
+def test_the_same_action_whatever_its_results_is_nudged_every_budget() -> None:
+    reruns = Reruns(budget=10)
+    due = [n for n in range(1, 31) if reruns.feed("make fixture", _new_loop)[0]]
+    assert due == [10, 20, 30]
+    assert not reruns.feed("other", _new_loop)[0] and reruns.count == 1  # another action starts a new run
+    reruns.clear()
+    assert [n for n in range(1, 10) if reruns.feed("make fixture", _new_loop)[0]] == []
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:

@@ -122,5 +122,9 @@ def test_agreement_with_the_peers() -> None:
     """Most peer cases agree; every disagreement is a documented default (checked per case above)."""
     agreeing = sum("why" not in case for _, case in CASES)
     rate = agreeing / len(CASES)
-    print(f"stuck role agrees with the peers on {agreeing}/{len(CASES)} cases ({rate:.0%})")
-    assert rate >= 0.9
+    for peer in sorted({name.split("/")[0] for name, _ in CASES}):
+        cases = [case for name, case in CASES if name.startswith(f"{peer}/")]
+        agree = sum("why" not in case for case in cases)
+        print(f"  {peer}: {agree}/{len(cases)} ({agree / len(cases):.1%})")
+    print(f"stuck role agrees with the peers on {agreeing}/{len(CASES)} cases ({rate:.1%})")
+    assert rate >= 0.93

@@ -21,8 +21,12 @@ class StuckConfig:
     ``monologue_pause``: the same assistant message (an empty one too) this many times with no tool
     activity between. ``chant_repeats``: one stretch of text repeated back to back this many times
     inside one reply; ``chant_lines``: one line of prose said this many times in one reply.
-    ``alternation_cycles`` / ``alternation_pause``: full cycles of 2 to 5 distinct action/result
-    steps (A B A B A B, A B C A B C A B C) that nudge, then pause. ``condensation_pause``: context
+    ``rerun_nudge``: the same action this many times in a row whatever its results (they change,
+    but nothing else is done), nudged, and again at every further as many.
+    ``alternation_cycles`` / ``alternation_pause``: full cycles of two distinct action/result steps
+    (A B A B A B) that nudge, then pause; ``long_cycle_nudge``: full cycles of 3 to 5 steps
+    (A B C A B C ...) that nudge (each round covers more ground, so it takes one more round to be
+    as sure), paused at ``alternation_pause`` too. ``condensation_pause``: context
     condensations in a row with nothing else between. ``cell_error_nudge``: a notebook cell raising
     the same error at the same line this many times (and every further multiple).
     ``harness_abort``: harness errors (timeouts, format errors) with no tool result between but the
@@ -41,11 +45,13 @@ class StuckConfig:
     same_error_nudge: int = 5
     same_error_pause: int = 8
     missing_tool_pause: int = 10
+    rerun_nudge: int = 10
     monologue_pause: int = 3
     chant_repeats: int = 10
     chant_lines: int = 5
     alternation_cycles: int = 3
     alternation_pause: int = 5
+    long_cycle_nudge: int = 4
     condensation_pause: int = 10
     cell_error_nudge: int = 3
     harness_abort: int = 3
@@ -66,6 +72,8 @@ class StuckConfig:
             "chant_repeats",
             "chant_lines",
             "alternation_cycles",
+            "long_cycle_nudge",
+            "rerun_nudge",
             "condensation_pause",
             "harness_abort",
         ):
@@ -76,6 +84,7 @@ class StuckConfig:
             ("failing_nudge", "failing_pause"),
             ("same_error_nudge", "same_error_pause"),
             ("alternation_cycles", "alternation_pause"),
+            ("long_cycle_nudge", "alternation_pause"),
         ):
             if getattr(self, pause) <= getattr(self, nudge):
                 raise ConfigurationError(

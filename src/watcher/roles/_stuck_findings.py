@@ -10,7 +10,17 @@ from watcher.core.interjection import Location
 __all__ = ["Action", "Finding", "Rule"]
 
 Rule = Literal[
-    "repeat", "failing", "monologue", "chant", "cycle", "condensation", "cell", "harness", "waiting", "tool_error"
+    "repeat",
+    "rerun",
+    "failing",
+    "monologue",
+    "chant",
+    "cycle",
+    "condensation",
+    "cell",
+    "harness",
+    "waiting",
+    "tool_error",
 ]
 Action = Literal["nudge", "pause", "abort"]
 

@@ -30,6 +30,7 @@ from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles._stuck_tool_errors import ToolErrors
@@ -56,10 +57,14 @@ class LoopTracker:
         self._fail_action: str | None = None
         self._fail_len = 0
         self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
+        # the same action whatever its results
+        self._reruns = Reruns(config.rerun_nudge)
         # one tool failing the same way under varying arguments, per tool name
         self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
-        self._cycles = CycleDetector(config.alternation_cycles, config.alternation_pause)
+        self._cycles = CycleDetector(
+            config.alternation_cycles, config.alternation_pause, long_cycles=config.long_cycle_nudge
+        )
         self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
         # waiting
         self._last_real: str | None = None
@@ -150,6 +155,7 @@ class LoopTracker:
                     self._run_levels.postpone(self._run_len)
                     self._fail_levels.postpone(self._fail_len)
         self._tool_errors.rearm(self._new_loop, at_once=at_once)
+        self._reruns.rearm(self._new_loop, at_once=at_once)
         self._cycles.rearm(self._new_loop, at_once=at_once)
         self._waits.rearm(self._new_loop, at_once=at_once)
 
@@ -202,7 +208,7 @@ class LoopTracker:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
-        hits: list[tuple[Literal["failing", "repeat"], Action, int, int]] = []
+        hits: list[tuple[Literal["failing", "repeat", "rerun"], Action, int, int]] = []
 
         if (akey, rkey) == self._run:
             self._run_len += 1
@@ -227,6 +233,9 @@ class LoopTracker:
             if failed and level == 2:
                 self._fail_levels.postpone(self._fail_len)
             hits.append(("repeat", "pause" if level == 2 else "nudge", self._run_len, loop))
+        due, loop = self._reruns.feed(akey, self._new_loop)
+        if due and self._run_len < self.config.repeat_nudge and self._fail_len < self.config.failing_nudge:
+            hits.append(("rerun", "nudge", self._reruns.count, loop))  # results that change: the rules above are silent
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)
@@ -259,6 +268,7 @@ class LoopTracker:
 
     def _wait(self, call: ToolCall, kind: str | None, rkey: ResultKey) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
+        self._reruns.clear()
         # a run of waits with a sleep in it makes the next repeat a poll; after a poll, only another sleep does
         self._slept = (self._slept or kind == "sleep") if kind is not None else False
         due, count, loop = self._waits.feed(wait_key(call.name, call.input), rkey, self._new_loop)
@@ -271,4 +281,5 @@ class LoopTracker:
         self._run, self._run_len, self._fail_action, self._fail_len = None, 0, None, 0
         self._cycles.clear()
         self._waits.clear()
+        self._reruns.clear()
         self._last_real, self._slept = None, False
