@@ -85,12 +85,13 @@ def test_each_watcher_can_tune_its_thresholds() -> None:
 @pytest.mark.parametrize(
     "options",
     [
-        {"failing_pause": 3},
+        {"failing_pause": 2},
         {"wait_budget": 0},
         {"repeat_pause": 1},
         {"harness_abort": True},
         {"monologue_pause": "3"},
-        {"long_cycle_nudge": 5},
+        {"long_cycle_nudge": 6},
+        {"reply_run_pause": -1},
         {"rerun_nudge": 1},
     ],
 )

@@ -267,8 +267,8 @@ def test_levels_flag_every_occurrence_past_the_top_and_count_afresh_when_a_perso
     assert nudged.rearm(3) and [nudged.level(n) for n in range(4, 8)] == [0, 0, 1, 2]
 
 
-def _run(observations: list[Observation]) -> list[tuple[int, str]]:
-    role, buffer, said = StuckRole(), [], []
+def _run(observations: list[Observation], **settings: int) -> list[tuple[int, str]]:
+    role, buffer, said = StuckRole(None, **settings), [], []
     for obs in observations:
         buffer.append(obs)
         decision = role.evaluate(buffer, 1)
@@ -385,7 +385,26 @@ def test_failures_that_say_only_their_exit_status_are_not_the_same_error() -> No
 
 def test_new_thresholds_are_validated() -> None:
     with pytest.raises(ConfigurationError, match="same_error_pause"):
-        StuckRole(same_error_nudge=6, same_error_pause=6)
+        StuckRole(same_error_nudge=6, same_error_pause=5)
+    assert StuckRole(same_error_nudge=6, same_error_pause=6).config.same_error_pause == 6  # equal: no nudge level
+    with pytest.raises(ConfigurationError, match="reply_run_pause"):
+        StuckRole(reply_run_pause=1)
     with pytest.raises(ConfigurationError, match="chant_repeats"):
         StuckRole(chant_repeats=1)
     assert json.dumps(StuckRole(chant_repeats=5).config.chant_repeats) == "5"
+
+
+def test_replies_in_a_row_whatever_they_say_only_when_asked_for() -> None:
+    replies = [AssistantMessage(text=f"Step {n} of the plan.") for n in range(4)]
+    thinking = AssistantMessage(text="Hmm.", extra={"thinking": True})
+    assert _run([UserMessage(text="Hi"), *replies]) == []  # off by default: a split reply is several replies
+    assert _run([UserMessage(text="Hi"), *replies], reply_run_pause=3) == [(3, "pause"), (4, "pause")]
+    broken = [replies[0], thinking, replies[1], *_read(1), replies[2], replies[3]]
+    assert _run(broken, reply_run_pause=3) == []  # thinking is not a reply; a tool step ends the run
+
+
+def test_a_repeat_can_count_afresh_after_its_pause() -> None:
+    reads = [obs for n in range(12) for obs in _read(n)]
+    assert [i for i, _ in _run(reads)] == [7, 9, 11, 13, 15, 17, 19, 21, 23]  # nudge at 4, then every one from 5
+    roo = _run(reads, repeat_nudge=4, repeat_pause=4, repeat_again=4)
+    assert roo == [(7, "pause"), (15, "pause"), (23, "pause")]  # refused at the 4th, then every 4th

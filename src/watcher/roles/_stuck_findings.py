@@ -39,3 +39,4 @@ class Finding:
     location: Location | None = None
     missing: bool = False  # a tool_error finding about a tool that does not exist
     back_to_back: bool = True  # a chant finding about text repeated back to back (else a line said again)
+    different: bool = False  # a monologue finding about replies that differ (else the same one repeated)

@@ -53,10 +53,10 @@ class LoopTracker:
         # same action + same result; same action failing
         self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
-        self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, 0)
+        self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, 0, config.repeat_again)
         self._fail_action: str | None = None
         self._fail_len = 0
-        self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
+        self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0, config.repeat_again)
         # the same action whatever its results
         self._reruns = Reruns(config.rerun_nudge)
         # one tool failing the same way under varying arguments, per tool name
@@ -75,6 +75,8 @@ class LoopTracker:
         self._replied = False  # the agent said or did something since the last user message
         self._said_len = 0
         self._said_levels = Levels(0, config.monologue_pause, 0)
+        self._replies = 0  # agent replies in a row, whatever they say (``reply_run_pause``)
+        self._replies_levels = Levels(0, config.reply_run_pause, 0)
         self._condensed = 0
         self._cond_levels = Levels(0, config.condensation_pause, 0)
         self._harness = 0
@@ -108,7 +110,8 @@ class LoopTracker:
             self._condensed = 0
         replied, self._replied = self._replied, not isinstance(obs, UserMessage)
         if isinstance(obs, AssistantMessage):
-            return self._assistant(obs)
+            return self._assistant(obs) + self._reply_run(obs)
+        self._replies = 0
         if isinstance(obs, HarnessError):
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
@@ -177,6 +180,18 @@ class LoopTracker:
             found.append(Finding("monologue", "pause", self._said_len, text, loop))
         return found
 
+    def _reply_run(self, obs: AssistantMessage) -> list[Finding]:
+        """Agent replies in a row whatever they say, when ``reply_run_pause`` asks for it (thinking aside)."""
+        if not self.config.reply_run_pause or obs.extra.get("thinking"):
+            return []
+        if self._replies == 0:
+            self._replies_levels = Levels(0, self.config.reply_run_pause, self._new_loop())
+        self._replies += 1
+        level, loop = self._report(self._replies_levels, self._replies)
+        if not level:
+            return []
+        return [Finding("monologue", "pause", self._replies, "", loop, different=True)]
+
     def _harness_error(self, obs: HarnessError) -> list[Finding]:
         if self._harness == 0:
             self._harness_levels = Levels(0, self.config.harness_abort, self._new_loop())
@@ -209,17 +224,20 @@ class LoopTracker:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
         hits: list[tuple[Literal["failing", "repeat", "rerun"], Action, int, int]] = []
+        config = self.config
 
         if (akey, rkey) == self._run:
             self._run_len += 1
         else:
             self._run, self._run_len = (akey, rkey), 1
-            self._run_levels = Levels(self.config.repeat_nudge, self.config.repeat_pause, self._new_loop())
+            self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, self._new_loop(), config.repeat_again)
         if failed and akey == self._fail_action:
             self._fail_len += 1
         elif failed:
             self._fail_action, self._fail_len = akey, 1
-            self._fail_levels = Levels(self.config.failing_nudge, self.config.failing_pause, self._new_loop())
+            self._fail_levels = Levels(
+                config.failing_nudge, config.failing_pause, self._new_loop(), config.repeat_again
+            )
         else:
             self._fail_action, self._fail_len = None, 0
         if failed:

@@ -132,6 +132,8 @@ def _what(f: Finding) -> str:
         return f"The agent has called {f.subject}, a tool that is not available, {_times(f.count)} with varying arguments{last}."
     if f.rule == "tool_error":
         return f"{f.subject} has failed {_times(f.count)} in a row with the same error under varying arguments{last}."
+    if f.rule == "monologue" and f.different:
+        return f"The agent has written {f.count} replies in a row with no tool activity and no one answering."
     if f.rule == "monologue" and not f.subject:
         return f"The agent has sent an empty reply {_times(f.count)} with no tool activity between."
     if f.rule == "monologue":
