@@ -395,7 +395,8 @@ def test_new_thresholds_are_validated() -> None:
 
 
 def test_replies_in_a_row_whatever_they_say_only_when_asked_for() -> None:
-    replies = [AssistantMessage(text=f"Step {n} of the plan.") for n in range(4)]
+    plan = ("Read the config.", "Fix the parser.", "Run the tests.", "Write the notes.")
+    replies = [AssistantMessage(text=step) for step in plan]
     thinking = AssistantMessage(text="Hmm.", extra={"thinking": True})
     assert _run([UserMessage(text="Hi"), *replies]) == []  # off by default: a split reply is several replies
     assert _run([UserMessage(text="Hi"), *replies], reply_run_pause=3) == [(3, "pause"), (4, "pause")]
@@ -408,3 +409,10 @@ def test_a_repeat_can_count_afresh_after_its_pause() -> None:
     assert [i for i, _ in _run(reads)] == [7, 9, 11, 13, 15, 17, 19, 21, 23]  # nudge at 4, then every one from 5
     roo = _run(reads, repeat_nudge=4, repeat_pause=4, repeat_again=4)
     assert roo == [(7, "pause"), (15, "pause"), (23, "pause")]  # refused at the 4th, then every 4th
+
+
+def test_a_message_with_only_a_counter_moving_on_is_the_same_message() -> None:
+    counted = [AssistantMessage(text=f"Thinking... {n}") for n in range(3)]
+    assert _run([UserMessage(text="Hi"), *counted]) == [(3, "pause")]
+    worded = [AssistantMessage(text=f"Step {n}: {step}") for n, step in enumerate(("read", "fix", "test"))]
+    assert _run([UserMessage(text="Hi"), *worded]) == []

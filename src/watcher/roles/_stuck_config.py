@@ -22,8 +22,8 @@ class StuckConfig:
     any error text) this many times in a row. ``same_error_nudge`` / ``same_error_pause``: one tool
     failing with the same error under varying arguments. ``missing_tool_pause``: calls to a tool
     that does not exist, whatever their arguments (fewer are not yet a loop).
-    ``monologue_pause``: the same assistant message (an empty one too) this many times with no tool
-    activity between; ``reply_run_pause``: this many agent replies in a row whatever they say, with
+    ``monologue_pause``: the same assistant message (an empty one too; numbers aside) this many times
+    with no tool activity between; ``reply_run_pause``: this many agent replies in a row whatever they say, with
     no tool activity and no person between (0, the default: off; the OpenHands V1 SDK uses 3, but a
     reply streamed or split into parts is several replies). ``chant_repeats``: one stretch of text repeated back to back this many times
     inside one reply; ``chant_lines``: one line of prose said this many times in one reply.

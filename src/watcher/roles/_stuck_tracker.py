@@ -10,6 +10,7 @@ reports each of its levels once, and again as it goes on.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from watcher.core.interjection import Location
@@ -38,6 +39,7 @@ from watcher.roles._stuck_waits import Waits
 
 __all__ = ["LoopTracker"]
 
+_COUNTER = re.compile(r"\d+")
 _MAX_OPEN = 512  # tool calls without a result yet, and calls kept to describe cycles, at most
 
 
@@ -171,8 +173,9 @@ class LoopTracker:
             found.append(
                 Finding("chant", "nudge", said.times, said.text, self._new_loop(), back_to_back=said.back_to_back)
             )
-        if text != self._said:
-            self._said, self._said_len = text, 0
+        key = _COUNTER.sub("N", text)  # "attempt 2" after "attempt 1", nothing done between: the same message
+        if key != self._said:
+            self._said, self._said_len = key, 0
             self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())
         self._said_len += 1
         level, loop = self._report(self._said_levels, self._said_len)
