@@ -104,6 +104,9 @@ def test_missing_tools_are_recognised(output: str, missing: bool) -> None:
         ("write_stdin", {"session_id": 3, "chars": "y\n"}, None),
         ("message", {"action": "send", "text": "hi"}, None),
         ("process", {"action": "kill", "sessionId": "s1"}, None),
+        ("process", {"action": "log", "sessionId": "s1"}, "sleep"),  # more of a running process's output
+        ("command_status", {"CommandId": "c7", "WaitDurationSeconds": 30}, "status"),
+        ("update_status", {"status": "done"}, None),  # setting a status is work
     ],
 )
 def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object], kind: str | None) -> None:
