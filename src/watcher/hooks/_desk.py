@@ -147,7 +147,13 @@ class Desk:
     # --- calls ---------------------------------------------------------------------------------
 
     async def handle(
-        self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None, answered: bool = False
+        self,
+        call: HookCall,
+        config: HookConfig,
+        *,
+        gone: asyncio.Event | None = None,
+        answered: bool = False,
+        verdict: Verdict | None = None,
     ) -> Answer:
         """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
 
@@ -155,6 +161,7 @@ class Desk:
         evaluation still finishes, but what it found waits for the session's next answer
         instead of going into one nobody reads, and the session is told its watchers are slow.
         ``answered``: the hook already answered with the guard alone (no daemon); the same, untold.
+        ``verdict``: the guard's, when the caller has it already (a ``PreToolUse`` is judged once).
         """
         if answered:
             gone = asyncio.Event()
@@ -164,7 +171,9 @@ class Desk:
         hooked = await self._open(call, config)
         hooked.last_call = time.monotonic()
         async with hooked.lock:
-            answer, detail, carried = await self._answer(call, hooked, gone, answered)
+            if verdict is None and call.event == "PreToolUse":
+                verdict = guard_verdict(call)
+            answer, detail, carried = await self._answer(call, hooked, gone, answered, verdict)
             if gone is None or not gone.is_set():  # nobody reads this answer: the notices wait
                 answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
@@ -192,7 +201,7 @@ class Desk:
             hooked.session.reached([Parcel.of(i) for i in carried], "carried by a hook answer")
 
     async def _answer(
-        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool, verdict: Verdict | None
     ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
         await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
@@ -200,7 +209,6 @@ class Desk:
         signature = ""
         if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
             signature = call_signature(observations[0].name, observations[0].input)
-        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         if verdict is not None and verdict.problems:
             for problem in verdict.problems:
                 self._notice(hooked, problem + "; the guard's pack still applies")
