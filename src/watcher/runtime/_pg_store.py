@@ -60,7 +60,9 @@ LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalive
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
-_EVENT_COLUMNS = "tx::text, id, ts, session, watcher, kind, payload"
+# ``tx`` as is (psycopg reads an xid8 as text): a selected ``tx::text`` would also be what ``ORDER BY tx``
+# sorts, as text, putting transaction 10 before 9
+_EVENT_COLUMNS = "tx, id, ts, session, watcher, kind, payload"
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
@@ -211,7 +213,7 @@ class PostgresStore:
 
     def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
         sql = (
-            "SELECT DISTINCT ON (session) tx::text, id, session, payload FROM events "
+            "SELECT DISTINCT ON (session) tx, id, session, payload FROM events "
             f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
         )
         args: list[Any] = [kind, *split(after)]
@@ -231,7 +233,7 @@ class PostgresStore:
         )
 
     def head(self) -> int:
-        found = self._query(f"SELECT tx::text, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
+        found = self._query(f"SELECT tx, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
