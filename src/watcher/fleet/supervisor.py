@@ -34,6 +34,7 @@ __all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor", "journaled_confi
 log = logger("watcher.fleet")
 
 COMMAND_PREFIX = "fleet:"
+COMMAND_BATCH = 100  # commands claimed (and marked) per statement
 
 
 def journaled_config(settings: Mapping[str, Any], name: str) -> FleetConfig:
@@ -180,12 +181,14 @@ class Supervisor:
                     log.warning(
                         "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
                     )
-            commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
-            for command in commands:
-                if not await asyncio.to_thread(self.journal.claim_command, command.id):
-                    continue  # another process polling this journal took it
-                status, detail = await self.apply(command)
-                await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+            while claimed := await asyncio.to_thread(self.journal.claim_commands, sessions, COMMAND_BATCH):
+                marks = []  # claimed in one statement (another poller's are not among them), marked in one
+                for command in claimed:
+                    status, detail = await self.apply(command)
+                    marks.append((command.id, status, detail))
+                await asyncio.to_thread(self.journal.mark_commands, marks)
+                if len(claimed) < COMMAND_BATCH:
+                    break
 
         await poll(
             look,

@@ -60,7 +60,10 @@ LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalive
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
-_EVENT_COLUMNS = "tx::text, id, ts, session, watcher, kind, payload"
+# ``tx`` as is (psycopg reads an xid8 as text): a selected ``tx::text`` would also be what ``ORDER BY tx``
+# sorts, as text, putting transaction 10 before 9
+_EVENT_COLUMNS = "tx, id, ts, session, watcher, kind, payload"
+_COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
@@ -211,7 +214,7 @@ class PostgresStore:
 
     def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
         sql = (
-            "SELECT DISTINCT ON (session) tx::text, id, session, payload FROM events "
+            "SELECT DISTINCT ON (session) tx, id, session, payload FROM events "
             f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
         )
         args: list[Any] = [kind, *split(after)]
@@ -231,7 +234,7 @@ class PostgresStore:
         )
 
     def head(self) -> int:
-        found = self._query(f"SELECT tx::text, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
+        found = self._query(f"SELECT tx, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
@@ -280,7 +283,7 @@ class PostgresStore:
         return self._retrying(run)
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
-        sql = "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > %s"
+        sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > %s"
         args: list[Any] = [after]
         if status is not None:
             sql += " AND status = %s"
@@ -290,17 +293,18 @@ class PostgresStore:
             args.append(list(sessions))
         return self._query(sql + " ORDER BY id", args)
 
-    def claim_command(self, command_id: int) -> bool:
-        return self._retrying(
-            lambda conn: (
-                conn.execute(
-                    "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
-                    "WHERE id = %s AND status = 'new'",
-                    (command_id,),
-                ).rowcount
-                == 1
-            )
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+        # one round trip claims a batch; SKIP LOCKED: a command another poller is claiming is left to it,
+        # and the partial index on new commands (commands_new) finds them however many are done
+        rows: list[CommandRow] = self._retrying(
+            lambda conn: conn.execute(
+                "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
+                "WHERE id = ANY(ARRAY(SELECT id FROM commands WHERE status = 'new' AND session = ANY(%s) ORDER BY id "
+                f"LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING {_COMMAND_COLUMNS}",
+                (list(sessions), limit),
+            ).fetchall()
         )
+        return sorted(rows)
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         return self._retrying(
@@ -358,11 +362,13 @@ class PostgresStore:
     def started_tasks(self, group: str) -> set[str]:
         return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
 
-    def mark_command(self, command_id: int, status: str, detail: str) -> None:
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+        ids, statuses, details = (list(column) for column in zip(*marks, strict=True)) if marks else ([], [], [])
         self._retrying(
             lambda conn: conn.execute(
-                "UPDATE commands SET status = %s, applied_ts = extract(epoch FROM now()), detail = %s WHERE id = %s",
-                (status, detail, command_id),
+                "UPDATE commands SET status = m.status, applied_ts = extract(epoch FROM now()), detail = m.detail "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS m(id, status, detail) WHERE commands.id = m.id",
+                (ids, statuses, details),
             )
         )
 
