@@ -162,10 +162,6 @@ class LLMEvaluator(ABC):
         body = await self.request_body(request)
         return body, await self.count_tokens(body)
 
-    async def ask(self, prompt: EvaluationPrompt) -> EvaluationResult:
-        """Ask the model with a prompt formatted elsewhere (redacted here); raises ``EvaluationError`` on failure."""
-        return await self._call(self.body(_redacted(prompt)))
-
     def _failure(self, exc: BaseException) -> str:
         return describe_failure(
             self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
