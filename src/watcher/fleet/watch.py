@@ -8,9 +8,8 @@ evaluator (``judges.Judge``: the rules, or the configured LLM) and the nudge lad
 (``ladder.escalate``). If the cycle fails (a rule or the evaluator raises something other than
 an ``EvaluationError``) the loop says so, falls back to the mechanical freshness checks
 (``roles.health.freshness_only``) for this cycle, and reports degraded mode until a full cycle
-succeeds again. A health check is
-journaled when a task's picture changes, not every cycle: a steady fleet of thousands of tasks
-writes nothing.
+succeeds again. A health check is journaled when a task's picture changes, not every cycle: a
+steady fleet of thousands of tasks writes nothing.
 """
 
 from __future__ import annotations
@@ -165,9 +164,8 @@ class WatchCycle:
             judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)))
         if not full:
             for state, snap in judged:
-                mechanical = recommendation(
-                    freshness_only(snap)
-                )  # no ladder: a hint at most once per answered nudge, pause when very stale
+                # no ladder: a hint at most once per answered nudge, pause when very stale
+                mechanical = recommendation(freshness_only(snap))
                 if mechanical.action == "nudge" and not state.answered:
                     mechanical = Recommendation("continue", "degraded mode: the last nudge is not answered yet")
                 await self._act(state, snap, mechanical, degraded=True)
