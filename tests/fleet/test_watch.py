@@ -13,7 +13,9 @@ import pytest
 from fleet_helpers import Scripts, marker, user_texts
 
 from watcher.agents import tool
-from watcher.fleet import Fleet, FleetConfig, Recommendation, TaskSpec
+from watcher.core.evaluation import EvaluationRequest
+from watcher.evaluators import CallableEvaluator
+from watcher.fleet import Fleet, FleetConfig, TaskSpec
 from watcher.runtime import Journal
 from watcher.testing import FakeClock, RecordedRequest, Reply, wait_until
 
@@ -110,7 +112,7 @@ conn.execute("COMMIT")
 
 
 async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path: Path) -> None:
-    def broken(snapshot: object) -> Recommendation:
+    async def broken(request: EvaluationRequest) -> str:  # not an EvaluationError: a broken evaluator
         raise RuntimeError("the evaluator is down")
 
     def slow(n: int, request: RecordedRequest) -> Reply:
@@ -127,7 +129,7 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
             journal=journal,
             base_url=stub.base_url,
             api_key="k",
-            evaluator=broken,
+            evaluator=CallableEvaluator(broken),
         )
         await fleet.start()
         await wait_until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue
 from watcher.core.protocol import render_decision
-from watcher.evaluators._llm_base import Counter, LLMEvaluator
+
+if TYPE_CHECKING:
+    from watcher.evaluators.anthropic import AnthropicEvaluator
+    from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+
+    LLMEvaluator = AnthropicEvaluator | OpenAICompatEvaluator
 
 __all__ = ["PromptCapture", "prompt_evaluator", "show"]
 
@@ -29,9 +34,13 @@ def prompt_evaluator(name: str, *, model: str | None, base_url: str | None, **op
         from watcher.evaluators.anthropic import AnthropicEvaluator
 
         key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        counter: Counter = "provider" if key else "estimate"
         return AnthropicEvaluator(
-            model=model, base_url=base_url, api_key=key or _NO_KEY, counter=counter, max_retries=0, **options
+            model=model,
+            base_url=base_url,
+            api_key=key or _NO_KEY,
+            counter="provider" if key else "estimate",
+            max_retries=0,
+            **options,
         )
     if name == "openai":
         from watcher.evaluators.openai_compat import OpenAICompatEvaluator
@@ -61,8 +70,7 @@ class PromptCapture:
         self.seen += 1
         if self.seen == self.wanted:
             self.request = request
-            self.body = await self.llm.request_body(request)
-            self.tokens = await self.llm.count_tokens(self.body)
+            self.body, self.tokens = await self.llm.preview(request)
         decision = Continue(note="(prompt shown only; the model was not called)")
         return EvaluationResult(render_decision(decision), decision)
 

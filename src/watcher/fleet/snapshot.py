@@ -6,53 +6,24 @@ of the process judging: the moment a cycle *saw* progress, not the wall-clock ti
 so a clock change cannot make a task look fresh or stale. A completed iteration or a file change
 resets the heartbeat; for the nudge counter, progress is a file change or the stuck tracker
 seeing something new succeed. Recent tool calls and conversation are read from the journal only
-when an evaluator asks for them (``recent``).
+when an evaluator asks for them (``recent``). The ``Snapshot`` a cycle judges is the ``health``
+role's (``watcher.roles.health``).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from watcher.core.observations import AssistantMessage, ToolCall, ToolResult, UserMessage
 from watcher.core.redact import redact
+from watcher.roles._health_snapshot import Freshness, Snapshot, ToolCallSummary
 from watcher.roles._stuck_findings import Finding
 from watcher.runtime.events import ObservationEvent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Freshness", "Snapshot", "TaskState", "ToolCallSummary", "recent"]
-
-Freshness = Literal["fresh", "stale", "very_stale", "unknown"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallSummary:
-    """One tool call as the snapshot shows it: name, success, real duration, the start of its result."""
-
-    name: str
-    success: bool
-    duration_s: float
-    result: str
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A task at one cycle: what the rules (or an LLM evaluator) judge."""
-
-    task: str
-    age_s: float
-    iteration: int
-    tokens: int
-    recent_tools: tuple[ToolCallSummary, ...]
-    idle_s: float
-    freshness: Freshness
-    recent_conversation: tuple[str, ...]
-    findings: tuple[Finding, ...]
-    file_changed: bool
-    progressed: bool
-    nudges: int
-    in_tool_call: bool = False  # a tool call has no result yet (filled with the recent activity)
 
 
 def _finding(row: dict[str, Any]) -> Finding:

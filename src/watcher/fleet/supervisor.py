@@ -18,13 +18,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.events import SupervisionReport
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
-from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.fleet.watch import WatchCycle
 from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
