@@ -44,6 +44,7 @@ from watcher.core.spec import WatcherSpec
 from watcher.runtime.calls import LoopCalls
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryOutcome
+from watcher.runtime.fates import DELIVERED, QUEUED
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import EndState, InjectionOutcome, Session
@@ -106,7 +107,7 @@ class AgentRun(Session):
         """
         item = self._loop.admit(interjection, origin)
         self._calls.call(self._loop.put, item)
-        return "delivered" if interjection.action in ("pause", "abort") else "queued"
+        return DELIVERED if interjection.action in ("pause", "abort") else QUEUED
 
     async def interrupt(self) -> None:
         """Cancel the response being streamed, so a queued urgent interjection lands now."""

@@ -22,7 +22,7 @@ from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
 from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskTurn, WatcherNudge, WatcherPause
 from watcher.runtime.events import EvaluationEvent, Event, ObservationEvent, SessionEvent
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal, JournalRow
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
@@ -153,7 +153,7 @@ def summarise(rows: list[JournalRow]) -> list[str]:
             i = fate.interjection
             where = ", ".join(loc.render() for loc in i.locations)
             urgency = "urgent " if i.urgent else ""
-            status = "pending: waiting for a person" if fate.status == "pending" else fate.status
+            status = "pending: waiting for a person" if fate.status == PENDING else fate.status
             out.append(
                 f"  >> {fate.watcher} interjected ({urgency}{i.severity}, {i.action}{' @ ' + where if where else ''}) -> {status}"
             )

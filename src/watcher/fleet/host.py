@@ -41,6 +41,7 @@ from watcher.fleet.monitor import TaskMonitor, TurnExtractor
 from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
 from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec
 from watcher.runtime.events import DeliveryEvent, Event, ObservationEvent
+from watcher.runtime.fates import QUEUED
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.polling import poll
@@ -294,7 +295,7 @@ class TaskHost:
         if not await channel.deliver(said, FLEET_ORIGIN, urgent=said.urgent):
             return
         if channel.paused:  # it waits in the inbox until the task resumes
-            queued = replace(event, status="queued")
+            queued = replace(event, status=QUEUED)
             self._queued.setdefault(channel.name, []).append(queued)
             self.journal.append(queued)
 

@@ -27,6 +27,7 @@ from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
 from watcher.fleet.watch import WatchCycle
 from watcher.runtime.clock import SYSTEM_CLOCK, Clock
+from watcher.runtime.fates import APPLIED, FAILED, CommandState
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 
@@ -200,28 +201,28 @@ class Supervisor:
             nap=self.journal.nap,
         )
 
-    async def apply(self, command: Command) -> tuple[str, str]:
+    async def apply(self, command: Command) -> tuple[CommandState, str]:
         """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""
         task = command.session.removeprefix(COMMAND_PREFIX)
         status = self.roster.status(task)
         if status not in ("running", "paused"):
-            return "failed", f"task {task!r} is not running ({status})"
+            return FAILED, f"task {task!r} is not running ({status})"
         if command.ts < self.roster.members[task].announced:
-            return "failed", f"written before this run of task {task!r} started; send it again if it still applies"
+            return FAILED, f"written before this run of task {task!r} started; send it again if it still applies"
         reason = str(command.payload.get("reason") or command.payload.get("message") or "by a person")
         actions = self.actions
         if command.kind == "nudge":
             message = str(command.payload.get("message") or "").strip()
             if not message:
-                return "failed", "a nudge needs a message"
+                return FAILED, "a nudge needs a message"
             iid = await actions.nudge(task, message, "warning", by="person")
-            return ("applied", f"queued as {iid}") if iid else ("failed", "the task ended")
+            return (APPLIED, f"queued as {iid}") if iid else (FAILED, "the task ended")
         if command.kind == "pause":
             done = await actions.pause(task, reason, by="person")
-            return ("applied", "paused at its next boundary") if done else ("failed", "already paused")
+            return (APPLIED, "paused at its next boundary") if done else (FAILED, "already paused")
         if command.kind == "resume":
             done = await actions.resume(task, by="person")
-            return ("applied", "resumed") if done else ("failed", "not paused")
+            return (APPLIED, "resumed") if done else (FAILED, "not paused")
         if command.kind == "abort":
-            return ("applied", "aborted") if await actions.abort(task, reason, by="person") else ("failed", "ended")
-        return "failed", f"unknown fleet command {command.kind!r}"
+            return (APPLIED, "aborted") if await actions.abort(task, reason, by="person") else (FAILED, "ended")
+        return FAILED, f"unknown fleet command {command.kind!r}"

@@ -14,7 +14,7 @@ from watcher.hooks import client
 from watcher.hooks._events import HookEvent
 from watcher.hooks._settings import entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal
 
 __all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
@@ -84,7 +84,7 @@ def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
         "answers": dict(answers),
         "evaluations": sum(isinstance(e, EvaluationEvent) for e in mine),
         "interjections": sum(isinstance(e, InterjectionEvent) for e in mine),
-        "pending": len(fates.with_status("pending")),
+        PENDING: len(fates.with_status(PENDING)),
         "problems": next((list(h.problems) for h in reversed(hooks) if h.problems), []),
     }
 

@@ -19,6 +19,7 @@ from watcher.core.spec import WatcherSpec
 from watcher.runtime.bus import EventBus
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import Event, ObservationEvent, SessionEvent, WatcherEvent
+from watcher.runtime.fates import APPLIED, DELIVERED, DISMISSED, FAILED, QUEUED, CommandState
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 from watcher.runtime.session import EndState, Session
@@ -165,15 +166,15 @@ class Runtime:
                 return watcher
         return None
 
-    async def apply(self, command: Command) -> tuple[str, str]:
+    async def apply(self, command: Command) -> tuple[CommandState, str]:
         """Apply one journal command to the session this process owns: (status, detail)."""
         watcher = self.watcher_for(command.session, command.interjection_id, command.watcher)
         if watcher is None:
-            return "failed", f"no watcher of session {command.session!r} holds interjection {command.interjection_id!r}"
+            return FAILED, f"no watcher of session {command.session!r} holds interjection {command.interjection_id!r}"
         try:
             if command.kind == "dismiss":
                 watcher.dismiss(command.interjection_id, reason=str(command.payload.get("reason") or "dismissed"))
-                return "applied", "dismissed"
+                return APPLIED, DISMISSED
             content = command.payload.get("content")
             if command.interjection_id in watcher.pending:
                 outcome = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
@@ -183,10 +184,10 @@ class Runtime:
                 )
                 outcome = await watcher.deliver(by_hand, origin=Origin.of_person("editor"))
             else:
-                return "failed", f"interjection {command.interjection_id!r} is not pending"
+                return FAILED, f"interjection {command.interjection_id!r} is not pending"
         except Exception as exc:  # noqa: BLE001 - a bad command never breaks the session that owns it
-            return "failed", f"{type(exc).__name__}: {exc}"
-        return ("applied", outcome) if outcome in ("delivered", "queued") else ("failed", f"not delivered ({outcome})")
+            return FAILED, f"{type(exc).__name__}: {exc}"
+        return (APPLIED, outcome) if outcome in (DELIVERED, QUEUED) else (FAILED, f"not delivered ({outcome})")
 
     async def apply_commands(self) -> int:
         """Apply every new command for the sessions owned here; returns how many were handled."""
