@@ -150,6 +150,10 @@ class Settings:
 
 def _checked_url(name: str, value: str) -> str:
     parts = urlsplit(value)
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        parts = parts._replace(netloc="")  # reported below, as any other URL that names no server
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
             f"{name}={value!r} is not an http(s) URL; set it to a server's address "
