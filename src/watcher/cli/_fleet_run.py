@@ -43,7 +43,7 @@ def run_fleet(args: argparse.Namespace) -> int:
         config = replace(config, evaluator=args.evaluator)
     if args.extractor is not None:
         config = replace(config, extractor=args.extractor)
-    path = args.journal or default_journal_path()
+    path = args.journal or default_journal_path(settings=args.settings)
     if args.base_url:  # a dead server is said before any task starts, not as every task failing
         check_url(args.base_url, who="the Messages API server")
     if args.max_tasks is not None and args.shared_run is None:

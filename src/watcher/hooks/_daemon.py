@@ -41,7 +41,6 @@ from watcher.hooks._upkeep import Collector, warm
 from watcher.hooks._wire import Answer, HookCall
 from watcher.hooks.client import (
     HOOK_MAGIC,
-    LOCK_FD_ENV,
     ask_daemon,
     lock_path,
     private_folder,
@@ -232,12 +231,11 @@ class Daemon:
                 await asyncio.to_thread(desk.journal.close)
 
 
-def _lock_file(sock: Path) -> IO[str]:
+def _lock_file(sock: Path, handed: int | None) -> IO[str]:
     """The lock file: the one the hook that started this daemon locked and handed over, else opened here."""
-    handed = os.environ.pop(LOCK_FD_ENV, "")
-    if handed.isdigit():
+    if handed is not None:
         with contextlib.suppress(OSError):
-            return os.fdopen(int(handed), "w")
+            return os.fdopen(handed, "w")
     return open(sock.with_suffix(".lock"), "w")  # held for the daemon's lifetime
 
 
@@ -261,8 +259,11 @@ def stop_daemon(timeout: float = 15.0) -> str:
     return f"asked the hook daemon (pid {reply.get('stopping')}) to stop; it is still settling its journals"
 
 
-def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
-    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
+def serve(*, idle_s: float = 900.0, path: Path | None = None, lock_fd: int | None = None) -> int:
+    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``.
+
+    ``lock_fd`` is the daemon's lock, already taken by the hook that started this process.
+    """
     sock = path or Path(socket_path())
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not private_folder(str(sock.parent)):
@@ -270,7 +271,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
             f"{sock.parent} is not private to this user (another owner, or writable by others): whoever "
             "controls it could answer the hooks. Remove it, or set WATCHER_SOCKET to a path in a private folder."
         )
-    lock = _lock_file(sock)
+    lock = _lock_file(sock, lock_fd)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -164,14 +164,11 @@ def lock_path() -> str:
     return os.path.splitext(socket_path())[0] + ".lock"
 
 
-LOCK_FD_ENV = "WATCHER_SERVE_LOCK_FD"  # the locked lock file a hook hands to the daemon it starts
-
-
 def start_daemon() -> bool:
     """Start ``watcher serve`` in the background for the next hook call, unless one runs or is starting.
 
     Single-flight: the hook takes the daemon's lock, without waiting, before anything is started, and
-    hands it over to the daemon (an inherited descriptor): of a burst of cold calls one starts a
+    hands it over to the daemon (an inherited descriptor, named by ``--lock-fd``): of a burst of cold calls one starts a
     daemon, the others see the lock held and start nothing. True when this call started one.
     """
     import fcntl
@@ -185,13 +182,12 @@ def start_daemon() -> bool:
         except BlockingIOError:  # a daemon holds it (its socket is coming back) or one is starting
             return False
         subprocess.Popen(
-            [sys.executable, "-m", "watcher", "serve"],
+            [sys.executable, "-m", "watcher", "serve", "--lock-fd", str(fd)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
             pass_fds=(fd,),
-            env={**os.environ, LOCK_FD_ENV: str(fd)},
         )
         return True
     finally:

@@ -38,6 +38,7 @@ from watcher.runtime._coordination import Command, Coordination
 from watcher.runtime._storable import encode_payload
 from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_label, journal_target
 from watcher.runtime.events import Event, event_from_payload
+from watcher.settings import Settings
 
 __all__ = [
     "DECISION_KINDS",
@@ -67,9 +68,12 @@ def project_root(start: Path | None = None) -> Path:
     return here
 
 
-def default_journal_path(start: Path | None = None) -> Path | str:
-    """``$WATCHER_JOURNAL`` if set (a path or a ``postgresql://`` URL), else ``.watcher/journal.sqlite3`` at the project root."""
-    override = os.environ.get("WATCHER_JOURNAL")
+def default_journal_path(start: Path | None = None, *, settings: Settings | None = None) -> Path | str:
+    """``$WATCHER_JOURNAL`` if set (a path or a ``postgresql://`` URL), else ``.watcher/journal.sqlite3`` at the project root.
+
+    The variable comes from ``settings`` (default: the environment, read now).
+    """
+    override = (settings or Settings.from_env()).journal
     if override:
         return journal_target(override)
     return project_root(start) / ".watcher" / "journal.sqlite3"
