@@ -9,6 +9,7 @@ paths through its handlers. Expressions are in ``expressions.py``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from watcher.roles.taint.calls import Calls
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine"]
 
 _RANK = {"safe": 0, "unknown": 1, "tainted": 2}
+_FUNCTION = Value(tags=frozenset({"function"}))
 
 
 class Engine(Calls):
@@ -55,7 +57,8 @@ class Engine(Calls):
         self.globals = {k: v for k, v in module.env.items()}
         for functions in (*self.functions.values(), *self.methods.values()):
             for fn in functions:
-                self.enter(fn)
+                if fn.node.kind() not in self.g.closures:
+                    self.enter(fn)
         self.result.flows = sorted(self._flows.values(), key=lambda f: (f.line, f.sink.name))
         return self.result
 
@@ -82,40 +85,110 @@ class Engine(Calls):
                 node, name_node.text() if name_node is not None else "", self.parameters(node), decorators, owner
             )
             (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
+        if g.closures:  # ``const clean = (s) => …``: followed at its calls by name, run where it is defined
+            for node in root.find_all(any=[{"kind": k} for k in sorted(g.closures)]):
+                holder = node.parent()
+                name_node = g.field(holder, "name") if holder is not None and holder.kind() in g.declarators else None
+                if name_node is not None and name_node.kind() in g.identifiers:
+                    fn = Function(node, name_node.text(), self.parameters(node), (), None)
+                    self.functions.setdefault(fn.name, []).append(fn)
 
     def parameters(self, node: SgNode) -> tuple[str, ...]:
-        """The parameter names of a function, in order (``*args`` and ``**kw`` by their names)."""
-        params = self.g.field(node, "parameters")
-        out = []
-        for p in params.named_children() if params is not None else ():
-            name = p if p.kind() in self.g.identifiers else (self.g.field(p, "name") or p.find(kind="identifier"))
+        """The parameter names of a function, in order (``*args`` by its name, a destructured one by its text)."""
+        return tuple(name for name, _ in self.targets(node))
+
+    def targets(self, node: SgNode) -> list[tuple[str, SgNode | None]]:
+        """Each parameter's name, and the pattern it destructures (None for a plain name)."""
+        g = self.g
+        params = g.field(node, "parameters")
+        listed = params.named_children() if params is not None else []
+        single = g.field(node, "parameter") if params is None else None
+        out: list[tuple[str, SgNode | None]] = []
+        for p in [single] if single is not None else listed:
+            if p.kind() in g.ignored:
+                continue
+            target = g.field(p, "pattern") or p
+            if target.kind() in g.default_patterns:
+                target = g.field(target, "left") or target
+            if target.kind() in g.object_patterns or target.kind() in g.sequences:
+                out.append((target.text(), target))
+                continue
+            name = target if target.kind() in g.identifiers else (g.field(p, "name") or p.find(kind="identifier"))
             if name is not None:
-                out.append(name.text())
-        return tuple(out)
+                out.append((name.text(), None))
+        return out
 
     def defaults(self, node: SgNode) -> dict[str, SgNode]:
         """Parameter name → its default value's node."""
         params = self.g.field(node, "parameters")
         out = {}
         for p in params.named_children() if params is not None else ():
-            name, value = self.g.field(p, "name"), self.g.field(p, "value")
+            name = self.g.field(p, "name") or self.g.field(p, "pattern") or self.g.field(p, "left")
+            value = self.g.field(p, "value") or self.g.field(p, "right")
             if name is not None and value is not None:
                 out[name.text()] = value
         return out
+
+    def bind(self, frame: Frame, fn_node: SgNode, values: dict[str, Value]) -> None:
+        """Give each parameter of ``fn_node`` its value: a name directly, a pattern member by member."""
+        for name, pattern in self.targets(fn_node):
+            value = values.get(name)
+            if value is None:
+                continue
+            if pattern is None:
+                frame.env[name] = value
+            else:
+                self.assign(pattern, value, frame)
+
+    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
+        """Run a function expression where it stands, seeing the path's names; a value that names a function."""
+        names = self.parameters(node)
+        fn = Function(node, "", names, (), None)
+        inner = Frame(dict(frame.env), fn, entry=True)
+        sources = self.spec.entry(fn, self.name_of) if given is None else {}
+        line = node.range().start.line + 1
+        values: dict[str, Value] = {}
+        for i, name in enumerate(names):
+            if given is not None:
+                values[name] = given[i].through(name) if i < len(given) else Value()
+            elif name in sources:
+                values[name] = sources[name]
+            else:
+                values[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
+        if any(v.labelled("input") for v in sources.values()):
+            self.result.inputs.add(line)
+        self.bind(inner, node, values)
+        body = self.g.field(node, "body")
+        key = id(node)
+        if body is None or len(self._stack) >= 2 * self.max_depth or self._stack.count(key) > 0:
+            return _FUNCTION
+        self._stack.append(key)
+        try:
+            if body.kind() in self.g.blocks:
+                self.block(body, inner)
+            else:
+                self.expr(body, inner)
+        finally:
+            self._stack.pop()
+        return _FUNCTION
 
     def enter(self, fn: Function) -> None:
         """Analyse ``fn`` as called from outside: parameters are input where the spec says so, else unknown."""
         sources = self.spec.entry(fn, self.name_of)
         line = fn.node.range().start.line + 1
         env = dict(self.globals)
+        values: dict[str, Value] = {}
         for i, name in enumerate(fn.parameters):
             if name in sources:
-                env[name] = sources[name]
+                values[name] = sources[name]
             elif i == 0 and fn.owner and name in ("self", "cls"):
-                env[name] = Value(tags=frozenset({f"instance:{fn.owner}"}))
+                values[name] = Value(tags=frozenset({f"instance:{fn.owner}"}))
             else:
-                env[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
+                values[name] = Value(origins=frozenset({Origin("unknown", f"parameter `{name}`", line)}))
+        if fn.owner and self.g.self_name:
+            env[self.g.self_name] = Value(parts={}, tags=frozenset({f"instance:{fn.owner}"}))
         frame = Frame(env, fn, entry=True)
+        self.bind(frame, fn.node, values)
         if any(v.labelled("input") for v in sources.values()):
             self.result.inputs.add(line)
         body = self.g.field(fn.node, "body")
@@ -142,19 +215,24 @@ class Engine(Calls):
         self._followed += 1
         env = dict(self.globals)
         params = list(fn.parameters)
+        instance = receiver if receiver is not None else Value(tags=frozenset({f"instance:{fn.owner}"}))
         if fn.owner and params and params[0] in ("self", "cls"):
-            env[params.pop(0)] = receiver if receiver is not None else Value(tags=frozenset({f"instance:{fn.owner}"}))
+            env[params.pop(0)] = instance
+        elif fn.owner and self.g.self_name:
+            env[self.g.self_name] = instance
         defaults = self.defaults(fn.node)
         frame = Frame(env, fn)
+        values: dict[str, Value] = {}
         for i, name in enumerate(params):
             if i < len(args):
-                env[name] = args[i].through(name)
+                values[name] = args[i].through(name)
             elif name in kwargs:
-                env[name] = kwargs[name].through(name)
+                values[name] = kwargs[name].through(name)
             elif name in defaults:
-                env[name] = self.expr(defaults[name], Frame(dict(self.globals)))
+                values[name] = self.expr(defaults[name], Frame(dict(self.globals)))
             else:
-                env[name] = Value()
+                values[name] = Value()
+        self.bind(frame, fn.node, values)
         body = self.g.field(fn.node, "body")
         if body is None:
             return None
@@ -170,6 +248,9 @@ class Engine(Calls):
 
     def block(self, node: SgNode, frame: Frame) -> None:
         """Run the statements under ``node`` in order, until the path ends."""
+        if node.kind() in self.g.statements:  # ``if (x) return;``: one statement stands for the block
+            self.statement(node, frame)
+            return
         for child in node.named_children():
             if not frame.live:
                 return
@@ -272,18 +353,26 @@ class Engine(Calls):
             for inner in condition.named_children():
                 self.refine(inner, frame, when)
             return
-        if kind in self.g.booleans:
-            op = self.g.field(condition, "operator")
-            both = op is not None and op.text() in ("and", "&&")
+        op = self.g.field(condition, "operator") if kind in self.g.booleans | self.g.binaries else None
+        if op is not None and op.text() in ("and", "or", "&&", "||"):
+            both = op.text() in ("and", "&&")
+            sides = [p for p in (self.g.field(condition, "left"), self.g.field(condition, "right")) if p is not None]
             if both == when:  # a and b true: both hold; a or b false: neither holds
-                for side in ("left", "right"):
-                    part = self.g.field(condition, side)
-                    if part is not None:
-                        self.refine(part, frame, when)
+                for part in sides:
+                    self.refine(part, frame, when)
+            elif len(sides) == 2:  # either side may be what holds: what both prove
+                one, other = frame.fork(), frame.fork()
+                self.refine(sides[0], one, when)
+                self.refine(sides[1], other, when)
+                join([one, other], frame)
             return
         for ref in self.spec.guard(condition, Here(self, condition, frame)):
-            if ref.when == when and ref.name in frame.env:
+            if ref.when != when:
+                continue
+            if ref.name in frame.env:
                 frame.env[ref.name] = frame.env[ref.name].cleared(ref.classes)
+            elif ref.node is not None:  # a member chain read straight from its object (``req.query.to``)
+                frame.env[ref.name] = self.expr(ref.node, frame.fork()).cleared(ref.classes)
 
     def loop(self, node: SgNode, frame: Frame) -> None:
         """``for``/``while``: the body may run zero, one or more times (twice is enough for taint)."""
@@ -293,6 +382,10 @@ class Engine(Calls):
             self.dead(self.g.field(node, "body") or node)
             return
         element: Value | None = None
+        start = self.g.field(node, "initializer")
+        if start is not None:
+            self.statement(start, frame)
+        step = self.g.field(node, "increment")
         if kind in self.g.for_each:
             items = self.expr(self.g.field(node, "right") or node, frame)
             element = self.element(items)
@@ -308,6 +401,8 @@ class Engine(Calls):
             if element is not None and target is not None:
                 self.assign(target, element, current)
             self.block(body, current)
+            if step is not None and current.live:
+                self.expr(step, current)
             paths.append(current)
         before = frame.returns
         join(paths, frame)
@@ -366,6 +461,14 @@ class Engine(Calls):
                 continue
             path = frame.fork()
             self.capture(case, value, path)
+            if patterns is not None and patterns != "*" and len(patterns) == 1 and isinstance(patterns[0], (str, int)):
+                named = self.name_of(subject, frame) if subject is not None else ""
+                if (
+                    subject is not None
+                    and named
+                    and subject.kind() in self.g.identifiers | self.g.attributes | self.g.parenthesized
+                ):
+                    path.env[named] = Value(const=patterns[0])  # ``case "a":`` the subject is "a" here
             self.block(self.g.field(case, "consequence") or case, path)
             paths.append(path)
         if not chosen and paths:
@@ -385,6 +488,10 @@ class Engine(Calls):
         if self.g.field(case, "guard") is not None:
             return None
         patterns = [c for c in case.named_children() if c.kind() in self.g.case_patterns]
+        literal = self.g.field(case, "value") if not patterns else None
+        if literal is not None:  # ``case "a":`` of a switch
+            const = self.expr(literal, Frame({})).const
+            return None if const is NO_CONST else [const]
         if not patterns:
             return "*" if case.kind() in self.g.defaults else None
         values: list[Any] = []

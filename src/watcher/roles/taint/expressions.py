@@ -9,6 +9,7 @@ session, a ``Location`` header). Calls are in ``calls.py``.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from watcher.roles.taint import fold
@@ -57,6 +58,9 @@ class Expressions:
     def call(self, node: SgNode, frame: Frame) -> Value:
         raise NotImplementedError  # calls.py
 
+    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
+        raise NotImplementedError
+
     # ------------------------------------------------------------------ dispatch
 
     def is_expression(self, kind: str) -> bool:
@@ -67,6 +71,7 @@ class Expressions:
                 g.calls, g.attributes, g.subscripts, g.identifiers, g.strings, g.numbers, g.binaries,
                 g.booleans, g.comparisons, g.nots, g.ternaries, g.sequences, g.dicts, g.comprehensions,
                 g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns, g.constants,
+                g.closures, g.wrappers, g.markup_attributes,
             )  # fmt: skip
             self.__dict__["_expression_kinds"] = kinds
         return kind in kinds
@@ -100,6 +105,13 @@ class Expressions:
             return self.mapping(node, frame)
         if kind in g.comprehensions:
             return self.comprehension(node, frame)
+        if kind in g.closures:
+            return self.closure(node, frame)
+        if kind in g.wrappers:
+            inner = next((c for c in node.named_children() if c.kind() not in g.ignored), None)
+            return self.expr(inner, frame) if inner is not None else Value()
+        if kind in g.markup_attributes:
+            return self.markup(node, frame)
         if kind in g.lambdas or kind in g.ignored:
             return Value()
         if kind in g.assignments or kind in g.augmented or kind in g.declarators:
@@ -168,7 +180,7 @@ class Expressions:
                 prefix = child.text().lower()
                 raw, binary = "r" in prefix, binary or "b" in prefix
         if any(p is NO_CONST for p in pieces):
-            return union(values)
+            return self.built(values, [p for p in pieces if isinstance(p, str)])
         text = "".join(p.decode("latin-1") if isinstance(p, bytes) else str(p) for p in pieces)
         return Value(const=text.encode("latin-1", "replace") if binary else text)
 
@@ -213,7 +225,15 @@ class Expressions:
                 return Value(const=const)
             if ops[0] == "%" and values[1].seq is not None:
                 return union([values[0], *values[1].seq])
+            if ops[0] == "+":
+                return self.built(values, [v.const for v in values if isinstance(v.const, str)])
         return union(values)
+
+    def built(self, values: list[Value], literals: list[str]) -> Value:
+        """A string built from ``values`` around ``literals``: their data, and what the literal text is."""
+        value = union(values)
+        described = self.spec.describe(" ".join(literals)) if literals else frozenset()
+        return Value(origins=value.origins, tags=value.tags | described) if described else value
 
     def negation(self, node: SgNode, frame: Frame) -> Value:
         op = self.g.field(node, "operator")
@@ -273,13 +293,19 @@ class Expressions:
         for child in node.named_children():
             if child.kind() in self.g.pairs:
                 key_node, value_node = self.g.field(child, "key"), self.g.field(child, "value")
-                key = self.expr(key_node, frame) if key_node is not None else Value()
+                key = Value(const=key_node.text()) if key_node is not None and key_node.kind() in self.g.key_names else (
+                    self.expr(key_node, frame) if key_node is not None else Value()
+                )  # fmt: skip
                 if key_node is not None and key_node.kind() in self.g.identifiers and self.g.dict_keys_are_names:
                     key = Value(const=key_node.text())
                 value = self.expr(value_node, frame) if value_node is not None else Value()
                 k = key.const if key.constant and _hashable(key.const) else ANY_KEY
                 parts[k] = merge(parts[k], value) if k in parts else value
                 origins |= key.all_origins()
+            elif child.kind() in self.g.shorthands:  # ``{ a }``: the member a holds the variable a
+                parts[child.text()] = self.lookup(child.text(), child, frame)
+            elif child.kind() in self.g.functions:
+                continue  # a method of the object literal: entered on its own
             elif child.kind() not in self.g.ignored:
                 spread = self.expr(child, frame)
                 for k, v in (spread.parts or {}).items():
@@ -326,15 +352,18 @@ class Expressions:
             return self.name_of(self.g.field(node, "function"), frame) + "()"
         if kind in self.g.subscripts:
             return self.name_of(self.g.field(node, "object"), frame) + "[]"
-        if kind in self.g.parenthesized:
-            kids = node.named_children()
+        if kind in self.g.parenthesized or kind in self.g.wrappers:
+            kids = [k for k in node.named_children() if k.kind() not in self.g.ignored]
             return self.name_of(kids[0], frame) if kids else ""
         return ""
 
     def attribute(self, node: SgNode, frame: Frame) -> Value:
         obj_node, attr = self.g.field(node, "object"), self.g.field(node, "attribute")
+        name = self.name_of(node, frame)
+        if name in frame.env:  # a member chain a guard validated, or stored on this path
+            return frame.env[name]
         obj = self.expr(obj_node, frame) if obj_node is not None else Value()
-        found = self.spec.attribute(self.name_of(node, frame), obj, Here(self, node, frame))
+        found = self.spec.attribute(name, obj, Here(self, node, frame))
         if found is not None:
             return found
         if attr is None:
@@ -377,7 +406,8 @@ class Expressions:
             current = self.expr(target, frame)
             symbol = op.text().rstrip("=") if op is not None else "+"
             const = fold.binary(symbol, current.const, value.const)
-            value = Value(const=const) if const is not NO_CONST else union([current, value])
+            texts = [v.const for v in (current, value) if isinstance(v.const, str)]
+            value = Value(const=const) if const is not NO_CONST else self.built([current, value], texts)
         if target is not None:
             self.assign(target, value, frame)
         line = node.range().start.line + 1
@@ -389,14 +419,23 @@ class Expressions:
         """Bind ``value`` to an assignment target: a name, ``obj.attr``, ``obj[key]`` or a pattern."""
         g, kind = self.g, target.kind()
         if kind in g.identifiers:
+            self._forget(target.text(), frame)
             frame.env[target.text()] = value.through(target.text())
             self.spec.store("", target.text(), value, Here(self, target, frame))
         elif kind in g.attributes:
             obj_node, attr = g.field(target, "object"), g.field(target, "attribute")
             if obj_node is None or attr is None:
                 return
-            self.spec.store(self.name_of(obj_node, frame), attr.text(), value, Here(self, target, frame))
+            owner = self.name_of(obj_node, frame)
+            self._forget(f"{owner}.{attr.text()}", frame)
+            self.spec.store(owner, attr.text(), value, Here(self, target, frame))
             self._update(obj_node, attr.text(), value, frame)
+        elif kind in g.object_patterns:
+            self.unpack(target, value, frame)
+        elif kind in g.default_patterns:
+            left, right = g.field(target, "left"), g.field(target, "right")
+            if left is not None:
+                self.assign(left, merge(value, self.expr(right, frame)) if right is not None else value, frame)
         elif kind in g.subscripts:
             obj_node, index = g.field(target, "object"), g.field(target, "index")
             if obj_node is None:
@@ -412,6 +451,43 @@ class Expressions:
             targets = [c for c in target.named_children() if c.kind() not in g.ignored]
             for i, child in enumerate(targets):
                 self.assign(child, value.part(i) if child.kind() not in g.spreads else value.flat(), frame)
+
+    def unpack(self, pattern: SgNode, value: Value, frame: Frame) -> None:
+        """``{ a, b: c, d = 1, ...rest } = value``: each name gets the member of its key."""
+        g = self.g
+        for child in pattern.named_children():
+            kind = child.kind()
+            if kind in g.shorthand_patterns:
+                self._forget(child.text(), frame)
+                frame.env[child.text()] = value.part(child.text()).through(child.text())
+            elif kind in g.pair_patterns:
+                key, inner = g.field(child, "key"), g.field(child, "value")
+                if inner is None:
+                    continue
+                k = key.text().strip("'\"") if key is not None else NO_CONST
+                self.assign(inner, value.part(k), frame)
+            elif kind in g.default_patterns:
+                left, right = g.field(child, "left"), g.field(child, "right")
+                if left is not None:
+                    member = value.part(left.text())
+                    self.assign(left, merge(member, self.expr(right, frame)) if right is not None else member, frame)
+            elif kind not in g.ignored:
+                for inner in child.named_children():  # ``...rest``: whatever else it holds
+                    self.assign(inner, value.flat(), frame)
+
+    def markup(self, node: SgNode, frame: Frame) -> Value:
+        """``<div attr={value}>``: the value is evaluated and the spec told of the store."""
+        kids = node.named_children()
+        value = self.expr(kids[1], frame) if len(kids) == 2 else union(self.expr(k, frame) for k in kids[1:])
+        if kids:
+            self.spec.store(node.kind(), kids[0].text(), value, Here(self, node, frame))
+        return Value()
+
+    def _forget(self, name: str, frame: Frame) -> None:
+        """A new value for ``name``: what guards proved of its members no longer holds."""
+        prefix = name + "."
+        for key in [k for k in frame.env if k.startswith(prefix)]:
+            del frame.env[key]
 
     def _update(self, obj_node: SgNode, key: Any, value: Value, frame: Frame) -> None:
         if obj_node.kind() not in self.g.identifiers | self.g.attributes | self.g.subscripts:

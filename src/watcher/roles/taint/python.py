@@ -266,6 +266,12 @@ class PythonSpec:
     def guard(self, condition: SgNode, site: Site) -> Sequence[Refinement]:
         return python_guards.guard(condition, site)
 
+    def callback(self, call: Call, index: int) -> Sequence[Value] | None:
+        return None  # a Python lambda is not followed
+
+    def describe(self, text: str) -> frozenset[str]:
+        return frozenset()
+
 
 def _origin(name: str, line: int) -> Any:
     from watcher.roles.taint.values import Origin

@@ -138,14 +138,18 @@ class Value:
 
 
 def union(values: Iterable[Value]) -> Value:
-    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins; no constant, no tags.
+    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins; no constant.
 
-    Tags describe an object (a module, a request, a normalised path); what is built from it is not that.
+    Tags describe an object (a module, a request, a normalised path); what is built from it is not
+    that — except ``text:`` tags, which describe the literal text a string was built around (SQL).
     """
     origins: set[Origin] = set()
+    tags: set[str] = set()
     for v in values:
         origins |= v.all_origins()
-    return Value(origins=frozenset(origins))
+        if v.tags:
+            tags.update(t for t in v.tags if t.startswith("text:"))
+    return Value(origins=frozenset(origins), tags=frozenset(tags))
 
 
 def merge(a: Value, b: Value) -> Value:
