@@ -10,6 +10,7 @@ never a host's.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +100,7 @@ class Coordination:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
         self._store.mark_commands([(command_id, status, detail)])
 
-    def mark_commands(self, marks: list[tuple[int, str, str]]) -> None:
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
         """Mark a batch of commands at once: (id, ``applied`` or ``failed``, detail) each."""
         if marks:
             self._store.mark_commands(marks)
