@@ -111,3 +111,16 @@ async def test_an_llm_evaluator_sends_the_roles_own_prompt(
     assert same(user) == same(expected.activity)
     assert "- task: api-client" in user and "freshness: stale (no progress for 150s)" in user
     assert "[INTERJECT]" not in user and "⟦INTERJECT⟧" in user  # the tool's text is fenced and defused
+
+
+def test_a_function_is_not_an_evaluator_and_says_how_to_wrap_it(tmp_path: Path) -> None:
+    from watcher.core.errors import ConfigurationError
+    from watcher.fleet import Fleet, TaskSpec
+
+    def judge(snapshot: Snapshot) -> str:  # the shape a fleet's evaluator once had
+        return CONTINUE
+
+    with pytest.raises(
+        ConfigurationError, match=re.escape("wrap a function of the request in watcher.evaluators.CallableEvaluator")
+    ):
+        Fleet([TaskSpec("a", "p")], journal=tmp_path / "j.sqlite3", evaluator=judge)

@@ -3,8 +3,10 @@
 A subclass resolves its model, key and server, builds its SDK client, and says how a request
 body is built from a redacted prompt, how the SDK is called and how its answer becomes an
 ``EvaluationResult``. The base keeps the shared settings, the name (``provider:model``), the call
-(``evaluate``; ``preview`` shows what it would send) with its error translation (an SDK failure becomes an ``EvaluationError``
-that says what failed and where; the engine journals it and continues) and the client's lifetime.
+(``evaluate``; ``preview`` shows what it would send, without calling) with its error translation
+(an SDK failure becomes an ``EvaluationError`` that says what failed and where; the engine
+journals it and continues) and the client's lifetime. A request whose subject formats its own
+prompt (a role with a prompt of its own, such as the fleet's ``health``) is sent that prompt.
 """
 
 from __future__ import annotations

@@ -104,6 +104,12 @@ class Judge(_Asking):
     """
 
     def __init__(self, evaluator: Evaluator | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        if evaluator is not None and not isinstance(evaluator, Evaluator):
+            raise ConfigurationError(
+                f"a fleet's evaluator must be an Evaluator (an object with name and async evaluate(request)), "
+                f"not {type(evaluator).__name__}; wrap a function of the request in "
+                "watcher.evaluators.CallableEvaluator (the task's Snapshot is request.subject)"
+            )
         super().__init__(evaluator or RulesEvaluator(HealthRole()), timeout_s=timeout_s)
         self.rules = evaluator is None
 

@@ -105,14 +105,26 @@ class TaskState:
         self._file_changed = self._progressed = self._beat = self.changed = False
         return True
 
-    def snapshot(self, now: float, stale_after_s: float, very_stale_after_s: float) -> Snapshot:
-        """The state at ``now`` (monotonic); clears what this judgement consumed."""
+    def snapshot(
+        self, now: float, stale_after_s: float, very_stale_after_s: float, *, judged: bool = False
+    ) -> Snapshot:
+        """The state at ``now`` (monotonic); clears what this judgement consumed.
+
+        ``judged``: a full judgement follows, so the ladder moves first: a task that progressed
+        starts a new ladder, and a loop found is flagged until the task leaves it.
+        """
         if self._beat or self._file_changed:
             self.last_progress = now
         idle = now - self.last_progress
         freshness: Freshness = (
             "fresh" if idle < stale_after_s else "stale" if idle < very_stale_after_s else "very_stale"
         )
+        findings, progressed, nudges = tuple(self._findings), self._progressed or self._file_changed, self.nudges
+        if judged:
+            if progressed:
+                self.nudges, self.flagged = 0, None  # it changed approach and it worked: the ladder restarts
+            if findings:
+                self.flagged = findings[-1]
         snap = Snapshot(
             task=self.name,
             age_s=now - self.started,
@@ -122,10 +134,12 @@ class TaskState:
             idle_s=idle,
             freshness=freshness,
             recent_conversation=(),
-            findings=tuple(self._findings),
+            findings=findings,
             file_changed=self._file_changed,
-            progressed=self._progressed or self._file_changed,
-            nudges=self.nudges,
+            progressed=progressed,
+            nudges=nudges,
+            flagged=self.flagged is not None,
+            answered=self.answered,
         )
         self._findings, self._file_changed, self._progressed, self._beat, self.changed = [], False, False, False, False
         return snap

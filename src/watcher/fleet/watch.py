@@ -161,7 +161,7 @@ class WatchCycle:
                 continue
             if routine and self._last.get(name) == HEALTHY and state.routine(now, cfg.stale_after_s):
                 continue
-            judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)))
+            judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s, judged=full)))
         if not full:
             for state, snap in judged:
                 # no ladder: a hint at most once per answered nudge, pause when very stale
@@ -177,20 +177,8 @@ class WatchCycle:
         await self.actions.commit()  # the cycle's decisions, committed once
 
     async def _evaluate_all(self, judged: list[tuple[TaskState, Snapshot]]) -> list[Recommendation]:
-        out: list[Recommendation] = []
-        snaps: list[Snapshot] = []
-        for state, snap in judged:
-            if snap.progressed:
-                state.nudges, state.flagged = 0, None  # it changed approach and it worked: the ladder restarts
-            if snap.findings:
-                state.flagged = snap.findings[-1]
-            judged_as = replace(snap, flagged=state.flagged is not None, answered=state.answered)
-            if self.judge.rules:  # offline and instant: one after another
-                out.append(await self.judge(judged_as))
-            else:
-                snaps.append(judged_as)
-        if self.judge.rules:
-            return out
+        if self.judge.rules:  # offline and instant: one after another
+            return [await self.judge(snap) for _, snap in judged]
         gate = asyncio.Semaphore(CONCURRENT_EVALUATIONS)
 
         async def one(snap: Snapshot) -> Recommendation:
@@ -200,7 +188,7 @@ class WatchCycle:
                     replace(snap, recent_tools=tools, recent_conversation=conversation, in_tool_call=in_call)
                 )
 
-        return list(await asyncio.gather(*(one(snap) for snap in snaps)))
+        return list(await asyncio.gather(*(one(snap) for _, snap in judged)))
 
     async def _act(self, state: TaskState, snap: Snapshot, recommendation: Recommendation, *, degraded: bool) -> None:
         cfg, actions, name = self.config, self.actions, state.name
