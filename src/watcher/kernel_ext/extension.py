@@ -261,19 +261,19 @@ class KernelExtension:
 
     def accept(self, session: str, watcher: str, interjection_id: str, content: str | None) -> None:
         """Deliver a pending interjection (the Inject button); returns at once."""
-        self.thread.submit(self._accept(session, watcher, interjection_id, content))
+        self.thread.submit(self._accept(session, interjection_id, content))
 
-    async def _accept(self, session: str, watcher: str, interjection_id: str, content: str | None) -> None:
-        # no watcher named: only a pending interjection is acted on (a second click does nothing)
+    async def _accept(self, session: str, interjection_id: str, content: str | None) -> None:
+        # naming no watcher, the command acts only on a pending interjection (a second click does nothing)
         given = Command.given(session, "accept", interjection_id, payload={"content": content} if content else None)
         with contextlib.suppress(NotPendingError):
             await self.runtime.act(given, by="panel")
 
     def dismiss(self, session: str, watcher: str, interjection_id: str) -> None:
         """Drop a pending interjection (the Dismiss button); returns at once."""
-        self.thread.submit(self._dismiss(session, watcher, interjection_id))
+        self.thread.submit(self._dismiss(session, interjection_id))
 
-    async def _dismiss(self, session: str, watcher: str, interjection_id: str) -> None:
+    async def _dismiss(self, session: str, interjection_id: str) -> None:
         given = Command.given(session, "dismiss", interjection_id, payload={"reason": "dismissed in the notebook"})
         with contextlib.suppress(NotPendingError):
             await self.runtime.act(given, by="panel")
@@ -293,9 +293,9 @@ class KernelExtension:
         for session, name, interjection in self.pending():
             if interjection.id == interjection_id:
                 if accept:
-                    self.thread.wait(self._accept(session, name, interjection_id, content), WAIT_S)
+                    self.thread.wait(self._accept(session, interjection_id, content), WAIT_S)
                 else:
-                    self.thread.wait(self._dismiss(session, name, interjection_id), WAIT_S)
+                    self.thread.wait(self._dismiss(session, interjection_id), WAIT_S)
                 return session, name
         raise NotPendingError(f"no pending interjection {interjection_id!r}; %watcher_pending lists those waiting")
 
