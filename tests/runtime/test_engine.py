@@ -7,14 +7,15 @@ from dataclasses import replace
 
 import pytest
 
-from watcher.core.errors import NotPendingError
+from watcher.core.errors import NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import EvaluationRequest
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Done, ToolCall, ToolResult, UserMessage
 from watcher.core.spec import Caps, Triggers, WatcherSpec
 from watcher.evaluators import CallableEvaluator
 from watcher.runtime import Journal, RecordingSession, Runtime
 from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent
+from watcher.runtime.journal import Command
 
 SPEC = WatcherSpec(name="w", role="test")
 
@@ -224,3 +225,24 @@ async def test_commands_from_the_journal_are_applied(tmp_path) -> None:  # type:
     assert status[bogus][0] == "failed" and "unknown-id" in status[bogus][1]
     await runtime.close()
     journal.close()
+
+
+async def test_a_person_s_command_given_here_is_applied_the_same_way() -> None:
+    """A panel button, a magic or Python: ``Command.given`` through ``Runtime.act``, the journal's one path."""
+    spec = replace(SPEC, mode="manual")
+    runtime, session, _, watcher = await _run(
+        spec, lambda r: Interjection(content="proposal"), [*TURN[:3], ToolResult(tool_call_id="2", output="y")]
+    )
+    first, second = list(watcher.pending)
+    accepted = Command.given("parent", "accept", first, payload={"content": "said better"})
+    assert await runtime.act(accepted, by="panel") == "delivered"
+    with pytest.raises(NotPendingError, match="holds interjection"):  # a second click: no watcher holds it now
+        await runtime.act(accepted, by="panel")
+    assert await runtime.act(Command.given("parent", "dismiss", second, payload={"reason": "not now"})) == "dismissed"
+    with pytest.raises(UnknownWatcherError, match="no watcher named 'ghost'"):
+        await runtime.act(Command.given("parent", "inject", "h1", watcher="ghost", payload={"content": "hi"}))
+    own = Command.given("parent", "inject", "h1", watcher=SPEC.name, payload={"content": " my own words "})
+    assert await runtime.act(own, by="magic") == "delivered"
+    assert [i.content for i in session.delivered] == ["said better", "my own words"]
+    assert session.origins[-1] == Origin.of_person("magic")
+    await runtime.close()

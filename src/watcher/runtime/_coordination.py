@@ -10,6 +10,7 @@ never a host's.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,11 @@ COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resum
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One row of ``commands``: a request for the owning process to act on an interjection."""
+    """One row of ``commands``: a request for the owning process to act on an interjection.
+
+    A command a person gives in the process that owns the session (a panel button, a magic,
+    ``AgentRun.accept``) is the same value, made by ``given`` and never journaled.
+    """
 
     id: int
     ts: float
@@ -37,6 +42,19 @@ class Command:
     payload: dict[str, Any]
     status: str
     detail: str
+
+    @classmethod
+    def given(
+        cls,
+        session: str,
+        kind: str,
+        interjection_id: str = "",
+        *,
+        watcher: str = "",
+        payload: dict[str, Any] | None = None,
+    ) -> Command:
+        """A command given in this process (not journaled: id 0, status new)."""
+        return cls(0, time.time(), session, watcher, kind, interjection_id, payload or {}, "new", "")
 
 
 def _command(row: CommandRow) -> Command:
