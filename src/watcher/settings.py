@@ -5,7 +5,7 @@ the language server's start, or the first call of the Python API that was given 
 library code takes the ``Settings`` (or the one value it needs) as a parameter. This is the only
 module of the package that reads ``os.environ``, but for the thin hook client and the guard it loads
 alone (a warm hook cannot afford this import) and the fake agent CLI of ``watcher.testing`` (whose
-environment is an agent's); ``tests/test_architecture.py`` keeps it so.
+environment is an agent's); ``tests/test_environment_reads.py`` keeps it so.
 
 =========================  ===============================================================
 variable                   setting

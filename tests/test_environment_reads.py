@@ -1,7 +1,8 @@
-"""Rules of the code's shape that import-linter cannot state, checked on the source with ``ast``.
+"""An architecture rule import-linter cannot state, checked on the source with ``ast``.
 
 The environment is read in one place, ``watcher.settings``, at the boundary, and handed down; the
-only other readers are the hook's fast path, which must not import the package to stay fast.
+only other readers are the hook's fast path, which must not import the package to stay fast, and
+the fake agent CLI (whose environment is an agent's).
 """
 
 from __future__ import annotations
