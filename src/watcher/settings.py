@@ -3,8 +3,9 @@
 ``Settings.from_env()`` is called at the boundary — the ``watcher`` command, ``%load_ext watcher``,
 the language server's start, or the first call of the Python API that was given no settings — and
 library code takes the ``Settings`` (or the one value it needs) as a parameter. This is the only
-module of the package that reads ``os.environ``; the others that may are the thin hook client and
-the guard it loads alone (a warm hook cannot afford this import) — an architecture test keeps it so.
+module of the package that reads ``os.environ``, but for the thin hook client and the guard it loads
+alone (a warm hook cannot afford this import) and the fake agent CLI of ``watcher.testing`` (whose
+environment is an agent's); ``tests/test_environment_reads.py`` keeps it so.
 
 =========================  ===============================================================
 variable                   setting

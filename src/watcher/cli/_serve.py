@@ -29,4 +29,4 @@ def run(args: argparse.Namespace) -> int:
     from watcher.hooks._daemon import serve
 
     idle = args.idle if args.idle is not None else args.settings.serve_idle_s
-    return serve(idle_s=idle, lock_fd=args.lock_fd)
+    return serve(idle_s=idle, lock_fd=args.lock_fd, settings=args.settings)

@@ -24,6 +24,7 @@ from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, 
 from watcher.runtime.events import EvaluationEvent, Event, ObservationEvent, SessionEvent
 from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal, JournalRow
+from watcher.settings import Settings
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
 
@@ -166,7 +167,8 @@ def summarise(rows: list[JournalRow]) -> list[str]:
 
 def main() -> int:
     """Run the notebooks and print the watchers' record of them."""
-    scripted = not os.environ.get("ANTHROPIC_API_KEY")
+    settings = Settings.from_env()
+    scripted = not settings.environ.get("ANTHROPIC_API_KEY")  # what the notebooks themselves look at
     print("watcher demo: example notebooks executed headless on a real ipykernel (nbclient)")
     print(
         f"  the agent run is {'SCRIPTED (StubAnthropicServer, no network)' if scripted else 'live (ANTHROPIC_API_KEY is set)'}; watchers use offline rules"
@@ -175,8 +177,9 @@ def main() -> int:
         root = Path(tmp)
         _kernelspec(root)
         journal = root / "journal.sqlite3"
+        # the kernels the notebooks start inherit these (and the kernelspec is found through JUPYTER_PATH here)
         os.environ["WATCHER_JOURNAL"] = str(journal)
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("JUPYTER_PATH")]))
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root), settings.environ.get("JUPYTER_PATH")]))
         after = 0
         failed = False
         for name, title in NOTEBOOKS:

@@ -36,8 +36,9 @@ from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryOutcome, Event
 from watcher.runtime.hub import Runtime
-from watcher.runtime.journal import Command
+from watcher.runtime.journal import Command, default_journal_path
 from watcher.runtime.session import Session
+from watcher.settings import Settings
 from watcher.widgets import PanelState, WatcherPanel
 
 __all__ = ["Attached", "KernelExtension", "notebook_session_name"]
@@ -45,9 +46,9 @@ __all__ = ["Attached", "KernelExtension", "notebook_session_name"]
 WAIT_S = 10.0
 
 
-def notebook_session_name() -> str:
+def notebook_session_name(settings: Settings) -> str:
     """``notebook:<name>@<pid>``: the notebook's file name when the frontend says it, else ``kernel``."""
-    path = os.environ.get("JPY_SESSION_NAME") or ""  # set by jupyter_server for the notebook's kernel
+    path = settings.notebook_path  # $JPY_SESSION_NAME, set by jupyter_server for the notebook's kernel
     stem = Path(path).stem if path else "kernel"
     return f"notebook:{stem}@{os.getpid()}"
 
@@ -70,10 +71,13 @@ class Attached:
 class KernelExtension:
     """Everything ``%load_ext watcher`` set up in this kernel."""
 
-    def __init__(self, shell: InteractiveShell, *, journal_path: str | Path | None = None) -> None:
+    def __init__(
+        self, shell: InteractiveShell, *, journal_path: str | Path | None = None, settings: Settings | None = None
+    ) -> None:
+        settings = settings or Settings.from_env()  # read once, when the extension loads
         self.shell = shell
-        self.thread = RuntimeThread(journal_path)
-        self.session = NotebookSession(notebook_session_name())
+        self.thread = RuntimeThread(journal_path or default_journal_path(settings=settings))
+        self.session = NotebookSession(notebook_session_name(settings))
         self.recorder = CellRecorder(shell.user_global_ns)
         self.attached: dict[str, Attached] = {}  # written on the runtime thread only
         self.panels: dict[str, WatcherPanel] = {}  # kept after a detach, so the panel shows it

@@ -97,7 +97,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     for item in config.watchers:
         spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
         reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
-        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, **reads), session)
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, settings=settings, **reads), session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(
