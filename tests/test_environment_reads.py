@@ -23,9 +23,6 @@ ENV_READERS = {
     Path("guard/_policy.py"): "the hook's cold fast path: the guard imports nothing of watcher (guard-stands-alone)",
     Path("testing/fake_cli.py"): "the entry point of a stand-in agent CLI: its environment is the agent's, not ours",
 }
-#: readers on their way out: allowed only while the file exists (the fleet's own LLM evaluator gives way
-#: to the ordinary evaluators, issue 23)
-LEAVING = {Path("fleet/llm.py")}
 #: the modules that may set variables for the child processes they start
 ENV_WRITERS = {
     Path("demo/notebooks.py"): "the notebook demo: the kernels it starts inherit the journal and JUPYTER_PATH",
@@ -84,7 +81,7 @@ def test_only_the_settings_module_and_the_hook_fast_path_read_the_environment() 
     for path in sorted(SRC.rglob("*.py")):
         here = path.relative_to(SRC)
         for line, kind, what in environment_uses(path.read_text(encoding="utf-8"), str(path)):
-            allowed = {*ENV_READERS, *LEAVING} if kind == "read" else ENV_WRITERS
+            allowed = set(ENV_READERS) if kind == "read" else ENV_WRITERS
             if here not in allowed:
                 offences.append(f"{here}:{line}: {kind}s the environment ({what})")
     assert offences == [], "take the value from watcher.settings.Settings, passed down from the boundary"
