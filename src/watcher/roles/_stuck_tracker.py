@@ -235,8 +235,10 @@ class LoopTracker:
         found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
-            self.progressed = True
-            self._tool_errors.clear()  # something new worked: earlier failures were not a loop
+            # something new worked: earlier failures were not a loop, and earlier nudges were heeded
+            # unless it is the same action re-run (a new result is no change of approach)
+            self.progressed = self.progressed or self._reruns.count == 1
+            self._tool_errors.clear()
         return found
 
     def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
