@@ -419,3 +419,23 @@ def test_a_message_with_only_a_counter_moving_on_is_the_same_message() -> None:
     assert _run([UserMessage(text="Hi"), *counted]) == [(3, "pause")]
     worded = [AssistantMessage(text=f"Step {n}: {step}") for n, step in enumerate(("read", "fix", "test"))]
     assert _run([UserMessage(text="Hi"), *worded]) == []
+
+
+def test_a_rerun_with_new_results_is_no_change_of_approach_so_its_nudges_climb() -> None:
+    role, buffer, said = StuckRole(), [UserMessage(text="Make a fixture of 120 rows.")], []
+    for n in range(60):
+        buffer += [
+            ToolCall(id=f"g{n}", name="Bash", input={"command": "python gen.py --print"}),
+            ToolResult(tool_call_id=f"g{n}", output=f"seed={n * 7919 % 10007}", exit_code=0),
+        ]
+        decision = role.evaluate(buffer, 2)
+        if isinstance(decision, Interject):
+            said.append((n + 1, decision.interjection.action, decision.interjection.severity))
+    assert said == [
+        (10, "nudge", "hint"),
+        (20, "nudge", "warning"),
+        (30, "nudge", "warning"),
+        (40, "nudge", "critical"),
+        (50, "nudge", "critical"),
+        (60, "pause", "critical"),  # five nudges went unanswered
+    ]

@@ -10,7 +10,6 @@ reports each of its levels once, and again as it goes on.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from watcher.core.interjection import Location
@@ -31,15 +30,14 @@ from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
-from watcher.roles._stuck_text import chant
 from watcher.roles._stuck_tool_errors import ToolErrors
 from watcher.roles._stuck_waits import Waits
 
 __all__ = ["LoopTracker"]
 
-_COUNTER = re.compile(r"\d+")
 _MAX_OPEN = 512  # tool calls without a result yet, and calls kept to describe cycles, at most
 
 
@@ -72,13 +70,9 @@ class LoopTracker:
         self._last_real: str | None = None
         self._slept = False
         self._waits = Waits(config.wait_budget)
-        # monologue, condensation, harness errors, cells
-        self._said: str | None = None
+        # monologue and chanting, condensation, harness errors, cells
+        self._replies = Replies(config)
         self._replied = False  # the agent said or did something since the last user message
-        self._said_len = 0
-        self._said_levels = Levels(0, config.monologue_pause, 0)
-        self._replies = 0  # agent replies in a row, whatever they say (``reply_run_pause``)
-        self._replies_levels = Levels(0, config.reply_run_pause, 0)
         self._condensed = 0
         self._cond_levels = Levels(0, config.condensation_pause, 0)
         self._harness = 0
@@ -112,31 +106,32 @@ class LoopTracker:
             self._condensed = 0
         replied, self._replied = self._replied, not isinstance(obs, UserMessage)
         if isinstance(obs, AssistantMessage):
-            return self._assistant(obs) + self._reply_run(obs)
-        self._replies = 0
+            return self._replies.feed(obs, self._new_loop)
+        self._replies.other()
         if isinstance(obs, HarnessError):
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
             nudge = harness_nudge(obs.text)
-            if self._said and not nudge:  # a person answered; an empty reply answers nobody: its run goes on
-                self._said = None
+            if not nudge:
+                self._replies.answered()
             self._rearm(at_once=nudge)
             if not replied and nudge and empty_reply_nudge(obs.text):  # it answers an empty reply the log does not show
-                return self._assistant(AssistantMessage(text=""))
+                return self._replies.feed(AssistantMessage(text=""), self._new_loop)
         elif isinstance(obs, ToolCall):
-            self._said = None
+            self._replies.acted()
             if len(self._calls) >= _MAX_OPEN:
                 self._calls.pop(next(iter(self._calls)))
             self._calls[obs.id] = obs
             self._last_call = obs
         elif isinstance(obs, ToolResult):
-            self._said = None
+            self._replies.acted()
             call = self._calls.pop(obs.tool_call_id, None) if obs.tool_call_id else None
             call = call or self._last_call or ToolCall(name="tool")
             self._last_call = None
             return self._step(call, obs)
         elif isinstance(obs, CellExecuted):
-            self._said, self._harness = None, 0
+            self._replies.acted()
+            self._harness = 0
             self._break_streaks()
             found = self._cells.feed(obs, self._new_loop)
             self.progressed = self.progressed or self._cells.fixed
@@ -148,7 +143,6 @@ class LoopTracker:
         streaks = (
             (self._run_levels, self._run_len),
             (self._fail_levels, self._fail_len),
-            (self._said_levels, self._said_len),
             (self._cond_levels, self._condensed),
             (self._harness_levels, self._harness),
         )
@@ -159,41 +153,13 @@ class LoopTracker:
                     # one action failing the same way is one loop to its two rules: both count afresh
                     self._run_levels.postpone(self._run_len)
                     self._fail_levels.postpone(self._fail_len)
+        self._replies.rearm(self._new_loop, at_once=at_once)
         self._tool_errors.rearm(self._new_loop, at_once=at_once)
         self._reruns.rearm(self._new_loop, at_once=at_once)
         self._cycles.rearm(self._new_loop, at_once=at_once)
         self._waits.rearm(self._new_loop, at_once=at_once)
 
     # --- messages and harness errors ---------------------------------------------------------
-
-    def _assistant(self, obs: AssistantMessage) -> list[Finding]:
-        text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
-        found: list[Finding] = []
-        if len(text) > 60 and (said := chant(obs.text, self.config.chant_repeats, self.config.chant_lines)):
-            found.append(
-                Finding("chant", "nudge", said.times, said.text, self._new_loop(), back_to_back=said.back_to_back)
-            )
-        key = _COUNTER.sub("N", text)  # "attempt 2" after "attempt 1", nothing done between: the same message
-        if key != self._said:
-            self._said, self._said_len = key, 0
-            self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())
-        self._said_len += 1
-        level, loop = self._report(self._said_levels, self._said_len)
-        if level:
-            found.append(Finding("monologue", "pause", self._said_len, text, loop))
-        return found
-
-    def _reply_run(self, obs: AssistantMessage) -> list[Finding]:
-        """Agent replies in a row whatever they say, when ``reply_run_pause`` asks for it (thinking aside)."""
-        if not self.config.reply_run_pause or obs.extra.get("thinking"):
-            return []
-        if self._replies == 0:
-            self._replies_levels = Levels(0, self.config.reply_run_pause, self._new_loop())
-        self._replies += 1
-        level, loop = self._report(self._replies_levels, self._replies)
-        if not level:
-            return []
-        return [Finding("monologue", "pause", self._replies, "", loop, different=True)]
 
     def _harness_error(self, obs: HarnessError) -> list[Finding]:
         if self._harness == 0:
@@ -269,8 +235,10 @@ class LoopTracker:
         found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
-            self.progressed = True
-            self._tool_errors.clear()  # something new worked: earlier failures were not a loop
+            # something new worked: earlier failures were not a loop, and earlier nudges were heeded
+            # unless it is the same action re-run (a new result is no change of approach)
+            self.progressed = self.progressed or self._reruns.count == 1
+            self._tool_errors.clear()
         return found
 
     def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
