@@ -160,6 +160,7 @@ class Daemon:
             writer.write(reply + b"\n")
             await writer.drain()
             writer.close()
+            await writer.wait_closed()  # the hook reads until the socket closes: then it is answered
 
     def status(self) -> dict[str, Any]:
         """What ``watcher hooks status`` shows about the daemon."""

@@ -207,7 +207,6 @@ class Desk:
         self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool, verdict: Verdict | None
     ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
-        await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
         observations = call.observations()
         signature = ""
         if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
@@ -216,6 +215,9 @@ class Desk:
             for problem in verdict.problems:
                 self._notice(hooked, problem + "; the guard's pack still applies")
         self._urgent[session.name] = []
+        # a person's Inject or Dismiss, from an editor or a notebook: read from the journal (a thread's
+        # query) while the watchers judge, and applied before the answer takes what waits
+        commands = asyncio.get_running_loop().create_task(self.runtime.apply_commands())
         try:
             for obs in observations:
                 self.runtime.observe(session.name, obs)
@@ -229,6 +231,7 @@ class Desk:
             urgent = self._urgent[session.name]
         finally:
             self._urgent.pop(session.name, None)
+            await commands
         if verdict is not None and verdict.denied:  # the offline guard decides, whatever the evaluator said
             ids = {i.id for i in urgent}
             session.put_back([i for i in session.take() if i.id not in ids])  # the denial says it all

@@ -9,6 +9,7 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import io
 import logging
@@ -29,6 +30,9 @@ __all__ = ["python_findings"]
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
 _IGNORED = frozenset({"B113", "B108"})
+# reported at LOW severity only (asserts, try/except/pass, hard-coded password heuristics), which
+# ``_finding`` drops: with the ignored ones, bandit does not run them at all
+_NOT_RUN = _IGNORED | frozenset({"B101", "B105", "B106", "B107", "B110", "B112"})
 _HINTS = frozenset({"B303", "B304", "B324"})  # md5/sha1: often checksums in data work
 _ABOUT_CONSTANTS = frozenset({"B102", "B301", "B302", "B307", "B608"})
 _PASSWORDS = re.compile(r"(?i)passw|pwd|passwd|credential")
@@ -69,7 +73,7 @@ _PRELUDE = (
 
 _lock = threading.Lock()
 _walking = threading.Lock()
-_engine: tuple[Any, Any, Any] | None = None
+_engine: tuple[Any, Any, Any, Any, re.Pattern[str]] | None = None
 
 
 @functools.cache
@@ -77,8 +81,13 @@ def _prelude() -> ast.Module:
     return ast.parse(_PRELUDE)
 
 
-def _bandit() -> tuple[Any, Any, Any]:
-    """bandit's meta-AST, test set and node visitor, built on first use (a few hundred ms) and then shared."""
+def _bandit() -> tuple[Any, Any, Any, Any, re.Pattern[str]]:
+    """bandit's meta-AST, its test set (and the same without the file-level test), its node visitor and
+    what the file-level test looks for; built on first use (a few hundred ms) and then shared.
+
+    The file-level test (B613) looks for bidirectional control characters line by line, catching
+    an exception per line and character: a text without any of them skips it.
+    """
     global _engine
     with _lock:
         if _engine is None:
@@ -90,7 +99,16 @@ def _bandit() -> tuple[Any, Any, Any]:
 
                 mgr = manager.BanditManager(config.BanditConfig(), "file")
             logging.getLogger("bandit").setLevel(logging.ERROR)  # it logs each unparsable text
-            _engine = (mgr.b_ma, mgr.b_ts, _visitor(mgr.b_ts))
+            tests = mgr.b_ts
+            tests.tests = {
+                kind: run for kind, ts in tests.tests.items() if (run := [t for t in ts if t._test_id not in _NOT_RUN])
+            }
+            from bandit.plugins.trojansource import BIDI_CHARACTERS
+
+            plain = copy.copy(tests)
+            plain.tests = {kind: ts for kind, ts in tests.tests.items() if kind != "File"}
+            bidi = re.compile("|".join(map(re.escape, BIDI_CHARACTERS)))
+            _engine = (mgr.b_ma, tests, plain, _visitor(tests), bidi)
         return _engine
 
 
@@ -111,12 +129,18 @@ def _visitor(tests: Any) -> Any:
         def pre_visit(self, node: ast.AST) -> bool:
             if type(node).__name__ in read:
                 return bool(super().pre_visit(node))
-            self.depth += 1  # post_visit takes it back
+            self.depth += 1  # post_visit takes it back (and logs the node, which costs the walk time)
             return True
 
         def visit(self, node: ast.AST) -> None:
             if type(node).__name__ in read:
                 super().visit(node)
+
+        def post_visit(self, node: ast.AST) -> None:
+            if type(node).__name__ in read:
+                super().post_visit(node)
+            else:
+                self.depth -= 1
 
     return Visitor
 
@@ -168,11 +192,12 @@ def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
 
 
 def _bandit_findings(code: str, lines: list[str], tree: ast.Module) -> list[Finding | None]:
-    meta, tests, walker = _bandit()
+    meta, tests, plain, walker, bidi = _bandit()
     from bandit.core import metrics  # loaded by _bandit()
 
     data = code.encode("utf-8", "replace")
-    visitor = walker("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
+    run = tests if bidi.search(code) else plain
+    visitor = walker("watched.py", io.BytesIO(data), meta, run, False, {}, metrics.Metrics())
     with _walking:  # bandit marks the nodes it walks, and the tree is shared with the AST rules
         try:
             # bandit resolves calls through the imports it saw; a fragment or a later notebook cell
