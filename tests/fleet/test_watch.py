@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, marker, user_texts
+from fleet_helpers import Scripts, fates, marker, user_texts
 
 from watcher.agents import tool
 from watcher.core.evaluation import EvaluationRequest
@@ -48,6 +48,7 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
                 break
             await asyncio.sleep(0.02)
         assert fleet.status("waiter") == "paused", "the stuck task was paused"
+        await wait_until(lambda: fleet.host is not None and fleet.host.channels["waiter"].held)  # the host applied it
         await fleet.close()
     seen = [m.group(1) for r in scripts.requests["waiter"] for t in user_texts(r) for m in NUDGE.finditer(t)]
     # every request resends the history: the distinct nudges in the last request are all that were delivered
@@ -57,6 +58,10 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
     rows = [r.kind for r in journal.read(0, limit=100000)]
     assert rows.count("watcher_nudge") == 5 and rows.count("watcher_pause") == 1
     assert fleet.stats.nudges_sent == 5 and fleet.stats.tasks_paused == 1
+    # the fleet's watcher said them to the task: each an interjection whose fate the journal's fold knows
+    said = [(f.watcher, f.interjection.action, f.interjection.severity, f.status) for f in fates(journal, "waiter")]
+    ladder = ["hint", "warning", "warning", "critical", "critical"]
+    assert said == [("fleet", "nudge", s, "delivered") for s in ladder] + [("fleet", "pause", "warning", "delivered")]
     journal.close()
 
 
@@ -221,6 +226,10 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
     code, out = await cli("stats")
     stats = json.loads(out)
     assert stats["nudges_sent"] >= 1 and stats["tasks_paused"] == 1 and stats["tasks_aborted"] == 1
+    said = {f.interjection.content: (f.interjection.action, f.status) for f in fates(journal, "busy")}
+    assert said["Focus on src/api first."] == ("nudge", "delivered"), said  # a request carried it
+    stops = [(action, status) for action, status in said.values() if action != "nudge"]
+    assert stops == [("pause", "delivered"), ("abort", "delivered")], said  # held, then stopped
     code, out = await cli("nudge", "busy", "too late", "--wait", "0.5")
     assert code == 1 and json.loads(out)["status"] == "new", "no fleet runs: the command waits, unapplied"
     journal.close()
