@@ -16,6 +16,7 @@ from watcher.agents import tool
 from watcher.core.evaluation import EvaluationRequest
 from watcher.evaluators import CallableEvaluator
 from watcher.fleet import Fleet, FleetConfig, TaskSpec
+from watcher.fleet.events import WatcherAbort, WatcherPause
 from watcher.runtime import Journal
 from watcher.testing import FakeClock, RecordedRequest, Reply, wait_until
 
@@ -356,4 +357,25 @@ async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_ev
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
     assert caplog.text.count("applying journal commands failed") == 1, caplog.text
+    journal.close()
+
+
+async def test_a_decision_that_finds_its_task_ended_is_journaled_undeliverable(tmp_path: Path) -> None:
+    scripts = Scripts({"quick": lambda n, r: Reply.text("Done.")})
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("quick", f"{marker('quick')} say done")
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        try:
+            await fleet.runs["quick"].wait()
+            # a supervisor elsewhere decided on the task as it ended: its rows race the task's end
+            journal.append(WatcherPause(session="quick", fleet=fleet.config.name, reason="hold on", by="person"))
+            journal.append(WatcherAbort(session="quick", fleet=fleet.config.name, reason="too late", by="person"))
+            await wait_until(lambda: len(fates(journal, "quick")) == 2)
+        finally:
+            await fleet.close()
+    said = [(f.interjection.action, f.status) for f in fates(journal, "quick")]
+    assert said == [("pause", "undeliverable"), ("abort", "undeliverable")], said
+    assert fleet.runs["quick"].status == "completed"  # what it ended as stays: nothing was applied to it
     journal.close()
