@@ -332,6 +332,22 @@ class Watcher:
         else:
             await self.deliver(interjection)
 
+    async def speak(self, interjection: Interjection) -> DeliveryOutcome:
+        """Say ``interjection``, decided elsewhere, as this watcher: journaled ``queued``, then delivered.
+
+        For a watcher whose judgment runs in another loop or on another machine (a fleet's
+        supervisor writes its decision to the journal; the task's host speaks it here): the
+        interjection keeps its id (the decision names it), is announced like one this watcher
+        made, and its fate is journaled by ``deliver``. No cap applies: it was decided already.
+        """
+        said = interjection.with_source(self.spec.name, interjection.id or uuid.uuid4().hex[:12])
+        self._publish(
+            InterjectionEvent(
+                session=self.session.name, watcher=self.spec.name, interjection=said, status="queued", index=self._index
+            )
+        )
+        return await self.deliver(said)
+
     async def deliver(self, interjection: Interjection, *, origin: Origin | None = None) -> DeliveryOutcome:
         """Hand ``interjection`` to the parent and journal its fate; never raises into the watcher.
 

@@ -127,6 +127,17 @@ class Runtime:
         )
         return watcher
 
+    def speaker(self, spec: WatcherSpec, evaluator: Evaluator, session: Session) -> Watcher:
+        """A watcher of ``session`` that judges nothing here: it speaks decisions made elsewhere (``Watcher.speak``).
+
+        Its role's evaluations run in another loop, possibly on another machine (a fleet's
+        supervisor); so it takes no observations from the bus and is not one of ``watchers``
+        (the session is not supervised by it here: an agent run's prompt is not changed), but
+        what it says and what became of it are journaled and folded like any watcher's.
+        """
+        self._ensure_journal()
+        return Watcher(spec, evaluator, session, self.bus, live=self._live)
+
     def detach(self, watcher: Watcher) -> None:
         """Stop a watcher; its pending interjections are dropped."""
         self.watchers.pop((watcher.session.name, watcher.name), None)
