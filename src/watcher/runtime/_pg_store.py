@@ -13,10 +13,10 @@ LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that 
 or a command (NOTIFY takes a global lock at commit, so never for each observation); a wake-up
 only shortens a reader's sleep, polling alone keeps it correct.
 
-Durability: a transaction commits with ``synchronous_commit=off`` (as SQLite's WAL with
-``synchronous=NORMAL``: a server crash may lose its last fraction of a second) unless it writes a
-decision or a command, which commit durably. Claims and marks need no more: commands are applied
-at least once, and a claim lost in a crash is released after its lease and taken again.
+Durability: each commit is as durable as the server is configured to make it (``synchronous_commit``);
+the journal never turns that down. An operator who accepts losing the last fraction of a second of
+observations in a server crash (as SQLite's WAL with ``synchronous=NORMAL`` may) says so for the
+journal's own database: ``ALTER DATABASE … SET synchronous_commit = off`` (README).
 
 A server that is down or restarting makes writes raise ``StoreBusy`` (the journal retries them as
 it does a locked file) and reads a ``JournalError`` that names the server, the database and what
@@ -106,15 +106,6 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
     return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
 
 
-_DURABLE = "SET LOCAL synchronous_commit = on"
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    # behind PgBouncer in transaction mode a server connection serves other clients next: give the
-    # journal a database of its own (README), so this setting is only ever the journal's
-    conn.execute("SET synchronous_commit = off")
-
-
 class PostgresStore:
     """The journal's statements on a PostgreSQL database; safe to share between threads."""
 
@@ -150,7 +141,6 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True, "application_name": "watcher"},
-            configure=_configure,
             timeout=RETRY_S,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
             name="watcher-journal",
@@ -166,8 +156,6 @@ class PostgresStore:
     def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
         try:
             with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                if wake:  # a decision: durable (observations are not: see the module docstring)
-                    cur.execute(_DURABLE)
                 with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
@@ -271,7 +259,6 @@ class PostgresStore:
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
         def run(conn: psycopg.Connection[Any]) -> int:
             with conn.transaction():
-                conn.execute(_DURABLE)  # a command its writer was told is recorded survives a crash
                 row = conn.execute(
                     "INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
                     "VALUES (%s, %s, %s, %s, %s) RETURNING id",
