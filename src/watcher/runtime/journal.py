@@ -349,6 +349,12 @@ class Journal(Coordination):
         only needs where each session stands decodes one row per session, not every row written.
         """
         raw = self._store.latest(kind, after, upto)
+        try:  # the usual case, every payload a JSON object: decoded in one pass (thousands of summaries a cycle)
+            fast = [(id_, session, orjson.loads(blob or b"")) for id_, session, blob in raw]
+            if all(type(payload) is dict for _, _, payload in fast):
+                return fast
+        except orjson.JSONDecodeError:
+            pass
         return [
             (id_, session, payload) for id_, session, blob in raw if (payload := self._payload(id_, blob)) is not None
         ]
