@@ -154,17 +154,26 @@ class PostgresStore:
     # --- events ----------------------------------------------------------------------------------
 
     def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+        committed = False
         try:
-            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
+            with self._pool.connection() as conn:
+                # one statement, its own transaction: no BEGIN and COMMIT round trips
+                with (
+                    conn.cursor() as cur,
+                    cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy,
+                ):
                     for row in rows:
                         copy.write_row(row)
-                if wake:
-                    cur.execute(f"NOTIFY {CHANNEL}")
-        except _UNREACHABLE as exc:
-            raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
-        except psycopg.Error as exc:
-            raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
+                committed = True
+                if wake:  # once committed, so a reader it wakes sees the rows
+                    conn.execute(f"NOTIFY {CHANNEL}")
+        except (*_UNREACHABLE, psycopg.Error) as exc:
+            if committed:  # only the wake-up is lost: readers find the rows by polling
+                log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, _first_line(exc))
+            elif isinstance(exc, _UNREACHABLE):
+                raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
+            else:
+                raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
@@ -258,13 +267,11 @@ class PostgresStore:
 
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
         def run(conn: psycopg.Connection[Any]) -> int:
-            with conn.transaction():
-                row = conn.execute(
-                    "INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
-                    "VALUES (%s, %s, %s, %s, %s) RETURNING id",
-                    (session, watcher, kind, interjection_id, payload),
-                ).fetchone()
-                conn.execute(f"NOTIFY {CHANNEL}")
+            row = conn.execute(  # one statement: the insert and its wake-up (sent when it commits)
+                "WITH added AS (INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
+                f"VALUES (%s, %s, %s, %s, %s) RETURNING id) SELECT id, pg_notify('{CHANNEL}', '') FROM added",
+                (session, watcher, kind, interjection_id, payload),
+            ).fetchone()
             return int(row[0]) if row else 0
 
         return self._retrying(run)
