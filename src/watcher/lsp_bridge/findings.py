@@ -116,13 +116,8 @@ class FindingBook:
         self.modes: dict[tuple[str, str], str] = {}
         self.watchers: dict[tuple[str, str], str] = {}  # (session, watcher) -> its last status
         self.cursor = 0
-        self.command_cursor = 0
+        self.command_cursor = 0  # the position (commit order) new commands were read up to
         self.awaiting: set[int] = set()  # ids of inject commands this server sent, not yet settled
-
-    @property
-    def commands_after(self) -> int:
-        """Where to read ``commands`` from: re-read the ones whose outcome is still awaited."""
-        return min(self.command_cursor, min(self.awaiting) - 1) if self.awaiting else self.command_cursor
 
     def source_of(self, finding: Finding, cell_id: str) -> str | None:
         """The source of the cell an interjection points at, as the kernel observed it."""
@@ -188,7 +183,6 @@ class FindingBook:
         """Dismissals recorded by any client (this one included) hide their findings for good."""
         changed: list[Finding] = []
         for command in commands:
-            self.command_cursor = max(self.command_cursor, command.id)
             finding = self.findings.get(command.interjection_id)
             if finding is None:
                 continue

@@ -287,6 +287,15 @@ class PostgresStore:
             args.append(list(sessions))
         return self._query(sql + " ORDER BY id", args)
 
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        # as events: ids are committed out of order, so by (tx, id) and below the oldest running transaction
+        raw = self._query(
+            f"SELECT tx, {_COMMAND_COLUMNS} FROM commands WHERE (tx, id) > (%s::xid8, %s) AND {_VISIBLE} "
+            "ORDER BY tx, id LIMIT %s",
+            [*split(after), limit],
+        )
+        return [(position(row[0], row[1]), tuple(row[1:])) for row in raw]
+
     def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
         # one round trip claims a batch; SKIP LOCKED: a command another poller is claiming is left to it,
         # and the partial index on new commands (commands_new) finds them however many are done
