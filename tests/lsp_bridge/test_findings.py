@@ -60,15 +60,14 @@ def test_history_is_not_announced_and_fates_may_come_first() -> None:
 def test_awaited_injections_report_failure() -> None:
     book = FindingBook(Path("/j"), Path("/r"))
     book.apply_rows([_interjection(1, "a")], live_after=0)
-    book.command_cursor = 9
-    [requested] = book.fold_commands([_command(7, "inject", "a")])  # as this server wrote it
+    [requested] = book.apply_commands([_command(7, "inject", "a")])  # as this server wrote it
     assert requested.status == "requested"
-    assert book.commands_after == 6  # re-read the awaited command until it is answered
+    assert book.awaited == {7}  # re-read the awaited command until it is answered
     book.apply_commands([_command(7, "inject", "a", "claimed")])
-    assert book.findings["a"].status == "requested" and book.commands_after == 6
+    assert book.findings["a"].status == "requested" and book.awaited == {7}
     [changed] = book.apply_commands([_command(7, "inject", "a", "failed", "no watcher")])
     assert (changed.status, changed.detail) == ("failed", "no watcher")
-    assert book.commands_after == 9
+    assert book.awaited == set(), "answered: no longer read again"
 
 
 def test_a_request_read_after_its_delivery_does_not_set_it_back() -> None:
@@ -78,7 +77,7 @@ def test_a_request_read_after_its_delivery_does_not_set_it_back() -> None:
         [_interjection(1, "a"), _row(2, "delivery", {"interjection_id": "a", "outcome": "queued"})], live_after=0
     )
     assert book.apply_commands([_command(1, "accept", "a", "claimed")]) == []
-    assert book.findings["a"].status == "queued" and book.commands_after == 1
+    assert book.findings["a"].status == "queued" and book.awaited == set()
     # a failed dismissal hides nothing; another client's request shows here too
     book.apply_rows([_interjection(3, "b")], live_after=0)
     assert book.apply_commands([_command(2, "dismiss", "b", "failed", "gone")]) == []

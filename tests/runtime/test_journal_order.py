@@ -56,6 +56,21 @@ def test_a_row_committed_after_a_later_id_is_not_skipped(pg_url: str) -> None:
         assert fast.execute("SELECT id FROM events WHERE id > 2 ORDER BY id").fetchall() == [], "id 1 is lost to it"
 
 
+def test_a_command_committed_after_a_later_id_is_not_skipped(pg_url: str) -> None:
+    """Commands too: an editor following new commands (another client's dismissal) sees each one once."""
+    add = "INSERT INTO commands(session, kind, interjection_id) VALUES ('s', 'dismiss', %s) RETURNING id"
+    with Journal(pg_url) as journal, psycopg.connect(pg_url) as slow, psycopg.connect(pg_url, autocommit=True) as fast:
+        slow.execute(add, ("late",))  # the lower id, not committed yet
+        fast.execute(add, ("early",))  # the higher id, committed
+        assert [c.interjection_id for c in journal.commands(status=None)] == ["early"], "by id: one so far"
+        assert journal.commands_since() == [], "held back while a transaction that might precede it runs"
+        slow.commit()
+        feed = journal.commands_since()
+        assert [c.interjection_id for _, c in feed] == ["late", "early"], "then both (its transaction began first)"
+        assert journal.commands_since(feed[0][0]) == feed[1:], "a position is the cursor to read on from"
+        assert journal.commands_since(feed[-1][0]) == []
+
+
 def test_follower_under_four_writing_processes_misses_and_repeats_nothing(journal_at: Path | str) -> None:
     writers, count = 4, 1500
     follower = Journal(journal_at)

@@ -131,10 +131,10 @@ class WatchCycle:
                 self._last.pop(name, None)
 
     async def _read(self) -> None:
-        journal = self.actions.journal
-        upto = await asyncio.to_thread(journal.last_id)
-        rows = await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto)
-        self._after = upto
+        # one query: every summary written since the last read is visible now or lies past the newest one
+        # read (a journal's positions grow in the order rows become visible), so that one is the next cursor
+        rows = await asyncio.to_thread(self.actions.journal.latest, "task_turn", self._after)
+        self._after = max((id_ for id_, _, _ in rows), default=self._after)
         self._track()
         states = self.states
         for _, session, summary in rows:

@@ -173,7 +173,7 @@ async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> d
         )
     command_id = await ls.submit_command(book, finding, kind, payload)
     written = Command(command_id, time.time(), finding.session, finding.watcher, kind, finding.id, payload, NEW, "")
-    book.fold_commands([written])
+    book.apply_commands([written])
     ls.refresh([(book, finding)])
     log.info("%s %s of session %r: command %d", kind, finding.id, finding.session, command_id)
     return {"command_id": command_id, "interjection_id": finding.id, "session": finding.session}

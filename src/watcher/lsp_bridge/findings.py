@@ -127,13 +127,12 @@ class FindingBook:
         self.modes: dict[tuple[str, str], str] = {}
         self.watchers: dict[tuple[str, str], str] = {}  # (session, watcher) -> its last status
         self.cursor = 0
-        self.command_cursor = 0
+        self.command_cursor = 0  # the position (commit order) new commands were read up to
 
     @property
-    def commands_after(self) -> int:
-        """Where to read ``commands`` from: re-read the requests whose answer is still awaited."""
-        awaited = self.fates.open_requests()
-        return min(self.command_cursor, min(awaited) - 1) if awaited else self.command_cursor
+    def awaited(self) -> set[int]:
+        """Ids of the requests whose answer is still awaited: read again by id until each is answered."""
+        return set(self.fates.open_requests())
 
     def source_of(self, finding: Finding, cell_id: str) -> str | None:
         """The source of the cell an interjection points at, as the kernel observed it."""
@@ -199,12 +198,7 @@ class FindingBook:
         return known
 
     def apply_commands(self, commands: list[Command]) -> list[Finding]:
-        """Fold the commands read from the journal (any client's): requests, their answers, dismissals."""
-        for command in commands:
-            self.command_cursor = max(self.command_cursor, command.id)
-        return self.fold_commands(commands)
-
-    def fold_commands(self, commands: list[Command]) -> list[Finding]:
-        """Fold commands through the fates (this server's own, as it wrote them, too); the findings they changed."""
+        """Fold commands through the fates — read from the journal (any client's: requests, their answers,
+        dismissals) or this server's own as it wrote them; the findings they changed."""
         changed = [self._show(self.fates.command(command)) for command in commands]
         return [finding for finding in changed if finding is not None]

@@ -93,6 +93,16 @@ class Coordination:
         """Commands (by default the new ones), optionally only for ``sessions``."""
         return [_command(row) for row in self._store.commands(after, status, sessions)]
 
+    def commands_since(self, after: int = 0, *, limit: int = 1000) -> list[tuple[int, Command]]:
+        """Commands past position ``after`` (0: all), each with its position, in position order.
+
+        For a follower of new commands (an editor hiding what another client dismissed): with many
+        writers, command ids are not in commit order on a server, so an id cursor would pass a
+        command committed late. A position (as an event's) is the cursor to pass back: a command
+        read later never lies before one already read.
+        """
+        return [(pos, _command(row)) for pos, row in self._store.command_feed(after, limit)]
+
     def claim_commands(self, sessions: list[str], limit: int = 100) -> list[Command]:
         """Take up to ``limit`` new commands of ``sessions`` for this process (status ``claimed``), oldest first.
 

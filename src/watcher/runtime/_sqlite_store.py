@@ -215,6 +215,10 @@ class SqliteStore:
             args.extend(sessions)
         return self._query(sql + " ORDER BY id", args)
 
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        rows = self._query(f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        return [(row[0], row) for row in rows]  # one writer at a time: commit order is id order
+
     def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
         # one statement under the writer lock: two processes never claim the same command; applied_ts holds
         # the time of the claim until the command is marked applied or failed

@@ -103,6 +103,9 @@ class Store(Protocol):
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
         """Commands with id > ``after`` (of ``status`` and ``sessions`` when given), oldest first."""
 
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        """Commands past position ``after``, in position order (as events'): (position, row) each."""
+
     def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
         """Mark up to ``limit`` new commands of ``sessions`` ``claimed`` now (the store's clock), in one statement.
 
