@@ -65,11 +65,11 @@ class Engine(Calls):
     def _collect(self, root: SgNode) -> None:
         """Every class, function and method of the file (found natively by ast-grep, not by walking)."""
         g = self.g
-        for cls in root.find_all(any=[{"kind": k} for k in sorted(g.classes)]):
+        for cls in _find(root, g.classes):
             name = g.field(cls, "name")
             if name is not None:
                 self.classes[name.text()] = cls
-        for node in root.find_all(any=[{"kind": k} for k in sorted(g.functions)]):
+        for node in _find(root, g.functions):
             holder = node.parent()
             decorators: tuple[str, ...] = ()
             if holder is not None and holder.kind() in g.decorated:
@@ -86,7 +86,7 @@ class Engine(Calls):
             )
             (self.methods if owner else self.functions).setdefault(fn.name, []).append(fn)
         if g.closures:  # ``const clean = (s) => …``: followed at its calls by name, run where it is defined
-            for node in root.find_all(any=[{"kind": k} for k in sorted(g.closures)]):
+            for node in _find(root, g.closures):
                 holder = node.parent()
                 name_node = g.field(holder, "name") if holder is not None and holder.kind() in g.declarators else None
                 if name_node is not None and name_node.kind() in g.identifiers:
@@ -262,7 +262,7 @@ class Engine(Calls):
             if kind in g.functions | g.decorated | g.classes:
                 name = g.field(node, "name") or g.field(g.field(node, "definition") or node, "name")
                 if name is not None:
-                    frame.env[name.text()] = Value()
+                    frame.env[name.text()] = _FUNCTION  # a local definition: followed at its calls
             return
         if kind in g.ifs:
             self.branch(node, frame)
@@ -546,6 +546,20 @@ def union_children(engine: Engine, node: SgNode, frame: Frame) -> Value:
     for child in children[1:]:
         value = merge(value, engine.expr(child, frame))
     return value
+
+
+def _find(root: SgNode, kinds: frozenset[str]) -> list[SgNode]:
+    """The nodes of ``kinds`` under ``root``; a kind this language's grammar lacks is skipped."""
+    try:
+        return root.find_all(any=[{"kind": k} for k in sorted(kinds)])
+    except RuntimeError:  # ast-grep refuses a rule naming a kind the grammar does not have
+        found: list[SgNode] = []
+        for kind in sorted(kinds):
+            try:
+                found.extend(root.find_all(kind=kind))
+            except RuntimeError:
+                continue
+        return sorted(found, key=lambda n: n.range().start.index)
 
 
 def _signature(value: Value | None) -> object:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from watcher.roles.taint import fold
 from watcher.roles.taint.containers import hashable as _hashable
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     from watcher.roles.taint.spec import Analysis, Grammar, Sink, Spec
 
-__all__ = ["Expressions"]
+__all__ = ["EngineHooks", "Expressions"]
 
 _COMPARISONS = frozenset(
     ["<", "<=", ">", ">=", "==", "!=", "===", "!==", "<>", "in", "not", "in", "is", "is", "not", "instanceof"]
@@ -32,7 +33,33 @@ _COMPARISONS = frozenset(
 _LOGICAL = frozenset({"and", "or", "&&", "||", "??"})
 
 
-class Expressions:
+class EngineHooks(Protocol):
+    """What the expression half needs of the rest of the engine (``calls.py`` and ``engine.py``)."""
+
+    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
+        """Clear the variables ``condition`` validates on the arm where it is ``when``."""
+        ...
+
+    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
+        """Run ``fn`` of this file with these arguments; its final frame."""
+        ...
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None:
+        """``value`` reaches ``sink`` at ``node``."""
+        ...
+
+    def call(self, node: SgNode, frame: Frame) -> Value:
+        """The value of a call expression."""
+        ...
+
+    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
+        """Run a function expression where it stands."""
+        ...
+
+
+class Expressions(EngineHooks):
     """The expression half of ``Engine`` (a mixin: it reads the engine's grammar, spec and file)."""
 
     g: Grammar
@@ -43,23 +70,6 @@ class Expressions:
     classes: dict[str, SgNode]
     globals: dict[str, Value]
     result: Analysis
-
-    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
-        raise NotImplementedError
-
-    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
-        raise NotImplementedError
-
-    def record(
-        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
-    ) -> None:
-        raise NotImplementedError
-
-    def call(self, node: SgNode, frame: Frame) -> Value:
-        raise NotImplementedError  # calls.py
-
-    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
-        raise NotImplementedError
 
     # ------------------------------------------------------------------ dispatch
 
@@ -180,9 +190,11 @@ class Expressions:
                 prefix = child.text().lower()
                 raw, binary = "r" in prefix, binary or "b" in prefix
         if any(p is NO_CONST for p in pieces):
-            return self.built(values, [p for p in pieces if isinstance(p, str)])
+            built = self.built(values, [p for p in pieces if isinstance(p, str)])
+            return built.cleared(self.spec.text_clears) if self.spec.text_clears else built
         text = "".join(p.decode("latin-1") if isinstance(p, bytes) else str(p) for p in pieces)
-        return Value(const=text.encode("latin-1", "replace") if binary else text)
+        origins = frozenset().union(*(v.origins for v in values))
+        return Value(const=text.encode("latin-1", "replace") if binary else text, origins=origins)
 
     def operation(self, node: SgNode, frame: Frame) -> Value:
         """Arithmetic, ``and``/``or`` and comparisons; chains such as ``a < b < c`` too."""
@@ -221,8 +233,8 @@ class Expressions:
             return Value(const=result)
         if len(values) == 2 and ops:
             const = fold.binary(ops[0], values[0].const, values[1].const)
-            if const is not NO_CONST:
-                return Value(const=const)
+            if const is not NO_CONST:  # a constant here may still be set elsewhere (a module-level ``let``)
+                return Value(const=const, origins=values[0].origins | values[1].origins)
             if ops[0] == "%" and values[1].seq is not None:
                 return union([values[0], *values[1].seq])
             if ops[0] == "+":
@@ -408,6 +420,8 @@ class Expressions:
             const = fold.binary(symbol, current.const, value.const)
             texts = [v.const for v in (current, value) if isinstance(v.const, str)]
             value = Value(const=const) if const is not NO_CONST else self.built([current, value], texts)
+        if kind in g.declarators and frame.function is None and target is not None and g.mutable_declarations:
+            value = self._shared(node, target, value)
         if target is not None:
             self.assign(target, value, frame)
         line = node.range().start.line + 1
@@ -451,6 +465,15 @@ class Expressions:
             targets = [c for c in target.named_children() if c.kind() not in g.ignored]
             for i, child in enumerate(targets):
                 self.assign(child, value.part(i) if child.kind() not in g.spreads else value.flat(), frame)
+
+    def _shared(self, node: SgNode, target: SgNode, value: Value) -> Value:
+        """A module-level ``let``/``var``: code this text does not show may set it, so it is no input-free value."""
+        declaration = node.parent()
+        keyword = declaration.child(0) if declaration is not None else None
+        if keyword is None or keyword.text() not in self.g.mutable_declarations:
+            return value
+        elsewhere = Origin("unknown", f"`{target.text()}`", target.range().start.line + 1)
+        return replace(value, origins=value.origins | {elsewhere})
 
     def unpack(self, pattern: SgNode, value: Value, frame: Frame) -> None:
         """``{ a, b: c, d = 1, ...rest } = value``: each name gets the member of its key."""
