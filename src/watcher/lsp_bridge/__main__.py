@@ -1,7 +1,8 @@
 """Entry point of ``watcher-lsp`` (and ``python -m watcher.lsp_bridge``).
 
-stdio by default, as editors expect; ``--tcp`` listens on ``--host``/``--port`` instead. Logs go
-to stderr: in stdio mode stdout carries nothing but protocol messages.
+stdio by default, as editors expect (``--stdio``, which clients such as vscode-languageclient add,
+says so explicitly); ``--tcp`` listens on ``--host``/``--port`` instead. Logs go to stderr: in
+stdio mode stdout carries nothing but protocol messages.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="watcher-lsp",
         description="Language server showing watcher interjections as diagnostics (stdio unless --tcp).",
     )
-    parser.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
+    transport = parser.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="speak the protocol on stdin/stdout (the default)")
+    transport.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP address to bind (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=2087, help="TCP port (default: 2087)")
     parser.add_argument(
