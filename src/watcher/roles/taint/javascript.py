@@ -26,7 +26,7 @@ from watcher.roles.taint.javascript_sinks import call_sinks
 from watcher.roles.taint.javascript_sources import member_source, request_value
 from watcher.roles.taint.javascript_stores import store_sinks
 from watcher.roles.taint.spec import Call, Function, Refinement, Site
-from watcher.roles.taint.values import Origin, Value, merge
+from watcher.roles.taint.values import FUNCTION, Origin, Value, merge
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
@@ -113,7 +113,7 @@ class JavaScriptSpec:
                 self.notes.append((call.site.line, call.method, " ".join(checked.text().split())[:60]))
         if call.method == "useState":  # React: [body, setBody] — a read of body sees what the setter stored
             state = self.facts.states.get(call.site.node.range().start.index, "")
-            return Value(seq=(Value(tags=frozenset({f"text:state:{state}"})), Value(tags=frozenset({"function"}))))
+            return Value(seq=(Value(tags=frozenset({f"text:state:{state}"})), FUNCTION))
         setter = self.facts.setters.get(call.name)
         if setter is not None and call.args:  # React: setBody(value) — what `body` holds from now on
             stored = self.facts.stored
