@@ -13,6 +13,7 @@ what conditions prove in ``javascript_guards.py``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -160,12 +161,18 @@ class JavaScriptSpec:
         return None
 
     def describe(self, text: str) -> frozenset[str]:
-        tags = set()
-        if is_sql(text + " x"):
-            tags.add("text:sql")
-        if "<" in text:
-            tags.add("text:html")
-        return frozenset(tags)
+        return _described(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _described(text: str) -> frozenset[str]:
+    """``text:sql`` for SQL text, ``text:html`` for markup (pure: cached, the same literals recur)."""
+    tags = set()
+    if is_sql(text + " x"):
+        tags.add("text:sql")
+    if "<" in text:
+        tags.add("text:html")
+    return frozenset(tags)
 
 
 class _At:

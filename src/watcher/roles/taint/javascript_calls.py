@@ -11,6 +11,7 @@ leave the request field they check validated for the rest of the path.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -76,6 +77,7 @@ _WHOLE_CHECKS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def _sanitises(name: str, owner: str) -> frozenset[str]:
     full = f"{owner}.{name}".lower() if owner else name.lower()
     if name in _CASTS or owner in _CLEAN_OWNERS:

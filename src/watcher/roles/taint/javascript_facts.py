@@ -40,21 +40,29 @@ class FileFacts:
         self.stored: dict[str, Value] = {}  # what the setters were given, wherever they ran
 
     def read(self, root: SgNode) -> None:
-        """Collect the facts of the file under ``root``."""
-        for node in root.find_all(kind="import_statement"):
-            for ident in node.find_all(kind="identifier"):
-                self.imported.add(ident.text())
-        for node in root.find_all(kind="function_declaration"):
-            name = node.field("name")
-            if name is not None:
-                self.functions.setdefault(name.text(), node)
-        for decl in root.find_all(kind="variable_declarator"):
-            self._declared(decl)
-        for loop in root.find_all(kind="for_in_statement"):
+        """Collect the facts of the file under ``root`` (one walk of the tree, natively)."""
+        kinds = ("import_statement", "function_declaration", "variable_declarator", "for_in_statement")
+        calls: list[SgNode] = []
+        loops: list[SgNode] = []
+        for node in root.find_all(any=[{"kind": k} for k in (*kinds, "call_expression")]):
+            kind = node.kind()
+            if kind == "import_statement":
+                self.imported.update(ident.text() for ident in node.find_all(kind="identifier"))
+            elif kind == "function_declaration":
+                name = node.field("name")
+                if name is not None:
+                    self.functions.setdefault(name.text(), node)
+            elif kind == "variable_declarator":
+                self._declared(node)
+            elif kind == "for_in_statement":
+                loops.append(node)
+            else:
+                calls.append(node)
+        for loop in loops:
             left, right = loop.field("left"), loop.field("right")
             if left is not None and dotted(right) in self.url_lists:
                 self.url_items.add(left.text())
-        for call in root.find_all(kind="call_expression"):
+        for call in calls:
             callee = call.field("function")
             owner = callee.field("object") if callee is not None and callee.kind() == "member_expression" else None
             if owner is None or dotted(owner) not in self.url_lists:

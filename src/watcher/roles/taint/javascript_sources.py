@@ -15,6 +15,7 @@ the visitor's own browser: a way back, not a lure, so it is no open redirect.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Protocol
 
@@ -88,6 +89,13 @@ def request_value(name: str, site: Reader) -> Value:
 
 def member_source(name: str, site: Site) -> Value | None:
     """The value a member chain (``req.query.next``) reads straight from a request, the page or a route."""
+    found = _member_origin(name)
+    return _source(site, *found) if found is not None else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _member_origin(name: str) -> tuple[str, frozenset[str]] | None:
+    """How the source a member chain reads is named, and the classes it cannot reach (pure: cached)."""
     if "(" in name or "[" in name:
         return None
     parts = name.split(".")
@@ -106,15 +114,15 @@ def member_source(name: str, site: Site) -> Value | None:
         cleared = frozenset() if objects else _STRINGS
         if key.lower() in ("referer", "referrer"):
             cleared = cleared | {"redirect"}
-        return _source(site, origin, cleared)
+        return origin, cleared
     for page, what in _PAGE.items():
         if name == page or name.startswith(page + ".") or name in ("window." + page, "globalThis." + page):
-            return _source(site, f"{what} (`{name}`)", _STRINGS)
+            return f"{what} (`{name}`)", _STRINGS
     for i in range(1, len(parts)):
         if _ROUTE_OBJECTS.search(".".join(parts[:i])) and parts[i] in _ROUTE_FIELDS | {"snapshot"}:
             if parts[i] == "snapshot" and (i + 1 >= len(parts) or parts[i + 1] not in _ROUTE_FIELDS):
                 return None
-            return _source(site, f"the route (`{name}`)", _STRINGS)
+            return f"the route (`{name}`)", _STRINGS
     return None
 
 
