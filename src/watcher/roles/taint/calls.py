@@ -13,21 +13,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from watcher.roles.taint import fold
+from watcher.roles.taint.assignments import Assignments
 from watcher.roles.taint.containers import mutate
-from watcher.roles.taint.expressions import Expressions
 from watcher.roles.taint.frame import Frame, Here
 from watcher.roles.taint.spec import Call, Function
-from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
+from watcher.roles.taint.values import FUNCTION, NO_CONST, Origin, Value, merge, union
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
 
 __all__ = ["Calls"]
 
-_FUNCTION = Value(tags=frozenset({"function"}))
 
-
-class Calls(Expressions):
+class Calls(Assignments):
     """The call half of the engine's expressions."""
 
     def call(self, node: SgNode, frame: Frame) -> Value:
@@ -48,7 +46,7 @@ class Calls(Expressions):
             if a.kind() in g.closures:  # run once the call is known: its parameters may come from it
                 closures.append((len(args), a))
                 arg_nodes.append(a)
-                args.append(_FUNCTION)
+                args.append(FUNCTION)
                 continue
             if a.kind() in g.keyword_arguments:
                 name, value_node = g.field(a, "name"), g.field(a, "value")

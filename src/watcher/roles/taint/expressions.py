@@ -3,18 +3,17 @@
 Each expression yields a ``Value``: its constant when it folds, the origins of the data in it, and
 for a container or object the members stored under known keys. An assignment binds a target (a
 name, ``obj.attr``, ``obj[key]``, a pattern) and tells the spec of stores it cares about (the
-session, a ``Location`` header). Calls are in ``calls.py``.
+session, a ``Location`` header) — in ``assignments.py``. Calls are in ``calls.py``.
 """
 
 from __future__ import annotations
 
 import codecs
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from watcher.roles.taint import fold
 from watcher.roles.taint.containers import hashable as _hashable
-from watcher.roles.taint.containers import with_part
 from watcher.roles.taint.frame import Frame, Here
 from watcher.roles.taint.spec import Function
 from watcher.roles.taint.values import ANY_KEY, NO_CONST, Origin, Value, merge, union
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 
     from watcher.roles.taint.spec import Analysis, Grammar, Sink, Spec
 
-__all__ = ["Expressions"]
+__all__ = ["EngineHooks", "Expressions"]
 
 _COMPARISONS = frozenset(
     ["<", "<=", ">", ">=", "==", "!=", "===", "!==", "<>", "in", "not", "in", "is", "is", "not", "instanceof"]
@@ -32,7 +31,45 @@ _COMPARISONS = frozenset(
 _LOGICAL = frozenset({"and", "or", "&&", "||", "??"})
 
 
-class Expressions:
+class EngineHooks(Protocol):
+    """What the expression half needs of the rest of the engine (``calls.py`` and ``engine.py``)."""
+
+    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
+        """Clear the variables ``condition`` validates on the arm where it is ``when``."""
+        ...
+
+    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
+        """Run ``fn`` of this file with these arguments; its final frame."""
+        ...
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None:
+        """``value`` reaches ``sink`` at ``node``."""
+        ...
+
+    def call(self, node: SgNode, frame: Frame) -> Value:
+        """The value of a call expression."""
+        ...
+
+    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
+        """Run a function expression where it stands."""
+        ...
+
+    def assignment(self, node: SgNode, frame: Frame) -> Value:
+        """An assignment or a declaration: binds its target, and is worth the stored value."""
+        ...
+
+    def assign(self, target: SgNode, value: Value, frame: Frame) -> None:
+        """Bind ``value`` to an assignment target."""
+        ...
+
+    def markup(self, node: SgNode, frame: Frame) -> Value:
+        """``<div attr={value}>``."""
+        ...
+
+
+class Expressions(EngineHooks):
     """The expression half of ``Engine`` (a mixin: it reads the engine's grammar, spec and file)."""
 
     g: Grammar
@@ -43,23 +80,6 @@ class Expressions:
     classes: dict[str, SgNode]
     globals: dict[str, Value]
     result: Analysis
-
-    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
-        raise NotImplementedError
-
-    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
-        raise NotImplementedError
-
-    def record(
-        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
-    ) -> None:
-        raise NotImplementedError
-
-    def call(self, node: SgNode, frame: Frame) -> Value:
-        raise NotImplementedError  # calls.py
-
-    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
-        raise NotImplementedError
 
     # ------------------------------------------------------------------ dispatch
 
@@ -180,9 +200,11 @@ class Expressions:
                 prefix = child.text().lower()
                 raw, binary = "r" in prefix, binary or "b" in prefix
         if any(p is NO_CONST for p in pieces):
-            return self.built(values, [p for p in pieces if isinstance(p, str)])
+            built = self.built(values, [p for p in pieces if isinstance(p, str)])
+            return built.cleared(self.spec.text_clears) if self.spec.text_clears else built
         text = "".join(p.decode("latin-1") if isinstance(p, bytes) else str(p) for p in pieces)
-        return Value(const=text.encode("latin-1", "replace") if binary else text)
+        origins = frozenset().union(*(v.origins for v in values))
+        return Value(const=text.encode("latin-1", "replace") if binary else text, origins=origins)
 
     def operation(self, node: SgNode, frame: Frame) -> Value:
         """Arithmetic, ``and``/``or`` and comparisons; chains such as ``a < b < c`` too."""
@@ -221,8 +243,8 @@ class Expressions:
             return Value(const=result)
         if len(values) == 2 and ops:
             const = fold.binary(ops[0], values[0].const, values[1].const)
-            if const is not NO_CONST:
-                return Value(const=const)
+            if const is not NO_CONST:  # a constant here may still be set elsewhere (a module-level ``let``)
+                return Value(const=const, origins=values[0].origins | values[1].origins)
             if ops[0] == "%" and values[1].seq is not None:
                 return union([values[0], *values[1].seq])
             if ops[0] == "+":
@@ -389,117 +411,6 @@ class Expressions:
             return Value(origins=obj.all_origins(), tags=obj.tags)
         key = self.expr(index, frame)
         return obj.part(key.const if key.constant and _hashable(key.const) else NO_CONST)
-
-    # ------------------------------------------------------------------ assignment
-
-    def assignment(self, node: SgNode, frame: Frame) -> Value:
-        g, kind = self.g, node.kind()
-        if kind in g.declarators:
-            target, source = g.field(node, "name"), g.field(node, "value")
-        else:
-            target, source = g.field(node, "left"), g.field(node, "right")
-        if source is None:
-            return Value()
-        value = self.expr(source, frame)
-        if kind in g.augmented and target is not None:
-            op = g.field(node, "operator")
-            current = self.expr(target, frame)
-            symbol = op.text().rstrip("=") if op is not None else "+"
-            const = fold.binary(symbol, current.const, value.const)
-            texts = [v.const for v in (current, value) if isinstance(v.const, str)]
-            value = Value(const=const) if const is not NO_CONST else self.built([current, value], texts)
-        if target is not None:
-            self.assign(target, value, frame)
-        line = node.range().start.line + 1
-        old = self.result.assigned.get(line)
-        self.result.assigned[line] = value if old is None else merge(old, value)
-        return value
-
-    def assign(self, target: SgNode, value: Value, frame: Frame) -> None:
-        """Bind ``value`` to an assignment target: a name, ``obj.attr``, ``obj[key]`` or a pattern."""
-        g, kind = self.g, target.kind()
-        if kind in g.identifiers:
-            self._forget(target.text(), frame)
-            frame.env[target.text()] = value.through(target.text())
-            self.spec.store("", target.text(), value, Here(self, target, frame))
-        elif kind in g.attributes:
-            obj_node, attr = g.field(target, "object"), g.field(target, "attribute")
-            if obj_node is None or attr is None:
-                return
-            owner = self.name_of(obj_node, frame)
-            self._forget(f"{owner}.{attr.text()}", frame)
-            self.spec.store(owner, attr.text(), value, Here(self, target, frame))
-            self._update(obj_node, attr.text(), value, frame)
-        elif kind in g.object_patterns:
-            self.unpack(target, value, frame)
-        elif kind in g.default_patterns:
-            left, right = g.field(target, "left"), g.field(target, "right")
-            if left is not None:
-                self.assign(left, merge(value, self.expr(right, frame)) if right is not None else value, frame)
-        elif kind in g.subscripts:
-            obj_node, index = g.field(target, "object"), g.field(target, "index")
-            if obj_node is None:
-                return
-            key = self.expr(index, frame) if index is not None else Value()
-            k = key.const if key.constant and _hashable(key.const) else NO_CONST
-            self.spec.store(self.name_of(obj_node, frame), k, value, Here(self, target, frame))
-            self._update(obj_node, k, value, frame)
-        elif kind in g.spreads:
-            for child in target.named_children():
-                self.assign(child, value.flat(), frame)
-        else:
-            targets = [c for c in target.named_children() if c.kind() not in g.ignored]
-            for i, child in enumerate(targets):
-                self.assign(child, value.part(i) if child.kind() not in g.spreads else value.flat(), frame)
-
-    def unpack(self, pattern: SgNode, value: Value, frame: Frame) -> None:
-        """``{ a, b: c, d = 1, ...rest } = value``: each name gets the member of its key."""
-        g = self.g
-        for child in pattern.named_children():
-            kind = child.kind()
-            if kind in g.shorthand_patterns:
-                self._forget(child.text(), frame)
-                frame.env[child.text()] = value.part(child.text()).through(child.text())
-            elif kind in g.pair_patterns:
-                key, inner = g.field(child, "key"), g.field(child, "value")
-                if inner is None:
-                    continue
-                k = key.text().strip("'\"") if key is not None else NO_CONST
-                self.assign(inner, value.part(k), frame)
-            elif kind in g.default_patterns:
-                left, right = g.field(child, "left"), g.field(child, "right")
-                if left is not None:
-                    member = value.part(left.text())
-                    self.assign(left, merge(member, self.expr(right, frame)) if right is not None else member, frame)
-            elif kind not in g.ignored:
-                for inner in child.named_children():  # ``...rest``: whatever else it holds
-                    self.assign(inner, value.flat(), frame)
-
-    def markup(self, node: SgNode, frame: Frame) -> Value:
-        """``<div attr={value}>``: the value is evaluated and the spec told of the store."""
-        kids = node.named_children()
-        value = self.expr(kids[1], frame) if len(kids) == 2 else union(self.expr(k, frame) for k in kids[1:])
-        if kids:
-            self.spec.store(node.kind(), kids[0].text(), value, Here(self, node, frame))
-        return Value()
-
-    def _forget(self, name: str, frame: Frame) -> None:
-        """A new value for ``name``: what guards proved of its members no longer holds."""
-        prefix = name + "."
-        for key in [k for k in frame.env if k.startswith(prefix)]:
-            del frame.env[key]
-
-    def _update(self, obj_node: SgNode, key: Any, value: Value, frame: Frame) -> None:
-        if obj_node.kind() not in self.g.identifiers | self.g.attributes | self.g.subscripts:
-            return
-        container = self.expr(obj_node, frame.fork())
-        updated = with_part(container, key, value)
-        if obj_node.kind() in self.g.identifiers:
-            frame.env[obj_node.text()] = updated
-        else:
-            self.assign(obj_node, updated, frame)
-
-    # ------------------------------------------------------------------ calls
 
 
 def _number(text: str) -> Any:

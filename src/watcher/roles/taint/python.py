@@ -139,6 +139,7 @@ class PythonSpec:
     exits = frozenset({"flask.abort", "werkzeug.exceptions.abort", "sys.exit", "exit", "quit", "os._exit", "abort"})
     mutators: Mapping[str, str] = _MUTATORS
     constructor = "__init__"
+    text_clears: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self._imported: frozenset[str] = frozenset()

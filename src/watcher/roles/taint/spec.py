@@ -149,6 +149,7 @@ class Grammar:
     default_patterns: frozenset[str] = frozenset()  # ``a = 1`` inside a pattern or a parameter list
     markup_attributes: frozenset[str] = frozenset()  # ``<div attr={value}>``: a store the spec is told of
     self_name: str = ""  # the receiver a method sees without declaring it (``this``)
+    mutable_declarations: frozenset[str] = frozenset()  # ``let``/``var``: at module level, set by code not shown
     fields: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def field(self, node: SgNode, role: str) -> SgNode | None:
@@ -193,6 +194,9 @@ class Site(Protocol):
 
     def source(self, label: str, name: str) -> Value:
         """A value of data with ``label`` (``"input"``) read here, named ``name`` in findings."""
+
+    def bind(self, name: str, value: Value) -> None:
+        """Hold ``value`` under ``name`` (``req.body.email``) on this path: a call validated it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +249,7 @@ class Spec(Protocol):
         str, str
     ]  # method → "append", "prepend", "insert", "pop", "shift", "remove", "update", "extend", "absorb", "clear"
     constructor: str  # the name of a class's constructor method ("__init__", "constructor")
+    text_clears: frozenset[str]  # classes data interpolated into a string no longer reaches (``"object"``)
 
     def imports(self, root: SgNode) -> Mapping[str, str]:
         """Local name → dotted name it was imported as."""

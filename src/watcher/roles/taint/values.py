@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-__all__ = ["ANY_KEY", "NO_CONST", "Origin", "Value", "merge", "union"]
+__all__ = ["ANY_KEY", "FUNCTION", "NO_CONST", "Origin", "Value", "merge", "union"]
 
 
 class _NoConst:
@@ -135,6 +135,9 @@ class Value:
             except Exception:  # noqa: BLE001 - folding is best effort: any failure means "not known"
                 pass
         return Value(origins=self.all_origins())
+
+
+FUNCTION: Final[Value] = Value(tags=frozenset({"function"}))  # a function of the file, held by a name
 
 
 def union(values: Iterable[Value]) -> Value:
