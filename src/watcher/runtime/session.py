@@ -71,7 +71,7 @@ class Parcel:
 
     interjection: Interjection
     origin: Origin
-    text: str  # journaled as the delivered content
+    text: str  # what the parent is given (a CLI's formatted line); the journal keeps the interjection's words
 
     @classmethod
     def of(cls, interjection: Interjection, origin: Origin | None = None, text: str | None = None) -> Parcel:
@@ -165,7 +165,7 @@ class Session(ABC):
                     interjection_id=said.id,
                     outcome=outcome,
                     detail=detail,
-                    content=parcel.text,
+                    content=said.content,  # the words (a person's edit included), not the wire format
                     origin=parcel.origin.render(),
                 )
             )
