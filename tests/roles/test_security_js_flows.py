@@ -18,8 +18,7 @@ import pytest
 
 from watcher.core.interjection import Interject
 from watcher.core.observations import ToolCall, ToolResult
-from watcher.roles._security_js_review import javascript_findings
-from watcher.roles._security_js_sinks import CLASSES
+from watcher.roles._security_js_review import CLASSES, javascript_findings
 from watcher.roles.security import SecurityRole
 
 _DIR = Path(__file__).parent / "vectors" / "security" / "js"

@@ -41,7 +41,6 @@ from watcher.hooks._upkeep import Collector, warm
 from watcher.hooks._wire import Answer, HookCall
 from watcher.hooks.client import (
     HOOK_MAGIC,
-    LOCK_FD_ENV,
     ask_daemon,
     lock_path,
     private_folder,
@@ -49,6 +48,7 @@ from watcher.hooks.client import (
     socket_path,
 )
 from watcher.runtime.journal import Journal
+from watcher.settings import Settings
 
 __all__ = ["Daemon", "serve", "stop_daemon"]
 
@@ -61,9 +61,12 @@ _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one i
 class Daemon:
     """The hook server: desks by journal, an idle timer, a status reply."""
 
-    def __init__(self, path: Path, *, idle_s: float = 900.0, own_process: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, idle_s: float = 900.0, own_process: bool = False, settings: Settings | None = None
+    ) -> None:
         self.path = path
         self.idle_s = idle_s
+        self.settings = settings  # the daemon's environment, read as it started (None: each desk reads it)
         self.started = time.time()
         self.calls = 0
         self.own_process = own_process  # the process is the daemon's alone: it runs the garbage collector
@@ -94,7 +97,7 @@ class Daemon:
     async def _open_desk(self, journal_path: Path | str) -> Desk:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
-            desk = self._desks[journal_path] = Desk(journal)
+            desk = self._desks[journal_path] = Desk(journal, settings=self.settings)
             return desk
         finally:
             self._opening.pop(journal_path, None)
@@ -233,12 +236,11 @@ class Daemon:
                 await asyncio.to_thread(desk.journal.close)
 
 
-def _lock_file(sock: Path) -> IO[str]:
+def _lock_file(sock: Path, handed: int | None) -> IO[str]:
     """The lock file: the one the hook that started this daemon locked and handed over, else opened here."""
-    handed = os.environ.pop(LOCK_FD_ENV, "")
-    if handed.isdigit():
+    if handed is not None:
         with contextlib.suppress(OSError):
-            return os.fdopen(int(handed), "w")
+            return os.fdopen(handed, "w")
     return open(sock.with_suffix(".lock"), "w")  # held for the daemon's lifetime
 
 
@@ -262,8 +264,14 @@ def stop_daemon(timeout: float = 15.0) -> str:
     return f"asked the hook daemon (pid {reply.get('stopping')}) to stop; it is still settling its journals"
 
 
-def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
-    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
+def serve(
+    *, idle_s: float = 900.0, path: Path | None = None, lock_fd: int | None = None, settings: Settings | None = None
+) -> int:
+    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``.
+
+    ``lock_fd`` is the daemon's lock, already taken by the hook that started this process;
+    ``settings`` the environment the command read (the evaluators' keys and servers).
+    """
     sock = path or Path(socket_path())
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not private_folder(str(sock.parent)):
@@ -271,7 +279,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
             f"{sock.parent} is not private to this user (another owner, or writable by others): whoever "
             "controls it could answer the hooks. Remove it, or set WATCHER_SOCKET to a path in a private folder."
         )
-    lock = _lock_file(sock)
+    lock = _lock_file(sock, lock_fd)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -282,7 +290,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
         logging.basicConfig(
             filename=str(sock.parent / "serve.log"), level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
         )
-        asyncio.run(Daemon(sock, idle_s=idle_s, own_process=True).run())
+        asyncio.run(Daemon(sock, idle_s=idle_s, own_process=True, settings=settings).run())
         return 0
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -55,6 +55,7 @@ from watcher.runtime.events import EvaluationEvent, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Parcel
+from watcher.settings import Settings
 
 __all__ = ["Desk", "guard_verdict"]
 
@@ -77,8 +78,9 @@ class _Hooked:
 class Desk:
     """The hooked sessions of one journal, their watchers, and the answers to their hook calls."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, *, settings: Settings | None = None) -> None:
         self.journal = journal
+        self.settings = settings  # for the LLM evaluators (None: each reads the environment as it is made)
         self.runtime = Runtime(journal=journal)
         self._hooked: dict[str, _Hooked] = {}
         self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
@@ -130,7 +132,8 @@ class Desk:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             try:
                 reads = {"worktree": Path(call.cwd)} if config.evaluator != "rules" and call.cwd else {}
-                evaluator = make_evaluator(config.evaluator, role, **reads)  # an LLM numbers edits as files read
+                # an LLM numbers edits as files read
+                evaluator = make_evaluator(config.evaluator, role, settings=self.settings, **reads)
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)

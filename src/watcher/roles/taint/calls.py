@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from watcher.roles.taint import fold
+from watcher.roles.taint.assignments import Assignments
 from watcher.roles.taint.containers import mutate
-from watcher.roles.taint.expressions import Expressions
 from watcher.roles.taint.frame import Frame, Here
 from watcher.roles.taint.spec import Call, Function
-from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
+from watcher.roles.taint.values import FUNCTION, NO_CONST, Origin, Value, merge, union
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Calls"]
 
 
-class Calls(Expressions):
+class Calls(Assignments):
     """The call half of the engine's expressions."""
 
     def call(self, node: SgNode, frame: Frame) -> Value:
@@ -39,8 +39,14 @@ class Calls(Expressions):
         listed = [arguments] if arguments is not None and arguments.kind() in g.comprehensions else (
             arguments.named_children() if arguments is not None else []
         )  # fmt: skip
+        closures: list[tuple[int, SgNode]] = []
         for a in listed:
             if a.kind() in g.ignored:
+                continue
+            if a.kind() in g.closures:  # run once the call is known: its parameters may come from it
+                closures.append((len(args), a))
+                arg_nodes.append(a)
+                args.append(FUNCTION)
                 continue
             if a.kind() in g.keyword_arguments:
                 name, value_node = g.field(a, "name"), g.field(a, "value")
@@ -62,9 +68,10 @@ class Calls(Expressions):
         followed = self._follow(fn_node, obj_node, receiver, args, kwargs, frame)
         if followed is not None:
             return followed
-        result = self.spec.call(
-            Call(dotted, method, receiver, tuple(args), kwargs, tuple(arg_nodes), kwarg_nodes, site)
-        )
+        described = Call(dotted, method, receiver, tuple(args), kwargs, tuple(arg_nodes), kwarg_nodes, site)
+        result = self.spec.call(described)
+        for index, closure in closures:
+            self.closure(closure, frame, self.spec.callback(described, index))
         mutation = self.spec.mutators.get(method) if obj_node is not None and receiver is not None else None
         if mutation is not None and receiver is not None and obj_node is not None and "module" not in receiver.tags:
             updated, returned = mutate(mutation, receiver, args)
@@ -102,7 +109,8 @@ class Calls(Expressions):
         constructor = ""
         if fn_node.kind() in self.g.identifiers:
             name = fn_node.text()
-            if name in frame.env and "module" not in frame.env[name].tags and name not in self.globals:
+            local = frame.env.get(name)
+            if local is not None and not local.tags & {"module", "function"} and name not in self.globals:
                 return None
             if name in self.functions:
                 target = self.functions[name][-1]
@@ -125,7 +133,8 @@ class Calls(Expressions):
         if done is None:
             return union([*args, *kwargs.values()]) if not constructor else instance
         if constructor:
-            final = done.env.get(target.parameters[0]) if target.parameters else None
+            holder = self.g.self_name or (target.parameters[0] if target.parameters else "")
+            final = done.env.get(holder) if holder else None
             return final if final is not None else instance
         out: Value | None = None
         for value in done.returns:

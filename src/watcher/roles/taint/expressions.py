@@ -3,17 +3,17 @@
 Each expression yields a ``Value``: its constant when it folds, the origins of the data in it, and
 for a container or object the members stored under known keys. An assignment binds a target (a
 name, ``obj.attr``, ``obj[key]``, a pattern) and tells the spec of stores it cares about (the
-session, a ``Location`` header). Calls are in ``calls.py``.
+session, a ``Location`` header) — in ``assignments.py``. Calls are in ``calls.py``.
 """
 
 from __future__ import annotations
 
 import codecs
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from watcher.roles.taint import fold
 from watcher.roles.taint.containers import hashable as _hashable
-from watcher.roles.taint.containers import with_part
 from watcher.roles.taint.frame import Frame, Here
 from watcher.roles.taint.spec import Function
 from watcher.roles.taint.values import ANY_KEY, NO_CONST, Origin, Value, merge, union
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from watcher.roles.taint.spec import Analysis, Grammar, Sink, Spec
 
-__all__ = ["Expressions"]
+__all__ = ["EngineHooks", "Expressions"]
 
 _COMPARISONS = frozenset(
     ["<", "<=", ">", ">=", "==", "!=", "===", "!==", "<>", "in", "not", "in", "is", "is", "not", "instanceof"]
@@ -31,7 +31,45 @@ _COMPARISONS = frozenset(
 _LOGICAL = frozenset({"and", "or", "&&", "||", "??"})
 
 
-class Expressions:
+class EngineHooks(Protocol):
+    """What the expression half needs of the rest of the engine (``calls.py`` and ``engine.py``)."""
+
+    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
+        """Clear the variables ``condition`` validates on the arm where it is ``when``."""
+        ...
+
+    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
+        """Run ``fn`` of this file with these arguments; its final frame."""
+        ...
+
+    def record(
+        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
+    ) -> None:
+        """``value`` reaches ``sink`` at ``node``."""
+        ...
+
+    def call(self, node: SgNode, frame: Frame) -> Value:
+        """The value of a call expression."""
+        ...
+
+    def closure(self, node: SgNode, frame: Frame, given: Sequence[Value] | None = None) -> Value:
+        """Run a function expression where it stands."""
+        ...
+
+    def assignment(self, node: SgNode, frame: Frame) -> Value:
+        """An assignment or a declaration: binds its target, and is worth the stored value."""
+        ...
+
+    def assign(self, target: SgNode, value: Value, frame: Frame) -> None:
+        """Bind ``value`` to an assignment target."""
+        ...
+
+    def markup(self, node: SgNode, frame: Frame) -> Value:
+        """``<div attr={value}>``."""
+        ...
+
+
+class Expressions(EngineHooks):
     """The expression half of ``Engine`` (a mixin: it reads the engine's grammar, spec and file)."""
 
     g: Grammar
@@ -43,20 +81,6 @@ class Expressions:
     globals: dict[str, Value]
     result: Analysis
 
-    def refine(self, condition: SgNode, frame: Frame, when: bool) -> None:
-        raise NotImplementedError
-
-    def follow(self, fn: Function, args: list[Value], kwargs: dict[str, Value], receiver: Value | None) -> Frame | None:
-        raise NotImplementedError
-
-    def record(
-        self, node: SgNode, sink: Sink, value: Value, callee: str, labels: tuple[str, ...], severity: str | None
-    ) -> None:
-        raise NotImplementedError
-
-    def call(self, node: SgNode, frame: Frame) -> Value:
-        raise NotImplementedError  # calls.py
-
     # ------------------------------------------------------------------ dispatch
 
     def is_expression(self, kind: str) -> bool:
@@ -67,6 +91,7 @@ class Expressions:
                 g.calls, g.attributes, g.subscripts, g.identifiers, g.strings, g.numbers, g.binaries,
                 g.booleans, g.comparisons, g.nots, g.ternaries, g.sequences, g.dicts, g.comprehensions,
                 g.lambdas, g.assignments, g.augmented, g.declarators, g.parenthesized, g.as_patterns, g.constants,
+                g.closures, g.wrappers, g.markup_attributes,
             )  # fmt: skip
             self.__dict__["_expression_kinds"] = kinds
         return kind in kinds
@@ -100,6 +125,13 @@ class Expressions:
             return self.mapping(node, frame)
         if kind in g.comprehensions:
             return self.comprehension(node, frame)
+        if kind in g.closures:
+            return self.closure(node, frame)
+        if kind in g.wrappers:
+            inner = next((c for c in node.named_children() if c.kind() not in g.ignored), None)
+            return self.expr(inner, frame) if inner is not None else Value()
+        if kind in g.markup_attributes:
+            return self.markup(node, frame)
         if kind in g.lambdas or kind in g.ignored:
             return Value()
         if kind in g.assignments or kind in g.augmented or kind in g.declarators:
@@ -168,9 +200,11 @@ class Expressions:
                 prefix = child.text().lower()
                 raw, binary = "r" in prefix, binary or "b" in prefix
         if any(p is NO_CONST for p in pieces):
-            return union(values)
+            built = self.built(values, [p for p in pieces if isinstance(p, str)])
+            return built.cleared(self.spec.text_clears) if self.spec.text_clears else built
         text = "".join(p.decode("latin-1") if isinstance(p, bytes) else str(p) for p in pieces)
-        return Value(const=text.encode("latin-1", "replace") if binary else text)
+        origins = frozenset().union(*(v.origins for v in values))
+        return Value(const=text.encode("latin-1", "replace") if binary else text, origins=origins)
 
     def operation(self, node: SgNode, frame: Frame) -> Value:
         """Arithmetic, ``and``/``or`` and comparisons; chains such as ``a < b < c`` too."""
@@ -209,11 +243,19 @@ class Expressions:
             return Value(const=result)
         if len(values) == 2 and ops:
             const = fold.binary(ops[0], values[0].const, values[1].const)
-            if const is not NO_CONST:
-                return Value(const=const)
+            if const is not NO_CONST:  # a constant here may still be set elsewhere (a module-level ``let``)
+                return Value(const=const, origins=values[0].origins | values[1].origins)
             if ops[0] == "%" and values[1].seq is not None:
                 return union([values[0], *values[1].seq])
+            if ops[0] == "+":
+                return self.built(values, [v.const for v in values if isinstance(v.const, str)])
         return union(values)
+
+    def built(self, values: list[Value], literals: list[str]) -> Value:
+        """A string built from ``values`` around ``literals``: their data, and what the literal text is."""
+        value = union(values)
+        described = self.spec.describe(" ".join(literals)) if literals else frozenset()
+        return Value(origins=value.origins, tags=value.tags | described) if described else value
 
     def negation(self, node: SgNode, frame: Frame) -> Value:
         op = self.g.field(node, "operator")
@@ -273,13 +315,19 @@ class Expressions:
         for child in node.named_children():
             if child.kind() in self.g.pairs:
                 key_node, value_node = self.g.field(child, "key"), self.g.field(child, "value")
-                key = self.expr(key_node, frame) if key_node is not None else Value()
+                key = Value(const=key_node.text()) if key_node is not None and key_node.kind() in self.g.key_names else (
+                    self.expr(key_node, frame) if key_node is not None else Value()
+                )  # fmt: skip
                 if key_node is not None and key_node.kind() in self.g.identifiers and self.g.dict_keys_are_names:
                     key = Value(const=key_node.text())
                 value = self.expr(value_node, frame) if value_node is not None else Value()
                 k = key.const if key.constant and _hashable(key.const) else ANY_KEY
                 parts[k] = merge(parts[k], value) if k in parts else value
                 origins |= key.all_origins()
+            elif child.kind() in self.g.shorthands:  # ``{ a }``: the member a holds the variable a
+                parts[child.text()] = self.lookup(child.text(), child, frame)
+            elif child.kind() in self.g.functions:
+                continue  # a method of the object literal: entered on its own
             elif child.kind() not in self.g.ignored:
                 spread = self.expr(child, frame)
                 for k, v in (spread.parts or {}).items():
@@ -326,15 +374,18 @@ class Expressions:
             return self.name_of(self.g.field(node, "function"), frame) + "()"
         if kind in self.g.subscripts:
             return self.name_of(self.g.field(node, "object"), frame) + "[]"
-        if kind in self.g.parenthesized:
-            kids = node.named_children()
+        if kind in self.g.parenthesized or kind in self.g.wrappers:
+            kids = [k for k in node.named_children() if k.kind() not in self.g.ignored]
             return self.name_of(kids[0], frame) if kids else ""
         return ""
 
     def attribute(self, node: SgNode, frame: Frame) -> Value:
         obj_node, attr = self.g.field(node, "object"), self.g.field(node, "attribute")
+        name = self.name_of(node, frame)
+        if name in frame.env:  # a member chain a guard validated, or stored on this path
+            return frame.env[name]
         obj = self.expr(obj_node, frame) if obj_node is not None else Value()
-        found = self.spec.attribute(self.name_of(node, frame), obj, Here(self, node, frame))
+        found = self.spec.attribute(name, obj, Here(self, node, frame))
         if found is not None:
             return found
         if attr is None:
@@ -360,70 +411,6 @@ class Expressions:
             return Value(origins=obj.all_origins(), tags=obj.tags)
         key = self.expr(index, frame)
         return obj.part(key.const if key.constant and _hashable(key.const) else NO_CONST)
-
-    # ------------------------------------------------------------------ assignment
-
-    def assignment(self, node: SgNode, frame: Frame) -> Value:
-        g, kind = self.g, node.kind()
-        if kind in g.declarators:
-            target, source = g.field(node, "name"), g.field(node, "value")
-        else:
-            target, source = g.field(node, "left"), g.field(node, "right")
-        if source is None:
-            return Value()
-        value = self.expr(source, frame)
-        if kind in g.augmented and target is not None:
-            op = g.field(node, "operator")
-            current = self.expr(target, frame)
-            symbol = op.text().rstrip("=") if op is not None else "+"
-            const = fold.binary(symbol, current.const, value.const)
-            value = Value(const=const) if const is not NO_CONST else union([current, value])
-        if target is not None:
-            self.assign(target, value, frame)
-        line = node.range().start.line + 1
-        old = self.result.assigned.get(line)
-        self.result.assigned[line] = value if old is None else merge(old, value)
-        return value
-
-    def assign(self, target: SgNode, value: Value, frame: Frame) -> None:
-        """Bind ``value`` to an assignment target: a name, ``obj.attr``, ``obj[key]`` or a pattern."""
-        g, kind = self.g, target.kind()
-        if kind in g.identifiers:
-            frame.env[target.text()] = value.through(target.text())
-            self.spec.store("", target.text(), value, Here(self, target, frame))
-        elif kind in g.attributes:
-            obj_node, attr = g.field(target, "object"), g.field(target, "attribute")
-            if obj_node is None or attr is None:
-                return
-            self.spec.store(self.name_of(obj_node, frame), attr.text(), value, Here(self, target, frame))
-            self._update(obj_node, attr.text(), value, frame)
-        elif kind in g.subscripts:
-            obj_node, index = g.field(target, "object"), g.field(target, "index")
-            if obj_node is None:
-                return
-            key = self.expr(index, frame) if index is not None else Value()
-            k = key.const if key.constant and _hashable(key.const) else NO_CONST
-            self.spec.store(self.name_of(obj_node, frame), k, value, Here(self, target, frame))
-            self._update(obj_node, k, value, frame)
-        elif kind in g.spreads:
-            for child in target.named_children():
-                self.assign(child, value.flat(), frame)
-        else:
-            targets = [c for c in target.named_children() if c.kind() not in g.ignored]
-            for i, child in enumerate(targets):
-                self.assign(child, value.part(i) if child.kind() not in g.spreads else value.flat(), frame)
-
-    def _update(self, obj_node: SgNode, key: Any, value: Value, frame: Frame) -> None:
-        if obj_node.kind() not in self.g.identifiers | self.g.attributes | self.g.subscripts:
-            return
-        container = self.expr(obj_node, frame.fork())
-        updated = with_part(container, key, value)
-        if obj_node.kind() in self.g.identifiers:
-            frame.env[obj_node.text()] = updated
-        else:
-            self.assign(obj_node, updated, frame)
-
-    # ------------------------------------------------------------------ calls
 
 
 def _number(text: str) -> Any:

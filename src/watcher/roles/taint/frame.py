@@ -88,6 +88,10 @@ class Here:
         """The value of ``node`` on this path."""
         return Value() if node is None else self.engine.expr(node, self.frame.fork())
 
+    def bind(self, name: str, value: Value) -> None:
+        """Hold ``value`` under ``name`` on this path."""
+        self.frame.env[name] = value
+
     def source(self, label: str, name: str) -> Value:
         """A value of untrusted data (``label``) read here, named ``name``."""
         if label == "input":

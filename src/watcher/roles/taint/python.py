@@ -139,6 +139,7 @@ class PythonSpec:
     exits = frozenset({"flask.abort", "werkzeug.exceptions.abort", "sys.exit", "exit", "quit", "os._exit", "abort"})
     mutators: Mapping[str, str] = _MUTATORS
     constructor = "__init__"
+    text_clears: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self._imported: frozenset[str] = frozenset()
@@ -265,6 +266,12 @@ class PythonSpec:
 
     def guard(self, condition: SgNode, site: Site) -> Sequence[Refinement]:
         return python_guards.guard(condition, site)
+
+    def callback(self, call: Call, index: int) -> Sequence[Value] | None:
+        return None  # a Python lambda is not followed
+
+    def describe(self, text: str) -> frozenset[str]:
+        return frozenset()
 
 
 def _origin(name: str, line: int) -> Any:

@@ -138,6 +138,18 @@ class Grammar:
     comprehension_clauses: frozenset[str] = frozenset()  # ``for x in xs`` inside a comprehension
     slices: frozenset[str] = frozenset()
     dict_keys_are_names: bool = False  # ``{a: 1}`` keys a JavaScript object by the name ``"a"``
+    key_names: frozenset[str] = frozenset()  # kinds of a key that is a name, not an expression
+    statements: frozenset[str] = frozenset()  # a single statement where a block may stand (``if (x) f();``)
+    closures: frozenset[str] = frozenset()  # function expressions, run where they appear with the path's names
+    wrappers: frozenset[str] = frozenset()  # ``await x``, ``x as T``, ``x!``: the value of their first operand
+    shorthands: frozenset[str] = frozenset()  # ``{ a }``: the member ``a`` holding the variable ``a``
+    object_patterns: frozenset[str] = frozenset()  # ``{ a, b: c } = value``: members bound by key
+    pair_patterns: frozenset[str] = frozenset()  # ``b: c`` inside an object pattern
+    shorthand_patterns: frozenset[str] = frozenset()  # ``a`` inside an object pattern
+    default_patterns: frozenset[str] = frozenset()  # ``a = 1`` inside a pattern or a parameter list
+    markup_attributes: frozenset[str] = frozenset()  # ``<div attr={value}>``: a store the spec is told of
+    self_name: str = ""  # the receiver a method sees without declaring it (``this``)
+    mutable_declarations: frozenset[str] = frozenset()  # ``let``/``var``: at module level, set by code not shown
     fields: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def field(self, node: SgNode, role: str) -> SgNode | None:
@@ -183,6 +195,9 @@ class Site(Protocol):
     def source(self, label: str, name: str) -> Value:
         """A value of data with ``label`` (``"input"``) read here, named ``name`` in findings."""
 
+    def bind(self, name: str, value: Value) -> None:
+        """Hold ``value`` under ``name`` (``req.body.email``) on this path: a call validated it."""
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -214,12 +229,14 @@ class Call:
 class Refinement:
     """What a condition proves about a variable (by its text, ``name`` or ``obj.attr``) on one side.
 
-    When the condition is ``when``, the variable is cleared for ``classes`` (``{"*"}``: all).
+    When the condition is ``when``, the variable is cleared for ``classes`` (``{"*"}``: all). With
+    ``node`` (the checked expression), a member chain not yet stored on the path is cleared too.
     """
 
     name: str
     classes: frozenset[str]
     when: bool
+    node: SgNode | None = None
 
 
 class Spec(Protocol):
@@ -232,6 +249,7 @@ class Spec(Protocol):
         str, str
     ]  # method → "append", "prepend", "insert", "pop", "shift", "remove", "update", "extend", "absorb", "clear"
     constructor: str  # the name of a class's constructor method ("__init__", "constructor")
+    text_clears: frozenset[str]  # classes data interpolated into a string no longer reaches (``"object"``)
 
     def imports(self, root: SgNode) -> Mapping[str, str]:
         """Local name → dotted name it was imported as."""
@@ -256,3 +274,9 @@ class Spec(Protocol):
 
     def guard(self, condition: SgNode, site: Site) -> Sequence[Refinement]:
         """What ``condition`` proves when true or false (allow-lists, validating regexes)."""
+
+    def callback(self, call: Call, index: int) -> Sequence[Value] | None:
+        """The parameters a function passed as argument ``index`` of ``call`` receives; None: as declared."""
+
+    def describe(self, text: str) -> frozenset[str]:
+        """``text:`` tags for literal text a string is built from (``text:sql``), kept by what is built from it."""

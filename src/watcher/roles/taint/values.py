@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-__all__ = ["ANY_KEY", "NO_CONST", "Origin", "Value", "merge", "union"]
+__all__ = ["ANY_KEY", "FUNCTION", "NO_CONST", "Origin", "Value", "merge", "union"]
 
 
 class _NoConst:
@@ -137,15 +137,22 @@ class Value:
         return Value(origins=self.all_origins())
 
 
-def union(values: Iterable[Value]) -> Value:
-    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins; no constant, no tags.
+FUNCTION: Final[Value] = Value(tags=frozenset({"function"}))  # a function of the file, held by a name
 
-    Tags describe an object (a module, a request, a normalised path); what is built from it is not that.
+
+def union(values: Iterable[Value]) -> Value:
+    """A value built from all of ``values`` (``a + b``, ``f"{a}{b}"``): their origins; no constant.
+
+    Tags describe an object (a module, a request, a normalised path); what is built from it is not
+    that — except ``text:`` tags, which describe the literal text a string was built around (SQL).
     """
     origins: set[Origin] = set()
+    tags: set[str] = set()
     for v in values:
         origins |= v.all_origins()
-    return Value(origins=frozenset(origins))
+        if v.tags:
+            tags.update(t for t in v.tags if t.startswith("text:"))
+    return Value(origins=frozenset(origins), tags=frozenset(tags))
 
 
 def merge(a: Value, b: Value) -> Value:
