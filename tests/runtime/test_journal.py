@@ -214,6 +214,22 @@ def test_commands_claims_and_leases(journal_at: Path | str) -> None:
         assert [c.id for c in journal.claim_commands(["c0", "c2"])] == [batch[5], batch[6]], "the rest, oldest first"
 
 
+SUBMITTER = "import sys; from watcher.runtime import Journal; Journal(sys.argv[1]).submit_command('a', 'dismiss', 'i1')"
+
+
+def test_new_commands_are_read_at_once_from_a_file_and_on_a_thread_from_a_server(journal_at: Path | str) -> None:
+    with Journal(journal_at) as journal:
+        assert journal.new_commands_now(["a"]) == ([] if isinstance(journal_at, Path) else None)
+        subprocess.run([sys.executable, "-c", SUBMITTER, str(journal_at)], check=True, timeout=60)
+        now = journal.new_commands_now(["a", "b"])
+        if isinstance(journal_at, Path):  # a file: read by the caller, the same rows as a read that may wait
+            assert now is not None and [(c.session, c.kind, c.interjection_id) for c in now] == [("a", "dismiss", "i1")]
+            assert now == journal.commands(sessions=["a", "b"])
+            assert journal.new_commands_now(["b"]) == []
+        else:  # a server is a network round trip away: never read on the caller's thread
+            assert now is None
+
+
 def test_positions_latest_tail_and_prune(journal_at: Path | str) -> None:
     with Journal(journal_at) as journal:
         assert journal.last_id() == 0

@@ -93,6 +93,12 @@ class Coordination:
         """Commands (by default the new ones), optionally only for ``sessions``."""
         return [_command(row) for row in self._store.commands(after, status, sessions)]
 
+    def new_commands_now(self, sessions: list[str]) -> list[Command] | None:
+        """The new commands of ``sessions`` if they can be read without waiting (a file nobody holds
+        locked), else None: an event loop reads them itself instead of on a thread."""
+        rows = self._store.commands_now(0, "new", sessions)
+        return None if rows is None else [_command(row) for row in rows]
+
     def commands_since(self, after: int = 0, *, limit: int = 1000) -> list[tuple[int, Command]]:
         """Commands past position ``after`` (0: all), each with its position, in position order.
 

@@ -287,6 +287,9 @@ class PostgresStore:
             args.append(list(sessions))
         return self._query(sql + " ORDER BY id", args)
 
+    def commands_now(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow] | None:
+        return None  # a server is a network round trip away: read on a thread
+
     def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
         # as events: ids are committed out of order, so by (tx, id) and below the oldest running transaction
         raw = self._query(

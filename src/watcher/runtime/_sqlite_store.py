@@ -205,15 +205,24 @@ class SqliteStore:
         return int(cursor.lastrowid or 0)
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
-        sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ?"
-        args: list[Any] = [after]
-        if status is not None:
-            sql += " AND status = ?"
-            args.append(status)
-        if sessions is not None:
-            sql += f" AND session IN ({','.join('?' * len(sessions))})"
-            args.extend(sessions)
-        return self._query(sql + " ORDER BY id", args)
+        return self._query(*_commands_sql(after, status, sessions))
+
+    def commands_now(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow] | None:
+        """``commands`` on a connection of this thread's that never waits for a lock: None when it would.
+
+        A read of the file takes microseconds, so an event loop can make it itself, unless another
+        process holds the file locked (then the caller reads on a thread, which may wait).
+        """
+        try:
+            conn: sqlite3.Connection | None = getattr(self._local, "now", None)
+            if conn is None:
+                conn = connect(self.path, timeout=0, create=self._create)
+                conn.text_factory = _lenient_text
+                self._local.now = conn
+            rows: list[CommandRow] = conn.execute(*_commands_sql(after, status, sessions)).fetchall()
+            return rows
+        except (sqlite3.Error, JournalError):
+            return None
 
     def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
         rows = self._query(f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
@@ -303,3 +312,15 @@ class SqliteStore:
 
     def close(self) -> None:
         self._writer.close()  # readers' connections stay with their threads (a read may be in flight)
+
+
+def _commands_sql(after: int, status: str | None, sessions: Sequence[str] | None) -> tuple[str, list[Any]]:
+    sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ?"
+    args: list[Any] = [after]
+    if status is not None:
+        sql += " AND status = ?"
+        args.append(status)
+    if sessions is not None:
+        sql += f" AND session IN ({','.join('?' * len(sessions))})"
+        args.extend(sessions)
+    return sql + " ORDER BY id", args

@@ -103,6 +103,9 @@ class Store(Protocol):
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
         """Commands with id > ``after`` (of ``status`` and ``sessions`` when given), oldest first."""
 
+    def commands_now(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow] | None:
+        """``commands`` if they can be read at once, without waiting on a lock or a network; else None."""
+
     def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
         """Commands past position ``after``, in position order (as events'): (position, row) each."""
 

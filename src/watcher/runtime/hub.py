@@ -226,7 +226,12 @@ class Runtime:
         """Apply every new command for the sessions owned here; returns how many were handled."""
         if self.journal is None or not self.sessions:
             return 0
-        commands = await asyncio.to_thread(self.journal.commands, sessions=list(self.sessions))
+        sessions = list(self.sessions)
+        # a file's read takes microseconds, less than a thread's round trip; a locked file or a
+        # server is read on a thread, so the loop never waits
+        commands = self.journal.new_commands_now(sessions)
+        if commands is None:
+            commands = await asyncio.to_thread(self.journal.commands, sessions=sessions)
         for command in commands:
             status, detail = await self.apply(command)
             await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
