@@ -55,7 +55,7 @@ def _run(argv: list[str]) -> str:
     if done.returncode == 0:
         return ""
     lines = (done.stderr or done.stdout).strip().splitlines()
-    return lines[-1] if lines else f"exit {done.returncode}"
+    return lines[-1].strip() if lines else f"exit {done.returncode}"
 
 
 def installed(tmp: Path) -> Interpreter:
