@@ -20,6 +20,7 @@ from watcher.agents import AgentRun
 from watcher.core.errors import SessionEndedError, WatcherError
 from watcher.core.interjection import Interjection, Origin
 from watcher.fleet.spawned import SpawnedRun
+from watcher.runtime.fates import DELIVERED
 from watcher.runtime.session import InjectionOutcome, Session
 
 __all__ = ["TaskChannel", "TaskSession"]
@@ -53,10 +54,10 @@ class TaskChannel(Session):
         """The fleet's decision reaches the task: a pause holds it, an abort stops it, anything else goes to the run."""
         if interjection.action == "pause":
             self.pause()
-            return "delivered"
+            return DELIVERED
         if interjection.action == "abort":
             self.abort(interjection.content)
-            return "delivered"
+            return DELIVERED
         if self.run is None:  # (``inject`` refused it already: a channel without its run has not begun)
             raise SessionEndedError(
                 f"fleet task {self.name!r} has no run; interjection {interjection.id!r} was not delivered"
@@ -67,14 +68,6 @@ class TaskChannel(Session):
         """Cut off the run's response in flight, unless the fleet holds it (what waits goes on resume)."""
         if self.run is not None and not self.paused:
             await self.run.interrupt()
-
-    @property
-    def status(self) -> str:
-        if self.run is None:
-            return "pending"
-        if self.run.ended:
-            return self.run.status
-        return "paused" if self.paused else "running"
 
     async def deliver(self, interjection: Interjection, origin: Origin, *, urgent: bool = False) -> bool:
         """Queue ``interjection`` for the run's next request (cutting off the response in flight if ``urgent``).

@@ -343,7 +343,7 @@ class Watcher:
         said = interjection.with_source(self.spec.name, interjection.id or uuid.uuid4().hex[:12])
         self._publish(
             InterjectionEvent(
-                session=self.session.name, watcher=self.spec.name, interjection=said, status="queued", index=self._index
+                session=self.session.name, watcher=self.spec.name, interjection=said, status=QUEUED, index=self._index
             )
         )
         return await self.deliver(said)
