@@ -1,9 +1,12 @@
 """How long a Claude Code hook call takes: ``watcher hook PreToolUse`` from process start to answer.
 
-The hook command the installer writes (``watcher hook``: the console script beside this
-interpreter, as PATH finds it) is run as a process, as the CLI runs it, with a 100-line ``Write`` payload and the
-security, stuck and errors watchers attached. Each trial writes a different file (so no finding
-is deduplicated away) into a temporary journal.
+The hook command the installer writes (``watcher hook``: the console script, as PATH finds it) is
+run as a process, as the CLI runs it, with a 100-line ``Write`` payload and the security, stuck and
+errors watchers attached. Each trial writes a different file (so no finding is deduplicated away)
+into a temporary journal. The watcher timed is the one a user has: this checkout's wheel installed
+in a fresh venv (``user_install.py``; the development venv's ``.pth`` files cost every interpreter
+start a few milliseconds no install pays); the first line says which. ``--dev`` times the
+development venv instead (its bytecode compiled first, as an install has it).
 
     BENCH hook_ms_p50               warm daemon: median wall time of one hook process (target <= 20 ms)
     BENCH hook_ms_p99               warm daemon: 99th percentile over 100 calls (target <= 60 ms)
@@ -23,6 +26,7 @@ is deduplicated away) into a temporary journal.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import math
@@ -30,18 +34,18 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from watcher.hooks._settings import client_argv
+from user_install import Interpreter, development, installed
+from watcher.hooks._settings import HOOK_PROGRAM
 from watcher.runtime.journal import Journal
 
 WARM_TRIALS = 100
 COLD_TRIALS = 20
 BURST = 50
-CLIENT = client_argv()  # exactly the command `watcher hooks install` writes
+CLIENT: list[str] = []  # exactly the command `watcher hooks install` writes, in the venv timed
 OPTIONS = ["--watcher", "security", "--watcher", "stuck", "--watcher", "errors"]
 
 
@@ -147,34 +151,49 @@ def _burst(tmp: str) -> tuple[list[float], int]:
     return times, len(daemons)
 
 
+def warm_calls(
+    timed: Interpreter, env: dict[str, str], tmp: str, trials: int = WARM_TRIALS
+) -> tuple[list[float], list[float]]:
+    """``trials`` hook calls answered by a warm daemon of ``timed``: each call's wall time, the daemon's share."""
+    CLIENT[:] = [str(timed.bin / HOOK_PROGRAM[0]), *HOOK_PROGRAM[1:]]
+    daemon = subprocess.Popen(
+        [timed.python, "-m", "watcher", "serve", "--idle", "120"], env=env, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not Path(env["WATCHER_SOCKET"]).exists():
+            if time.monotonic() > deadline:
+                raise SystemExit("the daemon did not start")
+            time.sleep(0.05)
+        for i in range(5):  # warm: imports, the journal, the security engines
+            _time_hook(env, _payload(10_000 + i, tmp))
+        warm = [_time_hook(env, _payload(i, tmp), "warm") for i in range(trials)]
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=30)
+    journal = Journal(env["WATCHER_JOURNAL"], create=False)
+    server = [float(r.payload["latency_ms"]) for r in journal.read(0, limit=100_000) if r.kind == "hook"]
+    journal.close()
+    return warm, server[-trials:]
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--dev", action="store_true", help="time the development venv, not an installed wheel")
+    dev = parser.parse_args().dev
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
+        timed = development() if dev else installed(Path(tmp) / "install")
+        CLIENT[:] = [str(timed.bin / HOOK_PROGRAM[0]), *HOOK_PROGRAM[1:]]  # the burst and the cold calls
+        print(f"timed: {timed.describe()}", flush=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("WATCHER_")}
         env.update(WATCHER_SOCKET=f"{tmp}/run/serve.sock", WATCHER_JOURNAL=f"{tmp}/journal.sqlite3")
         floor = []
         for _ in range(20):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+            subprocess.run([timed.python, "-I", "-S", "-c", "pass"], check=True)
             floor.append((time.perf_counter() - started) * 1000)
 
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "watcher", "serve", "--idle", "120"], env=env, start_new_session=True
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not Path(env["WATCHER_SOCKET"]).exists():
-                if time.monotonic() > deadline:
-                    raise SystemExit("the daemon did not start")
-                time.sleep(0.05)
-            for i in range(5):  # warm: imports, the journal, the security engines
-                _time_hook(env, _payload(10_000 + i, tmp))
-            warm = [_time_hook(env, _payload(i, tmp), "warm") for i in range(WARM_TRIALS)]
-        finally:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=30)
-        journal = Journal(env["WATCHER_JOURNAL"], create=False)
-        server = [float(r.payload["latency_ms"]) for r in journal.read(0, limit=100_000) if r.kind == "hook"]
-        journal.close()
+        warm, server = warm_calls(timed, env, tmp)
 
         env["WATCHER_HOOK_DAEMON"] = "0"
         cold = [_time_hook(env, _payload(20_000 + i, tmp), "cold") for i in range(COLD_TRIALS)]

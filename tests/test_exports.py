@@ -158,6 +158,13 @@ PUBLIC = {
         "Watcher",
         "default_journal_path",
     ],
+    "watcher.settings": [
+        "DEFAULT_AGENT_MODEL",
+        "DEFAULT_OPENAI_PLANNER_MODEL",
+        "DEFAULT_WATCHER_MODEL",
+        "Secret",
+        "Settings",
+    ],
     "watcher.spawn": [
         "Recovery",
         "Sandbox",

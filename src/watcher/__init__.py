@@ -21,8 +21,6 @@ and read what happened (``replay``, ``read_transcript``, ``history``, ``Journal`
 
 from __future__ import annotations
 
-import importlib
-
 from watcher._version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing costs every ``watcher hook`` call (a process each)
@@ -97,6 +95,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    import importlib  # here, not at the top: importlib loads warnings, which a hook call never needs
+
     if name == "fleet":  # the subpackage, callable: ``watcher.fleet(tasks, ...)`` starts a fleet
         return importlib.import_module("watcher.fleet")
     module = _LAZY.get(name)
@@ -109,9 +109,13 @@ def __getattr__(name: str) -> Any:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext watcher``: the kernel extension (imported only now, so ``import watcher`` stays light)."""
+    import importlib
+
     importlib.import_module("watcher.kernel_ext").load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext watcher``: remove the hooks and magics and stop the runtime thread."""
+    import importlib
+
     importlib.import_module("watcher.kernel_ext").unload_ipython_extension(ipython)

@@ -89,3 +89,30 @@ def test_completion_completes_commands_and_flags(tmp_path: Path) -> None:
         done = watcher(env=env)
         assert done.returncode == 0, done.stderr
         assert expected in [c.strip() for c in out.read_text().split("\n")], out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "argv"),
+    [
+        ("ANTHROPIC_BASE_URL", "localhost:8080", ["replay", str(LOOP)]),
+        ("WATCHER_OPENAI_BASE_URL", "ftp://host/v1", ["hooks", "status"]),
+        ("WATCHER_SERVE_IDLE", "ten", ["serve"]),
+    ],
+)
+def test_a_bad_variable_is_one_line_naming_it_before_anything_starts(
+    tmp_path: Path, variable: str, value: str, argv: list[str]
+) -> None:
+    done = watcher(*argv, env={variable: value, "WATCHER_SOCKET": str(tmp_path / "run" / "serve.sock")}, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"watcher: error: {variable}={value!r} is ") and done.stderr.count("\n") == 1
+    assert "unset it" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / ".watcher").exists()  # nothing started
+
+
+def test_the_language_server_refuses_a_bad_variable_at_start(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher.lsp_bridge"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        env={**os.environ, "WATCHER_FORGE_API": "api.github.com"}, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""  # stdout stays the protocol's
+    assert done.stderr.startswith("watcher-lsp: WATCHER_FORGE_API='api.github.com' is not an http(s) URL")

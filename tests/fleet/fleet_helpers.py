@@ -6,6 +6,8 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from watcher.runtime import Journal
+from watcher.runtime.fates import Fate, Fates
 from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
 
 Script = Callable[[int, RecordedRequest], Reply]  # the reply to a task's n-th request (0-based)
@@ -65,3 +67,12 @@ def tool(name: str, fn: Callable[..., str]) -> Any:
 def syncs_in(request: RecordedRequest) -> list[str]:
     """The ``<sync-message>`` texts anywhere in a request's user messages."""
     return [t for t in user_texts(request) if t.startswith("<sync-message")]
+
+
+def fates(journal: Journal, session: str) -> list[Fate]:
+    """What became of each interjection said to ``session``, folded from the journal as every display folds it."""
+    journal.flush()
+    fold = Fates()
+    for row in journal.read(0, limit=100_000, session=session, kinds=("interjection", "delivery")):
+        fold.apply(row.event())
+    return list(fold)

@@ -142,7 +142,7 @@ async def test_a_command_claimed_by_a_process_that_died_is_applied_after_its_lea
     crash = (  # a poller that claims the command and dies before applying it
         "import os, sys; from watcher.runtime.journal import Journal; j = Journal(sys.argv[1]); "
         "cid = j.submit_command(sys.argv[2], 'pause', payload={'reason': 'a person looks first'}); "
-        "assert j.claim_command(cid); print(cid, flush=True); os._exit(9)"
+        "assert [c.id for c in j.claim_commands([sys.argv[2]])] == [cid]; print(cid, flush=True); os._exit(9)"
     )
     with Scripts({"reader": reader}).server(4000) as stub:  # a task making progress: no nudge, no pause of its own
         fleet = Fleet(specs, config=config, journal=journal, base_url=stub.base_url, api_key="k")

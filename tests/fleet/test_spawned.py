@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, marker
+from fleet_helpers import Scripts, fates, marker
 from spawned_helpers import (
     FAST,
     NUDGE,
@@ -79,8 +79,15 @@ async def test_a_stuck_claude_code_task_is_nudged_up_the_ladder_and_paused_after
     assert [n["severity"] for n in rows(journal, "watcher_nudge", "waiter")] == [
         "hint", "warning", "warning", "critical", "critical"
     ]  # fmt: skip
-    delivered = [d for d in rows(journal, "delivery", "waiter") if d["outcome"] == "delivered"]
-    assert len(delivered) == 5 and all(str(d["interjection_id"]).startswith("nudge-") for d in delivered)
+    # the fleet's watcher said each decision to the task, folded like any watcher's: five nudges, then a pause and an abort
+    said = [(f.watcher, f.interjection.action, f.status) for f in fates(journal, "waiter")]
+    assert [(who, action) for who, action, _ in said] == [("fleet", "nudge")] * 5 + [
+        ("fleet", "pause"),
+        ("fleet", "abort"),
+    ]
+    # each reached the CLI, with the watcher's own words (the formatted line the CLI got is no edit)
+    assert all(status == "delivered" for _, _, status in said[:5]), said
+    assert [status for _, _, status in said[5:]] == ["delivered", "delivered"], said
     turns = rows(journal, "task_turn", "waiter")
     assert int(str(turns[-1]["step"])) >= count and int(str(turns[-1]["finding_count"])) > 0
     assert fleet.runs["helper"].status == "completed"

@@ -12,7 +12,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.core.observations import AssistantMessage, ToolResult
 from watcher.fleet import TaskSpec, extract, load_tasks, related
 from watcher.fleet.events import LearningExtracted, SyncMessageSent, TaskHealthCheck, TaskHostBeat, TaskLost
-from watcher.fleet.judge import Recommendation, escalate
+from watcher.fleet.ladder import Recommendation, escalate
 from watcher.runtime.events import EVENT_KINDS, event_from_payload
 
 DATA = Path(__file__).parent / "data"
@@ -183,8 +183,9 @@ async def test_the_follower_reads_only_the_kinds_asked_for_and_moves_past_the_re
 async def test_an_llm_named_in_the_config_is_built_used_and_closed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from watcher.evaluators.anthropic import AnthropicEvaluator
     from watcher.fleet import Fleet, FleetConfig
-    from watcher.fleet.llm import LLMEvaluator, LLMExtractor
+    from watcher.fleet.judges import TurnReader
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -192,8 +193,9 @@ async def test_an_llm_named_in_the_config_is_built_used_and_closed(
         evaluator="anthropic:claude-haiku-5", extractor="openai:gpt-5-mini", llm_base_url="http://127.0.0.1:9"
     )
     fleet = Fleet([TaskSpec("a", "p")], config=config, journal=tmp_path / "j.sqlite3", api_key="k")
-    assert isinstance(fleet.watcher.evaluator, LLMEvaluator) and fleet.watcher.evaluator.name.startswith("anthropic")
-    assert isinstance(fleet._extractors[1], LLMExtractor)
+    judge = fleet.watcher.judge
+    assert isinstance(judge.evaluator, AnthropicEvaluator) and not judge.rules and judge.name.startswith("anthropic")
+    assert isinstance(fleet._extractors[1], TurnReader)
     await fleet.close()
     assert not fleet._built
     with pytest.raises(ConfigurationError, match="anthropic:<model>"):

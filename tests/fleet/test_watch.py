@@ -10,10 +10,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fleet_helpers import Scripts, marker, user_texts
+from fleet_helpers import Scripts, fates, marker, user_texts
 
 from watcher.agents import tool
-from watcher.fleet import Fleet, FleetConfig, Recommendation, TaskSpec
+from watcher.core.evaluation import EvaluationRequest
+from watcher.evaluators import CallableEvaluator
+from watcher.fleet import Fleet, FleetConfig, TaskSpec
+from watcher.fleet.events import WatcherAbort, WatcherPause
 from watcher.runtime import Journal
 from watcher.testing import FakeClock, RecordedRequest, Reply, wait_until
 
@@ -46,6 +49,7 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
                 break
             await asyncio.sleep(0.02)
         assert fleet.status("waiter") == "paused", "the stuck task was paused"
+        await wait_until(lambda: fleet.host is not None and fleet.host.channels["waiter"].held)  # the host applied it
         await fleet.close()
     seen = [m.group(1) for r in scripts.requests["waiter"] for t in user_texts(r) for m in NUDGE.finditer(t)]
     # every request resends the history: the distinct nudges in the last request are all that were delivered
@@ -55,6 +59,10 @@ async def test_a_stuck_task_gets_hint_warning_critical_and_is_paused_after_the_f
     rows = [r.kind for r in journal.read(0, limit=100000)]
     assert rows.count("watcher_nudge") == 5 and rows.count("watcher_pause") == 1
     assert fleet.stats.nudges_sent == 5 and fleet.stats.tasks_paused == 1
+    # the fleet's watcher said them to the task: each an interjection whose fate the journal's fold knows
+    said = [(f.watcher, f.interjection.action, f.interjection.severity, f.status) for f in fates(journal, "waiter")]
+    ladder = ["hint", "warning", "warning", "critical", "critical"]
+    assert said == [("fleet", "nudge", s, "delivered") for s in ladder] + [("fleet", "pause", "warning", "delivered")]
     journal.close()
 
 
@@ -110,7 +118,7 @@ conn.execute("COMMIT")
 
 
 async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path: Path) -> None:
-    def broken(snapshot: object) -> Recommendation:
+    async def broken(request: EvaluationRequest) -> str:  # not an EvaluationError: a broken evaluator
         raise RuntimeError("the evaluator is down")
 
     def slow(n: int, request: RecordedRequest) -> Reply:
@@ -127,7 +135,7 @@ async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path:
             journal=journal,
             base_url=stub.base_url,
             api_key="k",
-            evaluator=broken,
+            evaluator=CallableEvaluator(broken),
         )
         await fleet.start()
         await wait_until(lambda: fleet.health().degraded and fleet.stats.nudges_sent >= 1)
@@ -219,6 +227,10 @@ async def test_nudge_pause_resume_abort_from_a_second_process(tmp_path: Path) ->
     code, out = await cli("stats")
     stats = json.loads(out)
     assert stats["nudges_sent"] >= 1 and stats["tasks_paused"] == 1 and stats["tasks_aborted"] == 1
+    said = {f.interjection.content: (f.interjection.action, f.status) for f in fates(journal, "busy")}
+    assert said["Focus on src/api first."] == ("nudge", "delivered"), said  # a request carried it
+    stops = [(action, status) for action, status in said.values() if action != "nudge"]
+    assert stops == [("pause", "delivered"), ("abort", "delivered")], said  # held, then stopped
     code, out = await cli("nudge", "busy", "too late", "--wait", "0.5")
     assert code == 1 and json.loads(out)["status"] == "new", "no fleet runs: the command waits, unapplied"
     journal.close()
@@ -341,8 +353,30 @@ async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_ev
         )
         assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
         await locker.wait()  # about twenty polls failed meanwhile
-        await wait_until(lambda: "journal commands are applied again" in caplog.text)
+        # the poller's next good look says so (a loaded machine may take a while to get there)
+        await wait_until(lambda: "journal commands are applied again" in caplog.text, 30, what="the recovery line")
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
     assert caplog.text.count("applying journal commands failed") == 1, caplog.text
+    journal.close()
+
+
+async def test_a_decision_that_finds_its_task_ended_is_journaled_undeliverable(tmp_path: Path) -> None:
+    scripts = Scripts({"quick": lambda n, r: Reply.text("Done.")})
+    journal = Journal(tmp_path / "j.sqlite3")
+    spec = TaskSpec("quick", f"{marker('quick')} say done")
+    with scripts.server() as stub:
+        fleet = Fleet([spec], config=FAST, journal=journal, base_url=stub.base_url, api_key="k")
+        await fleet.start()
+        try:
+            await fleet.runs["quick"].wait()
+            # a supervisor elsewhere decided on the task as it ended: its rows race the task's end
+            journal.append(WatcherPause(session="quick", fleet=fleet.config.name, reason="hold on", by="person"))
+            journal.append(WatcherAbort(session="quick", fleet=fleet.config.name, reason="too late", by="person"))
+            await wait_until(lambda: len(fates(journal, "quick")) == 2)
+        finally:
+            await fleet.close()
+    said = [(f.interjection.action, f.status) for f in fates(journal, "quick")]
+    assert said == [("pause", "undeliverable"), ("abort", "undeliverable")], said
+    assert fleet.runs["quick"].status == "completed"  # what it ended as stays: nothing was applied to it
     journal.close()

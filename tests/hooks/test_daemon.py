@@ -245,3 +245,20 @@ def test_hooks_stop_stops_the_daemon_and_says_so(tmp_path: Path) -> None:
         assert proc.wait(timeout=30) == 0 and not Path(env["WATCHER_SOCKET"]).exists()
     again = subprocess.run(stop, env=env, capture_output=True, text=True, check=True, timeout=60)
     assert again.stdout.startswith("no hook daemon is running")
+
+
+def test_a_bad_variable_keeps_the_hook_answering_and_the_log_says_why_no_daemon_runs(tmp_path: Path) -> None:
+    env = hook_env(tmp_path, ANTHROPIC_BASE_URL="localhost:8080")
+    log = Path(env["WATCHER_SOCKET"]).parent / "hooks.log"
+    try:
+        denied = run_hook(env, "PreToolUse", RM_HOME)  # the guard answers, with or without a daemon
+        assert denied.returncode == 0 and denied.answer is not None
+        assert denied.answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+        wait_for(
+            lambda: log.exists() and "ANTHROPIC_BASE_URL='localhost:8080' is not an http(s) URL" in log.read_text()
+        )
+        assert "Traceback" not in log.read_text()
+        assert daemon_pid(env) is None  # the daemon refused to start: a misconfiguration is not served
+        assert run_hook(env, "UserPromptSubmit", {"prompt": "go on"}).returncode == 0  # judged in-process, failing open
+    finally:
+        stop_started_daemon(env)

@@ -60,13 +60,29 @@ def test_history_is_not_announced_and_fates_may_come_first() -> None:
 def test_awaited_injections_report_failure() -> None:
     book = FindingBook(Path("/j"), Path("/r"))
     book.apply_rows([_interjection(1, "a")], live_after=0)
-    book.findings["a"].status = "requested"
-    book.awaiting.add(7)
-    book.command_cursor = 9
-    assert book.commands_after == 6  # re-read the awaited command until it settles
+    [requested] = book.apply_commands([_command(7, "inject", "a")])  # as this server wrote it
+    assert requested.status == "requested"
+    assert book.awaited == {7}  # re-read the awaited command until it is answered
+    book.apply_commands([_command(7, "inject", "a", "claimed")])
+    assert book.findings["a"].status == "requested" and book.awaited == {7}
     [changed] = book.apply_commands([_command(7, "inject", "a", "failed", "no watcher")])
     assert (changed.status, changed.detail) == ("failed", "no watcher")
-    assert book.awaiting == set() and book.commands_after == 9
+    assert book.awaited == set(), "answered: no longer read again"
+
+
+def test_a_request_read_after_its_delivery_does_not_set_it_back() -> None:
+    """The owner journals the delivery before it marks the command: a row still open changes nothing then."""
+    book = FindingBook(Path("/j"), Path("/r"))
+    book.apply_rows(
+        [_interjection(1, "a"), _row(2, "delivery", {"interjection_id": "a", "outcome": "queued"})], live_after=0
+    )
+    assert book.apply_commands([_command(1, "accept", "a", "claimed")]) == []
+    assert book.findings["a"].status == "queued" and book.awaited == set()
+    # a failed dismissal hides nothing; another client's request shows here too
+    book.apply_rows([_interjection(3, "b")], live_after=0)
+    assert book.apply_commands([_command(2, "dismiss", "b", "failed", "gone")]) == []
+    [b] = book.apply_commands([_command(3, "inject", "b")])
+    assert b.status == "requested"
 
 
 def test_cell_sources_by_id_and_by_index() -> None:

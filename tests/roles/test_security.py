@@ -139,6 +139,13 @@ def test_bandit_is_built_once_and_unparsable_code_is_skipped() -> None:
     assert [f.rule for f in python_findings("\x00\x01 not python")] == ["py:not-scanned"]
 
 
+def test_bidirectional_control_characters_are_found_on_their_line_and_nothing_else_is_reported() -> None:
+    # bandit's file-level test runs only on a text that holds one of the characters it looks for
+    spoofed = 'x = 1\nrole = "user\u202e \u2066# admin\u2069 \u2066"\nprint(role)\n'
+    assert [(f.rule, f.start_line) for f in python_findings(spoofed)] == [("B613", 2)]
+    assert python_findings(spoofed.replace("\u202e", "").replace("\u2066", "").replace("\u2069", "")) == []
+
+
 @pytest.mark.parametrize(
     ("code", "rule"),
     [

@@ -67,6 +67,7 @@ def test_registered_with_defaults() -> None:
     config = role.config
     assert (config.repeat_nudge, config.repeat_pause, config.failing_nudge, config.wait_budget) == (4, 5, 3, 10)
     assert (config.alternation_cycles, config.alternation_pause, config.missing_tool_pause) == (3, 5, 10)
+    assert (config.long_cycle_nudge, config.rerun_nudge) == (4, 10)
     spec = spec_for_role("stuck")
     assert spec.triggers.every_n == 3
     assert {"tool_result", "error", "turn_done", "cell_executed"} <= spec.triggers.on
@@ -83,7 +84,16 @@ def test_each_watcher_can_tune_its_thresholds() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{"failing_pause": 3}, {"wait_budget": 0}, {"repeat_pause": 1}, {"harness_abort": True}, {"monologue_pause": "3"}],
+    [
+        {"failing_pause": 2},
+        {"wait_budget": 0},
+        {"repeat_pause": 1},
+        {"harness_abort": True},
+        {"monologue_pause": "3"},
+        {"long_cycle_nudge": 6},
+        {"reply_run_pause": -1},
+        {"rerun_nudge": 1},
+    ],
 )
 def test_bad_thresholds_are_refused(options: dict[str, object]) -> None:
     with pytest.raises(ConfigurationError, match="stuck role"):

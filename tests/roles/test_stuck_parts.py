@@ -20,6 +20,7 @@ from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
 from watcher.roles.stuck import StuckRole
@@ -103,6 +104,9 @@ def test_missing_tools_are_recognised(output: str, missing: bool) -> None:
         ("write_stdin", {"session_id": 3, "chars": "y\n"}, None),
         ("message", {"action": "send", "text": "hi"}, None),
         ("process", {"action": "kill", "sessionId": "s1"}, None),
+        ("process", {"action": "log", "sessionId": "s1"}, "sleep"),  # more of a running process's output
+        ("command_status", {"CommandId": "c7", "WaitDurationSeconds": 30}, "status"),
+        ("update_status", {"status": "done"}, None),  # setting a status is work
     ],
 )
 def test_waiting_is_recognised_by_intent(name: str, tool_input: dict[str, object], kind: str | None) -> None:
@@ -162,6 +166,27 @@ def test_cycles_of_two_to_five_steps_are_nudged_at_three_cycles_and_paused_at_fi
             reported.append((n // period, level))
     # a nudge at the third cycle, a pause at the fifth, and a pause at every further cycle
     assert reported == [(3, 1), (5, 2), *[(n, 2) for n in range(6, 12)]]
+
+
+@pytest.mark.parametrize(("period", "nudged_at"), [(2, 3), (3, 4), (4, 4), (5, 4)])
+def test_a_cycle_of_more_than_two_steps_is_nudged_a_round_later(period: int, nudged_at: int) -> None:
+    detector = CycleDetector(cycles=3, pause_cycles=5, long_cycles=4)
+    block = [(f"action {k}", k) for k in range(period)]
+    reported = [
+        (n // period, level)
+        for n in range(1, period * 6 + 1)
+        if (level := detector.feed(block[(n - 1) % period], _new_loop)[0])
+    ]
+    assert reported == [(nudged_at, 1), (5, 2), (6, 2)]
+
+
+def test_the_same_action_whatever_its_results_is_nudged_every_budget() -> None:
+    reruns = Reruns(budget=10)
+    due = [n for n in range(1, 31) if reruns.feed("make fixture", _new_loop)[0]]
+    assert due == [10, 20, 30]
+    assert not reruns.feed("other", _new_loop)[0] and reruns.count == 1  # another action starts a new run
+    reruns.clear()
+    assert [n for n in range(1, 10) if reruns.feed("make fixture", _new_loop)[0]] == []
 
 
 def test_one_action_repeated_is_not_a_cycle_and_a_break_resets() -> None:
@@ -245,8 +270,8 @@ def test_levels_flag_every_occurrence_past_the_top_and_count_afresh_when_a_perso
     assert nudged.rearm(3) and [nudged.level(n) for n in range(4, 8)] == [0, 0, 1, 2]
 
 
-def _run(observations: list[Observation]) -> list[tuple[int, str]]:
-    role, buffer, said = StuckRole(), [], []
+def _run(observations: list[Observation], **settings: int) -> list[tuple[int, str]]:
+    role, buffer, said = StuckRole(None, **settings), [], []
     for obs in observations:
         buffer.append(obs)
         decision = role.evaluate(buffer, 1)
@@ -363,7 +388,54 @@ def test_failures_that_say_only_their_exit_status_are_not_the_same_error() -> No
 
 def test_new_thresholds_are_validated() -> None:
     with pytest.raises(ConfigurationError, match="same_error_pause"):
-        StuckRole(same_error_nudge=6, same_error_pause=6)
+        StuckRole(same_error_nudge=6, same_error_pause=5)
+    assert StuckRole(same_error_nudge=6, same_error_pause=6).config.same_error_pause == 6  # equal: no nudge level
+    with pytest.raises(ConfigurationError, match="reply_run_pause"):
+        StuckRole(reply_run_pause=1)
     with pytest.raises(ConfigurationError, match="chant_repeats"):
         StuckRole(chant_repeats=1)
     assert json.dumps(StuckRole(chant_repeats=5).config.chant_repeats) == "5"
+
+
+def test_replies_in_a_row_whatever_they_say_only_when_asked_for() -> None:
+    plan = ("Read the config.", "Fix the parser.", "Run the tests.", "Write the notes.")
+    replies = [AssistantMessage(text=step) for step in plan]
+    thinking = AssistantMessage(text="Hmm.", extra={"thinking": True})
+    assert _run([UserMessage(text="Hi"), *replies]) == []  # off by default: a split reply is several replies
+    assert _run([UserMessage(text="Hi"), *replies], reply_run_pause=3) == [(3, "pause"), (4, "pause")]
+    broken = [replies[0], thinking, replies[1], *_read(1), replies[2], replies[3]]
+    assert _run(broken, reply_run_pause=3) == []  # thinking is not a reply; a tool step ends the run
+
+
+def test_a_repeat_can_count_afresh_after_its_pause() -> None:
+    reads = [obs for n in range(12) for obs in _read(n)]
+    assert [i for i, _ in _run(reads)] == [7, 9, 11, 13, 15, 17, 19, 21, 23]  # nudge at 4, then every one from 5
+    roo = _run(reads, repeat_nudge=4, repeat_pause=4, repeat_again=4)
+    assert roo == [(7, "pause"), (15, "pause"), (23, "pause")]  # refused at the 4th, then every 4th
+
+
+def test_a_message_with_only_a_counter_moving_on_is_the_same_message() -> None:
+    counted = [AssistantMessage(text=f"Thinking... {n}") for n in range(3)]
+    assert _run([UserMessage(text="Hi"), *counted]) == [(3, "pause")]
+    worded = [AssistantMessage(text=f"Step {n}: {step}") for n, step in enumerate(("read", "fix", "test"))]
+    assert _run([UserMessage(text="Hi"), *worded]) == []
+
+
+def test_a_rerun_with_new_results_is_no_change_of_approach_so_its_nudges_climb() -> None:
+    role, buffer, said = StuckRole(), [UserMessage(text="Make a fixture of 120 rows.")], []
+    for n in range(60):
+        buffer += [
+            ToolCall(id=f"g{n}", name="Bash", input={"command": "python gen.py --print"}),
+            ToolResult(tool_call_id=f"g{n}", output=f"seed={n * 7919 % 10007}", exit_code=0),
+        ]
+        decision = role.evaluate(buffer, 2)
+        if isinstance(decision, Interject):
+            said.append((n + 1, decision.interjection.action, decision.interjection.severity))
+    assert said == [
+        (10, "nudge", "hint"),
+        (20, "nudge", "warning"),
+        (30, "nudge", "warning"),
+        (40, "nudge", "critical"),
+        (50, "nudge", "critical"),
+        (60, "pause", "critical"),  # five nudges went unanswered
+    ]

@@ -3,7 +3,9 @@
 Each ``vectors/stuck_peers/PEER.json`` holds cases written after one peer's test suite (OpenHands
 V0 and the V1 SDK, Gemini CLI, Roo Code, Cline, OpenClaw): the peer test it follows, what the peer
 says (``stuck`` or ``not_stuck``), the strongest action the watcher takes (``none``, ``nudge``,
-``pause``, ``abort``) and, where the watcher and the peer disagree, ``why`` (a documented default).
+``pause``, ``abort``) and, where the watcher and the peer disagree, ``why`` (a documented default)
+and ``agrees_with``: the role's settings under which it takes the peer's side (null where the
+peer's own cases pull apart, which ``why`` explains).
 Transcripts are written compactly and expanded here (see ``expand``); only interjections made after
 a ``{"mark": "judge"}`` record, if there is one, count for the verdict.
 """
@@ -85,9 +87,9 @@ def expand(records: list[dict[str, Any]], counter: Iterator[int]) -> Iterator[di
             raise AssertionError(f"unknown compact record {record!r}")
 
 
-def verdict(case: dict[str, Any]) -> str:
+def verdict(case: dict[str, Any], **settings: int) -> str:
     """The strongest action the stuck role takes on the case, evaluating after every observation."""
-    role = StuckRole()
+    role = StuckRole(None, **settings)
     buffer: list[Observation] = []
     judging = not any("mark" in r for r in case["transcript"])
     strongest = "none"
@@ -116,11 +118,26 @@ def test_peer_case(name: str, case: dict[str, Any]) -> None:
     assert got == case["watcher"], f"{name}: the watcher says {got}, the vector says {case['watcher']}"
     agrees = (got != "none") == (case["peer"] == "stuck")
     assert agrees == ("why" not in case), f"{name}: agreement with the peer is {agrees}; 'why' must say why not"
+    assert ("agrees_with" in case) == ("why" in case), f"{name}: a disagreement says which settings agree"
+
+
+DISAGREEING = [(name, case) for name, case in CASES if case.get("agrees_with")]
+
+
+@pytest.mark.parametrize(("name", "case"), DISAGREEING, ids=[name for name, _ in DISAGREEING])
+def test_the_peers_side_is_a_setting_away(name: str, case: dict[str, Any]) -> None:
+    """Where a default disagrees with a peer, the peer's behaviour is reachable through ``StuckConfig``."""
+    got = verdict(case, **case["agrees_with"])
+    assert (got != "none") == (case["peer"] == "stuck"), f"{name}: with {case['agrees_with']} the watcher says {got}"
 
 
 def test_agreement_with_the_peers() -> None:
     """Most peer cases agree; every disagreement is a documented default (checked per case above)."""
     agreeing = sum("why" not in case for _, case in CASES)
     rate = agreeing / len(CASES)
-    print(f"stuck role agrees with the peers on {agreeing}/{len(CASES)} cases ({rate:.0%})")
-    assert rate >= 0.9
+    for peer in sorted({name.split("/")[0] for name, _ in CASES}):
+        cases = [case for name, case in CASES if name.startswith(f"{peer}/")]
+        agree = sum("why" not in case for case in cases)
+        print(f"  {peer}: {agree}/{len(cases)} ({agree / len(cases):.1%})")
+    print(f"stuck role agrees with the peers on {agreeing}/{len(CASES)} cases ({rate:.1%})")
+    assert rate >= 0.93

@@ -7,14 +7,16 @@ from dataclasses import replace
 
 import pytest
 
-from watcher.core.errors import NotPendingError
+from watcher.core.errors import NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import EvaluationRequest
-from watcher.core.interjection import Interjection
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import Done, ToolCall, ToolResult, UserMessage
 from watcher.core.spec import Caps, Triggers, WatcherSpec
 from watcher.evaluators import CallableEvaluator
 from watcher.runtime import Journal, RecordingSession, Runtime
 from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent
+from watcher.runtime.fates import Fates
+from watcher.runtime.journal import Command
 
 SPEC = WatcherSpec(name="w", role="test")
 
@@ -223,4 +225,71 @@ async def test_commands_from_the_journal_are_applied(tmp_path) -> None:  # type:
     assert status[dismiss] == ("applied", "dismissed")
     assert status[bogus][0] == "failed" and "unknown-id" in status[bogus][1]
     await runtime.close()
+    journal.close()
+
+
+async def test_a_person_s_command_given_here_is_applied_the_same_way() -> None:
+    """A panel button, a magic or Python: ``Command.given`` through ``Runtime.act``, the journal's one path."""
+    spec = replace(SPEC, mode="manual")
+    runtime, session, _, watcher = await _run(
+        spec, lambda r: Interjection(content="proposal"), [*TURN[:3], ToolResult(tool_call_id="2", output="y")]
+    )
+    first, second = list(watcher.pending)
+    accepted = Command.given("parent", "accept", first, payload={"content": "said better"})
+    assert await runtime.act(accepted, by="panel") == "delivered"
+    with pytest.raises(NotPendingError, match="holds interjection"):  # a second click: no watcher holds it now
+        await runtime.act(accepted, by="panel")
+    assert await runtime.act(Command.given("parent", "dismiss", second, payload={"reason": "not now"})) == "dismissed"
+    with pytest.raises(UnknownWatcherError, match="no watcher named 'ghost'"):
+        await runtime.act(Command.given("parent", "inject", "h1", watcher="ghost", payload={"content": "hi"}))
+    own = Command.given("parent", "inject", "h1", watcher=SPEC.name, payload={"content": " my own words "})
+    assert await runtime.act(own, by="magic") == "delivered"
+    assert [i.content for i in session.delivered] == ["said better", "my own words"]
+    assert session.origins[-1] == Origin.of_person("magic")
+    await runtime.close()
+
+
+async def test_a_speaker_says_decisions_made_elsewhere_and_journals_their_fates(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    journal = Journal(tmp_path / "j.sqlite3")
+    runtime = Runtime(journal=journal)
+    session = RecordingSession("task")
+    recorder = Recorder(runtime)
+    fleet = runtime.speaker(replace(SPEC, name="fleet"), CallableEvaluator(lambda r: None), session)
+    # it judges nothing here: no evaluation however the session goes, and the session is not supervised by it
+    runtime.observe("task", ToolResult(tool_call_id="t", output="x"))
+    await runtime.settle()
+    assert not recorder.of(EvaluationEvent) and runtime.watchers == {} and fleet.subscription is None
+    decided = [
+        Interjection(content="try another way", action="nudge", id="n1"),
+        Interjection(content="hold on", action="pause", id="p1"),
+    ]
+    outcomes = [await fleet.speak(said) for said in decided]
+    session.end()
+    outcomes.append(await fleet.speak(Interjection(content="stop", action="abort", severity="critical", id="a1")))
+    await runtime.close()
+    assert outcomes == ["delivered", "delivered", "undeliverable"]
+    assert [(i.id, i.action, i.watcher) for i in session.delivered] == [
+        ("n1", "nudge", "fleet"),
+        ("p1", "pause", "fleet"),
+    ]
+    assert [(e.interjection.id, e.status) for e in recorder.of(InterjectionEvent)] == [  # type: ignore[attr-defined]
+        ("n1", "queued"),
+        ("p1", "queued"),
+        ("a1", "queued"),
+    ]
+    # folded like any watcher's, in the process and from the journal another process reads
+    assert [(f.id, f.status) for f in fleet.fates] == [
+        ("n1", "delivered"),
+        ("p1", "delivered"),
+        ("a1", "undeliverable"),
+    ]
+    assert fleet.interjections == 3
+    history = Fates()
+    for row in journal.read(kinds=("interjection", "delivery")):
+        history.apply(row.event())
+    assert [(f.id, f.interjection.action, f.status) for f in history] == [
+        ("n1", "nudge", "delivered"),
+        ("p1", "pause", "delivered"),
+        ("a1", "abort", "undeliverable"),
+    ]
     journal.close()

@@ -21,8 +21,9 @@ from watcher.evaluators import CallableEvaluator
 from watcher.lsp_bridge.findings import FindingBook
 from watcher.runtime import Journal, RecordingSession, Runtime
 from watcher.runtime.events import DeliveryEvent, EvaluationEvent, Event, InterjectionEvent, SessionEvent, WatcherEvent
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import CommandFate, Fates, answer
 from watcher.runtime.history import history
+from watcher.runtime.journal import Command
 from watcher.widgets import PanelState
 
 S, W = "s", "w"
@@ -146,3 +147,38 @@ async def test_the_panel_and_watchers_count_the_same_interjections(mode: str) ->
     await runtime.close()
     assert watcher.evaluations == panel.evaluations == 3
     assert watcher.state()["interjections"] == panel.interjections == 1
+
+
+def _command(id: int, kind: str, iid: str, status: str = "new", detail: str = "", session: str = S) -> Command:
+    return Command(id, 0.0, session, W, kind, iid, {}, status, detail)
+
+
+def test_commands_fold_with_the_interjections_they_name() -> None:
+    """A person's command: requested until its owner answers; an interjection's request and dismissal fold in too."""
+    fates = Fates()
+    for event in (_evaluation(0, "p"), _announced("p", "pending"), _evaluation(1, "q"), _announced("q", "pending")):
+        fates.apply(event)
+    assert fates.command(_command(1, "accept", "p")).status == "requested"  # type: ignore[union-attr]
+    assert not fates.command_fate(1).answered and fates.open_requests() == [1]  # type: ignore[union-attr]
+    failed = fates.command(_command(1, "accept", "p", "failed", "no watcher holds it"))
+    assert (failed.status, failed.detail) == ("failed", "no watcher holds it")  # type: ignore[union-attr]
+    assert fates.command_fate(1).state == "failed" and fates.open_requests() == []  # type: ignore[union-attr]
+
+    fates.command(_command(2, "inject", "q", "claimed"))
+    fates.apply(_fate("q", "queued"))  # the owner delivers, then marks the command
+    assert fates.command(_command(2, "inject", "q", "claimed")) is None  # read again: not set back
+    assert fates.command(_command(2, "inject", "q", "applied")) is None
+    assert fates.get("q").status == "queued" and fates.command_fate(2).state == "applied"  # type: ignore[union-attr]
+    assert fates.command(_command(3, "dismiss", "q")).status == "dismissed"  # type: ignore[union-attr]
+
+    nudge = _command(4, "nudge", "", session="fleet:build")  # a fleet task's command names no interjection
+    assert fates.command(nudge) is None and fates.command_fate(4).state == "requested"  # type: ignore[union-attr]
+    fates.command(_command(4, "nudge", "", "applied", "queued as n1", session="fleet:build"))
+    assert fates.command_fate(4) == CommandFate(4, "nudge", "fleet:build", "", "applied", "queued as n1")
+
+
+def test_the_answer_to_a_command_is_its_owner_s_mark() -> None:
+    rows = [_command(5, "pause", "", "claimed", session="fleet:build"), _command(6, "abort", "", session="fleet:x")]
+    assert answer(rows, 5) is None and answer(rows, 7) is None  # claimed is not answered; 7 was not read
+    rows[0] = _command(5, "pause", "", "failed", "already paused", session="fleet:build")
+    assert answer(rows, 5) == CommandFate(5, "pause", "fleet:build", "", "failed", "already paused")

@@ -197,14 +197,21 @@ def test_commands_claims_and_leases(journal_at: Path | str) -> None:
         second = journal.submit_command("b", "pause")
         assert [c.id for c in journal.commands()] == [first, second]
         assert [c.kind for c in journal.commands(sessions=["b"])] == ["pause"]
-        assert journal.claim_command(first) and not journal.claim_command(first), "a command is claimed once"
+        assert [c.id for c in journal.claim_commands(["a"])] == [first], "a claims its own commands"
+        assert journal.claim_commands(["a", "b"]) and not journal.claim_commands(["a", "b"]), "each is claimed once"
         assert journal.release_claims(60, ["a"]) == 0, "a fresh claim is not released"
         time.sleep(0.05)
         assert journal.release_claims(0.01, ["a"]) == 1, "a claim older than its lease goes back to new"
-        assert journal.claim_command(first)
-        journal.mark_command(first, "applied", "done")
-        (applied,) = journal.commands(status="applied")
-        assert (applied.id, applied.detail, applied.payload) == (first, "done", {"text": "go"})
+        (again,) = journal.claim_commands(["a"])
+        assert (again.id, again.status, again.payload) == (first, "claimed", {"text": "go"})
+        journal.mark_commands([(first, "applied", "done"), (second, "failed", "no such task")])
+        assert [(c.id, c.status, c.detail) for c in journal.commands(status=None)] == [
+            (first, "applied", "done"),
+            (second, "failed", "no such task"),
+        ]
+        batch = [journal.submit_command(f"c{i % 3}", "nudge") for i in range(7)]
+        assert [c.id for c in journal.claim_commands(["c0", "c2"], limit=3)] == [batch[0], batch[2], batch[3]]
+        assert [c.id for c in journal.claim_commands(["c0", "c2"])] == [batch[5], batch[6]], "the rest, oldest first"
 
 
 def test_positions_latest_tail_and_prune(journal_at: Path | str) -> None:

@@ -56,6 +56,21 @@ def test_a_row_committed_after_a_later_id_is_not_skipped(pg_url: str) -> None:
         assert fast.execute("SELECT id FROM events WHERE id > 2 ORDER BY id").fetchall() == [], "id 1 is lost to it"
 
 
+def test_a_command_committed_after_a_later_id_is_not_skipped(pg_url: str) -> None:
+    """Commands too: an editor following new commands (another client's dismissal) sees each one once."""
+    add = "INSERT INTO commands(session, kind, interjection_id) VALUES ('s', 'dismiss', %s) RETURNING id"
+    with Journal(pg_url) as journal, psycopg.connect(pg_url) as slow, psycopg.connect(pg_url, autocommit=True) as fast:
+        slow.execute(add, ("late",))  # the lower id, not committed yet
+        fast.execute(add, ("early",))  # the higher id, committed
+        assert [c.interjection_id for c in journal.commands(status=None)] == ["early"], "by id: one so far"
+        assert journal.commands_since() == [], "held back while a transaction that might precede it runs"
+        slow.commit()
+        feed = journal.commands_since()
+        assert [c.interjection_id for _, c in feed] == ["late", "early"], "then both (its transaction began first)"
+        assert journal.commands_since(feed[0][0]) == feed[1:], "a position is the cursor to read on from"
+        assert journal.commands_since(feed[-1][0]) == []
+
+
 def test_follower_under_four_writing_processes_misses_and_repeats_nothing(journal_at: Path | str) -> None:
     writers, count = 4, 1500
     follower = Journal(journal_at)
@@ -123,3 +138,23 @@ def test_a_server_gone_is_retried_and_nothing_confirmed_is_lost(pg_server: Local
             pg_server.start()
         journal.flush(timeout=60)
         assert [r.payload["index"] for r in journal.read(limit=1000)] == list(range(200))
+
+
+def test_transactions_whose_ids_cross_a_power_of_ten_are_read_in_their_order(pg_url: str) -> None:
+    """Transaction 9 precedes transaction 10: as numbers, not as text ("10" < "9"), in every read.
+
+    The rows carry those transaction ids explicitly (both long finished on any server), so the
+    boundary is crossed whatever ids the server hands out now.
+    """
+    with Journal(pg_url) as journal, psycopg.connect(pg_url, autocommit=True) as conn:
+        for tx, index in (("10", 1), ("9", 0)):  # inserted in the other order: the row id must not decide
+            conn.execute(
+                "INSERT INTO events(tx, ts, session, watcher, kind, payload) VALUES (%s::xid8, 0, 's', '', %s, %s)",
+                (tx, "task_turn", f'{{"index": {index}}}'),
+            )
+        first = journal.read(limit=1)
+        assert [r.payload["index"] for r in first] == [0], "transaction 9's row comes first"
+        assert [r.payload["index"] for r in journal.read(first[-1].id)] == [1], "and transaction 10's is not skipped"
+        assert journal.last_id() == journal.read(first[-1].id)[-1].id, "the head is transaction 10's row"
+        assert [p["index"] for _, _, p in journal.latest("task_turn")] == [1], "the newest is transaction 10's"
+        assert [r.payload["index"] for r in journal.tail("s", kinds=("task_turn",), limit=1)] == [1]

@@ -12,10 +12,11 @@ from typing import Any
 
 from watcher.agents._tools import Tool
 from watcher.runtime.session import EndState
+from watcher.settings import DEFAULT_AGENT_MODEL
 
 __all__ = ["DEFAULT_MODEL", "Boundary", "RunConfig", "RunResult"]
 
-DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MODEL = DEFAULT_AGENT_MODEL
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from watcher.core.spec import WatcherSpec
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, default_journal_path
+from watcher.settings import Settings
 
 __all__ = ["RunHost", "WatcherLike", "agent", "make_client", "set_host"]
 
@@ -49,13 +50,19 @@ def set_host(host: RunHost | None) -> None:
     _host = host
 
 
-def make_client(*, base_url: str | None = None, api_key: str | None = None, max_retries: int = 2) -> Any:
-    """An ``anthropic.AsyncAnthropic`` for ``base_url`` with the key from ``api_key`` or the environment."""
+def make_client(
+    *, base_url: str | None = None, api_key: str | None = None, max_retries: int = 2, settings: Settings | None = None
+) -> Any:
+    """An ``anthropic.AsyncAnthropic`` for ``base_url`` with the key from ``api_key`` or the settings.
+
+    ``settings`` default: the environment, read now (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, ...).
+    """
     try:
         import anthropic
     except ImportError as exc:
         raise ConfigurationError("agent runs need the Anthropic SDK: pip install 'watcher-agents[llm]'") from exc
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    settings = settings or Settings.from_env()
+    key = api_key or (settings.anthropic_key.reveal() if settings.anthropic_key else None)
     if not key and base_url:
         key = "not-needed"  # a local server or gateway named by its URL (a stub, a proxy) takes any key
     if not key:
@@ -63,11 +70,13 @@ def make_client(*, base_url: str | None = None, api_key: str | None = None, max_
             "an agent run calls the Anthropic Messages API and no key was found: set ANTHROPIC_API_KEY, "
             "or pass api_key= or client=. Offline, point base_url= at watcher.testing.StubAnthropicServer."
         )
-    return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=max_retries)
+    return anthropic.AsyncAnthropic(
+        api_key=key, base_url=base_url or settings.anthropic_base_url, max_retries=max_retries
+    )
 
 
 def _watchers(
-    items: Sequence[WatcherLike], evaluator: str, options: Mapping[str, Any]
+    items: Sequence[WatcherLike], evaluator: str, options: Mapping[str, Any], settings: Settings
 ) -> tuple[list[tuple[WatcherSpec, Evaluator]], list[Evaluator]]:
     """(spec, evaluator) pairs, and the evaluators built here (the run closes those when it ends)."""
     out: list[tuple[WatcherSpec, Evaluator]] = []
@@ -75,7 +84,7 @@ def _watchers(
     for item in items:
         if isinstance(item, str | WatcherSpec):
             spec = spec_for_role(item) if isinstance(item, str) else item
-            built.append(make_evaluator(evaluator, spec.role, **options))
+            built.append(make_evaluator(evaluator, spec.role, **{"settings": settings, **options}))
             out.append((spec, built[-1]))
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], WatcherSpec):
             out.append((item[0], item[1]))
@@ -91,14 +100,16 @@ def _watchers(
     return out, built
 
 
-def _journal(journal: Journal | str | os.PathLike[str] | bool | None) -> tuple[Journal | None, bool]:
+def _journal(
+    journal: Journal | str | os.PathLike[str] | bool | None, settings: Settings
+) -> tuple[Journal | None, bool]:
     """(journal, opened here) from what ``journal=`` was given."""
     if journal is None or journal is False:
         return None, False
     if isinstance(journal, Journal):
         return journal, False
     if journal is True:
-        return Journal(), True
+        return Journal(default_journal_path(settings=settings)), True
     return Journal(journal), True
 
 
@@ -126,6 +137,7 @@ def agent(
     cache: bool = True,
     loop: asyncio.AbstractEventLoop | None = None,
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None,
+    settings: Settings | None = None,
 ) -> AgentRun:
     """Start a supervised agent run; ``result = await run`` waits for it.
 
@@ -138,7 +150,8 @@ def agent(
     ``checkpoint_s`` bounds how long each boundary waits for the watchers' verdicts (0: never
     wait). ``loop`` runs the agent on another thread's event loop. ``at_boundary`` is awaited at
     each iteration boundary with the run's ``Boundary`` (steps and tokens so far), before the next
-    request takes what the inbox holds.
+    request takes what the inbox holds. ``settings`` (default: the environment, read now) give the
+    key, the server and the default journal for what is not passed.
 
     In a notebook with ``%load_ext watcher`` (and no ``runtime``/``loop`` given) the run also gets
     the notebook's watchers, runs on the extension's runtime thread, and streams into the cell.
@@ -165,15 +178,17 @@ def agent(
             name=name,
             cache=cache,
             at_boundary=at_boundary,
+            settings=settings,
         )
     if runtime is not None and journal not in (None, False) and journal is not runtime.journal:
         raise ConfigurationError("pass journal= or runtime=, not both: a shared runtime already has its journal")
+    settings = settings or Settings.from_env()
     owns_client = client is None
     if client is None:
-        client = make_client(base_url=base_url, api_key=api_key, max_retries=max_retries)
+        client = make_client(base_url=base_url, api_key=api_key, max_retries=max_retries, settings=settings)
     built_tools = [as_tool(t) for t in tools]
-    built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {})
-    built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal)
+    built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {}, settings)
+    built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal, settings)
     config = RunConfig(
         name=name or f"agent-{uuid.uuid4().hex[:6]}",
         prompt=prompt,

@@ -20,7 +20,7 @@ from watcher.core.evaluation import Evaluator
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.events import EvaluationEvent, Event
-from watcher.runtime.fates import Fate, Fates
+from watcher.runtime.fates import DELIVERED, EDITED, Fate, Fates
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import RecordingSession
@@ -51,7 +51,7 @@ class ReplayResult:
     @property
     def delivered(self) -> int:
         """Interjections that reached the replayed session."""
-        return sum(fate.status in ("delivered", "edited") for fate in self.fates)
+        return sum(fate.status in (DELIVERED, EDITED) for fate in self.fates)
 
 
 async def replay(

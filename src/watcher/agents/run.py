@@ -44,8 +44,9 @@ from watcher.core.spec import WatcherSpec
 from watcher.runtime.calls import LoopCalls
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryOutcome
+from watcher.runtime.fates import DELIVERED, QUEUED
 from watcher.runtime.hub import Runtime
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Command, Journal
 from watcher.runtime.session import EndState, InjectionOutcome, Session
 
 __all__ = ["DEFAULT_MODEL", "AgentRun", "RunConfig", "RunResult"]
@@ -106,7 +107,7 @@ class AgentRun(Session):
         """
         item = self._loop.admit(interjection, origin)
         self._calls.call(self._loop.put, item)
-        return "delivered" if interjection.action in ("pause", "abort") else "queued"
+        return DELIVERED if interjection.action in ("pause", "abort") else QUEUED
 
     async def interrupt(self) -> None:
         """Cancel the response being streamed, so a queued urgent interjection lands now."""
@@ -155,13 +156,17 @@ class AgentRun(Session):
 
         Returns its outcome to await on the run's loop, or a ``concurrent.futures.Future`` from another thread.
         """
-        watcher = self._holder(interjection_id)
-        return self._calls.submit(lambda: watcher.accept(interjection_id, content))
+        self._check_pending(interjection_id)
+        given = Command.given(self.name, "accept", interjection_id, payload={"content": content} if content else None)
+        return self._calls.submit(lambda: self.runtime.act(given, by="python"))
 
-    def dismiss(self, interjection_id: str, reason: str = "dismissed") -> None:
-        """Drop a pending interjection."""
-        watcher = self._holder(interjection_id)
-        self._calls.call(watcher.dismiss, interjection_id, reason)
+    def dismiss(
+        self, interjection_id: str, reason: str = "dismissed"
+    ) -> Awaitable[DeliveryOutcome] | concurrent.futures.Future[DeliveryOutcome]:
+        """Drop a pending interjection (done on the run's loop: await the result to wait for it)."""
+        self._check_pending(interjection_id)
+        given = Command.given(self.name, "dismiss", interjection_id, payload={"reason": reason})
+        return self._calls.submit(lambda: self.runtime.act(given, by="python"))
 
     def subscribe(self, sink: Sink) -> None:
         """Add a display sink (sync or async callable of ``RunEvent``) before or during the run."""
@@ -175,10 +180,9 @@ class AgentRun(Session):
         """True while a watcher is attached or once a person has given guidance."""
         return self._loop.supervised
 
-    def _holder(self, interjection_id: str) -> Watcher:
-        for watcher in self._loop.watchers:
-            if interjection_id in watcher.pending:
-                return watcher
+    def _check_pending(self, interjection_id: str) -> None:
+        if interjection_id in self.pending:
+            return
         raise NotPendingError(
             f"agent run {self.name!r} has no pending interjection {interjection_id!r}; see run.pending"
         )

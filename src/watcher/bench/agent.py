@@ -9,7 +9,6 @@ piece of code whichever provider answers.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -180,7 +179,7 @@ class MessagesAgent:
 
     def __init__(self, *, model: str, base_url: str | None, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.model = model
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = api_key  # the caller's, from the settings (ANTHROPIC_API_KEY)
         if not key:
             raise MissingCredentialsError(
                 "--provider anthropic needs ANTHROPIC_API_KEY for the agent; run `export ANTHROPIC_API_KEY=...`"

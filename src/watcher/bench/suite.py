@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from watcher.bench.supervisor import Supervisor, WatcherMode, rules_evaluator
 from watcher.bench.world import generate_world
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import Evaluator
+from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
 
 __all__ = ["CONDITIONS", "SuiteConfig", "read_rows", "report", "run_suite"]
 
@@ -64,7 +64,7 @@ class SuiteConfig:
         if self.model:
             return self.model
         if self.provider == "anthropic":
-            return "claude-haiku-4-5"
+            return DEFAULT_WATCHER_MODEL  # the agent runs on the small model watchers use by default
         raise ConfigurationError(
             "--base-url needs --model: the id of the model loaded in your server (e.g. qwen2.5-7b-instruct)"
         )
@@ -122,7 +122,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _evaluator(config: SuiteConfig, mode: str, url: str | None) -> Evaluator:
+def _evaluator(config: SuiteConfig, mode: str, url: str | None, settings: Settings) -> Evaluator:
     if mode == "rules":
         return rules_evaluator()
     key = "simulated" if config.simulated else None
@@ -136,16 +136,18 @@ def _evaluator(config: SuiteConfig, mode: str, url: str | None) -> Evaluator:
             timeout=config.watcher_timeout,
             max_retries=0,
             recent=60,
+            settings=settings,
         )
     from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
     return OpenAICompatEvaluator(
         model=config.watcher_model_name,
         base_url=url,
-        api_key=key or os.environ.get("OPENAI_API_KEY"),
+        api_key=key,
         timeout=config.watcher_timeout,
         max_retries=0,
         recent=60,
+        settings=settings,
     )
 
 
@@ -159,26 +161,38 @@ def _urls(config: SuiteConfig) -> Iterator[tuple[str | None, str | None]]:
 
 
 async def run_suite(
-    config: SuiteConfig, *, out: Path | None = None, on_row: Callable[[dict[str, Any]], None] | None = None
+    config: SuiteConfig,
+    *,
+    out: Path | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+    settings: Settings | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every (condition, task) not already in ``out``; return all rows of this suite, sorted."""
+    """Run every (condition, task) not already in ``out``; return all rows of this suite, sorted.
+
+    A real server's keys come from ``settings`` (default: the environment, read now).
+    """
     config.check()
+    settings = settings or Settings.from_env()
     key = config.key()
     saved = [r for r in read_rows(out) if r.get("suite") == key] if out is not None else []
     done = {(r["condition"], r["task"]) for r in saved}
     pending = [(c, i) for c in config.conditions for i in range(config.tasks) if (c, i) not in done]
     rows = list(saved)
     with _urls(config) as (url, watcher_url):
-        api_key = "simulated" if config.simulated else None
+        if config.simulated:
+            api_key: str | None = "simulated"
+        else:
+            secret = settings.anthropic_key if config.provider == "anthropic" else settings.openai_key
+            api_key = secret.reveal() if secret else None
         agent: PrimaryAgent = (
             MessagesAgent(model=config.agent_model, base_url=url, api_key=api_key)
             if config.provider == "anthropic"
-            else ChatAgent(model=config.agent_model, base_url=url, api_key=api_key or os.environ.get("OPENAI_API_KEY"))
+            else ChatAgent(model=config.agent_model, base_url=url, api_key=api_key)
         )
         watchers: dict[str, Supervisor] = {}
         for mode in {c for c, _ in pending} - {"none"}:
             watchers[mode] = Supervisor(
-                _mode(mode), _evaluator(config, mode, watcher_url), timeout=config.watcher_timeout
+                _mode(mode), _evaluator(config, mode, watcher_url, settings), timeout=config.watcher_timeout
             )
         gate = asyncio.Semaphore(config.jobs)
         sink = out.open("a", encoding="utf-8") if out is not None else None

@@ -6,7 +6,9 @@ journal that could not be written, with the message on stderr and stdout left cl
 Ctrl-C (one line on stderr); 141 when the reader of stdout went away (``| head``), silently.
 
 A subcommand module exposes ``register(sub)``, which adds its parser and sets ``func`` (a
-callable taking the parsed ``argparse.Namespace`` and returning the exit status).
+callable taking the parsed ``argparse.Namespace`` and returning the exit status). The environment
+is read once, before the command runs, into ``args.settings`` (``watcher.settings.Settings``);
+a command takes what it needs from there and hands it down.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from watcher._version import __version__
 from watcher.cli import _bench, _completion, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
 from watcher.cli._parser import Parser, help_for_bare_groups
 from watcher.core.errors import UnreachableServerError, WatcherError
+from watcher.settings import Settings
 
 __all__ = ["main"]
 
@@ -50,6 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        args.settings = Settings.from_env()  # the environment, read once here and handed down in ``args``
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status

@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         if show:
             print(f"\r{finished}/{total} tasks", end="", file=sys.stderr, flush=True)
 
-    rows = asyncio.run(run_suite(config, out=args.out, on_row=progress))
+    rows = asyncio.run(run_suite(config, out=args.out, on_row=progress, settings=args.settings))
     if show:
         print(file=sys.stderr)
     print(report(config, rows))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,12 +67,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 def _llm(args: argparse.Namespace) -> Evaluator | None:
     if args.evaluator == "rules":
         return None
-    if args.evaluator == "openai" and not (args.base_url or os.environ.get("WATCHER_OPENAI_BASE_URL")):
+    if args.evaluator == "openai" and not (args.base_url or args.settings.openai_base_url):
         raise ConfigurationError(
             "watcher eval --evaluator openai needs --base-url (your server, e.g. http://localhost:1234/v1 for LM "
             "Studio, or https://api.openai.com/v1 with OPENAI_API_KEY); it measures a real model and never simulates one"
         )
-    options = {"model": args.model, "base_url": args.base_url, "prompt_budget": args.prompt_budget}
+    options = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "prompt_budget": args.prompt_budget,
+        "settings": args.settings,
+    }
     try:
         return make_evaluator(args.evaluator, args.role, timeout=args.timeout, max_retries=2, **options)
     except MissingCredentialsError as exc:

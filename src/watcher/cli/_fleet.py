@@ -19,6 +19,7 @@ from typing import Any
 
 from watcher.cli._fleet_show import open_journal, show, status_table
 from watcher.core.errors import InvalidCommandError
+from watcher.runtime.fates import APPLIED, NEW, answer
 from watcher.runtime.journal import Journal, journal_target
 
 _STEER = ("nudge", "pause", "resume", "abort")
@@ -189,21 +190,18 @@ def _steer(args: argparse.Namespace, journal: Journal) -> int:
     cid = journal.submit_command(COMMAND_PREFIX + args.task, kind, payload=payload)
     deadline = time.monotonic() + max(args.wait, 0.0)
     while args.wait > 0 and time.monotonic() < deadline:
-        done = [
-            c for c in journal.commands(status=None, after=cid - 1) if c.id == cid and c.status in ("applied", "failed")
-        ]
-        if done:
-            ok = done[0].status == "applied"
+        answered = answer(journal.commands(status=None, after=cid - 1), cid)
+        if answered is not None:
             show(
                 args,
-                {"command": cid, "status": done[0].status, "detail": done[0].detail},
-                f"{kind} {args.task}: {done[0].status} ({done[0].detail})",
+                {"command": cid, "status": answered.state, "detail": answered.detail},
+                f"{kind} {args.task}: {answered.state} ({answered.detail})",
             )
-            return 0 if ok else 1
+            return 0 if answered.state == APPLIED else 1
         time.sleep(0.05)
     show(
         args,
-        {"command": cid, "status": "new"},
+        {"command": cid, "status": NEW},
         f"{kind} {args.task}: recorded (command {cid}); no fleet has applied it yet",
     )
     return 0 if args.wait <= 0 else 1

@@ -43,7 +43,7 @@ def run_fleet(args: argparse.Namespace) -> int:
         config = replace(config, evaluator=args.evaluator)
     if args.extractor is not None:
         config = replace(config, extractor=args.extractor)
-    path = args.journal or default_journal_path()
+    path = args.journal or default_journal_path(settings=args.settings)
     if args.base_url:  # a dead server is said before any task starts, not as every task failing
         check_url(args.base_url, who="the Messages API server")
     if args.max_tasks is not None and args.shared_run is None:
@@ -152,8 +152,8 @@ def _supervision_config(
 def supervise(args: argparse.Namespace) -> int:
     """Run a ``Supervisor`` on the journal until Ctrl-C (or ``--for`` seconds): the tasks run elsewhere."""
     from watcher.fleet import Supervisor, load_tasks
+    from watcher.fleet.judges import aclose, fleet_evaluator
     from watcher.fleet.leader import supervise_while_leading
-    from watcher.fleet.llm import fleet_evaluator
     from watcher.fleet.runs import fleets, run_start
 
     given = load_tasks(args.tasks)[0] if args.tasks is not None else None  # a bad file is said before anything
@@ -178,7 +178,7 @@ def supervise(args: argparse.Namespace) -> int:
                 stats = await supervise_while_leading(config, journal, make, duration_s=args.duration, say=say)
             finally:
                 if evaluator is not None:
-                    await evaluator.aclose()
+                    await aclose(evaluator)
             return {"fleet": name, **stats}
 
         out = asyncio.run(main())

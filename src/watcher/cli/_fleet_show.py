@@ -13,7 +13,7 @@ __all__ = ["open_journal", "show", "status_table"]
 
 def open_journal(args: argparse.Namespace, *, create: bool = False) -> Journal:
     """The journal the command names (``--journal``), else the project's."""
-    return Journal(args.journal or default_journal_path(), create=create)
+    return Journal(args.journal or default_journal_path(settings=args.settings), create=create)
 
 
 def show(args: argparse.Namespace, data: Any, text: str) -> None:

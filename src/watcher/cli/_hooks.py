@@ -100,12 +100,14 @@ def run_hook(args: argparse.Namespace) -> int:
 
 def run_hooks(args: argparse.Namespace) -> int:
     """Install, show or uninstall."""
-    settings = settings_path(args.scope or _default_scope(args), agent=args.agent)
+    settings = settings_path(args.scope or _default_scope(args), agent=args.agent, codex_home=args.settings.codex_home)
     if args.action == "install":
         unreachable = entry_point_problem()
         if unreachable:
             raise ConfigurationError(unreachable)
-        problem = evaluator_problem(args.evaluator) or evaluator_unreachable(args.evaluator)
+        problem = evaluator_problem(args.evaluator, args.settings) or evaluator_unreachable(
+            args.evaluator, args.settings
+        )
         if problem and not args.allow_missing_key:
             raise ConfigurationError(
                 f"{problem}. Hooks with --evaluator {args.evaluator} would judge with the offline rules only; fix that "
@@ -138,8 +140,8 @@ def run_hooks(args: argparse.Namespace) -> int:
             f"removed {removed} watcher hook entries from {settings}" if removed else f"no watcher hooks in {settings}"
         )
         return 0
-    journal = args.journal or default_journal_path()
-    print("\n".join(status_lines(settings, journal)))
+    journal = args.journal or default_journal_path(settings=args.settings)
+    print("\n".join(status_lines(settings, journal, args.settings)))
     return 0
 
 
@@ -149,7 +151,10 @@ def _default_scope(args: argparse.Namespace) -> str:
     if args.action == "install":
         return default
     scopes = [s for s in SCOPES if args.agent == "claude" or s != "local"]
-    return next((s for s in scopes if manifest_path(settings_path(s, agent=args.agent)).exists()), default)
+    home = args.settings.codex_home
+    return next(
+        (s for s in scopes if manifest_path(settings_path(s, agent=args.agent, codex_home=home)).exists()), default
+    )
 
 
 def run_stop(_args: argparse.Namespace) -> int:

@@ -137,6 +137,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "context": args.context,
             "prompt_budget": args.prompt_budget,
             "worktree": args.worktree,
+            "settings": args.settings,
         }
         if args.evaluator != "rules"
         else {}
@@ -184,8 +185,8 @@ async def _replay(args: argparse.Namespace) -> int:
 async def _show_prompt(args: argparse.Namespace, sessions: dict[str, Any], role: str, options: dict[str, Any]) -> int:
     if args.show_prompt < 1:
         raise ConfigurationError(f"--show-prompt takes an evaluation's number from 1, not {args.show_prompt}")
-    extra = {k: v for k, v in options.items() if k not in ("model", "base_url") and v is not None}
-    llm = prompt_evaluator(args.evaluator, model=args.model, base_url=args.base_url, **extra)
+    extra = {k: v for k, v in options.items() if k not in ("model", "base_url", "settings") and v is not None}
+    llm = prompt_evaluator(args.evaluator, args.settings, model=args.model, base_url=args.base_url, **extra)
     capture = PromptCapture(llm, args.show_prompt)
     try:
         await replay_sessions(sessions, lambda _session: [(spec_for_role(role), capture)])

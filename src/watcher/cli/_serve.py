@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 __all__ = ["register", "run"]
@@ -19,9 +18,9 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p.add_argument(
         "--idle",
         type=float,
-        default=float(os.environ.get("WATCHER_SERVE_IDLE") or 900),
         help="exit after this many idle seconds (default $WATCHER_SERVE_IDLE or 900)",
     )
+    p.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)  # the lock a hook took and handed over
     p.set_defaults(func=run)
 
 
@@ -29,4 +28,5 @@ def run(args: argparse.Namespace) -> int:
     """Serve until idle; 1 when another daemon already serves the socket."""
     from watcher.hooks._daemon import serve
 
-    return serve(idle_s=args.idle)
+    idle = args.idle if args.idle is not None else args.settings.serve_idle_s
+    return serve(idle_s=idle, lock_fd=args.lock_fd, settings=args.settings)

@@ -9,37 +9,48 @@ budget is measured with the estimate rather than the provider's counter, and the
 from __future__ import annotations
 
 import json
-import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue
 from watcher.core.protocol import render_decision
-from watcher.evaluators._llm_base import Counter, LLMEvaluator
+from watcher.settings import Settings
+
+if TYPE_CHECKING:
+    from watcher.evaluators.anthropic import AnthropicEvaluator
+    from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+
+    LLMEvaluator = AnthropicEvaluator | OpenAICompatEvaluator
 
 __all__ = ["PromptCapture", "prompt_evaluator", "show"]
 
 _NO_KEY = "no-key-the-prompt-is-only-shown"
 
 
-def prompt_evaluator(name: str, *, model: str | None, base_url: str | None, **options: Any) -> LLMEvaluator:
+def prompt_evaluator(
+    name: str, settings: Settings, *, model: str | None, base_url: str | None, **options: Any
+) -> LLMEvaluator:
     """The LLM evaluator ``name`` as it would run, built without needing a key (it will not be called)."""
     if name == "anthropic":
         from watcher.evaluators.anthropic import AnthropicEvaluator
 
-        key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        counter: Counter = "provider" if key else "estimate"
+        key = settings.anthropic_key.reveal() if settings.anthropic_key else None
         return AnthropicEvaluator(
-            model=model, base_url=base_url, api_key=key or _NO_KEY, counter=counter, max_retries=0, **options
+            model=model,
+            base_url=base_url,
+            api_key=key or _NO_KEY,
+            counter="provider" if key else "estimate",
+            max_retries=0,
+            settings=settings,
+            **options,
         )
     if name == "openai":
         from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
-        chosen = model or os.environ.get("WATCHER_OPENAI_MODEL") or "MODEL"
-        return OpenAICompatEvaluator(
-            model=chosen, base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or _NO_KEY, **options
-        )
+        chosen = model or settings.openai_model or "MODEL"
+        key = settings.openai_key.reveal() if settings.openai_key else _NO_KEY
+        return OpenAICompatEvaluator(model=chosen, base_url=base_url, api_key=key, settings=settings, **options)
     raise ConfigurationError(
         f"--show-prompt shows what an LLM evaluator sends; give --evaluator anthropic or openai, not {name!r}"
     )
@@ -61,8 +72,7 @@ class PromptCapture:
         self.seen += 1
         if self.seen == self.wanted:
             self.request = request
-            self.body = await self.llm.request_body(request)
-            self.tokens = await self.llm.count_tokens(self.body)
+            self.body, self.tokens = await self.llm.preview(request)
         decision = Continue(note="(prompt shown only; the model was not called)")
         return EvaluationResult(render_decision(decision), decision)
 

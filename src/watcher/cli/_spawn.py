@@ -11,7 +11,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import Journal, journal_target
+from watcher.runtime.journal import Journal, default_journal_path, journal_target
 from watcher.spawn import SpawnConfig, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.task or not args.task.strip():
         raise ConfigurationError('watcher spawn needs a TASK: watcher spawn "fix the failing test"')
     if args.plan:
-        planned = asyncio.run(plan_manifest(args.task, args.planner))
+        planned = asyncio.run(plan_manifest(args.task, args.planner, settings=args.settings))
         if planned.note:
             print(f"watcher spawn: {planned.note}", file=sys.stderr)
         print(planned.manifest.to_json())
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             "--recovery interactive asks on the terminal, and stdin is not one; use moderate or aggressive"
         )
     progress = _Progress()
-    journal = Journal(args.journal) if args.journal else Journal()
+    journal = Journal(args.journal or default_journal_path(settings=args.settings))
     config = SpawnConfig(
         args.task,
         agent=args.agent,
@@ -136,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         idle_timeout_s=args.idle_timeout,
         total_timeout_s=args.total_timeout,
         journal=journal,
+        env=args.settings.environ,
         on_progress=progress,
     )
     try:

@@ -2,7 +2,9 @@
 
 An evaluator judges a watcher's buffered observations at a breakpoint. Rule evaluators, LLM
 evaluators and plain callables all implement ``Evaluator``; the runtime drives them the same way
-and fails closed when one raises or times out.
+and fails closed when one raises or times out. A request may also carry a ``Subject``: what a
+supervisor measured of its parent (a fleet task's health), which its role reads and whose own
+prompt an LLM evaluator sends.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from watcher.core.observations import Observation
 from watcher.core.protocol import EvaluationPrompt, Shortening
 from watcher.core.spec import WatcherSpec
 
-__all__ = ["EvaluationRequest", "EvaluationResult", "Evaluator", "Usage"]
+__all__ = ["EvaluationRequest", "EvaluationResult", "Evaluator", "Subject", "Usage"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,18 @@ class Usage:
     cache_write_tokens: int = 0
 
 
+class Subject(Protocol):
+    """What is judged besides observations (a fleet task's measured health): its role reads it.
+
+    An LLM evaluator sends the prompt it formats instead of one made from the observations; that
+    prompt states what was measured as fact and fences what the parent wrote as observed content.
+    """
+
+    def prompt(self, spec: WatcherSpec, *, nonce: str | None = None) -> EvaluationPrompt:
+        """The evaluation prompt of ``spec`` judging this subject (``nonce`` fixes the fence, for tests)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class EvaluationRequest:
     """One evaluation: the watcher, its parent, the buffered observations and why now.
@@ -37,7 +51,8 @@ class EvaluationRequest:
     ``new`` counts the observations at the end of ``observations`` not seen by the previous
     evaluation; ``index`` is the parent-session index of the last one; ``breakpoint`` names what
     triggered the evaluation. ``files`` holds what earlier observations, no longer shown, showed of
-    files (so an edit is still numbered as its file reads).
+    files (so an edit is still numbered as its file reads). ``subject`` is what is judged besides
+    the observations, when a role judges a measurement (see ``Subject``).
     """
 
     spec: WatcherSpec
@@ -48,13 +63,19 @@ class EvaluationRequest:
     breakpoint: str
     digest: str = ""
     files: Mapping[str, KnownFile] = field(default_factory=dict)
+    subject: Subject | None = None
 
     def prompt(self, *, nonce: str | None = None) -> EvaluationPrompt:
         """The ``[WATCHER EVALUATION]`` prompt for this request, nothing shortened."""
         return self.shortening(nonce=nonce).at(0)
 
     def shortening(self, *, nonce: str | None = None, lookup: Lookup | None = None) -> Shortening:
-        """Every shortening of this request's prompt; ``lookup`` reads a file the session did not show."""
+        """Every shortening of this request's prompt; ``lookup`` reads a file the session did not show.
+
+        A subject's prompt is its role's own and is sent as it is (one step).
+        """
+        if self.subject is not None:
+            return Shortening.given(self.subject.prompt(self.spec, nonce=nonce))
         return Shortening(
             self.spec,
             self.parent,
@@ -72,7 +93,7 @@ class EvaluationResult:
 
     raw: str
     decision: Decision
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = Usage()  # frozen: one shared instance serves every result that used no tokens
     cost_usd: float = 0.0
     model: str = ""
     prompt: str = ""

@@ -226,6 +226,11 @@ class Shortening:
                         self._steps.append((kind, i, level))
         self._steps += [("drop", i, 0) for i in range(len(self.rendered) - 1)]
 
+    @classmethod
+    def given(cls, prompt: EvaluationPrompt) -> Shortening:
+        """A prompt formatted by its role rather than from observations: one step, sent as it is."""
+        return _Given(prompt)
+
     @property
     def steps(self) -> int:
         """The last step: the shortest prompt."""
@@ -256,6 +261,19 @@ class Shortening:
         older = f"EARLIER (digest): {neutralise(self.digest)}\n\n" if self.digest else ""
         activity = f"RECENT ACTIVITY IN PARENT SESSION:\n{older}{body}\n{END_OBSERVATIONS}"
         return EvaluationPrompt(static=self.static, activity=activity, nonce=self.nonce)
+
+
+class _Given(Shortening):
+    """``Shortening.given``: a role's own prompt, which has no shorter form."""
+
+    def __init__(self, prompt: EvaluationPrompt) -> None:  # nothing to render: the role formatted it
+        self.static, self.nonce, self.digest = prompt.static, prompt.nonce, ""
+        self.rendered = []
+        self._steps = []
+        self._prompt = prompt
+
+    def at(self, step: int) -> EvaluationPrompt:
+        return self._prompt
 
 
 _OPEN = re.compile(r"\[\s*(INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)

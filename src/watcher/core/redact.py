@@ -120,10 +120,23 @@ def _gated(text: str, lower: str) -> list[re.Pattern[str]]:
     return out
 
 
+# every gate at once, for the pre-check: the literals (and the assignment keywords) looked for in C,
+# the few gate patterns as one alternation
+_LITERALS = tuple(sorted({lit for gate in _GATES.values() if isinstance(gate, tuple) for lit in gate} | set(_KEYWORDS)))
+_SHORT = 4096  # longer texts skip the pre-check in ``redact``: their gate patterns would run twice
+_ANY_GATE_PATTERN = re.compile("|".join(g.pattern for g in _GATES.values() if isinstance(g, re.Pattern)))
+
+
 def may_hold_secret(text: str) -> bool:
-    """False when ``text`` certainly holds nothing ``redact`` would mask (a fast pre-check)."""
-    lower = text.lower()
-    return bool(_gated(text, lower)) or any(k in lower for k in _KEYWORDS)
+    """False when ``text`` certainly holds nothing ``redact`` would mask (a fast pre-check).
+
+    True exactly when some pattern's gate or an assignment keyword is in ``text`` (what ``redact`` looks at).
+    """
+    return _any_gate(text, text.lower())
+
+
+def _any_gate(text: str, lower: str) -> bool:
+    return any(map(lower.__contains__, _LITERALS)) or _ANY_GATE_PATTERN.search(text) is not None
 
 
 def mask(secret: str) -> str:
@@ -138,6 +151,8 @@ def redact(text: str) -> str:
     if not text:
         return text
     lower = text.lower()
+    if len(text) <= _SHORT and not _any_gate(text, lower):
+        return text  # the common case: a short string no gate holds, found in C, not pattern by pattern
     patterns = _gated(text, lower)
     if any(k in lower for k in _KEYWORDS):
         text = _redact_assignments(text, lower)

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
+from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Decision
 from watcher.core.observations import Observation
 from watcher.core.spec import Authority, Triggers
@@ -31,3 +32,7 @@ class Role(ABC):
     @abstractmethod
     def evaluate(self, observations: Sequence[Observation], new: int) -> Decision:
         """Judge the buffered ``observations``; the last ``new`` of them arrived since last time."""
+
+    def judge(self, request: EvaluationRequest) -> Decision:
+        """Judge ``request``: its observations; a role that judges a measurement (``request.subject``) overrides this."""
+        return self.evaluate(request.observations, request.new)

@@ -22,8 +22,9 @@ from watcher.core.observations import CellExecuted, UserMessage
 from watcher.core.protocol import describe_observation
 from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskTurn, WatcherNudge, WatcherPause
 from watcher.runtime.events import EvaluationEvent, Event, ObservationEvent, SessionEvent
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal, JournalRow
+from watcher.settings import Settings
 
 __all__ = ["NOTEBOOKS", "main", "run_notebook", "summarise", "summarise_fleet"]
 
@@ -153,7 +154,7 @@ def summarise(rows: list[JournalRow]) -> list[str]:
             i = fate.interjection
             where = ", ".join(loc.render() for loc in i.locations)
             urgency = "urgent " if i.urgent else ""
-            status = "pending: waiting for a person" if fate.status == "pending" else fate.status
+            status = "pending: waiting for a person" if fate.status == PENDING else fate.status
             out.append(
                 f"  >> {fate.watcher} interjected ({urgency}{i.severity}, {i.action}{' @ ' + where if where else ''}) -> {status}"
             )
@@ -166,7 +167,8 @@ def summarise(rows: list[JournalRow]) -> list[str]:
 
 def main() -> int:
     """Run the notebooks and print the watchers' record of them."""
-    scripted = not os.environ.get("ANTHROPIC_API_KEY")
+    settings = Settings.from_env()
+    scripted = not settings.environ.get("ANTHROPIC_API_KEY")  # what the notebooks themselves look at
     print("watcher demo: example notebooks executed headless on a real ipykernel (nbclient)")
     print(
         f"  the agent run is {'SCRIPTED (StubAnthropicServer, no network)' if scripted else 'live (ANTHROPIC_API_KEY is set)'}; watchers use offline rules"
@@ -175,8 +177,9 @@ def main() -> int:
         root = Path(tmp)
         _kernelspec(root)
         journal = root / "journal.sqlite3"
+        # the kernels the notebooks start inherit these (and the kernelspec is found through JUPYTER_PATH here)
         os.environ["WATCHER_JOURNAL"] = str(journal)
-        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root), os.environ.get("JUPYTER_PATH")]))
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(root), settings.environ.get("JUPYTER_PATH")]))
         after = 0
         failed = False
         for name, title in NOTEBOOKS:

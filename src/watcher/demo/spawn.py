@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from watcher.runtime.journal import Journal
+from watcher.settings import Settings
 from watcher.spawn import SpawnConfig, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.testing import LoopbackForge, StubAnthropicServer
@@ -51,12 +52,12 @@ def _progress(state: ProgressState) -> None:
     print("  " + state.line(), flush=True)
 
 
-async def _run(root: Path) -> int:
+async def _run(root: Path, settings: Settings) -> int:
     with LoopbackForge() as forge, StubAnthropicServer(*LoginTask("claude").replies()) as stub:
         repo = _repository(root, forge)
-        env = {"PATH": os.environ.get("PATH", os.defpath), "GITHUB_TOKEN": "loopback-token"}
+        env = {"PATH": settings.environ.get("PATH", os.defpath), "GITHUB_TOKEN": "loopback-token"}
         env |= {"ANTHROPIC_BASE_URL": stub.root_url, "ANTHROPIC_API_KEY": "sk-ant-offline-demo"}
-        if CLAUDE.exists() and not os.environ.get("WATCHER_DEMO_FAKE_CLI"):
+        if CLAUDE.exists() and not settings.demo_fake_cli:
             print(f"Agent: the real Claude Code CLI ({CLAUDE}), talking to a scripted model on {stub.root_url}")
             cli = str(CLAUDE)
         else:
@@ -98,7 +99,7 @@ async def _run(root: Path) -> int:
 def main() -> int:
     print("== watcher spawn: one supervised agent run, worktree to pull request (offline, scripted model) ==\n")
     with tempfile.TemporaryDirectory(prefix="watcher-spawn-demo-") as root:
-        return asyncio.run(_run(Path(root)))
+        return asyncio.run(_run(Path(root), Settings.from_env()))
 
 
 if __name__ == "__main__":

@@ -3,9 +3,10 @@
 A subclass resolves its model, key and server, builds its SDK client, and says how a request
 body is built from a redacted prompt, how the SDK is called and how its answer becomes an
 ``EvaluationResult``. The base keeps the shared settings, the name (``provider:model``), the call
-(``evaluate`` for a watcher's request, ``ask`` for a prompt formatted elsewhere, such as the
-fleet's health prompt) with its error translation (an SDK failure becomes an ``EvaluationError``
-that says what failed and where; the engine journals it and continues) and the client's lifetime.
+(``evaluate``; ``preview`` shows what it would send, without calling) with its error translation
+(an SDK failure becomes an ``EvaluationError`` that says what failed and where; the engine
+journals it and continues) and the client's lifetime. A request whose subject formats its own
+prompt (a role with a prompt of its own, such as the fleet's ``health``) is sent that prompt.
 """
 
 from __future__ import annotations
@@ -154,9 +155,14 @@ class LLMEvaluator(ABC):
             raise EvaluationError(self._failure(exc)) from exc
         return await self._call(body)
 
-    async def ask(self, prompt: EvaluationPrompt) -> EvaluationResult:
-        """Ask the model with a prompt formatted elsewhere (redacted here); raises ``EvaluationError`` on failure."""
-        return await self._call(self.body(_redacted(prompt)))
+    async def preview(self, request: EvaluationRequest) -> tuple[dict[str, Any], int]:
+        """What ``evaluate`` would send for ``request``, without calling the model: the body and its prompt tokens.
+
+        The tokens are the provider's count when ``counter`` is ``"provider"``, else the estimate;
+        ``watcher replay --show-prompt`` shows both.
+        """
+        body = await self.request_body(request)
+        return body, await self.count_tokens(body)
 
     def _failure(self, exc: BaseException) -> str:
         return describe_failure(

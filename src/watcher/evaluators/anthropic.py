@@ -9,7 +9,6 @@ Tokens, cache reads and writes and a cost estimate are returned with the decisio
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -28,19 +27,18 @@ from watcher.evaluators._llm import (
     cost_usd,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
+from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
 
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
 
-DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
-
-
-_api_key = anthropic_key
+DEFAULT_ANTHROPIC_MODEL = DEFAULT_WATCHER_MODEL
 
 
 class AnthropicEvaluator(LLMEvaluator):
     """Evaluates with an Anthropic model (default ``claude-haiku-4-5``, or ``WATCHER_ANTHROPIC_MODEL``).
 
-    ``base_url`` points at another Messages-API server (a local gateway, a stub).
+    ``base_url`` points at another Messages-API server (a local gateway, a stub). What is not
+    given comes from ``settings`` (default: read from the environment now).
     """
 
     provider: ClassVar[str] = "anthropic"
@@ -61,12 +59,15 @@ class AnthropicEvaluator(LLMEvaluator):
         prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
         counter: Counter = "provider",
         worktree: Path | None = None,
+        settings: Settings | None = None,
     ) -> None:
+        settings = settings or Settings.from_env()
+        base_url = base_url or settings.anthropic_base_url
         client = anthropic.AsyncAnthropic(
-            api_key=_api_key(api_key), base_url=base_url, timeout=timeout, max_retries=max_retries
+            api_key=anthropic_key(api_key, settings), base_url=base_url, timeout=timeout, max_retries=max_retries
         )
         super().__init__(
-            model=model or os.environ.get("WATCHER_ANTHROPIC_MODEL") or DEFAULT_ANTHROPIC_MODEL,
+            model=model or settings.anthropic_model,
             client=client,
             where=base_url or str(client.base_url),
             max_tokens=max_tokens,

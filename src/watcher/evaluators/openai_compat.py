@@ -9,7 +9,6 @@ cached prompt tokens they report are recorded as cache reads.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -28,6 +27,7 @@ from watcher.evaluators._llm import (
     cost_usd,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
+from watcher.settings import Settings
 
 __all__ = ["EvaluationError", "OpenAICompatEvaluator"]
 
@@ -38,7 +38,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
     """Evaluates with a chat-completions model at ``base_url`` (or ``WATCHER_OPENAI_BASE_URL``).
 
     ``model`` defaults to ``WATCHER_OPENAI_MODEL``; one of them is required. The key is
-    ``api_key``, else ``OPENAI_API_KEY``, else ``"not-needed"`` when a base URL is set.
+    ``api_key``, else ``OPENAI_API_KEY``, else ``"not-needed"`` when a base URL is set. What is
+    not given comes from ``settings`` (default: read from the environment now).
     """
 
     provider: ClassVar[str] = "openai"
@@ -58,15 +59,21 @@ class OpenAICompatEvaluator(LLMEvaluator):
         prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
         counter: Counter = "provider",
         worktree: Path | None = None,
+        settings: Settings | None = None,
     ) -> None:
-        chosen = model or os.environ.get("WATCHER_OPENAI_MODEL")
+        settings = settings or Settings.from_env()
+        chosen = model or settings.openai_model
         if not chosen:
             raise ConfigurationError(
                 "the openai evaluator needs a model name: pass model= (the CLI's --watcher-model) "
                 "or run `export WATCHER_OPENAI_MODEL=<model id loaded in your server>`"
             )
-        base_url = base_url or os.environ.get("WATCHER_OPENAI_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+        base_url = base_url or settings.openai_base_url
+        key = (
+            api_key
+            or (settings.openai_key.reveal() if settings.openai_key else None)
+            or ("not-needed" if base_url else None)
+        )
         if not key:
             raise MissingCredentialsError(
                 "the openai evaluator needs OPENAI_API_KEY for api.openai.com; run `export OPENAI_API_KEY=...`, "

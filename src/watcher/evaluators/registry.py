@@ -10,30 +10,33 @@ from watcher.core.evaluation import Evaluator
 from watcher.evaluators._keys import anthropic_key
 from watcher.evaluators.rules import RulesEvaluator
 from watcher.roles import make_role
+from watcher.settings import Settings
 
 __all__ = ["EVALUATORS", "make_evaluator"]
 
 
-def _rules(role: str, **options: Any) -> Evaluator:
+def _rules(role: str, settings: Settings | None = None, **options: Any) -> Evaluator:
     # options configure the role itself, e.g. make_evaluator("rules", "stuck", wait_budget=5)
     return RulesEvaluator(make_role(role, **options))
 
 
-def _anthropic(role: str, **options: Any) -> Evaluator:
-    options["api_key"] = anthropic_key(options.get("api_key"))  # a missing key is said before the SDK loads
+def _anthropic(role: str, settings: Settings | None = None, **options: Any) -> Evaluator:
+    settings = settings or Settings.from_env()
+    options["api_key"] = anthropic_key(options.get("api_key"), settings)  # a missing key is said before the SDK loads
     # imported here so the SDK loads only when an LLM watcher is asked for
     from watcher.evaluators.anthropic import AnthropicEvaluator
 
-    return AnthropicEvaluator(**options)
+    return AnthropicEvaluator(settings=settings, **options)
 
 
-def _openai(role: str, **options: Any) -> Evaluator:
+def _openai(role: str, settings: Settings | None = None, **options: Any) -> Evaluator:
     from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
-    return OpenAICompatEvaluator(**options)
+    return OpenAICompatEvaluator(settings=settings, **options)
 
 
-# name -> factory(role, **options). The LLM evaluators take model=, base_url=, api_key=, ...
+# name -> factory(role, settings=None, **options). The LLM evaluators take model=, base_url=, api_key=, ...;
+# what they are not given comes from the settings (None: read from the environment at that call)
 EVALUATORS: dict[str, Callable[..., Evaluator]] = {
     "anthropic": _anthropic,
     "openai": _openai,
@@ -43,7 +46,10 @@ EVALUATORS: dict[str, Callable[..., Evaluator]] = {
 
 
 def make_evaluator(name: str, role: str, **options: Any) -> Evaluator:
-    """The evaluator called ``name`` for ``role`` (``rules`` needs no key and no network)."""
+    """The evaluator called ``name`` for ``role`` (``rules`` needs no key and no network).
+
+    ``settings=`` hands an LLM evaluator the environment read at the boundary (else it reads it now).
+    """
     factory = EVALUATORS.get(name)
     if factory is None:
         raise ConfigurationError(f"unknown evaluator {name!r}; expected one of: {', '.join(sorted(EVALUATORS))}")

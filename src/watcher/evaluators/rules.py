@@ -20,7 +20,7 @@ class RulesEvaluator:
         self.name = f"rules:{role.name}"
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        decision = _for_subagent(self.role.evaluate(request.observations, request.new), request)
+        decision = _for_subagent(self.role.judge(request), request)
         return EvaluationResult(render_decision(decision), decision, model="rules")
 
 

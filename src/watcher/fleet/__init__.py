@@ -11,7 +11,7 @@ journal (``Supervisor`` is the loops alone, for tasks run in another process).
 from __future__ import annotations
 
 from watcher.fleet.fleet import Fleet
-from watcher.fleet.judge import Recommendation
+from watcher.fleet.ladder import Recommendation
 from watcher.fleet.learnings import Learning, extract, render_sync
 from watcher.fleet.snapshot import Snapshot
 from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor

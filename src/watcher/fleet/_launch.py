@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.evaluation import Evaluator
 from watcher.fleet._launched import LaunchedFleet, begin, reader_since
 from watcher.fleet.learnings import Extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.query import FleetView, read_fleet
 from watcher.fleet.supervisor import COMMAND_PREFIX
 from watcher.fleet.tasks import FleetConfig, TaskSpec, load_tasks
-from watcher.fleet.watch import Evaluator
 from watcher.runtime.host import FleetBoard, notebook_host
 from watcher.runtime.journal import Journal
 

@@ -17,18 +17,19 @@ from typing import Any
 
 from watcher.agents import RunResult, make_client
 from watcher.core.errors import ConfigurationError
+from watcher.core.evaluation import Evaluator
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.events import FleetSettings
 from watcher.fleet.host import TaskHost
+from watcher.fleet.judges import fleet_evaluator, fleet_extractor
 from watcher.fleet.learnings import Extractor
-from watcher.fleet.llm import fleet_evaluator, fleet_extractor
 from watcher.fleet.monitor import TurnExtractor
 from watcher.fleet.roster import Roster
 from watcher.fleet.spawned import CLI_AGENTS
 from watcher.fleet.supervisor import COMMAND_PREFIX, SupervisionHealth, Supervisor
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec, check_names
-from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.fleet.watch import WatchCycle
 from watcher.runtime.clock import SYSTEM_CLOCK, Clock
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Command, Journal
@@ -39,11 +40,12 @@ __all__ = ["Fleet"]
 class Fleet:
     """Runs ``specs`` concurrently and supervises them (unless ``config.supervision`` is False).
 
-    ``evaluator`` replaces the rules in the watcher loop (a function of a ``Snapshot``, or a
-    coroutine function such as an LLM evaluator); ``extractor`` replaces the rule-based learning
+    ``evaluator`` judges each task's health in the watcher loop in place of the ``health`` role's
+    rules: any ``Evaluator``, given the task's ``Snapshot`` as its request's subject (an LLM
+    evaluator is sent the role's prompt); ``extractor`` replaces the rule-based learning
     extraction per observation; ``turn_extractor`` adds one called once per turn (an LLM's).
     Without them, ``config.evaluator``/``config.extractor`` may name an LLM
-    (``"anthropic:<model>"``, ``"openai:<model>"``; ``watcher.fleet.llm``), which the fleet
+    (``"anthropic:<model>"``, ``"openai:<model>"``; ``watcher.fleet.judges``), which the fleet
     builds, and closes when it closes. Commands from other processes are applied with or without
     supervision. ``clock`` is the supervision's time (staleness, silent hosts, leases, rate windows):
     a test passes ``watcher.testing.FakeClock`` and moves it on instead of sleeping.
@@ -76,9 +78,10 @@ class Fleet:
         self.config = config or FleetConfig()
         self._built: list[Any] = []  # LLM evaluator/extractor built from the config's names, closed at close
         llm_url = self.config.llm_base_url or None
-        if evaluator is None and (built := fleet_evaluator(self.config.evaluator, base_url=llm_url)) is not None:
-            evaluator = built
-            self._built.append(built)
+        owns_judge = evaluator is None
+        if evaluator is None:  # the one named in the config (None: the health role's rules)
+            evaluator = fleet_evaluator(self.config.evaluator, base_url=llm_url)
+            owns_judge = evaluator is not None
         if turn_extractor is None and (found := fleet_extractor(self.config.extractor, base_url=llm_url)) is not None:
             turn_extractor = found
             self._built.append(found)
@@ -89,6 +92,8 @@ class Fleet:
         self.supervisor = Supervisor(
             self.config, self.journal, after=self.journal.last_id(), evaluator=evaluator, clock=clock
         )
+        if owns_judge:
+            self._built.append(self.supervisor.watcher.judge)
         self.host: TaskHost | None = None
         self.runtime: Runtime | None = None
         self._client: Any = None

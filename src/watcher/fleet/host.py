@@ -6,8 +6,12 @@ boundaries writes the task's summary and applies what the supervision loops or a
 the action rows addressed to its tasks (``WatcherNudge``, ``WatcherPause``, ``WatcherAbort``,
 ``SyncMessageSent``). It reads them from the journal, never from the loops' objects, both on a
 short poll (a pause or an abort takes effect mid-response) and at every boundary (a message
-written before a boundary rides with the very next request). Syncs relayed to a paused task wait
-in its inbox and are recorded ``queued``, then ``delivered_on_resume`` when it resumes.
+written before a boundary rides with the very next request). The rows stay the decision every
+process reads; applying one, the fleet's watcher of the task (``Runtime.speaker``, the ``health``
+role) says it as an interjection with action ``nudge``, ``pause`` or ``abort``, which the engine
+delivers to the task's channel and journals with its fate like any watcher's (a resume just
+lets the channel go on). Syncs relayed to a paused task wait in its inbox and are recorded
+``queued``, then ``delivered_on_resume`` when it resumes.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from watcher.agents import Boundary, agent
 from watcher.core.errors import JournalError
 from watcher.core.interjection import Interjection, Origin, Severity
 from watcher.core.logs import logger
+from watcher.evaluators import RulesEvaluator
 from watcher.fleet.channel import TaskChannel, TaskSession
 from watcher.fleet.events import (
     FleetTask,
@@ -40,7 +45,10 @@ from watcher.fleet.learnings import Extractor, Learning, render_sync
 from watcher.fleet.monitor import TaskMonitor, TurnExtractor
 from watcher.fleet.spawned import CLI_AGENTS, SpawnedRun
 from watcher.fleet.tasks import FleetConfig, SharedRun, TaskSpec
+from watcher.roles.health import HEALTH_SPEC, HealthRole
+from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryEvent, Event, ObservationEvent
+from watcher.runtime.fates import QUEUED
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.polling import poll
@@ -78,6 +86,8 @@ class TaskHost:
         self.client = client
         self.channels: dict[str, TaskChannel] = {}
         self.monitors: dict[str, TaskMonitor] = {}
+        self.voices: dict[str, Watcher] = {}  # the fleet's watcher of each task (``Runtime.speaker``)
+        self._health = RulesEvaluator(HealthRole())  # the role it speaks for (judged by the supervision loops)
         self.runs: dict[str, TaskSession] = {}
         self._extractors = (extractor, turn_extractor)
         self._follower = Follower(journal, after=journal.last_id(), flush=False)
@@ -115,6 +125,7 @@ class TaskHost:
             )
         )
         self.channels[spec.name] = channel = TaskChannel(spec.name)
+        self.voices[spec.name] = self.runtime.speaker(HEALTH_SPEC, self._health, channel)
         self.monitors[spec.name] = TaskMonitor(
             spec,
             cfg.name,
@@ -253,23 +264,20 @@ class TaskHost:
         channel = self.channels.get(event.session)
         if channel is None or getattr(event, "fleet", "") != self.config.name:
             return  # another fleet's task, or a task of another host
+        fleet = self.voices[event.session]  # the fleet's watcher of this task: it says what the loops decided
         if isinstance(event, WatcherNudge):
             severity = _SEVERITIES.get(event.severity, "warning")
-            said = Interjection(
-                content=event.message, severity=severity, action="nudge", watcher="fleet", id=event.interjection_id
-            )
-            monitor = self.monitors.get(event.session)
-            if monitor is not None:
-                monitor.nudged(said.id)
-            await channel.deliver(said, FLEET_ORIGIN)
+            nudge = Interjection(content=event.message, severity=severity, action="nudge", id=event.interjection_id)
+            self.monitors[event.session].nudged(nudge.id)
+            await fleet.speak(nudge)
         elif isinstance(event, WatcherPause):
-            if event.resumed:
-                if channel.resume():
-                    self._resumed(event.session)
-            else:
-                channel.pause()
+            if not event.resumed:
+                await fleet.speak(Interjection(content=event.reason, action="pause"))  # (it is given an id)
+            elif channel.resume():
+                self._resumed(event.session)
         elif isinstance(event, WatcherAbort):
-            channel.abort(f"{event.by}: {event.reason}")
+            reason = f"{event.by}: {event.reason}"
+            await fleet.speak(Interjection(content=reason, severity="critical", action="abort"))
         elif isinstance(event, SyncMessageSent) and event.status == "sent":
             await self._relay(channel, event)
 
@@ -294,7 +302,7 @@ class TaskHost:
         if not await channel.deliver(said, FLEET_ORIGIN, urgent=said.urgent):
             return
         if channel.paused:  # it waits in the inbox until the task resumes
-            queued = replace(event, status="queued")
+            queued = replace(event, status=QUEUED)
             self._queued.setdefault(channel.name, []).append(queued)
             self.journal.append(queued)
 

@@ -25,6 +25,7 @@ from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_findings import Finding
 from watcher.roles._stuck_tracker import LoopTracker
 from watcher.runtime.events import DeliveryEvent, ObservationEvent
+from watcher.runtime.fates import DELIVERED
 from watcher.runtime.journal import Journal
 from watcher.spawn._worktree_probe import WORKTREE_CHANGE
 
@@ -108,7 +109,7 @@ class TaskMonitor:
 
     def delivered(self, event: DeliveryEvent) -> None:
         """A request carried an interjection: a nudge counts as answered once a response follows."""
-        if event.outcome == "delivered" and event.interjection_id in self._nudges:
+        if event.outcome == DELIVERED and event.interjection_id in self._nudges:
             self._nudges.discard(event.interjection_id)
             self._waiting_answer = event.interjection_id
 

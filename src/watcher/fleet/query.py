@@ -31,6 +31,7 @@ from watcher.fleet.events import (
     WatcherPause,
 )
 from watcher.runtime.events import Event, SessionEvent
+from watcher.runtime.fates import QUEUED
 from watcher.runtime.journal import Journal
 
 __all__ = ["FleetView", "TaskRow", "read_fleet"]
@@ -99,7 +100,7 @@ class FleetView:
             "nudges_sent": sum(t.nudges for t in self.tasks.values()),
             "learnings": len(self.learnings),
             "syncs_relayed": sum(1 for x in self.syncs if x.status == "sent"),
-            "syncs_queued": sum(1 for x in self.syncs if x.status == "queued"),
+            "syncs_queued": sum(1 for x in self.syncs if x.status == QUEUED),
             "syncs_dropped": s.syncs_dropped if s else 0,
             "syncs_duplicate": s.syncs_duplicate if s else 0,
             "tasks_paused": sum(1 for p in self.pauses if not p.resumed),

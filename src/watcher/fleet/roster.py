@@ -10,9 +10,11 @@ on the monotonic clock of the process that reads.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass, field
 
+from watcher.core.errors import JournalError
 from watcher.fleet.events import FleetTask, TaskHostBeat, TaskLost, WatcherAbort, WatcherPause
 from watcher.fleet.follow import Follower
 from watcher.fleet.tasks import TaskSpec
@@ -68,13 +70,23 @@ class Roster:
         self.members: dict[str, Member] = {}
         self.version = 0  # bumped when a task joins (the syncer re-indexes who is related to whom)
         self.beats: dict[str, float] = {}  # task host -> when it was last heard from (this clock)
+        self.reachable = True  # the last refresh read the journal (False while its server is away)
+        self._back = -math.inf  # when the journal answered again after it was away (this clock)
         self._follower = Follower(journal, after=after, flush_timeout_s=timeout_s)
         self._lock = asyncio.Lock()
 
     async def refresh(self) -> None:
         """Read what changed since the last refresh."""
         async with self._lock:
-            for event in await self._follower.read(None, kinds=_KINDS):
+            try:
+                events = await self._follower.read(None, kinds=_KINDS)
+            except JournalError:
+                self.reachable = False  # no host can be heard meanwhile: its silence is not the host's
+                raise
+            if not self.reachable:
+                self.reachable = True
+                self._back = self.clock.monotonic()
+            for event in events:
                 if isinstance(event, TaskHostBeat):
                     if event.fleet == self.fleet:
                         self._heard(event.host or event.run)
@@ -120,14 +132,23 @@ class Roster:
                 member.status = "running"  # its host was alive after all (it was held up, not dead)
 
     def silent(self, after_s: float) -> list[str]:
-        """Running or paused tasks whose host beat before and has been silent for over ``after_s`` seconds."""
+        """Running or paused tasks whose host beat before and has been silent for over ``after_s`` seconds.
+
+        Only silence while this process could read the journal counts: after the journal was away
+        (its server down, the network to it cut), every host gets a full ``after_s`` from the moment
+        it answered again, since no beat could reach the journal meanwhile. While it is away, no
+        host is silent.
+        """
+        if not self.reachable:
+            return []
         now = self.clock.monotonic()
-        if all(now - heard <= after_s for heard in self.beats.values()):
+        since = {host: max(heard, self._back) for host, heard in self.beats.items()}
+        if all(now - heard <= after_s for heard in since.values()):
             return []  # every host spoke lately (the usual case: no walk over thousands of tasks)
         return [
             name
             for name, member in self.members.items()
-            if not member.ended and member.host in self.beats and now - self.beats[member.host] > after_s
+            if not member.ended and member.host in since and now - since[member.host] > after_s
         ]
 
     def status(self, task: str) -> str:

@@ -6,53 +6,24 @@ of the process judging: the moment a cycle *saw* progress, not the wall-clock ti
 so a clock change cannot make a task look fresh or stale. A completed iteration or a file change
 resets the heartbeat; for the nudge counter, progress is a file change or the stuck tracker
 seeing something new succeed. Recent tool calls and conversation are read from the journal only
-when an evaluator asks for them (``recent``).
+when an evaluator asks for them (``recent``). The ``Snapshot`` a cycle judges is the ``health``
+role's (``watcher.roles.health``).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from watcher.core.observations import AssistantMessage, ToolCall, ToolResult, UserMessage
 from watcher.core.redact import redact
+from watcher.roles._health_snapshot import Freshness, Snapshot, ToolCallSummary
 from watcher.roles._stuck_findings import Finding
 from watcher.runtime.events import ObservationEvent
 from watcher.runtime.journal import Journal
 
 __all__ = ["Freshness", "Snapshot", "TaskState", "ToolCallSummary", "recent"]
-
-Freshness = Literal["fresh", "stale", "very_stale", "unknown"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallSummary:
-    """One tool call as the snapshot shows it: name, success, real duration, the start of its result."""
-
-    name: str
-    success: bool
-    duration_s: float
-    result: str
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A task at one cycle: what the rules (or an LLM evaluator) judge."""
-
-    task: str
-    age_s: float
-    iteration: int
-    tokens: int
-    recent_tools: tuple[ToolCallSummary, ...]
-    idle_s: float
-    freshness: Freshness
-    recent_conversation: tuple[str, ...]
-    findings: tuple[Finding, ...]
-    file_changed: bool
-    progressed: bool
-    nudges: int
-    in_tool_call: bool = False  # a tool call has no result yet (filled with the recent activity)
 
 
 def _finding(row: dict[str, Any]) -> Finding:
@@ -134,14 +105,26 @@ class TaskState:
         self._file_changed = self._progressed = self._beat = self.changed = False
         return True
 
-    def snapshot(self, now: float, stale_after_s: float, very_stale_after_s: float) -> Snapshot:
-        """The state at ``now`` (monotonic); clears what this judgement consumed."""
+    def snapshot(
+        self, now: float, stale_after_s: float, very_stale_after_s: float, *, judged: bool = False
+    ) -> Snapshot:
+        """The state at ``now`` (monotonic); clears what this judgement consumed.
+
+        ``judged``: a full judgement follows, so the ladder moves first: a task that progressed
+        starts a new ladder, and a loop found is flagged until the task leaves it.
+        """
         if self._beat or self._file_changed:
             self.last_progress = now
         idle = now - self.last_progress
         freshness: Freshness = (
             "fresh" if idle < stale_after_s else "stale" if idle < very_stale_after_s else "very_stale"
         )
+        findings, progressed, nudges = tuple(self._findings), self._progressed or self._file_changed, self.nudges
+        if judged:
+            if progressed:
+                self.nudges, self.flagged = 0, None  # it changed approach and it worked: the ladder restarts
+            if findings:
+                self.flagged = findings[-1]
         snap = Snapshot(
             task=self.name,
             age_s=now - self.started,
@@ -151,10 +134,12 @@ class TaskState:
             idle_s=idle,
             freshness=freshness,
             recent_conversation=(),
-            findings=tuple(self._findings),
+            findings=findings,
             file_changed=self._file_changed,
-            progressed=self._progressed or self._file_changed,
-            nudges=self.nudges,
+            progressed=progressed,
+            nudges=nudges,
+            flagged=self.flagged is not None,
+            answered=self.answered,
         )
         self._findings, self._file_changed, self._progressed, self._beat, self.changed = [], False, False, False, False
         return snap

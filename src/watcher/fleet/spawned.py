@@ -53,6 +53,7 @@ from watcher.core.interjection import Interjection, Origin
 from watcher.core.logs import logger
 from watcher.fleet.tasks import TaskSpec
 from watcher.runtime.events import SessionEvent
+from watcher.runtime.fates import QUEUED
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState, InjectionOutcome, Parcel, Session
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
@@ -140,7 +141,7 @@ class SpawnedRun(Session):
                 f"interjection {interjection.id!r} was not delivered"
             )
         self.inbox.append(Parcel.of(interjection, origin, format_injection(interjection, by_person=origin.by_person)))
-        return "queued"
+        return QUEUED
 
     async def interrupt(self) -> None:
         """Nothing now: an urgent interjection interrupts a live CLI when the next boundary hands it over.

@@ -18,14 +18,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
 from watcher.fleet.events import SupervisionReport
 from watcher.fleet.roster import Roster
 from watcher.fleet.sync import SyncCycle
 from watcher.fleet.tasks import FleetConfig
-from watcher.fleet.watch import Evaluator, WatchCycle
+from watcher.fleet.watch import WatchCycle
 from watcher.runtime.clock import SYSTEM_CLOCK, Clock
+from watcher.runtime.fates import APPLIED, FAILED, CommandState
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 
@@ -34,6 +36,7 @@ __all__ = ["COMMAND_PREFIX", "SupervisionHealth", "Supervisor", "journaled_confi
 log = logger("watcher.fleet")
 
 COMMAND_PREFIX = "fleet:"
+COMMAND_BATCH = 100  # commands claimed (and marked) per statement
 
 
 def journaled_config(settings: Mapping[str, Any], name: str) -> FleetConfig:
@@ -180,12 +183,14 @@ class Supervisor:
                     log.warning(
                         "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
                     )
-            commands = await asyncio.to_thread(self.journal.commands, sessions=sessions) if sessions else []
-            for command in commands:
-                if not await asyncio.to_thread(self.journal.claim_command, command.id):
-                    continue  # another process polling this journal took it
-                status, detail = await self.apply(command)
-                await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+            while claimed := await asyncio.to_thread(self.journal.claim_commands, sessions, COMMAND_BATCH):
+                marks = []  # claimed in one statement (another poller's are not among them), marked in one
+                for command in claimed:
+                    status, detail = await self.apply(command)
+                    marks.append((command.id, status, detail))
+                await asyncio.to_thread(self.journal.mark_commands, marks)
+                if len(claimed) < COMMAND_BATCH:
+                    break
 
         await poll(
             look,
@@ -196,28 +201,28 @@ class Supervisor:
             nap=self.journal.nap,
         )
 
-    async def apply(self, command: Command) -> tuple[str, str]:
+    async def apply(self, command: Command) -> tuple[CommandState, str]:
         """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""
         task = command.session.removeprefix(COMMAND_PREFIX)
         status = self.roster.status(task)
         if status not in ("running", "paused"):
-            return "failed", f"task {task!r} is not running ({status})"
+            return FAILED, f"task {task!r} is not running ({status})"
         if command.ts < self.roster.members[task].announced:
-            return "failed", f"written before this run of task {task!r} started; send it again if it still applies"
+            return FAILED, f"written before this run of task {task!r} started; send it again if it still applies"
         reason = str(command.payload.get("reason") or command.payload.get("message") or "by a person")
         actions = self.actions
         if command.kind == "nudge":
             message = str(command.payload.get("message") or "").strip()
             if not message:
-                return "failed", "a nudge needs a message"
+                return FAILED, "a nudge needs a message"
             iid = await actions.nudge(task, message, "warning", by="person")
-            return ("applied", f"queued as {iid}") if iid else ("failed", "the task ended")
+            return (APPLIED, f"queued as {iid}") if iid else (FAILED, "the task ended")
         if command.kind == "pause":
             done = await actions.pause(task, reason, by="person")
-            return ("applied", "paused at its next boundary") if done else ("failed", "already paused")
+            return (APPLIED, "paused at its next boundary") if done else (FAILED, "already paused")
         if command.kind == "resume":
             done = await actions.resume(task, by="person")
-            return ("applied", "resumed") if done else ("failed", "not paused")
+            return (APPLIED, "resumed") if done else (FAILED, "not paused")
         if command.kind == "abort":
-            return ("applied", "aborted") if await actions.abort(task, reason, by="person") else ("failed", "ended")
-        return "failed", f"unknown fleet command {command.kind!r}"
+            return (APPLIED, "aborted") if await actions.abort(task, reason, by="person") else (FAILED, "ended")
+        return FAILED, f"unknown fleet command {command.kind!r}"

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.settings import DEFAULT_AGENT_MODEL
 
 __all__ = ["FleetConfig", "SharedRun", "TaskSpec", "load_tasks"]
 
@@ -52,7 +53,7 @@ class TaskSpec:
     tags: tuple[str, ...] = ()
     parent: str = ""
     directory: str = ""
-    model: str = "claude-sonnet-5-5"
+    model: str = DEFAULT_AGENT_MODEL
     system: str = ""
     max_steps: int = 40
     max_corrections_per_step: int = 8

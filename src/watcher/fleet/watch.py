@@ -3,40 +3,44 @@
 Per cycle the loop reads one summary row per task that moved (``Journal.latest``) and judges the
 tasks that moved, are flagged, were nudged, or whose heartbeat went stale; a quiet healthy task
 costs a comparison. A task younger than ``min_task_age_s`` is not judged; one that ended or
-vanished since the last cycle is skipped. If the cycle fails (a rule or the configured evaluator
-raises) the loop says so, falls back to the mechanical freshness checks (``judge.degraded``) for
-this cycle, and reports degraded mode until a full cycle succeeds again. A health check is
-journaled when a task's picture changes, not every cycle: a steady fleet of thousands of tasks
-writes nothing.
+vanished since the last cycle is skipped. Each task is judged by the ``health`` role through its
+evaluator (``judges.Judge``: the rules, or the configured LLM) and the nudge ladder applies
+(``ladder.escalate``). If the cycle fails (a rule or the evaluator raises something other than
+an ``EvaluationError``) the loop says so, falls back to the mechanical freshness checks
+(``roles.health.freshness_only``) for this cycle, and reports degraded mode until a full cycle
+succeeds again. A health check is journaled when a task's picture changes, not every cycle: a
+steady fleet of thousands of tasks writes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions
 from watcher.fleet.events import TaskHealthCheck
-from watcher.fleet.judge import Recommendation, degraded, escalate, evaluate
+from watcher.fleet.judges import Judge
+from watcher.fleet.ladder import Recommendation, escalate, recommendation
 from watcher.fleet.roster import Member, Roster
 from watcher.fleet.snapshot import Snapshot, TaskState, recent
 from watcher.fleet.tasks import FleetConfig
+from watcher.roles.health import freshness_only
 
-__all__ = ["Evaluator", "WatchCycle"]
+__all__ = ["WatchCycle"]
 
 log = logger("watcher.fleet")
 
-# the rules' replacement: a function of the snapshot, or a coroutine function (an LLM evaluator)
-Evaluator = Callable[[Snapshot], Recommendation | Awaitable[Recommendation]]
 CONCURRENT_EVALUATIONS = 8
 HEALTHY = ("healthy", "running", "fresh", "continue", 0, False)  # the recorded check of a task going well
 
 
 class WatchCycle:
-    """One fleet's watcher: its task states and the cycle that judges them."""
+    """One fleet's watcher: its task states and the cycle that judges them.
+
+    ``evaluator`` is the ``health`` role's evaluator (None: its rules).
+    """
 
     def __init__(
         self, config: FleetConfig, actions: Actions, roster: Roster, evaluator: Evaluator | None = None
@@ -44,16 +48,20 @@ class WatchCycle:
         self.config = config
         self.actions = actions
         self.roster = roster
-        self.evaluator = evaluator
+        self.judge = Judge(evaluator)
         self.states: dict[str, TaskState] = {}
         self.degraded = False
         self.cycles = 0
-        self.evaluator_failures = 0
         self.last_ok: float | None = None  # wall-clock time of the last full cycle (for people)
         self._after = roster.after  # summaries read up to this journal id
         self._last: dict[str, tuple[object, ...]] = {}  # what the last recorded check said, per task
         self._tracked: dict[str, Member] = {}  # the roster member each state pictures
         self._tracked_version = -1
+
+    @property
+    def evaluator_failures(self) -> int:
+        """Judgments that failed closed so far (the evaluator gave no usable answer)."""
+        return self.judge.failures
 
     async def run(self) -> None:
         """One cycle; a failure switches to degraded mode for this cycle (and is re-raised if that fails too)."""
@@ -123,10 +131,10 @@ class WatchCycle:
                 self._last.pop(name, None)
 
     async def _read(self) -> None:
-        journal = self.actions.journal
-        upto = await asyncio.to_thread(journal.last_id)
-        rows = await asyncio.to_thread(journal.latest, "task_turn", self._after, upto=upto)
-        self._after = upto
+        # one query: every summary written since the last read is visible now or lies past the newest one
+        # read (a journal's positions grow in the order rows become visible), so that one is the next cursor
+        rows = await asyncio.to_thread(self.actions.journal.latest, "task_turn", self._after)
+        self._after = max((id_ for id_, _, _ in rows), default=self._after)
         self._track()
         states = self.states
         for _, session, summary in rows:
@@ -138,7 +146,7 @@ class WatchCycle:
         now = self.roster.clock.monotonic()
         cfg, members = self.config, self.roster.members
         judged: list[tuple[TaskState, Snapshot]] = []
-        routine = self.evaluator is None and full  # the rules may pass a task that only moved on
+        routine = self.judge.rules and full  # the rules may pass a task that only moved on
         for name, state in self.states.items():
             member = members[name]
             if member.ended:
@@ -153,10 +161,11 @@ class WatchCycle:
                 continue
             if routine and self._last.get(name) == HEALTHY and state.routine(now, cfg.stale_after_s):
                 continue
-            judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s)))
+            judged.append((state, state.snapshot(now, cfg.stale_after_s, cfg.very_stale_after_s, judged=full)))
         if not full:
             for state, snap in judged:
-                mechanical = degraded(snap)  # no ladder: a hint at most once per answered nudge, pause when very stale
+                # no ladder: a hint at most once per answered nudge, pause when very stale
+                mechanical = recommendation(freshness_only(snap))
                 if mechanical.action == "nudge" and not state.answered:
                     mechanical = Recommendation("continue", "degraded mode: the last nudge is not answered yet")
                 await self._act(state, snap, mechanical, degraded=True)
@@ -168,28 +177,16 @@ class WatchCycle:
         await self.actions.commit()  # the cycle's decisions, committed once
 
     async def _evaluate_all(self, judged: list[tuple[TaskState, Snapshot]]) -> list[Recommendation]:
-        out: list[Recommendation] = []
-        for state, snap in judged:
-            if snap.progressed:
-                state.nudges, state.flagged = 0, None  # it changed approach and it worked: the ladder restarts
-            if snap.findings:
-                state.flagged = snap.findings[-1]
-            if self.evaluator is None:
-                out.append(evaluate(snap, flagged=state.flagged is not None, answered=state.answered))
-        if self.evaluator is None:
-            return out
+        if self.judge.rules:  # offline and instant: one after another
+            return [await self.judge(snap) for _, snap in judged]
         gate = asyncio.Semaphore(CONCURRENT_EVALUATIONS)
 
         async def one(snap: Snapshot) -> Recommendation:
-            async with gate:
+            async with gate:  # a model is shown the task's recent activity too
                 tools, conversation, in_call = await asyncio.to_thread(recent, self.actions.journal, snap.task)
-                full = replace(snap, recent_tools=tools, recent_conversation=conversation, in_tool_call=in_call)
-                verdict = self.evaluator(full)  # type: ignore[misc]  # checked above: not None
-                if inspect.isawaitable(verdict):
-                    verdict = await verdict
-                if getattr(self.evaluator, "last_error", None):
-                    self.evaluator_failures += 1
-                return verdict
+                return await self.judge(
+                    replace(snap, recent_tools=tools, recent_conversation=conversation, in_tool_call=in_call)
+                )
 
         return list(await asyncio.gather(*(one(snap) for _, snap in judged)))
 

@@ -18,8 +18,6 @@ and that must not load the desk and its watchers on its way to the daemon.
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost every hook call
 if TYPE_CHECKING:
     from watcher.hooks._desk import Desk
@@ -34,4 +32,6 @@ _HOME = {"Desk": "_desk", "HookConfig": "_session", "HookedSession": "_session",
 def __getattr__(name: str) -> object:
     if name not in _HOME:
         raise AttributeError(f"module 'watcher.hooks' has no attribute {name!r}")
+    import importlib  # here: importlib loads warnings, which the hook client never needs
+
     return getattr(importlib.import_module(f"watcher.hooks.{_HOME[name]}"), name)

@@ -37,10 +37,10 @@ from watcher.core.logs import logger
 from watcher.hooks._desk import Desk, guard_verdict
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
+from watcher.hooks._upkeep import Collector, warm
 from watcher.hooks._wire import Answer, HookCall
 from watcher.hooks.client import (
     HOOK_MAGIC,
-    LOCK_FD_ENV,
     ask_daemon,
     lock_path,
     private_folder,
@@ -48,6 +48,7 @@ from watcher.hooks.client import (
     socket_path,
 )
 from watcher.runtime.journal import Journal
+from watcher.settings import Settings
 
 __all__ = ["Daemon", "serve", "stop_daemon"]
 
@@ -60,11 +61,17 @@ _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one i
 class Daemon:
     """The hook server: desks by journal, an idle timer, a status reply."""
 
-    def __init__(self, path: Path, *, idle_s: float = 900.0) -> None:
+    def __init__(
+        self, path: Path, *, idle_s: float = 900.0, own_process: bool = False, settings: Settings | None = None
+    ) -> None:
         self.path = path
         self.idle_s = idle_s
+        self.settings = settings  # the daemon's environment, read as it started (None: each desk reads it)
         self.started = time.time()
         self.calls = 0
+        self.own_process = own_process  # the process is the daemon's alone: it runs the garbage collector
+        self.collector = Collector()
+        self._in_flight = 0
         self._desks: dict[Path | str, Desk] = {}
         self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
         self._last = time.monotonic()
@@ -90,7 +97,7 @@ class Daemon:
     async def _open_desk(self, journal_path: Path | str) -> Desk:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
-            desk = self._desks[journal_path] = Desk(journal)
+            desk = self._desks[journal_path] = Desk(journal, settings=self.settings)
             return desk
         finally:
             self._opening.pop(journal_path, None)
@@ -101,13 +108,13 @@ class Daemon:
         answered = bool(options.get("answered"))  # the guard answered it already (a cold call's hand-over)
 
         gone = asyncio.Event()
+        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
 
         async def judge() -> dict[str, Any] | None:
             desk = await self._desk(journal_path_for(config, call))
-            answer = await desk.handle(call, config, gone=gone, answered=answered)
+            answer = await desk.handle(call, config, gone=gone, answered=answered, verdict=verdict)
             return None if answered else answer.wire(call.event, call.agent)
 
-        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         task = asyncio.get_running_loop().create_task(judge())
         if verdict is not None and verdict.denied:
             # The rules decide at once: the reply leaves before the watchers run (a desk's first call
@@ -127,6 +134,15 @@ class Daemon:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._last = time.monotonic()
         self.calls += 1
+        self._in_flight += 1
+        try:
+            await self._reply(reader, writer)
+        finally:
+            self._in_flight -= 1
+        self._last = time.monotonic()
+        self.collector.answered(busy=self._in_flight > 0)
+
+    async def _reply(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         reply = b""
         try:
             data = await asyncio.wait_for(reader.read(), 5)  # the client half-closes after its request
@@ -144,7 +160,7 @@ class Daemon:
             writer.write(reply + b"\n")
             await writer.drain()
             writer.close()
-        self._last = time.monotonic()
+            await writer.wait_closed()  # the hook reads until the socket closes: then it is answered
 
     def status(self) -> dict[str, Any]:
         """What ``watcher hooks status`` shows about the daemon."""
@@ -182,21 +198,35 @@ class Daemon:
             return "was replaced"
         return ""
 
+    async def _warm(self) -> None:
+        """Load the engines a first call would (on a thread: calls are served meanwhile), then freeze them."""
+        try:
+            await asyncio.to_thread(warm)
+        except Exception as exc:  # noqa: BLE001 - the first call loads them itself
+            self._failed(f"loading the watchers' engines at start failed: {type(exc).__name__}: {exc}")
+        if self.own_process:
+            self.collector.start()
+
     async def run(self) -> None:
         """Serve until idle for ``idle_s`` (or told to stop); then settle every desk and close its journal."""
         await self._bind()
         stop = self._stop
         for sig in (signal.SIGTERM, signal.SIGINT):  # stop cleanly: what is judged gets journaled
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
+        warming = asyncio.get_running_loop().create_task(self._warm())
         try:
             while time.monotonic() - self._last < self.idle_s and not stop.is_set():
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), min(_CHECK_S, self.idle_s))
+                if not self._in_flight:
+                    self.collector.idle(time.monotonic() - self._last)
                 lost = self._socket_lost()
                 if lost and not stop.is_set():
                     self._failed(f"the socket {self.path} {lost}; listening on it again")
                     await self._bind()
         finally:
+            warming.cancel()
+            self.collector.stop()
             if self._server is not None:
                 self._server.close()
             if not self._socket_lost():  # only our own socket: one put there since is not ours to remove
@@ -206,12 +236,11 @@ class Daemon:
                 await asyncio.to_thread(desk.journal.close)
 
 
-def _lock_file(sock: Path) -> IO[str]:
+def _lock_file(sock: Path, handed: int | None) -> IO[str]:
     """The lock file: the one the hook that started this daemon locked and handed over, else opened here."""
-    handed = os.environ.pop(LOCK_FD_ENV, "")
-    if handed.isdigit():
+    if handed is not None:
         with contextlib.suppress(OSError):
-            return os.fdopen(int(handed), "w")
+            return os.fdopen(handed, "w")
     return open(sock.with_suffix(".lock"), "w")  # held for the daemon's lifetime
 
 
@@ -235,8 +264,14 @@ def stop_daemon(timeout: float = 15.0) -> str:
     return f"asked the hook daemon (pid {reply.get('stopping')}) to stop; it is still settling its journals"
 
 
-def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
-    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``."""
+def serve(
+    *, idle_s: float = 900.0, path: Path | None = None, lock_fd: int | None = None, settings: Settings | None = None
+) -> int:
+    """Run the daemon in this process; returns 0, or 1 when another daemon already serves ``path``.
+
+    ``lock_fd`` is the daemon's lock, already taken by the hook that started this process;
+    ``settings`` the environment the command read (the evaluators' keys and servers).
+    """
     sock = path or Path(socket_path())
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not private_folder(str(sock.parent)):
@@ -244,7 +279,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
             f"{sock.parent} is not private to this user (another owner, or writable by others): whoever "
             "controls it could answer the hooks. Remove it, or set WATCHER_SOCKET to a path in a private folder."
         )
-    lock = _lock_file(sock)
+    lock = _lock_file(sock, lock_fd)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -255,7 +290,7 @@ def serve(*, idle_s: float = 900.0, path: Path | None = None) -> int:
         logging.basicConfig(
             filename=str(sock.parent / "serve.log"), level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
         )
-        asyncio.run(Daemon(sock, idle_s=idle_s).run())
+        asyncio.run(Daemon(sock, idle_s=idle_s, own_process=True, settings=settings).run())
         return 0
     finally:
         with contextlib.suppress(FileNotFoundError):

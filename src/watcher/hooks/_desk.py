@@ -55,6 +55,7 @@ from watcher.runtime.events import EvaluationEvent, Event
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
 from watcher.runtime.session import Parcel
+from watcher.settings import Settings
 
 __all__ = ["Desk", "guard_verdict"]
 
@@ -77,8 +78,9 @@ class _Hooked:
 class Desk:
     """The hooked sessions of one journal, their watchers, and the answers to their hook calls."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, *, settings: Settings | None = None) -> None:
         self.journal = journal
+        self.settings = settings  # for the LLM evaluators (None: each reads the environment as it is made)
         self.runtime = Runtime(journal=journal)
         self._hooked: dict[str, _Hooked] = {}
         self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
@@ -130,7 +132,8 @@ class Desk:
             spec = spec_for_role(role, mode=config.mode)  # type: ignore[arg-type]
             try:
                 reads = {"worktree": Path(call.cwd)} if config.evaluator != "rules" and call.cwd else {}
-                evaluator = make_evaluator(config.evaluator, role, **reads)  # an LLM numbers edits as files read
+                # an LLM numbers edits as files read
+                evaluator = make_evaluator(config.evaluator, role, settings=self.settings, **reads)
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
             watcher = self.runtime.attach(spec, evaluator, session)
@@ -147,7 +150,13 @@ class Desk:
     # --- calls ---------------------------------------------------------------------------------
 
     async def handle(
-        self, call: HookCall, config: HookConfig, *, gone: asyncio.Event | None = None, answered: bool = False
+        self,
+        call: HookCall,
+        config: HookConfig,
+        *,
+        gone: asyncio.Event | None = None,
+        answered: bool = False,
+        verdict: Verdict | None = None,
     ) -> Answer:
         """Observe ``call``, evaluate at its breakpoint, and answer it (journaled).
 
@@ -155,6 +164,7 @@ class Desk:
         evaluation still finishes, but what it found waits for the session's next answer
         instead of going into one nobody reads, and the session is told its watchers are slow.
         ``answered``: the hook already answered with the guard alone (no daemon); the same, untold.
+        ``verdict``: the guard's, when the caller has it already (a ``PreToolUse`` is judged once).
         """
         if answered:
             gone = asyncio.Event()
@@ -164,7 +174,9 @@ class Desk:
         hooked = await self._open(call, config)
         hooked.last_call = time.monotonic()
         async with hooked.lock:
-            answer, detail, carried = await self._answer(call, hooked, gone, answered)
+            if verdict is None and call.event == "PreToolUse":
+                verdict = guard_verdict(call)
+            answer, detail, carried = await self._answer(call, hooked, gone, answered, verdict)
             if gone is None or not gone.is_set():  # nobody reads this answer: the notices wait
                 answer = self._with_notices(call, hooked, answer)
         self.runtime.publish(
@@ -192,19 +204,20 @@ class Desk:
             hooked.session.reached([Parcel.of(i) for i in carried], "carried by a hook answer")
 
     async def _answer(
-        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool
+        self, call: HookCall, hooked: _Hooked, gone: asyncio.Event | None, answered: bool, verdict: Verdict | None
     ) -> tuple[Answer, str, list[Interjection]]:
         session = hooked.session
-        await self.runtime.apply_commands()  # a person's Inject or Dismiss, from an editor or a notebook
         observations = call.observations()
         signature = ""
         if call.event == "PreToolUse" and observations and isinstance(observations[0], ToolCall):
             signature = call_signature(observations[0].name, observations[0].input)
-        verdict = guard_verdict(call) if call.event == "PreToolUse" else None
         if verdict is not None and verdict.problems:
             for problem in verdict.problems:
                 self._notice(hooked, problem + "; the guard's pack still applies")
         self._urgent[session.name] = []
+        # a person's Inject or Dismiss, from an editor or a notebook: read from the journal (a thread's
+        # query) while the watchers judge, and applied before the answer takes what waits
+        commands = asyncio.get_running_loop().create_task(self.runtime.apply_commands())
         try:
             for obs in observations:
                 self.runtime.observe(session.name, obs)
@@ -218,6 +231,7 @@ class Desk:
             urgent = self._urgent[session.name]
         finally:
             self._urgent.pop(session.name, None)
+            await commands
         if verdict is not None and verdict.denied:  # the offline guard decides, whatever the evaluator said
             ids = {i.id for i in urgent}
             session.put_back([i for i in session.take() if i.id not in ids])  # the denial says it all

@@ -19,7 +19,7 @@ from watcher.evaluators.rules import RulesEvaluator
 from watcher.hooks._events import HookEvent
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import EvaluationEvent, ObservationEvent, SessionEvent, readable
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import PENDING, QUEUED, Fates
 from watcher.runtime.journal import Journal
 
 __all__ = ["Past", "prime", "read_back"]
@@ -73,8 +73,8 @@ def read_back(journal: Journal, name: str) -> Past:
             if event.answer == "block":
                 blocks[event.turn] = blocks.get(event.turn, 0) + 1
     observed = sum(row.kind == ObservationEvent.kind for row in rows)  # unreadable ones took an index too
-    pending = {f.id: f.interjection for f in fates.with_status("pending")}
-    outbox = [f.interjection for f in fates.with_status("queued") if f.id not in carried]
+    pending = {f.id: f.interjection for f in fates.with_status(PENDING)}
+    outbox = [f.interjection for f in fates.with_status(QUEUED) if f.id not in carried]
     return Past(history[-HISTORY:], observed, pending, outbox, started, blocks, paused, judged)
 
 

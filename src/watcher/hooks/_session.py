@@ -1,7 +1,7 @@
 """A CLI session seen through its hooks, and how one is configured.
 
 A hooked session cannot be spoken to whenever a watcher likes: the only channel back into the
-CLI is the answer to its next hook call. ``inject`` therefore answers ``"queued"``: the
+CLI is the answer to its next hook call. ``inject`` therefore answers ``queued``: the
 interjection waits in an outbox, and the desk journals it ``delivered`` when an answer carries it
 to the CLI (or ``undeliverable`` when the session ends first).
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection, Origin
+from watcher.runtime.fates import QUEUED
 from watcher.runtime.session import InjectionOutcome, Parcel, Session
 
 __all__ = ["DEFAULT_ROLES", "HookConfig", "HookedSession", "call_signature"]
@@ -92,7 +93,7 @@ class HookedSession(Session):
         """Queue ``interjection`` for the next hook answer that can carry it (the desk settles it)."""
         said = interjection if interjection.origin is not None else replace(interjection, origin=origin)
         self.inbox.append(Parcel.of(said))
-        return "queued"
+        return QUEUED
 
     async def interrupt(self) -> None:
         """Nothing to cut off: a hook speaks only when the CLI calls it (an urgent finding denies the call)."""

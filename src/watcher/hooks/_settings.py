@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import shlex
 import shutil
 import sys
@@ -58,8 +57,13 @@ _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 _TIMEOUT_S = 10  # the CLI's own limit on our hook (at least): ours, the budget, is shorter
 
 
-def settings_path(scope: str = "local", *, agent: str = "claude", project: Path | None = None) -> Path:
-    """The settings file the hooks go into for ``scope`` (local, project or user)."""
+def settings_path(
+    scope: str = "local", *, agent: str = "claude", project: Path | None = None, codex_home: Path | None = None
+) -> Path:
+    """The settings file the hooks go into for ``scope`` (local, project or user).
+
+    ``codex_home`` is ``$CODEX_HOME`` (``Settings.codex_home``); without it, Codex's default ``~/.codex``.
+    """
     root = project or Path.cwd()
     if agent == "codex":
         if scope == "local":
@@ -67,7 +71,7 @@ def settings_path(scope: str = "local", *, agent: str = "claude", project: Path 
                 "Codex has no local-only hooks file (it reads the repository's .codex/hooks.json and "
                 "$CODEX_HOME/hooks.json): choose --scope project or --scope user"
             )
-        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        home = codex_home or Path.home() / ".codex"
         return home / "hooks.json" if scope == "user" else root / ".codex" / "hooks.json"
     if agent != "claude":
         raise ConfigurationError(f"no hooks for agent {agent!r}: expected claude or codex")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,41 +12,36 @@ from watcher.hooks import client
 from watcher.hooks._events import HookEvent
 from watcher.hooks._settings import entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal
+from watcher.settings import Settings
 
 __all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
 
 log = logger("watcher.hooks")
 
-_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+
+def evaluator_problem(evaluator: str, settings: Settings) -> str:
+    """Why ``evaluator`` cannot judge with ``settings`` ("" when it can, as far as can be told offline)."""
+    if evaluator == "anthropic" and settings.anthropic_key is None:
+        return "the anthropic evaluator has no API key: ANTHROPIC_API_KEY is not set"
+    if evaluator == "openai" and settings.openai_key is None and settings.openai_base_url is None:
+        return "the openai evaluator has no API key: OPENAI_API_KEY is not set"  # a local server needs none
+    return ""
 
 
-def evaluator_problem(evaluator: str, environ: Mapping[str, str] | None = None) -> str:
-    """Why ``evaluator`` cannot judge from this environment ("" when it can, as far as can be told offline)."""
-    env = os.environ if environ is None else environ
-    keys = _KEYS.get(evaluator)
-    if keys is None or any(env.get(k) for k in keys):
-        return ""
-    return f"the {evaluator} evaluator has no API key: {keys[0]} is not set"
-
-
-_SERVERS = {
-    "anthropic": ("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-    "openai": ("OPENAI_BASE_URL", "https://api.openai.com"),
-}
-
-
-def evaluator_unreachable(evaluator: str, environ: Mapping[str, str] | None = None, timeout: float = 3.0) -> str:
+def evaluator_unreachable(evaluator: str, settings: Settings, timeout: float = 3.0) -> str:
     """Why ``evaluator``'s server cannot be reached from here ("" when a connection opens, or no server is used)."""
-    env = os.environ if environ is None else environ
-    server = _SERVERS.get(evaluator)
-    if server is None:
+    servers = {
+        "anthropic": settings.anthropic_base_url or "https://api.anthropic.com",
+        "openai": settings.openai_base_url or "https://api.openai.com",
+    }
+    if evaluator not in servers:
         return ""
     import socket
     from urllib.parse import urlsplit
 
-    url = urlsplit(env.get(server[0]) or server[1])
+    url = urlsplit(servers[evaluator])
     host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
     try:
         socket.create_connection((host, port), timeout=timeout).close()
@@ -84,7 +77,7 @@ def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
         "answers": dict(answers),
         "evaluations": sum(isinstance(e, EvaluationEvent) for e in mine),
         "interjections": sum(isinstance(e, InterjectionEvent) for e in mine),
-        "pending": len(fates.with_status("pending")),
+        PENDING: len(fates.with_status(PENDING)),
         "problems": next((list(h.problems) for h in reversed(hooks) if h.problems), []),
     }
 
@@ -97,8 +90,8 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h ago"
 
 
-def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
-    """The lines ``watcher hooks status`` prints."""
+def status_lines(settings: Path, journal_path: Path | str, environment: Settings) -> list[str]:
+    """The lines ``watcher hooks status`` prints (``environment``: the shell's, for the evaluator's key)."""
     found = installed(settings)
     lines = []
     if found is None:
@@ -113,7 +106,7 @@ def status_lines(settings: Path, journal_path: Path | str) -> list[str]:
         missing = entry_point_problem()
         if missing:
             lines.append(f"problem: {missing}")
-        problem = evaluator_problem(str(cfg.get("evaluator")))
+        problem = evaluator_problem(str(cfg.get("evaluator")), environment)
         if problem:
             lines.append(
                 f"problem: {problem} in this shell; the watchers judge with the offline rules, the guard denies as usual"

@@ -164,15 +164,13 @@ def lock_path() -> str:
     return os.path.splitext(socket_path())[0] + ".lock"
 
 
-LOCK_FD_ENV = "WATCHER_SERVE_LOCK_FD"  # the locked lock file a hook hands to the daemon it starts
-
-
 def start_daemon() -> bool:
     """Start ``watcher serve`` in the background for the next hook call, unless one runs or is starting.
 
     Single-flight: the hook takes the daemon's lock, without waiting, before anything is started, and
-    hands it over to the daemon (an inherited descriptor): of a burst of cold calls one starts a
-    daemon, the others see the lock held and start nothing. True when this call started one.
+    hands it over to the daemon (an inherited descriptor, named by ``--lock-fd``): of a burst of cold
+    calls one starts a daemon, the others see the lock held and start nothing. True when this call
+    started one. What the daemon says on stderr (why it would not start) goes to ``hooks.log``.
     """
     import fcntl
     import subprocess
@@ -184,15 +182,20 @@ def start_daemon() -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # a daemon holds it (its socket is coming back) or one is starting
             return False
-        subprocess.Popen(
-            [sys.executable, "-m", "watcher", "serve"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            pass_fds=(fd,),
-            env={**os.environ, LOCK_FD_ENV: str(fd)},
+        log = os.open(
+            os.path.join(os.path.dirname(lock_path()), "hooks.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
         )
+        try:
+            subprocess.Popen(
+                [sys.executable, "-m", "watcher", "serve", "--lock-fd", str(fd)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+                pass_fds=(fd,),
+            )
+        finally:
+            os.close(log)
         return True
     finally:
         os.close(fd)

@@ -15,11 +15,12 @@ import sys
 from IPython.core.interactiveshell import InteractiveShell
 
 from watcher.agents import set_host
-from watcher.core.errors import JournalError
+from watcher.core.errors import ConfigurationError, JournalError
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.kernel_ext.fleets import NotebookFleets
 from watcher.kernel_ext.magics import MAGIC_NAMES, WatcherMagics
 from watcher.runtime.host import set_notebook_host
+from watcher.settings import Settings
 
 __all__ = ["KernelExtension", "current", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -40,8 +41,8 @@ def load_ipython_extension(ipython: InteractiveShell) -> None:
     if _extension is not None:
         unload_ipython_extension(_extension.shell)
     try:
-        ext = KernelExtension(ipython)
-    except JournalError as exc:  # a damaged or unwritable journal: say what to do, no traceback
+        ext = KernelExtension(ipython, settings=Settings.from_env())
+    except (JournalError, ConfigurationError) as exc:  # a damaged journal, a bad variable: say what to do
         print(f"watcher: cannot load the extension: {exc}", file=sys.stderr)
         return
     ext.register()

@@ -22,7 +22,7 @@ from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult, Intera
 from watcher.agents import AgentRun
 from watcher.core.errors import DuplicateNameError, NoActiveRunError, NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection, Origin
+from watcher.core.interjection import Interjection
 from watcher.core.spec import Mode, WatcherSpec
 from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
@@ -36,7 +36,9 @@ from watcher.roles import spec_for_role
 from watcher.runtime.engine import Watcher
 from watcher.runtime.events import DeliveryOutcome, Event
 from watcher.runtime.hub import Runtime
+from watcher.runtime.journal import Command, default_journal_path
 from watcher.runtime.session import Session
+from watcher.settings import Settings
 from watcher.widgets import PanelState, WatcherPanel
 
 __all__ = ["Attached", "KernelExtension", "notebook_session_name"]
@@ -44,9 +46,9 @@ __all__ = ["Attached", "KernelExtension", "notebook_session_name"]
 WAIT_S = 10.0
 
 
-def notebook_session_name() -> str:
+def notebook_session_name(settings: Settings) -> str:
     """``notebook:<name>@<pid>``: the notebook's file name when the frontend says it, else ``kernel``."""
-    path = os.environ.get("JPY_SESSION_NAME") or ""  # set by jupyter_server for the notebook's kernel
+    path = settings.notebook_path  # $JPY_SESSION_NAME, set by jupyter_server for the notebook's kernel
     stem = Path(path).stem if path else "kernel"
     return f"notebook:{stem}@{os.getpid()}"
 
@@ -69,10 +71,13 @@ class Attached:
 class KernelExtension:
     """Everything ``%load_ext watcher`` set up in this kernel."""
 
-    def __init__(self, shell: InteractiveShell, *, journal_path: str | Path | None = None) -> None:
+    def __init__(
+        self, shell: InteractiveShell, *, journal_path: str | Path | None = None, settings: Settings | None = None
+    ) -> None:
+        settings = settings or Settings.from_env()  # read once, when the extension loads
         self.shell = shell
-        self.thread = RuntimeThread(journal_path)
-        self.session = NotebookSession(notebook_session_name())
+        self.thread = RuntimeThread(journal_path or default_journal_path(settings=settings))
+        self.session = NotebookSession(notebook_session_name(settings))
         self.recorder = CellRecorder(shell.user_global_ns)
         self.attached: dict[str, Attached] = {}  # written on the runtime thread only
         self.panels: dict[str, WatcherPanel] = {}  # kept after a detach, so the panel shows it
@@ -251,33 +256,31 @@ class KernelExtension:
         return self.thread.wait(self._inject(session, name, text), WAIT_S)
 
     async def _inject(self, session: Session, name: str, text: str) -> DeliveryOutcome:
-        watcher = self.runtime.watchers.get((session.name, name))
-        if watcher is None:
-            raise UnknownWatcherError(
-                f"the active agent run {session.name!r} has no watcher named {name!r}; see %watchers"
-            )
-        by_hand = Interjection(content=text, watcher=name, id=f"hand-{uuid.uuid4().hex[:8]}")
-        return await watcher.deliver(by_hand, origin=Origin.of_person("magic"))
+        said = Command.given(
+            session.name, "inject", f"hand-{uuid.uuid4().hex[:8]}", watcher=name, payload={"content": text}
+        )
+        return await self.runtime.act(said, by="magic")
 
     # --- panel actions (PanelActions: called on the main thread, run on the runtime thread) -----
 
     def accept(self, session: str, watcher: str, interjection_id: str, content: str | None) -> None:
         """Deliver a pending interjection (the Inject button); returns at once."""
-        self.thread.submit(self._accept(session, watcher, interjection_id, content))
+        self.thread.submit(self._accept(session, interjection_id, content))
 
-    async def _accept(self, session: str, watcher: str, interjection_id: str, content: str | None) -> None:
-        found = self.runtime.watchers.get((session, watcher))
-        if found is not None and interjection_id in found.pending:
-            await found.accept(interjection_id, content)
+    async def _accept(self, session: str, interjection_id: str, content: str | None) -> None:
+        # naming no watcher, the command acts only on a pending interjection (a second click does nothing)
+        given = Command.given(session, "accept", interjection_id, payload={"content": content} if content else None)
+        with contextlib.suppress(NotPendingError):
+            await self.runtime.act(given, by="panel")
 
     def dismiss(self, session: str, watcher: str, interjection_id: str) -> None:
         """Drop a pending interjection (the Dismiss button); returns at once."""
-        self.thread.call(self._dismiss, session, watcher, interjection_id)
+        self.thread.submit(self._dismiss(session, interjection_id))
 
-    def _dismiss(self, session: str, watcher: str, interjection_id: str) -> None:
-        found = self.runtime.watchers.get((session, watcher))
-        if found is not None and interjection_id in found.pending:
-            found.dismiss(interjection_id, reason="dismissed in the notebook")
+    async def _dismiss(self, session: str, interjection_id: str) -> None:
+        given = Command.given(session, "dismiss", interjection_id, payload={"reason": "dismissed in the notebook"})
+        with contextlib.suppress(NotPendingError):
+            await self.runtime.act(given, by="panel")
 
     def pending(self) -> list[tuple[str, str, Interjection]]:
         """Every interjection waiting for a person: (session, watcher, interjection), oldest watcher first."""
@@ -294,9 +297,9 @@ class KernelExtension:
         for session, name, interjection in self.pending():
             if interjection.id == interjection_id:
                 if accept:
-                    self.thread.wait(self._accept(session, name, interjection_id, content), WAIT_S)
+                    self.thread.wait(self._accept(session, interjection_id, content), WAIT_S)
                 else:
-                    self.thread.call(self._dismiss, session, name, interjection_id)
+                    self.thread.wait(self._dismiss(session, interjection_id), WAIT_S)
                 return session, name
         raise NotPendingError(f"no pending interjection {interjection_id!r}; %watcher_pending lists those waiting")
 

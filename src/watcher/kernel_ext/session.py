@@ -17,6 +17,7 @@ import threading
 
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.redact import redact
+from watcher.runtime.fates import DELIVERED
 from watcher.runtime.session import InjectionOutcome, RecordingSession
 
 __all__ = ["NotebookSession", "render_interjection"]
@@ -56,7 +57,7 @@ class NotebookSession(RecordingSession):
             self.delivered.append(interjection)
             self.origins.append(origin)
             self._unshown.append(interjection)
-        return "delivered"
+        return DELIVERED
 
     def take_unshown(self) -> list[Interjection]:
         """Interjections delivered since the last call, oldest first (called after each cell)."""

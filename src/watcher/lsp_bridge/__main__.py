@@ -46,7 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # pygls is an optional dependency
         print(f"watcher-lsp: {exc}; install it with: pip install 'watcher-agents[lsp]'", file=sys.stderr)
         return 2
-    server = create_server(interval=args.poll)
+    from watcher.core.errors import ConfigurationError
+    from watcher.settings import Settings
+
+    try:
+        settings = Settings.from_env()  # read once, as the server starts
+    except ConfigurationError as exc:
+        print(f"watcher-lsp: {exc}", file=sys.stderr)
+        return 2
+    server = create_server(interval=args.poll, settings=settings)
     if args.tcp:
         server.start_tcp(args.host, args.port)
     else:

@@ -4,12 +4,14 @@ On a watcher diagnostic the editor offers **Inject into <session>** (a pending i
 manual watcher), **Apply suggested fix** (a ``WorkspaceEdit``, when the interjection carries a
 fix) and **Dismiss**. Inject and dismiss are ``workspace/executeCommand`` commands: the server
 writes them to the journal's ``commands`` table, and the process that owns the session applies
-them. A dismissal hides the diagnostic at once; an injection shows "injection requested" until
-the owner journals the delivery.
+them. The command as written folds into the book's fates at once, like any client's read from
+the journal: a dismissal hides the diagnostic, an injection shows "injection requested" until the
+owner journals the delivery (or marks the command failed).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -21,7 +23,8 @@ from watcher.core.interjection import Location
 from watcher.core.logs import logger
 from watcher.lsp_bridge.diagnostics import location_uris
 from watcher.lsp_bridge.findings import Finding, FindingBook
-from watcher.runtime.journal import journal_label
+from watcher.runtime.fates import NEW, PENDING
+from watcher.runtime.journal import Command, journal_label
 
 
 class FindingHost(Protocol):
@@ -164,16 +167,13 @@ async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> d
     book, finding = located
     content = arg.get("content")
     payload: dict[str, Any] = {"content": content} if isinstance(content, str) and content.strip() else {}
-    if kind in ("inject", "accept") and finding.status != "pending" and not payload:
+    if kind in ("inject", "accept") and finding.status != PENDING and not payload:
         raise InvalidCommandError(
             f"{command}: interjection {finding.id!r} is {finding.status}, not pending; nothing to inject"
         )
     command_id = await ls.submit_command(book, finding, kind, payload)
-    if kind == "dismiss":
-        finding.status = "dismissed"
-    else:
-        finding.status = "requested"
-        book.awaiting.add(command_id)
+    written = Command(command_id, time.time(), finding.session, finding.watcher, kind, finding.id, payload, NEW, "")
+    book.apply_commands([written])
     ls.refresh([(book, finding)])
     log.info("%s %s of session %r: command %d", kind, finding.id, finding.session, command_id)
     return {"command_id": command_id, "interjection_id": finding.id, "session": finding.session}

@@ -18,8 +18,9 @@ from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
 from watcher.core.logs import logger
-from watcher.lsp_bridge.findings import Finding, FindingBook, FindingStatus
+from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.notebooks import cell_uris_for
+from watcher.runtime.fates import DELIVERED, EDITED, FAILED, PENDING, REQUESTED, UNDELIVERABLE, FateStatus
 from watcher.runtime.journal import journal_label
 
 __all__ = ["SEVERITY", "DiagnosticSet", "diagnostics_for", "location_uris", "message_for", "range_for"]
@@ -32,13 +33,13 @@ SEVERITY = {
     "hint": types.DiagnosticSeverity.Information,
 }
 
-_STATUS_NOTE: dict[FindingStatus, str] = {
-    "pending": "pending: inject or dismiss",
-    "requested": "injection requested",
-    "delivered": "delivered to {session}",
-    "edited": "delivered to {session}, edited",
-    "undeliverable": "not delivered: {detail}",
-    "failed": "delivery failed: {detail}",
+_STATUS_NOTE: dict[FateStatus, str] = {
+    PENDING: "pending: inject or dismiss",
+    REQUESTED: "injection requested",
+    DELIVERED: "delivered to {session}",
+    EDITED: "delivered to {session}, edited",
+    UNDELIVERABLE: "not delivered: {detail}",
+    FAILED: "delivery failed: {detail}",
 }
 
 

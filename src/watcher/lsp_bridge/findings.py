@@ -2,8 +2,10 @@
 
 ``FindingBook`` reads journal rows as typed events, folds them through ``Fates`` (the runtime's
 one projection of an interjection's fate) and keeps a ``Finding`` per interjection a watcher said,
-with its current status; the journal's ``commands`` add the editor's own ``requested`` state. It knows nothing of LSP: the server asks it what
-changed and turns findings into diagnostics and messages. Rows written by other processes are
+with its current status. The journal's ``commands`` fold in through the same ``Fates``: a
+person's request shows as ``requested`` until its owner answers, a dismissal hides the finding.
+It knows nothing of LSP: the server asks it what changed and turns findings into diagnostics and
+messages. Rows written by other processes are
 untrusted input, so a row that does not have the expected shape is logged and skipped.
 """
 
@@ -11,27 +13,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias, TypedDict
+from typing import TypedDict
 
 from watcher.core.errors import MalformedEventError
 from watcher.core.interjection import Interjection, InterjectionDict
 from watcher.core.logs import logger
 from watcher.core.observations import CellExecuted
 from watcher.runtime.events import InterjectionEvent, ObservationEvent, WatcherEvent
-from watcher.runtime.fates import Fates, FateStatus
+from watcher.runtime.fates import (
+    CAPPED,
+    DELIVERED,
+    DISMISSED,
+    EDITED,
+    FAILED,
+    PENDING,
+    PROPOSED,
+    QUEUED,
+    REQUESTED,
+    UNDELIVERABLE,
+    Fate,
+    Fates,
+    FateStatus,
+)
 from watcher.runtime.journal import Command, JournalRow, journal_label
 
-__all__ = ["Finding", "FindingBook", "FindingJson", "FindingStatus", "Update"]
+__all__ = ["Finding", "FindingBook", "FindingJson", "Update"]
 
 log = logger("watcher.lsp")
 
-#: what the editor knows of an interjection: its fate, or ``requested`` (this server asked the owner)
-FindingStatus: TypeAlias = FateStatus | Literal["requested"]
-
 #: statuses under which a finding is still shown as a diagnostic
-SHOWN: frozenset[FindingStatus] = frozenset(
-    {"pending", "queued", "requested", "delivered", "edited", "undeliverable", "failed"}
-)
+SHOWN: frozenset[FateStatus] = frozenset({PENDING, QUEUED, REQUESTED, DELIVERED, EDITED, UNDELIVERABLE, FAILED})
 
 
 class FindingJson(TypedDict):
@@ -40,7 +51,7 @@ class FindingJson(TypedDict):
     interjection: InterjectionDict
     session: str
     watcher: str
-    status: FindingStatus
+    status: FateStatus
     index: int
     journal: str
 
@@ -49,9 +60,9 @@ class FindingJson(TypedDict):
 class Finding:
     """One interjection as the editor sees it: where it came from and what became of it.
 
-    ``status``: the interjection's fate (``watcher.runtime.fates``: ``pending``, ``queued``,
-    ``delivered``, ``edited``, ``undeliverable``, ``failed``, ``dismissed``, no longer shown),
-    or ``requested`` while this server waits for the owner to act on its command.
+    ``status``: the interjection's fate (``watcher.runtime.fates``): pending, requested (a
+    person asked the owner to deliver it), queued, delivered, edited, undeliverable, failed, or
+    dismissed (no longer shown).
     """
 
     journal: Path | str
@@ -59,7 +70,7 @@ class Finding:
     session: str
     watcher: str
     interjection: Interjection
-    status: FindingStatus
+    status: FateStatus
     index: int = -1
     detail: str = ""
     mode: str = ""
@@ -77,7 +88,7 @@ class Finding:
     @property
     def injectable(self) -> bool:
         """A pending interjection of a manual watcher: a person may inject it into the session."""
-        return self.status == "pending" and self.mode in ("", "manual")
+        return self.status == PENDING and self.mode in ("", "manual")
 
     def to_json(self) -> FindingJson:
         """The ``watcher/interjection`` notification body and the diagnostics' ``data``."""
@@ -116,13 +127,12 @@ class FindingBook:
         self.modes: dict[tuple[str, str], str] = {}
         self.watchers: dict[tuple[str, str], str] = {}  # (session, watcher) -> its last status
         self.cursor = 0
-        self.command_cursor = 0
-        self.awaiting: set[int] = set()  # ids of inject commands this server sent, not yet settled
+        self.command_cursor = 0  # the position (commit order) new commands were read up to
 
     @property
-    def commands_after(self) -> int:
-        """Where to read ``commands`` from: re-read the ones whose outcome is still awaited."""
-        return min(self.command_cursor, min(self.awaiting) - 1) if self.awaiting else self.command_cursor
+    def awaited(self) -> set[int]:
+        """Ids of the requests whose answer is still awaited: read again by id until each is answered."""
+        return set(self.fates.open_requests())
 
     def source_of(self, finding: Finding, cell_id: str) -> str | None:
         """The source of the cell an interjection points at, as the kernel observed it."""
@@ -163,8 +173,11 @@ class FindingBook:
             return None
         if isinstance(event, InterjectionEvent) and not event.interjection.id:
             raise MalformedEventError(f"an interjection row of session {row.session!r} has no id")
-        fate = self.fates.apply(event)
-        if fate is None or fate.status in ("proposed", "capped") or fate.origin.by_person:
+        return self._show(self.fates.apply(event))
+
+    def _show(self, fate: Fate | None) -> Finding | None:
+        """The finding of a changed fate, created or brought up to date (None: nothing to show)."""
+        if fate is None or fate.status in (PROPOSED, CAPPED) or fate.origin.by_person:
             return None  # not said to the parent (yet), or a person's own words: nothing to show
         known = self.findings.get(fate.id)
         if known is None:
@@ -179,25 +192,13 @@ class FindingBook:
                 mode=self.modes.get((fate.session, fate.watcher), ""),
             )
             self.findings[fate.id] = known
-        elif known.status == "dismissed":
+        elif known.status == DISMISSED:
             return None  # dismissed here or by another client: hidden for good
         known.status, known.detail = fate.status, fate.detail
         return known
 
     def apply_commands(self, commands: list[Command]) -> list[Finding]:
-        """Dismissals recorded by any client (this one included) hide their findings for good."""
-        changed: list[Finding] = []
-        for command in commands:
-            self.command_cursor = max(self.command_cursor, command.id)
-            finding = self.findings.get(command.interjection_id)
-            if finding is None:
-                continue
-            if command.kind == "dismiss" and command.status != "failed" and finding.status != "dismissed":
-                finding.status = "dismissed"
-                changed.append(finding)
-            elif command.id in self.awaiting and command.status != "new":
-                self.awaiting.discard(command.id)
-                if command.status == "failed" and finding.status == "requested":
-                    finding.status, finding.detail = "failed", command.detail
-                    changed.append(finding)
-        return changed
+        """Fold commands through the fates — read from the journal (any client's: requests, their answers,
+        dismissals) or this server's own as it wrote them; the findings they changed."""
+        changed = [self._show(self.fates.command(command)) for command in commands]
+        return [finding for finding in changed if finding is not None]

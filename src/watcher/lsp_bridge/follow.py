@@ -36,6 +36,7 @@ class Batch:
     commands: list[Command]
     live_after: int
     reset: bool = False  # the journal went away or was replaced: forget what it said
+    command_cursor: int | None = None  # the position new commands were read up to (None: no new ones)
 
 
 class JournalFollower:
@@ -80,6 +81,8 @@ class JournalFollower:
             if batch is None:
                 await asyncio.sleep(RETRY_S)
                 continue
+            if batch.command_cursor is not None:
+                self.book.command_cursor = batch.command_cursor
             if batch.rows or batch.commands or batch.reset:
                 try:
                     self._deliver(self.book, batch)
@@ -130,8 +133,17 @@ class JournalFollower:
                 log.info("following the journal at %s", self.path)
             self._problem = ""
         rows = self.journal.read(self.book.cursor, limit=1000)
-        commands = self.journal.commands(status=None, after=self.book.commands_after)
-        return Batch(rows, commands, self._live_after)
+        feed = self.journal.commands_since(self.book.command_cursor)  # new commands, in commit order
+        commands = [command for _, command in feed]
+        awaiting = self.book.awaited
+        if awaiting:  # open requests (this server's and others'): re-read by id until each is answered
+            known = {command.id for command in commands}
+            commands += [
+                command
+                for command in self.journal.commands(status=None, after=min(awaiting) - 1)
+                if command.id in awaiting and command.id not in known
+            ]
+        return Batch(rows, commands, self._live_after, command_cursor=feed[-1][0] if feed else None)
 
     def _reset_book(self) -> None:
         self.book = FindingBook(self.book.journal, self.book.root)

@@ -28,6 +28,7 @@ from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
 from watcher.lsp_bridge.requests import AnsweringProtocol, invalid_params
 from watcher.runtime.journal import default_journal_path, journal_label, project_root
+from watcher.settings import Settings
 
 __all__ = ["WatcherLanguageServer", "create_server"]
 
@@ -45,11 +46,12 @@ def _names(given: str, journal: Path | str) -> bool:
 class WatcherLanguageServer(LanguageServer):
     """A pygls server that follows watcher journals and shows their findings."""
 
-    def __init__(self, *, interval: float = 0.05) -> None:
+    def __init__(self, *, interval: float = 0.05, settings: Settings | None = None) -> None:
         super().__init__(
             "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
         )
         self.interval = interval
+        self.settings = settings or Settings.from_env()  # $WATCHER_JOURNAL names every folder's journal
         self.followers: dict[Path | str, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
         self.published = DiagnosticSet()
@@ -65,7 +67,7 @@ class WatcherLanguageServer(LanguageServer):
     def follow_workspace(self) -> None:
         """Start following the journal of every workspace folder not followed yet."""
         for folder in self.folders():
-            journal, root = default_journal_path(folder), project_root(folder)
+            journal, root = default_journal_path(folder, settings=self.settings), project_root(folder)
             journal = journal.resolve() if isinstance(journal, Path) else journal
             if root == folder.resolve():
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
@@ -201,9 +203,12 @@ class WatcherLanguageServer(LanguageServer):
             self.window_log_message(types.LogMessageParams(type=level, message=text))
 
 
-def create_server(*, interval: float = 0.05) -> WatcherLanguageServer:
-    """A server with every feature registered (``interval``: journal poll period in seconds)."""
-    server = WatcherLanguageServer(interval=interval)
+def create_server(*, interval: float = 0.05, settings: Settings | None = None) -> WatcherLanguageServer:
+    """A server with every feature registered (``interval``: journal poll period in seconds).
+
+    ``settings``: the environment read when the server starts (default: read now).
+    """
+    server = WatcherLanguageServer(interval=interval, settings=settings)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: WatcherLanguageServer, params: types.InitializedParams) -> None:

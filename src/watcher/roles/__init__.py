@@ -1,7 +1,9 @@
 """Offline roles for the rules evaluator. Each is a ``watcher.core.rules.Role`` subclass.
 
 Add a role by writing its module and listing its class in ``_ROLE_MODULES`` below; ``watcher
-roles`` and every ``--watcher`` / ``%watch`` option pick it up from here.
+roles`` and every ``--watcher`` / ``%watch`` option pick it up from here. The ``health`` role
+(``watcher.roles.health``) is not listed: it judges a fleet task's measured health, which only a
+fleet's watcher loop measures (``watcher.fleet``), not a session's observations.
 """
 
 from __future__ import annotations

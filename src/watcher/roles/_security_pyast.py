@@ -18,6 +18,7 @@ problems (``constant_lines``). Names are resolved through the file's imports and
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 
@@ -25,7 +26,7 @@ from watcher.core.interjection import Severity
 from watcher.roles._security_model import Finding
 from watcher.roles._security_sql import is_sql, mentions_credentials
 
-__all__ = ["Analysis", "analyse"]
+__all__ = ["Analysis", "analyse", "python_tree"]
 
 _SQL_SINKS = frozenset(
     {"execute", "executemany", "executescript", "raw", "read_sql", "read_sql_query", "exec_driver_sql", "mogrify"}
@@ -384,6 +385,18 @@ def _aliased(func: ast.expr, module: str) -> bool:
 def _plain(func: ast.expr) -> bool:
     """``os.system(...)`` spelled out: bandit already reports it."""
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "os"
+
+
+@functools.lru_cache(maxsize=64)
+def python_tree(code: str) -> ast.Module | None:
+    """``code``'s syntax tree, or None when this interpreter cannot parse it.
+
+    Parsed once per text: bandit, the AST rules and the taint engine's syntax check all read it.
+    """
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def analyse(tree: ast.Module, lines: list[str]) -> Analysis:

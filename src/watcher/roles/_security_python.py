@@ -9,6 +9,7 @@ low-confidence ones, except SQL built by interpolation with a value spliced into
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import io
 import logging
@@ -20,7 +21,7 @@ from typing import Any
 
 from watcher.core.interjection import Severity
 from watcher.roles._security_model import RANK, Finding
-from watcher.roles._security_pyast import analyse, blocks
+from watcher.roles._security_pyast import analyse, blocks, python_tree
 from watcher.roles._security_sql import mentions_credentials
 from watcher.roles._security_taint import reconcile, taint_scan
 
@@ -29,6 +30,9 @@ __all__ = ["python_findings"]
 _RANKING = {"UNDEFINED": 0, "LOW": 1, "MEDIUM": 2, "HIGH": 3}
 # a request without a timeout is robustness, not security; /tmp paths are routine in notebooks
 _IGNORED = frozenset({"B113", "B108"})
+# reported at LOW severity only (asserts, try/except/pass, hard-coded password heuristics), which
+# ``_finding`` drops: with the ignored ones, bandit does not run them at all
+_NOT_RUN = _IGNORED | frozenset({"B101", "B105", "B106", "B107", "B110", "B112"})
 _HINTS = frozenset({"B303", "B304", "B324"})  # md5/sha1: often checksums in data work
 _ABOUT_CONSTANTS = frozenset({"B102", "B301", "B302", "B307", "B608"})
 _PASSWORDS = re.compile(r"(?i)passw|pwd|passwd|credential")
@@ -61,6 +65,9 @@ _TITLES = {
     "B605": "Shell command built from variables (os.system)",
 }
 AUTH_WORDS = re.compile(r"(?i)\b\w*(?:login|log_in|signin|sign_in|authenticat|passw(?:or)?d|credential)\w*\b")
+# whether AUTH_WORDS occurs, for lower-cased ASCII text: a word holding one of these is a match of it,
+# and re searches a case-insensitive alternation some ten times slower than this
+_AUTH_LOWER = re.compile(r"login|log_in|signin|sign_in|authenticat|passw(?:or)?d|credential")
 _VALUE_SPLICE = re.compile(r"""(?i)(?:=|<|>|\blike|\bin\s*\(|\bvalues\s*\(|,)\s*['"]?\s*(?:\{|%s|%\(|['"]\s*\+)""")
 
 _PRELUDE = (
@@ -68,11 +75,22 @@ _PRELUDE = (
 )
 
 _lock = threading.Lock()
-_engine: tuple[Any, Any] | None = None
+_walking = threading.Lock()
+_engine: tuple[Any, Any, Any, Any, re.Pattern[str]] | None = None
 
 
-def _bandit() -> tuple[Any, Any]:
-    """bandit's meta-AST and test set, built on first use (a few hundred ms) and then shared."""
+@functools.cache
+def _prelude() -> ast.Module:
+    return ast.parse(_PRELUDE)
+
+
+def _bandit() -> tuple[Any, Any, Any, Any, re.Pattern[str]]:
+    """bandit's meta-AST, its test set (and the same without the file-level test), its node visitor and
+    what the file-level test looks for; built on first use (a few hundred ms) and then shared.
+
+    The file-level test (B613) looks for bidirectional control characters line by line, catching
+    an exception per line and character: a text without any of them skips it.
+    """
     global _engine
     with _lock:
         if _engine is None:
@@ -84,8 +102,50 @@ def _bandit() -> tuple[Any, Any]:
 
                 mgr = manager.BanditManager(config.BanditConfig(), "file")
             logging.getLogger("bandit").setLevel(logging.ERROR)  # it logs each unparsable text
-            _engine = (mgr.b_ma, mgr.b_ts)
+            tests = mgr.b_ts
+            tests.tests = {
+                kind: run for kind, ts in tests.tests.items() if (run := [t for t in ts if t._test_id not in _NOT_RUN])
+            }
+            from bandit.plugins.trojansource import BIDI_CHARACTERS
+
+            plain = copy.copy(tests)
+            plain.tests = {kind: ts for kind, ts in tests.tests.items() if kind != "File"}
+            bidi = re.compile("|".join(map(re.escape, BIDI_CHARACTERS)))
+            _engine = (mgr.b_ma, tests, plain, _visitor(tests), bidi)
         return _engine
+
+
+def _visitor(tests: Any) -> Any:
+    """bandit's node visitor, without its per-node work on the nodes nothing reads.
+
+    bandit builds a context (a dict, the node's line range) for every node it walks; on a name, an
+    operator or an argument list no test and no ``visit_`` method reads it. Skipped there, the
+    walk costs a quarter less and the findings are the same.
+    """
+    from bandit.core.node_visitor import BanditNodeVisitor
+
+    read = frozenset(
+        {n.removeprefix("visit_") for n in dir(BanditNodeVisitor) if n.startswith("visit_")} | set(tests.tests)
+    )
+
+    class Visitor(BanditNodeVisitor):  # type: ignore[misc]  # bandit has no type hints
+        def pre_visit(self, node: ast.AST) -> bool:
+            if type(node).__name__ in read:
+                return bool(super().pre_visit(node))
+            self.depth += 1  # post_visit takes it back (and logs the node, which costs the walk time)
+            return True
+
+        def visit(self, node: ast.AST) -> None:
+            if type(node).__name__ in read:
+                super().visit(node)
+
+        def post_visit(self, node: ast.AST) -> None:
+            if type(node).__name__ in read:
+                super().post_visit(node)
+            else:
+                self.depth -= 1
+
+    return Visitor
 
 
 def python_findings(code: str) -> list[Finding]:
@@ -109,11 +169,13 @@ def python_findings(code: str) -> list[Finding]:
 @functools.lru_cache(maxsize=64)
 def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
     """(the text bandit reads, its tree, the line ranges left out), or None for text that is not Python."""
-    for candidate in (code, textwrap.dedent(code)):  # dedented: an Edit fragment from a function body
-        try:
-            return candidate, ast.parse(candidate), []
-        except (SyntaxError, ValueError):
-            continue
+    tree = python_tree(code)
+    if tree is not None:
+        return code, tree, []
+    dedented = textwrap.dedent(code)  # an Edit fragment from a function body
+    tree = python_tree(dedented) if dedented != code else None
+    if tree is not None:
+        return dedented, tree, []
     lines = code.splitlines()
     skipped: list[tuple[int, int]] = []
     ranges = list(blocks(code))
@@ -136,27 +198,27 @@ def _parse(code: str) -> tuple[str, ast.Module, list[tuple[int, int]]] | None:
 
 
 def _bandit_findings(code: str, lines: list[str], tree: ast.Module) -> list[Finding | None]:
-    meta, tests = _bandit()
-    from bandit.core import metrics, node_visitor  # loaded by _bandit()
+    meta, tests, plain, walker, bidi = _bandit()
+    from bandit.core import metrics  # loaded by _bandit()
 
-    # bandit resolves calls through the imports it saw; a fragment or a later notebook cell uses
-    # modules imported elsewhere, so a prelude of imports bandit does not itself flag comes first
-    data = (_PRELUDE + code).encode("utf-8", "replace")
-    visitor = node_visitor.BanditNodeVisitor("watched.py", io.BytesIO(data), meta, tests, False, {}, metrics.Metrics())
-    try:
-        visitor.process(data)
-    except (SyntaxError, ValueError):
-        return []
-    except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
-        return []
-    analysis = analyse(tree, lines)
-    auth = bool(AUTH_WORDS.search(code))
+    data = code.encode("utf-8", "replace")
+    run = tests if bidi.search(code) else plain
+    visitor = walker("watched.py", io.BytesIO(data), meta, run, False, {}, metrics.Metrics())
+    with _walking:  # bandit marks the nodes it walks, and the tree is shared with the AST rules
+        try:
+            # bandit resolves calls through the imports it saw; a fragment or a later notebook cell
+            # uses modules imported elsewhere, so the imports of a prelude are walked first
+            visitor.generic_visit(_prelude())
+            before = len(visitor.tester.results)
+            visitor.process(tree)  # the tree parsed already: ast.parse returns a tree it is given as is
+        except (SyntaxError, ValueError):
+            return []
+        except Exception:  # noqa: BLE001 - a bandit plugin bug must never break a watcher
+            return []
+        analysis = analyse(tree, lines)
+    auth = bool(_AUTH_LOWER.search(code.lower()) if code.isascii() else AUTH_WORDS.search(code))
     found: list[Finding | None] = []
-    for issue in visitor.tester.results:
-        if int(issue.lineno or 1) <= 1:
-            continue  # the prelude
-        issue.lineno -= 1
-        issue.linerange = [n - 1 for n in issue.linerange or () if n > 1]
+    for issue in visitor.tester.results[before:]:  # the prelude's own findings are not the code's
         if issue.test_id in _ABOUT_CONSTANTS and issue.lineno in analysis.constant_lines:
             continue  # eval("1 + 1"), pickle.loads(b"..."), "SELECT ... age=" + "3"
         if issue.test_id == "B506" and issue.lineno in analysis.safe_yaml_lines:

@@ -11,7 +11,6 @@ those about the same sink as a flow give way to the flow.
 
 from __future__ import annotations
 
-import ast
 import functools
 import re
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING
 from watcher.core.interjection import Severity
 from watcher.core.logs import logger
 from watcher.roles._security_model import Finding
+from watcher.roles._security_pyast import python_tree
 from watcher.roles.taint import Analysis, Flow, Origin, analyse
 from watcher.roles.taint.python import PythonSpec
 
@@ -204,11 +204,7 @@ def _without_magics(code: str) -> str:
 
 
 def _valid(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
+    return python_tree(source) is not None  # the parse bandit and the AST rules read too
 
 
 def _zero_width(node: SgNode) -> Iterator[SgNode]:

@@ -111,12 +111,12 @@ _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SLEEP_TOOL = re.compile(
     r"(?:^|[_\-.])(?:wait|sleep|poll)(?:$|[_\-.])|^(?:wait|sleep|poll)|(?:bash|task|shell|process|agent)_?output"
 )
-_STATUS_TOOL = re.compile(r"^(?:get|check|read|job)?_?status$|(?:^|_)(?:get|check)_\w*status$")
+_STATUS_TOOL = re.compile(r"^(?:get|check|read|job|command|task|run|build)?_?status$|(?:^|_)(?:get|check)_\w*status$")
 _DIGITS = re.compile(r"\d+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Waiting said by a parameter rather than a name: `process {"action": "poll"}`, `job {"op": "status"}`.
 _INTENT_FIELDS = ("action", "operation", "op", "mode", "subcommand")
-_SLEEP_INTENTS = frozenset({"poll", "wait", "sleep", "await", "poll_output", "read_output", "output"})
+_SLEEP_INTENTS = frozenset({"poll", "wait", "sleep", "await", "poll_output", "read_output", "output", "log", "logs"})
 _STATUS_INTENTS = frozenset({"status", "check", "check_status", "get_status", "state", "progress", "list_jobs"})
 _SCROLL = re.compile(r"scroll(?:[_\- ]?(?:up|down|left|right|by|to|into_view))?|page[_\- ]?(?:up|down)", re.IGNORECASE)
 _SCROLL_TOOL = re.compile(r"(?:^|[_\-.])scroll$", re.IGNORECASE)

@@ -4,9 +4,11 @@ A *step* is a tool call's action key paired with its result key. The detector ke
 period ``p`` up to ``max_period``, how many steps in a row equalled the step ``p`` before them: the
 last ``p * n`` steps are ``n`` repetitions of one ``p``-step block exactly when that count reaches
 ``p * (n - 1)``. So each step costs ``max_period`` comparisons whatever the history.
-The shortest period is reported first: a nudge when it has come round ``cycles`` times, a pause at
-``pause_cycles``, and a pause at every further full cycle while it goes on (``Levels``). A cycle
-whose results change (a read that shows new content each time) is no cycle at all.
+The shortest period is reported first: a nudge when it has come round ``cycles`` times (a cycle of
+two steps, OpenHands' ping-pong) or ``long_cycles`` times (three to five steps, whose rounds each
+cover more ground: Gemini CLI lets three rounds of three calls pass and stops at the fifth), a
+pause at ``pause_cycles``, and a pause at every further full cycle while it goes on (``Levels``).
+A cycle whose results change (a read that shows new content each time) is no cycle at all.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ Step = tuple[str, Hashable]
 
 
 class CycleDetector:
-    """Reports a cycle of 2 to ``max_period`` distinct steps at ``cycles`` and ``pause_cycles`` cycles."""
+    """Reports a cycle of 2 to ``max_period`` steps at ``cycles`` (``long_cycles``) and ``pause_cycles`` cycles."""
 
-    def __init__(self, cycles: int, pause_cycles: int, max_period: int = 5) -> None:
+    def __init__(self, cycles: int, pause_cycles: int, max_period: int = 5, long_cycles: int | None = None) -> None:
         self.cycles = cycles
+        self.long_cycles = cycles if long_cycles is None else long_cycles
         self.pause_cycles = pause_cycles
         self.max_period = max_period
         self._steps: deque[Step] = deque(maxlen=max_period)
@@ -45,9 +48,10 @@ class CycleDetector:
             self._period = 0  # the cycle broke
         if not self._period:
             for p in range(2, self.max_period + 1):
-                if match[p] >= p * (self.cycles - 1) and len({action for action, _ in list(steps)[-p:]}) >= 2:
+                due = self.cycles if p == 2 else self.long_cycles
+                if match[p] >= p * (due - 1) and len({action for action, _ in list(steps)[-p:]}) >= 2:
                     self._period = p  # one action repeated is a plain repeat, not a cycle
-                    self.levels = Levels(self.cycles, self.pause_cycles, new_loop())
+                    self.levels = Levels(due, self.pause_cycles, new_loop())
                     break
             else:
                 return 0, []

@@ -10,7 +10,17 @@ from watcher.core.interjection import Location
 __all__ = ["Action", "Finding", "Rule"]
 
 Rule = Literal[
-    "repeat", "failing", "monologue", "chant", "cycle", "condensation", "cell", "harness", "waiting", "tool_error"
+    "repeat",
+    "rerun",
+    "failing",
+    "monologue",
+    "chant",
+    "cycle",
+    "condensation",
+    "cell",
+    "harness",
+    "waiting",
+    "tool_error",
 ]
 Action = Literal["nudge", "pause", "abort"]
 
@@ -29,3 +39,4 @@ class Finding:
     location: Location | None = None
     missing: bool = False  # a tool_error finding about a tool that does not exist
     back_to_back: bool = True  # a chant finding about text repeated back to back (else a line said again)
+    different: bool = False  # a monologue finding about replies that differ (else the same one repeated)

@@ -3,7 +3,7 @@
 A loop that was flagged and goes on is flagged again, rather than never: once it reached its top
 level, every further occurrence is flagged at the top level again, as the peers' detectors say
 "stuck" at every check past their threshold (a loop paused and let go on without a word is paused
-again at once). When a person
+again at once); ``again`` spaces those re-flags out (Roo Code counts afresh after a refusal). When a person
 steps in (a user message), a loop already flagged also counts afresh from there, so the same loop
 is not flagged again at once after the person spoke, only if it goes on for its full count; a loop
 not yet flagged keeps its count (a person's "continue" does not hide a loop, as in OpenHands'
@@ -30,6 +30,7 @@ class Levels:
     nudge_at: int
     top_at: int
     loop: int
+    again: int = 1  # occurrences after its top level before a streak is flagged at it again
     nudge_due: int = 0
     top_due: int = 0
     reached: Level = 0  # the level last reported since the streak was last re-armed
@@ -40,7 +41,7 @@ class Levels:
     def level(self, count: int) -> Level:
         """The level ``count`` occurrences reach now (2 top, 1 nudge, 0 none), each reported once."""
         if count >= self.top_due:
-            self.top_due, self.nudge_due, self.reached = count + 1, 0, 2  # every further occurrence is flagged too
+            self.top_due, self.nudge_due, self.reached = count + self.again, 0, 2  # by default every further one
             return 2
         if self.nudge_due and count >= self.nudge_due:
             self.nudge_due, self.reached = 0, 1

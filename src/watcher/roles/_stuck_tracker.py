@@ -30,8 +30,9 @@ from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_replies import Replies
+from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
-from watcher.roles._stuck_text import chant
 from watcher.roles._stuck_tool_errors import ToolErrors
 from watcher.roles._stuck_waits import Waits
 
@@ -52,24 +53,26 @@ class LoopTracker:
         # same action + same result; same action failing
         self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
-        self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, 0)
+        self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, 0, config.repeat_again)
         self._fail_action: str | None = None
         self._fail_len = 0
-        self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0)
+        self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0, config.repeat_again)
+        # the same action whatever its results
+        self._reruns = Reruns(config.rerun_nudge)
         # one tool failing the same way under varying arguments, per tool name
         self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
-        self._cycles = CycleDetector(config.alternation_cycles, config.alternation_pause)
+        self._cycles = CycleDetector(
+            config.alternation_cycles, config.alternation_pause, long_cycles=config.long_cycle_nudge
+        )
         self._seen_calls: dict[str, ToolCall] = {}  # action key -> a call with it, to describe it when reported
         # waiting
         self._last_real: str | None = None
         self._slept = False
         self._waits = Waits(config.wait_budget)
-        # monologue, condensation, harness errors, cells
-        self._said: str | None = None
+        # monologue and chanting, condensation, harness errors, cells
+        self._replies = Replies(config)
         self._replied = False  # the agent said or did something since the last user message
-        self._said_len = 0
-        self._said_levels = Levels(0, config.monologue_pause, 0)
         self._condensed = 0
         self._cond_levels = Levels(0, config.condensation_pause, 0)
         self._harness = 0
@@ -103,30 +106,32 @@ class LoopTracker:
             self._condensed = 0
         replied, self._replied = self._replied, not isinstance(obs, UserMessage)
         if isinstance(obs, AssistantMessage):
-            return self._assistant(obs)
+            return self._replies.feed(obs, self._new_loop)
+        self._replies.other()
         if isinstance(obs, HarnessError):
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
             nudge = harness_nudge(obs.text)
-            if self._said and not nudge:  # a person answered; an empty reply answers nobody: its run goes on
-                self._said = None
+            if not nudge:
+                self._replies.answered()
             self._rearm(at_once=nudge)
             if not replied and nudge and empty_reply_nudge(obs.text):  # it answers an empty reply the log does not show
-                return self._assistant(AssistantMessage(text=""))
+                return self._replies.feed(AssistantMessage(text=""), self._new_loop)
         elif isinstance(obs, ToolCall):
-            self._said = None
+            self._replies.acted()
             if len(self._calls) >= _MAX_OPEN:
                 self._calls.pop(next(iter(self._calls)))
             self._calls[obs.id] = obs
             self._last_call = obs
         elif isinstance(obs, ToolResult):
-            self._said = None
+            self._replies.acted()
             call = self._calls.pop(obs.tool_call_id, None) if obs.tool_call_id else None
             call = call or self._last_call or ToolCall(name="tool")
             self._last_call = None
             return self._step(call, obs)
         elif isinstance(obs, CellExecuted):
-            self._said, self._harness = None, 0
+            self._replies.acted()
+            self._harness = 0
             self._break_streaks()
             found = self._cells.feed(obs, self._new_loop)
             self.progressed = self.progressed or self._cells.fixed
@@ -138,7 +143,6 @@ class LoopTracker:
         streaks = (
             (self._run_levels, self._run_len),
             (self._fail_levels, self._fail_len),
-            (self._said_levels, self._said_len),
             (self._cond_levels, self._condensed),
             (self._harness_levels, self._harness),
         )
@@ -149,27 +153,13 @@ class LoopTracker:
                     # one action failing the same way is one loop to its two rules: both count afresh
                     self._run_levels.postpone(self._run_len)
                     self._fail_levels.postpone(self._fail_len)
+        self._replies.rearm(self._new_loop, at_once=at_once)
         self._tool_errors.rearm(self._new_loop, at_once=at_once)
+        self._reruns.rearm(self._new_loop, at_once=at_once)
         self._cycles.rearm(self._new_loop, at_once=at_once)
         self._waits.rearm(self._new_loop, at_once=at_once)
 
     # --- messages and harness errors ---------------------------------------------------------
-
-    def _assistant(self, obs: AssistantMessage) -> list[Finding]:
-        text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
-        found: list[Finding] = []
-        if len(text) > 60 and (said := chant(obs.text, self.config.chant_repeats, self.config.chant_lines)):
-            found.append(
-                Finding("chant", "nudge", said.times, said.text, self._new_loop(), back_to_back=said.back_to_back)
-            )
-        if text != self._said:
-            self._said, self._said_len = text, 0
-            self._said_levels = Levels(0, self.config.monologue_pause, self._new_loop())
-        self._said_len += 1
-        level, loop = self._report(self._said_levels, self._said_len)
-        if level:
-            found.append(Finding("monologue", "pause", self._said_len, text, loop))
-        return found
 
     def _harness_error(self, obs: HarnessError) -> list[Finding]:
         if self._harness == 0:
@@ -202,18 +192,21 @@ class LoopTracker:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
-        hits: list[tuple[Literal["failing", "repeat"], Action, int, int]] = []
+        hits: list[tuple[Literal["failing", "repeat", "rerun"], Action, int, int]] = []
+        config = self.config
 
         if (akey, rkey) == self._run:
             self._run_len += 1
         else:
             self._run, self._run_len = (akey, rkey), 1
-            self._run_levels = Levels(self.config.repeat_nudge, self.config.repeat_pause, self._new_loop())
+            self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, self._new_loop(), config.repeat_again)
         if failed and akey == self._fail_action:
             self._fail_len += 1
         elif failed:
             self._fail_action, self._fail_len = akey, 1
-            self._fail_levels = Levels(self.config.failing_nudge, self.config.failing_pause, self._new_loop())
+            self._fail_levels = Levels(
+                config.failing_nudge, config.failing_pause, self._new_loop(), config.repeat_again
+            )
         else:
             self._fail_action, self._fail_len = None, 0
         if failed:
@@ -227,6 +220,9 @@ class LoopTracker:
             if failed and level == 2:
                 self._fail_levels.postpone(self._fail_len)
             hits.append(("repeat", "pause" if level == 2 else "nudge", self._run_len, loop))
+        due, loop = self._reruns.feed(akey, self._new_loop)
+        if due and self._run_len < self.config.repeat_nudge and self._fail_len < self.config.failing_nudge:
+            hits.append(("rerun", "nudge", self._reruns.count, loop))  # results that change: the rules above are silent
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)
@@ -239,8 +235,10 @@ class LoopTracker:
         found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
-            self.progressed = True
-            self._tool_errors.clear()  # something new worked: earlier failures were not a loop
+            # something new worked: earlier failures were not a loop, and earlier nudges were heeded
+            # unless it is the same action re-run (a new result is no change of approach)
+            self.progressed = self.progressed or self._reruns.count == 1
+            self._tool_errors.clear()
         return found
 
     def _cycle(self, akey: str, rkey: ResultKey) -> list[Finding]:
@@ -259,6 +257,7 @@ class LoopTracker:
 
     def _wait(self, call: ToolCall, kind: str | None, rkey: ResultKey) -> list[Finding]:
         """A sleep or status call, or a call repeated right after a sleep (a poll)."""
+        self._reruns.clear()
         # a run of waits with a sleep in it makes the next repeat a poll; after a poll, only another sleep does
         self._slept = (self._slept or kind == "sleep") if kind is not None else False
         due, count, loop = self._waits.feed(wait_key(call.name, call.input), rkey, self._new_loop)
@@ -271,4 +270,5 @@ class LoopTracker:
         self._run, self._run_len, self._fail_action, self._fail_len = None, 0, None, 0
         self._cycles.clear()
         self._waits.clear()
+        self._reruns.clear()
         self._last_real, self._slept = None, False

@@ -2,9 +2,9 @@
 
 An agent that repeats itself burns tokens without getting anywhere. This role watches for the
 loops that public agent frameworks detect (the same action and result over and over, the same
-failing command, a tool that is missing or fails the same way whatever its arguments, a monologue
-or an empty reply repeated, one reply chanting the same text, cycles of two to five steps,
-condensation storms, harness failures, a notebook cell failing the same way, waiting that brings
+failing command, the same command re-run with nothing else done, a tool that is missing or fails
+the same way whatever its arguments, a monologue or an empty reply repeated, one reply chanting
+the same text, cycles of two to five steps, condensation storms, harness failures, a notebook cell failing the same way, waiting that brings
 nothing new) and escalates as seed 001 does: a nudge while the agent can still recover (hint, then
 warning, then critical on successive unanswered nudges), a pause when the loop is definite or after
 five unanswered nudges, an abort when the harness itself keeps failing. A loop that is definite but
@@ -121,6 +121,8 @@ def _what(f: Finding) -> str:
         return f"{f.subject} has failed {_times(f.count)} in a row{last}."
     if f.rule == "repeat":
         return f"{f.subject} has been run {_times(f.count)} in a row with the same result{last}."
+    if f.rule == "rerun":
+        return f"{f.subject} has been run {f.count} times in a row; its results change, but nothing else is being done."
     if f.rule == "cycle" and len(f.others) == 1:
         return f"The agent alternates between {f.subject} and {f.others[0]}, with the same results each time, for {f.count} full cycles."
     if f.rule == "cycle":
@@ -130,6 +132,8 @@ def _what(f: Finding) -> str:
         return f"The agent has called {f.subject}, a tool that is not available, {_times(f.count)} with varying arguments{last}."
     if f.rule == "tool_error":
         return f"{f.subject} has failed {_times(f.count)} in a row with the same error under varying arguments{last}."
+    if f.rule == "monologue" and f.different:
+        return f"The agent has written {f.count} replies in a row with no tool activity and no one answering."
     if f.rule == "monologue" and not f.subject:
         return f"The agent has sent an empty reply {_times(f.count)} with no tool activity between."
     if f.rule == "monologue":
@@ -150,6 +154,7 @@ def _what(f: Finding) -> str:
 _ADVICE = {
     "failing": "Running it again will not change the result: read the error, change the code or the command, or try a different approach.",
     "repeat": "Repeating it will not tell you anything new: use the result you already have, or try a different approach.",
+    "rerun": "If it waits for something, wait longer between checks; otherwise use what it showed and take the next step.",
     "cycle": "None of the steps changes anything: stop, reconsider the plan, and try a different approach.",
     "tool_error": "Changing the arguments has not helped: read the error, use a tool you have, or try a different approach.",
     "monologue": "Act on it with a tool, or ask the user for what you need.",

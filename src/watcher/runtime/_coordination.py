@@ -10,12 +10,14 @@ never a host's.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from watcher.core.errors import JournalError
 from watcher.core.redact import redact_value
-from watcher.runtime._store import Store
+from watcher.runtime._store import CommandRow, Store
 
 __all__ = ["COMMAND_KINDS", "Command", "Coordination"]
 
@@ -25,7 +27,11 @@ COMMAND_KINDS = ("inject", "accept", "edit", "dismiss", "nudge", "pause", "resum
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One row of ``commands``: a request for the owning process to act on an interjection."""
+    """One row of ``commands``: a request for the owning process to act on an interjection.
+
+    A command a person gives in the process that owns the session (a panel button, a magic,
+    ``AgentRun.accept``) is the same value, made by ``given`` and never journaled.
+    """
 
     id: int
     ts: float
@@ -36,6 +42,27 @@ class Command:
     payload: dict[str, Any]
     status: str
     detail: str
+
+    @classmethod
+    def given(
+        cls,
+        session: str,
+        kind: str,
+        interjection_id: str = "",
+        *,
+        watcher: str = "",
+        payload: dict[str, Any] | None = None,
+    ) -> Command:
+        """A command given in this process (not journaled: id 0, status new)."""
+        return cls(0, time.time(), session, watcher, kind, interjection_id, payload or {}, "new", "")
+
+
+def _command(row: CommandRow) -> Command:
+    try:
+        payload = json.loads(row[6])
+    except ValueError:
+        payload = {}
+    return Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8])
 
 
 class Coordination:
@@ -64,22 +91,28 @@ class Coordination:
         self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
     ) -> list[Command]:
         """Commands (by default the new ones), optionally only for ``sessions``."""
-        out = []
-        for row in self._store.commands(after, status, sessions):
-            try:
-                payload = json.loads(row[6])
-            except ValueError:
-                payload = {}
-            out.append(Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8]))
-        return out
+        return [_command(row) for row in self._store.commands(after, status, sessions)]
 
-    def claim_command(self, command_id: int) -> bool:
-        """Take a new command for this process (status ``claimed``); False when another process took it first.
+    def commands_since(self, after: int = 0, *, limit: int = 1000) -> list[tuple[int, Command]]:
+        """Commands past position ``after`` (0: all), each with its position, in position order.
 
-        ``applied_ts`` holds the time of the claim (the store's clock: a server's, never a host's)
-        until the command is marked applied or failed.
+        For a follower of new commands (an editor hiding what another client dismissed): with many
+        writers, command ids are not in commit order on a server, so an id cursor would pass a
+        command committed late. A position (as an event's) is the cursor to pass back: a command
+        read later never lies before one already read.
         """
-        return self._store.claim_command(command_id)
+        return [(pos, _command(row)) for pos, row in self._store.command_feed(after, limit)]
+
+    def claim_commands(self, sessions: list[str], limit: int = 100) -> list[Command]:
+        """Take up to ``limit`` new commands of ``sessions`` for this process (status ``claimed``), oldest first.
+
+        One statement claims the batch; a command another process claimed first is not among them,
+        so two processes polling one journal never both apply it. ``applied_ts`` holds the time of
+        the claim (the store's clock: a server's, never a host's) until the command is marked.
+        """
+        if not sessions:
+            return []
+        return [_command(row) for row in self._store.claim_commands(sessions, limit)]
 
     def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
         """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
@@ -93,7 +126,12 @@ class Coordination:
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason)."""
-        self._store.mark_command(command_id, status, detail)
+        self._store.mark_commands([(command_id, status, detail)])
+
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+        """Mark a batch of commands at once: (id, ``applied`` or ``failed``, detail) each."""
+        if marks:
+            self._store.mark_commands(marks)
 
     # --- leases --------------------------------------------------------------------------------
 

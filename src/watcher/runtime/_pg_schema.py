@@ -8,7 +8,8 @@ read by ``(tx, id)`` below the oldest transaction still running, so a row commit
 skipped (ids are taken at insert, in another order than commits). The partial index on new
 commands keeps claims fast however many applied commands pile up. Version 2 adds ``leases``: who
 leads a fleet's supervision, until when (the server's clock). Version 3 adds ``task_claims``: which
-task host runs which task of a run shared by several hosts.
+task host runs which task of a run shared by several hosts. Version 4 gives ``commands`` the same
+``tx`` column as ``events``, so an editor following new commands reads them in commit order too.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ CREATE TABLE IF NOT EXISTS task_claims (
     grp text NOT NULL, task text NOT NULL, host text NOT NULL, beat timestamptz NOT NULL DEFAULT now(),
     started boolean NOT NULL DEFAULT false, PRIMARY KEY (grp, task)
 );
+""",
+    4: """
+ALTER TABLE commands ADD COLUMN IF NOT EXISTS tx xid8 NOT NULL DEFAULT pg_current_xact_id();
+CREATE INDEX IF NOT EXISTS commands_order ON commands(tx, id);
 """,
 }
 VERSION = max(MIGRATIONS)

@@ -13,10 +13,10 @@ LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that 
 or a command (NOTIFY takes a global lock at commit, so never for each observation); a wake-up
 only shortens a reader's sleep, polling alone keeps it correct.
 
-Durability: a transaction commits with ``synchronous_commit=off`` (as SQLite's WAL with
-``synchronous=NORMAL``: a server crash may lose its last fraction of a second) unless it writes a
-decision or a command, which commit durably. Claims and marks need no more: commands are applied
-at least once, and a claim lost in a crash is released after its lease and taken again.
+Durability: each commit is as durable as the server is configured to make it (``synchronous_commit``);
+the journal never turns that down. An operator who accepts losing the last fraction of a second of
+observations in a server crash (as SQLite's WAL with ``synchronous=NORMAL`` may) says so for the
+journal's own database: ``ALTER DATABASE … SET synchronous_commit = off`` (README).
 
 A server that is down or restarting makes writes raise ``StoreBusy`` (the journal retries them as
 it does a locked file) and reads a ``JournalError`` that names the server, the database and what
@@ -60,7 +60,10 @@ LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalive
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
-_EVENT_COLUMNS = "tx::text, id, ts, session, watcher, kind, payload"
+# ``tx`` as is (psycopg reads an xid8 as text): a selected ``tx::text`` would also be what ``ORDER BY tx``
+# sorts, as text, putting transaction 10 before 9
+_EVENT_COLUMNS = "tx, id, ts, session, watcher, kind, payload"
+_COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
@@ -103,15 +106,6 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
     return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
 
 
-_DURABLE = "SET LOCAL synchronous_commit = on"
-
-
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    # behind PgBouncer in transaction mode a server connection serves other clients next: give the
-    # journal a database of its own (README), so this setting is only ever the journal's
-    conn.execute("SET synchronous_commit = off")
-
-
 class PostgresStore:
     """The journal's statements on a PostgreSQL database; safe to share between threads."""
 
@@ -147,7 +141,6 @@ class PostgresStore:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True, "application_name": "watcher"},
-            configure=_configure,
             timeout=RETRY_S,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
             name="watcher-journal",
@@ -161,19 +154,26 @@ class PostgresStore:
     # --- events ----------------------------------------------------------------------------------
 
     def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+        committed = False
         try:
-            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                if wake:  # a decision: durable (observations are not: see the module docstring)
-                    cur.execute(_DURABLE)
-                with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
+            with self._pool.connection() as conn:
+                # one statement, its own transaction: no BEGIN and COMMIT round trips
+                with (
+                    conn.cursor() as cur,
+                    cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy,
+                ):
                     for row in rows:
                         copy.write_row(row)
-                if wake:
-                    cur.execute(f"NOTIFY {CHANNEL}")
-        except _UNREACHABLE as exc:
-            raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
-        except psycopg.Error as exc:
-            raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
+                committed = True
+                if wake:  # once committed, so a reader it wakes sees the rows
+                    conn.execute(f"NOTIFY {CHANNEL}")
+        except (*_UNREACHABLE, psycopg.Error) as exc:
+            if committed:  # only the wake-up is lost: readers find the rows by polling
+                log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, _first_line(exc))
+            elif isinstance(exc, _UNREACHABLE):
+                raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
+            else:
+                raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
@@ -211,7 +211,7 @@ class PostgresStore:
 
     def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
         sql = (
-            "SELECT DISTINCT ON (session) tx::text, id, session, payload FROM events "
+            "SELECT DISTINCT ON (session) tx, id, session, payload FROM events "
             f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
         )
         args: list[Any] = [kind, *split(after)]
@@ -231,7 +231,7 @@ class PostgresStore:
         )
 
     def head(self) -> int:
-        found = self._query(f"SELECT tx::text, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
+        found = self._query(f"SELECT tx, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
@@ -267,20 +267,17 @@ class PostgresStore:
 
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
         def run(conn: psycopg.Connection[Any]) -> int:
-            with conn.transaction():
-                conn.execute(_DURABLE)  # a command its writer was told is recorded survives a crash
-                row = conn.execute(
-                    "INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
-                    "VALUES (%s, %s, %s, %s, %s) RETURNING id",
-                    (session, watcher, kind, interjection_id, payload),
-                ).fetchone()
-                conn.execute(f"NOTIFY {CHANNEL}")
+            row = conn.execute(  # one statement: the insert and its wake-up (sent when it commits)
+                "WITH added AS (INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
+                f"VALUES (%s, %s, %s, %s, %s) RETURNING id) SELECT id, pg_notify('{CHANNEL}', '') FROM added",
+                (session, watcher, kind, interjection_id, payload),
+            ).fetchone()
             return int(row[0]) if row else 0
 
         return self._retrying(run)
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
-        sql = "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > %s"
+        sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > %s"
         args: list[Any] = [after]
         if status is not None:
             sql += " AND status = %s"
@@ -290,17 +287,27 @@ class PostgresStore:
             args.append(list(sessions))
         return self._query(sql + " ORDER BY id", args)
 
-    def claim_command(self, command_id: int) -> bool:
-        return self._retrying(
-            lambda conn: (
-                conn.execute(
-                    "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
-                    "WHERE id = %s AND status = 'new'",
-                    (command_id,),
-                ).rowcount
-                == 1
-            )
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        # as events: ids are committed out of order, so by (tx, id) and below the oldest running transaction
+        raw = self._query(
+            f"SELECT tx, {_COMMAND_COLUMNS} FROM commands WHERE (tx, id) > (%s::xid8, %s) AND {_VISIBLE} "
+            "ORDER BY tx, id LIMIT %s",
+            [*split(after), limit],
         )
+        return [(position(row[0], row[1]), tuple(row[1:])) for row in raw]
+
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+        # one round trip claims a batch; SKIP LOCKED: a command another poller is claiming is left to it,
+        # and the partial index on new commands (commands_new) finds them however many are done
+        rows: list[CommandRow] = self._retrying(
+            lambda conn: conn.execute(
+                "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
+                "WHERE id = ANY(ARRAY(SELECT id FROM commands WHERE status = 'new' AND session = ANY(%s) ORDER BY id "
+                f"LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING {_COMMAND_COLUMNS}",
+                (list(sessions), limit),
+            ).fetchall()
+        )
+        return sorted(rows)
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         return self._retrying(
@@ -358,11 +365,13 @@ class PostgresStore:
     def started_tasks(self, group: str) -> set[str]:
         return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
 
-    def mark_command(self, command_id: int, status: str, detail: str) -> None:
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+        ids, statuses, details = (list(column) for column in zip(*marks, strict=True)) if marks else ([], [], [])
         self._retrying(
             lambda conn: conn.execute(
-                "UPDATE commands SET status = %s, applied_ts = extract(epoch FROM now()), detail = %s WHERE id = %s",
-                (status, detail, command_id),
+                "UPDATE commands SET status = m.status, applied_ts = extract(epoch FROM now()), detail = m.detail "
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS m(id, status, detail) WHERE commands.id = m.id",
+                (ids, statuses, details),
             )
         )
 

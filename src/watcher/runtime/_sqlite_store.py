@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS task_claims (
 """
 
 _EVENT_COLUMNS = "id, ts, session, watcher, kind, CAST(payload AS BLOB)"
+_COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 
 
 def damaged(path: Path, exc: BaseException) -> JournalError:
@@ -204,9 +205,7 @@ class SqliteStore:
         return int(cursor.lastrowid or 0)
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
-        sql = (
-            "SELECT id, ts, session, watcher, kind, interjection_id, payload, status, detail FROM commands WHERE id > ?"
-        )
+        sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ?"
         args: list[Any] = [after]
         if status is not None:
             sql += " AND status = ?"
@@ -216,13 +215,20 @@ class SqliteStore:
             args.extend(sessions)
         return self._query(sql + " ORDER BY id", args)
 
-    def claim_command(self, command_id: int) -> bool:
-        # applied_ts holds the time of the claim until the command is marked applied or failed
-        cursor = self._run(
-            "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id = ? AND status = 'new'",
-            (time.time(), command_id),
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        rows = self._query(f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
+        return [(row[0], row) for row in rows]  # one writer at a time: commit order is id order
+
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+        # one statement under the writer lock: two processes never claim the same command; applied_ts holds
+        # the time of the claim until the command is marked applied or failed
+        rows = self._query(
+            "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id IN (SELECT id FROM commands "
+            f"WHERE status = 'new' AND session IN ({','.join('?' * len(sessions))}) ORDER BY id LIMIT ?) "
+            f"RETURNING {_COMMAND_COLUMNS}",
+            (time.time(), *sessions, limit),
         )
-        return cursor.rowcount == 1
+        return sorted(rows)
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         cursor = self._run(
@@ -233,11 +239,22 @@ class SqliteStore:
         )
         return int(cursor.rowcount)
 
-    def mark_command(self, command_id: int, status: str, detail: str) -> None:
-        self._run(
-            "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
-            (status, time.time(), detail, command_id),
-        )
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+        now = time.time()
+        try:
+            conn = self._reader()
+            with conn:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany(
+                    "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
+                    [(status, now, detail, command_id) for command_id, status, detail in marks],
+                )
+        except sqlite3.OperationalError as exc:
+            if _locked(exc):
+                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
+            raise damaged(self.path, exc) from exc
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from exc
 
     def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
         now = time.time()  # one machine: its clock is every holder's clock

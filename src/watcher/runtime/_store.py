@@ -103,14 +103,20 @@ class Store(Protocol):
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
         """Commands with id > ``after`` (of ``status`` and ``sessions`` when given), oldest first."""
 
-    def claim_command(self, command_id: int) -> bool:
-        """Mark a new command ``claimed`` now (the store's clock); False if another process took it."""
+    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
+        """Commands past position ``after``, in position order (as events'): (position, row) each."""
+
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+        """Mark up to ``limit`` new commands of ``sessions`` ``claimed`` now (the store's clock), in one statement.
+
+        Returns the claimed rows, oldest first; a command another process claimed first is not among them.
+        """
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         """Put back to ``new`` the claims of ``sessions`` older than ``older_than_s`` (the store's clock)."""
 
-    def mark_command(self, command_id: int, status: str, detail: str) -> None:
-        """Mark a command ``applied`` or ``failed``."""
+    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+        """Mark commands (id, ``applied`` or ``failed``, detail), all in one statement."""
 
     def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
         """Take lease ``name`` for ``holder`` (or renew it) for ``ttl_s`` on the store's clock; False if another holds it."""

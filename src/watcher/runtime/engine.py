@@ -34,7 +34,7 @@ from watcher.runtime.events import (
     InterjectionEvent,
     ObservationEvent,
 )
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import DISMISSED, FAILED, PENDING, QUEUED, UNDELIVERABLE, Fates
 from watcher.runtime.session import Session
 
 __all__ = ["SESSION_END", "Watcher", "breakpoints_of"]
@@ -323,7 +323,7 @@ class Watcher:
                 session=self.session.name,
                 watcher=self.spec.name,
                 interjection=interjection,
-                status="pending" if manual else "queued",
+                status=PENDING if manual else QUEUED,
                 index=self._index,
             )
         )
@@ -331,6 +331,22 @@ class Watcher:
             self.pending[interjection.id] = interjection
         else:
             await self.deliver(interjection)
+
+    async def speak(self, interjection: Interjection) -> DeliveryOutcome:
+        """Say ``interjection``, decided elsewhere, as this watcher: journaled ``queued``, then delivered.
+
+        For a watcher whose judgment runs in another loop or on another machine (a fleet's
+        supervisor writes its decision to the journal; the task's host speaks it here): the
+        interjection keeps its id (the decision names it), is announced like one this watcher
+        made, and its fate is journaled by ``deliver``. No cap applies: it was decided already.
+        """
+        said = interjection.with_source(self.spec.name, interjection.id or uuid.uuid4().hex[:12])
+        self._publish(
+            InterjectionEvent(
+                session=self.session.name, watcher=self.spec.name, interjection=said, status=QUEUED, index=self._index
+            )
+        )
+        return await self.deliver(said)
 
     async def deliver(self, interjection: Interjection, *, origin: Origin | None = None) -> DeliveryOutcome:
         """Hand ``interjection`` to the parent and journal its fate; never raises into the watcher.
@@ -350,13 +366,13 @@ class Watcher:
                     f"session {self.session.name!r} has ended; interjection {interjection.id!r} was not delivered"
                 )
             outcome = await self.session.inject(interjection, origin=speaker)
-            if outcome == "queued" and interjection.urgent:
+            if outcome == QUEUED and interjection.urgent:
                 await self.session.interrupt()
         except SessionEndedError as exc:
-            outcome, detail = "undeliverable", str(exc)
+            outcome, detail = UNDELIVERABLE, str(exc)
             log.warning("watcher %r: interjection %s undeliverable: %s", self.spec.name, interjection.id, exc)
         except Exception as exc:  # noqa: BLE001 - the parent failed to take it: record, never raise into the watcher
-            outcome, detail = "failed", f"{type(exc).__name__}: {exc}"
+            outcome, detail = FAILED, f"{type(exc).__name__}: {exc}"
             log.warning("watcher %r: delivering %s failed: %s", self.spec.name, interjection.id, detail)
         self._publish(
             DeliveryEvent(
@@ -391,7 +407,7 @@ class Watcher:
                 session=self.session.name,
                 watcher=self.spec.name,
                 interjection_id=interjection_id,
-                outcome="dismissed",
+                outcome=DISMISSED,
                 detail=reason,
             )
         )
@@ -408,5 +424,5 @@ class Watcher:
             "interjections": self.interjections,
             "tokens": self.tokens,
             "cost_usd": self.cost_usd,
-            "pending": [i.to_dict() for i in self.pending.values()],
+            PENDING: [i.to_dict() for i in self.pending.values()],
         }

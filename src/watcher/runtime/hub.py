@@ -10,15 +10,16 @@ from __future__ import annotations
 import asyncio
 import time
 
-from watcher.core.errors import DuplicateNameError
+from watcher.core.errors import DuplicateNameError, NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
-from watcher.core.interjection import Interjection, Origin
+from watcher.core.interjection import Interjection, Origin, PersonChannel
 from watcher.core.logs import logger
 from watcher.core.observations import Observation
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.bus import EventBus
 from watcher.runtime.engine import Watcher
-from watcher.runtime.events import Event, ObservationEvent, SessionEvent, WatcherEvent
+from watcher.runtime.events import DeliveryOutcome, Event, ObservationEvent, SessionEvent, WatcherEvent
+from watcher.runtime.fates import APPLIED, DELIVERED, DISMISSED, FAILED, QUEUED, CommandState
 from watcher.runtime.journal import Command, Journal
 from watcher.runtime.polling import poll
 from watcher.runtime.session import EndState, Session
@@ -126,6 +127,17 @@ class Runtime:
         )
         return watcher
 
+    def speaker(self, spec: WatcherSpec, evaluator: Evaluator, session: Session) -> Watcher:
+        """A watcher of ``session`` that judges nothing here: it speaks decisions made elsewhere (``Watcher.speak``).
+
+        Its role's evaluations run in another loop, possibly on another machine (a fleet's
+        supervisor); so it takes no observations from the bus and is not one of ``watchers``
+        (the session is not supervised by it here: an agent run's prompt is not changed), but
+        what it says and what became of it are journaled and folded like any watcher's.
+        """
+        self._ensure_journal()
+        return Watcher(spec, evaluator, session, self.bus, live=self._live)
+
     def detach(self, watcher: Watcher) -> None:
         """Stop a watcher; its pending interjections are dropped."""
         self.watchers.pop((watcher.session.name, watcher.name), None)
@@ -154,7 +166,7 @@ class Runtime:
             if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
                 return
 
-    # --- commands from other processes -------------------------------------------------------
+    # --- a person's commands: from other processes through the journal, or given here ---------
 
     def watcher_for(self, session: str, interjection_id: str, name: str = "") -> Watcher | None:
         """The watcher of ``session`` holding (or having made) ``interjection_id``."""
@@ -165,28 +177,50 @@ class Runtime:
                 return watcher
         return None
 
-    async def apply(self, command: Command) -> tuple[str, str]:
-        """Apply one journal command to the session this process owns: (status, detail)."""
-        watcher = self.watcher_for(command.session, command.interjection_id, command.watcher)
+    async def act(self, command: Command, *, by: PersonChannel = "editor") -> DeliveryOutcome:
+        """Carry out a person's command on an interjection of a session owned here; its outcome.
+
+        The one place every surface reaches: a journal command (an editor's code action, a widget
+        in another process), the notebook panel's buttons, the magics and ``AgentRun.accept`` /
+        ``dismiss`` (with ``Command.given``; ``by`` names the surface of a person's own words).
+        ``accept`` and ``edit`` deliver a pending interjection (the person's ``content`` in its
+        place); ``inject`` does too, or delivers the person's own words when nothing is pending
+        under that id; ``dismiss`` drops it. A command naming its watcher may also dismiss an
+        interjection already handed on (an editor hiding a finding: the dismissal is journaled);
+        one naming none acts only on a pending interjection. Raises ``NotPendingError`` or
+        ``UnknownWatcherError`` when there is nothing to act on.
+        """
+        iid, name = command.interjection_id, command.watcher
+        watcher = self.watcher_for(command.session, iid, name)
+        if watcher is None and name:
+            known = ", ".join(w for (s, w) in self.watchers if s == command.session) or "none"
+            raise UnknownWatcherError(
+                f"session {command.session!r} has no watcher named {name!r} (its watchers: {known})"
+            )
         if watcher is None:
-            return "failed", f"no watcher of session {command.session!r} holds interjection {command.interjection_id!r}"
+            raise NotPendingError(f"no watcher of session {command.session!r} holds interjection {iid!r}")
+        if command.kind == "dismiss":
+            watcher.dismiss(iid, reason=str(command.payload.get("reason") or DISMISSED))
+            return DISMISSED
+        content = command.payload.get("content")
+        if iid in watcher.pending:
+            return await watcher.accept(iid, content if isinstance(content, str) else None)
+        if command.kind == "inject" and isinstance(content, str) and content.strip():
+            by_hand = Interjection(content=content.strip(), watcher=watcher.name, id=iid or f"cmd{command.id}")
+            return await watcher.deliver(by_hand, origin=Origin.of_person(by))
+        raise NotPendingError(f"interjection {iid!r} is not pending")
+
+    async def apply(self, command: Command) -> tuple[CommandState, str]:
+        """Apply one journal command to the session this process owns: (state, detail) for its row."""
         try:
-            if command.kind == "dismiss":
-                watcher.dismiss(command.interjection_id, reason=str(command.payload.get("reason") or "dismissed"))
-                return "applied", "dismissed"
-            content = command.payload.get("content")
-            if command.interjection_id in watcher.pending:
-                outcome = await watcher.accept(command.interjection_id, content if isinstance(content, str) else None)
-            elif command.kind == "inject" and isinstance(content, str) and content.strip():
-                by_hand = Interjection(
-                    content=content.strip(), watcher=watcher.name, id=command.interjection_id or f"cmd{command.id}"
-                )
-                outcome = await watcher.deliver(by_hand, origin=Origin.of_person("editor"))
-            else:
-                return "failed", f"interjection {command.interjection_id!r} is not pending"
+            outcome = await self.act(command)
+        except (NotPendingError, UnknownWatcherError) as exc:
+            return FAILED, str(exc)
         except Exception as exc:  # noqa: BLE001 - a bad command never breaks the session that owns it
-            return "failed", f"{type(exc).__name__}: {exc}"
-        return ("applied", outcome) if outcome in ("delivered", "queued") else ("failed", f"not delivered ({outcome})")
+            return FAILED, f"{type(exc).__name__}: {exc}"
+        return (
+            (APPLIED, outcome) if outcome in (DELIVERED, QUEUED, DISMISSED) else (FAILED, f"not delivered ({outcome})")
+        )
 
     async def apply_commands(self) -> int:
         """Apply every new command for the sessions owned here; returns how many were handled."""

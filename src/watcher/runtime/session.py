@@ -9,8 +9,8 @@ fleet tasks are all a ``Session``. The base class owns what they have in common:
   took it) or ``undeliverable`` when the session ended first (``end``);
 - the **end state**: one ``EndState`` for every kind of session, journaled by the runtime.
 
-An adapter implements only ``hand_over`` (give one interjection to its parent: ``"delivered"`` when
-it got there at once, ``"queued"`` when it waits, in the inbox or in the parent's own channel)
+An adapter implements only ``hand_over`` (give one interjection to its parent: ``delivered`` when
+it got there at once, ``queued`` when it waits, in the inbox or in the parent's own channel)
 and, where it can cut the parent off, ``interrupt``. ``inject`` raises ``SessionEndedError`` once
 the session has ended; ``hand_over`` raises another ``WatcherError`` (``CorrectionCapReached``…)
 when the session refuses an interjection. The engine journals the ``queued``/``delivered``
@@ -23,12 +23,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
 
 from watcher.core.errors import SessionEndedError
 from watcher.core.interjection import Interjection, Origin
 from watcher.core.logs import logger
-from watcher.runtime.events import DeliveryEvent, Event, InjectionOutcome
+from watcher.runtime.events import DeliveryEvent, DeliveryOutcome, Event, InjectionOutcome
+from watcher.runtime.fates import DELIVERED, UNDELIVERABLE
 
 __all__ = ["EndState", "InjectionOutcome", "Parcel", "RecordingSession", "Session"]
 
@@ -71,7 +71,7 @@ class Parcel:
 
     interjection: Interjection
     origin: Origin
-    text: str  # journaled as the delivered content
+    text: str  # what the parent is given (a CLI's formatted line); the journal keeps the interjection's words
 
     @classmethod
     def of(cls, interjection: Interjection, origin: Origin | None = None, text: str | None = None) -> Parcel:
@@ -105,7 +105,7 @@ class Session(ABC):
         return self.end_state is not None
 
     async def inject(self, interjection: Interjection, *, origin: Origin) -> InjectionOutcome:
-        """Hand ``interjection`` (said by ``origin``) to the parent: ``"delivered"`` or ``"queued"``.
+        """Hand ``interjection`` (said by ``origin``) to the parent: ``delivered`` or ``queued``.
 
         Raises ``SessionEndedError`` when the session has ended.
         """
@@ -136,14 +136,14 @@ class Session(ABC):
 
     def reached(self, parcels: Iterable[Parcel], detail: str) -> None:
         """Journal ``parcels`` delivered: what carries them has reached the parent."""
-        self._settle(parcels, "delivered", detail)
+        self._settle(parcels, DELIVERED, detail)
 
     def undeliverable(self, parcels: Iterable[Parcel], detail: str) -> None:
         """Journal ``parcels`` undeliverable: the session ended before they reached the parent."""
         parcels = list(parcels)
         for parcel in parcels:
             log.warning("%s %r: interjection %s undeliverable: %s", self.kind, self.name, parcel.id, detail)
-        self._settle(parcels, "undeliverable", detail)
+        self._settle(parcels, UNDELIVERABLE, detail)
 
     def end(self, state: EndState = EndState.ENDED, leftover: str = "") -> None:
         """Mark the session ended (once); what is still in the inbox is journaled undeliverable."""
@@ -153,7 +153,7 @@ class Session(ABC):
         if waiting:
             self.undeliverable(waiting, leftover or f"the {self.kind} ended ({self.end_state}) before it reached it")
 
-    def _settle(self, parcels: Iterable[Parcel], outcome: Literal["delivered", "undeliverable"], detail: str) -> None:
+    def _settle(self, parcels: Iterable[Parcel], outcome: DeliveryOutcome, detail: str) -> None:
         if self._publish is None:
             return
         for parcel in parcels:
@@ -165,7 +165,7 @@ class Session(ABC):
                     interjection_id=said.id,
                     outcome=outcome,
                     detail=detail,
-                    content=parcel.text,
+                    content=said.content,  # the words (a person's edit included), not the wire format
                     origin=parcel.origin.render(),
                 )
             )
@@ -183,7 +183,7 @@ class RecordingSession(Session):
     async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
         self.delivered.append(interjection)
         self.origins.append(origin)
-        return "delivered"
+        return DELIVERED
 
     async def interrupt(self) -> None:
         self.interrupts += 1

@@ -10,6 +10,7 @@ from watcher.agents import Boundary
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
+from watcher.settings import Settings
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
 
@@ -24,6 +25,9 @@ class SpawnConfig:
     there and leaves it open), ``session_name`` (the task's name instead of ``spawn-<id>``) and
     ``at_boundary`` (awaited at the CLI's iteration boundaries: a live CLI's tool-use responses
     and turn ends, a headless CLI's run ends before a resume).
+
+    ``env`` is the environment the spawn runs in (default: this process's, read when it starts):
+    the CLI gets a filtered copy, and the planner, the pull-request token and the forge come from it.
     """
 
     task: str
@@ -52,3 +56,7 @@ class SpawnConfig:
     runtime: Runtime | None = None
     session_name: str | None = None
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None
+
+    def settings(self) -> Settings:
+        """What ``env`` (or, without one, this process's environment read now) configures."""
+        return Settings.from_env(self.env)

@@ -10,7 +10,6 @@ its files instead of a pull request.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 
 from watcher.core.errors import SpawnError
@@ -81,8 +80,8 @@ async def integrate(
     if not result.commits:
         result.detail = "the agent changed nothing, so there is nothing to propose"
         return
-    env = os.environ if config.env is None else config.env
-    token = config.token or env.get("GITHUB_TOKEN") or env.get("GH_TOKEN")
+    settings = config.settings()
+    token = config.token or (settings.github_token.reveal() if settings.github_token else None)
     if not token:
         raise SpawnError("opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr")
     conflicts = await asyncio.to_thread(conflicting_files, sandbox, config.remote)
@@ -95,7 +94,7 @@ async def integrate(
     owner, repo = (
         config.forge_repo or "/".join(forge_repo(await asyncio.to_thread(remote_url, sandbox.repo, config.remote)))
     ).split("/", 1)
-    api = config.forge_api or env.get("WATCHER_FORGE_API") or GITHUB_API
+    api = config.forge_api or settings.forge_api or GITHUB_API
     title = config.task.strip().splitlines()[0][:72] if config.task.strip() else f"spawn {sandbox.id}"
     pr = await asyncio.to_thread(
         open_pull_request,

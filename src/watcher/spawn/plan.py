@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from watcher.core.errors import ConfigurationError
+from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.redact import redact
+from watcher.settings import DEFAULT_OPENAI_PLANNER_MODEL, Settings
 from watcher.spawn._adapter import Denial
 from watcher.spawn.manifest import DEFAULT_DENIED_TOOLS, SandboxManifest, infer_manifest
 from watcher.spawn.recover import Fix, objection
@@ -51,16 +51,25 @@ class Plan:
 
 
 async def plan_manifest(
-    task: str, planner: str | None = None, *, model: str | None = None, timeout_s: float = 60
+    task: str,
+    planner: str | None = None,
+    *,
+    model: str | None = None,
+    timeout_s: float = 60,
+    settings: Settings | None = None,
 ) -> Plan:
-    """The manifest for ``task``: by ``planner`` when given (falling back to the rules), else by the rules."""
+    """The manifest for ``task``: by ``planner`` when given (falling back to the rules), else by the rules.
+
+    The planner's key, server and default model come from ``settings`` (default: the environment, read now).
+    """
     if planner is None:
         return Plan(infer_manifest(task), "rules")
     if planner not in PLANNERS:
         raise ConfigurationError(f"unknown planner {planner!r}; choose one of {', '.join(PLANNERS)}")
     try:
         async with asyncio.timeout(timeout_s):
-            answer = await (_ask_anthropic if planner == "anthropic" else _ask_openai)(redact(task), model)
+            ask = _ask_anthropic if planner == "anthropic" else _ask_openai
+            answer = await ask(redact(task), model, settings or Settings.from_env())
         found = _OBJECT.search(answer)
         if found is None:
             raise ValueError("the answer holds no JSON object")
@@ -89,13 +98,19 @@ def _tamed(manifest: SandboxManifest, planner: str) -> Plan:
     return Plan(replace(manifest, allowed_commands=commands, denied_tools=denied), planner, note)
 
 
-async def _ask_anthropic(task: str, model: str | None) -> str:
+async def _ask_anthropic(task: str, model: str | None, settings: Settings) -> str:
     import anthropic
 
-    client = anthropic.AsyncAnthropic(max_retries=1)
+    if settings.anthropic_key is None:
+        raise MissingCredentialsError(
+            "the anthropic planner needs ANTHROPIC_API_KEY; run `export ANTHROPIC_API_KEY=...`"
+        )
+    client = anthropic.AsyncAnthropic(
+        api_key=settings.anthropic_key.reveal(), base_url=settings.anthropic_base_url, max_retries=1
+    )
     try:
         message = await client.messages.create(
-            model=model or os.environ.get("WATCHER_ANTHROPIC_MODEL", "claude-haiku-4-5"),
+            model=model or settings.anthropic_model,
             max_tokens=1024,
             system=PROMPT,
             messages=[{"role": "user", "content": f"Task:\n{task}"}],
@@ -105,14 +120,14 @@ async def _ask_anthropic(task: str, model: str | None) -> str:
     return "".join(getattr(block, "text", "") for block in message.content)
 
 
-async def _ask_openai(task: str, model: str | None) -> str:
+async def _ask_openai(task: str, model: str | None, settings: Settings) -> str:
     import openai
 
-    base_url = os.environ.get("WATCHER_OPENAI_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-    client = openai.AsyncOpenAI(base_url=base_url, api_key=os.environ.get("OPENAI_API_KEY") or "local", max_retries=1)
+    key = settings.openai_key.reveal() if settings.openai_key else "local"  # a local server takes any key
+    client = openai.AsyncOpenAI(base_url=settings.openai_base_url, api_key=key, max_retries=1)
     try:
         answer: Any = await client.chat.completions.create(
-            model=model or os.environ.get("WATCHER_OPENAI_MODEL", "local-model"),
+            model=model or settings.openai_model or DEFAULT_OPENAI_PLANNER_MODEL,
             messages=[{"role": "system", "content": PROMPT}, {"role": "user", "content": f"Task:\n{task}"}],
         )
     finally:

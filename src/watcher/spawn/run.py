@@ -10,7 +10,6 @@ pushed and proposed as a pull request. Every phase is a typed journal event.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -61,18 +60,23 @@ def adapter_for(agent: str) -> AgentCLI:
 async def run_spawn(config: SpawnConfig) -> SpawnResult:
     """Run one spawn to its end and return the report's data (it never leaves the CLI running)."""
     started = time.monotonic()
-    parent_env = dict(os.environ if config.env is None else config.env)
+    settings = config.settings()
+    parent_env = dict(settings.environ)
     # everything that can be checked is checked before a worktree, a branch or a journal row exists
     adapter = adapter_for(config.agent)
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     adapter.check_credentials(parent_env)
     if adapter.endpoint and parent_env.get(adapter.endpoint):
         check_url(parent_env[adapter.endpoint], who=f"the {adapter.name} CLI's model server", fix=adapter.endpoint)
-    if config.pr and not (config.token or parent_env.get("GITHUB_TOKEN") or parent_env.get("GH_TOKEN")):
+    if config.pr and not (config.token or settings.github_token):
         raise ConfigurationError(
             "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
         )
-    planned = Plan(config.manifest, "given") if config.manifest else await plan_manifest(config.task, config.planner)
+    planned = (
+        Plan(config.manifest, "given")
+        if config.manifest
+        else await plan_manifest(config.task, config.planner, settings=settings)
+    )
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
     sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
@@ -93,7 +97,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     for item in config.watchers:
         spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
         reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
-        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, **reads), session)
+        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, settings=settings, **reads), session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(

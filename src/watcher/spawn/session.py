@@ -3,7 +3,7 @@
 For a CLI with a live channel (Claude Code's stream-json input) an interjection is written as a
 user message, which the CLI takes as a new turn when the current one ends; an urgent one is
 preceded by an interrupt request, so the in-flight response is dropped and the message starts
-the next turn. Written is not delivered: ``inject`` answers ``"queued"``, and the session
+the next turn. Written is not delivered: ``inject`` answers ``queued``, and the session
 journals ``delivered`` when the CLI echoes the message back as taken into its conversation
 (``took``); every request it sends from then on carries it. A message the CLI never took (its
 process ended first) waits for the resume like any queued one. For a CLI without a live channel
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from watcher.agents._delivery import format_injection
 from watcher.core.interjection import Interjection, Origin
 from watcher.runtime.events import Event
+from watcher.runtime.fates import DELIVERED, QUEUED
 from watcher.runtime.session import EndState, InjectionOutcome, Parcel, Session
 from watcher.spawn._adapter import AgentCLI
 from watcher.spawn.process import AgentProcess
@@ -96,12 +97,12 @@ class SpawnSession(Session):
             self.stopped_as = stop
             if self.process is not None:
                 await self.process.stop(self.stopped_by)
-            return "delivered"
+            return DELIVERED
         parcel = Parcel.of(interjection, origin, format_injection(interjection, by_person=origin.by_person))
         if interjection.urgent:
             await self.cut_turn()
         (self.unacknowledged if await self.send(parcel.text) else self.inbox).append(parcel)
-        return "queued"  # delivered when the live CLI takes it (``took``) or the resumed run starts with it
+        return QUEUED  # delivered when the live CLI takes it (``took``) or the resumed run starts with it
 
     async def interrupt(self) -> None:
         """Stop the current turn of a live CLI (see ``cut_turn``)."""

@@ -51,8 +51,13 @@ def launcher(script: str | Path, directory: str | Path, name: str = "fake-agent"
     return path
 
 
+#: the files a test named (``WATCHER_FAKE_CLI_ARGV``, ``WATCHER_FAKE_CLI_INBOX``) for what this fake CLI saw;
+#: read from its environment by ``main``, as an agent CLI reads its own
+_NOTES: dict[str, str] = {}
+
+
 def _note(variable: str, text: str) -> None:
-    target = os.environ.get(variable)
+    target = _NOTES.get(variable)
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(text.rstrip("\n") + "\n")
@@ -152,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         print("usage: python -m watcher.testing.fake_cli SCRIPT.jsonl [CLI flags ...]", file=sys.stderr)
         return 2
+    _NOTES.update((k, v) for k, v in os.environ.items() if k.startswith("WATCHER_FAKE_CLI_"))
     _note("WATCHER_FAKE_CLI_ARGV", json.dumps(args[1:]))
     _REPLAY["on"] = "--replay-user-messages" in args[1:]
     if "stream-json" in args[1:] and "--input-format" in args[1:]:

@@ -29,6 +29,7 @@ import ipywidgets as w
 from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
 from watcher.core.redact import redact
+from watcher.runtime.fates import answer
 from watcher.runtime.host import FleetBoard
 from watcher.widgets.fleet_html import LIVE, FleetView, describe_learnings, describe_row, describe_stats, escaped
 
@@ -141,11 +142,11 @@ class FleetDashboard:
         if self._sent is None:
             return None
         cid, session, what = self._sent
-        for found in self.board.journal.commands(sessions=[session], status=None, after=cid - 1):
-            if found.id == cid and found.status in ("applied", "failed"):
-                detail = f" ({found.detail})" if found.detail else ""
-                return cid, f"{what}: {found.status}{detail}"
-        return None
+        answered = answer(self.board.journal.commands(sessions=[session], status=None, after=cid - 1), cid)
+        if answered is None:
+            return None
+        detail = f" ({answered.detail})" if answered.detail else ""
+        return cid, f"{what}: {answered.state}{detail}"
 
     # --- living ----------------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from watcher.runtime.events import (
     ObservationEvent,
     WatcherEvent,
 )
-from watcher.runtime.fates import Fates
+from watcher.runtime.fates import DELIVERED, DISMISSED, PENDING, Fates
 from watcher.widgets.timeline import Mark, timeline_svg
 
 __all__ = ["PanelState", "PanelView", "Pending"]
@@ -93,7 +93,7 @@ class PanelState:
     @property
     def pending(self) -> dict[str, Pending]:
         """Interjections waiting for a person, oldest first, by id."""
-        return {f.id: Pending(f.session, f.interjection) for f in self.fates.with_status("pending")}
+        return {f.id: Pending(f.session, f.interjection) for f in self.fates.with_status(PENDING)}
 
     def apply(self, event: Event) -> bool:
         """Fold one event in; returns True when the panel changed."""
@@ -137,11 +137,11 @@ class PanelState:
             fate = self.fates.apply(event)
             if fate is None:
                 return False
-            if was is not None and was.status == "pending":
+            if was is not None and was.status == PENDING:
                 self.editing = False
             what = fate.interjection.content
             self.outcomes.appendleft(f"{fate.status}: {_text(what, 120)}" if what else fate.status)
-            self.marks.append(Mark(event.ts, "dismissed" if fate.status == "dismissed" else "delivered"))
+            self.marks.append(Mark(event.ts, DISMISSED if fate.status == DISMISSED else DELIVERED))
             return True
         return False
 
@@ -190,7 +190,7 @@ class PanelState:
                 evaluations=_list("evaluations", self.decisions),
                 pending=_pending_html(pending, len(waiting)),
                 pending_id=pending.interjection.id if pending else "",
-                delivered=_list("delivered" if self.mode != "manual" else "outcomes", self.outcomes, badge=True),
+                delivered=_list(DELIVERED if self.mode != "manual" else "outcomes", self.outcomes, badge=True),
                 counters=(
                     f"evaluations <b>{self.evaluations}</b> · interjections <b>{self.interjections}</b> · "
                     f"tokens <b>{self.tokens}</b> · cost <b>${self.cost_usd:.4f}</b>"

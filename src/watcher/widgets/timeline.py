@@ -10,8 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from watcher.runtime.fates import DELIVERED
+
 __all__ = ["Mark", "timeline_svg"]
 
+#: what a mark shows: an observation, an evaluation, or an interjection's fate (delivered, dismissed)
 MarkKind = Literal["observation", "error", "continue", "interject", "failed", "delivered", "dismissed"]
 
 _ROWS = {
@@ -20,7 +23,7 @@ _ROWS = {
     "continue": 28,
     "interject": 28,
     "failed": 28,
-    "delivered": 44,
+    DELIVERED: 44,
     "dismissed": 44,
 }
 _COLOURS = {
@@ -29,7 +32,7 @@ _COLOURS = {
     "continue": "#2b7bb9",
     "interject": "#c23030",
     "failed": "#8a6d3b",
-    "delivered": "#0f9960",
+    DELIVERED: "#0f9960",
     "dismissed": "#738694",
 }
 _LABELS = (("observed", 12), ("evaluated", 28), ("interjected", 44))
@@ -62,7 +65,7 @@ def timeline_svg(marks: Sequence[Mark], *, width: int = 460, now: float | None =
             x = left + 4 + (mark.ts - start) / span * (span_w - 8) if end > start else left + span_w / 2
             y = _ROWS[mark.kind]
             colour = _COLOURS[mark.kind]
-            if mark.kind in ("interject", "delivered"):
+            if mark.kind in ("interject", DELIVERED):
                 parts.append(
                     f'<path d="M{x:.1f},{y - 5} L{x + 5:.1f},{y} L{x:.1f},{y + 5} L{x - 5:.1f},{y} Z" fill="{colour}"/>'
                 )

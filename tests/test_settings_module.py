@@ -1,0 +1,71 @@
+"""``Settings.from_env``: every variable, its fallbacks and defaults, and a clear error for a bad value."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from watcher.core.errors import ConfigurationError
+from watcher.settings import Secret, Settings
+
+CASES = json.loads((Path(__file__).parent / "vectors" / "settings_cases.json").read_text())
+
+
+def _plain(value: Any) -> Any:
+    """A setting as the vectors write it: secrets revealed, paths as text."""
+    if isinstance(value, Secret):
+        return value.reveal()
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@pytest.mark.parametrize("case", CASES["good"], ids=[c["why"] for c in CASES["good"]])
+def test_each_variable_becomes_its_setting(case: dict[str, Any]) -> None:
+    settings = Settings.from_env(case["env"])
+    got = {name: _plain(getattr(settings, name)) for name in case["want"]}
+    assert got == case["want"]
+    assert dict(settings.environ) == case["env"]  # the whole environment, for child processes
+
+
+@pytest.mark.parametrize("case", CASES["bad"], ids=[f"{c['names']}={c['env'][c['names']]}" for c in CASES["bad"]])
+def test_a_bad_value_is_refused_naming_the_variable_and_the_fix(case: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Settings.from_env(case["env"])
+    message = str(caught.value)
+    assert message.startswith(f"{case['names']}=")
+    assert "unset it" in message and "export" in message
+
+
+def test_secrets_never_show_in_the_repr() -> None:
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-very-secret",
+        "OPENAI_API_KEY": "sk-openai-very-secret",
+        "GITHUB_TOKEN": "ghp_very_secret",
+        "WATCHER_JOURNAL": "postgresql://watcher:pg-very-secret@db.example/watch",
+    }
+    settings = Settings.from_env(env)
+    shown = f"{settings!r} {settings} {settings.anthropic_key}"
+    assert "very-secret" not in shown and "very_secret" not in shown
+    assert "postgresql://watcher:***@db.example/watch" in shown
+    assert settings.anthropic_key is not None and settings.anthropic_key.reveal() == "sk-ant-very-secret"
+
+
+def test_settings_are_frozen_and_compare_by_value() -> None:
+    one, two = Settings.from_env({"OPENAI_API_KEY": "k"}), Settings.from_env({"OPENAI_API_KEY": "k", "HOME": "/h"})
+    assert one == two  # the raw environment is not part of the comparison
+    assert one != Settings.from_env({"OPENAI_API_KEY": "other"})
+    with pytest.raises(AttributeError):
+        one.openai_model = "x"  # type: ignore[misc]
+
+
+def test_no_argument_reads_this_process_environment() -> None:
+    code = "from watcher.settings import Settings; s = Settings.from_env(); print(s.openai_model, s.serve_idle_s)"
+    env = {"PATH": "/usr/bin:/bin", "WATCHER_OPENAI_MODEL": "from-the-process", "WATCHER_SERVE_IDLE": "12"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["from-the-process", "12.0"]
