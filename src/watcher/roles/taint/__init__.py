@@ -11,6 +11,7 @@ The interface::
     from watcher.roles.taint.python import PythonSpec
 
     analysis = analyse(SgRoot(code, "python").root(), PythonSpec())  # a spec per analysis
+    # JavaScript/TypeScript: analyse(SgRoot(code, "typescript").root(), JavaScriptSpec())
     for flow in analysis.flows:           # list[Flow], by line
         flow.sink.name, flow.sink.cwe     # "command", 78
         flow.line, flow.end_line          # the sink's lines (1-based)
@@ -25,13 +26,15 @@ What it follows, within one file: assignments and augmented assignments; string 
 (f-strings, ``%``, ``format``, ``+``, ``join``), slicing, encoding; containers by key and index
 (a read of another key is not the tainted value), attributes, lists mutated by
 ``append``/``pop``/``insert``; loops, comprehensions, ``try``, ``match`` and both arms of a branch;
-calls to functions, methods and constructors defined in the same file (to a depth of four).
+calls to functions, methods and constructors defined in the same file (to a depth of four);
+function expressions (JavaScript's arrows and callbacks) where they stand, with the names around
+them and the parameters the spec gives them (``app.get(path, (req, res) => …)``); destructuring.
 Constant folding: a condition that folds to a constant runs only its live arm; a value that
 is the same constant on every path carries no input. Conditions the spec knows (an allow-list,
 a regex that excludes a sink's metacharacters) clear a variable on the arm where they hold.
 
 What it does not follow: calls into other files and libraries (their result carries the
-arguments' data, and an ``"unknown"`` origin), dynamic dispatch (``getattr``, callbacks,
+arguments' data, and an ``"unknown"`` origin), dynamic dispatch (``getattr``, functions held in variables,
 methods of objects whose class is not known), global state changed by a callee, aliasing of
 mutable containers between names. Those give ``"unknown"`` verdicts, never a flow.
 """

@@ -159,7 +159,7 @@ class Engine(Statements):
             self.result.inputs.add(line)
         self.bind(inner, node, values)
         body = self.g.field(node, "body")
-        key = id(node)
+        key = node.range().start.index  # its place in the text: the node objects themselves are not kept
         if body is None or len(self._stack) >= 2 * self.max_depth or self._stack.count(key) > 0:
             return FUNCTION
         self._stack.append(key)

@@ -41,7 +41,10 @@ class Statements(Calls):
             if kind in g.functions | g.decorated | g.classes:
                 name = g.field(node, "name") or g.field(g.field(node, "definition") or node, "name")
                 if name is not None:
-                    frame.env[name.text()] = FUNCTION  # a local definition: followed at its calls
+                    # closures run while the module is walked, before its names are globals: a function
+                    # they call must be known as one to be followed (a class stays an opaque name)
+                    followed = kind in g.functions and bool(g.closures)
+                    frame.env[name.text()] = FUNCTION if followed else Value()
             return
         if kind in g.ifs:
             self.branch(node, frame)
