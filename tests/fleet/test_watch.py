@@ -115,6 +115,14 @@ print("locked", flush=True)
 time.sleep(float(sys.argv[2]))
 conn.execute("COMMIT")
 """
+HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()  # held until the test says so
+conn.execute("COMMIT")
+"""
 
 
 async def test_a_crash_in_a_cycle_degrades_and_a_crashed_loop_restarts(tmp_path: Path) -> None:
@@ -348,12 +356,17 @@ async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_ev
         fleet = Fleet([spec], config=config, journal=journal, base_url=stub.base_url, api_key="k")
         await fleet.start()
         await wait_until(lambda: len(scripts.requests["busy"]) >= 3)
-        locker = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", LOCKER, str(path), "1.0", stdout=asyncio.subprocess.PIPE
+        holder = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HOLDER, str(path), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
         )
-        assert locker.stdout is not None and (await locker.stdout.readline()).strip() == b"locked"
-        await locker.wait()  # about twenty polls failed meanwhile
-        # the poller's next good look says so (a loaded machine may take a while to get there)
+        assert holder.stdin is not None and holder.stdout is not None
+        assert (await holder.stdout.readline()).strip() == b"locked"
+        # held until the poller has met the lock (a loaded machine may take a while), then a while longer
+        await wait_until(lambda: "applying journal commands failed" in caplog.text, 30, what="the poller's failure")
+        await asyncio.sleep(20 * config.command_poll_s)  # more polls fail meanwhile: none may log again
+        holder.stdin.write(b"release\n")
+        await holder.stdin.drain()
+        await holder.wait()
         await wait_until(lambda: "journal commands are applied again" in caplog.text, 30, what="the recovery line")
         await fleet.actions.abort("busy", "test over", by="person")
         await fleet.wait()
