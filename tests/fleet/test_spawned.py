@@ -74,7 +74,9 @@ async def test_a_stuck_claude_code_task_is_nudged_up_the_ladder_and_paused_after
     assert first_seen == sorted(set(first_seen)), first_seen  # one nudge per request, in order
     assert isinstance(result, SpawnedResult)
     assert result.status == "aborted" and "the test is over" in result.detail, (result.status, result.detail)
-    assert result.steps >= count and result.input_tokens > 0 and result.output_tokens > 0
+    # every request the model saw is a step, but the one in flight when the task was held: the hold cuts
+    # it off (the interrupt's answer), so its step never ends before the abort
+    assert result.steps >= count - 1 and result.input_tokens > 0 and result.output_tokens > 0
     assert [p["resumed"] for p in rows(journal, "watcher_pause", "waiter")] == [False]
     assert [n["severity"] for n in rows(journal, "watcher_nudge", "waiter")] == [
         "hint", "warning", "warning", "critical", "critical"
