@@ -363,7 +363,9 @@ async def test_a_journal_held_locked_is_logged_once_by_the_command_poller_not_ev
         assert (await holder.stdout.readline()).strip() == b"locked"
         # held until the poller has met the lock (a loaded machine may take a while), then a while longer
         await wait_until(lambda: "applying journal commands failed" in caplog.text, 30, what="the poller's failure")
-        await asyncio.sleep(20 * config.command_poll_s)  # more polls fail meanwhile: none may log again
+        # the task goes on meanwhile (its journal writes wait in the writer) while more polls fail: none may log again
+        moved = len(scripts.requests["busy"])
+        await wait_until(lambda: len(scripts.requests["busy"]) >= moved + 3, 30, what="the task to go on, locked out")
         holder.stdin.write(b"release\n")
         await holder.stdin.drain()
         await holder.wait()
