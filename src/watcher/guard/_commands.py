@@ -70,8 +70,8 @@ def _written(x: At) -> list[tuple[str, str]]:
         out.append((x.positional[-1], ""))
         if name == "mv":  # the sources are gone from where they were
             out += [(p, "") for p in x.positional[:-1]]
-    elif name in ("sed", "perl", "ruby") and any(
-        a.startswith("-i") or a == "--in-place" or re.fullmatch(r"-\w*i\w*", a) for a in x.args
+    elif (name in ("sed", "perl", "ruby") and any(_in_place(name, a) for a in x.args)) or (
+        name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args
     ):
         out += [(p, "") for p in x.positional[1:]]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
@@ -81,6 +81,12 @@ def _written(x: At) -> list[tuple[str, str]]:
     return out
 
 
+def _in_place(name: str, arg: str) -> bool:
+    """``arg`` makes ``name`` edit its files in place (BSD sed's ``-I`` too; perl's ``-I`` is a path)."""
+    bundle = r"-[nErsuz]*[iI].*" if name == "sed" else r"-[aclnpsStTuUwWX0-9]*i.*"  # switches before i
+    return arg.startswith("--in-place") or bool(re.fullmatch(bundle, arg))
+
+
 def _writes(x: At) -> Finding | None:
     for word, content in _written(x):
         if word in ("-", "/dev/null"):
@@ -88,12 +94,12 @@ def _writes(x: At) -> Finding | None:
         found = write_finding(x.place, x.path(word), x.policy, content)
         if (
             found is None
-            and x.name in ("rm", "mv", "rsync")
+            and (x.name in ("rm", "mv", "rsync") or x.positional[:1] == ["rm"])
             and (setting := config_inside(x.place, x.path(word), x.policy))
         ):
             found = "config-tampering", f"removes {setting} with the folder that holds it"
         if found is not None and x.on(found[0]):
-            if found[0] == "secret-write" and x.name in ("rm", "unlink", "shred", "touch"):
+            if found[0] == "secret-write" and (x.name in ("rm", "unlink", "shred", "touch") or x.name == "git"):
                 continue  # deleting or touching a credential file is not writing one
             if found[0] == "secret-write" and x.name in ("cp", "install") and _from_templates(x):
                 continue  # cp .env.example .env: the template's placeholders, for the person to fill in

@@ -89,7 +89,9 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
         return None
     if device(path):
         return "device-write", f"writes to the device {path}: the data on it is overwritten"
-    if matches_any(place, path, policy.data["config"]["paths"]):
+    if matches_any(place, path, policy.data["config"]["paths"]) or matches_any(
+        place, _folded(place, path), policy.data["config"]["paths"]
+    ):
         return (
             "config-tampering",
             f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
@@ -103,6 +105,13 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
+
+
+def _folded(place: Place, path: str) -> str:
+    """``path`` as a case-insensitive filesystem (macOS, Windows) finds it: ``.Claude/Settings.JSON``
+    is ``.claude/settings.json`` there. The home's own spelling is kept."""
+    rel = place.in_home(path)
+    return path.lower() if rel is None else place.home.rstrip("/") + "/" + rel.lower()
 
 
 def config_inside(place: Place, folder: str, policy: Policy) -> str:

@@ -142,6 +142,8 @@ def secret_vars(x: At, word: str) -> bool:
     return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
 
 
+# what an environment dump may be piped into and show only names, counts or chosen lines
+_NARROWERS = frozenset({"grep", "egrep", "fgrep", "rg", "wc", "cut", "awk", "jq", "sed", "head", "tail"})
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 _FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
 
@@ -153,7 +155,7 @@ def _fishing(x: At) -> str | None:
     for word in x.positional[1:]:
         path = x.path(word)
         rel = x.place.in_home(path)
-        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.inside_project(path)):
+        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.holds_project(path)):
             return f"whatever credentials lie under {word} (a search for them)"
     return None
 
@@ -173,8 +175,8 @@ def secret_reads(x: At) -> Finding | None:
     if what is None:
         return None
     kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
-    if what.startswith("the whole environment") and not kept:
-        return None  # shown, filtered or counted here: not written down or sent anywhere
+    if what.startswith("the whole environment") and not kept and x.fed & _NARROWERS:
+        return None  # filtered or counted: only what the filter picks reaches the model
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
 
 

@@ -88,7 +88,20 @@ class Command(NamedTuple):
 
 
 def program(word: str) -> str:
-    return word.lstrip("\\").rsplit("/", 1)[-1]
+    """``/bin/rm``, ``\\rm`` and ``RM`` (a case-insensitive filesystem, as macOS has, runs it) → ``rm``."""
+    name = word.lstrip("\\").rsplit("/", 1)[-1]
+    return name.lower() if name.isupper() else name
+
+
+def _xargs_words(cmd: Command) -> tuple[str, ...]:
+    """The words ``xargs`` appends: those an ``echo``/``printf`` or a here-string feeds it, when
+    written out in the command line; else a placeholder the rules resolve (``find … | xargs rm``)."""
+    feeder = cmd.feeder
+    if feeder is not None and feeder.name in ("echo", "printf") and feeder.feeder is None:
+        words = [w for a in feeder.args if not a.startswith("-") for w in a.replace("\\n", " ").split()]
+        if words and not any("%" in w or "$" in w for w in words):
+            return tuple(words)
+    return ("{xargs input}",)
 
 
 def _unescape(text: str) -> str:
@@ -118,7 +131,9 @@ def _value(node: SgNode) -> str:
 def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder: SgNode | None = None) -> None:
     """Every ``command`` node under ``node``, with the command piped into it (if any)."""
     kind = node.kind()
-    if kind == "command":
+    if kind == "command" or (
+        kind == "declaration_command" and not any(c.kind() == "variable_assignment" for c in node.children())
+    ):  # `export -p`, `declare -x`: they print the environment (an assignment prints nothing)
         out.append((node, feeder))
     if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
         out.append((node, None))  # `> /dev/sda` alone: a redirection is a write, with no command at all
@@ -197,6 +212,9 @@ def commands(script: str, depth: int = 0) -> list[Command]:
     for node, feeder_node in found:
         words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
         argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
+        if node.kind() == "declaration_command":
+            keyword = node.child(0)
+            argv = (keyword.text() if keyword is not None else "declare", *(_value(c) for c in words))
         redirects, stdin, piped = _redirects(node)
         feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
         nxt = node.next()
@@ -255,7 +273,7 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
         rest = _skip_options(list(here.args), _XARGS_VALUE)
         if rest:
             inner = Command(
-                (*rest, "{xargs input}"), stdin=cmd.stdin, feeder=cmd.feeder, wrapped_by=(*wrapped, "xargs")
+                (*rest, *_xargs_words(cmd)), stdin=cmd.stdin, feeder=cmd.feeder, wrapped_by=(*wrapped, "xargs")
             )
             out += _unwrap(inner, depth)
     elif name == "find":
