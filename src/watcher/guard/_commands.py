@@ -37,6 +37,13 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     )
     loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
     assigned |= {name for pair in loops for name in pair if name}
+    values = tuple(
+        (name, value)
+        for name, value in re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+)", script)
+        if value.startswith(("/", "~", "."))
+    )
+    if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
+        place = place._replace(values=values)
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:

@@ -158,8 +158,6 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
             return None
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
-    if any(path == place.expand(t) for t in paths["temporary"]) and not whole:
-        return f"the shared temporary folder {path}"  # itself; what is in it is anyone's to clear
     if under_any(place, path, paths["temporary"]) and rel is None:
         return None
     if _system(place, path, paths):

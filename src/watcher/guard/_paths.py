@@ -20,6 +20,7 @@ _HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\})")
 _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
+_TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP"})
 _OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root")
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
@@ -30,6 +31,7 @@ class Place(NamedTuple):
     cwd: str
     home: str
     root: str = ""  # the project: the session's cwd, where a `cd` in the command line does not move it
+    values: tuple[tuple[str, str], ...] = ()  # variables the command line sets to a written-out path
 
     @property
     def project(self) -> str:
@@ -38,7 +40,7 @@ class Place(NamedTuple):
     def moved(self, word: str) -> Place:
         """This place after ``cd word``."""
         target = self.home if word in ("", "~") else self.resolve(word)
-        return self if target == UNSET or word == "-" else Place(target, self.home, self.project)
+        return self if target == UNSET or word == "-" else Place(target, self.home, self.project, self.values)
 
     @classmethod
     def of(cls, cwd: str, home: str | None = None) -> Place:
@@ -57,6 +59,14 @@ class Place(NamedTuple):
         m = _LEAD_VAR.match(text)
         if m:
             name, op = m.group("b") or m.group("p"), m.group("op") or ""
+            value = dict(self.values).get(name)
+            if value is None and name not in assigned:
+                if op.startswith((":-", "-", ":=", "=")) and op.lstrip(":")[1:]:
+                    value = op.lstrip(":")[1:]  # ${TMPDIR:-/tmp}: the default, since nothing set it here
+                elif name in _TEMP_VARS:
+                    value = "/tmp"  # the system's temporary folder, set by the OS or the user's session
+            if value is not None and not value.startswith("$"):
+                return self.resolve(value.rstrip("/") + "/" + text[m.end() :].lstrip("/"), assigned)
             if op.startswith((":?", "?")) or name in assigned:
                 return os.path.join(self.cwd, "{set-variable}", text[m.end() :].lstrip("/"))
             if text[m.end() :].strip("/*") == "":
