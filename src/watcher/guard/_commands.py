@@ -14,13 +14,13 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from watcher.guard import _git
-from watcher.guard._context import At, inline_code
+from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import bombs, deletes, devices, permissions
 from watcher.guard._files import Finding, config_inside, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._remote import download_exec, remote_shell
-from watcher.guard._secrets import exfiltration, redirected_reads, secret_reads
+from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
 from watcher.guard._shell import commands, program
 
 __all__ = ["shell_findings"]
@@ -161,12 +161,34 @@ def _pushes(x: At) -> Finding | None:
     return _git.push_finding(list(x.args), x.place, x.policy)
 
 
-def _table(x: At) -> Finding | None:
+# programs that show what a ``$(…)`` hands them: a secret captured for them still reaches the screen
+_SHOWS = frozenset({"echo", "printf", "print", "cat", "tee", "?", "logger", "jq", "yq"})
+
+
+def _table(x: At, *, captured: bool = True) -> Finding | None:
     for rule in x.policy.data.get("command", []):
+        if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
+            continue  # --set password=$(kubectl get secret …): handed to the program, never shown
         if x.on(rule["category"]) and _matches(rule, x):
             return rule["category"], f"{x.name} {rule['reason']}" if rule[
                 "words"
             ] else f"{rule['program'][0]}: {rule['reason']}"
+    return None
+
+
+def _sent_secrets(x: At) -> Finding | None:
+    """A network command sending what a secret-printing CLI prints (``curl -d "$(gh auth token)" …``);
+    a token in an ``Authorization`` header or ``-u`` is the request's own login."""
+    if x.name not in NETWORK or not x.on("secret-exfiltration") or not remote(x):
+        return None
+    for i, a in enumerate(x.args):
+        if ("$(" not in a and "`" not in a) or (i and x.args[i - 1] in ("-H", "--header", "-u", "--user")):
+            continue
+        for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
+            for c in commands(inner[0] or inner[1]):
+                found = _table(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset()), captured=False)
+                if found and found[0] == "secret-read":
+                    return "secret-exfiltration", f"sends what {c.name} prints (a credential) to another machine"
     return None
 
 
@@ -222,4 +244,5 @@ _RULES = (
     _database,
     _pushes,
     _table,
+    _sent_secrets,
 )

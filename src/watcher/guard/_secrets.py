@@ -15,6 +15,7 @@ __all__ = [
     "exfiltration",
     "leaked",
     "redirected_reads",
+    "remote",
     "secret_reads",
     "secret_vars",
 ]
@@ -195,14 +196,14 @@ def _hosts(x: At) -> list[str]:
     return hosts
 
 
-def _remote(x: At) -> bool:
+def remote(x: At) -> bool:
     hosts = _hosts(x)
     local = x.policy.data["network"]["local_hosts"]
     return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
 
 
 def exfiltration(x: At) -> Finding | None:
-    if x.name not in NETWORK or not x.on("secret-exfiltration") or not _remote(x):
+    if x.name not in NETWORK or not x.on("secret-exfiltration") or not remote(x):
         return None
     sent: list[str] = []
     feeder = x.cmd.feeder

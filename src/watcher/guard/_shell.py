@@ -118,6 +118,7 @@ class Command(NamedTuple):
     wrapped_by: tuple[str, ...] = ()
     source: str = ""
     background: bool = False
+    captured_by: str = ""  # the program a ``$(…)`` hands this command's output to ("=": a variable)
 
     @property
     def name(self) -> str:
@@ -315,6 +316,7 @@ def commands(script: str, depth: int = 0) -> list[Command]:
             feeder,
             source=node.text(),
             background=nxt is not None and nxt.text() == "&",
+            captured_by=_captured_by(node),
         )
         built[_key(node)] = cmd
         out.extend(_unwrap(cmd, depth))
@@ -322,6 +324,29 @@ def commands(script: str, depth: int = 0) -> list[Command]:
             inner = Command((_value(piped.child(0) or piped),), stdin=stdin, source=piped.text())
             out.extend(_unwrap(inner, depth))
     return out
+
+
+def _captured_by(node: SgNode) -> str:
+    """Who takes ``node``'s output when it runs inside ``$(…)``: the enclosing command's program,
+    ``=`` for an assignment, ``""`` when its output is not captured (it reaches the screen)."""
+    parent = node.parent()
+    while parent is not None and parent.kind() not in ("command_substitution", "program"):
+        parent = parent.parent()
+    if parent is None or parent.kind() != "command_substitution":
+        return ""
+    outer = parent.parent()
+    while outer is not None and outer.kind() not in ("command", "variable_assignment", "declaration_command"):
+        if outer.kind() in ("program", "command_substitution"):
+            return "?"
+        outer = outer.parent()
+    if outer is None:
+        return "?"
+    if outer.kind() != "command":
+        return "="
+    first = outer.child(0)
+    while first is not None and first.kind() == "variable_assignment":
+        first = first.next()
+    return program(_value(first)) if first is not None else "="
 
 
 def _key(node: SgNode | None) -> int:
@@ -359,8 +384,8 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
             continue
         break
     if not argv:
-        return [Command(tuple(cmd.argv), cmd.redirects, cmd.stdin, cmd.feeder, tuple(wrapped), cmd.source)]
-    here = Command(tuple(argv), cmd.redirects, cmd.stdin, cmd.feeder, tuple(wrapped), cmd.source, cmd.background)
+        return [cmd._replace(wrapped_by=tuple(wrapped))]
+    here = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
     out = [here]
     name = here.name
     if name in ("xargs", "parallel"):
