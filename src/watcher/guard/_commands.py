@@ -25,7 +25,7 @@ from watcher.guard._shell import commands, program
 
 __all__ = ["shell_findings"]
 
-_FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|api_|private")
+_FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
 _SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
 
 
@@ -162,7 +162,9 @@ def _pushes(x: At) -> Finding | None:
 
 
 # programs that show what a ``$(…)`` hands them: a secret captured for them still reaches the screen
-_SHOWS = frozenset({"echo", "printf", "print", "cat", "tee", "?", "logger", "jq", "yq"})
+_SHOWS = frozenset(
+    {"echo", "printf", "print", "cat", "tee", "?", "=", "logger", "jq", "yq"}
+)  # =: a variable, shown later
 
 
 def _table(x: At, *, captured: bool = True) -> Finding | None:
