@@ -13,7 +13,9 @@ from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
 __all__ = ["bombs", "deletes", "devices", "permissions"]
 
-_DELETERS = frozenset({"rm", "shred", "srm", "unlink", "trash", "trash-put", "gio"})
+_DELETERS = frozenset({"rm", "shred", "srm", "unlink", "trash", "trash-put", "gio", "rimraf"})
+# Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
+_WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
 _PERMS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr", "chflags"})
 # commands that use a secret file without showing its content
@@ -28,7 +30,14 @@ def deletes(x: At) -> Finding | None:
         return None
     name, recursive = x.name, "r" in x.short.lower() or "--recursive" in x.args
     targets: list[str] = []
-    if name in _DELETERS:
+    if name.lower() in _WINDOWS_DELETERS and (name.lower() != "rmdir" or any(a.lower() == "/s" for a in x.args)):
+        switches = [a for a in x.args if re.fullmatch(r"/[A-Za-z]|-\w+", a)]
+        recursive = any(a.lower() in ("/s", "-recurse", "-r") for a in switches)
+        values = ("-path", "-literalpath", "-include", "-exclude", "-filter")
+        targets = [a for i, a in enumerate(x.args) if a not in switches or (i and x.args[i - 1].lower() in values)]
+        targets = [t for i, t in enumerate(targets) if t.lower() not in values]
+    elif name in _DELETERS:
+        recursive = recursive or name == "rimraf"
         targets = [t for t in x.positional if not (name == "gio" and t == "trash")]
         if "--no-preserve-root" in x.args:
             return "destructive-delete", "deletes with --no-preserve-root: the filesystem root itself"
@@ -38,16 +47,23 @@ def deletes(x: At) -> Finding | None:
         targets, recursive = x.positional[-1:], True
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
         targets = re.findall(
-            r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf|removedirs|rmdirSync|remove_dir_all)\(\s*['\"]([^'\"]+)['\"]", code
+            r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync|remove_dir_all|rmdir)\(\s*['\"]([^'\"]+)['\"]",
+            code,
         )
-        recursive = True
+        recursive = bool(targets)
+        if not targets:  # a single file: os.remove('/etc/passwd'), fs.unlinkSync, File.delete, perl's unlink
+            targets = re.findall(
+                r"(?:\bremove|\bunlink|unlinkSync|\bdelete|unlink_file)\s*\(?\s*(?:glob\s*\(\s*)?['\"]([^'\"]+)['\"]",
+                code,
+            )
     for word in targets:
         if word == "{xargs input}":
             word = _xargs_source(x.cmd)
             if not word:
                 continue
         parent, whole = glob_parent(word)
-        path = x.path(parent)
+        partial = not whole and parent != word  # *.tmp: the entries it names, not their folder
+        path = x.path(word if partial else parent)
         loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
         if loss is not None and (recursive or whole or not loss.startswith("a path built from a variable")):
             verb = "moves away" if name in ("mv", "rsync") else "deletes"

@@ -183,6 +183,8 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     """Every (category, reason) the pack finds in the call, most direct first."""
     key = tool.lower()
     command = _command(tool, tool_input)
+    if command and key in ("powershell", "cmd", "pwsh"):
+        command = command.replace("\\", "/")  # Windows paths: a backslash separates, it does not escape
     if command and (key in _SHELL_TOOLS or key.startswith("mcp__") or key not in _READ_TOOLS | _WRITE_TOOLS):
         yield from shell_findings(command, place, policy)
     patch = _patch_text(tool, tool_input)

@@ -25,6 +25,15 @@ _OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root")
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 
+def _drive(path: str) -> str:
+    """A Windows path (``C:\\Users\\x``, ``C:/x``, ``%USERPROFILE%``) as an absolute path here: ``/C:/Users/x``."""
+    if len(path) >= 2 and path[1] == ":" and path[0].isalpha() and (len(path) == 2 or path[2] in "/\\"):
+        return "/" + path[0].upper() + ":" + path[2:].replace("\\", "/")
+    if path.startswith("%") and "%" in path[1:]:
+        return "$" + path[1:].split("%", 1)[0] + path[1:].split("%", 1)[1].replace("\\", "/")
+    return path
+
+
 class Place(NamedTuple):
     """The session's point of view: its working directory (the project) and the user's home."""
 
@@ -44,12 +53,12 @@ class Place(NamedTuple):
 
     @classmethod
     def of(cls, cwd: str, home: str | None = None) -> Place:
-        home = os.path.normpath(home or os.path.expanduser("~"))
-        return cls(os.path.normpath(os.path.expanduser(cwd or home)), home)
+        home = os.path.normpath(_drive(home or os.path.expanduser("~")))
+        return cls(os.path.normpath(os.path.expanduser(_drive(cwd) or home)), home)
 
     def resolve(self, word: str, assigned: frozenset[str] = frozenset()) -> str:
         """``word`` as an absolute, normalised path (``UNSET`` when it starts with an unset variable)."""
-        text = word.strip()
+        text = _drive(word.strip())
         if text.startswith("~") and not _HOME_VARS.match(text):
             user = text[1:].split("/", 1)[0]  # ~alice/x
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])

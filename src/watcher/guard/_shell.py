@@ -22,7 +22,7 @@ from ast_grep_py import SgNode, SgRoot
 
 __all__ = ["SHELLS", "Command", "commands", "functions", "inner_script", "program"]
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "powershell", "pwsh", "cmd"})
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 # wrapper -> its options that take a value (the wrapped command starts after the options)
 _WRAPPERS: dict[str, frozenset[str]] = {
@@ -133,6 +133,8 @@ class Command(NamedTuple):
 def program(word: str) -> str:
     """``/bin/rm``, ``\\rm`` and ``RM`` (a case-insensitive filesystem, as macOS has, runs it) → ``rm``."""
     name = word.lstrip("\\").rsplit("/", 1)[-1]
+    if name[-4:].lower() == ".exe":  # powershell.exe, rm.exe (Git Bash)
+        name = name[:-4]
     return name.lower() if name.isupper() else name
 
 
@@ -216,6 +218,8 @@ def _value(node: SgNode) -> str:
         return re.sub(r'\\([\\"$`])', r"\1", node.text()[1:-1]).replace("\\\n", "")
     if kind == "concatenation":
         return "".join(_value(c) for c in node.children())
+    if kind == "command_name" and node.child(0) is not None:  # "rm", '/bin/rm': quoted, it still runs
+        return _value(node.child(0))  # type: ignore[arg-type]
     return node.text()
 
 
@@ -246,14 +250,15 @@ def _last_command(node: SgNode) -> SgNode | None:
     return _last_command(found[-1]) if found else None
 
 
-def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNode | None]:
-    """The redirections of ``command`` (its own and its enclosing statement's), its here-text, and
-    a command a here-document pipes into (``cat <<EOF | sh``)."""
+def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNode | None, list[str]]:
+    """The redirections of ``command`` (its own and its enclosing statement's), its here-text, a
+    command a here-document pipes into (``cat <<EOF | sh``), and the command's words written after
+    a redirection (``rm -rf 2>/dev/null /``: ``/`` is rm's)."""
     nodes = [c for c in command.children() if c.kind() in _REDIRECTS]
     parent = command.parent()
     if parent is not None and parent.kind() == "redirected_statement":
         nodes += [c for c in parent.children() if c.kind() in _REDIRECTS]
-    redirects, stdin, piped = [], None, None
+    redirects, stdin, piped, after = [], None, None, []
     for r in nodes:
         parts = [c for c in r.children()]
         op = next((c.text() for c in parts if not c.is_named()), "")
@@ -267,7 +272,8 @@ def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNo
             targets = [c for c in parts if c.is_named() and c.kind() != "file_descriptor"]
             if targets:
                 redirects.append((op, _value(targets[0])))
-    return redirects, stdin, piped
+                after += [_value(t) for t in targets[1:]]
+    return redirects, stdin, piped, after
 
 
 def _first_command(node: SgNode) -> SgNode | None:
@@ -306,7 +312,9 @@ def commands(script: str, depth: int = 0) -> list[Command]:
         if node.kind() == "declaration_command":
             keyword = node.child(0)
             argv = (keyword.text() if keyword is not None else "declare", *(_value(c) for c in words))
-        redirects, stdin, piped = _redirects(node)
+        redirects, stdin, piped, after = _redirects(node)
+        if after and node.kind() == "command":
+            argv = (*argv, *after)
         feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
         nxt = node.next()
         cmd = Command(
@@ -409,6 +417,8 @@ _RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node
 _SHELLS_OUT = re.compile(
     r"system\s*\(|subprocess|popen|exec(Sync|File)?\s*\(|spawn|`|%x|Runtime|shell_exec|passthru|check_output|run\s*\("
 )
+_STR_LIST = re.compile(r"""\[\s*(?:(?:"[^"]*"|'[^']*')\s*,\s*)+(?:"[^"]*"|'[^']*')\s*,?\s*\]""")
+_LIST_ITEM = re.compile(r""""([^"]*)"|'([^']*)'""")
 _LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
 
 
@@ -417,10 +427,14 @@ def _shelled_out(cmd: Command) -> str:
     flag = _RUNS_CODE[cmd.name]
     args = list(cmd.args)
     code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
+    if not code and not [a for a in args if not a.startswith("-")]:
+        code = cmd.stdin or ""  # python3 <<EOF … EOF: the here-document is the program
     if not code or not _SHELLS_OUT.search(code):
         return ""
+    lines = [" ".join(a or b for a, b in _LIST_ITEM.findall(m)) for m in _STR_LIST.findall(code)]  # ["rm", "-rf", "/"]
+    code = _STR_LIST.sub(" ", code)
     literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
-    return "\n".join(lit for lit in literals if " " in lit.strip() or "/" in lit)
+    return "\n".join(lines + [lit for lit in literals if " " in lit.strip() or "/" in lit])
 
 
 def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
@@ -446,8 +460,8 @@ def inner_script(cmd: Command) -> str | None:
     for i, a in enumerate(args):
         if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
             return args[i + 1]
-        if a == "--command" and i + 1 < len(args):
-            return args[i + 1]
+        if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
+            return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
     if cmd.name in ("source", "."):
         return None
     positional = [a for a in args if not a.startswith("-")]
