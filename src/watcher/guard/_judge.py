@@ -9,10 +9,10 @@ from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-from watcher.guard._commands import shell_findings
+from watcher.guard._commands import destructive_sql, shell_findings
 from watcher.guard._files import Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
-from watcher.guard._policy import Policy, compiled, load_policy
+from watcher.guard._policy import Policy, load_policy
 
 __all__ = ["Verdict", "judge"]
 
@@ -275,7 +275,7 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
     texts = list(_strings(tool_input))
     if _DB_TOOL.search(key) and policy.enabled("database"):
         for text in texts:
-            if compiled(policy, "database.destructive").search(text):
+            if destructive_sql(policy, text):
                 yield (
                     "database",
                     "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",

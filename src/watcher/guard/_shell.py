@@ -218,9 +218,8 @@ def _value(node: SgNode) -> str:
         return re.sub(r'\\([\\"$`])', r"\1", node.text()[1:-1]).replace("\\\n", "")
     if kind == "concatenation":
         return "".join(_value(c) for c in node.children())
-    if kind == "command_name" and node.child(0) is not None:  # "rm", '/bin/rm': quoted, it still runs
-        return _value(node.child(0))  # type: ignore[arg-type]
-    return node.text()
+    inner = node.child(0) if kind == "command_name" else None
+    return _value(inner) if inner is not None else node.text()  # "rm", '/bin/rm': quoted, it still runs
 
 
 def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder: SgNode | None = None) -> None:
@@ -402,6 +401,8 @@ def _unwrap(cmd: Command, depth: int) -> list[Command]:
             out += _unwrap(inner, depth)
     elif name == "find":
         out += _find_actions(here, depth)
+    elif name == "ssh" and (remote := _ssh_command(list(here.args))):  # it runs on the other machine
+        out += [c._replace(wrapped_by=(*wrapped, *c.wrapped_by, name)) for c in commands(remote, depth + 1)]
     elif name in SHELLS or name in ("su", "runuser", "eval", "source", ".") or name in _RUNS_CODE:
         script = inner_script(here) if name not in _RUNS_CODE else _shelled_out(here)
         if script:
@@ -435,6 +436,17 @@ def _shelled_out(cmd: Command) -> str:
     code = _STR_LIST.sub(" ", code)
     literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
     return "\n".join(lines + [lit for lit in literals if " " in lit.strip() or "/" in lit])
+
+
+_SSH_VALUE = frozenset("bcDEeFIiJLlmOopQRSWw")
+
+
+def _ssh_command(args: list[str]) -> str:
+    """The command ``ssh [options] host COMMAND…`` runs on the remote machine ("" for a login)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if len(args[i]) == 2 and args[i][1] in _SSH_VALUE else 1
+    return " ".join(args[i + 1 :])
 
 
 def _skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
