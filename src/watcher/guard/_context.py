@@ -85,7 +85,8 @@ class At:
         self.name = cmd.name
         self.args = [a for a in cmd.args]
         self.positional = _positional(self.args)
-        self.short = "".join(a[1:] for a in self.args if a.startswith("-") and not a.startswith("--"))
+        options = self.args[: self.args.index("--")] if "--" in self.args else self.args  # rm -- -rf: a file
+        self.short = "".join(a[1:] for a in options if a.startswith("-") and not a.startswith("--"))
 
     def path(self, word: str) -> str:
         if self.nounset and word.startswith("$"):

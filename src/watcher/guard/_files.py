@@ -134,6 +134,8 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     """
     if path == UNSET:
         return "a path built from a variable that is not set: with it empty, that is the filesystem root"
+    if not (recursive or whole) and (path in ("/", place.home) or place.holds_project(path)):
+        return None  # a folder: a delete without -r refuses it
     if path == "/":
         return "the filesystem root"
     if device(path):

@@ -124,7 +124,10 @@ def leaked(x: At) -> str | None:
         return None
     if x.name in _OPAQUE or x.name in SHELLS:
         return None
-    for word in x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]:
+    words = x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]
+    if x.name == "dd":  # dd reads if=, writes of=
+        words = [a[3:] for a in x.args if a.startswith("if=")]
+    for word in words:
         word = word.lstrip("@")
         if (
             not word
