@@ -16,7 +16,7 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import bombs, deletes, devices, permissions
-from watcher.guard._files import Finding, config_inside, write_finding
+from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._remote import download_exec, remote_shell
@@ -86,6 +86,17 @@ def _written(x: At) -> list[tuple[str, str]]:
     elif (code := inline_code(x.cmd)) and re.search(r"write|open\([^)]*['\"][wa]|dump|>>?", code):
         out += [(w, "") for w in re.findall(r"['\"]([^'\"]*/[^'\"]*|\.[^'\"/]+)['\"]", code)]
     return out
+
+
+def _staged_secrets(x: At) -> Finding | None:
+    """``git add id_rsa``: a credential put into the repository's history, from where a push publishes it."""
+    if x.name != "git" or x.positional[:1] not in (["add"], ["stage"]) or not x.on("secret-exfiltration"):
+        return None
+    for word in x.positional[1:]:
+        why = secret_file(x.place, x.path(word), x.policy)
+        if why:
+            return "secret-exfiltration", f"stages {why} into git: once committed and pushed, it is public for good"
+    return None
 
 
 def _in_place(name: str, arg: str) -> bool:
@@ -269,6 +280,7 @@ _RULES = (
     _writes,
     _database,
     _pushes,
+    _staged_secrets,
     _table,
     _sent_secrets,
 )

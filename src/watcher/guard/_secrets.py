@@ -230,6 +230,8 @@ def exfiltration(x: At) -> Finding | None:
             sent.append(a)
         elif a.startswith(("--post-file=", "--body-file=", "--upload-file=")):
             sent.append(a.split("=", 1)[1])
+        elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
+            sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
         if secret_vars(x, a) and not (i and x.args[i - 1] in ("-H", "--header", "-u", "--user")):
             return "secret-exfiltration", "sends a secret environment variable to another machine"
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
