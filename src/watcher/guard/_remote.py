@@ -7,7 +7,7 @@ import re
 
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding
-from watcher.guard._shell import SHELLS
+from watcher.guard._shell import SHELLS, Command, inner_script
 
 __all__ = ["download_exec", "remote_shell"]
 
@@ -49,6 +49,29 @@ def remote_shell(x: At) -> Finding | None:
     return None
 
 
+_HIDDEN = (
+    "runs code hidden by an encoding (base64, hex, reversed or escaped text): nobody, the guard included, "
+    "can read what it does before it runs; decode it to a file, read it, then run it"
+)
+_HIDDEN_TEXT = re.compile(
+    r"(?:\$\(|`)[^)`]*\b(?:base64\s+(?:-\w*[dD]|--decode)|xxd\s+(?:-\w+\s+)*-r|openssl\s+(?:base64|enc)\b[^)`]*\s-d\b|rev\b)"
+)
+
+
+def _decodes(cmd: Command) -> bool:
+    """``cmd`` turns unreadable text into a script: a base64 or hex decode, a reversal, escaped bytes."""
+    args = list(cmd.args)
+    if cmd.name == "base64":
+        return any(a in ("-d", "-D", "--decode") or re.fullmatch(r"-\w*d\w*", a) for a in args)
+    if cmd.name == "xxd":
+        return any(re.fullmatch(r"-\w*r\w*", a) for a in args)
+    if cmd.name == "openssl":
+        return bool(args) and args[0] in ("base64", "enc") and "-d" in args
+    if cmd.name == "printf":
+        return any(re.search(r"\\(x[0-9a-fA-F]{2}|[0-7]{3})", a) for a in args)
+    return cmd.name in ("rev", "uudecode", "basenc")
+
+
 def download_exec(x: At) -> Finding | None:
     if not x.on("download-exec"):
         return None
@@ -67,6 +90,15 @@ def download_exec(x: At) -> Finding | None:
                     "runs a script downloaded from the network, unread: whoever controls the URL runs code here; download it to a file, check and read it, then run it",
                 )
             feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
+        feeder = x.cmd.feeder
+        readable = name in SHELLS and inner_script(x.cmd) is not None  # echo <base64> | base64 -d | sh: read
+        while feeder is not None and not readable:
+            if _decodes(feeder):
+                return "download-exec", _HIDDEN
+            feeder = feeder.feeder
+    runs_code = name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
+    if runs_code and any(_HIDDEN_TEXT.search(a) for a in x.args):
+        return "download-exec", _HIDDEN
     texts = list(x.args)
     for t in texts:
         if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (

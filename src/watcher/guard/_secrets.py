@@ -119,7 +119,10 @@ def leaked(x: At) -> str | None:
                 why = secret_file(x.place, x.path(word), x.policy)
                 if why:
                     return why
-        if re.search(r"os\.environ(?!\s*\[|\.get)|process\.env(?!\.)|ENV\.to_h|%ENV", code):
+        if re.search(
+            r"os\.environ(?!\s*\[|\.get)|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b",
+            code,
+        ):
             return "the whole environment (every token and key in it)"
         return None
     if x.name in _OPAQUE or x.name in SHELLS:

@@ -489,17 +489,26 @@ def _piped_text(feeder: Command | None) -> str | None:
     if feeder is None:
         return None
     if feeder.name in ("echo", "printf"):
-        return " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+        text = " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+        if feeder.name == "printf" and re.search(
+            r"\\(x[0-9a-fA-F]{2}|[0-7]{3})", text
+        ):  # escaped bytes, as printf writes them
+            text = re.sub(
+                r"\\x([0-9a-fA-F]{2})|\\([0-7]{3})", lambda m: chr(int(m[1], 16) if m[1] else int(m[2], 8)), text
+            )
+        return text
     if feeder.name == "base64" and any(a in ("-d", "-D", "--decode") for a in feeder.args):
         encoded = feeder.stdin if feeder.stdin is not None else _piped_text(feeder.feeder)
         if encoded:
             import base64
             import binascii
 
-            try:
-                return base64.b64decode(encoded.strip() + "==", validate=False).decode("utf-8", "replace")
+            data = "".join(encoded.split())
+            try:  # only real base64 is read; anything else stays hidden (and is denied when run)
+                decoded = base64.b64decode(data + "=" * (-len(data) % 4), validate=True).decode("utf-8")
             except (binascii.Error, ValueError):
                 return None
+            return decoded if decoded.isprintable() or "\n" in decoded else None
     return None
 
 
