@@ -39,8 +39,10 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     assigned |= {name for pair in loops for name in pair if name}
     values = tuple(
         (name, value)
-        for name, value in re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+)", script)
-        if value.startswith(("/", "~", "."))
+        for name, value in re.findall(
+            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
+        )
+        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     )
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)

@@ -50,8 +50,12 @@ def secret_file(place: Place, path: str, policy: Policy) -> str | None:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read(65536)
-        except OSError:  # not here to look at: the home's copy usually carries the login token
-            return f"{_short(place, path)}, which holds registry tokens" if place.in_home(path) is not None else None
+        except OSError:  # not here to look at: a home's copy usually carries the login token
+            rel = place.in_home(path)
+            in_a_home = (rel is not None and "/" not in rel) or re.match(
+                r"^(/home/[^/]+|/Users/[^/]+|/root)/[^/]+$", path
+            )
+            return f"{_short(place, path)}, which holds registry tokens" if in_a_home else None
         return (
             f"{_short(place, path)}, which holds an access token"
             if compiled(policy, "secrets.token_pattern").search(text)
@@ -161,6 +165,10 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         if "/" not in rel:
             return f"the folder ~/{rel} of your home"
     if under_any(place, path, paths["temporary"]) and rel is None:
+        if under_any(place, place.project, paths["temporary"]) and os.path.dirname(path) == os.path.dirname(
+            place.project
+        ):
+            return f"{path}, a folder beside the project"  # the project lives in /tmp: its neighbours are work too
         return None
     if _system(place, path, paths):
         return f"the system folder {path}"

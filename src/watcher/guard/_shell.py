@@ -468,10 +468,10 @@ def inner_script(cmd: Command) -> str | None:
     """The script a shell (or ``eval``, ``su -c``) runs: ``-c``'s argument, or its standard input."""
     args = list(cmd.args)
     if cmd.name == "eval":
-        return " ".join(args)
+        return _here_text(" ".join(args))
     for i, a in enumerate(args):
         if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
-            return args[i + 1]
+            return _here_text(args[i + 1])
         if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
     if cmd.name in ("source", "."):
@@ -482,6 +482,15 @@ def inner_script(cmd: Command) -> str | None:
     if cmd.stdin is not None:
         return cmd.stdin
     return _piped_text(cmd.feeder)
+
+
+_CAT_HEREDOC = re.compile(r"^\s*\$\(\s*cat\s+<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*\)\s*$", re.S)
+
+
+def _here_text(script: str) -> str:
+    """``bash -c "$(cat <<EOF … EOF)"``: the here-document is the script."""
+    m = _CAT_HEREDOC.match(script)
+    return m.group(2) if m else script
 
 
 def _piped_text(feeder: Command | None) -> str | None:
