@@ -108,12 +108,14 @@ def _in_place(name: str, arg: str) -> bool:
 
 
 def _writes(x: At) -> Finding | None:
+    folders = x.name in ("mv", "rsync") or "r" in x.short.lower() or "--recursive" in x.args  # rm takes folders with -r
     for word, content in _written(x):
         if word in ("-", "/dev/null"):
             continue
         found = write_finding(x.place, x.path(word), x.policy, content)
         if (
             found is None
+            and folders
             and (x.name in ("rm", "mv", "rsync") or x.positional[:1] == ["rm"])
             and (setting := config_inside(x.place, x.path(word), x.policy))
         ):

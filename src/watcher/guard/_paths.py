@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from fnmatch import fnmatchcase, translate
+from fnmatch import translate
 from typing import Any, NamedTuple
 
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
@@ -157,13 +157,19 @@ def _matcher(
 
 
 def under_any(place: Place, path: str, folders: list[str]) -> bool:
-    """``path`` is one of ``folders`` or inside one."""
+    """``path`` is one of ``folders`` or inside one (another account's copy of a ``~/`` folder too)."""
+    return bool(_folders(tuple(folders), place.home).match(path))
+
+
+@functools.lru_cache(maxsize=64)
+def _folders(folders: tuple[str, ...], home: str) -> re.Pattern[str]:
+    """``folders`` as one expression: each folder itself or anything in it (``rm`` of 200 files
+    asks it 800 times; one expression instead of a glob per folder and account)."""
+    parts = []
     for folder in folders:
-        full = place.expand(folder).rstrip("/")
-        if path == full or path.startswith(full + "/"):
-            return True
-        if folder.startswith("~/") and any(
-            fnmatchcase(path, h + folder[1:]) or fnmatchcase(path, h + folder[1:] + "/*") for h in _OTHER_HOMES
-        ):
-            return True
-    return False
+        full = (home + folder[1:] if folder.startswith("~") else folder).rstrip("/")
+        parts.append(re.escape(full) + r"(?:/.*)?\Z")
+        if folder.startswith("~/"):
+            parts += [translate(h + folder[1:]) for h in _OTHER_HOMES]
+            parts += [translate(h + folder[1:] + "/*") for h in _OTHER_HOMES]
+    return re.compile("|".join(f"(?:{p})" for p in parts) or r"(?!)", re.S)
