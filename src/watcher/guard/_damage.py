@@ -13,7 +13,7 @@ from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
 __all__ = ["bombs", "deletes", "devices", "permissions"]
 
-_DELETERS = frozenset({"rm", "shred", "srm", "unlink", "trash", "trash-put", "gio", "rimraf"})
+_DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-put", "gio", "rimraf"})
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
