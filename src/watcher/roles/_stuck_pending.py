@@ -18,11 +18,16 @@ from collections import Counter
 from watcher.core.observations import ToolCall, ToolResult
 from watcher.roles._stuck_actions import action_key
 
-__all__ = ["PendingCalls", "Step"]
+__all__ = ["PendingCalls", "Step", "unanswered"]
 
 Step = tuple[ToolCall, ToolResult, str]  # a call, its result and its action key
 _LOST = "(no result reported)"
 _MAX_OPEN = 512  # calls waiting for a result, and calls counted without one, at most
+
+
+def unanswered(result: ToolResult) -> bool:
+    """Whether ``result`` stands for one that was never reported."""
+    return result.output is _LOST
 
 
 class PendingCalls:

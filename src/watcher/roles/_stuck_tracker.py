@@ -30,7 +30,7 @@ from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
-from watcher.roles._stuck_pending import PendingCalls
+from watcher.roles._stuck_pending import PendingCalls, unanswered
 from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
@@ -224,8 +224,18 @@ class LoopTracker:
             path = target_path(call.input)
             where = Location(path=path) if path else None
             detail = error_line(result.output) if failed else ""
+            lost = unanswered(result)
             found = [
-                Finding(rule, action, count, short_input(call.name, call.input), loop, detail, location=where)
+                Finding(
+                    rule,
+                    action,
+                    count,
+                    short_input(call.name, call.input),
+                    loop,
+                    detail,
+                    location=where,
+                    unanswered=lost,
+                )
                 for rule, action, count, loop in hits
             ]
         found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
