@@ -250,6 +250,8 @@ def test_import_watcher_stays_light() -> None:
         "watcher.judgment",
         "watcher.core.errors",
         "watcher.core.protocol",
+        "watcher.core.shortening",
+        "watcher.core.answers",
         "watcher.core.interjection",
     ],
 )
@@ -269,6 +271,6 @@ def test_core_imports_no_framework() -> None:
     import subprocess
     import sys
 
-    code = "import sys, watcher.core.protocol, watcher.core.rules, watcher.core.evaluation, watcher.core.redact; bad = {'IPython','ipywidgets','pygls','anthropic','openai','sqlite3','asyncio','polars'} & set(sys.modules); print(sorted(bad))"
+    code = "import sys, watcher.core.protocol, watcher.core.shortening, watcher.core.answers, watcher.core.rules, watcher.core.evaluation, watcher.core.redact; bad = {'IPython','ipywidgets','pygls','anthropic','openai','sqlite3','asyncio','polars'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"

@@ -28,10 +28,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from watcher.agents import AgentRun, ReplayResult, agent, read_transcript, replay
+    from watcher.core.answers import parse_interjection
     from watcher.core.errors import WatcherError
     from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
     from watcher.core.interjection import Continue, Interject, Interjection, Location, Origin
-    from watcher.core.protocol import format_evaluation_prompt, parse_interjection
+    from watcher.core.shortening import format_evaluation_prompt
     from watcher.core.spec import WatcherSpec
     from watcher.evaluators import CallableEvaluator, make_evaluator
     from watcher.roles import spec_for_role
@@ -78,8 +79,8 @@ _LAZY = {
     "Interjection": "watcher.core.interjection",
     "Location": "watcher.core.interjection",
     "Origin": "watcher.core.interjection",
-    "format_evaluation_prompt": "watcher.core.protocol",
-    "parse_interjection": "watcher.core.protocol",
+    "format_evaluation_prompt": "watcher.core.shortening",
+    "parse_interjection": "watcher.core.answers",
     "WatcherSpec": "watcher.core.spec",
     "AgentRun": "watcher.agents",
     "ReplayResult": "watcher.agents",

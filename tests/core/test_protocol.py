@@ -11,9 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from watcher import parse_interjection
+from watcher.core.answers import parse_decision, render_decision
 from watcher.core.interjection import Continue, Interject, Interjection, Location
 from watcher.core.observations import AssistantMessage, CellExecuted, ToolCall, ToolResult, UserMessage
-from watcher.core.protocol import END_OBSERVATIONS, format_evaluation_prompt, parse_decision, render_decision
+from watcher.core.protocol import END_OBSERVATIONS
+from watcher.core.shortening import format_evaluation_prompt
 from watcher.core.spec import WatcherSpec
 
 CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "vectors" / "protocol_cases.json").read_text())

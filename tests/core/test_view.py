@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from watcher.core.answers import parse_decision
 from watcher.core.interjection import Continue
 from watcher.core.observations import CellExecuted, Observation, ToolCall, ToolResult, observation_from_dict
-from watcher.core.protocol import END_OBSERVATIONS, Shortening, format_evaluation_prompt, parse_decision
+from watcher.core.protocol import END_OBSERVATIONS
+from watcher.core.shortening import Shortening, format_evaluation_prompt
 from watcher.core.spec import WatcherSpec
 
 CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "vectors" / "view_cases.json").read_text())

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from watcher.core.answers import parse_decision, render_decision
 from watcher.core.interjection import Continue, Interject, Location
 from watcher.core.observations import CellExecuted, Observation, ToolCall, ToolResult, observation_from_dict
-from watcher.core.protocol import parse_decision, render_decision
 from watcher.roles import make_role, spec_for_role
 from watcher.roles._security_pyast import blocks
 from watcher.roles._security_python import _bandit, python_findings

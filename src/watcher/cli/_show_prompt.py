@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from watcher.core.answers import render_decision
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue
-from watcher.core.protocol import render_decision
 from watcher.settings import Settings
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from typing import Protocol, runtime_checkable
 from watcher.core.edits import KnownFile, Lookup
 from watcher.core.interjection import Decision
 from watcher.core.observations import Observation
-from watcher.core.protocol import EvaluationPrompt, Shortening
+from watcher.core.protocol import EvaluationPrompt
+from watcher.core.shortening import Shortening
 from watcher.core.spec import WatcherSpec
 
 __all__ = ["EvaluationRequest", "EvaluationResult", "Evaluator", "Subject", "Usage"]

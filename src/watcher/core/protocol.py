@@ -1,23 +1,19 @@
-"""The evaluation protocol: the ``[WATCHER EVALUATION]`` prompt and its parser.
+"""The evaluation protocol's prompt: the ``[WATCHER EVALUATION]`` text a watcher is shown.
 
 A watcher is shown its parent's recent activity and answers with an ``[INTERJECT]`` block or a
 ``[CONTINUE]`` block. Observed content is untrusted: it is fenced between per-evaluation random
 delimiters, and any reserved marker inside it is neutralised, so only the watcher's own answer can
-produce a decision. Rule evaluators answer in the same format (``render_decision``), so one
-pipeline serves LLM and offline watchers alike.
+produce a decision. The prompt is assembled (and shortened to a budget) in ``core.shortening``; the
+answer is read in ``core.answers``, where rule evaluators also render theirs, so one pipeline serves
+LLM and offline watchers alike.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import secrets
-import textwrap
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from watcher.core.edits import Files, KnownFile, Lookup
-from watcher.core.interjection import ACTIONS, SEVERITIES, Continue, Decision, Interject, Interjection, Location
 from watcher.core.observations import (
     AssistantMessage,
     CellExecuted,
@@ -30,19 +26,14 @@ from watcher.core.observations import (
     UserMessage,
 )
 from watcher.core.spec import WatcherSpec
-from watcher.core.view import CODE_LINES, OUTPUT_LINES, render_all
 
 __all__ = [
     "END_OBSERVATIONS",
     "PLACEHOLDER",
     "EvaluationPrompt",
-    "Shortening",
     "describe_observation",
-    "format_evaluation_prompt",
     "neutralise",
-    "parse_decision",
-    "parse_interjection",
-    "render_decision",
+    "static_prompt",
 ]
 
 END_OBSERVATIONS = "=== END OBSERVATIONS ==="
@@ -152,26 +143,8 @@ def describe_observation(obs: Observation) -> str:
     return f"[{obs.kind}]"
 
 
-def format_evaluation_prompt(
-    spec: WatcherSpec,
-    parent: str,
-    observations: Sequence[Observation],
-    *,
-    digest: str = "",
-    nonce: str | None = None,
-    files: Mapping[str, KnownFile] | None = None,
-    lookup: Lookup | None = None,
-) -> EvaluationPrompt:
-    """Build the ``[WATCHER EVALUATION]`` prompt for ``spec`` watching ``parent``, nothing shortened.
-
-    ``digest`` is a short summary of older observations (minimal context). ``nonce`` fixes the
-    fence delimiter (tests); by default each evaluation gets a fresh random one. ``files`` and
-    ``lookup`` say what is known of the files edited (see ``Shortening``).
-    """
-    return Shortening(spec, parent, observations, digest=digest, nonce=nonce, files=files, lookup=lookup).at(0)
-
-
-def _static(spec: WatcherSpec, parent: str) -> str:
+def static_prompt(spec: WatcherSpec, parent: str) -> str:
+    """The part of the prompt that is the same at every evaluation of ``spec``: who it is, its brief, the rules."""
     title = spec.description or spec.role
     return "\n".join(
         [
@@ -192,226 +165,3 @@ def _static(spec: WatcherSpec, parent: str) -> str:
             _INSTRUCTIONS,
         ]
     )
-
-
-class Shortening:
-    """The evaluation prompt at every step of shortening, from the fullest (step 0) to the shortest.
-
-    An evaluator with a token budget takes the first step that fits. The steps shorten outputs
-    (messages, tool results, cell output) before code (files, cells, diffs, commands), each from
-    the oldest observation to the newest, a level at a time; then they leave out the oldest
-    observations, never the newest. Only what a step changes counts as a step.
-    """
-
-    def __init__(
-        self,
-        spec: WatcherSpec,
-        parent: str,
-        observations: Sequence[Observation],
-        *,
-        digest: str = "",
-        nonce: str | None = None,
-        files: Mapping[str, KnownFile] | None = None,
-        lookup: Lookup | None = None,
-    ) -> None:
-        self.static = _static(spec, parent)
-        self.nonce = nonce or secrets.token_hex(6)
-        self.digest = digest
-        self.rendered = render_all(observations, Files(files, lookup))
-        self._steps: list[tuple[str, int, int]] = []
-        for kind, levels in (("output", OUTPUT_LINES), ("code", CODE_LINES)):
-            for level in range(1, len(levels)):
-                for i, shown in enumerate(self.rendered):
-                    if shown.shortens(code=kind == "code", keep=levels[level]):
-                        self._steps.append((kind, i, level))
-        self._steps += [("drop", i, 0) for i in range(len(self.rendered) - 1)]
-
-    @classmethod
-    def given(cls, prompt: EvaluationPrompt) -> Shortening:
-        """A prompt formatted by its role rather than from observations: one step, sent as it is."""
-        return _Given(prompt)
-
-    @property
-    def steps(self) -> int:
-        """The last step: the shortest prompt."""
-        return len(self._steps)
-
-    def at(self, step: int) -> EvaluationPrompt:
-        """The prompt after the first ``step`` shortening steps."""
-        n = len(self.rendered)
-        code, output = [0] * n, [0] * n
-        dropped = 0
-        for kind, i, level in self._steps[: max(0, step)]:
-            if kind == "code":
-                code[i] = level
-            elif kind == "output":
-                output[i] = level
-            else:
-                dropped = i + 1
-        fence = f"OBSERVED-{self.nonce}"
-        shown = [
-            f"<<<{fence}\n{neutralise(self.rendered[i].text(code[i], output[i]))}\n{fence}>>>"
-            for i in range(dropped, n)
-        ]
-        if dropped:
-            shown.insert(
-                0, f"({dropped} older observation{'s are' if dropped != 1 else ' is'} left out to fit the budget)"
-            )
-        body = "\n\n".join(shown) or "(no activity)"
-        older = f"EARLIER (digest): {neutralise(self.digest)}\n\n" if self.digest else ""
-        activity = f"RECENT ACTIVITY IN PARENT SESSION:\n{older}{body}\n{END_OBSERVATIONS}"
-        return EvaluationPrompt(static=self.static, activity=activity, nonce=self.nonce)
-
-
-class _Given(Shortening):
-    """``Shortening.given``: a role's own prompt, which has no shorter form."""
-
-    def __init__(self, prompt: EvaluationPrompt) -> None:  # nothing to render: the role formatted it
-        self.static, self.nonce, self.digest = prompt.static, prompt.nonce, ""
-        self.rendered = []
-        self._steps = []
-        self._prompt = prompt
-
-    def at(self, step: int) -> EvaluationPrompt:
-        return self._prompt
-
-
-_OPEN = re.compile(r"\[\s*(INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)
-_CLOSE = {
-    "INTERJECT": re.compile(r"\[\s*/\s*INTERJECT\s*\]", re.IGNORECASE),
-    "CONTINUE": re.compile(r"\[\s*/\s*CONTINUE\s*\]", re.IGNORECASE),
-}
-_FIELD = re.compile(r"^\s*(urgent|severity|action|location|content)\s*:\s?(.*)$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*(```|~~~)[\w-]*\s*$")
-_LOCATION = re.compile(r"^(?P<target>.+?)(?::(?P<start>\d+)(?:\s*-\s*(?P<end>\d+))?)?$")
-
-
-def _answer_part(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    _, found, after = text.rpartition(END_OBSERVATIONS)
-    return after if found else text
-
-
-def _block(text: str) -> tuple[str, str] | None:
-    """The first protocol block of ``text``: (``INTERJECT`` | ``CONTINUE``, body), or None."""
-    opening = _OPEN.search(text)
-    if opening is None:
-        return None
-    tag = opening.group(1).upper()
-    closing = _CLOSE[tag].search(text, opening.end())
-    if closing is None:
-        return None
-    return tag, text[opening.end() : closing.start()]
-
-
-def _location(value: str) -> Location | None:
-    match = _LOCATION.match(value.strip().strip("`"))
-    if match is None:
-        return None
-    target = match.group("target").strip()
-    start = int(match.group("start") or 1)
-    end = int(match.group("end")) if match.group("end") else None
-    if not target or start < 1 or (end is not None and end < start):
-        return None
-    if target.lower().startswith("cell:"):
-        return Location(cell_id=target[5:], start_line=start, end_line=end)
-    return Location(path=target, start_line=start, end_line=end)
-
-
-def _unfenced(lines: list[str]) -> list[str]:
-    """Drop blank edges and a code fence wrapped around the block's fields (not one in the content)."""
-    while lines and not lines[0].strip():
-        lines = lines[1:]
-    while lines and not lines[-1].strip():
-        lines = lines[:-1]
-    opened = bool(lines) and _FENCE.match(lines[0]) is not None
-    if opened:
-        lines = lines[1:]
-    fences = sum(1 for line in lines if _FENCE.match(line))
-    if lines and _FENCE.match(lines[-1]) and (opened or fences % 2 == 1):
-        lines = lines[:-1]
-    return lines
-
-
-def _interjection(body: str) -> Interjection | None:
-    lines = _unfenced(body.split("\n"))
-    urgent = False
-    severity: str | None = None
-    action: str | None = None
-    locations: list[Location] = []
-    for index, line in enumerate(lines):
-        field = _FIELD.match(line)
-        if field is None:
-            continue  # prose before content: is not a field
-        key, value = field.group(1).lower(), field.group(2).strip()
-        if key == "content":
-            first = field.group(2)
-            rest = textwrap.dedent("\n".join(lines[index + 1 :]))
-            content = f"{first.strip()}\n{rest}".strip() if rest.strip() else first.strip()
-            if not content or content.strip(" <>.").lower() == PLACEHOLDER.lower():
-                return None
-            chosen_severity = severity if severity in SEVERITIES else ("critical" if urgent else "warning")
-            return Interjection(
-                content=content,
-                urgent=urgent,
-                severity=chosen_severity,
-                action=action if action in ACTIONS else "guidance",
-                locations=tuple(locations),
-            )
-        if key == "urgent":
-            urgent = value.lower().strip("`*\"' ") in ("true", "yes", "1")
-        elif key == "severity":
-            severity = value.lower().strip("`*\"' ")
-        elif key == "action":
-            action = value.lower().strip("`*\"' ")
-        elif key == "location":
-            loc = _location(value)
-            if loc is not None:
-                locations.append(loc)
-    return None  # no content: field: malformed, fail safe
-
-
-def parse_decision(text: str) -> Decision:
-    """Parse a watcher's answer into a decision; anything that is not a valid interjection continues.
-
-    Never raises. A ``[CONTINUE]`` block's body becomes the note.
-    """
-    try:
-        block = _block(_answer_part(text))
-        if block is None:
-            return Continue(note="")
-        tag, body = block
-        if tag == "CONTINUE":
-            return Continue(note=body.strip())
-        found = _interjection(body)
-        return Interject(found) if found is not None else Continue(note="")
-    except Exception as exc:  # noqa: BLE001 - the parser must never break a watcher; fail safe
-        return Continue(note="", error=f"parser error: {exc!r}")
-
-
-def parse_interjection(text: str) -> Interjection | None:
-    """The interjection in a watcher's answer, or None (continue, malformed, empty, placeholder).
-
-    Handles the protocol's edge cases: only what follows the last ``=== END OBSERVATIONS ===`` counts;
-    the first block wins; a missing close tag or ``content:`` field, empty content and the
-    template's placeholder are not interjections. Reads ``urgent:``, ``severity:``, ``action:``
-    and ``location:`` field lines before ``content:``; accepts CRLF, indentation and code fences.
-    """
-    decision = parse_decision(text)
-    return decision.interjection
-
-
-def render_decision(decision: Decision) -> str:
-    """The protocol text for a decision (what a rule evaluator "answers")."""
-    if isinstance(decision, Continue):
-        return f"[CONTINUE]\n{decision.note}\n[/CONTINUE]"
-    i = decision.interjection
-    lines = [
-        "[INTERJECT]",
-        f"urgent: {'true' if i.urgent else 'false'}",
-        f"severity: {i.severity}",
-        f"action: {i.action}",
-    ]
-    lines += [f"location: {loc.render()}" for loc in i.locations]
-    lines += [f"content: {neutralise(i.content)}", "[/INTERJECT]"]
-    return "\n".join(lines)

@@ -16,13 +16,13 @@ from dataclasses import fields, replace
 from types import ModuleType
 from typing import Any, Literal
 
+from watcher.core.answers import parse_decision
 from watcher.core.edits import Files
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Continue, Decision
 from watcher.core.observations import CellError, CellExecuted, HarnessError, Observation, ToolCall, ToolResult
 from watcher.core.pricing import cost_usd
-from watcher.core.protocol import parse_decision
 from watcher.core.redact import redact, redact_value
 
 __all__ = [

@@ -19,8 +19,9 @@ from typing import Any, ClassVar, Literal
 
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
-from watcher.core.protocol import EvaluationPrompt, Shortening
+from watcher.core.protocol import EvaluationPrompt
 from watcher.core.redact import redact
+from watcher.core.shortening import Shortening
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,

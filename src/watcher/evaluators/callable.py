@@ -15,10 +15,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from watcher.core.answers import parse_decision, render_decision
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
-from watcher.core.protocol import parse_decision, render_decision
 
 __all__ = ["CallableEvaluator"]
 

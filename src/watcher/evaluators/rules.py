@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from watcher.core.answers import render_decision
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Decision, Interject
-from watcher.core.protocol import render_decision
 from watcher.core.rules import Role
 
 __all__ = ["RulesEvaluator"]

@@ -362,6 +362,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run one hook call; always exits 0 (fail open)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
+        if sys.stdin.isatty():  # a person typed it: there is no payload to wait for
+            sys.stderr.write(
+                "watcher hook: the agent CLI runs this with a hook payload on stdin; to ask the guard"
+                " about a call, run `watcher hooks check 'COMMAND'` or `watcher hooks check --tool Read --path P`\n"
+            )
+            return 0
         found = answer(args, sys.stdin.buffer.read())
         if found:
             sys.stdout.buffer.write(found + b"\n")
@@ -369,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         _judge_later()
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
         _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
+        if isinstance(exc, ValueError):  # the hook's own command line is wrong: say so where it is run
+            sys.stderr.write(f"watcher hook: {exc}; the call goes ahead unguarded (failed open)\n")
     return 0
 
 

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from watcher.core.protocol import END_OBSERVATIONS, EvaluationPrompt, format_evaluation_prompt, neutralise
+from watcher.core.protocol import END_OBSERVATIONS, EvaluationPrompt, neutralise
 from watcher.core.redact import redact
+from watcher.core.shortening import format_evaluation_prompt
 from watcher.core.spec import WatcherSpec
 from watcher.roles._stuck_findings import Finding
 
