@@ -242,8 +242,9 @@ class LoopTracker:
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
             # something new worked: earlier failures were not a loop, and earlier nudges were heeded
-            # unless it is the same action re-run (a new result is no change of approach)
-            self.progressed = self.progressed or self._reruns.count == 1
+            # unless it is the same action re-run (a new result is no change of approach) or no result
+            # is reported (whether it worked is not known)
+            self.progressed = self.progressed or (self._reruns.count == 1 and not unanswered(result))
             self._tool_errors.clear()
         return found
 
