@@ -74,6 +74,8 @@ def expand(records: list[dict[str, Any]], counter: Iterator[int]) -> Iterator[di
         elif "call" in record:
             call_id = f"call_{next(counter)}"
             yield {"kind": "tool_call", "id": call_id, "name": record["call"], "input": record.get("input", {})}
+            if record.get("pending"):  # the peer records the call only: no result follows
+                continue
             result: dict[str, Any] = {
                 "kind": "tool_result",
                 "tool_call_id": call_id,

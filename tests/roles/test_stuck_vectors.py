@@ -114,6 +114,15 @@ CLASSES = {
         "benign_repetition_in_table_and_code",
         0,
     ),
+    "calls whose results are not reported": (
+        "calls_without_results_repeated",
+        "benign_calls_without_results_varied",
+        0,
+    ),
+    "parallel calls, results in any order": ("parallel_pair_same_results", "benign_parallel_results_progress", 0),
+    "a result lost once": ("calls_without_results_repeated", "benign_one_result_lost_then_paired", 0),
+    "a reply streamed in parts": ("chant_streamed_in_parts", "benign_reply_streamed_in_parts", 0),
+    "one line said with a counter": ("chant_lines_with_a_counter", "benign_numbered_report_lines", 0),
     "harness failures interleaved": (
         "harness_errors_interleaved_with_failing_command",
         "benign_harness_error_then_new_command_works",

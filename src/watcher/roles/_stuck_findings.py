@@ -40,3 +40,4 @@ class Finding:
     missing: bool = False  # a tool_error finding about a tool that does not exist
     back_to_back: bool = True  # a chant finding about text repeated back to back (else a line said again)
     different: bool = False  # a monologue finding about replies that differ (else the same one repeated)
+    unanswered: bool = False  # a repeat finding about calls whose results are not reported

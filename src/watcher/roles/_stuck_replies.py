@@ -5,7 +5,9 @@ tool activity between; numbers are set aside when replies are compared, since a 
 on while nothing is done ("attempt 2" after "attempt 1") is no news. A person's answer ends the run,
 an empty reply answers nobody, so a run of empty replies goes on past a person's message (and past
 the harness's nudges, which are not a person). *Chanting* is one reply repeating itself
-(``_stuck_text``). When ``reply_run_pause`` asks for it, any replies in a row, whatever they say,
+(``_stuck_text``); replies that follow each other with nothing between are looked at as one text,
+since a log may record one streamed reply as several messages (each part alone may not repeat
+enough), and chanting is reported once for such a run. When ``reply_run_pause`` asks for it, any replies in a row, whatever they say,
 are a monologue too (the OpenHands V1 SDK's rule; thinking is not a reply, anything else ends the run).
 """
 
@@ -23,6 +25,7 @@ from watcher.roles._stuck_text import chant
 __all__ = ["Replies"]
 
 _COUNTER = re.compile(r"\d+")
+_STREAM = 8_000  # characters of a run of replies looked at together, from the end: the cost stays bounded
 
 
 class Replies:
@@ -35,13 +38,18 @@ class Replies:
         self._said_levels = Levels(0, config.monologue_pause, 0)
         self._in_a_row = 0
         self._in_a_row_levels = Levels(0, config.reply_run_pause, 0)
+        self._stream = ""  # the replies since anything else came, joined: one reply streamed in parts
+        self._chanted = False  # chanting was reported in this run of replies
 
     def feed(self, obs: AssistantMessage, new_loop: Callable[[], int]) -> list[Finding]:
         """Take one reply; return chanting in it and the runs it brings to a level."""
         config = self.config
         text = " ".join(obs.text.split())  # an empty or blank reply counts too: repeated, it is a monologue
         found: list[Finding] = []
-        if len(text) > 60 and (said := chant(obs.text, config.chant_repeats, config.chant_lines)):
+        whole = (self._stream + obs.text)[-_STREAM:] if self._stream else obs.text
+        self._stream = whole or " "
+        if not self._chanted and len(whole) > 60 and (said := chant(whole, config.chant_repeats, config.chant_lines)):
+            self._chanted = True
             found.append(Finding("chant", "nudge", said.times, said.text, new_loop(), back_to_back=said.back_to_back))
         key = _COUNTER.sub("N", text)
         if key != self._said:
@@ -61,6 +69,7 @@ class Replies:
     def other(self) -> None:
         """Something other than a reply came: the run of replies in a row is over."""
         self._in_a_row = 0
+        self._stream, self._chanted = "", False
 
     def acted(self) -> None:
         """A tool step or a cell: the agent did something, so no reply is being repeated."""

@@ -10,7 +10,9 @@ its count there); a fence counts wherever it is on its line, so prose that follo
 on the same line (a streamed reply seldom breaks the line there) is prose:
 repeated tokens in them are structure, not a loop (a test table, resources sharing a long prefix).
 As Roo Code does for reasoning, one line of prose (20 characters or more, compared without case or
-spacing) said ``line_repeats`` times anywhere in the reply is chanting too; pasted log lines
+spacing) said ``line_repeats`` times anywhere in the reply is chanting too, and so is one said twice
+as often with only a counter changing ("Let me verify step 3 ...", as Cline flags a reply full of
+"Let me ..." lines); pasted log lines
 (``[INFO] ...``, ``WARNING: ...``, a leading timestamp) are not counted.
 """
 
@@ -29,6 +31,7 @@ _SKIPPED = re.compile(r"(?: {4}|\t)|\s*(?:\||[-*+]\s|\d+[.)]\s|#|>)|\s*[-=*_~.#|
 _LOG_LINE = re.compile(r"\s*(?:\[|\d{2,4}[-/:.]\d|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)")
 _LETTER = re.compile(r"[^\W\d_]")
 _WS = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d+")
 _SENTENCE_START = re.compile(r"(?<=[.!?…])\s+(?=\S)")
 _LONGEST = 20_000  # characters of prose looked at, from the end: the cost stays bounded
 _STEP = 8  # positions between chunks looked up
@@ -82,16 +85,20 @@ def chant(text: str, repeats: int, line_repeats: int, chunk: int = 50, window: i
         found = _repeated(prose, repeats, chunk, window)
         if found is not None:
             return Chant(*found, back_to_back=True)
-    said = Counter(
+    keys = [
         key
         for line in lines
         if len(key := " ".join(line.lower().split())) >= _SHORTEST_LINE and not _LOG_LINE.match(line)
-    )
-    if said:
-        key, count = said.most_common(1)[0]
-        if count >= line_repeats and _LETTER.search(key):
-            line = next(line for line in lines if " ".join(line.lower().split()) == key)
-            return Chant(" ".join(line.split()), count, back_to_back=False)
+    ]
+    # the same line, or (twice as often) the same line but for a counter: "Let me verify step 3 ..."
+    for said, least in ((Counter(keys), line_repeats), (Counter(_DIGITS.sub("N", k) for k in keys), 2 * line_repeats)):
+        if said:
+            key, count = said.most_common(1)[0]
+            if count >= least and _LETTER.search(key):
+                line = next(
+                    line for line in lines if _DIGITS.sub("N", " ".join(line.lower().split())) == _DIGITS.sub("N", key)
+                )
+                return Chant(" ".join(line.split()), count, back_to_back=False)
     return None
 
 

@@ -23,13 +23,14 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import action_key, scrolling, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_actions import scrolling, short_input, target_path, wait_key, wait_kind
 from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_pending import PendingCalls, unanswered
 from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
@@ -38,7 +39,7 @@ from watcher.roles._stuck_waits import Waits
 
 __all__ = ["LoopTracker"]
 
-_MAX_OPEN = 512  # tool calls without a result yet, and calls kept to describe cycles, at most
+_MAX_OPEN = 512  # calls kept to describe cycles, at most
 
 
 class LoopTracker:
@@ -48,8 +49,7 @@ class LoopTracker:
         self.config = config
         self.progressed = False  # the agent did something new and successful since the role last looked
         self._serial = 0
-        self._calls: dict[str, ToolCall] = {}
-        self._last_call: ToolCall | None = None
+        self._pending = PendingCalls()
         # same action + same result; same action failing
         self._run: tuple[str, ResultKey] | None = None
         self._run_len = 0
@@ -109,6 +109,7 @@ class LoopTracker:
             return self._replies.feed(obs, self._new_loop)
         self._replies.other()
         if isinstance(obs, HarnessError):
+            self._pending.failed()
             return self._harness_error(obs)
         if isinstance(obs, UserMessage):
             nudge = harness_nudge(obs.text)
@@ -119,16 +120,12 @@ class LoopTracker:
                 return self._replies.feed(AssistantMessage(text=""), self._new_loop)
         elif isinstance(obs, ToolCall):
             self._replies.acted()
-            if len(self._calls) >= _MAX_OPEN:
-                self._calls.pop(next(iter(self._calls)))
-            self._calls[obs.id] = obs
-            self._last_call = obs
+            steps = self._pending.call(obs)  # none unless this harness does not report results
+            return [found for call, result, akey in steps for found in self._step(call, result, akey)]
         elif isinstance(obs, ToolResult):
             self._replies.acted()
-            call = self._calls.pop(obs.tool_call_id, None) if obs.tool_call_id else None
-            call = call or self._last_call or ToolCall(name="tool")
-            self._last_call = None
-            return self._step(call, obs)
+            paired = self._pending.result(obs)
+            return self._step(paired[0], obs, paired[1]) if paired else []
         elif isinstance(obs, CellExecuted):
             self._replies.acted()
             self._harness = 0
@@ -172,11 +169,10 @@ class LoopTracker:
 
     # --- tool steps ---------------------------------------------------------------------------
 
-    def _step(self, call: ToolCall, result: ToolResult) -> list[Finding]:
+    def _step(self, call: ToolCall, result: ToolResult, akey: str) -> list[Finding]:
         if scrolling(call.name, call.input):
             return []  # moving the view is neither a step of a loop nor a break in one
         failed = result.is_error or result.exit_code not in (None, 0)
-        akey = action_key(call.name, call.input)
         if self._harness:  # a harness error streak survives only the same failing command between its errors
             if not failed or self._harness_action not in (None, akey):
                 self._harness, self._harness_action = 0, None
@@ -228,16 +224,27 @@ class LoopTracker:
             path = target_path(call.input)
             where = Location(path=path) if path else None
             detail = error_line(result.output) if failed else ""
+            lost = unanswered(result)
             found = [
-                Finding(rule, action, count, short_input(call.name, call.input), loop, detail, location=where)
+                Finding(
+                    rule,
+                    action,
+                    count,
+                    short_input(call.name, call.input),
+                    loop,
+                    detail,
+                    location=where,
+                    unanswered=lost,
+                )
                 for rule, action, count, loop in hits
             ]
         found += self._tool_errors.feed(call.name, akey, result.output, failed, self._new_loop)
         found += self._cycle(akey, rkey)
         if not failed and self._run_len == 1:
             # something new worked: earlier failures were not a loop, and earlier nudges were heeded
-            # unless it is the same action re-run (a new result is no change of approach)
-            self.progressed = self.progressed or self._reruns.count == 1
+            # unless it is the same action re-run (a new result is no change of approach) or no result
+            # is reported (whether it worked is not known)
+            self.progressed = self.progressed or (self._reruns.count == 1 and not unanswered(result))
             self._tool_errors.clear()
         return found
 

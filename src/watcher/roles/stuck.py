@@ -119,6 +119,8 @@ def _what(f: Finding) -> str:
     last = f" (last error: {f.detail})" if f.detail else ""
     if f.rule == "failing":
         return f"{f.subject} has failed {_times(f.count)} in a row{last}."
+    if f.rule == "repeat" and f.unanswered:
+        return f"{f.subject} has been called {_times(f.count)} in a row (no results are reported for these calls)."
     if f.rule == "repeat":
         return f"{f.subject} has been run {_times(f.count)} in a row with the same result{last}."
     if f.rule == "rerun":
