@@ -9,7 +9,8 @@ policies; data files in ``packs/``) with the project's ``.watcher/policy.toml`` 
 The package imports nothing of watcher beyond itself and only ``ast_grep_py`` beyond the standard
 library, so a hook without its daemon pays for the guard alone.
 
-Modules: ``_shell`` (the parser), ``_paths`` (where a path points), ``_files`` (what touching a
+Modules: ``_shell`` (the parser), ``_simple`` (a simple command), ``_wrappers`` (what a command
+really runs), ``_built`` (commands ``xargs``, ``parallel`` and ``find`` build), ``_paths`` (where a path points), ``_files`` (what touching a
 file means), ``_context`` (a command where it runs), ``_damage`` (deletes, devices, permissions,
 bombs), ``_secrets`` (reads and exfiltration), ``_remote`` (downloads run, reverse shells),
 ``_git`` (pushes), ``_commands`` (every rule for a command line), ``_policy`` (packs, project

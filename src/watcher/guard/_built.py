@@ -1,0 +1,213 @@
+"""The commands a program builds and runs: ``xargs`` and ``parallel`` from their input (``{}``
+replaced, or the words appended; a line of input that is itself a command), ``find`` from the
+files it walks (``-delete``, ``-exec rm … {} ;``)."""
+
+from __future__ import annotations
+
+from watcher.guard._simple import Command, program, skip_options
+
+__all__ = ["find_runs", "input_runs"]
+
+_NARROWING = frozenset({"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename"})
+
+_XARGS_VALUE = frozenset(
+    {
+        "-I",
+        "-J",
+        "-n",
+        "-P",
+        "-d",
+        "-L",
+        "-s",
+        "-E",
+        "-e",
+        "-a",
+        "--max-args",
+        "--max-procs",
+        "--delimiter",
+        "--arg-file",
+    }
+)
+_PARALLEL_VALUE = frozenset(
+    {
+        "-j",
+        "--jobs",
+        "-P",
+        "--results",
+        "--res",
+        "-S",
+        "--sshlogin",
+        "--joblog",
+        "-a",
+        "--arg-file",
+        "--delay",
+        "--timeout",
+        "--tmpdir",
+        "-d",
+        "--delimiter",
+        "-I",
+        "--colsep",
+        "-n",
+        "--max-args",
+        "--workdir",
+        "--wd",
+    }
+)
+_FIND_VALUE = frozenset(
+    {
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-regex",
+        "-iregex",
+        "-wholename",
+        "-iwholename",
+        "-type",
+        "-xtype",
+        "-size",
+        "-user",
+        "-group",
+        "-perm",
+        "-newer",
+        "-maxdepth",
+        "-mindepth",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-fstype",
+        "-printf",
+        "-fprint",
+        "-fprintf",
+        "-regextype",
+        "-lname",
+        "-ilname",
+        "-used",
+        "-context",
+        "-newermt",
+    }
+)
+
+
+def _replace_token(args: list[str]) -> str | None:
+    """The placeholder ``xargs -I {}`` / ``-i`` / ``--replace`` / ``-J`` substitutes input into."""
+    for i, a in enumerate(args):
+        if a in ("-I", "-J") and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(("-I", "-J")) and len(a) > 2:
+            return a[2:]
+        if a in ("-i", "--replace", "--replace=") or a.startswith("-i"):
+            return a[2:] if a.startswith("-i") and len(a) > 2 else "{}"
+        if a.startswith("--replace="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def input_runs(here: Command) -> list[tuple[str, ...]]:
+    """The commands ``xargs``/``parallel`` run: their command with the input words put in (``{}``
+    replaced, or appended), the words of ``parallel … ::: a b`` included; a command that is itself
+    the input (``echo 'rm -rf /' | xargs -I{} bash -c {}``) is read as a script."""
+    args = list(here.args)
+    words = list(_xargs_words(here))
+    if here.name == "parallel":
+        if ":::" in args:
+            at = args.index(":::")
+            args, words = args[:at], [w for w in args[at + 1 :] if w not in (":::", "::::")]
+        rest = skip_options(args, _PARALLEL_VALUE)
+        token: str | None = "{}"
+    else:
+        rest = skip_options(args, _XARGS_VALUE)
+        token = _replace_token(args)
+    if not rest:
+        return [("sh", "-c", w) for w in words if w != "{xargs input}"] if here.name == "parallel" else []
+    if token is None and here.name == "xargs":
+        return [(*rest, *words)]
+    line = " ".join(words)
+    items = [line] if here.name == "xargs" else words
+    token = token or "{}"
+    runs = []
+    for item in items:
+        if any(token in w for w in rest):
+            runs.append(tuple(w.replace(token, item) for w in rest))
+        else:  # parallel appends the input; xargs -I without its placeholder passes none
+            runs.append((*rest, item) if here.name == "parallel" else tuple(rest))
+    return runs
+
+
+def _xargs_words(cmd: Command) -> tuple[str, ...]:
+    """The words ``xargs`` appends: those an ``echo``/``printf`` or a here-string feeds it, when
+    written out in the command line; else a placeholder the rules resolve (``find … | xargs rm``)."""
+    feeder = cmd.feeder
+    if feeder is not None and feeder.name in ("echo", "printf") and feeder.feeder is None:
+        args = [a for a in feeder.args if not a.startswith("-")]
+        if feeder.name == "printf" and len(args) > 1 and "%" in args[0]:
+            args = args[1:]  # printf '%s\n' a b: the format, then the words
+        words = [w for a in args for w in a.replace("\\n", " ").split()]
+        if words and not any("%" in w or "$(" in w or "`" in w for w in words):
+            return tuple(words)
+    return ("{xargs input}",)
+
+
+def _find_tests(args: list[str]) -> list[str]:
+    """``find``'s own tests and actions: option values and ``-exec … ;`` words left out."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+            while i < len(args) and args[i] not in (";", "+", "\\;"):
+                i += 1
+        elif a in _FIND_VALUE:
+            i += 1
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def find_runs(find: Command) -> list[Command]:
+    """``find START … -delete`` or ``-exec rm … {} ;`` as the delete it is (START, unless narrowed by name)."""
+    args = list(find.args)
+    starts = []
+    for a in args:
+        if a.startswith(("-", "(", "!")):
+            break
+        starts.append(a)
+    starts = starts or ["."]
+    tests = _find_tests(args[len(starts) :])  # -delete as an action, not -name's value or -exec's word
+    narrowed = any(a in _NARROWING for a in args)
+    named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
+    out: list[Command] = []
+    wrapped = (*find.wrapped_by, "find")
+    if "-delete" in tests:  # narrowed by name: the files named, in that tree
+        rm = ("rm", "-rf") if not narrowed else ("rm",)
+        out += [
+            Command((*rm, s if not narrowed else f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped)
+            for s in starts
+        ]
+    for i, a in enumerate(args):
+        if a in ("-exec", "-execdir", "-ok", "-okdir"):
+            inner: list[str] = []
+            for b in args[i + 1 :]:
+                if b in (";", "+"):
+                    break
+                inner.append(b)
+            if not inner:
+                continue
+            if narrowed and program(inner[0]) in ("rm", "shred", "unlink"):  # the files named, not the tree
+                out += [Command(("rm", f"{s.rstrip('/')}/{named or '*.*'}"), wrapped_by=wrapped) for s in starts]
+                continue
+            if program(inner[0]) == "rm":  # find walks the tree: its rm deletes all of it
+                inner.insert(1, "-rf")
+            for s in starts:
+                found = f"{s.rstrip('/')}/{named}" if named else s  # what -exec gets: the files found
+                argv = tuple(found if w == "{}" else w for w in inner)
+                out.append(Command(argv, wrapped_by=wrapped, source=find.source))
+    return out

@@ -1,0 +1,194 @@
+"""What a command really runs: wrappers peeled off (``sudo``, ``env``, ``timeout``, ``nice``,
+``command``, ``busybox``, ``python -m``), the commands ``xargs`` and ``parallel`` build from their
+input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, and the scripts handed to a
+shell, ``eval`` or an interpreter (``bash -c``, here-documents, ``$(cat <<EOF …)``, decoded
+base64, ``os.system``/``subprocess`` strings), read with the parser the caller passes in."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+
+from watcher.guard._built import find_runs, input_runs
+from watcher.guard._simple import SHELLS, Command, program, skip_options
+
+__all__ = ["inner_script", "unwrap"]
+
+Parse = Callable[[str, int], list[Command]]  # the shell parser: a script, its depth -> its commands
+
+# wrapper -> its options that take a value (the wrapped command starts after the options)
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "--user", "--group"}),
+    "doas": frozenset({"-u", "-C"}),
+    "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "-n", "-p", "--class", "--classdata"}),
+    "nohup": frozenset(),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "exec": frozenset({"-a"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "setsid": frozenset(),
+    "unbuffer": frozenset(),
+    "caffeinate": frozenset({"-t", "-w"}),
+    "chrt": frozenset(),
+    "taskset": frozenset(),
+    "flock": frozenset({"-w", "-E", "--timeout"}),
+    "watch": frozenset({"-n", "-d", "--interval"}),
+    "strace": frozenset({"-e", "-o", "-p", "-s"}),
+    "torsocks": frozenset(),
+    "proxychains": frozenset({"-f"}),
+    "proxychains4": frozenset({"-f"}),
+    "systemd-run": frozenset({"-p", "-u", "--unit", "--property"}),
+    "npx": frozenset({"-p", "--package", "-c", "--call"}),
+    "pnpx": frozenset(),
+    "bunx": frozenset(),
+    "uvx": frozenset({"--from", "--with", "--python"}),
+}
+_TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1}  # the duration, lock file, priority
+
+
+def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
+    """``cmd`` and what it runs: wrappers peeled, shells' scripts read (with ``parse``, the shell parser)."""
+    argv, wrapped = list(cmd.argv), list(cmd.wrapped_by)
+    while argv:
+        name = program(argv[0])
+        if name == "busybox" and len(argv) > 1 and not argv[1].startswith("-"):  # busybox rm: the applet runs
+            wrapped.append(name)
+            argv = argv[1:]
+            continue
+        if re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):  # VAR=1 before the command (env's operands)
+            argv = argv[1:]
+            continue
+        if name in ("python", "python3") and len(argv) > 2 and argv[1] == "-m":  # python -m twine: the module runs
+            wrapped.append(name)
+            argv = argv[2:]
+            continue
+        if name in _WRAPPERS:
+            if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
+                break  # command -v rm: a lookup, not a call
+            rest = skip_options(argv[1:], _WRAPPERS[name])
+            rest = rest[_TAKES_ONE_POSITIONAL.get(name, 0) :]
+            if name == "env" and "-S" in argv[1:]:
+                rest = shlex.split(rest[0]) + rest[1:] if rest else rest
+            wrapped.append(name)
+            argv = rest
+            continue
+        break
+    if not argv:
+        return [cmd._replace(wrapped_by=tuple(wrapped))]
+    here = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
+    out = [here]
+    name = here.name
+    if name in ("xargs", "parallel"):
+        for argv_run in input_runs(here):
+            inner = Command(argv_run, stdin=cmd.stdin, feeder=cmd.feeder, wrapped_by=(*wrapped, name))
+            out += unwrap(inner, depth, parse)
+    elif name == "find":
+        out += [run for c in find_runs(here) for run in unwrap(c, depth, parse)]
+    elif name == "ssh" and (remote := _ssh_command(list(here.args))):  # it runs on the other machine
+        out += [c._replace(wrapped_by=(*wrapped, *c.wrapped_by, name)) for c in parse(remote, depth + 1)]
+    elif name in SHELLS or name in ("su", "runuser", "eval", "source", ".") or name in _RUNS_CODE:
+        script = inner_script(here) if name not in _RUNS_CODE else _shelled_out(here)
+        if script:
+            out += [
+                Command(c.argv, c.redirects, c.stdin, c.feeder, (*wrapped, *c.wrapped_by, name), c.source, c.background)
+                for c in parse(script, depth + 1)
+            ]
+    return out
+
+
+# interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
+_RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
+_SHELLS_OUT = re.compile(
+    r"system\s*\(|subprocess|popen|exec(Sync|File)?\s*\(|spawn|`|%x|Runtime|shell_exec|passthru|check_output|run\s*\("
+)
+_STR_LIST = re.compile(r"""\[\s*(?:(?:"[^"]*"|'[^']*')\s*,\s*)+(?:"[^"]*"|'[^']*')\s*,?\s*\]""")
+_LIST_ITEM = re.compile(r""""([^"]*)"|'([^']*)'""")
+_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
+
+
+def _shelled_out(cmd: Command) -> str:
+    """The shell commands an interpreter's inline code runs: its string literals, when it shells out."""
+    flag = _RUNS_CODE[cmd.name]
+    args = list(cmd.args)
+    code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
+    if not code and not [a for a in args if not a.startswith("-")]:
+        code = cmd.stdin or ""  # python3 <<EOF … EOF: the here-document is the program
+    if not code or not _SHELLS_OUT.search(code):
+        return ""
+    lines = [" ".join(a or b for a, b in _LIST_ITEM.findall(m)) for m in _STR_LIST.findall(code)]  # ["rm", "-rf", "/"]
+    code = _STR_LIST.sub(" ", code)
+    literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
+    return "\n".join(lines + [lit for lit in literals if " " in lit.strip() or "/" in lit])
+
+
+_SSH_VALUE = frozenset("bcDEeFIiJLlmOopQRSWw")
+
+
+def _ssh_command(args: list[str]) -> str:
+    """The command ``ssh [options] host COMMAND…`` runs on the remote machine ("" for a login)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if len(args[i]) == 2 and args[i][1] in _SSH_VALUE else 1
+    return " ".join(args[i + 1 :])
+
+
+def inner_script(cmd: Command) -> str | None:
+    """The script a shell (or ``eval``, ``su -c``) runs: ``-c``'s argument, or its standard input."""
+    args = list(cmd.args)
+    if cmd.name == "eval":
+        return _here_text(" ".join(args))
+    for i, a in enumerate(args):
+        if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
+            return _here_text(args[i + 1])
+        if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
+            return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
+    if cmd.name in ("source", "."):
+        return None
+    positional = [a for a in args if not a.startswith("-")]
+    if positional:
+        return None  # a script file: its text is not on the line
+    if cmd.stdin is not None:
+        return cmd.stdin
+    return _piped_text(cmd.feeder)
+
+
+_CAT_HEREDOC = re.compile(r"^\s*\$\(\s*cat\s+<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*\)\s*$", re.S)
+
+
+def _here_text(script: str) -> str:
+    """``bash -c "$(cat <<EOF … EOF)"``: the here-document is the script."""
+    m = _CAT_HEREDOC.match(script)
+    return m.group(2) if m else script
+
+
+def _piped_text(feeder: Command | None) -> str | None:
+    """What a command pipes out when the line spells it: ``echo``/``printf`` words, or their base64 decoded."""
+    if feeder is None:
+        return None
+    if feeder.name in ("echo", "printf"):
+        text = " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+        if feeder.name == "printf" and re.search(
+            r"\\(x[0-9a-fA-F]{2}|[0-7]{3})", text
+        ):  # escaped bytes, as printf writes them
+            text = re.sub(
+                r"\\x([0-9a-fA-F]{2})|\\([0-7]{3})", lambda m: chr(int(m[1], 16) if m[1] else int(m[2], 8)), text
+            )
+        return text
+    if feeder.name == "base64" and any(a in ("-d", "-D", "--decode") for a in feeder.args):
+        encoded = feeder.stdin if feeder.stdin is not None else _piped_text(feeder.feeder)
+        if encoded:
+            import base64
+            import binascii
+
+            data = "".join(encoded.split())
+            try:  # only real base64 is read; anything else stays hidden (and is denied when run)
+                decoded = base64.b64decode(data + "=" * (-len(data) % 4), validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                return None
+            return decoded if decoded.isprintable() or "\n" in decoded else None
+    return None
