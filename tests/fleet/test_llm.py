@@ -181,7 +181,8 @@ async def test_a_planted_key_never_reaches_the_model(anthropic_stub: StubAnthrop
 FAILURES = {
     "server error": (Reply.error(500, "api_error", "boom"), 5.0, "HTTP 500"),
     "overloaded": (Reply.error(529), 5.0, "overloaded (HTTP 529)"),
-    "timeout": (Reply.stall(5), 0.3, "within 0.3s"),
+    # the deadline also bounds the healthy call that follows: long enough for a loaded machine
+    "timeout": (Reply.stall(5), 1.5, "within 1.5s"),
     "garbage answer": (Reply.text("Looks fine to me, carry on!"), 5.0, "unparseable answer"),
     "unclosed block": (Reply.text("[INTERJECT]\ncontent: stop", stop_reason="max_tokens"), 5.0, "max_tokens"),
 }
@@ -284,7 +285,7 @@ async def test_the_extractor_parses_clips_and_redacts_learnings(
 
 EXTRACTOR_FAILURES = {
     "server error": (Reply.error(500, "api_error", "boom"), "HTTP 500"),
-    "timeout": (Reply.stall(5), "within 0.3s"),
+    "timeout": (Reply.stall(5), "within 1.5s"),
     "garbage answer": (Reply.text("The agent tried a request and it failed."), "unreadable answer"),
 }
 
@@ -293,7 +294,7 @@ EXTRACTOR_FAILURES = {
 async def test_the_extractor_fails_closed(
     anthropic_stub: StubAnthropicServer, reply: Reply, expected: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    extractor = fleet_extractor("anthropic", base_url=anthropic_stub.base_url, api_key="sk-test", timeout_s=0.3)
+    extractor = fleet_extractor("anthropic", base_url=anthropic_stub.base_url, api_key="sk-test", timeout_s=1.5)
     assert extractor is not None
     anthropic_stub.push(reply)
     got = await extractor("api-client", TURN)
