@@ -29,6 +29,10 @@ _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|p
 _SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
 
 
+# wrappers that run a builtin in the shell itself: `builtin cd ..` moves the script as `cd ..` does
+_SAME_SHELL = frozenset({"builtin", "command"})
+
+
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
     cmds = commands(script)
@@ -53,13 +57,22 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_FISHING.search(a) for a in c.args)
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
+    inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
     for c in cmds:
         if not c.argv:
             continue
-        if c.name in ("cd", "pushd") and not c.wrapped_by:  # later commands run there (the project stays)
-            place = place.moved(next((a for a in c.args if not a.startswith("-")), ""))
+        scope = tuple(w for w in c.wrapped_by if w not in _SAME_SHELL)
+        if not scope:
+            inner = None  # back in the script itself: a wrapped script's cd is over
+        here = inner[1] if inner is not None and inner[0] == scope else place
+        if c.name in ("cd", "pushd"):  # later commands run there (the project stays)
+            moved = here.moved(next((a for a in c.args if not a.startswith("-")), ""))
+            if scope:
+                inner = (scope, moved)  # only the rest of that script runs there
+            else:
+                place = moved
             continue
-        ctx = At(c, place, policy, assigned, nounset, frozenset(fed.get(c.source, ())))
+        ctx = At(c, here, policy, assigned, nounset, frozenset(fed.get(c.source, ())))
         for rule in _RULES:
             found = rule(ctx)
             if found is not None:

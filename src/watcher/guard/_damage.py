@@ -46,6 +46,7 @@ def deletes(x: At) -> Finding | None:
     elif name == "rsync" and any(a.startswith("--delete") for a in x.args) and x.positional:
         targets, recursive = x.positional[-1:], True
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
+        code = _home_written(code)
         targets = re.findall(
             r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync|remove_dir_all|rmdir)\(\s*['\"]([^'\"]+)['\"]",
             code,
@@ -142,6 +143,25 @@ def permissions(x: At) -> Finding | None:
 # --- secrets ---------------------------------------------------------------------------------------
 
 
+# The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
+_HOME_EXPR = re.compile(
+    r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
+    r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
+    r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)"""
+    r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
+)
+_EXPANDED = re.compile(r"""os\.path\.expanduser\(\s*(['"]~[^'"]*['"])\s*\)""")  # expanduser('~/docs')
+_STR = re.compile(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
+
+
+def _home_written(code: str) -> str:
+    """``code`` with the home folder's expressions written as the path ``'~'``, so a delete of it is read."""
+    if "HOME" not in code and "home" not in code and "expanduser" not in code:
+        return code
+    code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
+    return code
+
+
 def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
     scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
     for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
@@ -169,7 +189,8 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             yield "resource-bomb", "reads /dev/zero into memory without end: the machine runs out of memory"
             return
         zeros = any(a in ("if=/dev/zero", "if=/dev/urandom", "if=/dev/random") for a in c.args)
-        to_file = any(">" in op and t not in ("/dev/null",) for op, t in c.redirects)
+        # into a file, not a device: a device written is the device-write rule's (it destroys what is on it)
+        to_file = any(">" in op and not t.startswith("/dev/") for op, t in c.redirects)
         if (
             c.name == "dd"
             and zeros

@@ -8,6 +8,7 @@ import re
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding
 from watcher.guard._shell import SHELLS, Command, inner_script
+from watcher.guard._wrappers import STDIN_PATHS
 
 __all__ = ["download_exec", "remote_shell"]
 
@@ -58,6 +59,9 @@ _HIDDEN_TEXT = re.compile(
 )
 
 
+_SUBSTITUTED = re.compile(r"\s*(?:\$\(|`)")  # a script that is, from its first word, a command's output
+
+
 def _decodes(cmd: Command) -> bool:
     """``cmd`` turns unreadable text into a script: a base64 or hex decode, a reversal, escaped bytes."""
     args = list(cmd.args)
@@ -76,9 +80,10 @@ def download_exec(x: At) -> Finding | None:
     if not x.on("download-exec"):
         return None
     name = x.name
+    sourced = name in ("source", ".")
     runs_stdin = (
-        (name in SHELLS or name in INTERPRETERS)
-        and (not x.positional or x.positional[0] in ("-", "/dev/stdin") or "-s" in x.args)
+        (name in SHELLS or name in INTERPRETERS or sourced)
+        and ((not x.positional and not sourced) or (x.positional and x.positional[0] in STDIN_PATHS) or "-s" in x.args)
         and not any(a in ("-m", "-c", "-e", "-r") for a in x.args[:2])
     )
     if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and not x.args):
@@ -91,7 +96,9 @@ def download_exec(x: At) -> Finding | None:
                 )
             feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
         feeder = x.cmd.feeder
-        readable = name in SHELLS and inner_script(x.cmd) is not None  # echo <base64> | base64 -d | sh: read
+        readable = (name in SHELLS or sourced) and inner_script(
+            x.cmd
+        ) is not None  # echo <base64> | base64 -d | sh: read
         while feeder is not None and not readable:
             if _decodes(feeder):
                 return "download-exec", _HIDDEN
@@ -100,6 +107,8 @@ def download_exec(x: At) -> Finding | None:
     if runs_code and any(_HIDDEN_TEXT.search(a) for a in x.args):
         return "download-exec", _HIDDEN
     texts = list(x.args)
+    if x.cmd.stdin and (name in SHELLS or name in INTERPRETERS) and _SUBSTITUTED.match(x.cmd.stdin):
+        texts.append(x.cmd.stdin)  # bash <<< "$(curl …)": the script is what the download prints
     for t in texts:
         if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
             name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")

@@ -155,8 +155,9 @@ def commands(script: str, depth: int = 0) -> list[Command]:
             background=nxt is not None and nxt.text() == "&",
             captured_by=_captured_by(node),
         )
-        built[_key(node)] = cmd
-        out.extend(unwrap(cmd, depth, commands))
+        runs = unwrap(cmd, depth, commands)
+        built[_key(node)] = runs[0]  # what feeds a pipe is the program that runs: `command curl … | sh` is curl
+        out.extend(runs)
         if piped is not None:  # cat <<EOF | sh: the here-document is the shell's script
             inner = Command((_value(piped.child(0) or piped),), stdin=stdin, source=piped.text())
             out.extend(unwrap(inner, depth, commands))

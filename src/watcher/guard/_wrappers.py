@@ -13,7 +13,10 @@ from collections.abc import Callable
 from watcher.guard._built import find_runs, input_runs
 from watcher.guard._simple import SHELLS, Command, program, skip_options
 
-__all__ = ["inner_script", "unwrap"]
+__all__ = ["STDIN_PATHS", "inner_script", "unwrap"]
+
+# a script file name that is the standard input: `curl … | source /dev/stdin` runs what it is fed
+STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 
 Parse = Callable[[str, int], list[Command]]  # the shell parser: a script, its depth -> its commands
 
@@ -147,11 +150,11 @@ def inner_script(cmd: Command) -> str | None:
             return _here_text(args[i + 1])
         if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
-    if cmd.name in ("source", "."):
-        return None
     positional = [a for a in args if not a.startswith("-")]
-    if positional:
+    if positional and positional[0] not in STDIN_PATHS:
         return None  # a script file: its text is not on the line
+    if cmd.name in ("source", ".") and not positional:
+        return None
     if cmd.stdin is not None:
         return cmd.stdin
     return _piped_text(cmd.feeder)
