@@ -13,7 +13,7 @@ Modules: ``_shell`` (the parser), ``_simple`` (a simple command), ``_wrappers`` 
 really runs), ``_built`` (commands ``xargs``, ``parallel`` and ``find`` build), ``_paths`` (where a path points), ``_files`` (what touching a
 file means), ``_context`` (a command where it runs), ``_damage`` (deletes, devices, permissions,
 bombs), ``_secrets`` (reads and exfiltration), ``_remote`` (downloads run, reverse shells),
-``_git`` (pushes), ``_commands`` (every rule for a command line), ``_policy`` (packs, project
+``_git`` (pushes), ``_database`` (destructive statements), ``_commands`` (every rule for a command line), ``_policy`` (packs, project
 file), ``_judge`` (a tool call).
 """
 

@@ -16,17 +16,17 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import bombs, deletes, devices, permissions
+from watcher.guard._database import database
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any
-from watcher.guard._policy import Policy, compiled
+from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
-from watcher.guard._shell import commands, program
+from watcher.guard._shell import commands
 
-__all__ = ["destructive_sql", "shell_findings"]
+__all__ = ["shell_findings"]
 
 _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
-_SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
 
 
 # wrappers that run a builtin in the shell itself: `builtin cd ..` moves the script as `cd ..` does
@@ -161,52 +161,6 @@ def _from_templates(x: At) -> bool:
     return bool(sources) and all(matches_any(x.place, x.path(s), x.policy.data["secrets"]["not"]) for s in sources)
 
 
-_SQL_NOISE = re.compile(r"/\*.*?\*/|--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\$(\w*)\$.*?\$\1\$", re.S)
-
-
-def destructive_sql(policy: Policy, text: str) -> bool:
-    """``text`` holds a destructive statement, read without its comments and quoted strings
-    (``DELETE FROM t /* where id=5 */`` deletes every row; ``RETURNING 'where'`` is no condition)."""
-    return bool(compiled(policy, "database.destructive").search(_SQL_NOISE.sub(" ", text)))
-
-
-def _sql_words(words: list[str]) -> list[str]:
-    """A client's arguments that may be SQL: its words, and the values of ``-c``, ``--command=``, ``-c'…'``."""
-    out = []
-    for w in words:
-        flag, eq, value = w.partition("=")
-        if eq and flag in _SQL_FLAGS:
-            out.append(value)
-        elif w[:2] in _SQL_FLAGS and len(w) > 2 and not w.startswith("--"):
-            out.append(w[2:])
-        elif not w.startswith("-"):
-            out.append(w)
-    return out
-
-
-def _database(x: At) -> Finding | None:
-    if not x.on("database"):
-        return None
-    clients = x.policy.data["database"]["clients"]
-    argv = list(x.cmd.argv)
-    at = next((i for i, a in enumerate(argv) if program(a) in clients), None)
-    if at is None and argv and argv[0].upper() in ("DELETE", "DROP", "TRUNCATE", "ALTER"):
-        at = -1  # an SQL statement given as the command: a console or tool that runs SQL
-    if at is None:
-        return None
-    text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
-    text += "\n;" + (x.cmd.stdin or "")
-    feeder = x.cmd.feeder
-    if feeder is not None and feeder.name in ("echo", "printf", "cat"):
-        text += "\n;" + " ".join(feeder.args)
-    if destructive_sql(x.policy, text):
-        return (
-            "database",
-            "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL): the data is gone for good",
-        )
-    return None
-
-
 def _pushes(x: At) -> Finding | None:
     if x.name != "git" or not x.on("force-push"):
         return None
@@ -295,7 +249,7 @@ _RULES = (
     secret_reads,
     redirected_reads,
     _writes,
-    _database,
+    database,
     _pushes,
     _staged_secrets,
     _table,

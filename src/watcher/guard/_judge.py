@@ -9,7 +9,8 @@ from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-from watcher.guard._commands import destructive_sql, shell_findings
+from watcher.guard._commands import shell_findings
+from watcher.guard._database import destructive_sql
 from watcher.guard._files import Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy

@@ -1,0 +1,60 @@
+"""The guard's rule for database clients: a destructive statement (``DROP``, ``TRUNCATE``, ``DELETE``
+without ``WHERE``, ``FLUSHALL``) given to ``psql``, ``mysql``, ``sqlite3``, ``mongosh``, ``redis-cli``
+and the like, on their command line, their standard input or as the command itself."""
+
+from __future__ import annotations
+
+import re
+
+from watcher.guard._context import At
+from watcher.guard._files import Finding
+from watcher.guard._policy import Policy, compiled
+from watcher.guard._shell import program
+
+__all__ = ["database", "destructive_sql"]
+
+_SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
+_SQL_NOISE = re.compile(r"/\*.*?\*/|--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\$(\w*)\$.*?\$\1\$", re.S)
+
+
+def destructive_sql(policy: Policy, text: str) -> bool:
+    """``text`` holds a destructive statement, read without its comments and quoted strings
+    (``DELETE FROM t /* where id=5 */`` deletes every row; ``RETURNING 'where'`` is no condition)."""
+    return bool(compiled(policy, "database.destructive").search(_SQL_NOISE.sub(" ", text)))
+
+
+def _sql_words(words: list[str]) -> list[str]:
+    """A client's arguments that may be SQL: its words, and the values of ``-c``, ``--command=``, ``-c'…'``."""
+    out = []
+    for w in words:
+        flag, eq, value = w.partition("=")
+        if eq and flag in _SQL_FLAGS:
+            out.append(value)
+        elif w[:2] in _SQL_FLAGS and len(w) > 2 and not w.startswith("--"):
+            out.append(w[2:])
+        elif not w.startswith("-"):
+            out.append(w)
+    return out
+
+
+def database(x: At) -> Finding | None:
+    if not x.on("database"):
+        return None
+    clients = x.policy.data["database"]["clients"]
+    argv = list(x.cmd.argv)
+    at = next((i for i, a in enumerate(argv) if program(a) in clients), None)
+    if at is None and argv and argv[0].upper() in ("DELETE", "DROP", "TRUNCATE", "ALTER"):
+        at = -1  # an SQL statement given as the command: a console or tool that runs SQL
+    if at is None:
+        return None
+    text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
+    text += "\n;" + (x.cmd.stdin or "")
+    feeder = x.cmd.feeder
+    if feeder is not None and feeder.name in ("echo", "printf", "cat"):
+        text += "\n;" + " ".join(feeder.args)
+    if destructive_sql(x.policy, text):
+        return (
+            "database",
+            "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL): the data is gone for good",
+        )
+    return None
