@@ -4,7 +4,7 @@ files it walks (``-delete``, ``-exec rm … {} ;``)."""
 
 from __future__ import annotations
 
-from watcher.guard._simple import Command, program, skip_options
+from watcher.guard._simple import Command, printed, program, skip_options
 
 __all__ = ["find_runs", "input_runs"]
 
@@ -121,6 +121,8 @@ def input_runs(here: Command) -> list[tuple[str, ...]]:
         if ":::" in args:
             at = args.index(":::")
             args, words = args[:at], [w for w in args[at + 1 :] if w not in (":::", "::::")]
+        elif words != ["{xargs input}"]:  # parallel takes each input line whole: `echo 'rm -rf /' | parallel sh -c {}`
+            words = _input_lines(here) or words
         rest = skip_options(args, _PARALLEL_VALUE)
         token: str | None = "{}"
     else:
@@ -147,13 +149,25 @@ def _xargs_words(cmd: Command) -> tuple[str, ...]:
     written out in the command line; else a placeholder the rules resolve (``find … | xargs rm``)."""
     feeder = cmd.feeder
     if feeder is not None and feeder.name in ("echo", "printf") and feeder.feeder is None:
-        args = [a for a in feeder.args if not a.startswith("-")]
+        args = printed(feeder)
         if feeder.name == "printf" and len(args) > 1 and "%" in args[0]:
             args = args[1:]  # printf '%s\n' a b: the format, then the words
         words = [w for a in args for w in a.replace("\\n", " ").split()]
         if words and not any("%" in w or "$(" in w or "`" in w for w in words):
             return tuple(words)
     return ("{xargs input}",)
+
+
+def _input_lines(cmd: Command) -> list[str]:
+    """The lines an ``echo``/``printf`` written out on the line feeds ``cmd``, each one whole."""
+    feeder = cmd.feeder
+    if feeder is None or feeder.name not in ("echo", "printf") or feeder.feeder is not None:
+        return []
+    args = printed(feeder)
+    if feeder.name == "printf" and len(args) > 1 and "%" in args[0]:
+        args = args[1:]
+    text = " ".join(args).replace("\\n", "\n")
+    return [line.strip() for line in text.split("\n") if line.strip()]
 
 
 def _find_tests(args: list[str]) -> list[str]:

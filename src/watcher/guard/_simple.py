@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["SHELLS", "Command", "program", "skip_options"]
+__all__ = ["SHELLS", "Command", "printed", "program", "skip_options"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "powershell", "pwsh", "cmd"})
 
@@ -60,3 +60,13 @@ def skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
             break
         i += 2 if a in with_value else 1
     return argv[i:]
+
+
+def printed(cmd: Command) -> list[str]:
+    """The words ``echo`` or ``printf`` prints: echo's leading options (``-n``, ``-e``) left out, and
+    only those (``echo rm -rf /`` prints ``-rf``)."""
+    args = list(cmd.args)
+    if cmd.name == "echo":
+        while args and re.fullmatch(r"-[neE]+", args[0]):
+            args = args[1:]
+    return args

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Callable
 
 from watcher.guard._built import find_runs, input_runs
-from watcher.guard._simple import SHELLS, Command, program, skip_options
+from watcher.guard._simple import SHELLS, Command, printed, program, skip_options
 
 __all__ = ["STDIN_PATHS", "inner_script", "unwrap"]
 
@@ -174,7 +174,7 @@ def _piped_text(feeder: Command | None) -> str | None:
     if feeder is None:
         return None
     if feeder.name in ("echo", "printf"):
-        text = " ".join(a for a in feeder.args if not (a.startswith("-") and len(a) <= 3))
+        text = " ".join(printed(feeder))
         if feeder.name == "printf" and re.search(
             r"\\(x[0-9a-fA-F]{2}|[0-7]{3})", text
         ):  # escaped bytes, as printf writes them
