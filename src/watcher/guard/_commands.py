@@ -8,6 +8,7 @@ names, protected branches, destructive programs) is the pack's data; this module
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
@@ -22,7 +23,7 @@ from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
-from watcher.guard._shell import commands
+from watcher.guard._shell import Command, commands
 
 __all__ = ["shell_findings"]
 
@@ -138,6 +139,8 @@ def _writes(x: At) -> Finding | None:
                 continue  # deleting or touching a credential file is not writing one
             if found[0] == "secret-write" and x.name in ("cp", "install") and _from_templates(x):
                 continue  # cp .env.example .env: the template's placeholders, for the person to fill in
+            if found[0] == "secret-write" and _new_random_key(x, x.path(word)):
+                continue  # dd if=/dev/urandom of=secret.key: a new key made here, no credential overwritten
             return found
     if x.name == "git" and x.on("config-tampering"):
         keys = x.policy.data["config"]["git_keys"]
@@ -154,6 +157,22 @@ def _writes(x: At) -> Finding | None:
             if any(fnmatchcase(key, k) for k in keys):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None
+
+
+_RANDOM = frozenset({"/dev/urandom", "/dev/random", "if=/dev/urandom", "if=/dev/random"})
+
+
+def _new_random_key(x: At, path: str) -> bool:
+    """``x`` makes a new key file in the project out of random bytes (``head -c 32 /dev/urandom > k.key``,
+    ``openssl rand … | …``): nothing the person set is overwritten and no secret is on the line."""
+    if not x.place.inside_project(path) or os.path.lexists(path):
+        return False
+    cmd: Command | None = x.cmd
+    while cmd is not None:
+        if not _RANDOM.isdisjoint(cmd.args) or (cmd.name == "openssl" and cmd.args[:1] == ("rand",)):
+            return True
+        cmd = cmd.feeder
+    return False
 
 
 def _from_templates(x: At) -> bool:
