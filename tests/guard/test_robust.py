@@ -44,3 +44,17 @@ def test_any_shell_text_gets_a_verdict(command: str) -> None:
 def test_any_tool_input_gets_a_verdict(tool: str, tool_input: dict[str, Any]) -> None:
     verdict = judge(tool, tool_input, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
     assert verdict.decision in ("allow", "deny")
+
+
+def test_a_long_chain_is_read_to_its_last_command() -> None:
+    """Thousands of `&&` nest as deep in the parse tree: the reading must not hit the recursion limit."""
+    chain = " && ".join(["ls"] * 5000 + ["rm -rf ~"])
+    verdict = judge("Bash", {"command": chain}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert (verdict.decision, verdict.category) == ("deny", "destructive-delete")
+
+
+def test_a_script_too_long_to_read_in_time_is_denied_not_waved_through() -> None:
+    script = "cat <<'EOF' | sh\n" + "\n".join(f"echo {i}" for i in range(60_000)) + "\nrm -rf ~\nEOF"
+    verdict = judge("Bash", {"command": script}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.denied
+    assert verdict.category in ("unreadable", "destructive-delete"), verdict

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from typing import Any
@@ -25,7 +26,10 @@ from watcher.guard._remote import download_exec, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
 from watcher.guard._shell import Command, commands
 
-__all__ = ["shell_findings"]
+__all__ = ["READ_BUDGET_S", "shell_findings"]
+
+# the longest the guard reads one command line: a hook answers within its budget (2 s by default)
+READ_BUDGET_S = 1.0
 
 _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
 
@@ -36,6 +40,7 @@ _SAME_SHELL = frozenset({"builtin", "command"})
 
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
+    started = time.monotonic()
     cmds = commands(script)
     assigned = frozenset(
         re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
@@ -59,7 +64,10 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
     inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
-    for c in cmds:
+    for n, c in enumerate(cmds):
+        if n % 64 == 63 and time.monotonic() - started > READ_BUDGET_S:
+            yield "unreadable", f"is too long for the guard to read in the time a hook has ({len(cmds)} commands)"
+            return
         if not c.argv:
             continue
         scope = tuple(w for w in c.wrapped_by if w not in _SAME_SHELL)
@@ -192,8 +200,28 @@ _SHOWS = frozenset(
 )  # =: a variable, shown later
 
 
+def _table_rules(x: At) -> list[dict[str, Any]]:
+    """The pack's command rules that can match ``x``, in the pack's order: those naming its program,
+    and program-only rules naming a wrapper it runs under (one lookup, not a pass over every rule)."""
+    cache = x.policy.data.setdefault("_compiled", {})
+    index = cache.get("_table")
+    if index is None:
+        by_program: dict[str, list[int]] = {}
+        for i, rule in enumerate(x.policy.data.get("command", [])):
+            for name in rule["program"]:
+                by_program.setdefault(name, []).append(i)
+        wrapping = [i for i, r in enumerate(x.policy.data.get("command", [])) if not r["words"] and not r.get("flags")]
+        index = cache["_table"] = (by_program, wrapping)
+    by_program, wrapping = index
+    rules = x.policy.data.get("command", [])
+    found = set(by_program.get(x.name, ()))
+    if x.cmd.wrapped_by:
+        found.update(i for i in wrapping if any(w in rules[i]["program"] for w in x.cmd.wrapped_by))
+    return [rules[i] for i in sorted(found)]
+
+
 def _table(x: At, *, captured: bool = True) -> Finding | None:
-    for rule in x.policy.data.get("command", []):
+    for rule in _table_rules(x):
         if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
             continue  # --set password=$(kubectl get secret …): handed to the program, never shown
         if x.on(rule["category"]) and _matches(rule, x):

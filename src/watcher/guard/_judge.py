@@ -139,18 +139,28 @@ def judge(
         if rule.matches(tool, command, paths, policy.root):
             reason = "is denied by this project's policy" + (f" ({rule.reason})" if rule.reason else "")
             return Verdict("deny", "project-policy", reason, f"{policy.source} deny rule {n}", policy.problems)
-    for category, reason in findings(tool, tool_input, place, policy):
-        for n, rule in enumerate(policy.allow, 1):
-            if rule.matches(tool, command, paths, policy.root):
-                return Verdict(
-                    "allow",
-                    category,
-                    f"allowed by {policy.source} allow rule {n}: {reason}",
-                    policy.source,
-                    policy.problems,
-                )
-        return Verdict("deny", category, reason, policy.pack, policy.problems)
+    try:
+        for category, reason in findings(tool, tool_input, place, policy):
+            return _verdict(category, reason, tool, command, paths, policy)
+    except Exception as exc:  # noqa: BLE001 - any failure to read it: deny, never wave it through
+        # a call the guard cannot read is not waved through: the session is told why and goes on
+        reason = f"could not be read by the guard ({type(exc).__name__}): run it in smaller, plainer steps"
+        return _verdict("unreadable", reason, tool, command, paths, policy)
     return Verdict("allow", problems=policy.problems, rule=policy.pack)
+
+
+def _verdict(category: str, reason: str, tool: str, command: str, paths: list[str], policy: Policy) -> Verdict:
+    """A finding's verdict: denied, unless the project's policy file allows the call."""
+    for n, rule in enumerate(policy.allow, 1):
+        if rule.matches(tool, command, paths, policy.root):
+            return Verdict(
+                "allow",
+                category,
+                f"allowed by {policy.source} allow rule {n}: {reason}",
+                policy.source,
+                policy.problems,
+            )
+    return Verdict("deny", category, reason, policy.pack, policy.problems)
 
 
 def _command(tool: str, tool_input: Mapping[str, Any]) -> str:

@@ -52,39 +52,55 @@ def _value(node: SgNode) -> str:
     return _value(inner) if inner is not None else node.text()  # "rm", '/bin/rm': quoted, it still runs
 
 
-def _walk_commands(node: SgNode, out: list[tuple[SgNode, SgNode | None]], feeder: SgNode | None = None) -> None:
-    """Every ``command`` node under ``node``, with the command piped into it (if any)."""
-    kind = node.kind()
-    if kind == "command" or (
-        kind == "declaration_command" and not any(c.kind() == "variable_assignment" for c in node.children())
-    ):  # `export -p`, `declare -x`: they print the environment (an assignment prints nothing)
-        out.append((node, feeder))
-    if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
-        out.append((node, None))  # `> /dev/sda` alone: a redirection is a write, with no command at all
-    if kind == "pipeline":
-        previous: SgNode | None = None
-        for child in node.children():
-            if child.is_named():
-                _walk_commands(child, out, previous)
-                previous = _last_command(child)
-        return
-    for child in node.children():
-        _walk_commands(child, out, None if kind != "redirected_statement" else feeder)
+# a command, what pipes into it, the $(…) around it, its parent and the node after it (known on the
+# way down: asking a node of a deep tree for its parent or sibling costs as much as the tree is deep)
+Walked = tuple[SgNode, "SgNode | None", "SgNode | None", "SgNode | None", "SgNode | None"]
 
 
-def _last_command(node: SgNode) -> SgNode | None:
-    if node.kind() == "command":
-        return node
-    found = [n for n in node.children() if n.kind() in ("command", "redirected_statement", "subshell")]
-    return _last_command(found[-1]) if found else None
+def _walk_commands(root: SgNode, out: list[Walked]) -> None:
+    """Every ``command`` node under ``root`` in the order written, with the command piped into it
+    (if any) and the innermost ``$(…)`` it runs in. Iterative, and never walks back up the tree: a
+    chain of thousands of ``&&`` nests as deep, past Python's recursion limit."""
+    stack: list[Walked] = [(root, None, None, None, None)]
+    while stack:
+        node, feeder, sub, parent, after = stack.pop()
+        kind = node.kind()
+        if kind == "command" or (
+            kind == "declaration_command" and not any(c.kind() == "variable_assignment" for c in node.children())
+        ):  # `export -p`, `declare -x`: they print the environment (an assignment prints nothing)
+            out.append((node, feeder, sub, parent, after))
+        if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
+            out.append((node, None, sub, parent, after))  # `> /dev/sda` alone: a redirection is a write
+        children = node.children()
+        inner = node if kind == "command_substitution" else sub
+        if kind == "pipeline":
+            fed: list[Walked] = []
+            previous: SgNode | None = None
+            for i, child in enumerate(children):
+                if child.is_named():
+                    fed.append((child, previous, inner, node, children[i + 1] if i + 1 < len(children) else None))
+                    previous = _last_command(child)
+            stack.extend(reversed(fed))
+            continue
+        inherited = feeder if kind == "redirected_statement" else None
+        nexts = [*children[1:], None] if children else []
+        stack.extend((c, inherited, inner, node, n) for c, n in zip(reversed(children), reversed(nexts), strict=True))
 
 
-def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNode | None, list[str]]:
+def _last_command(node: SgNode | None) -> SgNode | None:
+    while node is not None and node.kind() != "command":
+        found = [n for n in node.children() if n.kind() in ("command", "redirected_statement", "subshell")]
+        node = found[-1] if found else None
+    return node
+
+
+def _redirects(
+    command: SgNode, parent: SgNode | None
+) -> tuple[list[tuple[str, str]], str | None, SgNode | None, list[str]]:
     """The redirections of ``command`` (its own and its enclosing statement's), its here-text, a
     command a here-document pipes into (``cat <<EOF | sh``), and the command's words written after
     a redirection (``rm -rf 2>/dev/null /``: ``/`` is rm's)."""
     nodes = [c for c in command.children() if c.kind() in _REDIRECTS]
-    parent = command.parent()
     if parent is not None and parent.kind() == "redirected_statement":
         nodes += [c for c in parent.children() if c.kind() in _REDIRECTS]
     redirects, stdin, piped, after = [], None, None, []
@@ -106,12 +122,12 @@ def _redirects(command: SgNode) -> tuple[list[tuple[str, str]], str | None, SgNo
 
 
 def _first_command(node: SgNode) -> SgNode | None:
-    if node.kind() == "command":
-        return node
-    for child in node.children():
-        found = _first_command(child)
-        if found is not None:
-            return found
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.kind() == "command":
+            return current
+        stack.extend(reversed(current.children()))
     return None
 
 
@@ -131,21 +147,20 @@ def commands(script: str, depth: int = 0) -> list[Command]:
     if depth > _MAX_DEPTH or not script.strip():
         return []
     root = SgRoot(script, "bash").root()
-    found: list[tuple[SgNode, SgNode | None]] = []
+    found: list[Walked] = []
     _walk_commands(root, found)
     built: dict[int, Command] = {}
     out: list[Command] = []
-    for node, feeder_node in found:
+    for node, feeder_node, sub, parent, nxt in found:
         words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
         argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
         if node.kind() == "declaration_command":
             keyword = node.child(0)
             argv = (keyword.text() if keyword is not None else "declare", *(_value(c) for c in words))
-        redirects, stdin, piped, after = _redirects(node)
+        redirects, stdin, piped, after = _redirects(node, parent)
         if after and node.kind() == "command":
             argv = (*argv, *after)
         feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
-        nxt = node.next()
         cmd = Command(
             argv,
             tuple(redirects),
@@ -153,7 +168,7 @@ def commands(script: str, depth: int = 0) -> list[Command]:
             feeder,
             source=node.text(),
             background=nxt is not None and nxt.text() == "&",
-            captured_by=_captured_by(node),
+            captured_by=_captured_by(sub),
         )
         runs = unwrap(cmd, depth, commands)
         built[_key(node)] = runs[0]  # what feeds a pipe is the program that runs: `command curl … | sh` is curl
@@ -164,15 +179,12 @@ def commands(script: str, depth: int = 0) -> list[Command]:
     return out
 
 
-def _captured_by(node: SgNode) -> str:
-    """Who takes ``node``'s output when it runs inside ``$(…)``: the enclosing command's program,
-    ``=`` for an assignment, ``""`` when its output is not captured (it reaches the screen)."""
-    parent = node.parent()
-    while parent is not None and parent.kind() not in ("command_substitution", "program"):
-        parent = parent.parent()
-    if parent is None or parent.kind() != "command_substitution":
+def _captured_by(sub: SgNode | None) -> str:
+    """Who takes the output of a command run inside ``sub`` (its innermost ``$(…)``): the enclosing
+    command's program, ``=`` for an assignment, ``""`` when not captured (it reaches the screen)."""
+    if sub is None:
         return ""
-    outer = parent.parent()
+    outer = sub.parent()
     while outer is not None and outer.kind() not in ("command", "variable_assignment", "declaration_command"):
         if outer.kind() in ("program", "command_substitution"):
             return "?"
