@@ -54,7 +54,9 @@ __all__ = ["Daemon", "serve", "stop_daemon"]
 
 log = logger("watcher.hooks.daemon")
 
-_MARGIN_S = 0.15  # answer this much before the hook's budget ends: the reply still has to travel
+_MARGIN_S = (
+    0.4  # answer this much before the hook's budget ends: before the hook stops waiting (its guard reserve, 0.3 s)
+)
 _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
 
 

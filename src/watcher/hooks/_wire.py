@@ -76,6 +76,8 @@ class HookCall:
     @classmethod
     def parse(cls, agent: str, event: str, raw: str | bytes) -> HookCall:
         """Parse stdin; the event named in the payload wins over the command line's."""
+        if isinstance(raw, bytes):  # a byte that is not UTF-8 (a file name, say) must not cost the guard
+            raw = raw.decode("utf-8", "replace")
         data = json.loads(raw) if raw else {}
         if not isinstance(data, dict):
             raise HookInputError(f"the {event} hook payload is not a JSON object")

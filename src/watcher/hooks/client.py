@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["lock_path", "main", "runtime_dir", "socket_path", "start_daemon"]
 
 DEFAULT_BUDGET_S = 2.0
+_GUARD_RESERVE_S = 0.3  # of the budget, kept for the guard to answer alone when the daemon is too slow
 _OPTIONS = {"--agent": "agent", "--mode": "mode", "--evaluator": "evaluator", "--max-stop-blocks": "max_stop_blocks"}
 
 
@@ -215,7 +216,7 @@ def _guard_only(event: str, config: dict[str, Any], raw: bytes) -> bytes | None:
     """A ``PreToolUse`` call without a daemon: the guard's answer (None: judge it the full way now)."""
     import json
 
-    data = json.loads(raw) if raw else {}
+    data = json.loads(raw.decode("utf-8", "replace")) if raw else {}
     if not isinstance(data, dict) or str(data.get("hook_event_name") or event) != "PreToolUse":
         return None
     _site()
@@ -323,10 +324,14 @@ def answer(argv: list[str], raw: bytes) -> bytes:
         use_daemon = False
     if use_daemon:
         try:
-            reply = _exchange(hook_frame(argv, raw), budget)
-        except TimeoutError:
-            _log(f"{event}: the daemon did not answer within {budget:g}s; failing open")
-            return b""
+            reply = _exchange(hook_frame(argv, raw), max(budget - _GUARD_RESERVE_S, 0.1))
+        except TimeoutError:  # a daemon busy elsewhere (a huge file judged) must not open the guard
+            _log(f"{event}: the daemon did not answer within {budget:g}s; the guard answers alone")
+            try:
+                return _guard_only(event, config, raw) or b""
+            except Exception as exc:  # noqa: BLE001 - fail open, logged
+                _log(f"{event}: the guard failed ({type(exc).__name__}: {exc}); failing open")
+                return b""
         except OSError as exc:
             _log(f"{event}: the daemon failed ({type(exc).__name__}: {exc}); judging in-process")
             reply = None
