@@ -8,6 +8,8 @@ evaluation of an agent's Write of a 300-line TypeScript service file with two fi
 parsed with ast-grep. ``security_taint_ms_p50`` (target <= 50 ms) is the taint engine alone on a
 300-line Flask module with 20 routes (tree-sitter parse and analysis), and ``bandit_ms_per_file``
 bandit's own scan of the same file, side by side; ``*_cpu_ms_*`` are the same medians in CPU time.
+``security_scaling_20k_over_2k`` (target <= 15) is how much longer a generated module of 20,000
+assignments takes than one of 2,000: about ten when the cost grows with the file, not its square.
 """
 
 from __future__ import annotations
@@ -190,6 +192,16 @@ def taint_p50(iterations: int = 100) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
+def big_module_ms(lines: int) -> float:
+    """One evaluation of an agent's Write of a generated module of ``lines`` assignments (CPU ms)."""
+    content = "".join(f"value_{i} = {i}\n" for i in range(lines))
+    obs = [ToolCall(id="big", name="Write", input={"file_path": f"gen_{lines}.py", "content": content})]
+    security._scan.cache_clear()
+    started = time.process_time()
+    SecurityRole().evaluate(obs, 1)
+    return (time.process_time() - started) * 1000
+
+
 def main(iterations: int = 300) -> None:
     source = cell_source()
     role = SecurityRole()
@@ -219,6 +231,10 @@ def main(iterations: int = 300) -> None:
     print(f"BENCH security_taint_cpu_ms_p50 {taint['taint_cpu']:.2f} ms")
     print(f"BENCH bandit_ms_per_file {taint['bandit']:.2f} ms")
     print(f"BENCH bandit_cpu_ms_per_file {taint['bandit_cpu']:.2f} ms")
+    # a file ten times longer should cost about ten times as much (it cost a hundred: a quadratic pass)
+    small, large = big_module_ms(2_000), big_module_ms(20_000)
+    print(f"BENCH security_big_module_cpu_ms_20k_lines {large:.0f} ms")
+    print(f"BENCH security_scaling_20k_over_2k {large / small:.1f} x")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from watcher.roles.taint import fold
 from watcher.roles.taint.containers import hashable as _hashable
 from watcher.roles.taint.containers import with_part
 from watcher.roles.taint.expressions import Expressions
-from watcher.roles.taint.frame import Frame, Here
+from watcher.roles.taint.frame import Frame, Here, members
 from watcher.roles.taint.values import NO_CONST, Origin, Value, merge, union
 
 if TYPE_CHECKING:
@@ -133,8 +133,7 @@ class Assignments(Expressions):
 
     def _forget(self, name: str, frame: Frame) -> None:
         """A new value for ``name``: what guards proved of its members no longer holds."""
-        prefix = name + "."
-        for key in [k for k in frame.env if k.startswith(prefix)]:
+        for key in members(frame.env, name):
             del frame.env[key]
 
     def _update(self, obj_node: SgNode, key: Any, value: Value, frame: Frame) -> None:

@@ -12,22 +12,60 @@ if TYPE_CHECKING:
 
     from watcher.roles.taint.spec import Analysis, Function, Sink
 
-__all__ = ["Frame", "Here", "join"]
+__all__ = ["Env", "Frame", "Here", "join", "members"]
+
+
+class Env(dict[str, Value]):
+    """A path's variables, name → value, that also knows which names have members set (``req.args``):
+    a new value for ``req`` forgets them without a pass over every variable (a module of thousands of
+    assignments made that pass quadratic)."""
+
+    __slots__ = ("dotted",)
+
+    def __init__(self, items: dict[str, Value] | None = None) -> None:
+        super().__init__(items or {})
+        self.dotted: set[str] = {k for k in self if "." in k}
+
+    def __setitem__(self, key: str, value: Value) -> None:
+        super().__setitem__(key, value)
+        if "." in key:
+            self.dotted.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.dotted.discard(key)
+
+    def members(self, name: str) -> list[str]:
+        """The keys of ``name``'s members (``name.x``, ``name.x.y``)."""
+        prefix = name + "."
+        return [k for k in self.dotted if k.startswith(prefix)] if self.dotted else []
+
+
+def members(env: dict[str, Value], name: str) -> list[str]:
+    """The keys of ``name``'s members in ``env`` (an ``Env`` answers without a pass over every name)."""
+    if isinstance(env, Env):
+        return env.members(name)
+    prefix = name + "."
+    return [k for k in env if k.startswith(prefix)]
 
 
 @dataclass(slots=True)
 class Frame:
     """The state of one path: ``env`` (name → value), ``live`` (no return/raise yet), what it returned."""
 
-    env: dict[str, Value]
+    env: dict[str, Value]  # an ``Env`` once made (a plain dict given is turned into one)
     function: Function | None = None
     entry: bool = False  # the function was entered from outside (a route), not followed from a call
     live: bool = True
     returns: list[Value] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.env, Env):
+            self.env = Env(self.env)
+
     def fork(self) -> Frame:
         """A copy for one arm of a branch."""
-        return Frame(dict(self.env), self.function, self.entry, self.live, self.returns)
+        return Frame(Env(self.env), self.function, self.entry, self.live, self.returns)
 
 
 def join(frames: list[Frame], into: Frame) -> None:
@@ -37,7 +75,7 @@ def join(frames: list[Frame], into: Frame) -> None:
         into.live = False
         return
     names = set().union(*(f.env for f in live))
-    env: dict[str, Value] = {}
+    env = Env()
     for name in names:
         values = [f.env.get(name) for f in live]
         known = [v for v in values if v is not None]
