@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from watcher.roles.taint.frame import Frame
+from watcher.roles.taint.frame import Env, Frame
 from watcher.roles.taint.spec import Analysis, Flow, Function, Grammar, Sink, Spec
 from watcher.roles.taint.statements import Statements
 from watcher.roles.taint.values import FUNCTION, Origin, Value
@@ -40,7 +40,7 @@ class Engine(Statements):
         self.functions: dict[str, list[Function]] = {}
         self.methods: dict[str, list[Function]] = {}
         self.classes: dict[str, SgNode] = {}
-        self.globals: dict[str, Value] = {}
+        self.globals: dict[str, Value] = Env()
         self.result = Analysis()
         self._flows: dict[tuple[int, str], Flow] = {}
         self._stack: list[int] = []
@@ -54,7 +54,7 @@ class Engine(Statements):
         self._collect(self.root)
         module = Frame({})
         self.block(self.root, module)
-        self.globals = {k: v for k, v in module.env.items()}
+        self.globals = Env(module.env)
         for functions in (*self.functions.values(), *self.methods.values()):
             for fn in functions:
                 if fn.node.kind() not in self.g.closures:
@@ -144,7 +144,7 @@ class Engine(Statements):
         """Run a function expression where it stands, seeing the path's names; a value that names a function."""
         names = self.parameters(node)
         fn = Function(node, "", names, (), None)
-        inner = Frame(dict(frame.env), fn, entry=True)
+        inner = Frame(Env(frame.env), fn, entry=True)
         sources = self.spec.entry(fn, self.name_of) if given is None else {}
         line = node.range().start.line + 1
         values: dict[str, Value] = {}
@@ -176,7 +176,7 @@ class Engine(Statements):
         """Analyse ``fn`` as called from outside: parameters are input where the spec says so, else unknown."""
         sources = self.spec.entry(fn, self.name_of)
         line = fn.node.range().start.line + 1
-        env = dict(self.globals)
+        env = Env(self.globals)
         values: dict[str, Value] = {}
         for i, name in enumerate(fn.parameters):
             if name in sources:
@@ -214,7 +214,7 @@ class Engine(Statements):
         if memo in self._memo:
             return self._memo[memo]  # the same data into the same function: the same result
         self._followed += 1
-        env = dict(self.globals)
+        env = Env(self.globals)
         params = list(fn.parameters)
         instance = receiver if receiver is not None else Value(tags=frozenset({f"instance:{fn.owner}"}))
         if fn.owner and params and params[0] in ("self", "cls"):
@@ -230,7 +230,7 @@ class Engine(Statements):
             elif name in kwargs:
                 values[name] = kwargs[name].through(name)
             elif name in defaults:
-                values[name] = self.expr(defaults[name], Frame(dict(self.globals)))
+                values[name] = self.expr(defaults[name], Frame(Env(self.globals)))
             else:
                 values[name] = Value()
         self.bind(frame, fn.node, values)

@@ -24,7 +24,8 @@ class Env(dict[str, Value]):
 
     def __init__(self, items: dict[str, Value] | None = None) -> None:
         super().__init__(items or {})
-        self.dotted: set[str] = {k for k in self if "." in k}
+        # a copy of an Env copies its index (a function entered copies the module's names, every time)
+        self.dotted: set[str] = set(items.dotted) if isinstance(items, Env) else {k for k in self if "." in k}
 
     def __setitem__(self, key: str, value: Value) -> None:
         super().__setitem__(key, value)
