@@ -54,9 +54,8 @@ __all__ = ["Daemon", "serve", "stop_daemon"]
 
 log = logger("watcher.hooks.daemon")
 
-_MARGIN_S = (
-    0.4  # answer this much before the hook's budget ends: before the hook stops waiting (its guard reserve, 0.3 s)
-)
+# answer this much before the hook's budget ends: before the hook stops waiting (it keeps 0.3 s for its guard)
+_MARGIN_S = 0.4
 _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
 
 

@@ -324,9 +324,10 @@ def answer(argv: list[str], raw: bytes) -> bytes:
         use_daemon = False
     if use_daemon:
         try:
-            reply = _exchange(hook_frame(argv, raw), max(budget - _GUARD_RESERVE_S, 0.1))
+            waited = max(budget - _GUARD_RESERVE_S, 0.1)
+            reply = _exchange(hook_frame(argv, raw), waited)
         except TimeoutError:  # a daemon busy elsewhere (a huge file judged) must not open the guard
-            _log(f"{event}: the daemon did not answer within {budget:g}s; the guard answers alone")
+            _log(f"{event}: the daemon did not answer within {waited:g}s; the guard answers alone")
             try:
                 return _guard_only(event, config, raw) or b""
             except Exception as exc:  # noqa: BLE001 - fail open, logged
