@@ -6,6 +6,8 @@
     BENCH pg_command_claims_per_s      4 processes, each a host of its own sessions, claim and mark commands in batches (target >= 2,000)
     BENCH pg_notify_ms_p50             a command written by one journal wakes a reader napping on another (target <= 10)
     BENCH pg_fleet_cycle_ms_10000      one supervisor watcher cycle over 10,000 simulated tasks (target <= 150)
+    BENCH pg_back_after_outage_ms      the first write to succeed after the server, away for 10 s while writes
+                                       were tried, comes back (target <= 1,500)
 
 and ``sqlite_*`` for the same measures on a journal file. The server is started by this script
 (Debian's PostgreSQL, fsync on, defaults otherwise) on a loopback port; everything runs on this
@@ -15,6 +17,7 @@ one machine, so client and server share its cores.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -27,6 +30,7 @@ from pathlib import Path
 import psycopg
 
 from bench_fleet import _watch_cycle_ms  # the same cycle bench_fleet measures on SQLite
+from watcher.core.errors import JournalError
 from watcher.runtime.journal import Journal
 from watcher.testing.postgres import LocalPostgres
 
@@ -200,6 +204,24 @@ def notify_ms(url: str) -> None:
     print(f"BENCH pg_notify_ms_p50 {p50:.2f} ms (p99 {p99:.1f} ms; submit and commit included)")
 
 
+def back_after_outage_ms(server: LocalPostgres, url: str) -> float:
+    """From the server's restart to the first write that succeeds, writes having failed while it was away."""
+    journal = Journal(url)
+    try:
+        journal.hold_lease("bench", "me", 5.0)
+        server.stop()
+        away = time.monotonic()
+        while time.monotonic() - away < 10:  # the pool's reconnections back off meanwhile
+            with contextlib.suppress(JournalError):  # the server is away: the failure is the point
+                journal.hold_lease("bench", "me", 5.0)
+        server.start()
+        back = time.monotonic()
+        journal.hold_lease("bench", "me", 5.0)
+        return (time.monotonic() - back) * 1000
+    finally:
+        journal.close()
+
+
 def main() -> None:
     with LocalPostgres(fast=False) as server, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -212,6 +234,8 @@ def main() -> None:
         for prefix, target in (("pg", server.create_database("fleet")), ("sqlite", folder / "fleet.sqlite3")):
             cycle, _, _ = asyncio.run(_watch_cycle_ms(folder, 10_000, journal_at=target))
             print(f"BENCH {prefix}_fleet_cycle_ms_10000 {cycle:.1f} ms (simulated tasks, median of three cycles)")
+        back = back_after_outage_ms(server, server.create_database("outage"))
+        print(f"BENCH pg_back_after_outage_ms {back:.0f} ms (first write after the server's 10 s outage)")
 
 
 if __name__ == "__main__":

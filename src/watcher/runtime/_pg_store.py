@@ -39,7 +39,9 @@ from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 try:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import PoolTimeout
+
+    from watcher.runtime._pg_pool import JournalPool
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
         "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
@@ -136,7 +138,7 @@ class PostgresStore:
                 f"the journal at {self.where} has schema version {found}, newer than this watcher's {VERSION}: "
                 "upgrade watcher on this machine"
             )
-        self._pool = ConnectionPool(
+        self._pool = JournalPool(
             self._conninfo,
             min_size=1,
             max_size=pool_size,
