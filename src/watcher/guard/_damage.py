@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from watcher.guard._context import INTERPRETERS, At, inline_code
-from watcher.guard._files import Finding, delete_loss, device
+from watcher.guard._files import Finding, delete_loss, device, system_path
 from watcher.guard._paths import glob_parent
 from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
@@ -110,6 +110,16 @@ def devices(x: At) -> Finding | None:
     return None
 
 
+def _opens(mode: str) -> bool:
+    """``mode`` lets others write (``777``, ``666``, ``o+w``, ``a+w``, ``+w``): anyone may change the file."""
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return int(mode[-1]) & 2 == 2
+    return any(
+        re.fullmatch(r"[ugoa]*[+=][rwxXst]*w[rwxXst]*", part) and not re.match(r"[ug]+[+=]", part)
+        for part in mode.split(",")
+    )
+
+
 def permissions(x: At) -> Finding | None:
     if x.name not in _PERMS or not x.on("permissions"):
         return None
@@ -123,6 +133,8 @@ def permissions(x: At) -> Finding | None:
         path = x.path(parent)
         if setuid:
             return "permissions", f"sets the setuid/setgid bit on {path}: it would run with its owner's rights"
+        if x.name == "chmod" and _opens(mode) and system_path(x.place, path, x.policy.data["paths"]):
+            return "permissions", f"lets every account write to the system file {path}"
         loss = delete_loss(x.place, path, x.policy, recursive=True, whole=whole)
         top = path == "/" or path == x.place.home or (path.count("/") == 1 and not x.place.holds_project(path))
         if (

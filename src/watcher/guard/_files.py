@@ -11,7 +11,16 @@ from fnmatch import fnmatchcase
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 
-__all__ = ["Finding", "credential", "delete_loss", "device", "read_finding", "secret_file", "write_finding"]
+__all__ = [
+    "Finding",
+    "credential",
+    "delete_loss",
+    "device",
+    "read_finding",
+    "secret_file",
+    "system_path",
+    "write_finding",
+]
 
 Finding = tuple[str, str]  # (category, reason)
 
@@ -154,7 +163,7 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"
     if not (recursive or whole):
-        system = _system(place, path, paths)
+        system = system_path(place, path, paths)
         return f"the system file {path}" if system else None
     if place.inside_project(path):
         return None
@@ -170,7 +179,7 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         ):
             return f"{path}, a folder beside the project"  # the project lives in /tmp: its neighbours are work too
         return None
-    if _system(place, path, paths):
+    if system_path(place, path, paths):
         return f"the system folder {path}"
     name = path.rsplit("/", 1)[-1]
     if any(fnmatchcase(name, r) for r in paths["regenerable"]):
@@ -178,7 +187,8 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     return f"{_short(place, path)}, a folder outside the project"
 
 
-def _system(place: Place, path: str, paths: dict[str, list[str]]) -> bool:
+def system_path(place: Place, path: str, paths: dict[str, list[str]]) -> bool:
+    """``path`` is in a system tree (not a temporary folder, not a home): the machine's, not the project's."""
     if under_any(place, path, paths["temporary"]) or place.in_home(path) is not None:
         return False
     return path.count("/") == 1 or under_any(place, path, paths["system"])
