@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,25 @@ def test_the_project_file_chooses_the_strict_pack(tmp_path: Path) -> None:
     root = _project(tmp_path, 'pack = "strict"\n')
     assert judge("Bash", {"command": "git reset --hard"}, cwd=str(root)).category == "team-policy"
     assert not judge("Bash", {"command": "git reset --hard"}, cwd=str(tmp_path.parent)).denied
+
+
+def test_strict_keeps_its_own_rules_after_standard_judged_in_the_same_process(tmp_path: Path) -> None:
+    """One hook daemon serves projects on either pack: the pack judged first must not lend its
+    compiled command table to the other (a fresh process, so no earlier test has compiled either)."""
+    (tmp_path / "strict").mkdir()
+    (tmp_path / "plain").mkdir()
+    strict, plain = _project(tmp_path / "strict", 'pack = "strict"\n'), tmp_path / "plain"
+    script = (
+        "import sys\nfrom watcher.guard import judge\n"
+        "call = {'command': 'git reset --hard'}\n"
+        "print(judge('Bash', call, cwd=sys.argv[1]).decision, judge('Bash', call, cwd=sys.argv[2]).decision,"
+        " judge('Bash', call, cwd=sys.argv[1]).decision)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(plain), str(strict)], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split() == ["allow", "deny", "allow"]
 
 
 @pytest.mark.parametrize(

@@ -127,7 +127,9 @@ def _read_pack(path: str) -> dict[str, Any]:
 
 
 def _merge(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
+    """``more`` on top of ``base``, without what was compiled from ``base`` (keys starting ``_``):
+    a pack that extends another compiles its own tables, not those of the pack it extends."""
+    out = {key: value for key, value in base.items() if not key.startswith("_")}
     for key, value in more.items():
         if isinstance(value, list) and isinstance(out.get(key), list):
             out[key] = [*out[key], *value]
