@@ -14,6 +14,7 @@ from watcher.guard._database import destructive_sql
 from watcher.guard._files import Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
+from watcher.guard._secrets import credential_search
 
 __all__ = ["Verdict", "judge"]
 
@@ -218,6 +219,10 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
             and policy.enabled("secret-read")
         ):
             yield "secret-read", f"searches inside files matching {pattern}, which hold credentials"
+        where = str(tool_input.get("path") or tool_input.get("dir_path") or ".")
+        searched = str(tool_input.get("pattern") or "")
+        if policy.enabled("secret-read") and credential_search(place, searched, place.resolve(where)):
+            yield "secret-read", f"searches {where} for credentials: whatever secrets lie there would reach the model"
     for k in _URL_KEYS:
         url = tool_input.get(k)
         if isinstance(url, str) and url:

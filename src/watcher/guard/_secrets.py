@@ -8,10 +8,12 @@ from fnmatch import fnmatchcase
 
 from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding, read_finding, secret_file
+from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
 
 __all__ = [
+    "credential_search",
     "exfiltration",
     "leaked",
     "redirected_reads",
@@ -155,14 +157,21 @@ _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"}
 _FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
 
 
+def credential_search(place: Place, pattern: str, path: str) -> bool:
+    """A search for credential-looking text across the whole machine, ``/etc`` or the home (a
+    folder of it that holds no project): what it prints is whatever secrets lie there."""
+    if not _FISHING.search(pattern):
+        return False
+    rel = place.in_home(path)
+    return path in ("/", "/etc") or (rel is not None and "/" not in rel and not place.holds_project(path))
+
+
 def _fishing(x: At) -> str | None:
     """A search for credentials across the home, a credential store or the whole machine."""
-    if x.name not in _SEARCHERS or len(x.positional) < 2 or not _FISHING.search(x.positional[0]):
+    if x.name not in _SEARCHERS or len(x.positional) < 2:
         return None
     for word in x.positional[1:]:
-        path = x.path(word)
-        rel = x.place.in_home(path)
-        if path == "/" or path == "/etc" or (rel is not None and "/" not in rel and not x.place.holds_project(path)):
+        if credential_search(x.place, x.positional[0], x.path(word)):
             return f"whatever credentials lie under {word} (a search for them)"
     return None
 
