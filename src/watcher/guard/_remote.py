@@ -76,6 +76,22 @@ def _decodes(cmd: Command) -> bool:
     return cmd.name in ("rev", "uudecode", "basenc")
 
 
+_PS_DOWNLOAD = re.compile(
+    r"(?i)\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b|downloadstring|net\.webclient"
+)
+
+
+def _powershell_download(cmd: Command) -> bool:
+    """PowerShell's ``iex`` given a download: ``iex (iwr URL)``, ``irm URL | iex``, ``iex ((New-Object
+    Net.WebClient).DownloadString(URL))``."""
+    feeder = cmd.feeder
+    while feeder is not None:
+        if feeder.name.lower() in _DOWNLOADERS or any(_PS_DOWNLOAD.search(a) for a in (feeder.name, *feeder.args)):
+            return True
+        feeder = feeder.feeder
+    return any(_PS_DOWNLOAD.search(a) for a in cmd.args)
+
+
 def download_exec(x: At) -> Finding | None:
     if not x.on("download-exec"):
         return None
@@ -103,6 +119,11 @@ def download_exec(x: At) -> Finding | None:
             if _decodes(feeder):
                 return "download-exec", _HIDDEN
             feeder = feeder.feeder
+    if name.lower() in ("iex", "invoke-expression") and _powershell_download(x.cmd):
+        return (
+            "download-exec",
+            "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
+        )
     runs_code = name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
     if runs_code and any(_HIDDEN_TEXT.search(a) for a in x.args):
         return "download-exec", _HIDDEN
