@@ -22,6 +22,10 @@ development venv instead (its bytecode compiled first, as an install has it).
     BENCH hook_cpu_ms_p50           warm daemon: CPU time (user + system) of the hook process itself
     BENCH hook_nodaemon_cpu_ms_p50  no daemon: the same; CPU time hardly grows with the machine's load,
                                     wall time does (other work takes the cores), so both are shown
+    BENCH guard_longest_line_ms     the slowest of the guard's verdicts (in this process) on lines
+                                    built to be slow to read: a chain of 200,000 commands, one
+                                    command of 500,000 words, a 5 MB word; each is answered within
+                                    the guard's 1 s read budget plus its parse (target <= 1500 ms)
 """
 
 from __future__ import annotations
@@ -177,6 +181,20 @@ def warm_calls(
     return warm, server[-trials:]
 
 
+def _longest_line_ms() -> float:
+    """The guard's slowest verdict on lines built to be slow to read (each a harmless ``ls``/``echo``)."""
+    from watcher.guard import judge
+
+    lines = ["ls; " * 200_000 + "ls", "echo " + "a " * 500_000, "echo " + "a" * 5_000_000]
+    times = []
+    with tempfile.TemporaryDirectory() as cwd:
+        for line in lines:
+            started = time.perf_counter()
+            judge("Bash", {"command": line}, cwd=cwd)
+            times.append((time.perf_counter() - started) * 1000)
+    return max(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--dev", action="store_true", help="time the development venv, not an installed wheel")
@@ -210,6 +228,7 @@ def main() -> None:
     print(f"BENCH python_start_ms_p50 {statistics.median(floor):.1f} ms")
     print(f"BENCH hook_cpu_ms_p50 {statistics.median(CPU['warm']):.1f} ms")
     print(f"BENCH hook_nodaemon_cpu_ms_p50 {statistics.median(CPU['cold']):.1f} ms")
+    print(f"BENCH guard_longest_line_ms {_longest_line_ms():.0f} ms")
     print(f"BENCH load_average {os.getloadavg()[0]:.1f}")
 
 

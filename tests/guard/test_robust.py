@@ -5,12 +5,15 @@ A guard that raised would leave the hook to fail open, so robustness here is a s
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from watcher.guard import judge, load_policy
+from watcher.guard._shell import MAX_WORDS, TooLong, commands
 
 POLICY = load_policy("/nonexistent/project", pack="strict")
 SHELLISH = st.text(
@@ -58,3 +61,18 @@ def test_a_script_too_long_to_read_in_time_is_denied_not_waved_through() -> None
     verdict = judge("Bash", {"command": script}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
     assert verdict.denied
     assert verdict.category in ("unreadable", "destructive-delete"), verdict
+
+
+def test_a_line_of_more_words_than_the_guard_reads_is_denied_not_waved_through() -> None:
+    line = "echo " + "a " * MAX_WORDS + "; rm -rf build"
+    verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert (verdict.decision, verdict.category) == ("deny", "unreadable"), verdict
+    assert "too long" in verdict.reason
+
+
+def test_reading_stops_at_the_deadline_not_after_the_whole_line() -> None:
+    """The parse tree's walk and the commands' reading both look at the clock: a line whose reading
+    is past its deadline is given up at once (the hook's answer must come within its budget)."""
+    with pytest.raises(TooLong, match="parts"):
+        commands("ls; " * 5_000, deadline=time.monotonic() - 1)
+    assert len(commands("ls; " * 5_000, deadline=time.monotonic() + 60)) == 5_000

@@ -24,7 +24,7 @@ from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
-from watcher.guard._shell import Command, commands
+from watcher.guard._shell import Command, TooLong, commands
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
 
@@ -41,7 +41,11 @@ _SAME_SHELL = frozenset({"builtin", "command"})
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
     started = time.monotonic()
-    cmds = commands(script)
+    try:
+        cmds = commands(script, deadline=started + READ_BUDGET_S)
+    except TooLong as exc:
+        yield "unreadable", f"is too long for the guard to read in the time a hook has ({exc})"
+        return
     assigned = frozenset(
         re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
     )

@@ -15,13 +15,14 @@ rules see the command that would really run.
 from __future__ import annotations
 
 import re
+import time
 
 from ast_grep_py import SgNode, SgRoot
 
 from watcher.guard._simple import SHELLS, Command, program
 from watcher.guard._wrappers import inner_script, unwrap
 
-__all__ = ["SHELLS", "Command", "commands", "functions", "inner_script", "program"]
+__all__ = ["MAX_WORDS", "SHELLS", "Command", "TooLong", "commands", "functions", "inner_script", "program"]
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 
 _MAX_DEPTH = 6  # scripts inside scripts inside scripts: deeper than anyone writes by hand
@@ -52,18 +53,27 @@ def _value(node: SgNode) -> str:
     return _value(inner) if inner is not None else node.text()  # "rm", '/bin/rm': quoted, it still runs
 
 
+class TooLong(Exception):
+    """A command line the guard cannot read in the time it has (it is denied, never waved through)."""
+
+
 # a command, what pipes into it, the $(…) around it, its parent and the node after it (known on the
 # way down: asking a node of a deep tree for its parent or sibling costs as much as the tree is deep)
 Walked = tuple[SgNode, "SgNode | None", "SgNode | None", "SgNode | None", "SgNode | None"]
 
 
-def _walk_commands(root: SgNode, out: list[Walked]) -> None:
+def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = None) -> None:
     """Every ``command`` node under ``root`` in the order written, with the command piped into it
     (if any) and the innermost ``$(…)`` it runs in. Iterative, and never walks back up the tree: a
-    chain of thousands of ``&&`` nests as deep, past Python's recursion limit."""
+    chain of thousands of ``&&`` nests as deep, past Python's recursion limit. Raises ``TooLong``
+    past ``deadline``."""
     stack: list[Walked] = [(root, None, None, None, None)]
+    walked = 0
     while stack:
         node, feeder, sub, parent, after = stack.pop()
+        walked += 1
+        if deadline is not None and walked % 1024 == 0 and time.monotonic() > deadline:
+            raise TooLong(f"over {walked:,} parts")
         kind = node.kind()
         if kind == "command" or (
             kind == "declaration_command" and not any(c.kind() == "variable_assignment" for c in node.children())
@@ -142,17 +152,34 @@ def functions(script: str) -> dict[str, str]:
     return out
 
 
-def commands(script: str, depth: int = 0) -> list[Command]:
-    """Every simple command ``script`` would run, wrappers peeled and inner scripts read too."""
+# words in one command line past which it is not read: no one writes 20,000 words by hand, and
+# reading each costs the rules microseconds that a hook does not have
+MAX_WORDS = 20_000
+
+
+def commands(script: str, depth: int = 0, deadline: float | None = None) -> list[Command]:
+    """Every simple command ``script`` would run, wrappers peeled and inner scripts read too.
+
+    Raises ``TooLong`` past ``deadline`` (a ``time.monotonic()`` value) or ``MAX_WORDS``."""
     if depth > _MAX_DEPTH or not script.strip():
         return []
     root = SgRoot(script, "bash").root()
     found: list[Walked] = []
-    _walk_commands(root, found)
-    built: dict[int, Command] = {}
+    _walk_commands(root, found, deadline)
+    built: dict[SgNode, Command] = {}  # by node: a node hashes by identity in native code (its range() is O(offset))
     out: list[Command] = []
-    for node, feeder_node, sub, parent, nxt in found:
+    words_read = 0
+
+    def inner_commands(text: str, inner_depth: int) -> list[Command]:
+        return commands(text, inner_depth, deadline)
+
+    for n, (node, feeder_node, sub, parent, nxt) in enumerate(found):
+        if deadline is not None and n % 64 == 63 and time.monotonic() > deadline:
+            raise TooLong(f"{len(found)} commands")
         words = [c for c in node.children() if c.is_named() and c.kind() not in _REDIRECTS | {"variable_assignment"}]
+        words_read += len(words)
+        if words_read > MAX_WORDS:
+            raise TooLong(f"over {MAX_WORDS:,} words")
         argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
         if node.kind() == "declaration_command":
             keyword = node.child(0)
@@ -160,7 +187,7 @@ def commands(script: str, depth: int = 0) -> list[Command]:
         redirects, stdin, piped, after = _redirects(node, parent)
         if after and node.kind() == "command":
             argv = (*argv, *after)
-        feeder = built.get(_key(feeder_node)) if feeder_node is not None else None
+        feeder = built.get(feeder_node) if feeder_node is not None else None
         cmd = Command(
             argv,
             tuple(redirects),
@@ -170,12 +197,12 @@ def commands(script: str, depth: int = 0) -> list[Command]:
             background=nxt is not None and nxt.text() == "&",
             captured_by=_captured_by(sub),
         )
-        runs = unwrap(cmd, depth, commands)
-        built[_key(node)] = runs[0]  # what feeds a pipe is the program that runs: `command curl … | sh` is curl
+        runs = unwrap(cmd, depth, inner_commands)
+        built[node] = runs[0]  # what feeds a pipe is the program that runs: `command curl … | sh` is curl
         out.extend(runs)
         if piped is not None:  # cat <<EOF | sh: the here-document is the shell's script
             inner = Command((_value(piped.child(0) or piped),), stdin=stdin, source=piped.text())
-            out.extend(unwrap(inner, depth, commands))
+            out.extend(unwrap(inner, depth, inner_commands))
     return out
 
 
@@ -197,10 +224,3 @@ def _captured_by(sub: SgNode | None) -> str:
     while first is not None and first.kind() == "variable_assignment":
         first = first.next()
     return program(_value(first)) if first is not None else "="
-
-
-def _key(node: SgNode | None) -> int:
-    if node is None:
-        return -1
-    r = node.range()
-    return r.start.index * 100_003 + r.end.index
