@@ -10,6 +10,8 @@ parsed with ast-grep. ``security_taint_ms_p50`` (target <= 50 ms) is the taint e
 bandit's own scan of the same file, side by side; ``*_cpu_ms_*`` are the same medians in CPU time.
 ``security_scaling_20k_over_2k`` (target <= 15) is how much longer a generated module of 20,000
 assignments takes than one of 2,000: about ten when the cost grows with the file, not its square.
+``security_shell_scaling_200k_over_20k`` (target <= 15) is the same for an agent's Bash call of a
+chain of 200,000 commands against one of 20,000 (the daemon's loop waits on it: it took half a minute).
 """
 
 from __future__ import annotations
@@ -202,6 +204,15 @@ def big_module_ms(lines: int) -> float:
     return (time.process_time() - started) * 1000
 
 
+def shell_chain_ms(commands: int) -> float:
+    """One evaluation of an agent's Bash call chaining ``commands`` commands, the last an ``rm`` (CPU ms)."""
+    obs = [ToolCall(id="chain", name="Bash", input={"command": "ls; " * commands + "rm -rf build"})]
+    security._scan.cache_clear()
+    started = time.process_time()
+    SecurityRole().evaluate(obs, 1)
+    return (time.process_time() - started) * 1000
+
+
 def main(iterations: int = 300) -> None:
     source = cell_source()
     role = SecurityRole()
@@ -235,6 +246,8 @@ def main(iterations: int = 300) -> None:
     small, large = (min(big_module_ms(n) for _ in range(3)) for n in (2_000, 20_000))
     print(f"BENCH security_big_module_cpu_ms_20k_lines {large:.0f} ms")
     print(f"BENCH security_scaling_20k_over_2k {large / small:.1f} x")
+    short, long = (min(shell_chain_ms(n) for _ in range(2)) for n in (20_000, 200_000))
+    print(f"BENCH security_shell_scaling_200k_over_20k {long / short:.1f} x")
 
 
 if __name__ == "__main__":

@@ -155,7 +155,7 @@ def _line_findings(
     def add(rule: str, title: str, severity: Severity, explanation: str) -> None:
         out.append(_finding(rule, title, severity, explanation, line, number))
 
-    for argv in _commands(line) if _RM_CHMOD.search(line) else ():
+    for argv in _rm_chmod_commands(line) if _RM_CHMOD.search(line) else ():
         name = argv[0].rsplit("/", 1)[-1]
         flags = [a for a in argv[1:] if a.startswith("-")]
         targets = [a for a in argv[1:] if not a.startswith("-")]
@@ -248,10 +248,14 @@ def _line_findings(
     return out
 
 
-def _commands(line: str) -> list[list[str]]:
-    """The simple commands of ``line`` as argv lists, wrappers (sudo, env VAR=1, nohup) dropped."""
+def _rm_chmod_commands(line: str) -> list[list[str]]:
+    """The simple commands of ``line`` that mention ``rm`` or ``chmod``, as argv lists, wrappers
+    (sudo, env VAR=1, nohup) dropped. Only those are split: a line of 200,000 commands is read in
+    a fraction of a second, not the half a minute ``shlex`` takes over all of them."""
     out = []
     for part in _SPLIT.split(line):
+        if not _RM_CHMOD.search(part):
+            continue
         try:
             argv = shlex.split(part, comments=True)
         except ValueError:
