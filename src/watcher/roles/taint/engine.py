@@ -10,6 +10,7 @@ in ``assignments.py``, calls in ``calls.py``; this module runs the file and its 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["Engine"]
 
 _RANK = {"safe": 0, "unknown": 1, "tainted": 2}
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")  # the names a function's text can mention (Python's and JavaScript's)
 
 
 class Engine(Statements):
@@ -46,6 +48,7 @@ class Engine(Statements):
         self._stack: list[int] = []
         self._memo: dict[tuple[object, ...], Frame] = {}
         self._followed = 0  # calls followed so far: a budget, so a large class stays a bounded amount of work
+        self._roots: dict[str, list[str]] = {}  # a global's first name -> its keys (`app`, `app.config`)
 
     # ------------------------------------------------------------------ the file
 
@@ -55,6 +58,9 @@ class Engine(Statements):
         module = Frame({})
         self.block(self.root, module)
         self.globals = Env(module.env)
+        self._roots = {}
+        for key in self.globals:
+            self._roots.setdefault(key.split(".", 1)[0], []).append(key)
         for functions in (*self.functions.values(), *self.methods.values()):
             for fn in functions:
                 if fn.node.kind() not in self.g.closures:
@@ -172,11 +178,20 @@ class Engine(Statements):
             self._stack.pop()
         return FUNCTION
 
+    def _globals_for(self, node: SgNode) -> Env:
+        """The module's names that ``node``'s text mentions, as a new path's variables: a function
+        reads no other global, and copying all of them into each of a module's thousands of
+        functions made its analysis quadratic."""
+        if len(self.globals) <= 64:
+            return Env(self.globals)
+        words = set(_NAME.findall(node.text()))
+        return Env({key: self.globals[key] for word in words for key in self._roots.get(word, ())})
+
     def enter(self, fn: Function) -> None:
         """Analyse ``fn`` as called from outside: parameters are input where the spec says so, else unknown."""
         sources = self.spec.entry(fn, self.name_of)
         line = fn.node.range().start.line + 1
-        env = Env(self.globals)
+        env = self._globals_for(fn.node)
         values: dict[str, Value] = {}
         for i, name in enumerate(fn.parameters):
             if name in sources:
@@ -214,7 +229,7 @@ class Engine(Statements):
         if memo in self._memo:
             return self._memo[memo]  # the same data into the same function: the same result
         self._followed += 1
-        env = Env(self.globals)
+        env = self._globals_for(fn.node)
         params = list(fn.parameters)
         instance = receiver if receiver is not None else Value(tags=frozenset({f"instance:{fn.owner}"}))
         if fn.owner and params and params[0] in ("self", "cls"):
