@@ -302,7 +302,11 @@ def _choose(page: Page, action: str) -> None:
 
 
 def _go_to_line(page: Page, where: str) -> None:
-    """Go to Line (Ctrl+G), ``line:column``."""
+    """Go to Line (Ctrl+G), ``line:column``: typed once its box is open, done once it has closed
+    (typed at once, on a loaded machine the keys reached the editor or the Problems panel)."""
     page.keyboard.press("Control+G")
-    page.keyboard.type(where)
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(timeout=15_000)
+    box.fill(":" + where)
     page.keyboard.press("Enter")
+    page.locator(".quick-input-widget").wait_for(state="hidden", timeout=15_000)
