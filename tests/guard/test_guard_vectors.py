@@ -81,3 +81,21 @@ def test_every_category_has_at_least_15_of_each(path: Path) -> None:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     assert len(data["dangerous"]) >= 15 and len(data["benign"]) >= 15
     assert data["category"] in load_policy("/", pack=data.get("pack", "standard")).data["categories"]
+
+
+@pytest.mark.parametrize(
+    ("command", "denied"),
+    [
+        ("cat ~/.gitconfig", False),
+        ("cat /root/notes.txt", False),
+        ("cat ~/.aws/credentials", True),
+        ("cat /root/.bash_history", True),
+        ("cat /home/alice/.gitconfig", False),
+        ("cat /root/.ssh/id_ed25519", True),
+    ],
+)
+def test_a_session_run_as_root_has_root_as_its_home(command: str, denied: bool) -> None:
+    """`/root/*` is another account's files, except for a session whose home it is (agents run as
+    root in containers and CI): there its own files are judged as any home's are."""
+    verdict = judge("Bash", {"command": command}, cwd="/root/work/app", home="/root", policy=load_policy("/"))
+    assert verdict.denied is denied, verdict

@@ -4,6 +4,7 @@ something that cannot be had back."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from fnmatch import fnmatchcase
@@ -12,17 +13,36 @@ from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 
 __all__ = [
+    "SECRET_PROBES",
     "Finding",
     "credential",
     "delete_loss",
     "device",
     "read_finding",
     "secret_file",
+    "secret_glob",
     "system_path",
     "write_finding",
 ]
 
 Finding = tuple[str, str]  # (category, reason)
+
+# names of credential files a glob is tried against (`grep --include=.env*`, `cat .e*`): whether
+# it could name one, where no such file is there to expand it to
+SECRET_PROBES = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    "id_rsa",
+    "id_ed25519",
+    "server.pem",
+    "tls.key",
+    "cert.p12",
+    ".netrc",
+    ".pgpass",
+    "credentials",
+    "secrets.yaml",
+)
 
 _SAFE_DEVICES = re.compile(
     r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full|tcp/.*|udp/.*)$"
@@ -70,7 +90,10 @@ def secret_file(place: Place, path: str, policy: Policy) -> str | None:
             if compiled(policy, "secrets.token_pattern").search(text)
             else None
         )
-    if matches_any(place, path, secrets["names"]) or matches_any(place, path, secrets["paths"]):
+    # `/root/*` is another account's home, unless it is the session's own (run as root): then the
+    # home's own rules apply, and ~/.gitconfig or ~/notes.txt is not a credential
+    paths = [p for p in secrets["paths"] if p.rstrip("/*") != place.home]
+    if matches_any(place, path, secrets["names"]) or matches_any(place, path, paths):
         return f"the credential file {_short(place, path)}"
     if under_any(place, path, policy.data["paths"]["secret_dirs"]):
         return f"{_short(place, path)} in a credential store"
@@ -192,3 +215,22 @@ def system_path(place: Place, path: str, paths: dict[str, list[str]]) -> bool:
     if under_any(place, path, paths["temporary"]) or place.in_home(path) is not None:
         return False
     return path.count("/") == 1 or under_any(place, path, paths["system"])
+
+
+def secret_glob(place: Place, pattern: str, policy: Policy) -> str | None:
+    """Why the shell glob ``pattern`` (a path with ``*``, ``?`` or ``[``) names a credential: a file
+    it expands to here, or, for a hidden-file pattern (``.e*``), a credential file's name it matches."""
+    import glob
+
+    folder, _, name = pattern.rpartition("/")
+    for found in itertools.islice(glob.iglob(place.resolve(pattern)), 200):
+        why = secret_file(place, found, policy)
+        if why:
+            return why
+    if name.startswith("."):
+        for probe in SECRET_PROBES:
+            if fnmatchcase(probe, name):
+                why = secret_file(place, place.resolve(f"{folder}/{probe}" if folder else probe), policy)
+                if why:
+                    return why
+    return None

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from watcher.guard._commands import shell_findings
 from watcher.guard._database import destructive_sql
-from watcher.guard._files import Finding, credential, read_finding, write_finding
+from watcher.guard._files import SECRET_PROBES, Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
 from watcher.guard._secrets import credential_search
@@ -93,20 +93,6 @@ _DB_TOOL = re.compile(
 _METADATA = re.compile(
     r"^(169\.254\.169\.254|metadata\.google\.internal|metadata|100\.100\.100\.200|\[?fd00:ec2::254\]?|169\.254\.170\.2)$",
     re.I,
-)
-_SECRET_GLOB_PROBES = (
-    ".env",
-    ".env.local",
-    ".env.production",
-    "id_rsa",
-    "id_ed25519",
-    "server.pem",
-    "tls.key",
-    "cert.p12",
-    ".netrc",
-    ".pgpass",
-    "credentials",
-    "secrets.yaml",
 )
 
 
@@ -215,7 +201,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
             pattern.strip("*./")
-            and any(fnmatchcase(p, pattern) for p in _SECRET_GLOB_PROBES)
+            and any(fnmatchcase(p, pattern) for p in SECRET_PROBES)
             and policy.enabled("secret-read")
         ):
             yield "secret-read", f"searches inside files matching {pattern}, which hold credentials"

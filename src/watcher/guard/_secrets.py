@@ -7,7 +7,7 @@ import re
 from fnmatch import fnmatchcase
 
 from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
-from watcher.guard._files import Finding, read_finding, secret_file
+from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
@@ -98,6 +98,54 @@ _OPAQUE = frozenset(
 
 _ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
 
+# programs whose every operand is a file they print: a bare name (`cat id_rsa`) is a file too
+_READERS = frozenset(
+    {
+        "cat",
+        "tac",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "most",
+        "bat",
+        "batcat",
+        "nl",
+        "od",
+        "xxd",
+        "hexdump",
+        "hd",
+        "strings",
+        "base64",
+        "base32",
+        "sort",
+        "uniq",
+        "cut",
+        "fold",
+        "fmt",
+        "pr",
+        "rev",
+        "column",
+        "paste",
+        "view",
+        "vim",
+        "vi",
+        "nvim",
+        "nano",
+        "emacs",
+        "ed",
+        "pico",
+        "zcat",
+        "bzcat",
+        "xzcat",
+        "iconv",
+        "expand",
+        "unexpand",
+        "dos2unix",
+        "unix2dos",
+    }
+)
+
 
 def leaked(x: At) -> str | None:
     """What secret this command's output carries: a credential file, the environment, a secret variable."""
@@ -132,15 +180,18 @@ def leaked(x: At) -> str | None:
     words = x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]
     if x.name == "dd":  # dd reads if=, writes of=
         words = [a[3:] for a in x.args if a.startswith("if=")]
+    reader = x.name in _READERS
     for word in words:
         word = word.lstrip("@")
         if (
             not word
             or word.startswith(("http://", "https://"))
-            or ("/" not in word and "." not in word and "~" not in word)
+            or ("/" not in word and "." not in word and "~" not in word and not reader)
         ):
             continue
         why = secret_file(x.place, x.path(word), x.policy)
+        if not why and any(c in word for c in "*?["):
+            why = secret_glob(x.place, word, x.policy)
         if why:
             return why
     return None

@@ -24,6 +24,18 @@ from watcher.guard._wrappers import inner_script, unwrap
 
 __all__ = ["MAX_WORDS", "SHELLS", "Command", "TooLong", "commands", "functions", "inner_script", "program"]
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+# statements a redirection can follow that are not a simple command: it applies to all they run
+_COMPOUND = frozenset(
+    {
+        "compound_statement",
+        "subshell",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "if_statement",
+        "case_statement",
+    }
+)
 
 _MAX_DEPTH = 6  # scripts inside scripts inside scripts: deeper than anyone writes by hand
 
@@ -79,8 +91,10 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
             kind == "declaration_command" and not any(c.kind() == "variable_assignment" for c in node.children())
         ):  # `export -p`, `declare -x`: they print the environment (an assignment prints nothing)
             out.append((node, feeder, sub, parent, after))
-        if kind == "redirected_statement" and all(c.kind() in _REDIRECTS for c in node.children() if c.is_named()):
-            out.append((node, None, sub, parent, after))  # `> /dev/sda` alone: a redirection is a write
+        if kind == "redirected_statement" and all(
+            c.kind() in _REDIRECTS or c.kind() in _COMPOUND for c in node.children() if c.is_named()
+        ):  # `> /dev/sda` alone, `{ …; } > ~/.bashrc`, `while read l; …; done < .env`: the redirection
+            out.append((node, None, sub, parent, after))  # is a write or a read of its own
         children = node.children()
         inner = node if kind == "command_substitution" else sub
         if kind == "pipeline":
