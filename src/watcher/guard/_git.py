@@ -107,7 +107,7 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
             deleting = True
         name = (dst or src).removeprefix("refs/heads/")
         if name == "HEAD":
-            name = head
+            name = head or "?"  # the current branch, unknown here: judged as a push without a refspec is
         targets.append((name, plus))
     if not refspecs:
         targets = [(head or "?", False)] if "--all" not in flags and "--branches" not in flags else [("*", False)]
