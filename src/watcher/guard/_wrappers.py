@@ -1,6 +1,7 @@
 """What a command really runs: wrappers peeled off (``sudo``, ``env``, ``timeout``, ``nice``,
 ``command``, ``busybox``, ``python -m``), the commands ``xargs`` and ``parallel`` build from their
-input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, and the scripts handed to a
+input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, the command lines ``watch``,
+``tmux``, ``screen``, ``script -c``, ``at`` and ``awk``'s ``system()`` run, and the scripts handed to a
 shell, ``eval`` or an interpreter (``bash -c``, here-documents, ``$(cat <<EOF …)``, decoded
 base64, ``os.system``/``subprocess`` strings), read with the parser the caller passes in."""
 
@@ -40,7 +41,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "chrt": frozenset(),
     "taskset": frozenset(),
     "flock": frozenset({"-w", "-E", "--timeout"}),
-    "watch": frozenset({"-n", "-d", "--interval"}),
+    "chroot": frozenset({"--userspec", "--groups", "--skip-chdir"}),
     "strace": frozenset({"-e", "-o", "-p", "-s"}),
     "torsocks": frozenset(),
     "proxychains": frozenset({"-f"}),
@@ -51,7 +52,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "bunx": frozenset(),
     "uvx": frozenset({"--from", "--with", "--python"}),
 }
-_TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1}  # the duration, lock file, priority
+_TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1, "chroot": 1}  # duration, lock, …, new root
 
 
 def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
@@ -94,6 +95,11 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
         out += [run for c in find_runs(here) for run in unwrap(c, depth, parse)]
     elif name == "ssh" and (remote := _ssh_command(list(here.args))):  # it runs on the other machine
         out += [c._replace(wrapped_by=(*wrapped, *c.wrapped_by, name)) for c in parse(remote, depth + 1)]
+    elif (line := _command_line(here)) is not None:  # watch 'rm …', tmux new 'rm …', at <<< 'rm …'
+        if isinstance(line, tuple):  # screen rm -rf …: the program and its arguments, run as given
+            out += unwrap(Command(line, wrapped_by=(*wrapped, name)), depth, parse)
+        else:
+            out += [c._replace(wrapped_by=(*wrapped, *c.wrapped_by, name)) for c in parse(line, depth + 1)]
     elif name in SHELLS or name in ("su", "runuser", "eval", "source", ".") or name in _RUNS_CODE:
         script = inner_script(here) if name not in _RUNS_CODE else _shelled_out(here)
         if script:
@@ -102,6 +108,48 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
                 for c in parse(script, depth + 1)
             ]
     return out
+
+
+# programs that hand their operands to a shell as one command line, and their options that take a value
+_RUNS_LINE: dict[str, frozenset[str]] = {
+    "watch": frozenset({"-n", "--interval", "-q", "--equexit", "--color"}),
+    "screen": frozenset({"-S", "-c", "-e", "-h", "-L", "-Logfile", "-p", "-s", "-t", "-T", "-X"}),
+    "tmux": frozenset({"-s", "-n", "-c", "-t", "-x", "-y", "-e", "-F", "-l", "-L", "-S", "-f"}),
+    "dtach": frozenset({"-e", "-r", "-z"}),
+}
+_TMUX_RUNS = frozenset(
+    {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell", "run"}
+)
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+
+
+def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
+    """What ``cmd`` runs for its operands, for programs that run one: a shell command line
+    (``watch``, ``tmux new 'CMD'``, ``script -c``, ``at``/``batch``'s input, ``awk``'s ``system()``)
+    or a program with its arguments (``screen``, ``dtach``, ``tmux new`` given several words)."""
+    name, args = cmd.name, list(cmd.args)
+    if name == "tmux":
+        at = next((i for i, a in enumerate(args) if a in _TMUX_RUNS), None)
+        if at is None:
+            return None
+        rest = skip_options(args[at + 1 :], _RUNS_LINE["tmux"])
+        return (rest[0] if len(rest) == 1 else tuple(rest)) or None
+    if name in _RUNS_LINE:
+        rest = skip_options(args, _RUNS_LINE[name])
+        if name == "watch":  # watch joins its operands into one line for `sh -c`
+            return " ".join(rest) or None
+        return tuple(rest) or None
+    if name == "script":
+        return next(
+            (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--command" or re.fullmatch(r"-\w*c", a)), None
+        )
+    if name in ("at", "batch"):
+        return cmd.stdin if cmd.stdin is not None else _piped_text(cmd.feeder)
+    if name in _AWK:
+        program_text = next((a for a in skip_options(args, frozenset({"-F", "-v", "-f"}))), "")
+        calls = re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program_text)
+        return "\n".join(calls) or None
+    return None
 
 
 # interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
