@@ -99,3 +99,21 @@ def test_a_session_run_as_root_has_root_as_its_home(command: str, denied: bool) 
     root in containers and CI): there its own files are judged as any home's are."""
     verdict = judge("Bash", {"command": command}, cwd="/root/work/app", home="/root", policy=load_policy("/"))
     assert verdict.denied is denied, verdict
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "denied"),
+    [
+        ("Bash", {"command": "grep -r password ~"}, True),
+        ("Grep", {"pattern": "api_key", "path": "~"}, True),
+        ("Bash", {"command": "grep -rn password ."}, False),
+        ("Bash", {"command": "grep -r TODO ~"}, False),
+        ("Bash", {"command": "rg -i api_key ~/code"}, False),
+    ],
+)
+def test_a_search_of_the_whole_home_for_credentials_from_a_project_inside_it(
+    tool: str, tool_input: dict[str, str], denied: bool
+) -> None:
+    """The project usually lives in the home: searching all of it still reaches ~/.aws and ~/.ssh."""
+    verdict = judge(tool, tool_input, cwd="/home/dev/code/app", home="/home/dev", policy=load_policy("/"))
+    assert verdict.denied is denied, verdict

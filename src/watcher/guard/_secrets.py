@@ -214,7 +214,9 @@ def credential_search(place: Place, pattern: str, path: str) -> bool:
     if not _FISHING.search(pattern):
         return False
     rel = place.in_home(path)
-    return path in ("/", "/etc") or (rel is not None and "/" not in rel and not place.holds_project(path))
+    if path in ("/", "/etc") or rel == "":  # the whole machine, or the whole home (its ~/.aws, ~/.ssh …)
+        return True
+    return rel is not None and "/" not in rel and not place.holds_project(path)
 
 
 def _fishing(x: At) -> str | None:
