@@ -166,7 +166,8 @@ def _writes(x: At) -> Finding | None:
                     )
         if ("config" in x.positional[:1] and len(x.positional) >= 3) or "--unset" in x.args:
             key = next((p.lower() for p in x.positional[1:] if "." in p), "")
-            if any(fnmatchcase(key, k) for k in keys):
+            value = x.positional[-1] if len(x.positional) >= 3 else ""
+            if any(fnmatchcase(key, k) for k in keys) or (key.startswith("alias.") and value.startswith("!")):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None
 
