@@ -5,6 +5,7 @@ A guard that raised would leave the hook to fail open, so robustness here is a s
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any
 
@@ -76,3 +77,13 @@ def test_reading_stops_at_the_deadline_not_after_the_whole_line() -> None:
     with pytest.raises(TooLong, match="parts"):
         commands("ls; " * 5_000, deadline=time.monotonic() - 1)
     assert len(commands("ls; " * 5_000, deadline=time.monotonic() + 60)) == 5_000
+
+
+@pytest.mark.parametrize(("depth", "denied"), [(3, False), (9, True)])
+def test_scripts_nested_deeper_than_the_guard_reads_are_denied_not_waved_through(depth: int, denied: bool) -> None:
+    line = "ls"
+    for _ in range(depth):
+        line = "bash -c " + shlex.quote(line)
+    verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.denied is denied, verdict
+    assert not denied or verdict.category == "unreadable"

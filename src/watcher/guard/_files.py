@@ -207,8 +207,10 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     if system_path(place, path, paths):
         return f"the system folder {path}"
     name = path.rsplit("/", 1)[-1]
+    if place.holds_project(os.path.dirname(path)):  # `cd .. && rm -rf build`: beside the project, a
+        return f"{_short(place, path)}, a folder beside the project"  # "build" may be another project
     if any(fnmatchcase(name, r) for r in paths["regenerable"]):
-        return None
+        return None  # ../other-app/node_modules: a build makes it again
     return f"{_short(place, path)}, a folder outside the project"
 
 

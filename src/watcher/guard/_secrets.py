@@ -54,8 +54,6 @@ _OPAQUE = frozenset(
         "readlink",
         "basename",
         "dirname",
-        "source",
-        ".",
         "export",
         "dotenv",
         "direnv",

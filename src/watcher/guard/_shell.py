@@ -175,8 +175,10 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
     """Every simple command ``script`` would run, wrappers peeled and inner scripts read too.
 
     Raises ``TooLong`` past ``deadline`` (a ``time.monotonic()`` value) or ``MAX_WORDS``."""
-    if depth > _MAX_DEPTH or not script.strip():
+    if not script.strip():
         return []
+    if depth > _MAX_DEPTH:  # not read is not harmless: bash -c inside bash -c … eleven deep is denied
+        raise TooLong(f"scripts nested more than {_MAX_DEPTH} deep")
     root = SgRoot(script, "bash").root()
     found: list[Walked] = []
     _walk_commands(root, found, deadline)
