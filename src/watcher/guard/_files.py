@@ -195,7 +195,7 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         if any(rel == c or rel.startswith(c + "/") for c in paths["home_caches"]):
             return None
         if "/" not in rel:
-            if rel != "bin" and any(fnmatchcase(rel, r) for r in paths["regenerable"]):
+            if place.project == place.home and rel != "bin" and any(fnmatchcase(rel, r) for r in paths["regenerable"]):
                 return None  # a session working in the home itself: its node_modules or build is work
             return f"the folder ~/{rel} of your home"
     if under_any(place, path, paths["temporary"]) and rel is None:
