@@ -4,9 +4,11 @@ files it walks (``-delete``, ``-exec rm … {} ;``)."""
 
 from __future__ import annotations
 
-from watcher.guard._simple import Command, printed, program, skip_options
+import re
 
-__all__ = ["find_runs", "input_runs"]
+from watcher.guard._simple import SHELLS, Command, printed, program, skip_options
+
+__all__ = ["find_runs", "input_runs", "runs_its_input"]
 
 _NARROWING = frozenset({"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename"})
 
@@ -225,3 +227,24 @@ def find_runs(find: Command) -> list[Command]:
                 argv = tuple(found if w == "{}" else w for w in inner)
                 out.append(Command(argv, wrapped_by=wrapped, source=find.source))
     return out
+
+
+def runs_its_input(here: Command) -> bool:
+    """``xargs``/``parallel`` handing a shell an input the line does not spell out as the script
+    (``cat cmds | xargs bash -c``, ``… | parallel sh -c {}``): whatever it holds runs, unread. An
+    input written out (``echo 'ls build' | parallel sh -c {}``) is read as the script it is, and a
+    script written out with the input as its argument (``xargs -I{} sh -c 'wc -l {}'``) too."""
+    if here.name not in ("xargs", "parallel") or _xargs_words(here) != ("{xargs input}",):
+        return False
+    if here.name == "parallel" and ":::" in here.args:
+        return False  # `parallel sh -c {} ::: 'ls a'`: the inputs are on the line
+    args = list(here.args)
+    rest = skip_options(args, _PARALLEL_VALUE if here.name == "parallel" else _XARGS_VALUE)
+    if not rest or program(rest[0]) not in SHELLS:
+        return False
+    at = next((i for i, a in enumerate(rest) if re.fullmatch(r"-\w*c", a)), None)
+    if at is None:
+        return False  # `xargs bash build.sh`: a script file, the input its arguments
+    script = rest[at + 1] if at + 1 < len(rest) else None
+    token = (_replace_token(list(here.args)) if here.name == "xargs" else None) or "{}"
+    return script is None or script.strip() in (token, "{}", "{1}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from watcher.guard._built import runs_its_input
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding
 from watcher.guard._shell import SHELLS, Command, inner_script
@@ -96,6 +97,11 @@ def download_exec(x: At) -> Finding | None:
     if not x.on("download-exec"):
         return None
     name = x.name
+    if runs_its_input(x.cmd):
+        return (
+            "download-exec",
+            f"hands {name}'s input to a shell as the script: whatever the input holds runs, unread; write the commands out",
+        )
     sourced = name in ("source", ".")
     runs_stdin = (
         (name in SHELLS or name in INTERPRETERS or sourced)
