@@ -117,3 +117,26 @@ def test_a_search_of_the_whole_home_for_credentials_from_a_project_inside_it(
     """The project usually lives in the home: searching all of it still reaches ~/.aws and ~/.ssh."""
     verdict = judge(tool, tool_input, cwd="/home/dev/code/app", home="/home/dev", policy=load_policy("/"))
     assert verdict.denied is denied, verdict
+
+
+@pytest.mark.parametrize(
+    ("command", "denied"),
+    [
+        ("xargs rm -rf < dirs.txt", False),
+        ("cat dirs.txt | xargs rm -rf", False),
+        ("xargs -a home.txt rm -rf", True),
+        ("cat home.txt | xargs rm -rf", True),
+        ("echo build | xargs -a gone.txt rm -rf", True),
+        ("xargs rm < gone.txt", False),
+    ],
+)
+def test_xargs_deletes_what_its_list_file_names(tmp_path: Path, command: str, denied: bool) -> None:
+    """The words xargs reads from a file (``-a``, ``<``, ``cat f |``) are the paths it deletes: the
+    guard reads the list; a recursive delete from a list it cannot read is denied."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (project / "dirs.txt").write_text("build\nnode_modules\n")
+    (project / "home.txt").write_text(f"build\n{home}\n")
+    verdict = judge("Bash", {"command": command}, cwd=str(project), home=str(home), policy=load_policy("/"))
+    assert verdict.denied is denied, verdict

@@ -8,7 +8,9 @@ import re
 
 from watcher.guard._simple import SHELLS, Command, printed, program, skip_options
 
-__all__ = ["find_runs", "input_runs", "runs_its_input"]
+__all__ = ["INPUT", "find_runs", "input_file", "input_runs", "runs_its_input"]
+
+INPUT = "{xargs input"  # the words xargs reads, unknown here: "{xargs input}", or "{xargs input:FILE}" from a file
 
 _NARROWING = frozenset({"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename"})
 
@@ -123,7 +125,9 @@ def input_runs(here: Command) -> list[tuple[str, ...]]:
         if ":::" in args:
             at = args.index(":::")
             args, words = args[:at], [w for w in args[at + 1 :] if w not in (":::", "::::")]
-        elif words != ["{xargs input}"]:  # parallel takes each input line whole: `echo 'rm -rf /' | parallel sh -c {}`
+        elif not words[0].startswith(
+            INPUT
+        ):  # parallel takes each input line whole: `echo 'rm -rf /' | parallel sh -c {}`
             words = _input_lines(here) or words
         rest = skip_options(args, _PARALLEL_VALUE)
         token: str | None = "{}"
@@ -131,7 +135,7 @@ def input_runs(here: Command) -> list[tuple[str, ...]]:
         rest = skip_options(args, _XARGS_VALUE)
         token = _replace_token(args)
     if not rest:
-        return [("sh", "-c", w) for w in words if w != "{xargs input}"] if here.name == "parallel" else []
+        return [("sh", "-c", w) for w in words if not w.startswith(INPUT)] if here.name == "parallel" else []
     if token is None and here.name == "xargs":
         return [(*rest, *words)]
     line = " ".join(words)
@@ -150,6 +154,8 @@ def _xargs_words(cmd: Command) -> tuple[str, ...]:
     """The words ``xargs`` appends: those an ``echo``/``printf`` or a here-string feeds it, when
     written out in the command line; else a placeholder the rules resolve (``find … | xargs rm``)."""
     feeder = cmd.feeder
+    if any(a in ("-a", "--arg-file") or a.startswith(("--arg-file=", "-a")) for a in cmd.args):
+        return (f"{INPUT}:{_list_file(cmd)}}}",)  # -a FILE: the words come from the file, not the pipe
     if feeder is not None and feeder.name in ("echo", "printf") and feeder.feeder is None:
         args = printed(feeder)
         if feeder.name == "printf" and len(args) > 1 and "%" in args[0]:
@@ -157,7 +163,36 @@ def _xargs_words(cmd: Command) -> tuple[str, ...]:
         words = [w for a in args for w in a.replace("\\n", " ").split()]
         if words and not any("%" in w or "$(" in w or "`" in w for w in words):
             return tuple(words)
-    return ("{xargs input}",)
+    listed = _list_file(cmd)
+    return (f"{INPUT}:{listed}}}" if listed else INPUT + "}",)
+
+
+def _list_file(cmd: Command) -> str:
+    """The file ``xargs`` reads its words from, when the line names one: ``-a FILE``,
+    ``< FILE``, ``cat FILE |``."""
+    args = list(cmd.args)
+    for i, a in enumerate(args):
+        if a in ("-a", "--arg-file") and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--arg-file="):
+            return a.split("=", 1)[1]
+        if a.startswith("-a") and len(a) > 2 and cmd.name == "xargs":
+            return a[2:]
+    for op, target in cmd.redirects:
+        if op == "<":
+            return target
+    feeder = cmd.feeder
+    files = [a for a in feeder.args if not a.startswith("-")] if feeder is not None and feeder.name == "cat" else []
+    if feeder is not None and len(files) == 1 and feeder.feeder is None:
+        return files[0]
+    return ""
+
+
+def input_file(word: str) -> str | None:
+    """The list file an xargs input placeholder names ("" for an input not from a file; None: not a placeholder)."""
+    if not word.startswith(INPUT):
+        return None
+    return word[len(INPUT) + 1 : -1] if word.startswith(INPUT + ":") else ""
 
 
 def _input_lines(cmd: Command) -> list[str]:
@@ -234,7 +269,7 @@ def runs_its_input(here: Command) -> bool:
     (``cat cmds | xargs bash -c``, ``… | parallel sh -c {}``): whatever it holds runs, unread. An
     input written out (``echo 'ls build' | parallel sh -c {}``) is read as the script it is, and a
     script written out with the input as its argument (``xargs -I{} sh -c 'wc -l {}'``) too."""
-    if here.name not in ("xargs", "parallel") or _xargs_words(here) != ("{xargs input}",):
+    if here.name not in ("xargs", "parallel") or not _xargs_words(here)[0].startswith(INPUT):
         return False
     if here.name == "parallel" and ":::" in here.args:
         return False  # `parallel sh -c {} ::: 'ls a'`: the inputs are on the line

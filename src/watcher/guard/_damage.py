@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code
 from watcher.guard._files import Finding, delete_loss, device, system_path
 from watcher.guard._paths import glob_parent
@@ -57,9 +58,19 @@ def deletes(x: At) -> Finding | None:
                 r"(?:\bremove|\bunlink|unlinkSync|\bdelete|unlink_file)\s*\(?\s*(?:glob\s*\(\s*)?['\"]([^'\"]+)['\"]",
                 code,
             )
+    listed: list[str] = []
     for word in targets:
-        if word == "{xargs input}":
-            word = _xargs_source(x.cmd)
+        if input_file(word) is not None:  # `find … | xargs rm`, `xargs -a list rm -rf`
+            listed_in = input_file(word)
+            word = "" if listed_in else _xargs_source(x.cmd)  # a list file, not what the pipe feeds
+            if not word and listed_in and recursive:
+                entries = _listed(x.path(listed_in))
+                if entries is None:
+                    return (
+                        "destructive-delete",
+                        f"deletes the paths listed in {listed_in}, which the guard cannot read: read the list, then delete what the task needs",
+                    )
+                listed += entries
             if not word:
                 continue
         parent, whole = glob_parent(word)
@@ -72,7 +83,20 @@ def deletes(x: At) -> Finding | None:
                 "destructive-delete",
                 f"{verb} {loss}: this cannot be undone; delete only what the task needs inside the project",
             )
+    for word in listed:  # the entries of a list file xargs reads, as if written out
+        loss = delete_loss(x.place, x.path(word), x.policy, recursive=recursive, whole=False)
+        if loss is not None and recursive:
+            return "destructive-delete", f"deletes {loss} (listed in its input): this cannot be undone"
     return None
+
+
+def _listed(path: str) -> list[str] | None:
+    """The paths a list file names, one per line (None: it cannot be read). Its first 64 kB only."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return [line.strip() for line in f.read(65536).splitlines() if line.strip()][:2000]
+    except OSError:
+        return None
 
 
 def _xargs_source(cmd: Command) -> str:
