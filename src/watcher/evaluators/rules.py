@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from dataclasses import replace
 
 from watcher.core.answers import render_decision
@@ -13,15 +15,26 @@ __all__ = ["RulesEvaluator"]
 
 
 class RulesEvaluator:
-    """Evaluates with a rule-based role: deterministic, offline, no API key needed."""
+    """Evaluates with a rule-based role: deterministic, offline, no API key needed.
 
-    def __init__(self, role: Role) -> None:
+    ``off_loop``: judge on a worker thread, one judgment of this role at a time, so a large file's
+    review does not hold the event loop (the hook daemon serves every session from one loop).
+    """
+
+    def __init__(self, role: Role, *, off_loop: bool = False) -> None:
         self.role = role
         self.name = f"rules:{role.name}"
+        self._lock = threading.Lock() if off_loop else None
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        decision = _for_subagent(self.role.judge(request), request)
+        judged = self.role.judge(request) if self._lock is None else await asyncio.to_thread(self._judge, request)
+        decision = _for_subagent(judged, request)
         return EvaluationResult(render_decision(decision), decision, model="rules")
+
+    def _judge(self, request: EvaluationRequest) -> Decision:
+        assert self._lock is not None
+        with self._lock:  # a role keeps its history: never two judgments of it at once
+            return self.role.judge(request)
 
 
 def _for_subagent(decision: Decision, request: EvaluationRequest) -> Decision:

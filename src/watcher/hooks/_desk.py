@@ -37,6 +37,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
 from watcher.core.observations import ToolCall
 from watcher.evaluators.registry import make_evaluator
+from watcher.evaluators.rules import RulesEvaluator
 from watcher.guard import Verdict, judge
 from watcher.hooks._events import HookEvent
 from watcher.hooks._resume import prime, read_back
@@ -136,6 +137,8 @@ class Desk:
                 evaluator = make_evaluator(config.evaluator, role, settings=self.settings, **reads)
             except ConfigurationError as exc:  # a missing key never switches a watcher off: the rules judge
                 evaluator, problem = make_evaluator("rules", role), str(exc)
+            if isinstance(evaluator, RulesEvaluator):  # one session's large file must not hold the others'
+                evaluator = RulesEvaluator(evaluator.role, off_loop=True)
             watcher = self.runtime.attach(spec, evaluator, session)
             prime(watcher, past)
             watchers.append(watcher)
