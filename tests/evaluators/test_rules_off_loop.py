@@ -1,5 +1,6 @@
 """A rules evaluator off the event loop: a role's long review (a huge file) runs on a worker
-thread, so the loop keeps serving other sessions, and one role never judges twice at once."""
+thread, so the loop keeps serving other sessions, and one role never judges twice at once; a
+small call is judged at once on the loop (a thread hop would cost more than the judgment)."""
 
 from __future__ import annotations
 
@@ -27,9 +28,11 @@ class _Held(Role):
         self.started = threading.Event()
         self.at_once = 0
         self.most_at_once = 0
+        self.threads: list[str] = []
 
     def evaluate(self, observations: Sequence[Observation], new: int) -> Decision:
         self.at_once += 1
+        self.threads.append(threading.current_thread().name)
         self.most_at_once = max(self.most_at_once, self.at_once)
         self.started.set()
         self.release.wait(10)
@@ -37,8 +40,8 @@ class _Held(Role):
         return Continue()
 
 
-def _request() -> EvaluationRequest:
-    seen = [UserMessage(text="go")]
+def _request(text: str = "x" * 30_000) -> EvaluationRequest:
+    seen = [UserMessage(text=text)]
     return EvaluationRequest(
         WatcherSpec(name="held", role="held"), "agent", seen, new=1, index=1, breakpoint="tool_result"
     )
@@ -63,6 +66,15 @@ def test_a_long_review_off_the_loop_leaves_the_loop_serving_and_one_judgment_at_
 
     assert asyncio.run(scenario()) == 20
     assert role.most_at_once == 1  # the second judgment waited for the first
+    assert threading.main_thread().name not in role.threads
+
+
+def test_a_small_call_is_judged_on_the_loop_at_once() -> None:
+    role = _Held()
+    role.release.set()
+    result = asyncio.run(RulesEvaluator(role, off_loop=True).evaluate(_request("go")))
+    assert isinstance(result.decision, Continue)
+    assert role.threads == [threading.main_thread().name]
 
 
 def test_on_the_loop_by_default() -> None:
