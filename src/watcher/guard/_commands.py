@@ -8,6 +8,7 @@ names, protected branches, destructive programs) is the pack's data; this module
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
@@ -60,6 +61,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     )
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
+    cmds += _named_programs(script, cmds, started + READ_BUDGET_S)
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:
@@ -203,6 +205,23 @@ def _pushes(x: At) -> Finding | None:
 _SHOWS = frozenset(
     {"echo", "printf", "print", "cat", "tee", "?", "=", "logger", "jq", "yq"}
 )  # =: a variable, shown later
+
+
+_PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
+    """The commands run through a variable the line sets to a program (``x=rm; $x -rf ~``): read
+    again with the name written out, as the shell runs them."""
+    words = dict(re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([\w./-]+)(?=[\s;&|)]|$)", script))
+    out: list[Command] = []
+    for c in cmds:
+        m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None
+        if m and m.group(1) in words and c.source:
+            written = _PROGRAM_VAR.sub(lambda v: words.get(v.group(1), v.group(0)), c.source)
+            with contextlib.suppress(TooLong):
+                out += commands(written, 1, deadline)
+    return out
 
 
 def _table_rules(x: At) -> list[dict[str, Any]]:
