@@ -23,7 +23,7 @@ from watcher.guard._database import database
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy
-from watcher.guard._remote import download_exec, remote_shell
+from watcher.guard._remote import download_exec, downloaded_then_run, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
 
@@ -69,6 +69,8 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_FISHING.search(a) for a in c.args)
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
+    if policy.enabled("download-exec") and (found := downloaded_then_run(cmds, place)):
+        yield found
     inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
     for n, c in enumerate(cmds):
         if n % 64 == 63 and time.monotonic() - started > READ_BUDGET_S:

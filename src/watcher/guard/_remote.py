@@ -3,15 +3,17 @@ downloaded and run unread, and a reverse shell."""
 
 from __future__ import annotations
 
+import os
 import re
 
 from watcher.guard._built import runs_its_input
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
 from watcher.guard._files import Finding
+from watcher.guard._paths import Place
 from watcher.guard._shell import SHELLS, Command, inner_script
 from watcher.guard._wrappers import STDIN_PATHS
 
-__all__ = ["download_exec", "remote_shell"]
+__all__ = ["download_exec", "downloaded_then_run", "remote_shell"]
 
 _DOWNLOADERS = frozenset(
     {
@@ -148,3 +150,42 @@ def download_exec(x: At) -> Finding | None:
 
 
 # --- writes, tampering, databases, git, the pack's command table ----------------------------------
+
+
+def _downloads(cmd: Command) -> list[str]:
+    """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``wget -O F`` or its URL's name."""
+    args = list(cmd.args)
+    urls = [a for a in args if re.match(r"(?i)(https?|ftp)://", a)]
+    named = [os.path.basename(u.split("?", 1)[0].rstrip("/")) for u in urls]
+    if cmd.name == "curl":
+        out = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--output" or re.fullmatch(r"-[A-Za-z]*o", a)]
+        out += [a[2:] for a in args if a.startswith("-o") and len(a) > 2 and not a.startswith("--")]
+        remote = any(a in ("-O", "--remote-name") or re.fullmatch(r"-[A-Za-z]*O[A-Za-z]*", a) for a in args)
+        return out + (named if remote else [])
+    if cmd.name == "wget":
+        out = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-O", "--output-document")]
+        out += [a.split("=", 1)[1] for a in args if a.startswith("--output-document=")]
+        return [o for o in out if o != "-"] or ([] if out else named)
+    return []
+
+
+def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
+    """A file downloaded by the line and run later in it, unread (``curl -o x URL && sh x``,
+    ``wget URL/i.sh && chmod +x i.sh && ./i.sh``)."""
+    saved: set[str] = set()
+    for c in cmds:
+        if saved and c.argv:
+            first = next((a for a in c.args if not a.startswith("-")), "")
+            runs = place.resolve(c.argv[0]) if "/" in c.argv[0] else ""
+            script = (
+                place.resolve(first)
+                if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
+                else ""
+            )
+            if runs in saved or script in saved:
+                return (
+                    "download-exec",
+                    "runs a file it downloads in the same command, unread: download it, read it, then run it",
+                )
+        saved.update(place.resolve(f) for f in _downloads(c) if f)
+    return None
