@@ -125,10 +125,8 @@ def input_runs(here: Command) -> list[tuple[str, ...]]:
         if ":::" in args:
             at = args.index(":::")
             args, words = args[:at], [w for w in args[at + 1 :] if w not in (":::", "::::")]
-        elif not words[0].startswith(
-            INPUT
-        ):  # parallel takes each input line whole: `echo 'rm -rf /' | parallel sh -c {}`
-            words = _input_lines(here) or words
+        elif not words[0].startswith(INPUT):
+            words = _input_lines(here) or words  # each input line whole: `echo 'rm -rf /' | parallel sh -c {}`
         rest = skip_options(args, _PARALLEL_VALUE)
         token: str | None = "{}"
     else:
