@@ -140,3 +140,21 @@ def test_xargs_deletes_what_its_list_file_names(tmp_path: Path, command: str, de
     (project / "home.txt").write_text(f"build\n{home}\n")
     verdict = judge("Bash", {"command": command}, cwd=str(project), home=str(home), policy=load_policy("/"))
     assert verdict.denied is denied, verdict
+
+
+@pytest.mark.parametrize(
+    ("command", "denied"),
+    [
+        ("rm -rf node_modules", False),
+        ("rm -rf build", False),
+        ("rm -rf src", True),
+        ("rm -rf usr", True),
+        ("rm -rf /usr/lib/node_modules", True),
+        ("rm -rf *", True),
+    ],
+)
+def test_a_session_at_the_filesystem_root(command: str, denied: bool) -> None:
+    """A hook called with no working directory of its own may run at `/`: its build folders there
+    are its own, the system's folders are not."""
+    verdict = judge("Bash", {"command": command}, cwd="/", home="/root", policy=load_policy("/"))
+    assert verdict.denied is denied, verdict

@@ -204,13 +204,17 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         ):
             return f"{path}, a folder beside the project"  # the project lives in /tmp: its neighbours are work too
         return None
+    name = path.rsplit("/", 1)[-1]
+    # `cd .. && rm -rf build`: beside the project, a "build" may be another project (unless the
+    # session works at the root itself, where its build folder is its own)
+    beside = place.holds_project(os.path.dirname(path)) and place.project != "/"
+    if not beside and any(fnmatchcase(name, r) for r in paths["regenerable"]):
+        if not under_any(place, path, paths["system"]):
+            return None  # ../other-app/node_modules: a build makes it again
     if system_path(place, path, paths):
         return f"the system folder {path}"
-    name = path.rsplit("/", 1)[-1]
-    if place.holds_project(os.path.dirname(path)):  # `cd .. && rm -rf build`: beside the project, a
-        return f"{_short(place, path)}, a folder beside the project"  # "build" may be another project
-    if any(fnmatchcase(name, r) for r in paths["regenerable"]):
-        return None  # ../other-app/node_modules: a build makes it again
+    if beside:
+        return f"{_short(place, path)}, a folder beside the project"
     return f"{_short(place, path)}, a folder outside the project"
 
 
