@@ -208,9 +208,9 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     # `cd .. && rm -rf build`: beside the project, a "build" may be another project (unless the
     # session works at the root itself, where its build folder is its own)
     beside = place.holds_project(os.path.dirname(path)) and place.project != "/"
-    if not beside and any(fnmatchcase(name, r) for r in paths["regenerable"]):
-        if not under_any(place, path, paths["system"]):
-            return None  # ../other-app/node_modules: a build makes it again
+    regenerable = any(fnmatchcase(name, r) for r in paths["regenerable"])
+    if regenerable and not beside and not under_any(place, path, paths["system"]):
+        return None  # ../other-app/node_modules: a build makes it again
     if system_path(place, path, paths):
         return f"the system folder {path}"
     if beside:
