@@ -17,8 +17,9 @@ __all__ = ["RulesEvaluator"]
 class RulesEvaluator:
     """Evaluates with a rule-based role: deterministic, offline, no API key needed.
 
-    ``off_loop``: judge on a worker thread, one judgment of this role at a time, so a large file's
-    review does not hold the event loop (the hook daemon serves every session from one loop).
+    ``off_loop``: a call carrying much new text (a large file) is judged on a worker thread, one
+    judgment of this role at a time, so its review does not hold the event loop (the hook daemon
+    serves every session from one loop); a small call is judged at once, as without it.
     """
 
     def __init__(self, role: Role, *, off_loop: bool = False) -> None:
@@ -35,13 +36,12 @@ class RulesEvaluator:
             finally:
                 self._lock.release()
         else:
-            judged = await asyncio.to_thread(self._judge, request)
+            judged = await asyncio.to_thread(self._judge, request, self._lock)
         decision = _for_subagent(judged, request)
         return EvaluationResult(render_decision(decision), decision, model="rules")
 
-    def _judge(self, request: EvaluationRequest) -> Decision:
-        assert self._lock is not None
-        with self._lock:  # a role keeps its history: never two judgments of it at once
+    def _judge(self, request: EvaluationRequest, lock: threading.Lock) -> Decision:
+        with lock:  # a role keeps its history: never two judgments of it at once
             return self.role.judge(request)
 
 
