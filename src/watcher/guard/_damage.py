@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code
-from watcher.guard._files import Finding, delete_loss, device, system_path
+from watcher.guard._files import Finding, delete_loss, device, secret_file, system_path
 from watcher.guard._paths import glob_parent
 from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
@@ -144,6 +144,24 @@ def _opens(mode: str) -> bool:
     )
 
 
+def _shows(mode: str) -> bool:
+    """``mode`` lets other accounts read (``644``, ``o+r``, ``a+r``, ``+r``)."""
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return bool(int(mode[-2]) & 4 or int(mode[-1]) & 4)
+    return any(
+        re.fullmatch(r"[ugoa]*[+=][rwxXst]*r[rwxXst]*", part) and not re.match(r"u+[+=]", part)
+        for part in mode.split(",")
+    )
+
+
+def _closes(mode: str) -> bool:
+    """``mode`` only takes rights from other accounts, the owner keeping read (``700``, ``600``,
+    ``go-rwx``): the usual repair of a credential store's permissions."""
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return int(mode[-3]) & 4 == 4 and mode[-2:] == "00"
+    return all(re.fullmatch(r"[go]+-[rwxXst]+", part) for part in mode.split(","))
+
+
 def permissions(x: At) -> Finding | None:
     if x.name not in _PERMS or not x.on("permissions"):
         return None
@@ -159,7 +177,12 @@ def permissions(x: At) -> Finding | None:
             return "permissions", f"sets the setuid/setgid bit on {path}: it would run with its owner's rights"
         if x.name == "chmod" and _opens(mode) and system_path(x.place, path, x.policy.data["paths"]):
             return "permissions", f"lets every account write to the system file {path}"
+        key = secret_file(x.place, path, x.policy) if x.name == "chmod" and not whole else None
+        if key and _shows(mode):
+            return "permissions", f"lets other accounts read {key}"
         loss = delete_loss(x.place, path, x.policy, recursive=True, whole=whole)
+        if x.name == "chmod" and _closes(mode) and loss is not None and loss.startswith("credentials"):
+            continue  # chmod -R go-rwx ~/.ssh: the store closed to others, as ssh wants it
         top = path == "/" or path == x.place.home or (path.count("/") == 1 and not x.place.holds_project(path))
         if (
             (recursive or whole or top)
