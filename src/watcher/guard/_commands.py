@@ -163,14 +163,19 @@ def _writes(x: At) -> Finding | None:
         for i, a in enumerate(x.args):
             if (a == "-c" and i + 1 < len(x.args)) or a.startswith("--config-env"):
                 key = x.args[i + 1].split("=", 1)[0].lower() if a == "-c" else ""
-                if any(fnmatchcase(key, k) for k in keys):
+                # for one call, a program git runs is one the agent could run itself: only
+                # skipping the repository's hooks is tampering (git -c core.editor=true rebase is not)
+                if key == "core.hookspath":
                     return (
                         "config-tampering",
                         f"runs git with {key} overridden: it bypasses or replaces the repository's git hooks",
                     )
-        if ("config" in x.positional[:1] and len(x.positional) >= 3) or "--unset" in x.args:
+        unset = bool({"--unset", "--unset-all"} & set(x.args))
+        if ("config" in x.positional[:1] and len(x.positional) >= 3) or unset:
             key = next((p.lower() for p in x.positional[1:] if "." in p), "")
             value = x.positional[-1] if len(x.positional) >= 3 else ""
+            if unset and key != "core.hookspath":
+                return None  # unsetting a program git would run takes nothing away but hooks.path
             if any(fnmatchcase(key, k) for k in keys) or (key.startswith("alias.") and value.startswith("!")):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None

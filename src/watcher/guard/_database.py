@@ -37,6 +37,10 @@ def _sql_words(words: list[str]) -> list[str]:
     return out
 
 
+# a client's switches that open the database read-only
+_READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
+
+
 def database(x: At) -> Finding | None:
     if not x.on("database"):
         return None
@@ -47,6 +51,8 @@ def database(x: At) -> Finding | None:
         at = -1  # an SQL statement given as the command: a console or tool that runs SQL
     if at is None:
         return None
+    if at >= 0 and _READ_ONLY & set(argv[at + 1 :]):
+        return None  # sqlite3 -readonly, duckdb -readonly: the database refuses every write
     text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
     text += "\n;" + (x.cmd.stdin or "")
     feeder = x.cmd.feeder

@@ -79,6 +79,7 @@ _OPAQUE = frozenset(
         "which",
         "type",
         "sops",
+        "security",
         "age",
         "gpg-connect-agent",
         "openssl",
@@ -95,6 +96,12 @@ _OPAQUE = frozenset(
 )
 
 _ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
+
+# programs whose first operand is a pattern or a program, not a file (unless given by an option)
+_PATTERN_FIRST = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "yq", "gojq", "jaq", "awk", "gawk", "mawk", "sed"}
+)
+_PATTERN_GIVEN = frozenset({"-e", "-f", "--regexp", "--file", "--expression", "--from-file"})
 
 # programs whose every operand is a file they print: a bare name (`cat id_rsa`) is a file too
 _READERS = frozenset(
@@ -149,8 +156,9 @@ def leaked(x: At) -> str | None:
     """What secret this command's output carries: a credential file, the environment, a secret variable."""
     cmd = x.cmd
     if x.name in _ENV_DUMPS and (
-        (x.name in ("printenv", "env") and not [a for a in x.positional if "=" not in a])
-        or (x.name in ("set", "export", "declare", "typeset") and (not x.args or x.args[0] in ("-p", "-x", "-px")))
+        (x.name in ("printenv", "env") and not [a for a in x.positional if "=" not in a] and "-S" not in x.args)
+        or (x.name == "set" and not x.args)  # `set -x` traces; bare `set` prints every variable
+        or (x.name in ("export", "declare", "typeset") and (not x.args or x.args[0] in ("-p", "-x", "-px")))
     ):
         return "the whole environment (every token and key in it)"
     if x.name == "printenv" and any(compiled(x.policy, "secrets.env_names").match(a) for a in x.positional):
@@ -176,6 +184,10 @@ def leaked(x: At) -> str | None:
     if x.name in _OPAQUE or x.name in SHELLS:
         return None
     words = x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]
+    if x.name in _PATTERN_FIRST and words and not _PATTERN_GIVEN & set(x.args):
+        if x.name == "yq" and words[0] in ("eval", "e", "eval-all", "ea"):
+            words = words[1:]  # yq eval '.key' file.yaml: the subcommand, then the expression
+        words = words[1:]  # grep '.key' notes.txt, jq .key data.json: the first operand is a pattern
     if x.name == "dd":  # dd reads if=, writes of=
         words = [a[3:] for a in x.args if a.startswith("if=")]
     reader = x.name in _READERS
