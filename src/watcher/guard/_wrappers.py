@@ -84,6 +84,10 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
         break
     if not argv:
         return [cmd._replace(wrapped_by=tuple(wrapped))]
+    inner_argv = _runner_command(argv)
+    if inner_argv:  # uv run rm -rf /, pnpm exec …, docker exec db rm -rf /: what it runs, read too
+        runner = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
+        return [runner, *unwrap(cmd._replace(argv=inner_argv, wrapped_by=(*wrapped, program(argv[0]))), depth, parse)]
     here = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
     out = [here]
     name = here.name
@@ -108,6 +112,74 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
                 for c in parse(script, depth + 1)
             ]
     return out
+
+
+# tools that run a command given after a subcommand of theirs: the subcommands, and the options
+# (with a value) that may stand between it and the command
+_RUNNERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "uv": (
+        frozenset({"run"}),
+        frozenset(
+            {
+                "--with",
+                "--python",
+                "-p",
+                "--from",
+                "--project",
+                "--directory",
+                "--env-file",
+                "--extra",
+                "--group",
+                "--package",
+                "--index",
+            }
+        ),
+    ),
+    "poetry": (frozenset({"run"}), frozenset({"-C", "--directory", "-P", "--project"})),
+    "pipenv": (frozenset({"run"}), frozenset()),
+    "pdm": (frozenset({"run"}), frozenset({"-p", "--project"})),
+    "hatch": (frozenset({"run"}), frozenset({"-e", "--env"})),
+    "rye": (frozenset({"run"}), frozenset()),
+    "pnpm": (frozenset({"exec", "dlx"}), frozenset({"--filter", "-F", "-C", "--dir"})),
+    "yarn": (frozenset({"exec", "dlx"}), frozenset({"-p", "--package"})),
+    "npm": (frozenset({"exec", "x"}), frozenset({"-p", "--package", "-w", "--workspace"})),
+    "bun": (frozenset({"x", "run"}), frozenset()),
+    "mise": (frozenset({"exec", "x"}), frozenset()),
+    "asdf": (frozenset({"exec"}), frozenset()),
+    "docker": (
+        frozenset({"exec"}),
+        frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}),
+    ),
+    "podman": (frozenset({"exec"}), frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file"})),
+    "kubectl": (frozenset({"exec"}), frozenset({"-n", "--namespace", "-c", "--container", "--context", "-f"})),
+}
+_TAKES_TARGET = frozenset({"docker", "podman"})  # `docker exec CONTAINER cmd…`: a name before the command
+
+
+def _runner_command(argv: list[str]) -> tuple[str, ...]:
+    """The command a runner runs (``uv run pytest``, ``pnpm exec eslint``, ``docker exec db psql``,
+    ``kubectl exec pod -- sh``, ``arch -arm64 make``, ``sg docker -c '…'``); () for any other program.
+    ``bun run`` and ``npm exec`` name a script or package at times: a package name is read as a
+    command, which is harmless."""
+    name = program(argv[0])
+    if name == "arch" and len(argv) > 1 and argv[1].startswith("-"):
+        return tuple(skip_options(argv[1:], frozenset({"-e"})))
+    if name == "sg" and len(argv) > 2:
+        rest = argv[2:]
+        return ("sh", *rest) if rest[0] == "-c" else tuple(rest)
+    runner = _RUNNERS.get(name)
+    if runner is None:
+        return ()
+    at = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
+    if at is None or argv[at] not in runner[0]:
+        return ()
+    rest = argv[at + 1 :]
+    if name == "kubectl":
+        return tuple(rest[rest.index("--") + 1 :]) if "--" in rest else ()
+    rest = skip_options(rest, runner[1])
+    if name in _TAKES_TARGET:
+        rest = rest[1:]
+    return tuple(rest)
 
 
 # programs that hand their operands to a shell as one command line, and their options that take a value
