@@ -110,7 +110,10 @@ def download_exec(x: At) -> Finding | None:
         and ((not x.positional and not sourced) or (x.positional and x.positional[0] in STDIN_PATHS) or "-s" in x.args)
         and not any(a in ("-m", "-c", "-e", "-r") for a in x.args[:2])
     )
-    if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and not x.args):
+    reads_script = name in ("python", "python3") and (
+        not x.args or x.args[0] in ("-", "-i") or (x.positional[:1] == ["-"] and "-c" not in x.args)
+    )  # python3 - / -i: the piped text is the program (python3 -c '…json.load(sys.stdin)…' reads data)
+    if (runs_stdin and name not in ("python", "python3")) or (runs_stdin and reads_script):
         feeder = x.cmd.feeder
         while feeder is not None:
             if feeder.name in _DOWNLOADERS:
