@@ -18,6 +18,7 @@ __all__ = [
     "credential",
     "delete_loss",
     "device",
+    "git_records",
     "read_finding",
     "secret_file",
     "secret_glob",
@@ -135,12 +136,27 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
         )
     if secret_file(place, path, policy):
         return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
+    if git_records(path):
+        return (
+            "destructive-delete",
+            f"rewrites git's own records ({_short(place, path)}) by hand: commits can be lost; use git's commands",
+        )
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
     if content and (m := credential(policy, content)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None
+
+
+# what a repository's history lives in, inside its .git folder (hooks and config are the
+# config-tampering rules'; info/exclude, COMMIT_EDITMSG and the like are git's scratch)
+_GIT_RECORDS = re.compile(r"/\.git/(?:refs(?:/.*)?|logs(?:/.*)?|objects(?:/.*)?|HEAD|packed-refs|shallow)\Z")
+
+
+def git_records(path: str) -> bool:
+    """``path`` is where a repository keeps its history: refs, reflogs, objects, HEAD."""
+    return bool(_GIT_RECORDS.search(path))
 
 
 def _folded(place: Place, path: str) -> str:
@@ -185,6 +201,8 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
         return f"credentials ({_short(place, path)})"
     if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"
+    if git_records(path):
+        return f"git's own records ({_short(place, path)}): commits only they point to are lost"
     if not (recursive or whole):
         system = system_path(place, path, paths)
         return f"the system file {path}" if system else None
