@@ -220,6 +220,8 @@ _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 def _named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
     """The commands run through a variable the line sets to a program (``x=rm; $x -rf ~``): read
     again with the name written out, as the shell runs them."""
+    if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
+        return []  # the usual line: no program named through a variable, no pass over the script
     words = dict(re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([\w./-]+)(?=[\s;&|)]|$)", script))
     out: list[Command] = []
     for c in cmds:

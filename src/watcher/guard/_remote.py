@@ -157,6 +157,8 @@ def download_exec(x: At) -> Finding | None:
 
 def _downloads(cmd: Command) -> list[str]:
     """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``wget -O F`` or its URL's name."""
+    if cmd.name not in ("curl", "wget"):
+        return []
     args = list(cmd.args)
     urls = [a for a in args if re.match(r"(?i)(https?|ftp)://", a)]
     named = [os.path.basename(u.split("?", 1)[0].rstrip("/")) for u in urls]

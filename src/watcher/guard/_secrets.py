@@ -98,9 +98,8 @@ _OPAQUE = frozenset(
 _ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
 
 # programs whose first operand is a pattern or a program, not a file (unless given by an option)
-_PATTERN_FIRST = frozenset(
-    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "yq", "gojq", "jaq", "awk", "gawk", "mawk", "sed"}
-)
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
+_PATTERN_FIRST = _SEARCHERS | {"jq", "yq", "gojq", "jaq", "awk", "gawk", "mawk", "sed"}
 _PATTERN_GIVEN = frozenset({"-e", "-f", "--regexp", "--file", "--expression", "--from-file"})
 
 # programs whose every operand is a file they print: a bare name (`cat id_rsa`) is a file too
@@ -214,7 +213,6 @@ def secret_vars(x: At, word: str) -> bool:
 
 # what an environment dump may be piped into and show only names, counts or chosen lines
 _NARROWERS = frozenset({"grep", "egrep", "fgrep", "rg", "wc", "cut", "awk", "jq", "sed", "head", "tail"})
-_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 _FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
 
 
