@@ -3,7 +3,9 @@
 Each ``data/<category>.toml`` holds ``dangerous`` and ``benign`` lists. A string is a Bash command;
 a table names ``tool`` with ``path`` (a file) or ``input`` (the whole tool input), or ``command``,
 and may set ``pack`` and ``cwd`` (a folder beside the project, outside any repository). Every call is judged in a temporary project (a git repository on branch
-``my-feature``) with a temporary home: ``~`` and ``/home/dev`` in a vector are that home.
+``my-feature``) with a temporary home: ``~`` and ``/home/dev`` in a vector are that home. The project holds an
+``.npmrc`` and ``packages/web/.npmrc`` without tokens, a certificate chain ``fullchain.pem`` and
+``bundle.pem`` (a certificate and its private key); the home an ``.npmrc`` and ``.pypirc`` with tokens.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n")
     (home / ".pypirc").write_text("[pypi]\nusername = __token__\npassword = pypi-abc\n")
     (project / ".npmrc").write_text("registry=https://registry.npmjs.org/\n")
+    (project / "packages" / "web").mkdir(parents=True)
+    (project / "packages" / "web" / ".npmrc").write_text("@acme:registry=https://npm.acme.example/\n")
+    certificate = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n"
+    (project / "fullchain.pem").write_text(certificate * 2)
+    key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIDx\n-----END EC PRIVATE KEY-----\n"
+    (project / "bundle.pem").write_text(certificate + key)  # a proxy's certificate and key in one file
     return project, home
 
 

@@ -1,6 +1,7 @@
 """The guard's rule for database clients: a destructive statement (``DROP``, ``TRUNCATE``, ``DELETE``
 without ``WHERE``, ``FLUSHALL``) given to ``psql``, ``mysql``, ``sqlite3``, ``mongosh``, ``redis-cli``
-and the like, on their command line, their standard input or as the command itself."""
+and the like, on their command line, their standard input or as the command itself, and SQL
+handed to a cloud's query service (Athena, Redshift Data, Spanner, D1)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,23 @@ def _sql_words(words: list[str]) -> list[str]:
     return out
 
 
+# cloud CLIs that run SQL given by an option (`aws athena start-query-execution --query-string`,
+# `aws redshift-data execute-statement --sql`, `gcloud spanner databases execute-sql --sql`,
+# `wrangler d1 execute DB --command`), and those options
+_CLOUD_CLIS = frozenset({"aws", "gcloud", "wrangler", "databricks", "az"})
+_SQL_OPTIONS = frozenset({"--query-string", "--sql", "--sqls", "--command", "--statement", "--query-text"})
+
+
+def _option_sql(argv: list[str]) -> str:
+    """The values of a cloud CLI's SQL options (``--sql 'DROP …'``, ``--sql='DROP …'``)."""
+    out = []
+    for i, a in enumerate(argv):
+        flag, eq, value = a.partition("=")
+        if flag in _SQL_OPTIONS:
+            out.append(value if eq else (argv[i + 1] if i + 1 < len(argv) else ""))
+    return "\n;".join(out)
+
+
 # a client's switches that open the database read-only
 _READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
 
@@ -50,6 +68,11 @@ def database(x: At) -> Finding | None:
     if at is None and argv and argv[0].upper() in ("DELETE", "DROP", "TRUNCATE", "ALTER"):
         at = -1  # an SQL statement given as the command: a console or tool that runs SQL
     if at is None:
+        if argv and program(argv[0]) in _CLOUD_CLIS and destructive_sql(x.policy, _option_sql(argv)):
+            return (
+                "database",
+                "runs a destructive SQL statement through the cloud's query service: the data is gone for good",
+            )
         return None
     if at >= 0 and _READ_ONLY & set(argv[at + 1 :]):
         return None  # sqlite3 -readonly, duckdb -readonly: the database refuses every write

@@ -68,29 +68,17 @@ def credential(policy: Policy, text: str) -> re.Match[str] | None:
     return None
 
 
-def secret_file(place: Place, path: str, policy: Policy) -> str | None:
-    """Why ``path`` holds a credential, or None."""
+def secret_file(place: Place, path: str, policy: Policy, written: str | None = None) -> str | None:
+    """Why ``path`` holds a credential, or None. ``written``: what a write puts into it, when known."""
     if path == UNSET:
         return None
     secrets = policy.data["secrets"]
     if matches_any(place, path, secrets["not"]):
         return None
-    name = path.rsplit("/", 1)[-1]
-    if name in secrets["token_files"]:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read(65536)
-        except OSError:  # not here to look at: a home's copy usually carries the login token
-            rel = place.in_home(path)
-            in_a_home = (rel is not None and "/" not in rel) or re.match(
-                r"^(/home/[^/]+|/Users/[^/]+|/root)/[^/]+$", path
-            )
-            return f"{_short(place, path)}, which holds registry tokens" if in_a_home else None
-        return (
-            f"{_short(place, path)}, which holds an access token"
-            if compiled(policy, "secrets.token_pattern").search(text)
-            else None
-        )
+    if path.rsplit("/", 1)[-1] in secrets["token_files"]:
+        return _holds(place, path, policy, "secrets.token_pattern", "registry tokens", written)
+    if matches_any(place, path, secrets["key_files"]):
+        return _holds(place, path, policy, "secrets.key_pattern", "a private key", written)
     # `/root/*` is another account's home, unless it is the session's own (run as root): then the
     # home's own rules apply, and ~/.gitconfig or ~/notes.txt is not a credential
     paths = [p for p in secrets["paths"] if p.rstrip("/*") != place.home]
@@ -99,6 +87,20 @@ def secret_file(place: Place, path: str, policy: Policy) -> str | None:
     if under_any(place, path, policy.data["paths"]["secret_dirs"]):
         return f"{_short(place, path)} in a credential store"
     return None
+
+
+def _holds(place: Place, path: str, policy: Policy, pattern: str, what: str, written: str | None) -> str | None:
+    """Why ``path``, a file that is a credential only by what it holds (an ``.npmrc`` with a token,
+    a ``.pem`` with a private key), is one: it holds ``what``, or it cannot be read to tell."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(65536)
+    except OSError:
+        if written is None:
+            return f"{_short(place, path)}, which may hold {what} (it cannot be read to tell)"
+        text = ""  # a new file: what is written decides
+    found = compiled(policy, pattern).search(text) or (written and compiled(policy, pattern).search(written))
+    return f"{_short(place, path)}, which holds {what}" if found else None
 
 
 def _short(place: Place, path: str) -> str:
@@ -134,8 +136,8 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
             "or on git's hooks, or who may log in; ask the person to change it",
         )
-    if secret_file(place, path, policy):
-        return "secret-write", f"changes {secret_file(place, path, policy)}: credentials are the person's to set"
+    if why := secret_file(place, path, policy, content or None):  # "": not known
+        return "secret-write", f"changes {why}: credentials are the person's to set"
     if git_records(path):
         return (
             "destructive-delete",

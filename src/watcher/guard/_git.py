@@ -87,9 +87,9 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         j += 1
     short = "".join(f[1:] for f in flags if not f.startswith("--"))
     force = "f" in short or any(
-        f == "--force" or f.startswith(("--force-with-lease", "--force-if-includes")) for f in flags
+        f == "--force" or f.startswith(("--force=", "--force-with-lease", "--force-if-includes")) for f in flags
     )
-    lease_only = force and "f" not in short and "--force" not in flags
+    lease_only = force and "f" not in short and not any(f == "--force" or f.startswith("--force=") for f in flags)
     if "--mirror" in flags:
         return (
             "force-push",

@@ -21,7 +21,7 @@ _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
 _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP"})
-_OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root")
+_OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root", "/[A-Z]:/Users/[!/]*")  # the last: a Windows path
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 

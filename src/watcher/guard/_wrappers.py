@@ -1,5 +1,5 @@
 """What a command really runs: wrappers peeled off (``sudo``, ``env``, ``timeout``, ``nice``,
-``command``, ``busybox``, ``python -m``), the commands ``xargs`` and ``parallel`` build from their
+``command``, ``busybox``, ``python -m``, ``c8``, ``nyc``, ``cross-env``, ``rtk``), the commands ``xargs`` and ``parallel`` build from their
 input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, the command lines ``watch``,
 ``tmux``, ``screen``, ``script -c``, ``at`` and ``awk``'s ``system()`` run, and the scripts handed to a
 shell, ``eval`` or an interpreter (``bash -c``, here-documents, ``$(cat <<EOF …)``, decoded
@@ -51,6 +51,14 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "pnpx": frozenset(),
     "bunx": frozenset(),
     "uvx": frozenset({"--from", "--with", "--python"}),
+    # coverage and environment runners that run the rest of their line
+    "c8": frozenset(
+        {"-r", "--reporter", "-o", "--reports-dir", "--temp-directory", "-n", "--include", "-x", "--exclude"}
+    ),
+    "nyc": frozenset({"-r", "--reporter", "-n", "--include", "-x", "--exclude", "--report-dir", "--temp-dir", "-i"}),
+    "cross-env": frozenset(),
+    "env-cmd": frozenset({"-f", "--file", "-e", "--environments", "-r", "--rc-file"}),
+    "rtk": frozenset(),  # a proxy that compacts a command's output for the agent: `rtk rm …`, `rtk proxy rm …`
 }
 _TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1, "chroot": 1}  # duration, lock, …, new root
 
@@ -75,6 +83,8 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
             if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
                 break  # command -v rm: a lookup, not a call
             rest = skip_options(argv[1:], _WRAPPERS[name])
+            if name == "rtk" and rest[:1] == ["proxy"]:
+                rest = rest[1:]
             rest = rest[_TAKES_ONE_POSITIONAL.get(name, 0) :]
             if name == "env" and "-S" in argv[1:]:
                 rest = shlex.split(rest[0]) + rest[1:] if rest else rest
@@ -171,6 +181,8 @@ def _runner_command(argv: list[str]) -> tuple[str, ...]:
     if runner is None:
         return ()
     at = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
+    if at is not None and name in ("pnpm", "yarn", "bun") and program(argv[at]) in _WRAPPERS:
+        return tuple(argv[at:])  # pnpm c8 …, yarn cross-env …: a package's runner, named directly
     if at is None or argv[at] not in runner[0]:
         return ()
     rest = argv[at + 1 :]
