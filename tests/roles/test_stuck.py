@@ -135,6 +135,18 @@ def test_a_different_action_breaks_the_repeat() -> None:
     assert run(StuckRole(), obs) == []
 
 
+@pytest.mark.parametrize("tool", ["attempt_completion", "finish", "submit", "attemptCompletion", "task-complete"])
+def test_a_completion_refused_three_times_is_nudged_sooner_than_other_repeats(tool: str) -> None:
+    refused = [o for _ in range(3) for o in step(tool, {"result": "Done."}, "The user has not accepted the result.")]
+    assert actions(run(StuckRole(), refused)) == [("nudge", "hint")]
+    # a third identical read is a re-check; answers that change are no repeat
+    assert run(StuckRole(), [o for _ in range(3) for o in step("read_file", {"path": "a.ts"}, "x")]) == []
+    answered = [o for n in range(3) for o in step(tool, {"result": "Done."}, f"Feedback {'abc'[n]}: not yet.")]
+    assert run(StuckRole(), answered) == []
+    # tunable like the other thresholds, never later than the ordinary repeat
+    assert run(StuckRole(None, completion_nudge=4), refused) == []
+
+
 def test_unanswered_nudges_climb_the_ladder_and_progress_resets_it() -> None:
     role = StuckRole()
     obs = [o for name in "abcd" for o in failing(name, 3, f"Error: {name} is broken")]

@@ -115,6 +115,9 @@ _STATUS_TOOL = re.compile(r"^(?:get|check|read|job|command|task|run|build)?_?sta
 _DIGITS = re.compile(r"\d+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # Waiting said by a parameter rather than a name: `process {"action": "poll"}`, `job {"op": "status"}`.
+_COMPLETION_TOOLS = frozenset(
+    {"attempt_completion", "finish", "submit", "task_complete", "complete_task", "mark_task_complete", "task_done"}
+)
 _INTENT_FIELDS = ("action", "operation", "op", "mode", "subcommand")
 _SLEEP_INTENTS = frozenset({"poll", "wait", "sleep", "await", "poll_output", "read_output", "output", "log", "logs"})
 _STATUS_INTENTS = frozenset({"status", "check", "check_status", "get_status", "state", "progress", "list_jobs"})
@@ -188,6 +191,12 @@ def wait_kind(name: str, tool_input: Mapping[str, Any]) -> WaitKind:
     if "other" in kinds:
         return None
     return "sleep" if "sleep" in kinds else "status" if "status" in kinds else None
+
+
+def completing(name: str) -> bool:
+    """Whether the call declares the task done (``attempt_completion``, ``finish``, ``submit``):
+    the same claim refused again and again is a loop sooner than a re-read is."""
+    return _CAMEL.sub("_", name.strip()).lower().replace("-", "_") in _COMPLETION_TOOLS
 
 
 def scrolling(name: str, tool_input: Mapping[str, Any]) -> bool:

@@ -15,7 +15,10 @@ class StuckConfig:
 
     ``repeat_nudge`` / ``repeat_pause``: the same action with the same result this many times in a
     row nudges, then pauses (a nudge level equal to its pause level means no nudge: the loop is
-    paused at once). ``repeat_again``: a repeated or failing action that goes on after its pause is
+    paused at once). ``completion_nudge``: the same completion attempt (``attempt_completion``,
+    ``finish``, ``submit``) with the same answer this many times in a row nudges, sooner than other
+    repeats (a task declared done and refused three times is no re-check; Cline warns at the 3rd).
+    ``repeat_again``: a repeated or failing action that goes on after its pause is
     paused again after this many more (1, the default: at every one, as Gemini CLI, Cline, OpenHands
     and OpenClaw say "stuck" at every check past their threshold; Roo Code counts afresh after it
     refuses a call: ``repeat_nudge=4, repeat_pause=4, repeat_again=4``). ``failing_nudge`` / ``failing_pause``: the same action failing (with
@@ -47,6 +50,7 @@ class StuckConfig:
     repeat_nudge: int = 4
     repeat_pause: int = 5
     repeat_again: int = 1
+    completion_nudge: int = 3
     failing_nudge: int = 3
     failing_pause: int = 4
     same_error_nudge: int = 5
@@ -76,6 +80,7 @@ class StuckConfig:
             raise ConfigurationError("stuck role: reply_run_pause must be 0 (off) or at least 2")
         for name in (
             "repeat_nudge",
+            "completion_nudge",
             "failing_nudge",
             "missing_tool_pause",
             "same_error_nudge",

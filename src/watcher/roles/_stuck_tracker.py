@@ -23,7 +23,7 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import scrolling, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_actions import completing, scrolling, short_input, target_path, wait_key, wait_kind
 from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
@@ -195,7 +195,8 @@ class LoopTracker:
             self._run_len += 1
         else:
             self._run, self._run_len = (akey, rkey), 1
-            self._run_levels = Levels(config.repeat_nudge, config.repeat_pause, self._new_loop(), config.repeat_again)
+            nudge = min(config.completion_nudge, config.repeat_nudge) if completing(call.name) else config.repeat_nudge
+            self._run_levels = Levels(nudge, max(nudge, config.repeat_pause), self._new_loop(), config.repeat_again)
         if failed and akey == self._fail_action:
             self._fail_len += 1
         elif failed:
