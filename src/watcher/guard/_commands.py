@@ -280,6 +280,18 @@ def _sent_secrets(x: At) -> Finding | None:
     return None
 
 
+# options of cloud CLIs that take a value: the value is no subcommand (`az --query delete vm show`)
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "az": frozenset({"--query", "--output", "-o", "--subscription", "--resource-group", "-g", "--name", "-n"}),
+    "gcloud": frozenset(
+        {"--project", "--format", "--account", "--configuration", "--region", "--zone", "--filter", "--verbosity"}
+    ),
+    "aws": frozenset({"--query", "--output", "--profile", "--region", "--endpoint-url", "--color"}),
+    "kubectl": frozenset({"-n", "--namespace", "--context", "--cluster", "--user", "-o", "--output", "--kubeconfig"}),
+    "helm": frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig", "-o", "--output"}),
+}
+
+
 def _matches(rule: dict[str, Any], x: At) -> bool:
     names = rule["program"]
     if x.name not in names:
@@ -287,10 +299,13 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
     args = x.args
     if any(u in args for u in rule.get("unless", [])):
         return False
+    valued = _VALUE_OPTIONS.get(x.name, frozenset())
     at = 0
     for word in rule["words"]:
         options = word.split("|")
-        while at < len(args) and not any(fnmatchcase(args[at], o) for o in options):
+        while at < len(args) and (
+            not any(fnmatchcase(args[at], o) for o in options) or (at and args[at - 1] in valued)
+        ):
             at += 1
         if at >= len(args):
             return False
