@@ -151,6 +151,9 @@ _READERS = frozenset(
 )
 
 
+_EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
+
+
 def leaked(x: At) -> str | None:
     """What secret this command's output carries: a credential file, the environment, a secret variable."""
     cmd = x.cmd
@@ -183,6 +186,9 @@ def leaked(x: At) -> str | None:
     if x.name in _OPAQUE or x.name in SHELLS:
         return None
     words = x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]
+    if x.name in _EDITOR_READERS:  # vim -c 'set ft=sh' f, vim +10 f: editor commands, not files
+        given = {a for i, a in enumerate(x.args[1:], 1) if x.args[i - 1] in ("-c", "--cmd")}
+        words = [w for w in words if w not in given and not w.startswith("+")]
     if x.name in _PATTERN_FIRST and words and not _PATTERN_GIVEN & set(x.args):
         if x.name == "yq" and words[0] in ("eval", "e", "eval-all", "ea"):
             words = words[1:]  # yq eval '.key' file.yaml: the subcommand, then the expression

@@ -1,7 +1,7 @@
 """What a command really runs: wrappers peeled off (``sudo``, ``env``, ``timeout``, ``nice``,
 ``command``, ``busybox``, ``python -m``, ``c8``, ``nyc``, ``cross-env``, ``rtk``), the commands ``xargs`` and ``parallel`` build from their
 input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, the command lines ``watch``,
-``tmux``, ``screen``, ``script -c``, ``at`` and ``awk``'s ``system()`` run, and the scripts handed to a
+``tmux``, ``screen``, ``script -c``, ``at``, ``awk``'s ``system()`` and ``vim -c '!…'`` run, and the scripts handed to a
 shell, ``eval`` or an interpreter (``bash -c``, here-documents, ``$(cat <<EOF …)``, decoded
 base64, ``os.system``/``subprocess`` strings), read with the parser the caller passes in."""
 
@@ -205,6 +205,8 @@ _TMUX_RUNS = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell", "run"}
 )
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim"})
+_BANG = re.compile(r"^[\s:]*(?:(?:silent|sil|exe(?:cute)?)!?\s+)*!(.+)$", re.S)  # `:silent !cmd`: the shell runs cmd
 
 
 def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
@@ -233,6 +235,12 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         program_text = next((a for a in skip_options(args, frozenset({"-F", "-v", "-f"}))), "")
         calls = re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program_text)
         return "\n".join(calls) or None
+    if name in _EDITORS:  # vim -c '!rm -rf ~', vim +'silent !cmd': an editor command that runs a shell line
+        given = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--cmd")] + [
+            a[1:] for a in args if a.startswith("+")
+        ]
+        lines = [m.group(1) for c in given if (m := _BANG.match(c))]
+        return "\n".join(lines) or None
     return None
 
 
