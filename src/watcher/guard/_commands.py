@@ -19,7 +19,7 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import bombs, deletes, devices, permissions
-from watcher.guard._database import database
+from watcher.guard._database import database, test_database
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any
 from watcher.guard._policy import Policy
@@ -109,9 +109,10 @@ def _written(x: At) -> list[tuple[str, str]]:
         out.append((x.positional[-1], ""))
         if name == "mv":  # the sources are gone from where they were
             out += [(p, "") for p in x.positional[:-1]]
-    elif (name in ("sed", "perl", "ruby") and any(_in_place(name, a) for a in x.args)) or (
-        name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args
-    ):
+    elif name in ("sed", "perl", "ruby") and any(_in_place(name, a) for a in x.args):
+        edit = " ".join(x.cmd.args)  # what the expression writes in: a key put into the file by s|…|…|
+        out += [(p, edit) for p in x.positional[1:]]
+    elif name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args:
         out += [(p, "") for p in x.positional[1:]]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
@@ -257,7 +258,7 @@ def _table(x: At, *, captured: bool = True) -> Finding | None:
     for rule in _table_rules(x):
         if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
             continue  # --set password=$(kubectl get secret …): handed to the program, never shown
-        if x.on(rule["category"]) and _matches(rule, x):
+        if x.on(rule["category"]) and _matches(rule, x) and not (rule["category"] == "database" and test_database(x)):
             return rule["category"], f"{x.name} {rule['reason']}" if rule[
                 "words"
             ] else f"{rule['program'][0]}: {rule['reason']}"

@@ -3,13 +3,14 @@ recursive permission changes of system or home trees, and fork or resource bombs
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code
-from watcher.guard._files import Finding, delete_loss, device, secret_file, system_path
-from watcher.guard._paths import glob_parent
+from watcher.guard._files import Finding, config_inside, delete_loss, device, secret_file, system_path
+from watcher.guard._paths import glob_parent, matches_any
 from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
 __all__ = ["bombs", "deletes", "devices", "permissions"]
@@ -162,21 +163,55 @@ def _closes(mode: str) -> bool:
     return all(re.fullmatch(r"[go]+-[rwxXst]+", part) for part in mode.split(","))
 
 
+def _takes(mode: str, path: str) -> bool:
+    """``mode`` takes the owner's read right away (``000``, ``a-r``), or a program's execute right
+    (``chmod a-x /usr/bin/sudo``): what needs the file stops working."""
+    program = os.path.basename(os.path.dirname(path)) in ("bin", "sbin", "libexec")
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return int(mode[-3]) & 4 == 0 or (program and int(mode[-3]) & 1 == 0)
+    lost = "rx" if program else "r"
+    return any(re.fullmatch(rf"[ua]*-[rwxXst]*[{lost}][rwxXst]*", part) for part in mode.split(","))
+
+
+def _disables_setting(x: At, mode: str, path: str) -> bool:
+    """``chmod -x .claude/hooks/guard.sh``, ``chattr +i``/``chown`` of a setting of the agent's guard
+    or start-up: the hook no longer runs, or the person can no longer change the setting."""
+    config = x.policy.data["config"]["paths"]
+    if not (matches_any(x.place, path, config) or config_inside(x.place, path, x.policy)):
+        return False
+    if x.name != "chmod" or _opens(mode) or _takes(mode, path):
+        return True
+    hook = "/hooks" in path or "/.husky" in path  # a hook script without its execute right no longer runs
+    if re.fullmatch(r"[0-7]{3,4}", mode):
+        return hook and int(mode[-3]) & 1 == 0
+    return any(re.fullmatch(r"[ua]*-[rwXst]*x[rwXst]*", part) for part in mode.split(","))
+
+
 def permissions(x: At) -> Finding | None:
-    if x.name not in _PERMS or not x.on("permissions"):
+    if x.name not in _PERMS or not (x.on("permissions") or x.on("config-tampering")):
         return None
     recursive = "R" in x.short or "--recursive" in x.args or (x.name == "chattr" and "R" in x.short)
-    mode = x.positional[0] if x.positional else ""
+    modes = [a for a in x.args if re.fullmatch(r"-[rwxXst]+", a)] if x.name == "chmod" else []
+    targets = x.positional if modes else x.positional[1:]  # chmod -x f: a mode that looks like an option
+    mode = modes[0] if modes else x.positional[0] if x.positional else ""
     setuid = x.name == "chmod" and (
-        re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", mode) or re.fullmatch(r"[2467][0-7]{3}", mode)
+        any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", part) for part in mode.split(","))
+        or re.fullmatch(r"[2467][0-7]{3}", mode)
     )
-    for word in x.positional[1:]:
+    for word in targets:
         parent, whole = glob_parent(word)
         path = x.path(parent)
+        if x.on("config-tampering") and _disables_setting(x, mode, path):
+            return "config-tampering", f"changes the permissions of {word}, a setting of the agent's guard or start-up"
+        if not x.on("permissions"):
+            continue
         if setuid:
             return "permissions", f"sets the setuid/setgid bit on {path}: it would run with its owner's rights"
-        if x.name == "chmod" and _opens(mode) and system_path(x.place, path, x.policy.data["paths"]):
-            return "permissions", f"lets every account write to the system file {path}"
+        if x.name == "chmod" and system_path(x.place, path, x.policy.data["paths"]):
+            if _opens(mode):
+                return "permissions", f"lets every account write to the system file {path}"
+            if _takes(mode, path):
+                return "permissions", f"takes rights away from the system file {path}: what needs it stops working"
         key = secret_file(x.place, path, x.policy) if x.name == "chmod" and not whole else None
         if key and _shows(mode):
             return "permissions", f"lets other accounts read {key}"
@@ -249,12 +284,12 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             return
         zeros = any(a in ("if=/dev/zero", "if=/dev/urandom", "if=/dev/random") for a in c.args)
         # into a file, not a device: a device written is the device-write rule's (it destroys what is on it)
-        to_file = any(">" in op and not t.startswith("/dev/") for op, t in c.redirects)
+        to_file = any(">" in op and _a_file(t) for op, t in c.redirects)
         if (
             c.name == "dd"
             and zeros
             and not any(a.startswith("count=") for a in c.args)
-            and any(a.startswith("of=") and not a.startswith("of=/dev/") for a in c.args)
+            and any(a.startswith("of=") and _a_file(a[3:]) for a in c.args)
         ):
             yield "resource-bomb", "writes zeros or random data without a count: it fills the disk"
             return
@@ -269,6 +304,12 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         if size >= _BIG:
             yield "resource-bomb", f"allocates {size / 1024**3:.0f} GiB in one go: it fills the disk or the memory"
             return
+
+
+def _a_file(path: str) -> bool:
+    """``path`` stores what is written (``/dev/shm`` too); ``/dev/null`` does not, and a disk written
+    is the device-write rule's (it destroys what is on it)."""
+    return not path.startswith("/dev/") or path.startswith("/dev/shm/")
 
 
 def _size_arg(c: Command) -> float:

@@ -12,7 +12,22 @@ from watcher.guard._files import Finding
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import program
 
-__all__ = ["database", "destructive_sql"]
+__all__ = ["database", "destructive_sql", "test_database"]
+
+# a command aimed at a test database: its environment, settings or database name say so
+_TEST_ENV = re.compile(
+    r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test['\"]?(?:\s|$)"
+    r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
+    r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S*\btests?\b"
+)
+_TEST_NAME = re.compile(r"^(?:[\w.-]*[_-]test|test[_-][\w.-]*)$|/[\w.-]*[_-]test(?:\?|$)")
+
+
+def test_database(x: At) -> bool:
+    """``x`` drops or empties a test database (``RAILS_ENV=test rails db:drop``, ``dropdb app_test``,
+    ``manage.py flush --settings=config.settings.test``): the test suite recreates it."""
+    return bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in x.args)
+
 
 _SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
 _SQL_NOISE = re.compile(r"/\*.*?\*/|--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\$(\w*)\$.*?\$\1\$", re.S)
@@ -76,6 +91,8 @@ def database(x: At) -> Finding | None:
         return None
     if at >= 0 and _READ_ONLY & set(argv[at + 1 :]):
         return None  # sqlite3 -readonly, duckdb -readonly: the database refuses every write
+    if test_database(x):
+        return None
     text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
     text += "\n;" + (x.cmd.stdin or "")
     feeder = x.cmd.feeder

@@ -149,29 +149,46 @@ def download_exec(x: At) -> Finding | None:
                 "download-exec",
                 "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
             )
+    code = inline_code(x.cmd)
+    if code and _EVALS.search(code) and _FETCHES.search(code) and re.search(r"(?i)\b(?:https?|ftp)://", code):
+        return (
+            "download-exec",
+            "evaluates code it fetches from the network, unread: whoever controls the URL runs code here",
+        )
     return None
+
+
+# inline code that evaluates what it fetches: exec(urlopen(URL).read()), eval(file_get_contents(URL)),
+# eval(await (await fetch(URL)).text()), eval(URI.open(URL).read)
+_EVALS = re.compile(r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b")
+_FETCHES = re.compile(
+    r"urlopen|requests\.get|httpx\.get|urllib|fetch\s*\(|file_get_contents|URI\.open|Net::HTTP|LWP|https?\.get"
+)
 
 
 # --- writes, tampering, databases, git, the pack's command table ----------------------------------
 
 
 def _downloads(cmd: Command) -> list[str]:
-    """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``wget -O F`` or its URL's name."""
-    if cmd.name not in ("curl", "wget"):
+    """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``curl URL > F``, ``wget -O F``
+    or its URL's name, ``certutil -urlcache -f URL F``."""
+    if cmd.name not in ("curl", "wget", "certutil"):
         return []
     args = list(cmd.args)
     urls = [a for a in args if re.match(r"(?i)(https?|ftp)://", a)]
     named = [os.path.basename(u.split("?", 1)[0].rstrip("/")) for u in urls]
+    printed = [t for op, t in cmd.redirects if op in (">", ">>", ">|", "&>")]  # what it prints, saved
+    if cmd.name == "certutil":
+        return [a for a in args[args.index(urls[0]) + 1 :] if not a.startswith("-")][:1] if urls else []
     if cmd.name == "curl":
         out = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--output" or re.fullmatch(r"-[A-Za-z]*o", a)]
         out += [a[2:] for a in args if a.startswith("-o") and len(a) > 2 and not a.startswith("--")]
         remote = any(a in ("-O", "--remote-name") or re.fullmatch(r"-[A-Za-z]*O[A-Za-z]*", a) for a in args)
-        return out + (named if remote else [])
-    if cmd.name == "wget":
-        out = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-O", "--output-document")]
-        out += [a.split("=", 1)[1] for a in args if a.startswith("--output-document=")]
-        return [o for o in out if o != "-"] or ([] if out else named)
-    return []
+        return out + (named if remote else []) + ([] if out or remote else printed)
+    out = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-O", "--output-document")]
+    out += [a.split("=", 1)[1] for a in args if a.startswith("--output-document=")]
+    to_stdout = "-" in out or any(re.fullmatch(r"-[a-zA-Z]*O-", a) for a in args)
+    return printed if to_stdout else [o for o in out if o != "-"] or ([] if out else named)
 
 
 def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
@@ -181,7 +198,8 @@ def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
     for c in cmds:
         if saved and c.argv:
             first = next((a for a in c.args if not a.startswith("-")), "")
-            runs = place.resolve(c.argv[0]) if "/" in c.argv[0] else ""
+            windows = c.argv[0].lower().endswith((".exe", ".bat", ".cmd", ".ps1"))  # found in the folder itself
+            runs = place.resolve(c.argv[0]) if "/" in c.argv[0] or windows else ""
             script = (
                 place.resolve(first)
                 if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))

@@ -219,6 +219,8 @@ def secret_vars(x: At, word: str) -> bool:
 
 # what an environment dump may be piped into and show only names, counts or chosen lines
 _NARROWERS = frozenset({"grep", "egrep", "fgrep", "rg", "wc", "cut", "awk", "jq", "sed", "head", "tail"})
+# what a secret may be piped into and show only a count or a digest
+_COUNTERS = frozenset({"wc", "sha1sum", "sha256sum", "sha512sum", "md5sum", "shasum", "b2sum", "cksum"})
 _FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
 
 
@@ -228,8 +230,8 @@ def credential_search(place: Place, pattern: str, path: str) -> bool:
     if not _FISHING.search(pattern):
         return False
     rel = place.in_home(path)
-    if path in ("/", "/etc") or rel == "":  # the whole machine, or the whole home (its ~/.aws, ~/.ssh …)
-        return True
+    if path in ("/", "/etc", "/home", "/Users", "/root") or rel == "" or re.fullmatch(r"/(?:home|Users)/[^/]+", path):
+        return True  # the whole machine, a home or every home (their ~/.aws, ~/.ssh …)
     return rel is not None and "/" not in rel and not place.holds_project(path)
 
 
@@ -260,6 +262,8 @@ def secret_reads(x: At) -> Finding | None:
     kept = x.fed & {"tee", "sponge", "{secret filter}", *NETWORK} or any(">" in op for op, _ in x.cmd.redirects)
     if what.startswith("the whole environment") and not kept and x.fed & _NARROWERS:
         return None  # filtered or counted: only what the filter picks reaches the model
+    if x.fed and x.fed <= _COUNTERS and not kept:
+        return None  # cat .env | wc -l, cat key | sha256sum: only a count or a digest is shown
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
 
 

@@ -286,8 +286,9 @@ def inner_script(cmd: Command) -> str | None:
     if cmd.name == "eval":
         return _here_text(" ".join(args))
     for i, a in enumerate(args):
-        if a.startswith("-") and not a.startswith("--") and "c" in a[1:] and i + 1 < len(args):
-            return _here_text(args[i + 1])
+        if _C_BUNDLE.fullmatch(a) and i + 1 < len(args):  # -c, -lc, -xec; not -ExecutionPolicy
+            script = args[i + 2] if args[i + 1] == "--" and i + 2 < len(args) else args[i + 1]
+            return _here_text(script)
         if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
     positional = [a for a in args if not a.startswith("-")]
@@ -300,6 +301,7 @@ def inner_script(cmd: Command) -> str | None:
     return _piped_text(cmd.feeder)
 
 
+_C_BUNDLE = re.compile(r"-[abefhiklmnprstuvxBCEHOPT]*c[abefhiklmnprstuvxBCEHOPT]*")
 _CAT_HEREDOC = re.compile(r"^\s*\$\(\s*cat\s+<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*\)\s*$", re.S)
 
 
