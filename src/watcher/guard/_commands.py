@@ -61,7 +61,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     )
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
-    cmds += _named_programs(script, cmds, started + READ_BUDGET_S)
+    cmds += _named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:

@@ -8,13 +8,16 @@ A push is judged by the branches it would overwrite: the refspecs given, else th
 from __future__ import annotations
 
 import os
+import re
+import shlex
 from fnmatch import fnmatchcase
 
 from watcher.guard._files import Finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
+from watcher.guard._simple import Command
 
-__all__ = ["current_branch", "push_finding"]
+__all__ = ["aliased", "current_branch", "push_finding"]
 
 _GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PUSH_VALUE = frozenset({"--repo", "--receive-pack", "--exec", "-o", "--push-option", "--signed"})
@@ -64,6 +67,42 @@ def current_branch(cwd: str) -> tuple[str, str]:
     return head, default
 
 
+_ALIAS = re.compile(r"^alias\.([\w-]+)=(.*)$", re.S)
+
+
+def aliased(script: str, cmds: list[Command]) -> list[Command]:
+    """The git commands the line runs through an alias it defines itself (``git config alias.pf
+    'push --force' && git pf origin main``, ``git -c alias.pf='push --force' pf …``), written out."""
+    if "alias." not in script:
+        return []
+    aliases: dict[str, str] = {}
+    for c in cmds:
+        args = list(c.args)
+        if c.name != "git":
+            continue
+        aliases.update((m.group(1), m.group(2)) for a in args if (m := _ALIAS.match(a)))  # git -c alias.x=…
+        at = next((i for i, a in enumerate(args) if a == "config"), None)
+        if at is not None:
+            words = [a for a in args[at + 1 :] if not a.startswith("-")]
+            if len(words) >= 2 and words[0].startswith("alias."):
+                aliases[words[0][6:]] = words[1]
+    out = []
+    for c in cmds:
+        if c.name != "git":
+            continue
+        args = list(c.args)
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in _GLOBAL_VALUE else 1
+        value = aliases.get(args[i]) if i < len(args) else None
+        if value and not value.startswith("!"):  # a shell alias (`!…`) is the config rule's to judge
+            try:
+                out.append(c._replace(argv=(c.argv[0], *args[:i], *shlex.split(value), *args[i + 1 :])))
+            except ValueError:
+                continue
+    return out
+
+
 def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | None:
     """A push that would overwrite or delete a shared branch (any force-push under ``strict``)."""
     cwd = place.cwd
@@ -106,24 +145,35 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         if ":" in spec and not src:
             deleting = True
         name = (dst or src).removeprefix("refs/heads/")
+        if name.startswith(("$", "`")):
+            name = "$"  # "$(git symbolic-ref …)", "$BRANCH": known only when it runs
         if name == "HEAD":
             name = head or "?"  # the current branch, unknown here: judged as a push without a refspec is
         targets.append((name, plus))
     if not refspecs:
         targets = [(head or "?", False)] if "--all" not in flags and "--branches" not in flags else [("*", False)]
+    if force and "--tags" in flags:
+        return (
+            "force-push",
+            "force-pushes every tag: releases others build from would be moved; push a new tag instead",
+        )
     any_force = policy.data["git"]["any_force"]
     for name, plus in targets:
-        unknown = name == "*" or (name == "?" and not lease_only)  # a lease on an unknown branch: theirs is safe
+        unknown = name == "*" or (name in ("?", "$") and not lease_only)  # a lease on an unknown branch: theirs is safe
         shared = unknown or any(fnmatchcase(name, p) for p in protected)
         forced = force or plus
-        if deleting and shared and name not in ("?", "*"):
+        if deleting and shared and name not in ("?", "*", "$"):
             return "force-push", f"deletes the shared branch {name} on the remote"
         if forced and (shared or any_force):
-            which = "the current branch (unknown here)" if name == "?" else "every branch" if name == "*" else name
+            which = {
+                "?": "the current branch (unknown here)",
+                "*": "every branch",
+                "$": "a branch named only as it runs",
+            }.get(name, name)
             how = "force-pushes (with lease)" if lease_only else "force-pushes"
-            why = "shared" if shared else "any branch (team policy)"
+            why = "may be shared" if unknown else "is shared" if shared else "is any branch (team policy)"
             return (
                 "force-push",
-                f"{how} to {which}, which is {why}: others' commits on it would be overwritten; push a branch of your own and open a pull request",
+                f"{how} to {which}, which {why}: others' commits on it would be overwritten; push a branch of your own and open a pull request",
             )
     return None
