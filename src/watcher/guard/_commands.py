@@ -259,9 +259,8 @@ def _table(x: At, *, captured: bool = True) -> Finding | None:
         if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
             continue  # --set password=$(kubectl get secret …): handed to the program, never shown
         if x.on(rule["category"]) and _matches(rule, x) and not (rule["category"] == "database" and test_database(x)):
-            return rule["category"], f"{x.name} {rule['reason']}" if rule[
-                "words"
-            ] else f"{rule['program'][0]}: {rule['reason']}"
+            named = x.name if x.name in rule["program"] else rule["program"][0]  # or the wrapper it runs under
+            return rule["category"], f"{x.name} {rule['reason']}" if rule["words"] else f"{named}: {rule['reason']}"
     return None
 
 
@@ -313,6 +312,12 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
         at += 1
     if rule.get("services") and not any(
         fnmatchcase(a.removesuffix(".service"), s) for a in args for s in x.policy.data["system"]["security_services"]
+    ):
+        return False
+    if rule.get("packages") and not any(
+        fnmatchcase(a.split("=", 1)[0].split(":", 1)[0], p)
+        for a in x.positional
+        for p in x.policy.data["system"]["critical_packages"]
     ):
         return False
     flags = rule.get("flags")

@@ -50,6 +50,43 @@ def remote_shell(x: At) -> Finding | None:
             "secret-exfiltration",
             "opens a shell for another machine (a reverse shell): whoever is there controls this one",
         )
+    return _served(x)
+
+
+# file servers: the options naming the folder served and the address bound (`python3 -m http.server`,
+# `php -S`, `http-server`, `serve`, `busybox httpd`)
+_SERVERS = {
+    "http.server": (("--directory", "-d"), ("--bind", "-b")),
+    "SimpleHTTPServer": ((), ()),
+    "php": (("-t",), ("-S",)),
+    "http-server": ((), ("-a",)),
+    "serve": ((), ("-l", "--listen")),
+    "httpd": (("-h",), ("-p",)),
+}
+
+
+def _served(x: At) -> Finding | None:
+    """A file server that shows the home or the whole machine (its ``~/.ssh``, ``~/.aws``) to the network."""
+    spec = _SERVERS.get(x.name)
+    if spec is None or (x.name == "php" and "-S" not in x.args):
+        return None
+    args = list(x.args)
+    given = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a in spec[0] + spec[1]}
+    given |= {
+        a.split("=", 1)[0]: a.split("=", 1)[1] for a in args if "=" in a and a.split("=", 1)[0] in spec[0] + spec[1]
+    }
+    folder = next((given[o] for o in spec[0] if o in given), None)
+    if folder is None and x.name in ("http-server", "serve"):
+        folder = next((a for a in x.positional if not a.isdigit()), None)
+    root = x.path(folder) if folder else x.place.cwd
+    bound = next((given[o] for o in spec[1] if o in given), "")
+    if re.match(r"(?:localhost|127\.|\[?::1\]?)", bound.rsplit("//", 1)[-1]):
+        return None  # this machine only
+    if root == "/" or root == x.place.home or x.place.home.startswith(root.rstrip("/") + "/"):
+        return (
+            "secret-exfiltration",
+            f"serves {'the whole machine' if root == '/' else 'your home'} to the network: its ~/.ssh and ~/.aws with it",
+        )
     return None
 
 
