@@ -17,8 +17,9 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from watcher.guard import _git
+from watcher.guard._bombs import bombs
 from watcher.guard._context import NETWORK, At, inline_code
-from watcher.guard._damage import bombs, deletes, devices, permissions
+from watcher.guard._damage import deletes, devices, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any

@@ -1,0 +1,184 @@
+"""The guard's rule for fork and resource bombs: processes, files or memory without end, or a disk
+filled in one go."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from watcher.guard._context import inline_code
+from watcher.guard._files import Finding
+from watcher.guard._shell import SHELLS, Command, functions, inner_script
+
+__all__ = ["bombs"]
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B)?$", re.I)
+_BIG = 10 * 1024**3
+
+
+def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
+    scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
+    for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
+        if re.search(rf"(^|[\s;|&({{]){re.escape(name)}(\s|[|&;)}}]|$)", body) and re.search(r"[|&]", body):
+            yield (
+                "resource-bomb",
+                f"defines {name}() to start copies of itself without end (a fork bomb): the machine stops answering",
+            )
+            return
+    endless = _ENDLESS.search(script)
+    body = script[endless.end() :] if endless else ""
+    if (
+        (endless and _BACKGROUND.match(body))
+        or any(
+            int(m.group(1) or m.group(2)) >= _MANY and _BACKGROUND.match(script[m.end() :])
+            for m in _COUNTED.finditer(script)
+        )
+        or re.search(r"\$0\s*&|\$0\s*\|\s*\$0", script)
+    ):
+        yield "resource-bomb", "starts processes in an endless loop: the machine runs out of processes"
+        return
+    if endless and _MAKES_FILES.search(body) and not _PACED.search(body):
+        yield "resource-bomb", "creates files in an endless loop with no pause: the disk runs out of space or inodes"
+        return
+    if _FORK_LOOP.search(script):
+        yield "resource-bomb", "writes and runs a program that forks in an endless loop (a fork bomb)"
+        return
+    for c in cmds:
+        code = inline_code(c)
+        if (
+            code
+            and re.search(r"fork", code)
+            and re.search(r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times", code)
+        ):
+            yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
+            return
+        if code and _hoards(code):
+            yield "resource-bomb", "allocates memory without bound: the machine runs out of memory"
+            return
+        if c.name in ("stress", "stress-ng") and not _timed(c):
+            yield "resource-bomb", f"{c.name} loads the machine with no time limit: it stops answering"
+            return
+        if c.name in ("xargs", "parallel") and _unbounded(c):
+            yield "resource-bomb", "starts as many processes at once as its long input has lines: the machine runs out"
+            return
+        if c.name in ("tail",) and "/dev/zero" in c.args:
+            yield "resource-bomb", "reads /dev/zero into memory without end: the machine runs out of memory"
+            return
+        zeros = any(a in ("if=/dev/zero", "if=/dev/urandom", "if=/dev/random") for a in c.args)
+        # into a file, not a device: a device written is the device-write rule's (it destroys what is on it)
+        to_file = any(">" in op and _a_file(t) for op, t in c.redirects)
+        if (
+            c.name == "dd"
+            and zeros
+            and not any(a.startswith("count=") for a in c.args)
+            and any(a.startswith("of=") and _a_file(a[3:]) for a in c.args)
+        ):
+            yield "resource-bomb", "writes zeros or random data without a count: it fills the disk"
+            return
+        if (
+            c.name in ("cat", "yes", "pv")
+            and to_file
+            and (c.name == "yes" or any(a in ("/dev/zero", "/dev/urandom", "/dev/random") for a in c.args))
+        ):
+            yield "resource-bomb", "writes an endless stream into a file: it fills the disk"
+            return
+        size = _size_arg(c)
+        if size >= _BIG:
+            yield "resource-bomb", f"allocates {size / 1024**3:.0f} GiB in one go: it fills the disk or the memory"
+            return
+
+
+# loops that never end (`while true`, `while :`, `until false`, `for ((;;))`) and their body; a
+# `for` over a counted range (`$(seq 1 1000000)`, `{1..1000000}`) of at least _MANY rounds
+_ENDLESS = re.compile(
+    r"\b(?:while\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))|until\s+false|for\s*\(\(\s*[^;]*;\s*;[^)]*\)\))\s*;?\s*do\b"
+)
+_COUNTED = re.compile(r"\bfor\s+\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}(\d+)\s*\)|\{-?\d+\.\.(\d+)\})")
+_MANY = 10_000
+_BACKGROUND = re.compile(r"[^\n]*?(?<![&|>])&(?![&>])")  # a command sent to the background, on the loop's line
+_MAKES_FILES = re.compile(r"\b(?:mktemp|touch|mkdir|fallocate|cp|dd)\b|(?<![<2&])>>?\s*(?!/dev/)[\w\"$/.]")
+_PACED = re.compile(r"\b(?:sleep|break|exit|return|read|wait)\b")
+_FORK_LOOP = re.compile(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(?:1|true)\s*\))\s*\{?\s*(?:os\.)?fork\s*\(")
+
+
+_HUGE = re.compile(r"\b10\s*\*\*\s*(\d+)|\b\d+(?:\.\d+)?e(\d+)\b|\b\d{11,}\b")
+_ALLOCATES = re.compile(r"bytearray|bytes\(|alloc|Array\(|zeros|ones|empty|list\(range|\*\s*(?:10|\d)|repeat\(")
+_FOREVER = re.compile(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*[:{]|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
+_GROWS = re.compile(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b")
+
+
+def _hoards(code: str) -> bool:
+    """Inline code that allocates at least 10 GB at once (``bytearray(10**12)``, ``Buffer.alloc(1e12)``)
+    or grows a value in a loop that never ends (``while True: a.append(...)`` with no ``break``)."""
+    huge = any(int(m.group(1) or m.group(2) or 11) >= 10 for m in _HUGE.finditer(code))
+    if huge and _ALLOCATES.search(code):
+        return True
+    return bool(
+        _FOREVER.search(code) and _GROWS.search(code) and not re.search(r"\b(?:break|return|exit|sleep)\b", code)
+    )
+
+
+def _timed(c: Command) -> bool:
+    """A stress run with a time limit (``--timeout 60s``, ``-t 10``), not ``--timeout 0``."""
+    args = list(c.args)
+    for i, a in enumerate(args):
+        value = (
+            a.split("=", 1)[1]
+            if a.startswith("--timeout=")
+            else args[i + 1]
+            if a in ("--timeout", "-t") and i + 1 < len(args)
+            else None
+        )
+        if value is not None:
+            return value.strip("smhd") not in ("", "0")
+    return False
+
+
+def _unbounded(c: Command) -> bool:
+    """``xargs -P 0`` (``parallel -j 0``): as many at once as it can, fed a long list (``seq 1 1000000``, ``yes``)."""
+    args = list(c.args)
+    flag = ("-P", "--max-procs") if c.name == "xargs" else ("-j", "--jobs")
+    unlimited = any(
+        (a in flag and i + 1 < len(args) and args[i + 1] == "0") or a in (f"{flag[0]}0", f"{flag[1]}=0")
+        for i, a in enumerate(args)
+    )
+    feeder = c.feeder
+    if not unlimited or feeder is None:
+        return False
+    if feeder.name == "yes":
+        return True
+    numbers = [int(a) for a in feeder.args if a.isdigit()]
+    return feeder.name == "seq" and bool(numbers) and max(numbers) >= _MANY
+
+
+def _a_file(path: str) -> bool:
+    """``path`` stores what is written (``/dev/shm`` too); ``/dev/null`` does not, and a disk written
+    is the device-write rule's (it destroys what is on it)."""
+    return not path.startswith("/dev/") or path.startswith("/dev/shm/")
+
+
+def _size_arg(c: Command) -> float:
+    args = list(c.args)
+    for i, a in enumerate(args):
+        value = ""
+        if (c.name == "fallocate" and a in ("-l", "--length") and i + 1 < len(args)) or (
+            c.name == "head"
+            and a == "-c"
+            and i + 1 < len(args)
+            and any(z in args for z in ("/dev/zero", "/dev/urandom"))
+        ):
+            value = args[i + 1]
+        elif c.name == "dd" and a.startswith("bs=") and any(b.startswith("count=") for b in args):
+            count = next(b[6:] for b in args if b.startswith("count="))
+            bs = _bytes(a[3:])
+            return bs * float(count) if count.isdigit() else 0.0
+        if value:
+            return _bytes(value)
+    return 0.0
+
+
+def _bytes(text: str) -> float:
+    m = _SIZE.match(text)
+    if not m:
+        return 0.0
+    return float(m.group(1)) * 1024 ** "BKMGTPE".index(m.group(2).upper() or "B") if m.group(2) else float(m.group(1))
