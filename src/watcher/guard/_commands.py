@@ -59,7 +59,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
         )
         if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
-    )
+    ) + tuple((name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script))  # D=$(mktemp -d): a new temporary folder
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
     cmds += _named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
@@ -205,9 +205,11 @@ def _from_templates(x: At) -> bool:
 
 
 def _pushes(x: At) -> Finding | None:
-    if x.name != "git" or not x.on("force-push"):
+    if x.name != "git":
         return None
-    return _git.push_finding(list(x.args), x.place, x.policy)
+    if x.on("destructive-delete") and (found := _git.clean_finding(list(x.args), x.place)):
+        return found
+    return _git.push_finding(list(x.args), x.place, x.policy) if x.on("force-push") else None
 
 
 # programs that show what a ``$(…)`` hands them: a secret captured for them still reaches the screen
@@ -216,6 +218,7 @@ _SHOWS = frozenset(
 )  # =: a variable, shown later
 
 
+_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)]*\)")
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 

@@ -44,7 +44,8 @@ def deletes(x: At) -> Finding | None:
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
         code = _home_written(code)
         targets = re.findall(
-            r"(?:rmtree|rmSync|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync|remove_dir_all|rmdir)\(\s*['\"]([^'\"]+)['\"]",
+            r"(?:rmtree|remove_tree|rmSync|(?:fs|fsp|promises)\.rm|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync"
+            r"|remove_dir_all|rmdir)\(\s*['\"]([^'\"]+)['\"]",
             code,
         )
         recursive = bool(targets)

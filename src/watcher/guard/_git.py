@@ -17,7 +17,7 @@ from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 from watcher.guard._simple import Command
 
-__all__ = ["aliased", "current_branch", "push_finding"]
+__all__ = ["aliased", "clean_finding", "current_branch", "push_finding"]
 
 _GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PUSH_VALUE = frozenset({"--repo", "--receive-pack", "--exec", "-o", "--push-option", "--signed"})
@@ -103,13 +103,34 @@ def aliased(script: str, cmds: list[Command]) -> list[Command]:
     return out
 
 
+def clean_finding(args: list[str], place: Place) -> Finding | None:
+    """``git clean -fdx`` run in the home or a folder above the project: everything git does not
+    track there is deleted (a home kept in git tracks a few dotfiles, not the files beside them)."""
+    cwd = place.cwd
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "-C" and i + 1 < len(args):
+            cwd = place.moved(args[i + 1]).cwd
+        i += 2 if args[i] in _GLOBAL_VALUE else 1
+    if i >= len(args) or args[i] != "clean":
+        return None
+    short = "".join(a[1:] for a in args[i + 1 :] if a.startswith("-") and not a.startswith("--"))
+    forced = "f" in short or "--force" in args
+    if not forced or "n" in short or "--dry-run" in args or not ("d" in short or "x" in short):
+        return None
+    if cwd in ("/", place.home) or (cwd != place.project and place.holds_project(cwd)):
+        where = "your home folder" if cwd == place.home else cwd
+        return "destructive-delete", f"runs git clean in {where}: every file git does not track there is deleted"
+    return None
+
+
 def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | None:
     """A push that would overwrite or delete a shared branch (any force-push under ``strict``)."""
     cwd = place.cwd
     i = 0
     while i < len(args) and args[i].startswith("-"):  # git's own options come before the subcommand
         if args[i] == "-C" and i + 1 < len(args):
-            cwd = os.path.normpath(os.path.join(cwd, os.path.expanduser(args[i + 1])))
+            cwd = place.moved(args[i + 1]).cwd
         i += 2 if args[i] in _GLOBAL_VALUE else 1
     if i >= len(args) or args[i] != "push" or "--dry-run" in args or "-n" in args[i + 1 :]:
         return None
