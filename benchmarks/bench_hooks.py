@@ -24,7 +24,8 @@ development venv instead (its bytecode compiled first, as an install has it).
                                     wall time does (other work takes the cores), so both are shown
     BENCH guard_longest_line_ms     the slowest of the guard's verdicts (in this process) on lines
                                     built to be slow to read: a chain of 200,000 commands, one
-                                    command of 500,000 words, a 5 MB word; each is answered within
+                                    command of 500,000 words, a 5 MB word, broken syntax the parser
+                                    recovers from in quadratic time; each is answered within
                                     the guard's 1 s read budget plus its parse (target <= 1500 ms)
 """
 
@@ -185,7 +186,7 @@ def _longest_line_ms() -> float:
     """The guard's slowest verdict on lines built to be slow to read (each a harmless ``ls``/``echo``)."""
     from watcher.guard import judge
 
-    lines = ["ls; " * 200_000 + "ls", "echo " + "a " * 500_000, "echo " + "a" * 5_000_000]
+    lines = ["ls; " * 200_000 + "ls", "echo " + "a " * 500_000, "echo " + "a" * 5_000_000, "for(;;) " * 100_000]
     times = []
     with tempfile.TemporaryDirectory() as cwd:
         for line in lines:

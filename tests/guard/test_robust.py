@@ -74,9 +74,28 @@ def test_a_line_of_more_words_than_the_guard_reads_is_denied_not_waved_through()
 def test_reading_stops_at_the_deadline_not_after_the_whole_line() -> None:
     """The parse tree's walk and the commands' reading both look at the clock: a line whose reading
     is past its deadline is given up at once (the hook's answer must come within its budget)."""
-    with pytest.raises(TooLong, match="parts"):
+    with pytest.raises(TooLong, match=r"parts|time a hook has"):
         commands("ls; " * 5_000, deadline=time.monotonic() - 1)
     assert len(commands("ls; " * 5_000, deadline=time.monotonic() + 60)) == 5_000
+
+
+@pytest.mark.timeout(60)  # unguarded, this parse takes minutes
+def test_a_line_the_parser_is_slow_on_is_denied_in_time_not_waved_through() -> None:
+    """tree-sitter's error recovery is quadratic on some broken input (this line took the parse
+    minutes); a hook that runs out of time lets the call through, so such padding must not hide a
+    delete: the line is denied as unreadable once its parse runs past the budget."""
+    line = "for(;;) " * 50_000 + "; rm -rf ~"
+    verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert (verdict.decision, verdict.category) == ("deny", "unreadable"), verdict
+    assert "parser" in verdict.reason
+
+
+def test_a_long_line_that_parses_in_time_is_read_as_usual() -> None:
+    """The parse deadline applies to long lines only, and a long ordinary one is read to its end."""
+    body = "\n".join(f"  echo line {i}" for i in range(2_000))
+    line = f"cat > notes.txt <<'EOF'\n{body}\nEOF\nrm -rf ~"
+    verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert (verdict.decision, verdict.category) == ("deny", "destructive-delete"), verdict
 
 
 @pytest.mark.parametrize(("depth", "denied"), [(3, False), (9, True)])

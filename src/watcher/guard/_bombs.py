@@ -26,11 +26,11 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             )
             return
     endless = _ENDLESS.search(script)
-    body = script[endless.end() :] if endless else ""
+    body = script[endless.end() : endless.end() + 65536] if endless else ""  # the loop's body, bounded
     if (
         (endless and _BACKGROUND.match(body))
         or any(
-            int(m.group(1) or m.group(2)) >= _MANY and _BACKGROUND.match(script[m.end() :])
+            int(m.group(1) or m.group(2)) >= _MANY and _BACKGROUND.match(script, m.end(), m.end() + 4096)
             for m in _COUNTED.finditer(script)
         )
         or re.search(r"\$0\s*&|\$0\s*\|\s*\$0", script)

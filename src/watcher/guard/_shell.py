@@ -19,6 +19,7 @@ import time
 
 from ast_grep_py import SgNode, SgRoot
 
+from watcher.guard._probe import PROBED_CHARS, parses_in_time
 from watcher.guard._simple import SHELLS, Command, program
 from watcher.guard._wrappers import inner_script, unwrap
 
@@ -64,6 +65,9 @@ def _value(node: SgNode) -> str:
         return "".join(_value(c) for c in node.children())
     inner = node.child(0) if kind == "command_name" else None
     return _value(inner) if inner is not None else node.text()  # "rm", '/bin/rm': quoted, it still runs
+
+
+_DEFINES = re.compile(r"\(\s*\)|\bfunction\s")  # `name() …`, `function name …`
 
 
 class TooLong(Exception):
@@ -159,6 +163,8 @@ def _first_command(node: SgNode) -> SgNode | None:
 def functions(script: str) -> dict[str, str]:
     """The functions ``script`` defines: name -> body text (a fork bomb is a function that spawns itself)."""
     out: dict[str, str] = {}
+    if not _DEFINES.search(script):
+        return out  # the usual line defines no function: no second parse
     for node in SgRoot(script, "bash").root().find_all(kind="function_definition"):
         name = next((c for c in node.children() if c.kind() == "word"), None)
         body = next((c for c in node.children() if c.kind() in ("compound_statement", "subshell")), None)
@@ -167,6 +173,8 @@ def functions(script: str) -> dict[str, str]:
     return out
 
 
+# the longest a long line may take to parse before it is read (it is parsed twice: see ``_probe``)
+PARSE_BUDGET_S = 0.4
 # words in one command line past which it is not read: no one writes 20,000 words by hand, and
 # reading each costs the rules microseconds that a hook does not have
 MAX_WORDS = 20_000
@@ -180,6 +188,10 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
         return []
     if depth > _MAX_DEPTH:  # not read is not harmless: bash -c inside bash -c … eleven deep is denied
         raise TooLong(f"scripts nested more than {_MAX_DEPTH} deep")
+    if len(script) > PROBED_CHARS:
+        left = PARSE_BUDGET_S if deadline is None else min(PARSE_BUDGET_S, deadline - time.monotonic())
+        if left <= 0 or not parses_in_time(script, left):
+            raise TooLong("a line the parser cannot read in the time a hook has")
     root = SgRoot(script, "bash").root()
     found: list[Walked] = []
     _walk_commands(root, found, deadline)
