@@ -5,8 +5,11 @@ A guard that raised would leave the hook to fail open, so robustness here is a s
 
 from __future__ import annotations
 
+import os
 import shlex
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -106,3 +109,24 @@ def test_scripts_nested_deeper_than_the_guard_reads_are_denied_not_waved_through
     verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
     assert verdict.denied is denied, verdict
     assert not denied or verdict.category == "unreadable"
+
+
+@pytest.mark.timeout(30)  # a blocking read would hang here until the timeout fails the test
+@pytest.mark.parametrize(
+    ("command", "denied"),
+    [
+        ("cat key.pem", True),  # a key file that cannot be read to tell counts as a key
+        ("cat .npmrc", True),
+        ("xargs -a list.txt rm -rf", True),  # a list of deletes that cannot be read is not waved through
+        ("git push -f origin HEAD", True),  # HEAD cannot be read: the branch is unknown
+    ],
+)
+def test_a_fifo_where_a_file_is_read_does_not_hold_the_guard(tmp_path: Path, command: str, denied: bool) -> None:
+    """The guard opens files it judges by content (a .pem, an .npmrc, an xargs list, git's HEAD)
+    without blocking: a FIFO in their place would otherwise hold the hook until it ran out of time."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".git" / "HEAD").unlink()
+    for name in ("key.pem", ".npmrc", "list.txt", ".git/HEAD"):
+        os.mkfifo(tmp_path / name)
+    verdict = judge("Bash", {"command": command}, cwd=str(tmp_path), home="/home/dev", policy=POLICY)
+    assert verdict.denied is denied, verdict

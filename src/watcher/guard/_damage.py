@@ -8,7 +8,7 @@ import re
 
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code
-from watcher.guard._files import Finding, config_inside, delete_loss, device, secret_file, system_path
+from watcher.guard._files import Finding, config_inside, delete_loss, device, regular_text, secret_file, system_path
 from watcher.guard._paths import glob_parent, matches_any
 from watcher.guard._shell import Command
 
@@ -89,8 +89,7 @@ def deletes(x: At) -> Finding | None:
 def _listed(path: str) -> list[str] | None:
     """The paths a list file names, one per line (None: it cannot be read). Its first 64 kB only."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return [line.strip() for line in f.read(65536).splitlines() if line.strip()][:2000]
+        return [line.strip() for line in regular_text(path).splitlines() if line.strip()][:2000]
     except OSError:
         return None
 

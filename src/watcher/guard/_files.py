@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import stat
 from fnmatch import fnmatchcase
 
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
@@ -20,6 +21,7 @@ __all__ = [
     "device",
     "git_records",
     "read_finding",
+    "regular_text",
     "secret_file",
     "secret_glob",
     "system_path",
@@ -93,14 +95,25 @@ def _holds(place: Place, path: str, policy: Policy, pattern: str, what: str, wri
     """Why ``path``, a file that is a credential only by what it holds (an ``.npmrc`` with a token,
     a ``.pem`` with a private key), is one: it holds ``what``, or it cannot be read to tell."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(65536)
+        text = regular_text(path)
     except OSError:
         if written is None:
             return f"{_short(place, path)}, which may hold {what} (it cannot be read to tell)"
         text = ""  # a new file: what is written decides
     found = compiled(policy, pattern).search(text) or (written and compiled(policy, pattern).search(written))
     return f"{_short(place, path)}, which holds {what}" if found else None
+
+
+def regular_text(path: str) -> str:
+    """The start of the regular file ``path``; OSError for anything else. Opened without blocking:
+    a FIFO named ``key.pem`` would otherwise hold the guard (and the hook) until someone writes to it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        return os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
 
 
 def _short(place: Place, path: str) -> str:

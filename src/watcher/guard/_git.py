@@ -12,7 +12,7 @@ import re
 import shlex
 from fnmatch import fnmatchcase
 
-from watcher.guard._files import Finding
+from watcher.guard._files import Finding, regular_text
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 from watcher.guard._simple import Command
@@ -46,9 +46,8 @@ def _git_dir(start: str) -> str | None:
 
 def _read_ref(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(4096).strip()
-    except OSError:
+        text = regular_text(path)[:4096].strip()
+    except OSError:  # missing, or not a regular file (a FIFO would hold the guard)
         return ""
     return text[5:].strip() if text.startswith("ref:") else ""
 
