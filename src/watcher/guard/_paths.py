@@ -22,6 +22,8 @@ _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse 
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
 _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP"})
 _OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root", "/[A-Z]:/Users/[!/]*")  # the last: a Windows path
+# any of them, as the start of an expression (fnmatch's `*` crosses folders: /home/a/b/.ssh too)
+_OTHER_HOME = "(?:" + "|".join(translate(h).removesuffix(r"\Z") for h in _OTHER_HOMES) + ")"
 _WHOLE_GLOB = frozenset({"*", ".*", "**", "*.*", "{*,.*}", ".[!.]*", "..?*", "[!.]*", "?*", ".??*", "*/"})
 
 
@@ -148,7 +150,7 @@ def _matcher(
         paths.append(translate(full))
         exact.add(full.rstrip("/*"))
         if pattern.startswith("~/"):  # another account's copy: /home/alice/.kube/config is a credential too
-            paths += [translate(h + pattern[1:]) for h in _OTHER_HOMES]
+            paths.append(_OTHER_HOME + translate(pattern[1:]))
     return (
         re.compile("|".join(names)) if names else None,
         re.compile("|".join(paths)) if paths else None,
@@ -170,6 +172,5 @@ def _folders(folders: tuple[str, ...], home: str) -> re.Pattern[str]:
         full = (home + folder[1:] if folder.startswith("~") else folder).rstrip("/")
         parts.append(re.escape(full) + r"(?:/.*)?\Z")
         if folder.startswith("~/"):
-            parts += [translate(h + folder[1:]) for h in _OTHER_HOMES]
-            parts += [translate(h + folder[1:] + "/*") for h in _OTHER_HOMES]
+            parts.append(_OTHER_HOME + translate(folder[1:].rstrip("/")).removesuffix(r"\Z") + r"(?:/.*)?\Z")
     return re.compile("|".join(f"(?:{p})" for p in parts) or r"(?!)", re.S)
