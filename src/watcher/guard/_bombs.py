@@ -33,7 +33,8 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             int(m.group(1) or m.group(2)) >= _MANY and _BACKGROUND.match(script, m.end(), m.end() + 4096)
             for m in _COUNTED.finditer(script)
         )
-        or re.search(r"\$0\s*&|\$0\s*\|\s*\$0", script)
+        or re.search(r"\$0[\"']?\s*&(?!&)|\$0[\"']?\s*\|\s*[\"']?\$0", script)
+        or re.search(r"(?i)while\s*\(\s*\$true\s*\)\s*\{[^}]*start-process", script)
     ):
         yield "resource-bomb", "starts processes in an endless loop: the machine runs out of processes"
         return
@@ -51,6 +52,12 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             and re.search(r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times", code)
         ):
             yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
+            return
+        if code and _SPAWNS.search(code) and _MANY_ROUNDS.search(code):
+            yield (
+                "resource-bomb",
+                "starts a thread or process per round of a loop of 100,000 or more: the machine runs out",
+            )
             return
         if code and _hoards(code):
             yield "resource-bomb", "allocates memory without bound: the machine runs out of memory"
@@ -98,7 +105,10 @@ _MANY = 10_000
 _BACKGROUND = re.compile(r"[^\n]*?(?<![&|>])&(?![&>])")  # a command sent to the background, on the loop's line
 _MAKES_FILES = re.compile(r"\b(?:mktemp|touch|mkdir|fallocate|cp|dd)\b|(?<![<2&])>>?\s*(?!/dev/)[\w\"$/.]")
 _PACED = re.compile(r"\b(?:sleep|break|exit|return|read|wait)\b")
-_FORK_LOOP = re.compile(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(?:1|true)\s*\))\s*\{?\s*(?:os\.)?fork\s*\(")
+_FORK_LOOP = re.compile(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?)\s*[:{]?\s*(?:os\.)?fork\s*\(")
+# inline code starting a thread or process per round of a loop of 100,000 or more
+_SPAWNS = re.compile(r"Thread\(|Process\(|Popen\(|fork\(|spawn\(|Worker\(")
+_MANY_ROUNDS = re.compile(r"range\(\s*(?:10\s*\*\*\s*(?:[5-9]|\d\d)|\d{6,}|\d+e[5-9])\s*\)")
 
 
 _HUGE = re.compile(r"\b10\s*\*\*\s*(\d+)|\b\d+(?:\.\d+)?e(\d+)\b|\b\d{11,}\b")

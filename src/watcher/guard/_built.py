@@ -231,8 +231,13 @@ def find_runs(find: Command) -> list[Command]:
         starts.append(a)
     starts = starts or ["."]
     tests = _find_tests(args[len(starts) :])  # -delete as an action, not -name's value or -exec's word
-    narrowed = any(a in _NARROWING for a in args)
-    named = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname")), "")
+    # `! -name work`, `-not -name x`: everything but those, no narrowing
+    kept = [a for i, a in enumerate(args) if not (i and args[i - 1] in ("!", "-not"))]
+    narrowed = any(a in _NARROWING for a in kept)
+    named = next(
+        (args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-name", "-iname") and args[i - 1] not in ("!", "-not")),
+        "",
+    )
     out: list[Command] = []
     wrapped = (*find.wrapped_by, "find")
     if "-delete" in tests:  # narrowed by name: the files named, in that tree

@@ -48,18 +48,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     except TooLong as exc:
         yield "unreadable", f"is too long for the guard to read in the time a hook has ({exc})"
         return
-    assigned = frozenset(
-        re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
-    )
-    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
-    assigned |= {name for pair in loops for name in pair if name}
-    values = tuple(
-        (name, value)
-        for name, value in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
-        )
-        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
-    ) + tuple((name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script))  # D=$(mktemp -d): a new temporary folder
+    assigned, values = _bindings(script)
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
     cmds += _named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
@@ -97,6 +86,10 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
                 yield found
 
 
+# ssh-keygen's modes that only read a key (fingerprint, public half, lookups, conversions out)
+_KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H", "-R"})
+
+
 def _written(x: At) -> list[tuple[str, str]]:
     """(path word, content when known) of every file this command writes."""
     content = " ".join(x.cmd.args) if x.name in ("echo", "printf") else (x.cmd.stdin or "")
@@ -115,6 +108,8 @@ def _written(x: At) -> list[tuple[str, str]]:
         out += [(p, edit) for p in x.positional[1:]]
     elif name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args:
         out += [(p, "") for p in x.positional[1:]]
+    elif name == "ssh-keygen" and not _KEYGEN_READS & set(x.args):  # a key made (or re-keyed) at -f's path
+        out += [(x.args[i + 1], "") for i, a in enumerate(x.args[:-1]) if a == "-f"]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
     elif (code := inline_code(x.cmd)) and re.search(r"write|open\([^)]*['\"][wa]|dump|>>?", code):
@@ -218,6 +213,47 @@ _SHOWS = frozenset(
 )  # =: a variable, shown later
 
 
+def _bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The variables the line sets, and the paths it sets some of them to: a path written out
+    (``D=/Users``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
+    (``D=$(mktemp -d)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
+    the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
+    ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
+    assigned = set(
+        re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
+    )
+    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
+    assigned |= {name for pair in loops for name in pair if name}
+    values = [
+        (name, value)
+        for name, value in re.findall(
+            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
+        )
+        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
+    ]
+    values += [(name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script)]
+    for name, default in _DEFAULTED.findall(script):
+        default = _HOME_WORD.sub("~", default.strip("'\""))
+        if default.startswith(("/", "~", ".")):
+            values.append((name, default))
+    switched = _SWITCH.findall(script) if "git" in script else []
+    if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
+        values.append(("{git-branch}", switched[-1]))
+    if "for" in script:
+        for name, words in _FOR_WORDS.findall(script):
+            path = next((w.strip("'\"") for w in words.split() if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
+            if path:
+                values.append((name, _HOME_WORD.sub("~", path)))
+    return frozenset(assigned), tuple(values)
+
+
+_SWITCH = re.compile(
+    r"\bgit\s+(?:-C\s+\S+\s+)?(?:checkout|switch)\s+(?:(?:-[bBcCf]|--create|--force|--discard-changes)\s+)*"
+    r"([\w][\w./-]*)(?=\s*(?:$|[;&|)\n]))"
+)
+_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}]+)\}")
+_FOR_WORDS = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)\s*do\b")
+_HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)]*\)")
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 

@@ -20,7 +20,9 @@ _TEST_ENV = re.compile(
     r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
     r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S*\btests?\b"
 )
-_TEST_NAME = re.compile(r"^(?:[\w.-]*[_-]test|test[_-][\w.-]*)$|/[\w.-]*[_-]test(?:\?|$)")
+_TEST_NAME = re.compile(
+    r"^(?:[\w./-]*/)?(?:test|[\w.-]*[_-]test|test[_-][\w.-]*)(?:\.(?:db|sqlite3?|duckdb))?$|/[\w.-]*[_-]test(?:\?|$)"
+)
 
 
 def test_database(x: At) -> bool:

@@ -157,6 +157,7 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
     deleting = "-d" in flags or "--delete" in flags
     refspecs = positional[1:]
     head, default = current_branch(cwd)
+    head = dict(place.values).get("{git-branch}") or head  # switched to earlier in the line
     protected = [*policy.data["git"]["protected"], *([default] if default else [])]
     targets = []
     for spec in refspecs:
@@ -172,6 +173,12 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         targets.append((name, plus))
     if not refspecs:
         targets = [(head or "?", False)] if "--all" not in flags and "--branches" not in flags else [("*", False)]
+    if "--prune" in flags and ("--all" in flags or "--branches" in flags or any("*" in r for r in refspecs)):
+        return "force-push", "pushes with --prune: every remote branch this clone does not have is deleted"
+    if not refspecs and any(a.replace(" ", "") == "push.default=matching" for a in args[:i]):
+        targets = [("*", False)]  # -c push.default=matching: every branch with a namesake on the remote
+    if any(spec.startswith(":refs/tags/") for spec in refspecs) or (deleting and any("tags/" in r for r in refspecs)):
+        return "force-push", "deletes a published tag on the remote: what others built from it no longer matches"
     if force and "--tags" in flags:
         return (
             "force-push",

@@ -3,6 +3,7 @@ MCP tool's), through the pack's rules and the project's own allow and deny rules
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -197,6 +198,8 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):
             yield found
+        if writes and content:
+            yield from _package_scripts(path, content, place, policy)
     if key in ("grep", "search_file_content"):
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
@@ -215,6 +218,27 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
             yield from _url(url, place, policy)
     if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
         yield from _generic(key, tool_input, place, policy)
+
+
+# a package.json script entry: npm runs the lifecycle ones by itself (`npm install` runs postinstall)
+_SCRIPT_ENTRY = re.compile(
+    r'"((?:pre|post)\w+|install|prepare|uninstall|build|test|start|dev|lint|clean|setup)"\s*:\s*"((?:[^"\\]|\\.)*)"'
+)
+
+
+def _package_scripts(path: str, content: str, place: Place, policy: Policy) -> Iterator[Finding]:
+    """What the scripts written into a ``package.json`` would do when npm runs them."""
+    if not path.endswith("/package.json") or '"' not in content:
+        return
+    for name, text in _SCRIPT_ENTRY.findall(content):
+        try:
+            script = json.loads(f'"{text}"')
+        except ValueError:
+            continue
+        for category, reason in shell_findings(script, place, policy):
+            if category != "unreadable":
+                yield category, f"puts into package.json's {name} script a command that {reason}"
+                return
 
 
 def _content(tool_input: Mapping[str, Any]) -> str:
@@ -250,6 +274,7 @@ def _patch(patch: str, place: Place, policy: Policy) -> Iterator[Finding]:
         found = write_finding(place, place.resolve(raw), policy, "\n".join(added))
         if found and policy.enabled(found[0]):
             yield found
+        yield from _package_scripts(place.resolve(raw), "\n".join(added), place, policy)
 
 
 def _url(url: str, place: Place, policy: Policy) -> Iterator[Finding]:

@@ -197,9 +197,12 @@ def download_exec(x: At) -> Finding | None:
 
 # inline code that evaluates what it fetches: exec(urlopen(URL).read()), eval(file_get_contents(URL)),
 # eval(await (await fetch(URL)).text()), eval(URI.open(URL).read)
-_EVALS = re.compile(r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b")
+_EVALS = re.compile(
+    r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b|\beval\s+get\b"
+)
 _FETCHES = re.compile(
     r"urlopen|requests\.get|httpx\.get|urllib|fetch\s*\(|file_get_contents|URI\.open|Net::HTTP|LWP|https?\.get"
+    r"|\bget\s*\(\s*['\"](?:https?|ftp)://"
 )
 
 
@@ -208,12 +211,15 @@ _FETCHES = re.compile(
 
 def _downloads(cmd: Command) -> list[str]:
     """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``curl URL > F``, ``wget -O F``
-    or its URL's name, ``certutil -urlcache -f URL F``."""
-    if cmd.name not in ("curl", "wget", "certutil"):
+    or its URL's name, ``certutil -urlcache -f URL F``, the folder ``git clone URL [D]`` makes."""
+    if cmd.name not in ("curl", "wget", "certutil", "git"):
         return []
     args = list(cmd.args)
-    urls = [a for a in args if re.match(r"(?i)(https?|ftp)://", a)]
+    urls = [a for a in args if re.match(r"(?i)(https?|ftp|git|ssh)://|git@", a)]
     named = [os.path.basename(u.split("?", 1)[0].rstrip("/")) for u in urls]
+    if cmd.name == "git":
+        rest = [a for a in args[args.index("clone") + 1 :] if not a.startswith("-")] if "clone" in args else []
+        return (rest[1:2] or [n.removesuffix(".git") for n in named[:1]]) if rest else []
     printed = [t for op, t in cmd.redirects if op in (">", ">>", ">|", "&>")]  # what it prints, saved
     if cmd.name == "certutil":
         return [a for a in args[args.index(urls[0]) + 1 :] if not a.startswith("-")][:1] if urls else []
@@ -242,10 +248,20 @@ def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
                 if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
                 else ""
             )
-            if runs in saved or script in saved:
+            installs = c.name in _INSTALLERS and any(place.resolve(a) in saved for a in c.args if "/" in a or "." in a)
+            if installs or _within(runs, saved) or _within(script, saved):
                 return (
                     "download-exec",
                     "runs a file it downloads in the same command, unread: download it, read it, then run it",
                 )
         saved.update(place.resolve(f) for f in _downloads(c) if f)
     return None
+
+
+# programs that run what is inside a package they install (its scripts, often as root)
+_INSTALLERS = frozenset({"installer", "dpkg", "rpm", "msiexec", "apt", "apt-get", "yum", "dnf", "zypper", "pkg"})
+
+
+def _within(path: str, saved: set[str]) -> bool:
+    """``path`` is a file downloaded, or inside a folder cloned (``git clone URL d && bash d/run.sh``)."""
+    return bool(path) and (path in saved or any(path.startswith(f + "/") for f in saved))

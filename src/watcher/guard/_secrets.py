@@ -151,6 +151,7 @@ _READERS = frozenset(
 )
 
 
+_LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 
@@ -185,7 +186,11 @@ def leaked(x: At) -> str | None:
         return None
     if x.name in _OPAQUE or x.name in SHELLS:
         return None
-    words = x.positional + [a.split("=", 1)[1] for a in x.args if a.startswith("--") and "=" in a]
+    words = x.positional + [
+        a.split("=", 1)[1]
+        for a in x.args
+        if a.startswith("--") and "=" in a and not _LEAVES_OUT.search(a.split("=", 1)[0])
+    ]  # --file=.env is read; --exclude=.env* is what is left out
     if x.name in _EDITOR_READERS:  # vim -c 'set ft=sh' f, vim +10 f: editor commands, not files
         given = {a for i, a in enumerate(x.args[1:], 1) if x.args[i - 1] in ("-c", "--cmd")}
         words = [w for w in words if w not in given and not w.startswith("+")]

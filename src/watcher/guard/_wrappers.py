@@ -235,6 +235,10 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         program_text = next((a for a in skip_options(args, frozenset({"-F", "-v", "-f"}))), "")
         calls = re.findall(r"system\s*\(\s*\"((?:[^\"\\]|\\.)*)\"", program_text)
         return "\n".join(calls) or None
+    if name in ("npm", "pnpm") and args[:2] == ["pkg", "set"]:  # a script the next npm run (or install) runs
+        return "\n".join(a.split("=", 1)[1] for a in args[2:] if a.startswith("scripts.") and "=" in a) or None
+    if name == "npm" and args[:1] == ["set-script"] and len(args) > 2:  # npm set-script NAME 'CMD'
+        return args[2]
     if name in _EDITORS:  # vim -c '!rm -rf ~', vim +'silent !cmd': an editor command that runs a shell line
         given = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--cmd")] + [
             a[1:] for a in args if a.startswith("+")
