@@ -22,7 +22,7 @@ from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import deletes, devices, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
-from watcher.guard._paths import Place, matches_any
+from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, downloaded_then_run, remote_shell
 from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
@@ -182,9 +182,10 @@ _RANDOM = frozenset({"/dev/urandom", "/dev/random", "if=/dev/urandom", "if=/dev/
 
 
 def _new_random_key(x: At, path: str) -> bool:
-    """``x`` makes a new key file in the project out of random bytes (``head -c 32 /dev/urandom > k.key``,
+    """``x`` makes a new key file in the project (or a temporary folder) out of random bytes (``head -c 32 /dev/urandom > k.key``,
     ``openssl rand … | …``): nothing the person set is overwritten and no secret is on the line."""
-    if not x.place.inside_project(path) or os.path.lexists(path):
+    temporary = under_any(x.place, path, x.policy.data["paths"]["temporary"]) and x.place.in_home(path) is None
+    if not (x.place.inside_project(path) or temporary) or os.path.lexists(path):
         return False
     cmd: Command | None = x.cmd
     while cmd is not None:
@@ -355,8 +356,9 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
     ):
         return False
     if rule.get("packages") and not any(
-        fnmatchcase(a.split("=", 1)[0].split(":", 1)[0], p)
+        fnmatchcase(name, p) or fnmatchcase(p.rstrip("*"), name)  # `python3*` names python3 too
         for a in x.positional
+        for name in [a.split("=", 1)[0].split(":", 1)[0]]
         for p in x.policy.data["system"]["critical_packages"]
     ):
         return False

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
 
 UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
-_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\})")
+_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\}|(?i:\$env:(?:USERPROFILE|HOME))\b)")
 _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
@@ -31,6 +31,8 @@ def _drive(path: str) -> str:
     """A Windows path (``C:\\Users\\x``, ``C:/x``, ``%USERPROFILE%``) as an absolute path here: ``/C:/Users/x``."""
     if len(path) >= 2 and path[1] == ":" and path[0].isalpha() and (len(path) == 2 or path[2] in "/\\"):
         return "/" + path[0].upper() + ":" + path[2:].replace("\\", "/")
+    if path[:5].lower() == "$env:":  # PowerShell's $env:USERPROFILE\.aws\credentials
+        return path.replace("\\", "/")
     if path.startswith("%") and "%" in path[1:]:
         return "$" + path[1:].split("%", 1)[0] + path[1:].split("%", 1)[1].replace("\\", "/")
     return path

@@ -151,6 +151,9 @@ _READERS = frozenset(
 )
 
 
+# programs whose output is a database's contents, and what may stand between them and the upload
+_DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mongodump", "mongoexport", "redis-cli"})
+_PACKERS = frozenset({"gzip", "bzip2", "xz", "zstd", "base64", "openssl", "gpg", "tar"})
 _LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
@@ -299,10 +302,12 @@ def exfiltration(x: At) -> Finding | None:
     sent: list[str] = []
     feeder = x.cmd.feeder
     while feeder is not None:
-        what = leaked(At(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset()))
+        what = leaked(At(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset())) or (
+            "a dump of a database" if feeder.name in _DUMPERS else None
+        )
         if what:
             return "secret-exfiltration", f"sends {what} to another machine"
-        feeder = feeder.feeder if feeder.name in PASS_THROUGH else None
+        feeder = feeder.feeder if feeder.name in PASS_THROUGH | _PACKERS else None
     for i, a in enumerate(x.args):
         if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a:
             sent.append(re.split(r"@|<", a, maxsplit=1)[-1].split(";")[0])
