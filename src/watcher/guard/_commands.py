@@ -338,7 +338,7 @@ def _matches(rule: dict[str, Any], x: At) -> bool:
     if x.name not in names:
         return not rule["words"] and not rule.get("flags") and any(w in names for w in x.cmd.wrapped_by)
     args = x.args
-    if any(u in args for u in rule.get("unless", [])):
+    if any((u in args) if "*" not in u else any(fnmatchcase(a, u) for a in args) for u in rule.get("unless", [])):
         return False
     valued = _VALUE_OPTIONS.get(x.name, frozenset())
     at = 0

@@ -18,6 +18,7 @@ _DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-p
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
+_LISTERS = frozenset({"get-childitem", "gci", "dir", "ls"})  # what feeds PowerShell's Remove-Item the items
 _PERMS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr", "chflags"})
 
 
@@ -32,6 +33,11 @@ def deletes(x: At) -> Finding | None:
         values = ("-path", "-literalpath", "-include", "-exclude", "-filter")
         targets = [a for i, a in enumerate(x.args) if a not in switches or (i and x.args[i - 1].lower() in values)]
         targets = [t for i, t in enumerate(targets) if t.lower() not in values]
+        lister = x.cmd.feeder
+        if not targets and recursive and lister is not None and lister.name.lower() in _LISTERS:
+            # Get-ChildItem -Path $HOME | Remove-Item -Recurse: everything the listing names
+            listed = [a for a in lister.args if not a.startswith("-")] or ["."]
+            targets = [listed[0].rstrip("/\\") + "/*"]
     elif name in _DELETERS:
         recursive = recursive or name == "rimraf"
         targets = [t for t in x.positional if not (name == "gio" and t == "trash")]
@@ -45,7 +51,7 @@ def deletes(x: At) -> Finding | None:
         code = _home_written(code)
         targets = re.findall(
             r"(?:rmtree|remove_tree|rmSync|(?:fs|fsp|promises)\.rm|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync"
-            r"|remove_dir_all|rmdir)\(\s*['\"]([^'\"]+)['\"]",
+            r"|remove_dir_all|rmdir)\(\s*[fFrRbB]{0,2}['\"`]([^'\"`]+)['\"`]",
             code,
         )
         recursive = bool(targets)
@@ -239,9 +245,17 @@ _EXPANDED = re.compile(r"""os\.path\.expanduser\(\s*(['"]~[^'"]*['"])\s*\)""")  
 _STR = re.compile(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
 
 
+# the home interpolated at the start of a string that goes on with a path
+_INTERPOLATED = re.compile(
+    r"""(?<=["'`])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
+    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\}|\$HOME)(?=/)"""
+)
+
+
 def _home_written(code: str) -> str:
     """``code`` with the home folder's expressions written as the path ``'~'``, so a delete of it is read."""
     if "HOME" not in code and "home" not in code and "expanduser" not in code:
         return code
+    code = _INTERPOLATED.sub("~", code)  # "$ENV{HOME}/work", f"{Path.home()}/x", `${os.homedir()}/x`
     code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
     return code

@@ -25,6 +25,12 @@ _TEST_NAME = re.compile(
 )
 
 
+_ESCALATES = re.compile(
+    r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S+\s+(?:with\s+)?(?:[\w\s]*\s)?superuser\b"
+    r"|\bgrant\s+all\s+privileges\s+on\s+\*\.\*\s+to\b|\bgrant\s+all\b[^;]*\bto\s+public\b"
+)
+
+
 def test_database(x: At) -> bool:
     """``x`` drops or empties a test database (``RAILS_ENV=test rails db:drop``, ``dropdb app_test``,
     ``manage.py flush --settings=config.settings.test``): the test suite recreates it."""
@@ -105,4 +111,6 @@ def database(x: At) -> Finding | None:
             "database",
             "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL): the data is gone for good",
         )
+    if _ESCALATES.search(_SQL_NOISE.sub(" ", text)) and x.on("permissions"):
+        return "permissions", "makes a database account a superuser, or grants every right to everyone"
     return None
