@@ -36,8 +36,8 @@ def deletes(x: At) -> Finding | None:
         lister = x.cmd.feeder
         if not targets and recursive and lister is not None and lister.name.lower() in _LISTERS:
             # Get-ChildItem -Path $HOME | Remove-Item -Recurse: everything the listing names
-            listed = [a for a in lister.args if not a.startswith("-")] or ["."]
-            targets = [listed[0].rstrip("/\\") + "/*"]
+            folder = next((a for a in lister.args if not a.startswith("-")), ".")
+            targets = [folder.rstrip("/\\") + "/*"]
     elif name in _DELETERS:
         recursive = recursive or name == "rimraf"
         targets = [t for t in x.positional if not (name == "gio" and t == "trash")]
