@@ -8,7 +8,6 @@ names, protected branches, destructive programs) is the pack's data; this module
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -17,6 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from watcher.guard import _git
+from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
 from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import deletes, devices, permissions
@@ -48,10 +48,10 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     except TooLong as exc:
         yield "unreadable", f"is too long for the guard to read in the time a hook has ({exc})"
         return
-    assigned, values = _bindings(script)
+    assigned, values = bindings(script)
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
-    cmds += _named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
+    cmds += named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:
@@ -212,67 +212,6 @@ def _pushes(x: At) -> Finding | None:
 _SHOWS = frozenset(
     {"echo", "printf", "print", "cat", "tee", "?", "=", "logger", "jq", "yq"}
 )  # =: a variable, shown later
-
-
-def _bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """The variables the line sets, and the paths it sets some of them to: a path written out
-    (``D=/Users``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
-    (``D=$(mktemp -d)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
-    the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
-    ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
-    assigned = set(
-        re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
-    )
-    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
-    assigned |= {name for pair in loops for name in pair if name}
-    values = [
-        (name, value)
-        for name, value in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
-        )
-        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
-    ]
-    values += [(name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script)]
-    for name, default in _DEFAULTED.findall(script):
-        default = _HOME_WORD.sub("~", default.strip("'\""))
-        if default.startswith(("/", "~", ".")):
-            values.append((name, default))
-    switched = _SWITCH.findall(script) if "git" in script else []
-    if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
-        values.append(("{git-branch}", switched[-1]))
-    if "for" in script:
-        for name, words in _FOR_WORDS.findall(script):
-            path = next((w.strip("'\"") for w in words.split() if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
-            if path:
-                values.append((name, _HOME_WORD.sub("~", path)))
-    return frozenset(assigned), tuple(values)
-
-
-_SWITCH = re.compile(
-    r"\bgit\s+(?:-C\s+\S+\s+)?(?:checkout|switch)\s+(?:(?:-[bBcCf]|--create|--force|--discard-changes)\s+)*"
-    r"([\w][\w./-]*)(?=\s*(?:$|[;&|)\n]))"
-)
-_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}]+)\}")
-_FOR_WORDS = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)\s*do\b")
-_HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
-_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)]*\)")
-_PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
-
-
-def _named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
-    """The commands run through a variable the line sets to a program (``x=rm; $x -rf ~``): read
-    again with the name written out, as the shell runs them."""
-    if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
-        return []  # the usual line: no program named through a variable, no pass over the script
-    words = dict(re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([\w./-]+)(?=[\s;&|)]|$)", script))
-    out: list[Command] = []
-    for c in cmds:
-        m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None
-        if m and m.group(1) in words and c.source:
-            written = _PROGRAM_VAR.sub(lambda v: words.get(v.group(1), v.group(0)), c.source)
-            with contextlib.suppress(TooLong):
-                out += commands(written, 1, deadline)
-    return out
 
 
 def _table_rules(x: At) -> list[dict[str, Any]]:

@@ -1,0 +1,73 @@
+"""What a command line sets up before it acts: the variables it sets (to a path, empty, a new
+temporary folder, a default), the paths its ``for`` loops walk, the branch it checks out, and the
+programs it names through a variable (``x=rm; $x -rf ~``), so the rules judge what really runs."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+from watcher.guard._shell import Command, TooLong, commands
+
+__all__ = ["bindings", "named_programs"]
+
+
+def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The variables the line sets, and the paths it sets some of them to: a path written out
+    (``D=/Users``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
+    (``D=$(mktemp -d)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
+    the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
+    ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
+    assigned = set(
+        re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
+    )
+    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
+    assigned |= {name for pair in loops for name in pair if name}
+    values = [
+        (name, value)
+        for name, value in re.findall(
+            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
+        )
+        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
+    ]
+    values += [(name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script)]
+    for name, default in _DEFAULTED.findall(script):
+        default = _HOME_WORD.sub("~", default.strip("'\""))
+        if default.startswith(("/", "~", ".")):
+            values.append((name, default))
+    switched = _SWITCH.findall(script) if "git" in script else []
+    if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
+        values.append(("{git-branch}", switched[-1]))
+    if "for" in script:
+        for name, words in _FOR_WORDS.findall(script):
+            path = next((w.strip("'\"") for w in words.split() if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
+            if path:
+                values.append((name, _HOME_WORD.sub("~", path)))
+    return frozenset(assigned), tuple(values)
+
+
+_SWITCH = re.compile(
+    r"\bgit\s+(?:-C\s+\S+\s+)?(?:checkout|switch)\s+(?:(?:-[bBcCf]|--create|--force|--discard-changes)\s+)*"
+    r"([\w][\w./-]*)(?=\s*(?:$|[;&|)\n]))"
+)
+_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}]+)\}")
+_FOR_WORDS = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)\s*do\b")
+_HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
+_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)]*\)")
+_PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
+    """The commands run through a variable the line sets to a program (``x=rm; $x -rf ~``): read
+    again with the name written out, as the shell runs them."""
+    if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
+        return []  # the usual line: no program named through a variable, no pass over the script
+    words = dict(re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([\w./-]+)(?=[\s;&|)]|$)", script))
+    out: list[Command] = []
+    for c in cmds:
+        m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None
+        if m and m.group(1) in words and c.source:
+            written = _PROGRAM_VAR.sub(lambda v: words.get(v.group(1), v.group(0)), c.source)
+            with contextlib.suppress(TooLong):
+                out += commands(written, 1, deadline)
+    return out
