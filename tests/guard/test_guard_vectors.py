@@ -5,7 +5,8 @@ a table names ``tool`` with ``path`` (a file) or ``input`` (the whole tool input
 and may set ``pack`` and ``cwd`` (a folder beside the project, outside any repository). Every call is judged in a temporary project (a git repository on branch
 ``my-feature``) with a temporary home: ``~`` and ``/home/dev`` in a vector are that home. The project holds an
 ``.npmrc`` and ``packages/web/.npmrc`` without tokens, a certificate chain ``fullchain.pem`` and
-``bundle.pem`` (a certificate and its private key); the home an ``.npmrc`` and ``.pypirc`` with tokens.
+``bundle.pem`` (a certificate and its private key); the home an ``.npmrc`` and ``.pypirc`` with tokens
+and the SSH keys ``~/.ssh/id_rsa`` and ``id_ed25519``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     subprocess.run(["git", "init", "-q", "-b", "my-feature", str(project)], check=True)
     (home / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789\n")
     (home / ".pypirc").write_text("[pypi]\nusername = __token__\npassword = pypi-abc\n")
+    (home / ".ssh").mkdir()
+    for key in ("id_rsa", "id_ed25519"):  # the person's keys: remaking one overwrites it
+        (home / ".ssh" / key).write_text(
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbg==\n-----END OPENSSH PRIVATE KEY-----\n"
+        )
     (project / ".npmrc").write_text("registry=https://registry.npmjs.org/\n")
     (project / "packages" / "web").mkdir(parents=True)
     (project / "packages" / "web" / ".npmrc").write_text("@acme:registry=https://npm.acme.example/\n")

@@ -49,7 +49,10 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         if (
             code
             and re.search(r"fork", code)
-            and re.search(r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times", code)
+            and re.search(
+                r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times|\bin\s+(?:iter\(|itertools\.count|count\()",
+                code,
+            )
         ):
             yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
             return
@@ -157,7 +160,7 @@ def _unbounded(c: Command) -> bool:
         return False
     if feeder.name == "yes":
         return True
-    numbers = [int(a) for a in feeder.args if a.isdigit()]
+    numbers = [float(a) for a in feeder.args if re.fullmatch(r"\d+(?:\.\d+)?(?:e\d+)?", a)]  # seq 1e9 too
     return feeder.name == "seq" and bool(numbers) and max(numbers) >= _MANY
 
 

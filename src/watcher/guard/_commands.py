@@ -25,7 +25,7 @@ from watcher.guard._files import Finding, config_inside, secret_file, write_find
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, downloaded_then_run, remote_shell
-from watcher.guard._secrets import exfiltration, redirected_reads, remote, secret_reads
+from watcher.guard._secrets import exfiltration, hosts_of, redirected_reads, remote, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
@@ -108,8 +108,8 @@ def _written(x: At) -> list[tuple[str, str]]:
         out += [(p, edit) for p in x.positional[1:]]
     elif name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args:
         out += [(p, "") for p in x.positional[1:]]
-    elif name == "ssh-keygen" and not _KEYGEN_READS & set(x.args):  # a key made (or re-keyed) at -f's path
-        out += [(x.args[i + 1], "") for i, a in enumerate(x.args[:-1]) if a == "-f"]
+    elif name == "ssh-keygen" and not _KEYGEN_READS & set(x.args):  # a key there already, remade or re-keyed
+        out += [(f, "") for i, a in enumerate(x.args[:-1]) if a == "-f" and os.path.lexists(x.path(f := x.args[i + 1]))]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
     elif (code := inline_code(x.cmd)) and re.search(r"write|open\([^)]*['\"][wa]|dump|>>?", code):
@@ -250,14 +250,34 @@ def _sent_secrets(x: At) -> Finding | None:
     if x.name not in NETWORK or not x.on("secret-exfiltration") or not remote(x):
         return None
     for i, a in enumerate(x.args):
-        if ("$(" not in a and "`" not in a) or (i and x.args[i - 1] in ("-H", "--header", "-u", "--user")):
+        if "$(" not in a and "`" not in a:
             continue
+        login = bool(i and x.args[i - 1] in ("-H", "--header", "-u", "--user"))
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
                 found = _table(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset()), captured=False)
-                if found and found[0] == "secret-read":
+                if not found or found[0] != "secret-read":
+                    continue
+                if not login:
                     return "secret-exfiltration", f"sends what {c.name} prints (a credential) to another machine"
+                owners = _TOKEN_HOSTS.get(c.name)
+                hosts = hosts_of(x)
+                if owners and hosts and not all(any(fnmatchcase(h.lower(), o) for o in owners) for h in hosts):
+                    return (
+                        "secret-exfiltration",
+                        f"sends {c.name}'s token to {hosts[0]}, which is not {c.name}'s service: it would log in as you",
+                    )
     return None
+
+
+# where a CLI's own token is a login: anywhere else it is a credential handed over
+_TOKEN_HOSTS = {
+    "gh": ("github.com", "*.github.com", "*.githubusercontent.com", "*.ghe.com"),
+    "gcloud": ("*.googleapis.com", "*.google.com", "*.run.app", "*.cloudfunctions.net", "*.appspot.com"),
+    "az": ("*.azure.com", "*.azure.net", "*.windows.net", "*.microsoft.com", "*.microsoftonline.com", "*.azurecr.io"),
+    "aws": ("*.amazonaws.com", "*.aws", "*.amazon.com"),
+    "npm": ("registry.npmjs.org", "*.npmjs.org", "*.npmjs.com"),
+}
 
 
 # options of cloud CLIs that take a value: the value is no subcommand (`az --query delete vm show`)

@@ -18,6 +18,7 @@ _DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-p
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
+_FILTERS = frozenset({"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "tr", "cat", "sed"})
 _LISTERS = frozenset({"get-childitem", "gci", "dir", "ls"})  # what feeds PowerShell's Remove-Item the items
 _PERMS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr", "chflags"})
 
@@ -104,6 +105,12 @@ def _xargs_source(cmd: Command) -> str:
     if cmd.stdin:
         return cmd.stdin.split()[0] if cmd.stdin.split() else ""
     feeder = cmd.feeder
+    while feeder is not None and feeder.name in _FILTERS and feeder.feeder is not None:
+        if feeder.name in ("head", "tail") or (
+            feeder.name.endswith("grep") and not {"-v", "--invert-match"} & set(feeder.args)
+        ):
+            return ""  # ls | grep '.log$' | xargs rm: only what the filter picks, not known here
+        feeder = feeder.feeder  # ls -A | grep -v '^src$' | xargs rm -rf: what ls lists, less a few
     if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
         return ""
     if feeder.name == "ls" and not [a for a in feeder.args if not a.startswith("-")]:

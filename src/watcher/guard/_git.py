@@ -66,6 +66,7 @@ def current_branch(cwd: str) -> tuple[str, str]:
     return head, default
 
 
+_TAG = re.compile(r"refs/tags/.+|v?\d+\.\d+(?:\.\d+)*(?:[-+][\w.]+)?")  # a tag by its ref or a version's shape
 _ALIAS = re.compile(r"^alias\.([\w-]+)=(.*)$", re.S)
 
 
@@ -179,6 +180,9 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         targets = [("*", False)]  # -c push.default=matching: every branch with a namesake on the remote
     if any(spec.startswith(":refs/tags/") for spec in refspecs) or (deleting and any("tags/" in r for r in refspecs)):
         return "force-push", "deletes a published tag on the remote: what others built from it no longer matches"
+    moved_tag = next((r for r in refspecs if _TAG.fullmatch(r.lstrip("+").split(":")[-1])), None)
+    if (force or any(r.startswith("+") for r in refspecs)) and moved_tag:
+        return "force-push", f"force-pushes the tag {moved_tag}: a published release moves under those who use it"
     if force and "--tags" in flags:
         return (
             "force-push",

@@ -15,6 +15,7 @@ from watcher.guard._shell import SHELLS, commands
 __all__ = [
     "credential_search",
     "exfiltration",
+    "hosts_of",
     "leaked",
     "redirected_reads",
     "remote",
@@ -35,6 +36,12 @@ _OPAQUE = frozenset(
         "chmod",
         "chown",
         "chgrp",
+        "icacls",
+        "cacls",
+        "setfacl",
+        "getfacl",
+        "takeown",
+        "attrib",
         "mkdir",
         "rmdir",
         "ssh",
@@ -229,7 +236,10 @@ def secret_vars(x: At, word: str) -> bool:
 _NARROWERS = frozenset({"grep", "egrep", "fgrep", "rg", "wc", "cut", "awk", "jq", "sed", "head", "tail"})
 # what a secret may be piped into and show only a count or a digest
 _COUNTERS = frozenset({"wc", "sha1sum", "sha256sum", "sha512sum", "md5sum", "shasum", "b2sum", "cksum"})
-_FISHING = re.compile(r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_")
+_FISHING = re.compile(
+    r"(?i)passw|secret|token|api[_-]?key|private[_ ]key|credential|BEGIN .*PRIVATE|aws_"
+    r"|(?-i:AKIA|ASIA|ghp_|gho_|github_pat_|glpat-|xox[bpa]|AIza|sk-ant-|sk_live_)"  # the formats of keys
+)
 
 
 def credential_search(place: Place, pattern: str, path: str) -> bool:
@@ -275,7 +285,8 @@ def secret_reads(x: At) -> Finding | None:
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
 
 
-def _hosts(x: At) -> list[str]:
+def hosts_of(x: At) -> list[str]:
+    """The hosts a network command talks to (a URL's, scp's and ssh's host, netcat's)."""
     hosts = []
     for a in x.args:
         m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#]+)", a)
@@ -291,7 +302,7 @@ def _hosts(x: At) -> list[str]:
 
 
 def remote(x: At) -> bool:
-    hosts = _hosts(x)
+    hosts = hosts_of(x)
     local = x.policy.data["network"]["local_hosts"]
     return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
 

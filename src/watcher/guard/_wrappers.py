@@ -294,7 +294,9 @@ def inner_script(cmd: Command) -> str | None:
             script = args[i + 2] if args[i + 1] == "--" and i + 2 < len(args) else args[i + 1]
             return _here_text(script)
         if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
-            return " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
+            script = " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
+            # cmd and PowerShell have no backslash escapes: C:\Users\dev is a path, as written
+            return script.replace("\\", "/") if cmd.name in ("cmd", "powershell", "pwsh") else script
     positional = [a for a in args if not a.startswith("-")]
     if positional and positional[0] not in STDIN_PATHS:
         return None  # a script file: its text is not on the line
