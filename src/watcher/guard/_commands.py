@@ -86,6 +86,11 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
                 yield found
 
 
+# git commands that run the repository's hooks, and the settings that make the hook managers skip them
+_HOOKED = frozenset({"commit", "push", "merge", "rebase", "am", "cherry-pick"})
+_SKIPS_HOOKS = re.compile(
+    r"(?:^|\s)(?:HUSKY=0|HUSKY_SKIP_HOOKS=1|SKIP=\S+|LEFTHOOK=0|LEFTHOOK_EXCLUDE=\S+|OVERCOMMIT_DISABLE=1|PRE_COMMIT_ALLOW_NO_CONFIG=1)(?=\s)"
+)
 # ssh-keygen's modes that only read a key (fingerprint, public half, lookups, conversions out)
 _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H", "-R"})
 
@@ -203,6 +208,13 @@ def _from_templates(x: At) -> bool:
 def _pushes(x: At) -> Finding | None:
     if x.name != "git":
         return None
+    if (
+        x.on("config-tampering")
+        and x.positional[:1]
+        and x.positional[0] in _HOOKED
+        and _SKIPS_HOOKS.search(x.cmd.source)
+    ):
+        return "config-tampering", "skips the repository's git hooks through the environment (HUSKY=0, SKIP=…)"
     if x.on("destructive-delete") and (found := _git.clean_finding(list(x.args), x.place)):
         return found
     return _git.push_finding(list(x.args), x.place, x.policy) if x.on("force-push") else None
