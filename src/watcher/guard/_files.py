@@ -78,8 +78,12 @@ def secret_file(place: Place, path: str, policy: Policy, written: str | None = N
     if matches_any(place, path, secrets["not"]):
         return None
     if path.rsplit("/", 1)[-1] in secrets["token_files"]:
+        if written is not None and _in_a_home(place, path):
+            return f"{_short(place, path)}, the registry login of every project"  # ~/.npmrc, ~/.pypirc
         return _holds(place, path, policy, "secrets.token_pattern", "registry tokens", written)
     if matches_any(place, path, secrets["key_files"]):
+        if written is not None and "-----BEGIN CERTIFICATE-----" not in written:
+            return f"{_short(place, path)}, a key file"  # a certificate may be written there; anything else not
         return _holds(place, path, policy, "secrets.key_pattern", "a private key", written)
     # `/root/*` is another account's home, unless it is the session's own (run as root): then the
     # home's own rules apply, and ~/.gitconfig or ~/notes.txt is not a credential
@@ -102,6 +106,14 @@ def _holds(place: Place, path: str, policy: Policy, pattern: str, what: str, wri
         text = ""  # a new file: what is written decides
     found = compiled(policy, pattern).search(text) or (written and compiled(policy, pattern).search(written))
     return f"{_short(place, path)}, which holds {what}" if found else None
+
+
+def _in_a_home(place: Place, path: str) -> bool:
+    """``path`` is a file at the top of a home (``~/.npmrc``, ``/home/alice/.pypirc``) or its ``~/.m2``."""
+    rel = place.in_home(path)
+    if rel is not None:
+        return "/" not in rel or rel.startswith((".m2/", ".config/pip/", ".pip/"))
+    return bool(re.match(r"^(?:/home/[^/]+|/Users/[^/]+|/root)/(?:\.m2/|\.config/pip/|\.pip/)?[^/]+$", path))
 
 
 def regular_text(path: str) -> str:
