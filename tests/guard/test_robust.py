@@ -93,6 +93,25 @@ def test_a_line_the_parser_is_slow_on_is_denied_in_time_not_waved_through() -> N
     assert "parser" in verdict.reason
 
 
+@pytest.mark.timeout(30)  # each of these took the guard from 6 s to minutes before its reads were bounded
+@pytest.mark.parametrize(
+    "line",
+    [
+        "for x in " * 50_000 + "; rm -rf ~",  # a thousand unfinished loops: one scan each to the end
+        "X=$(mktemp " * 30_000,
+        'psql -c "' + "alter role x " * 50_000 + '"',
+        "ls | " + "grep -v x | " * 20_000 + "xargs rm -rf",  # the parse itself is quadratic here
+    ],
+    ids=["unfinished-loops", "unfinished-mktemp", "unfinished-roles", "deep-pipeline"],
+)
+def test_a_long_line_built_to_be_slow_to_read_is_answered(line: str) -> None:
+    """Every pattern the guard runs over a whole line reads a bounded stretch, and a line the parser
+    takes too long on is denied: a hook past its time lets the call through."""
+    verdict = judge("Bash", {"command": line}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.decision in ("allow", "deny")
+    assert verdict.category in ("", "unreadable"), verdict
+
+
 def test_a_long_line_that_parses_in_time_is_read_as_usual() -> None:
     """The parse deadline applies to long lines only, and a long ordinary one is read to its end."""
     body = "\n".join(f"  echo line {i}" for i in range(2_000))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from itertools import islice
 
 from watcher.guard._shell import Command, TooLong, commands
 
@@ -30,30 +31,44 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         )
         if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     ]
-    values += [(name, "/tmp/tmp.mktemp") for name in _MKTEMP.findall(script)]
-    for name, default in _DEFAULTED.findall(script):
-        default = _HOME_WORD.sub("~", default.strip("'\""))
+    values += [(m.group(1), "/tmp/tmp.mktemp") for m in islice(_MKTEMP.finditer(script), _MOST)]
+    for m in islice(_DEFAULTED.finditer(script), _MOST):
+        default = _HOME_WORD.sub("~", m.group(2).strip("'\""))
         if default.startswith(("/", "~", ".")):
-            values.append((name, default))
-    switched = _SWITCH.findall(script) if "git" in script else []
+            values.append((m.group(1), default))
+    switched = [m.group(1) for m in islice(_SWITCH.finditer(script), _MOST)] if "git" in script else []
     if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
         values.append(("{git-branch}", switched[-1]))
-    if "for" in script:
-        for name, words in _FOR_WORDS.findall(script):
-            path = next((w.strip("'\"") for w in words.split() if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
-            if path:
-                values.append((name, _HOME_WORD.sub("~", path)))
+    for m in islice(_FOR_HEAD.finditer(script), _MOST) if "for" in script else ():
+        words = _loop_words(script, m.end())
+        path = next((w.strip("'\"") for w in words if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
+        if path:
+            values.append((m.group(1), _HOME_WORD.sub("~", path)))
     return frozenset(assigned), tuple(values)
+
+
+def _loop_words(script: str, start: int) -> list[str]:
+    """The words a ``for … in`` starting at ``start`` walks, if a ``do`` follows them (a bounded look:
+    a line of a thousand unfinished loops must not cost a thousand scans to its end)."""
+    window = script[start : start + _WINDOW]
+    end = min((i for i in (window.find(";"), window.find("\n")) if i >= 0), default=-1)
+    if end < 0 or not window[end + 1 :].lstrip().startswith("do"):
+        return []
+    return window[:end].split()
 
 
 _SWITCH = re.compile(
     r"\bgit\s+(?:-C\s+\S+\s+)?(?:checkout|switch)\s+(?:(?:-[bBcCf]|--create|--force|--discard-changes)\s+)*"
     r"([\w][\w./-]*)(?=\s*(?:$|[;&|)\n]))"
 )
-_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}]+)\}")
-_FOR_WORDS = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]+?)\s*(?:;|\n)\s*do\b")
+# each pattern reads a bounded stretch, and only the first _MOST matches are read: a line of
+# thousands of unfinished constructs must cost one pass, not one per construct
+_MOST = 256
+_WINDOW = 2048
+_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
+_FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
-_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)]*\)")
+_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 

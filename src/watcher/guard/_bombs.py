@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 from watcher.guard._context import inline_code
 from watcher.guard._files import Finding
@@ -31,7 +32,7 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         (endless and _BACKGROUND.match(body))
         or any(
             int(m.group(1) or m.group(2)) >= _MANY and _BACKGROUND.match(script, m.end(), m.end() + 4096)
-            for m in _COUNTED.finditer(script)
+            for m in islice(_COUNTED.finditer(script), 256)
         )
         or re.search(r"\$0[\"']?\s*&(?!&)|\$0[\"']?\s*\|\s*[\"']?\$0", script)
         or re.search(r"(?i)while\s*\(\s*\$true\s*\)\s*\{[^}]*start-process", script)
@@ -101,7 +102,8 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
 # loops that never end (`while true`, `while :`, `until false`, `for ((;;))`) and their body; a
 # `for` over a counted range (`$(seq 1 1000000)`, `{1..1000000}`) of at least _MANY rounds
 _ENDLESS = re.compile(
-    r"\b(?:while\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))|until\s+false|for\s*\(\(\s*[^;]*;\s*;[^)]*\)\))\s*;?\s*do\b"
+    r"\b(?:while\s+(?:true|:|\[\s*1\s*\]|\(\(\s*1\s*\)\))|until\s+false|for\s*\(\(\s*[^;\n]{0,200};\s*;[^)\n]{0,200}\)\))"
+    r"\s*;?\s*do\b"
 )
 _COUNTED = re.compile(r"\bfor\s+\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}(\d+)\s*\)|\{-?\d+\.\.(\d+)\})")
 _MANY = 10_000

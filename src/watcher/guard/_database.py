@@ -18,7 +18,7 @@ __all__ = ["database", "destructive_sql", "test_database"]
 _TEST_ENV = re.compile(
     r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test['\"]?(?:\s|$)"
     r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
-    r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S*\btests?\b"
+    r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S{0,200}?\btests?\b"
 )
 _TEST_NAME = re.compile(
     r"^(?:[\w./-]*/)?(?:test|[\w.-]*[_-]test|test[_-][\w.-]*)(?:\.(?:db|sqlite3?|duckdb))?$|/[\w.-]*[_-]test(?:\?|$)"
@@ -26,7 +26,7 @@ _TEST_NAME = re.compile(
 
 
 _ESCALATES = re.compile(
-    r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S+\s+(?:with\s+)?(?:[\w\s]*\s)?superuser\b"
+    r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S{1,100}\s+(?:with\s+)?(?:[\w\s]{0,100}\s)?superuser\b"
     r"|\bgrant\s+all\s+privileges\s+on\s+\*\.\*\s+to\b|\bgrant\s+all\b[^;]*\bto\s+public\b"
 )
 

@@ -89,7 +89,8 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
     while stack:
         node, feeder, sub, parent, after = stack.pop()
         walked += 1
-        if deadline is not None and walked % 1024 == 0 and time.monotonic() > deadline:
+        # each of the first nodes too: one of them may hold 500,000 words, listed in one costly call
+        if deadline is not None and (walked < 64 or walked % 1024 == 0) and time.monotonic() > deadline:
             raise TooLong(f"over {walked:,} parts")
         kind = node.kind()
         if kind == "command" or (
@@ -173,8 +174,9 @@ def functions(script: str) -> dict[str, str]:
     return out
 
 
-# the longest a long line may take to parse before it is read (it is parsed twice: see ``_probe``)
-PARSE_BUDGET_S = 0.4
+# the longest a long line may take to parse, a child interpreter's start included, before it is
+# read (it is parsed twice: see ``_probe``)
+PARSE_BUDGET_S = 0.8
 # words in one command line past which it is not read: no one writes 20,000 words by hand, and
 # reading each costs the rules microseconds that a hook does not have
 MAX_WORDS = 20_000
