@@ -98,9 +98,9 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
         ):  # `export -p`, `declare -x`: they print the environment (an assignment prints nothing)
             out.append((node, feeder, sub, parent, after))
         if kind == "redirected_statement" and all(
-            c.kind() in _REDIRECTS or c.kind() in _COMPOUND for c in node.children() if c.is_named()
-        ):  # `> /dev/sda` alone, `{ …; } > ~/.bashrc`, `while read l; …; done < .env`: the redirection
-            out.append((node, None, sub, parent, after))  # is a write or a read of its own
+            c.kind() in _REDIRECTS or _last_of_list(c).kind() in _COMPOUND for c in node.children() if c.is_named()
+        ):  # `> /dev/sda` alone, `{ …; } > ~/.bashrc`, `while read l; …; done < .env`, `cd x && a | b > f`:
+            out.append((node, None, sub, parent, after))  # the redirection is a write or a read of its own
         children = node.children()
         inner = node if kind == "command_substitution" else sub
         if kind == "pipeline":
@@ -114,7 +114,27 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
             continue
         inherited = feeder if kind == "redirected_statement" else None
         nexts = [*children[1:], None] if children else []
-        stack.extend((c, inherited, inner, node, n) for c, n in zip(reversed(children), reversed(nexts), strict=True))
+        # `true && echo x >> ~/.bashrc`: tree-sitter puts the redirection around the whole list, bash
+        # gives it to the list's last command; so that command's parent is the redirected statement
+        last = (
+            next((c for c in reversed(children) if c.is_named()), None)
+            if kind == "list" and parent is not None and parent.kind() == "redirected_statement"
+            else None
+        )
+        stack.extend(
+            (c, inherited, inner, parent if c is last else node, n)
+            for c, n in zip(reversed(children), reversed(nexts), strict=True)
+        )
+
+
+def _last_of_list(node: SgNode) -> SgNode:
+    """The statement a ``&&``/``||`` list ends with (the one a redirection after the list applies to)."""
+    while node.kind() == "list":
+        named = [c for c in node.children() if c.is_named()]
+        if not named:
+            break
+        node = named[-1]
+    return node
 
 
 def _last_command(node: SgNode | None) -> SgNode | None:
