@@ -36,6 +36,7 @@ _COMPOUND = frozenset(
         "if_statement",
         "case_statement",
         "pipeline",  # `… | base64 -d > ~/.ssh/authorized_keys`: the last command's output, written
+        "negated_command",  # `! false > ~/.bashrc`: the file is truncated all the same
     }
 )
 
