@@ -19,6 +19,10 @@ _DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-p
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
 _FILTERS = frozenset({"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "tr", "cat", "sed"})
+# PowerShell options whose value is no path (`-ErrorAction SilentlyContinue`, `-Include *.log`)
+_PS_VALUED = frozenset(
+    {"-include", "-exclude", "-filter", "-erroraction", "-ea", "-warningaction", "-wa", "-credential", "-stream"}
+)
 _LISTERS = frozenset({"get-childitem", "gci", "dir", "ls"})  # what feeds PowerShell's Remove-Item the items
 _PERMS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr", "chflags"})
 
@@ -31,9 +35,14 @@ def deletes(x: At) -> Finding | None:
     if name.lower() in _WINDOWS_DELETERS and (name.lower() != "rmdir" or any(a.lower() == "/s" for a in x.args)):
         switches = [a for a in x.args if re.fullmatch(r"/[A-Za-z]|-\w+", a)]
         recursive = any(a.lower() in ("/s", "-recurse", "-r") for a in switches)
-        values = ("-path", "-literalpath", "-include", "-exclude", "-filter")
-        targets = [a for i, a in enumerate(x.args) if a not in switches or (i and x.args[i - 1].lower() in values)]
-        targets = [t for i, t in enumerate(targets) if t.lower() not in values]
+        paths = ("-path", "-literalpath")
+        targets = [
+            a
+            for i, a in enumerate(x.args)
+            if (a not in switches and not (i and x.args[i - 1].lower() in _PS_VALUED))
+            or (i and x.args[i - 1].lower() in paths)
+        ]
+        targets = [t for t in targets if t.lower() not in paths]
         lister = x.cmd.feeder
         if not targets and recursive and lister is not None and lister.name.lower() in _LISTERS:
             # Get-ChildItem -Path $HOME | Remove-Item -Recurse: everything the listing names

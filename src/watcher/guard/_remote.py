@@ -211,7 +211,26 @@ _FETCHES = re.compile(
 
 def _downloads(cmd: Command) -> list[str]:
     """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``curl URL > F``, ``wget -O F``
-    or its URL's name, ``certutil -urlcache -f URL F``, the folder ``git clone URL [D]`` makes."""
+    or its URL's name, ``certutil -urlcache -f URL F``, the folder ``git clone URL [D]`` makes, the
+    folder ``curl URL | tar x -C D`` unpacks into."""
+    if cmd.name == "tar" and cmd.feeder is not None and cmd.feeder.name in _DOWNLOADERS:
+        args = list(cmd.args)  # curl URL | tar xz -C DIR: the download, unpacked into DIR
+        extracts = any(
+            a == "--extract"
+            or re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", a)
+            or (i == 0 and re.fullmatch(r"[a-zA-Z]*x[a-zA-Z]*", a))
+            for i, a in enumerate(args)
+        )  # tar xz, tar -xzf -, tar --extract
+        if extracts:
+            into = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory")][:1]
+            urls = [a for a in cmd.feeder.args if re.match(r"(?i)(https?|ftp)://", a)]
+            stem = (
+                re.sub(r"\.(?:tar\.\w+|tgz|tbz2?|txz|tar)$", "", os.path.basename(urls[0].split("?")[0]))
+                if urls
+                else ""
+            )
+            return into or ([stem] if stem else [])  # without -C: the folder named like the archive, as usual
+        return []
     if cmd.name not in ("curl", "wget", "certutil", "git"):
         return []
     args = list(cmd.args)

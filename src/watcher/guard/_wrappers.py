@@ -292,6 +292,8 @@ def inner_script(cmd: Command) -> str | None:
     for i, a in enumerate(args):
         if _C_BUNDLE.fullmatch(a) and i + 1 < len(args):  # -c, -lc, -xec; not -ExecutionPolicy
             script = args[i + 2] if args[i + 1] == "--" and i + 2 < len(args) else args[i + 1]
+            if cmd.name in ("powershell", "pwsh"):  # no backslash escapes: C:\Users\dev is a path
+                return script.replace("\\", "/")
             return _here_text(script)
         if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             script = " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
