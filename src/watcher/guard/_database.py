@@ -19,6 +19,8 @@ _TEST_ENV = re.compile(
     r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test['\"]?(?:\s|$)"
     r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
     r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S{0,200}?\btests?\b"
+    r"|(?:^|\s)\w*DATABASE_URL=['\"]?[\w+.-]+://[^\s'\"/]{0,200}/(?:test|[\w.-]{0,100}[_-]test)(?:['\"?\s]|$)"
+    r"|(?i:\bdrop\s+database\s+(?:if\s+exists\s+)?[`\"]?(?:test|[\w.-]{0,100}[_-]test|test[_-][\w.-]{0,100})\b[`\"]?\s*;?\s*['\"]?$)"
 )
 _TEST_NAME = re.compile(
     r"^(?:[\w./-]*/)?(?:test|[\w.-]*[_-]test|test[_-][\w.-]*)(?:\.(?:db|sqlite3?|duckdb))?$|/[\w.-]*[_-]test(?:\?|$)"
