@@ -77,7 +77,13 @@ def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Co
     again with the name written out, as the shell runs them."""
     if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
         return []  # the usual line: no program named through a variable, no pass over the script
-    words = dict(re.findall(r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([\w./-]+)(?=[\s;&|)]|$)", script))
+    words = {
+        name: plain or single or double
+        for name, plain, single, double in re.findall(
+            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=(?:([\w./-]+)|'([^'\n]{1,200})'|\"([^\"$`\n]{1,200})\")(?=[\s;&|)]|$)",
+            script,
+        )
+    }  # x=rm, A='rm -rf': the program, or the program and its first words
     out: list[Command] = []
     for c in cmds:
         m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None

@@ -30,6 +30,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nice": frozenset({"-n", "--adjustment"}),
     "ionice": frozenset({"-c", "-n", "-p", "--class", "--classdata"}),
     "nohup": frozenset(),
+    "coproc": frozenset(),
     "command": frozenset(),
     "builtin": frozenset(),
     "exec": frozenset({"-a"}),
