@@ -27,6 +27,10 @@ _TEST_NAME = re.compile(
 )
 
 
+# databases a statement names besides the one connected to: `DROP DATABASE prod`, `getSiblingDB('prod')`
+_DROPPED_DATABASE = re.compile(
+    r"(?i)\bdrop\s+(?:database|schema)\s+(?:if\s+exists\s+)?[`\"]?([\w.-]{1,100})|getSiblingDB\(\s*['\"]([\w.-]{1,100})"
+)
 _ESCALATES = re.compile(
     r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S{1,100}\s+(?:with\s+)?(?:[\w\s]{0,100}\s)?superuser\b"
     r"|\bgrant\s+all\s+privileges\s+on\s+\*\.\*\s+to\b|\bgrant\s+all\b[^;]*\bto\s+public\b"
@@ -101,13 +105,14 @@ def database(x: At) -> Finding | None:
         return None
     if at >= 0 and _READ_ONLY & set(argv[at + 1 :]):
         return None  # sqlite3 -readonly, duckdb -readonly: the database refuses every write
-    if test_database(x):
-        return None
     text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
     text += "\n;" + (x.cmd.stdin or "")
     feeder = x.cmd.feeder
     if feeder is not None and feeder.name in ("echo", "printf", "cat"):
         text += "\n;" + " ".join(feeder.args)
+    dropped = [a or b for a, b in _DROPPED_DATABASE.findall(text)]  # connected to a test one, it may drop another
+    if test_database(x) and all(_TEST_NAME.search(name) for name in dropped):
+        return None
     if destructive_sql(x.policy, text):
         return (
             "database",
