@@ -114,7 +114,9 @@ def test_plain_python_runs_a_tasks_file_on_a_loop_of_its_own(
     script = FleetScript()
     with script.server() as stub:
         fleet = launch(tasks, tools={"Bash": BASH}, journal=tmp_path / "j.sqlite3", base_url=stub.base_url, api_key="x")
-        assert fleet.config.name == "from-file" and fleet.home is not None and fleet.home.is_running()
+        # a loop of its own, started: still running, or already closed when the one task was quick
+        assert fleet.config.name == "from-file" and fleet.home is not None
+        assert fleet.home.is_running() or fleet.home.is_closed()
         results = asyncio.run(fleet.wait())
     assert results["writer"].status == "completed"  # type: ignore[union-attr]
     assert "fleet 'from-file' started with 1 task(s)" in capsys.readouterr().err
