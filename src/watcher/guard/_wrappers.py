@@ -291,15 +291,14 @@ def inner_script(cmd: Command) -> str | None:
     if cmd.name == "eval":
         return _here_text(" ".join(args))
     for i, a in enumerate(args):
+        script = None
         if _C_BUNDLE.fullmatch(a) and i + 1 < len(args):  # -c, -lc, -xec; not -ExecutionPolicy
             script = args[i + 2] if args[i + 1] == "--" and i + 2 < len(args) else args[i + 1]
-            if cmd.name in ("powershell", "pwsh"):  # no backslash escapes: C:\Users\dev is a path
-                return script.replace("\\", "/")
-            return _here_text(script)
-        if a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
+        elif a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             script = " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
+        if script is not None:
             # cmd and PowerShell have no backslash escapes: C:\Users\dev is a path, as written
-            return script.replace("\\", "/") if cmd.name in ("cmd", "powershell", "pwsh") else script
+            return script.replace("\\", "/") if cmd.name in ("cmd", "powershell", "pwsh") else _here_text(script)
     positional = [a for a in args if not a.startswith("-")]
     if positional and positional[0] not in STDIN_PATHS:
         return None  # a script file: its text is not on the line
