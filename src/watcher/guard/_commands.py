@@ -21,6 +21,7 @@ from watcher.guard._bombs import bombs
 from watcher.guard._context import NETWORK, At, inline_code
 from watcher.guard._damage import deletes, devices, permissions
 from watcher.guard._database import database, test_database
+from watcher.guard._defined import defined_calls
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
@@ -52,6 +53,9 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
     cmds += named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
+    called, given = defined_calls(script, cmds, started + READ_BUDGET_S)
+    cmds += called
+    assigned |= given  # a function's "$1" is its caller's argument, judged in the calls written out
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:

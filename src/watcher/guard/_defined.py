@@ -1,0 +1,118 @@
+"""What a command line defines and then calls: shell functions (``f() { rm -rf "$1"; }; f ~``),
+aliases (``alias nuke='rm -rf'; nuke ~``) and the positional parameters ``set --`` gives
+(``set -- rm -rf ~; "$@"``). Each call is read again as the shell runs it, its arguments in place
+of ``$1``/``$@``, so the rules judge the command that really runs, not its unset template."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from itertools import islice
+
+from watcher.guard._shell import Command, TooLong, commands
+
+__all__ = ["defined_calls"]
+
+_WINDOW = 4096  # the longest function body read
+_MOST = 64  # calls read again: a line of thousands of calls must not cost thousands of parses
+# a function's definition up to its body's opening bracket, in one pass (each word tried once)
+_FUNCTION = re.compile(
+    r"(?:\bfunction\s+(?P<kw>[\w.:-]+)(?:\s*\(\s*\))?|(?<![\w.:-])(?P<name>[\w.:-]+)\s*\(\s*\))\s*(?=[{(])"
+)
+_POSITIONAL = re.compile(r"\"\$(?:\{[@*]\}|[@*])\"|\$\{(\d)\}|\$(\d)|\$\{[@*]\}|\$[@*]")
+_PARAMETERS = frozenset("123456789@*#")
+_PLAIN_ARG = re.compile(r"[^\"'`\\\n;&|<>(){}]*")  # an argument written back as is (no quoting to undo)
+
+
+def defined_calls(script: str, cmds: list[Command], deadline: float) -> tuple[list[Command], frozenset[str]]:
+    """The commands that calls of the line's own functions and aliases, and ``"$@"`` after a
+    ``set --``, would run: read again with the arguments written into them; and the positional
+    parameters thereby given (none when nothing was written out: an unset ``$1`` is then empty)."""
+    out: list[Command] = []
+    complete = True
+    for text in islice(_written_out(script, cmds), _MOST):
+        complete = complete and _POSITIONAL.search(text) is None  # an argument too odd to write in stays
+        with contextlib.suppress(TooLong):
+            out += commands(text, 1, deadline)
+    return out, _PARAMETERS if out and complete else frozenset()
+
+
+def _written_out(script: str, cmds: list[Command]) -> Iterator[str]:
+    if "(" in script or "function" in script:
+        bodies = _bodies(script, {c.argv[0] for c in cmds if c.argv})
+        for c in cmds:
+            if c.argv and c.argv[0] in bodies:
+                yield _with_arguments(bodies[c.argv[0]], c.args)
+    aliases = dict(_aliases(cmds))
+    for c in cmds:
+        value = aliases.get(c.argv[0]) if c.argv and c.name != "alias" else None
+        if value is not None and c.source.startswith(c.argv[0]):
+            yield value + c.source[len(c.argv[0]) :]
+    given = next((c.args[1:] for c in reversed(cmds) if c.name == "set" and c.args[:1] == ("--",)), None)
+    if given is not None:
+        for c in cmds:
+            if c.name != "set" and _POSITIONAL.search(c.source):
+                yield _with_arguments(c.source, given)
+
+
+def _bodies(script: str, names: set[str]) -> dict[str, str]:
+    """The body of each function of ``names`` the line defines (the last definition wins, as in bash):
+    from its opening ``{`` or ``(`` to the one that closes it, quotes skipped, within a bounded look."""
+    found: dict[str, str] = {}
+    for m in _FUNCTION.finditer(script):
+        name = m.group("kw") or m.group("name")
+        body = _closed(script, m.end()) if name in names else ""
+        if body:
+            found[name] = body
+    return found
+
+
+def _closed(script: str, start: int) -> str:
+    """``script[start:]`` up to the bracket that closes the one at ``start`` ("" if none closes it soon)."""
+    opening = script[start]
+    closing = "}" if opening == "{" else ")"
+    depth, quote = 0, ""
+    for i in range(start, min(len(script), start + _WINDOW)):
+        ch = script[i]
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == opening:
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return script[start : i + 1]
+    return ""
+
+
+def _aliases(cmds: list[Command]) -> Iterator[tuple[str, str]]:
+    for c in cmds:
+        if c.name == "alias":
+            for word in c.args:
+                name, eq, value = word.partition("=")
+                if eq and value:
+                    yield name, value
+
+
+def _with_arguments(text: str, args: tuple[str, ...]) -> str:
+    """``text`` with ``$1``…``$9``, ``$@`` and ``$*`` replaced by ``args`` (a ``~`` as ``$HOME``,
+    which the shell had expanded before the call)."""
+    plain = [_HOME.sub("$HOME", a) if _PLAIN_ARG.fullmatch(a) else None for a in args]
+
+    def put(m: re.Match[str]) -> str:
+        number = m.group(1) or m.group(2)
+        if number is None:  # "$@", $*: every argument, each its own word
+            if any(a is None for a in plain):
+                return m.group(0)
+            return " ".join(f'"{a}"' for a in plain)
+        at = int(number) - 1
+        value = plain[at] if 0 <= at < len(plain) else ""
+        return m.group(0) if value is None or at < 0 else value
+
+    return _POSITIONAL.sub(put, text)
+
+
+_HOME = re.compile(r"^~(?=/|$)")
