@@ -16,7 +16,7 @@ __all__ = ["bindings", "named_programs"]
 def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     """The variables the line sets, and the paths it sets some of them to: a path written out
     (``D=/Users``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
-    (``D=$(mktemp -d)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
+    (``D=$(mktemp -d)``), a disk a listing names (``D=$(findmnt -no SOURCE /)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
     the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
     ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
     assigned = set(
@@ -32,6 +32,8 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     ]
     values += [(m.group(1), "/tmp/tmp.mktemp") for m in islice(_MKTEMP.finditer(script), _MOST)]
+    if "$(" in script or "`" in script:  # dev=$(findmnt -no SOURCE /): a disk of this machine
+        values += [(m.group(1), "/dev/{disk}") for m in islice(_DISK.finditer(script), _MOST)]
     for m in islice(_DEFAULTED.finditer(script), _MOST):
         default = _HOME_WORD.sub("~", m.group(2).strip("'\""))
         if default.startswith(("/", "~", ".")):
@@ -69,6 +71,9 @@ _DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
+_DISK = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b"
+)
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 

@@ -15,6 +15,7 @@ __all__ = ["bombs"]
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B)?$", re.I)
 _BIG = 10 * 1024**3
+_FREE_SPACE = re.compile(r"(?:\$\(|`)\s*(?:df|stat\s+-f|findmnt)\b")  # a size read off a filesystem's free space
 
 
 def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
@@ -95,7 +96,8 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             return
         size = _size_arg(c)
         if size >= _BIG:
-            yield "resource-bomb", f"allocates {size / 1024**3:.0f} GiB in one go: it fills the disk or the memory"
+            much = "all the free space" if size == float("inf") else f"{size / 1024**3:.0f} GiB"
+            yield "resource-bomb", f"allocates {much} in one go: it fills the disk or the memory"
             return
 
 
@@ -160,7 +162,7 @@ def _unbounded(c: Command) -> bool:
     feeder = c.feeder
     if not unlimited or feeder is None:
         return False
-    if feeder.name == "yes":
+    if feeder.name == "yes" or (feeder.name == "seq" and any(a.lower() in ("inf", "infinity") for a in feeder.args)):
         return True
     numbers = [float(a) for a in feeder.args if re.fullmatch(r"\d+(?:\.\d+)?(?:e\d+)?", a)]  # seq 1e9 too
     return feeder.name == "seq" and bool(numbers) and max(numbers) >= _MANY
@@ -193,6 +195,8 @@ def _size_arg(c: Command) -> float:
 
 
 def _bytes(text: str) -> float:
+    if _FREE_SPACE.search(text):
+        return float("inf")  # fallocate -l "$(df --output=avail …)": all the space there is
     m = _SIZE.match(text)
     if not m:
         return 0.0

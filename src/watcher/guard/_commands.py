@@ -63,7 +63,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_FISHING.search(a) for a in c.args)
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
-    if policy.enabled("download-exec") and (found := downloaded_then_run(cmds, place)):
+    if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
         yield found
     inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
     for n, c in enumerate(cmds):
@@ -254,10 +254,21 @@ def _table(x: At, *, captured: bool = True) -> Finding | None:
     for rule in _table_rules(x):
         if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
             continue  # --set password=$(kubectl get secret …): handed to the program, never shown
+        if rule["category"] == "device-write" and _image_only(x):
+            continue  # parted/wipefs/sgdisk on ./disk.img: a file, not a disk of this machine
         if x.on(rule["category"]) and _matches(rule, x) and not (rule["category"] == "database" and test_database(x)):
             named = x.name if x.name in rule["program"] else rule["program"][0]  # or the wrapper it runs under
             return rule["category"], f"{x.name} {rule['reason']}" if rule["words"] else f"{named}: {rule['reason']}"
     return None
+
+
+_IMAGE = re.compile(r"(?i).+\.(?:img|iso|raw|qcow2?|vhdx?|vmdk|vdi|dmg|sparseimage)")
+
+
+def _image_only(x: At) -> bool:
+    """The disk tool's operands name a disk image file and no device."""
+    paths = [x.path(p) for p in x.positional]
+    return any(_IMAGE.fullmatch(p) for p in paths) and not any(p.startswith("/dev/") for p in paths)
 
 
 def _sent_secrets(x: At) -> Finding | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import islice
 
 from watcher.guard._built import runs_its_input
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
@@ -176,7 +177,7 @@ def download_exec(x: At) -> Finding | None:
     if runs_code and any(_HIDDEN_TEXT.search(a) for a in x.args):
         return "download-exec", _HIDDEN
     texts = list(x.args)
-    if x.cmd.stdin and (name in SHELLS or name in INTERPRETERS) and _SUBSTITUTED.match(x.cmd.stdin):
+    if x.cmd.stdin and (name in SHELLS or name in INTERPRETERS or runs_stdin) and _SUBSTITUTED.match(x.cmd.stdin):
         texts.append(x.cmd.stdin)  # bash <<< "$(curl …)": the script is what the download prints
     for t in texts:
         if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
@@ -253,15 +254,22 @@ def _downloads(cmd: Command) -> list[str]:
     return printed if to_stdout else [o for o in out if o != "-"] or ([] if out else named)
 
 
-def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
+def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Finding | None:
     """A file downloaded by the line and run later in it, unread (``curl -o x URL && sh x``,
-    ``wget URL/i.sh && chmod +x i.sh && ./i.sh``)."""
+    ``wget URL/i.sh && chmod +x i.sh && ./i.sh``, a download into a ``bin`` folder run by its name),
+    or a download's text kept in a variable and run (``c=$(curl URL); $c``, ``eval "$c"``)."""
+    fetched = _fetched_variables(script)
     saved: set[str] = set()
     for c in cmds:
+        if fetched and c.argv and _runs_variable(c, fetched):
+            return (
+                "download-exec",
+                "runs what it downloads, kept in a variable, unread: download it to a file, read it, then run it",
+            )
         if saved and c.argv:
             first = next((a for a in c.args if not a.startswith("-")), "")
             windows = c.argv[0].lower().endswith((".exe", ".bat", ".cmd", ".ps1"))  # found in the folder itself
-            runs = place.resolve(c.argv[0]) if "/" in c.argv[0] or windows else ""
+            runs = place.resolve(c.argv[0]) if "/" in c.argv[0] or windows else _on_path(c.argv[0], saved)
             script = (
                 place.resolve(first)
                 if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
@@ -275,6 +283,35 @@ def downloaded_then_run(cmds: list[Command], place: Place) -> Finding | None:
                 )
         saved.update(place.resolve(f) for f in _downloads(c) if f)
     return None
+
+
+def _on_path(name: str, saved: set[str]) -> str:
+    """The file saved into a ``bin`` folder that the command ``name`` runs (``~/go/bin/gopls``)."""
+    return next((f for f in saved if os.path.basename(f) == name and os.path.basename(os.path.dirname(f)) in _BINS), "")
+
+
+_BINS = frozenset({"bin", "sbin"})
+_FETCHED = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|http|xh)\b"
+)
+
+
+def _fetched_variables(script: str) -> set[str]:
+    """The variables the line sets to what a download prints (bounded: the first 256 such)."""
+    if "curl" not in script and "wget" not in script and "fetch" not in script and "http" not in script:
+        return set()
+    return {m.group(1) for m in islice(_FETCHED.finditer(script), 256)}
+
+
+def _runs_variable(c: Command, names: set[str]) -> bool:
+    """``c`` runs one of ``names`` as a program or a script: ``$v``, ``eval "$v"``, ``bash -c "$v"``."""
+    used = {m.group(1) for a in c.argv for m in re.finditer(r"\$\{?([A-Za-z_]\w*)", a)} & names
+    if not used:
+        return False
+    if re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", c.argv[0]):
+        return True
+    code = c.name in ("eval", "source", ".", "iex") or (c.name in SHELLS and "-c" in c.args)
+    return code or (c.name in INTERPRETERS and any(a in ("-c", "-e") for a in c.args))
 
 
 # programs that run what is inside a package they install (its scripts, often as root)

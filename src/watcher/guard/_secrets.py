@@ -336,8 +336,12 @@ def exfiltration(x: At) -> Finding | None:
             sent.append(a.split("=", 1)[1])
         elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
             sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
-        if secret_vars(x, a) and not (i and x.args[i - 1] in ("-H", "--header", "-u", "--user")):
-            return "secret-exfiltration", "sends a secret environment variable to another machine"
+        if secret_vars(x, a):
+            header = (i and _AUTH_OPTION.fullmatch(x.args[i - 1])) or a.startswith(_AUTH_ATTACHED)
+            if not header and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
+                return "secret-exfiltration", "sends a secret environment variable to another machine"
+            if found := _foreign_credential(x, a):  # an Authorization header is how a service is used
+                return found
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
                 if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
@@ -374,6 +378,26 @@ def exfiltration(x: At) -> Finding | None:
         )
         if why:
             return "secret-exfiltration", f"sends {why} to another machine"
+    return None
+
+
+_AUTH_OPTION = re.compile(r"--header|--user|-[A-Za-z]*[Hu]")  # curl -sH "Authorization: …"
+_AUTH_ATTACHED = ("--header=", "--user=", "-H")
+_HTTPIE = frozenset({"http", "https", "xh", "xhs"})
+_HTTPIE_HEADER = re.compile(r"[A-Za-z][\w-]*:(?![/=])")  # httpie's `Authorization:"Bearer …"` (not `x:=`, a URL)
+
+
+def _foreign_credential(x: At, word: str) -> Finding | None:
+    """A service's own credential (``$OPENAI_API_KEY``) in a header to a host written out that is
+    not one of that service's: the header hands the key to whoever runs that host."""
+    hosts = [h.lower() for h in hosts_of(x)]
+    meant = x.policy.data["network"].get("credential_hosts", {})
+    for name in re.findall(r"\$\{?([A-Za-z_]\w*)", word):
+        service = name.upper().split("_", 1)[0]
+        globs = meant.get(service)
+        foreign = [h for h in hosts if not any(fnmatchcase(h, g) for g in globs or ())]
+        if globs and foreign:
+            return "secret-exfiltration", f"sends ${name} to {foreign[0]}, a host that is not its service's"
     return None
 
 
