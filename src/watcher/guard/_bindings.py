@@ -31,6 +31,14 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         )
         if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     ]
+    values += (
+        [
+            (m.group(1), _HOME_WORD.sub("~", m.group(2)))  # F=$HOME/.docker/config.json, D="${HOME}/work"
+            for m in islice(_AT_HOME.finditer(script), _MOST)
+        ]
+        if "HOME" in script
+        else []
+    )
     values += [(m.group(1), "/tmp/tmp.mktemp") for m in islice(_MKTEMP.finditer(script), _MOST)]
     if "$(" in script or "`" in script:  # dev=$(findmnt -no SOURCE /): a disk of this machine
         values += [(m.group(1), "/dev/{disk}") for m in islice(_DISK.finditer(script), _MOST)]
@@ -71,6 +79,9 @@ _DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
+_AT_HOME = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?((?:\$HOME|\$\{HOME\})[\w./-]{0,300})"
+)
 _DISK = re.compile(
     r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b"
 )

@@ -20,6 +20,7 @@ _TEST_ENV = re.compile(
     r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
     r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S{0,200}?\btests?\b"
     r"|(?:^|\s)\w*DATABASE_URL=['\"]?[\w+.-]+://[^\s'\"/]{0,200}/(?:test|[\w.-]{0,100}[_-]test)(?:['\"?\s]|$)"
+    r"|\b(?:dbname|database)=['\"]?(?:test|[\w.-]{0,100}[_-]test)\b"
     r"|(?i:\bdrop\s+database\s+(?:if\s+exists\s+)?[`\"]?(?:test|[\w.-]{0,100}[_-]test|test[_-][\w.-]{0,100})\b[`\"]?\s*;?\s*['\"]?$)"
 )
 _TEST_NAME = re.compile(
@@ -88,6 +89,15 @@ def _option_sql(argv: list[str]) -> str:
 _READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
 
 
+def _bulk_key_delete(x: At, args: list[str]) -> bool:
+    """``redis-cli --scan --pattern 'p:*' | xargs redis-cli DEL``: a key store's keys deleted by the
+    thousand, as many as the pattern matches (``KEYS`` too)."""
+    if "xargs" not in x.cmd.wrapped_by or not any(a.upper() in ("DEL", "UNLINK") for a in args):
+        return False
+    feeder = x.cmd.feeder
+    return feeder is not None and any(a in ("--scan", "KEYS", "keys", "SCAN", "scan") for a in feeder.args)
+
+
 def database(x: At) -> Finding | None:
     if not x.on("database"):
         return None
@@ -118,6 +128,8 @@ def database(x: At) -> Finding | None:
             "database",
             "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL): the data is gone for good",
         )
+    if _bulk_key_delete(x, argv[at + 1 :] if at >= 0 else []) and not test_database(x):
+        return "database", "deletes every key a scan finds (a scan piped into DEL): the data is gone for good"
     if _ESCALATES.search(_SQL_NOISE.sub(" ", text)) and x.on("permissions"):
         return "permissions", "makes a database account a superuser, or grants every right to everyone"
     return None

@@ -80,7 +80,7 @@ _PATH_KEYS = (
     "directory",
     "uri",
 )
-_COMMAND_KEYS = ("command", "cmd", "script", "commands")
+_COMMAND_KEYS = ("command", "cmd", "script", "commands", "cli_command", "shell_command")
 _URL_KEYS = ("url", "uri", "href", "endpoint")
 _WRITE_VERBS = re.compile(
     r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
@@ -308,11 +308,44 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
                     "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",
                 )
                 return
+    if (found := _destroys(key, tool_input, texts)) and policy.enabled(found[0]):
+        yield found
+        return
     if _SEND_VERBS.search(key) and policy.enabled("secret-exfiltration"):
         for text in texts:
             if credential(policy, text):
                 yield "secret-exfiltration", "sends a credential to another service"
                 return
+
+
+def _destroys(key: str, tool_input: Mapping[str, Any], texts: list[str]) -> Finding | None:
+    """An MCP tool that deletes (``kubectl_delete``, ``uninstall_helm_chart``, ``delete_bucket``) a
+    whole namespace, cluster, bucket, database or project, or anything in production."""
+    name = key.rsplit("__", 1)[-1]
+    if _DESTROY_VERBS.search(name) is None:
+        return None
+    named = _NAMED_KIND.search(name)
+    given = [str(v).lower() for k, v in tool_input.items() if k.lower() in _KIND_KEYS and isinstance(v, str)]
+    kind = named.group(1) if named else next((v for v in given if _WHOLE.fullmatch(v)), None)
+    if kind:
+        data = re.sub(r"(?:s|es)$", "", kind) in ("database", "table", "collection", "index", "indic", "keyspace")
+        return ("database" if data else "infrastructure"), f"deletes a whole {kind} through the tool {key}"
+    shown = next((t for t in texts if _PRODUCTION.search(t)), None)
+    if shown is not None:
+        return "infrastructure", f"deletes or uninstalls something in production ({shown[:80]}) through the tool {key}"
+    return None
+
+
+_VERBS = "delete|destroy|drop|uninstall|remove|purge|terminate|wipe|teardown"
+_KINDS = (
+    r"(?:namespace|cluster|bucket|database|project|resource_?group|stack|keyspace|collection|table"
+    r"|(?:persistent)?volume|vpc|zone)s?|indices|indexes|index"
+)
+_DESTROY_VERBS = re.compile(f"(?i){_VERBS}")
+_NAMED_KIND = re.compile(rf"(?i)(?:{_VERBS})[_-]?(?:the[_-])?({_KINDS})(?![a-z_])")  # delete_namespace
+_KIND_KEYS = frozenset({"resourcetype", "resource_type", "kind", "type", "resource", "target", "object"})
+_WHOLE = re.compile(_KINDS)
+_PRODUCTION = re.compile(r"(?i)(?:^|[-_./:\s])(?:prod|production|live)(?:$|[-_./:\s])")
 
 
 def _strings(value: Any, depth: int = 0) -> Iterator[str]:

@@ -216,7 +216,7 @@ def leaked(x: At) -> str | None:
         if (
             not word
             or word.startswith(("http://", "https://"))
-            or ("/" not in word and "." not in word and "~" not in word and not reader)
+            or ("/" not in word and "." not in word and "~" not in word and "$" not in word and not reader)
         ):
             continue
         why = secret_file(x.place, x.path(word), x.policy)
