@@ -19,14 +19,14 @@ from watcher.guard import _git
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
 from watcher.guard._context import NETWORK, At, inline_code
-from watcher.guard._damage import deletes, devices, permissions
+from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
 from watcher.guard._remote import download_exec, downloaded_then_run, remote_shell
-from watcher.guard._secrets import exfiltration, hosts_of, redirected_reads, remote, secret_reads
+from watcher.guard._secrets import exfiltration, hosts_of, logs_in, redirected_reads, remote, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
@@ -64,6 +64,8 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
     if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
+        yield found
+    if policy.enabled("infrastructure") and (found := emptied_buckets(cmds, place)):
         yield found
     inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
     for n, c in enumerate(cmds):
@@ -279,7 +281,7 @@ def _sent_secrets(x: At) -> Finding | None:
     for i, a in enumerate(x.args):
         if "$(" not in a and "`" not in a:
             continue
-        login = bool(i and x.args[i - 1] in ("-H", "--header", "-u", "--user"))
+        login = logs_in(x.args, i)
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
                 found = _table(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset()), captured=False)

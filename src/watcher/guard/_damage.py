@@ -9,10 +9,10 @@ import re
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code
 from watcher.guard._files import Finding, config_inside, delete_loss, device, regular_text, secret_file, system_path
-from watcher.guard._paths import glob_parent, matches_any
+from watcher.guard._paths import Place, glob_parent, matches_any
 from watcher.guard._shell import Command
 
-__all__ = ["deletes", "devices", "permissions"]
+__all__ = ["deletes", "devices", "emptied_buckets", "permissions"]
 
 _DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-put", "gio", "rimraf"})
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
@@ -275,3 +275,33 @@ def _home_written(code: str) -> str:
     code = _INTERPOLATED.sub("~", code)  # "$ENV{HOME}/work", f"{Path.home()}/x", `${os.homedir()}/x`
     code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
     return code
+
+
+def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:
+    """A folder made empty in the line synced onto a bucket with deletion (``mkdir -p /tmp/e && aws s3
+    sync /tmp/e s3://b --delete``, ``gsutil rsync -d``, ``rclone sync``): every object in it goes.
+    Only when nothing that could fill the folder runs between (``mkdir dist && npm run build && aws
+    s3 sync dist …`` uploads the build)."""
+    made: dict[str, int] = {}  # an empty folder -> the command that made it
+    for n, c in enumerate(cmds):
+        words = [a for a in c.args if not a.startswith("-")]
+        if c.name == "mkdir":
+            made.update((place.resolve(a).rstrip("/"), n) for a in words)
+        elif c.name == "mktemp" and any(re.fullmatch(r"-\w*d\w*|--directory", a) for a in c.args):
+            made["/tmp/tmp.mktemp"] = n  # as the line's bindings name the folder it makes
+        deleting = (
+            (c.name == "aws" and words[:2] == ["s3", "sync"] and "--delete" in c.args)
+            or (c.name == "gsutil" and "rsync" in words and any(re.fullmatch(r"-\w*d\w*", a) for a in c.args))
+            or (c.name == "rclone" and words[:1] == ["sync"])
+        )
+        if not deleting:
+            continue
+        at = words.index("rsync") + 1 if c.name == "gsutil" else 2 if c.name == "aws" else 1
+        since = made.get(place.resolve(words[at]).rstrip("/")) if at < len(words) else None
+        if since is not None and all(b.name in _QUIET for b in cmds[since + 1 : n]):
+            return "infrastructure", "syncs an empty folder onto a bucket with deletion: every object in it is deleted"
+    return None
+
+
+# commands that put nothing into a folder made just before them
+_QUIET = frozenset({"mkdir", "mktemp", "echo", "printf", "ls", "true", ":", "cd", "export", "set", "sleep", "date"})

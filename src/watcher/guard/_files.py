@@ -4,6 +4,7 @@ something that cannot be had back."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -53,14 +54,19 @@ _SAFE_DEVICES = re.compile(
 _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
 
 
-def credential(policy: Policy, text: str) -> re.Match[str] | None:
-    """Credential material in ``text`` (a private key, a cloud or service token), if any."""
-    cache: list[tuple[str, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
+def credential(policy: Policy, text: str, path: str = "") -> re.Match[str] | None:
+    """Credential material in ``text`` (a private key, a cloud or service token, a password given as
+    a literal), if any. ``path``: the file it is written to; a test's file may hold test passwords."""
+    cache: list[tuple[str, bool, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
     if not cache:
         for entry in policy.data["secrets"]["content_patterns"]:
-            cache.append((entry["anchor"], bool(entry.get("nocase")), re.compile(entry["pattern"])))
+            shape = (entry["anchor"], bool(entry.get("nocase")), bool(entry.get("anywhere", True)))
+            cache.append((*shape, re.compile(entry["pattern"])))
     lowered = ""
-    for anchor, nocase, pattern in cache:
+    testing = bool(path) and bool(_TEST_FILE.search(path))
+    for anchor, nocase, anywhere, pattern in cache:
+        if testing and not anywhere:
+            continue
         if nocase:
             lowered = lowered or text.lower()
         if (anchor.lower() in lowered) if nocase else (anchor in text):
@@ -68,6 +74,13 @@ def credential(policy: Policy, text: str) -> re.Match[str] | None:
             if found:
                 return found
     return None
+
+
+# a test's file, fixture or mock: the passwords in it are the test's own
+_TEST_FILE = re.compile(
+    r"(?:^|/)(?:tests?|__tests__|spec|specs|fixtures?|testdata|mocks?|__mocks__)/|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|"
+    r"[^/]*\.(?:test|spec)\.\w+|conftest\.py)$"
+)
 
 
 def secret_file(place: Place, path: str, policy: Policy, written: str | None = None) -> str | None:
@@ -128,6 +141,23 @@ def regular_text(path: str) -> str:
         os.close(fd)
 
 
+_WORKFLOW = re.compile(r"/\.github/workflows/[^/]+\.ya?ml\Z")
+_PR_HEAD = re.compile(r"github\.event\.pull_request\.head\.(?:sha|ref)|github\.head_ref|refs/pull/")
+
+
+def _runs_strangers_code(path: str, content: str) -> bool:
+    """A GitHub workflow on ``pull_request_target`` (run with the base repository's secrets) that checks
+    out the pull request's head: the stranger's code runs with them. The file's text before the
+    change counts too (an edit adding only the checkout)."""
+    if not _WORKFLOW.search(path) or not ("pull_request_target" in content or _PR_HEAD.search(content)):
+        return False
+    before = ""
+    with contextlib.suppress(OSError):
+        before = regular_text(path)
+    both = f"{before}\n{content}"
+    return "pull_request_target" in both and bool(_PR_HEAD.search(both))
+
+
 def _short(place: Place, path: str) -> str:
     rel = place.in_home(path)
     if rel is not None:
@@ -161,6 +191,12 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
             "or on git's hooks, or who may log in; ask the person to change it",
         )
+    if content and _runs_strangers_code(path, content):
+        return (
+            "config-tampering",
+            f"makes {_short(place, path)} run a pull request's own code on pull_request_target, with the "
+            "repository's secrets and write token: anyone who opens a pull request can take them",
+        )
     if why := secret_file(place, path, policy, content or None):  # "": not known
         return "secret-write", f"changes {why}: credentials are the person's to set"
     if git_records(path):
@@ -170,7 +206,7 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
         )
     if any(path == d or path.startswith(d + "/") for d in _SYSTEM_WRITES) and not place.inside_project(path):
         return "system-change", f"writes the system file {path}; system changes are the person's to make"
-    if content and (m := credential(policy, content)):
+    if content and (m := credential(policy, content, path)):
         what = "a private key" if "PRIVATE KEY" in m.group(0) else "a credential"
         return "secret-write", f"writes {what} into {_short(place, path)}: keep it in the environment or a secret store"
     return None

@@ -9,13 +9,14 @@ import shlex
 from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 from watcher.guard._commands import shell_findings
 from watcher.guard._database import destructive_sql
 from watcher.guard._files import SECRET_PROBES, Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
-from watcher.guard._secrets import credential_search
+from watcher.guard._secrets import credential_search, key_lines
 
 __all__ = ["Verdict", "judge"]
 
@@ -212,6 +213,10 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         searched = str(tool_input.get("pattern") or "")
         if policy.enabled("secret-read") and credential_search(place, searched, place.resolve(where)):
             yield "secret-read", f"searches {where} for credentials: whatever secrets lie there would reach the model"
+        around = any(tool_input.get(k) for k in ("-A", "-B", "-C", "context", "multiline"))
+        shown = str(tool_input.get("output_mode") or "files_with_matches") == "content"
+        if policy.enabled("secret-read") and shown and key_lines(searched, around):
+            yield "secret-read", "prints the private keys it finds (the lines after their BEGIN marker)"
     for k in _URL_KEYS:
         url = tool_input.get(k)
         if isinstance(url, str) and url:
@@ -281,20 +286,16 @@ def _url(url: str, place: Place, policy: Policy) -> Iterator[Finding]:
     m = re.match(r"^\s*([a-zA-Z][\w+.-]*):(?://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*))?([^?#]*)", url)
     scheme, host, path = (m.group(1).lower(), (m.group(2) or "").lower(), m.group(3)) if m else ("", "", "")
     if scheme == "file":
-        found = read_finding(place, place.resolve(_unquote(path)), policy)
+        found = read_finding(place, place.resolve(unquote(path)), policy)
         if found and policy.enabled(found[0]):
             yield found
         return
     if _METADATA.match(host) and policy.enabled("secret-read"):
         yield "secret-read", f"fetches the cloud metadata service ({host}), which hands out the machine's credentials"
-    if credential(policy, _unquote(url)) and policy.enabled("secret-exfiltration"):
+    if credential(policy, unquote(url)) and policy.enabled("secret-exfiltration"):
         local = any(fnmatchcase(host, p) for p in policy.data["network"]["local_hosts"])
         if not local:
             yield "secret-exfiltration", f"puts a credential into a request to {host}"
-
-
-def _unquote(text: str) -> str:
-    return re.sub(r"%([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
 def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Policy) -> Iterator[Finding]:

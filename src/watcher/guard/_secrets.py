@@ -4,10 +4,12 @@ secret variable; sending one to another machine; running a script fetched from t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
+from urllib.parse import unquote
 
 from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
-from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
+from watcher.guard._files import Finding, credential, read_finding, secret_file, secret_glob
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS, commands
@@ -16,7 +18,9 @@ __all__ = [
     "credential_search",
     "exfiltration",
     "hosts_of",
+    "key_lines",
     "leaked",
+    "logs_in",
     "redirected_reads",
     "remote",
     "secret_reads",
@@ -242,6 +246,15 @@ _FISHING = re.compile(
 )
 
 
+_CONTEXT = re.compile(r"-[ABC]\d*|-\w*[ABC]|--(?:after-|before-)?context(?:=\d+)?|-[ABC]=?\d+")
+
+
+def key_lines(pattern: str, context: bool) -> bool:
+    """A search for a private key's BEGIN marker that prints the lines around it: the key itself."""
+    upper = pattern.upper()
+    return context and "BEGIN" in upper and "PRIVATE" in upper and "KEY" in upper
+
+
 def credential_search(place: Place, pattern: str, path: str) -> bool:
     """A search for credential-looking text across the whole machine, ``/etc`` or the home (a
     folder of it that holds no project): what it prints is whatever secrets lie there."""
@@ -255,8 +268,11 @@ def credential_search(place: Place, pattern: str, path: str) -> bool:
 
 def _fishing(x: At) -> str | None:
     """A search for credentials across the home, a credential store or the whole machine."""
-    if x.name not in _SEARCHERS or len(x.positional) < 2:
+    if x.name not in _SEARCHERS or not x.positional:
         return None
+    around = any(_CONTEXT.fullmatch(a) for a in x.args)
+    if any(key_lines(p, around) for p in x.positional):  # grep -A 30 'BEGIN …' (30: -A's value)
+        return "the private keys it finds (the lines after their BEGIN marker)"
     for word in x.positional[1:]:
         if credential_search(x.place, x.positional[0], x.path(word)):
             return f"whatever credentials lie under {word} (a search for them)"
@@ -336,12 +352,15 @@ def exfiltration(x: At) -> Finding | None:
             sent.append(a.split("=", 1)[1])
         elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
             sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
+        login = logs_in(x.args, i)
         if secret_vars(x, a):
-            header = (i and _AUTH_OPTION.fullmatch(x.args[i - 1])) or a.startswith(_AUTH_ATTACHED)
-            if not header and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
+            if not login and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
                 return "secret-exfiltration", "sends a secret environment variable to another machine"
             if found := _foreign_credential(x, a):  # an Authorization header is how a service is used
                 return found
+        written = None if login or "://" not in a else credential(x.policy, unquote(a))
+        if written and written.start() > 0:  # a password in the URL's own address is its login
+            return "secret-exfiltration", "sends a credential written into the command to another machine"
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
                 if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
@@ -385,6 +404,11 @@ _AUTH_OPTION = re.compile(r"--header|--user|-[A-Za-z]*[Hu]")  # curl -sH "Author
 _AUTH_ATTACHED = ("--header=", "--user=", "-H")
 _HTTPIE = frozenset({"http", "https", "xh", "xhs"})
 _HTTPIE_HEADER = re.compile(r"[A-Za-z][\w-]*:(?![/=])")  # httpie's `Authorization:"Bearer …"` (not `x:=`, a URL)
+
+
+def logs_in(args: Sequence[str], i: int) -> bool:
+    """``args[i]`` is a request's own login: a header (``-H``, ``-sH``, ``--header=``) or ``-u``'s value."""
+    return bool(i and _AUTH_OPTION.fullmatch(args[i - 1])) or args[i].startswith(_AUTH_ATTACHED)
 
 
 def _foreign_credential(x: At, word: str) -> Finding | None:
