@@ -101,8 +101,9 @@ def test_a_line_the_parser_is_slow_on_is_denied_in_time_not_waved_through() -> N
         "X=$(mktemp " * 30_000,
         'psql -c "' + "alter role x " * 50_000 + '"',
         "ls | " + "grep -v x | " * 20_000 + "xargs rm -rf",  # the parse itself is quadratic here
+        'f; echo "' + "f() { " * 100_000 + '"',  # a called function's unclosed bodies: one scan each
     ],
-    ids=["unfinished-loops", "unfinished-mktemp", "unfinished-roles", "deep-pipeline"],
+    ids=["unfinished-loops", "unfinished-mktemp", "unfinished-roles", "deep-pipeline", "unclosed-functions"],
 )
 def test_a_long_line_built_to_be_slow_to_read_is_answered(line: str) -> None:
     """Every pattern the guard runs over a whole line reads a bounded stretch, and a line the parser

@@ -60,9 +60,13 @@ def _bodies(script: str, names: set[str]) -> dict[str, str]:
     """The body of each function of ``names`` the line defines (the last definition wins, as in bash):
     from its opening ``{`` or ``(`` to the one that closes it, quotes skipped, within a bounded look."""
     found: dict[str, str] = {}
+    read_to = 0  # each stretch is scanned once: a definition inside one read already is left to it
     for m in _FUNCTION.finditer(script):
         name = m.group("kw") or m.group("name")
-        body = _closed(script, m.end()) if name in names else ""
+        if name not in names or m.start() < read_to:
+            continue
+        body = _closed(script, m.end())
+        read_to = m.end() + (len(body) or _WINDOW)
         if body:
             found[name] = body
     return found
