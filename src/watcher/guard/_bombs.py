@@ -58,6 +58,9 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         ):
             yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
             return
+        if code and _POOL.search(code):
+            yield "resource-bomb", "starts a pool of 10,000 or more processes or threads: the machine runs out"
+            return
         if code and _SPAWNS.search(code) and _MANY_ROUNDS.search(code):
             yield (
                 "resource-bomb",
@@ -115,6 +118,7 @@ _PACED = re.compile(r"\b(?:sleep|break|exit|return|read|wait)\b")
 _FORK_LOOP = re.compile(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?)\s*[:{]?\s*(?:os\.)?fork\s*\(")
 # inline code starting a thread or process per round of a loop of 100,000 or more
 _SPAWNS = re.compile(r"Thread\(|Process\(|Popen\(|fork\(|spawn\(|Worker\(")
+_POOL = re.compile(r"\b(?:Pool|ThreadPool|ProcessPoolExecutor|ThreadPoolExecutor)\(\s*(?:\w+\s*=\s*)?(\d{5,})\s*[,)]")
 _MANY_ROUNDS = re.compile(r"range\(\s*(?:10\s*\*\*\s*(?:[5-9]|\d\d)|\d{6,}|\d+e[5-9])\s*\)")
 
 
@@ -178,6 +182,8 @@ def _size_arg(c: Command) -> float:
     args = list(c.args)
     for i, a in enumerate(args):
         value = ""
+        if c.name == "mkfile" and not a.startswith("-"):  # macOS: mkfile 900g ~/pad.img
+            return _bytes(a.upper().rstrip("B") + "B" if a[-1:].lower() in "kmgtb" else a)
         if (c.name == "fallocate" and a in ("-l", "--length") and i + 1 < len(args)) or (
             c.name == "head"
             and a == "-c"

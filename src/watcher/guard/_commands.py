@@ -101,9 +101,17 @@ _SKIPS_HOOKS = re.compile(
 _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H", "-R"})
 
 
+# commands that print certificates (public), never a private key
+_CERTIFICATE_PRINTERS = re.compile(
+    r"security find-certificate\b|openssl (?:x509|s_client|crl2pkcs7)\b|keytool -exportcert\b|step certificate inspect\b"
+)
+
+
 def _written(x: At) -> list[tuple[str, str]]:
     """(path word, content when known) of every file this command writes."""
     content = " ".join(x.cmd.args) if x.name in ("echo", "printf") else (x.cmd.stdin or "")
+    if _CERTIFICATE_PRINTERS.match(" ".join(x.cmd.argv)) and "-key" not in " ".join(x.cmd.args):
+        content = "-----BEGIN CERTIFICATE-----"  # what it prints, as a file's content to judge
     if x.name == "tee" and x.cmd.feeder is not None and x.cmd.feeder.name in ("echo", "printf", "cat"):
         content += " ".join(x.cmd.feeder.args)
     out = [(t, content) for op, t in x.cmd.redirects if ">" in op and not t.isdigit() and t != "&1"]
@@ -268,9 +276,9 @@ _IMAGE = re.compile(r"(?i).+\.(?:img|iso|raw|qcow2?|vhdx?|vmdk|vdi|dmg|sparseima
 
 
 def _image_only(x: At) -> bool:
-    """The disk tool's operands name a disk image file and no device."""
+    """The disk tool's operands name a disk image file and no device or mounted volume."""
     paths = [x.path(p) for p in x.positional]
-    return any(_IMAGE.fullmatch(p) for p in paths) and not any(p.startswith("/dev/") for p in paths)
+    return any(_IMAGE.fullmatch(p) for p in paths) and not any(p.startswith(("/dev/", "/Volumes/")) for p in paths)
 
 
 def _sent_secrets(x: At) -> Finding | None:

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import os
 import re
+from fnmatch import fnmatchcase
 
 from watcher.guard._built import input_file
-from watcher.guard._context import INTERPRETERS, At, inline_code
+from watcher.guard._context import INTERPRETERS, At, inline_code, readable_code
 from watcher.guard._files import Finding, config_inside, delete_loss, device, regular_text, secret_file, system_path
 from watcher.guard._paths import Place, glob_parent, matches_any
 from watcher.guard._shell import Command
 
 __all__ = ["deletes", "devices", "emptied_buckets", "permissions"]
 
-_DELETERS = frozenset({"rm", "shred", "srm", "wipe", "unlink", "trash", "trash-put", "gio", "rimraf"})
+_DELETERS = frozenset({"rm", "grm", "shred", "gshred", "srm", "wipe", "unlink", "trash", "trash-put", "gio", "rimraf"})
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
@@ -58,12 +59,12 @@ def deletes(x: At) -> Finding | None:
     elif name == "rsync" and any(a.startswith("--delete") for a in x.args) and x.positional:
         targets, recursive = x.positional[-1:], True
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
-        code = _home_written(code)
+        code = readable_code(code)
         targets = re.findall(
             r"(?:rmtree|remove_tree|rmSync|(?:fs|fsp|promises)\.rm|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync"
             r"|remove_dir_all|rmdir)\(\s*[fFrRbB]{0,2}['\"`]([^'\"`]+)['\"`]",
             code,
-        )
+        ) + re.findall(r"\bunlink\(\s*['\"]([^'\"]+)['\"][^)]{0,100}recursive\s*=\s*T", code)  # R
         recursive = bool(targets)
         if not targets:  # a single file: os.remove('/etc/passwd'), fs.unlinkSync, File.delete, perl's unlink
             targets = re.findall(
@@ -89,6 +90,8 @@ def deletes(x: At) -> Finding | None:
         partial = not whole and parent != word  # *.tmp: the entries it names, not their folder
         path = x.path(word if partial else parent)
         loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
+        if loss is None and partial and name not in ("mv", "rsync"):
+            loss = _swept(x, word, parent)
         if loss is not None and (recursive or whole or not loss.startswith("a path built from a variable")):
             verb = "moves away" if name in ("mv", "rsync") else "deletes"
             return (
@@ -100,6 +103,34 @@ def deletes(x: At) -> Finding | None:
         if loss is not None and recursive:
             return "destructive-delete", f"deletes {loss} (listed in its input): this cannot be undone"
     return None
+
+
+def _swept(x: At, word: str, parent: str) -> str | None:
+    """Every file of a kind in a folder of the person's own outside the project (``rm
+    ~/Documents/*.docx``; ``find ~ -name '*.ipynb' -delete``, the whole tree): their work, not the
+    task's. Junk (``*.pyc``, ``.DS_Store``, ``*.log``) and caches or temporary folders are not."""
+    folder = x.path(parent)
+    pattern = word[len(parent) :].lstrip("/")
+    rel = x.place.in_home(folder)
+    if rel is None or _JUNK.fullmatch(pattern) or x.place.inside_project(folder) or folder == x.place.project:
+        return None
+    if any(rel == c or rel.startswith(c + "/") for c in _SCRATCH):
+        return None
+    made_again = x.policy.data["paths"]["regenerable"]  # a build's or cache's folder, anywhere on the way
+    if any(fnmatchcase(part, g) for part in rel.split("/") for g in made_again):
+        return None
+    where = "~/" + rel if rel else "your home"
+    tree = " and every folder under it" if "find" in x.cmd.wrapped_by else ""
+    return f"every {pattern} file in {where}{tree}, outside the project (the person's own files)"
+
+
+# what a sweep may delete anywhere: build leftovers, editor and OS litter, logs
+_JUNK = re.compile(
+    r"(?i)\*?\.(?:pyc|pyo|class|o|obj|log|tmp|temp|swp|swo|orig|rej|bak|crdownload|part)|\.DS_Store|Thumbs\.db|\*~|\.#\*"
+    r"|__pycache__|\.ipynb_checkpoints|\*\.(?:pyc|log|tmp)\b.*"
+)
+# folders of the home whose files are scratch: caches and temporary files
+_SCRATCH = (".cache", "Library/Caches", "tmp", ".tmp", "Library/Logs", ".npm", ".Trash")
 
 
 def _listed(path: str) -> list[str] | None:
@@ -248,33 +279,6 @@ def permissions(x: At) -> Finding | None:
         if recursive and path != x.place.project and x.place.holds_project(path):
             return "permissions", f"changes ownership or permissions of {loss}, recursively"
     return None
-
-
-# The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
-_HOME_EXPR = re.compile(
-    r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
-    r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
-    r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)"""
-    r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
-)
-_EXPANDED = re.compile(r"""os\.path\.expanduser\(\s*(['"]~[^'"]*['"])\s*\)""")  # expanduser('~/docs')
-_STR = re.compile(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
-
-
-# the home interpolated at the start of a string that goes on with a path
-_INTERPOLATED = re.compile(
-    r"""(?<=["'`])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
-    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\}|\$HOME)(?=/)"""
-)
-
-
-def _home_written(code: str) -> str:
-    """``code`` with the home folder's expressions written as the path ``'~'``, so a delete of it is read."""
-    if "HOME" not in code and "home" not in code and "expanduser" not in code:
-        return code
-    code = _INTERPOLATED.sub("~", code)  # "$ENV{HOME}/work", f"{Path.home()}/x", `${os.homedir()}/x`
-    code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
-    return code
 
 
 def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from watcher.guard._context import At
+from watcher.guard._context import At, inline_code, readable_code
 from watcher.guard._files import Finding
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import program
@@ -89,6 +89,23 @@ def _option_sql(argv: list[str]) -> str:
 _READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
 
 
+_STATEMENT = re.compile(r"(?i)\s*(?:drop|truncate|delete|alter|begin|with|update|insert|create|set|flushall|flushdb)\s")
+
+
+def _code_sql(x: At, code: str) -> Finding | None:
+    """Inline code (``python -c``, ``node -e``, a here-document) whose strings hold a destructive
+    statement (``c.execute('DROP TABLE users')``, ``dbExecute(con, "DELETE FROM t")``), unless the
+    database it names is a test or in-memory one."""
+    strings = re.findall(r"'([^'\n]{1,2000})'|\"([^\"\n]{1,2000})\"|`([^`]{1,2000})`", readable_code(code))
+    texts = [a or b or c for a, b, c in strings]
+    statements = [t for t in texts if _STATEMENT.match(t)]  # a string that is SQL, not prose about it
+    if not destructive_sql(x.policy, "\n;".join(statements)):
+        return None
+    if test_database(x) or any(t == ":memory:" or _TEST_NAME.search(t) for t in texts):
+        return None
+    return "database", "runs a destructive database statement from inline code: the data is gone for good"
+
+
 def _bulk_key_delete(x: At, args: list[str]) -> bool:
     """``redis-cli --scan --pattern 'p:*' | xargs redis-cli DEL``: a key store's keys deleted by the
     thousand, as many as the pattern matches (``KEYS`` too)."""
@@ -106,6 +123,8 @@ def database(x: At) -> Finding | None:
     at = next((i for i, a in enumerate(argv) if program(a) in clients), None)
     if at is None and argv and argv[0].upper() in ("DELETE", "DROP", "TRUNCATE", "ALTER"):
         at = -1  # an SQL statement given as the command: a console or tool that runs SQL
+    if at is None and (code := inline_code(x.cmd)):
+        return _code_sql(x, code)
     if at is None:
         if argv and program(argv[0]) in _CLOUD_CLIS and destructive_sql(x.policy, _option_sql(argv)):
             return (

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+from fnmatch import fnmatchcase
 from itertools import islice
 
 from watcher.guard._built import runs_its_input
-from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code
+from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code, readable_code
 from watcher.guard._files import Finding
 from watcher.guard._paths import Place
 from watcher.guard._shell import SHELLS, Command, inner_script
@@ -173,6 +174,12 @@ def download_exec(x: At) -> Finding | None:
             "download-exec",
             "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
         )
+    if (host := _foreign_package(x)) is not None:
+        return (
+            "download-exec",
+            f"installs a package from {host}, which runs its setup code here: install it from the package "
+            "index, or download and read it first",
+        )
     runs_code = name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
     if runs_code and any(_HIDDEN_TEXT.search(a) for a in x.args):
         return "download-exec", _HIDDEN
@@ -187,7 +194,9 @@ def download_exec(x: At) -> Finding | None:
                 "download-exec",
                 "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
             )
-    code = inline_code(x.cmd)
+    code = readable_code(inline_code(x.cmd))
+    if code and _SOURCED_URL.search(code):
+        return "download-exec", "runs a script it reads from the network, unread: download it, read it, then run it"
     if code and _EVALS.search(code) and _FETCHES.search(code) and re.search(r"(?i)\b(?:https?|ftp)://", code):
         return (
             "download-exec",
@@ -196,6 +205,8 @@ def download_exec(x: At) -> Finding | None:
     return None
 
 
+# R's source() and Ruby's/Python's loaders given a URL: the script is read from the network and run
+_SOURCED_URL = re.compile(r"""\b(?:source|sys\.source|source_url|load)\s*\(\s*['"](?:https?|ftp)://""")
 # inline code that evaluates what it fetches: exec(urlopen(URL).read()), eval(file_get_contents(URL)),
 # eval(await (await fetch(URL)).text()), eval(URI.open(URL).read)
 _EVALS = re.compile(
@@ -233,6 +244,8 @@ def _downloads(cmd: Command) -> list[str]:
             return into or ([stem] if stem else [])  # without -C: the folder named like the archive, as usual
         return []
     if cmd.name not in ("curl", "wget", "certutil", "git"):
+        if _fed_a_download(cmd):  # curl URL | base64 -d > f, wget -qO- URL | gunzip > f: the download, saved
+            return [t for op, t in cmd.redirects if op in (">", ">>", ">|", "&>")]
         return []
     args = list(cmd.args)
     urls = [a for a in args if re.match(r"(?i)(https?|ftp|git|ssh)://|git@", a)]
@@ -254,6 +267,16 @@ def _downloads(cmd: Command) -> list[str]:
     return printed if to_stdout else [o for o in out if o != "-"] or ([] if out else named)
 
 
+def _fed_a_download(cmd: Command) -> bool:
+    """``cmd`` passes on (decoded, unpacked) what a download prints."""
+    feeder = cmd.feeder
+    while feeder is not None:
+        if feeder.name in _DOWNLOADERS:
+            return cmd.name in PASS_THROUGH or _decodes(cmd) or cmd.name in ("gzip", "xz", "bzip2", "zstd", "openssl")
+        feeder = feeder.feeder if (feeder.name in PASS_THROUGH or _decodes(feeder)) else None
+    return False
+
+
 def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Finding | None:
     """A file downloaded by the line and run later in it, unread (``curl -o x URL && sh x``,
     ``wget URL/i.sh && chmod +x i.sh && ./i.sh``, a download into a ``bin`` folder run by its name),
@@ -273,6 +296,8 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
             script = (
                 place.resolve(first)
                 if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
+                else place.resolve(_notebook_run(c))
+                if _notebook_run(c)
                 else ""
             )
             installs = c.name in _INSTALLERS and any(place.resolve(a) in saved for a in c.args if "/" in a or "." in a)
@@ -283,6 +308,61 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
                 )
         saved.update(place.resolve(f) for f in _downloads(c) if f)
     return None
+
+
+def _foreign_package(x: At) -> str | None:
+    """The host a package is installed from, when it is none of the package hosts the pack trusts
+    (``pip install https://host/p.tar.gz``, ``pip install git+https://host/r.git``, ``npm i URL``)."""
+    args = x.args
+    words = [a for i, a in enumerate(args) if not a.startswith("-") and not (i and args[i - 1] in _PIP_VALUED)]
+    installs = (x.name in ("pip", "pip3", "pipx") and words[:1] == ["install"]) or (
+        x.name == "uv" and (words[:2] == ["pip", "install"] or words[:1] in (["add"], ["tool"]))
+    )
+    installs = installs or (x.name in ("npm", "pnpm", "yarn", "bun") and words[:1] in (["install"], ["i"], ["add"]))
+    if not installs:
+        return None
+    trusted = x.policy.data["network"].get("package_hosts", [])
+    for a in words[1:]:
+        m = _PACKAGE_URL.search(a)  # a URL, a VCS URL, or a direct reference (`pkg @ https://…`)
+        host = m.group(1).lower() if m else ""
+        if host and not any(fnmatchcase(host, t) for t in trusted):
+            return host
+    return None
+
+
+# options whose value is an index, a file or a folder, not a package
+_PIP_VALUED = frozenset(
+    {
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "-c",
+        "--constraint",
+        "-r",
+        "--requirement",
+        "--registry",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--cache-dir",
+        "--python",
+        "-p",
+        "--with",
+    }
+)
+_PACKAGE_URL = re.compile(r"(?:git\+)?(?:https?|ssh|git)://(?:[^@/\s]+@)?([^/:\s]+)")
+
+
+def _notebook_run(c: Command) -> str:
+    """The notebook ``c`` runs: ``jupyter nbconvert --execute N``, ``jupyter execute N``, ``papermill N out``."""
+    words = [a for a in c.args if not a.startswith("-")]
+    runs = c.name == "jupyter" and (words[:1] == ["execute"] or (words[:1] == ["nbconvert"] and "--execute" in c.args))
+    if not runs and c.name != "papermill":
+        return ""
+    return next((w for w in words if w.endswith(".ipynb")), "")
 
 
 def _on_path(name: str, saved: set[str]) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from urllib.parse import unquote
 
-from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code
+from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code, readable_code
 from watcher.guard._files import Finding, credential, read_finding, secret_file, secret_glob
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
@@ -185,15 +185,16 @@ def leaked(x: At) -> str | None:
     for op, target in cmd.redirects:
         if op == "<" and secret_file(x.place, x.path(target), x.policy):
             return secret_file(x.place, x.path(target), x.policy)
-    code = inline_code(x.cmd)
+    code = readable_code(inline_code(x.cmd))
     if code:
         for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
-            if "/" in word or word.startswith("."):
+            if "/" in word or word.startswith((".", "~")):
                 why = secret_file(x.place, x.path(word), x.policy)
                 if why:
                     return why
         if re.search(
-            r"os\.environ(?!\s*\[|\.get)|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b",
+            r"(?<!\bin )(?<!\*\*)(?<!env=)os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
+            r"|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b",
             code,
         ):
             return "the whole environment (every token and key in it)"
@@ -353,7 +354,8 @@ def exfiltration(x: At) -> Finding | None:
         elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
             sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
         login = logs_in(x.args, i)
-        if secret_vars(x, a):
+        target = re.fullmatch(r"\$\{?\w+\}?", a) and not (i and x.args[i - 1].startswith("-"))
+        if secret_vars(x, a) and not target:  # curl -d … "$SLACK_WEBHOOK_URL": where it goes, not what
             if not login and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
                 return "secret-exfiltration", "sends a secret environment variable to another machine"
             if found := _foreign_credential(x, a):  # an Authorization header is how a service is used

@@ -109,9 +109,13 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
         if kind == "pipeline":
             fed: list[Walked] = []
             previous: SgNode | None = None
+            # `curl … | base64 -d > f`: the redirection around the pipeline is its last command's
+            around = parent if parent is not None and parent.kind() == "redirected_statement" else None
+            last = next((c for c in reversed(children) if c.is_named()), None) if around is not None else None
             for i, child in enumerate(children):
                 if child.is_named():
-                    fed.append((child, previous, inner, node, children[i + 1] if i + 1 < len(children) else None))
+                    nxt = children[i + 1] if i + 1 < len(children) else None
+                    fed.append((child, previous, inner, around if child is last else node, nxt))
                     previous = _last_command(child)
             stack.extend(reversed(fed))
             continue

@@ -1,7 +1,7 @@
 """What a command really runs: wrappers peeled off (``sudo``, ``env``, ``timeout``, ``nice``,
 ``command``, ``busybox``, ``python -m``, ``c8``, ``nyc``, ``cross-env``, ``rtk``), the commands ``xargs`` and ``parallel`` build from their
 input, ``find``'s ``-delete`` and ``-exec``, ``ssh``'s remote command, the command lines ``watch``,
-``tmux``, ``screen``, ``script -c``, ``at``, ``awk``'s ``system()`` and ``vim -c '!…'`` run, and the scripts handed to a
+``tmux``, ``screen``, ``script -c``, ``at``, ``awk``'s ``system()``, ``vim -c '!…'`` and ``osascript``'s ``do shell script`` run, and the scripts handed to a
 shell, ``eval`` or an interpreter (``bash -c``, here-documents, ``$(cat <<EOF …)``, decoded
 base64, ``os.system``/``subprocess`` strings), read with the parser the caller passes in."""
 
@@ -207,6 +207,7 @@ _TMUX_RUNS = frozenset(
 )
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim"})
+_DO_SHELL = re.compile(r'do shell script\s+"((?:[^"\\]|\\.){0,4000})"', re.I)
 _BANG = re.compile(r"^[\s:]*(?:(?:silent|sil|exe(?:cute)?)!?\s+)*!(.+)$", re.S)  # `:silent !cmd`: the shell runs cmd
 
 
@@ -240,6 +241,10 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         return "\n".join(a.split("=", 1)[1] for a in args[2:] if a.startswith("scripts.") and "=" in a) or None
     if name == "npm" and args[:1] == ["set-script"] and len(args) > 2:  # npm set-script NAME 'CMD'
         return args[2]
+    if name == "osascript":  # osascript -e 'do shell script "curl … | sh"': AppleScript hands it to sh
+        scripts = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-e"] + ([cmd.stdin] if cmd.stdin else [])
+        calls = [m.group(1) for text in scripts for m in _DO_SHELL.finditer(text)]
+        return "\n".join(c.replace('\\"', '"') for c in calls) or None
     if name in _EDITORS:  # vim -c '!rm -rf ~', vim +'silent !cmd': an editor command that runs a shell line
         given = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-c", "--cmd")] + [
             a[1:] for a in args if a.startswith("+")
