@@ -12,7 +12,7 @@ from watcher.guard._files import Finding
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import program
 
-__all__ = ["database", "destructive_sql", "test_database"]
+__all__ = ["database", "destructive_sql", "server_abuse", "test_database"]
 
 # a command aimed at a test database: its environment, settings or database name say so
 _TEST_ENV = re.compile(
@@ -32,6 +32,8 @@ _TEST_NAME = re.compile(
 _DROPPED_DATABASE = re.compile(
     r"(?i)\bdrop\s+(?:database|schema)\s+(?:if\s+exists\s+)?[`\"]?([\w.-]{1,100})|getSiblingDB\(\s*['\"]([\w.-]{1,100})"
 )
+_PROGRAM = re.compile(r"(?is)\bcopy\b.{0,2000}?\b(?:to|from)\s+program\b")
+_SYSTEM_SETTING = re.compile(r"(?i)\balter\s+system\s+(?:set|reset)\b")
 _ESCALATES = re.compile(
     r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S{1,100}\s+(?:with\s+)?(?:[\w\s]{0,100}\s)?superuser\b"
     r"|\bgrant\s+all\s+privileges\s+on\s+\*\.\*\s+to\b|\bgrant\s+all\b[^;]*\bto\s+public\b"
@@ -149,6 +151,25 @@ def database(x: At) -> Finding | None:
         )
     if _bulk_key_delete(x, argv[at + 1 :] if at >= 0 else []) and not test_database(x):
         return "database", "deletes every key a scan finds (a scan piped into DEL): the data is gone for good"
-    if _ESCALATES.search(_SQL_NOISE.sub(" ", text)) and x.on("permissions"):
+    found = server_abuse(text)
+    return found if found is not None and x.on(found[0]) else None
+
+
+def server_abuse(text: str) -> Finding | None:
+    """SQL that takes over the database server rather than its data: an account made superuser or
+    every right granted to everyone, a shell command run by the server (``COPY … TO PROGRAM``), the
+    server's own settings changed (``ALTER SYSTEM``)."""
+    plain = _SQL_NOISE.sub(" ", text)
+    if _ESCALATES.search(plain):
         return "permissions", "makes a database account a superuser, or grants every right to everyone"
+    if _PROGRAM.search(text):
+        return (
+            "download-exec",
+            "has the database server run a shell command (COPY … PROGRAM): it runs with the server's rights",
+        )
+    if _SYSTEM_SETTING.search(plain):
+        return (
+            "system-change",
+            "changes the database server's own settings (ALTER SYSTEM): logging, TLS or access for everyone",
+        )
     return None

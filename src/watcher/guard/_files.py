@@ -4,6 +4,7 @@ something that cannot be had back."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import itertools
 import os
@@ -73,6 +74,19 @@ def credential(policy: Policy, text: str, path: str = "") -> re.Match[str] | Non
             found = pattern.search(text)
             if found:
                 return found
+    return _encoded_key(text) if "LS0tLS1CRUdJTi" in text else None
+
+
+_ENCODED_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,4000}")  # base64 of "-----BEGIN" and what follows
+
+
+def _encoded_key(text: str) -> re.Match[str] | None:
+    """A private key written in base64 (``LS0tLS1CRUdJTiBPUEVOU1NI…``): what it decodes to is the key."""
+    for m in itertools.islice(_ENCODED_PEM.finditer(text), 16):
+        body = m.group(0)[: len(m.group(0)) // 4 * 4]
+        with contextlib.suppress(ValueError):
+            if b"PRIVATE KEY" in base64.b64decode(body)[:200]:
+                return m
     return None
 
 
@@ -141,6 +155,29 @@ def regular_text(path: str) -> str:
         os.close(fd)
 
 
+def _weakened(path: str, content: str) -> Finding | None:
+    """A setting written that turns a safeguard off: a workflow printing every secret, an editor's
+    workspace trust or automatic tasks, a package manager's TLS checks or registry."""
+    if _WORKFLOW.search(path) and re.search(r"toJSON\(\s*secrets\s*\)", content):
+        return "secret-exfiltration", "makes a workflow print every secret of the repository into its log"
+    if path.endswith("/settings.json") and _EDITOR_TRUST.search(content):
+        return "config-tampering", "turns off the editor's workspace trust or lets a folder's tasks run by themselves"
+    if _PACKAGE_CONFIG.search(path) and _NO_TLS.search(content):
+        return (
+            "config-tampering",
+            "points a package manager at a registry without TLS checks: anyone on the network can serve its packages",
+        )
+    return None
+
+
+_EDITOR_TRUST = re.compile(r'"security\.workspace\.trust\.enabled"\s*:\s*false|"task\.allowAutomaticTasks"\s*:\s*"on"')
+_PACKAGE_CONFIG = re.compile(
+    r"(?:^|/)(?:\.npmrc|\.yarnrc(?:\.yml)?|pip\.conf|pip\.ini|\.condarc|\.gemrc|\.cargo/config(?:\.toml)?|\.bunfig\.toml)\Z"
+)
+_NO_TLS = re.compile(
+    r"(?i)strict[-_]?ssl\s*[=:]\s*false|check-revoke\s*=\s*false|ssl_verify\s*:\s*(?:false|no)|trusted-host"
+    r"|(?:registry|index-url|npmRegistryServer|index)\s*[=:]\s*[\"']?(?:sparse\+)?http://(?!localhost|127\.)"
+)
 _WORKFLOW = re.compile(r"/\.github/workflows/[^/]+\.ya?ml\Z")
 _PR_HEAD = re.compile(r"github\.event\.pull_request\.head\.(?:sha|ref)|github\.head_ref|refs/pull/")
 
@@ -191,6 +228,8 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
             "or on git's hooks, or who may log in; ask the person to change it",
         )
+    if content and (weakened := _weakened(path, content)):
+        return weakened
     if content and _runs_strangers_code(path, content):
         return (
             "config-tampering",

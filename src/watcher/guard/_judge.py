@@ -3,7 +3,6 @@ MCP tool's), through the pack's rules and the project's own allow and deny rules
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -12,10 +11,11 @@ from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from watcher.guard._commands import shell_findings
-from watcher.guard._database import destructive_sql
+from watcher.guard._database import destructive_sql, server_abuse
 from watcher.guard._files import SECRET_PROBES, Finding, credential, read_finding, write_finding
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
+from watcher.guard._scripts import scripts_written
 from watcher.guard._secrets import credential_search, key_lines
 
 __all__ = ["Verdict", "judge"]
@@ -87,7 +87,7 @@ _WRITE_VERBS = re.compile(
     r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
 )
 _SEND_VERBS = re.compile(
-    r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste"
+    r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste|push|commit"
 )
 _DB_TOOL = re.compile(
     r"(?i)sql|postgres|mysql|sqlite|database|\bdb\b|_db|db_|query|mongo|redis|supabase|neon|bigquery|snowflake"
@@ -200,7 +200,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
         if found and policy.enabled(found[0]):
             yield found
         if writes and content:
-            yield from _package_scripts(path, content, place, policy)
+            yield from scripts_written(path, content, place, policy)
     if key in ("grep", "search_file_content"):
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
@@ -223,27 +223,6 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
             yield from _url(url, place, policy)
     if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
         yield from _generic(key, tool_input, place, policy)
-
-
-# a package.json script entry: npm runs the lifecycle ones by itself (`npm install` runs postinstall)
-_SCRIPT_ENTRY = re.compile(
-    r'"((?:pre|post)\w+|install|prepare|uninstall|build|test|start|dev|lint|clean|setup)"\s*:\s*"((?:[^"\\]|\\.)*)"'
-)
-
-
-def _package_scripts(path: str, content: str, place: Place, policy: Policy) -> Iterator[Finding]:
-    """What the scripts written into a ``package.json`` would do when npm runs them."""
-    if not path.endswith("/package.json") or '"' not in content:
-        return
-    for name, text in _SCRIPT_ENTRY.findall(content):
-        try:
-            script = json.loads(f'"{text}"')
-        except ValueError:
-            continue
-        for category, reason in shell_findings(script, place, policy):
-            if category != "unreadable":
-                yield category, f"puts into package.json's {name} script a command that {reason}"
-                return
 
 
 def _content(tool_input: Mapping[str, Any]) -> str:
@@ -279,7 +258,7 @@ def _patch(patch: str, place: Place, policy: Policy) -> Iterator[Finding]:
         found = write_finding(place, place.resolve(raw), policy, "\n".join(added))
         if found and policy.enabled(found[0]):
             yield found
-        yield from _package_scripts(place.resolve(raw), "\n".join(added), place, policy)
+        yield from scripts_written(place.resolve(raw), "\n".join(added), place, policy)
 
 
 def _url(url: str, place: Place, policy: Policy) -> Iterator[Finding]:
@@ -309,6 +288,14 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
                     "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",
                 )
                 return
+    if _DB_TOOL.search(key):
+        for text in texts:
+            if (abuse := server_abuse(text)) and policy.enabled(abuse[0]):
+                yield abuse
+                return
+    if (found := _reveals(key, tool_input)) and policy.enabled(found[0]):
+        yield found
+        return
     if (found := _destroys(key, tool_input, texts)) and policy.enabled(found[0]):
         yield found
         return
@@ -319,21 +306,36 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
                 return
 
 
+def _reveals(key: str, tool_input: Mapping[str, Any]) -> Finding | None:
+    """An MCP tool that reads a cluster's secrets (``kubectl_get`` of ``secrets``): their values reach the model."""
+    name = key.rsplit("__", 1)[-1]
+    if not re.search(r"(?i)get|describe|read|list|show|export", name):
+        return None
+    kinds = [str(v).lower() for k, v in tool_input.items() if k.lower() in _KIND_KEYS and isinstance(v, str)]
+    if re.search(r"(?i)(?:get|read|describe)[_-]?secrets?(?![a-z])", name) or any(
+        k in ("secret", "secrets") for k in kinds
+    ):
+        return "secret-read", f"reads secrets through the tool {key}: their values would reach the model"
+    return None
+
+
 def _destroys(key: str, tool_input: Mapping[str, Any], texts: list[str]) -> Finding | None:
     """An MCP tool that deletes (``kubectl_delete``, ``uninstall_helm_chart``, ``delete_bucket``) a
     whole namespace, cluster, bucket, database or project, or anything in production."""
     name = key.rsplit("__", 1)[-1]
-    if _DESTROY_VERBS.search(name) is None:
+    verb = _DESTROY_VERBS.search(name)
+    if verb is None and not re.search(r"(?i)scale", name):  # scaled to none in production: an outage
         return None
-    named = _NAMED_KIND.search(name)
+    named = _NAMED_KIND.search(name) if verb else None
     given = [str(v).lower() for k, v in tool_input.items() if k.lower() in _KIND_KEYS and isinstance(v, str)]
-    kind = named.group(1) if named else next((v for v in given if _WHOLE.fullmatch(v)), None)
+    kind = named.group(1) if named else next((v for v in given if _WHOLE.fullmatch(v)), None) if verb else None
     if kind:
         data = re.sub(r"(?:s|es)$", "", kind) in ("database", "table", "collection", "index", "indic", "keyspace")
         return ("database" if data else "infrastructure"), f"deletes a whole {kind} through the tool {key}"
     shown = next((t for t in texts if _PRODUCTION.search(t)), None)
-    if shown is not None:
-        return "infrastructure", f"deletes or uninstalls something in production ({shown[:80]}) through the tool {key}"
+    if shown is not None and (verb or str(tool_input.get("replicas")) == "0"):
+        what = "scales to nothing" if verb is None else "deletes or uninstalls"
+        return "infrastructure", f"{what} something in production ({shown[:80]}) through the tool {key}"
     return None
 
 
