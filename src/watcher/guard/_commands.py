@@ -25,7 +25,7 @@ from watcher.guard._defined import defined_calls
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
-from watcher.guard._remote import download_exec, downloaded_then_run, remote_shell
+from watcher.guard._remote import download_exec, downloaded_then_run, host_control, remote_shell
 from watcher.guard._secrets import exfiltration, hosts_of, logs_in, redirected_reads, remote, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
 
@@ -385,6 +385,7 @@ _RULES = (
     download_exec,
     exfiltration,
     remote_shell,
+    host_control,
     secret_reads,
     redirected_reads,
     _writes,

@@ -132,7 +132,9 @@ def readable_code(code: str) -> str:
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
     code = _home_written(code)
-    for _ in range(3) if "~" in code else ():  # os.path.join('~', '.ssh', 'id_rsa'): a part at a time
+    if "~" in code and "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
+        code = _PATH_JOIN.sub(lambda m: "'~/" + "/".join(re.findall(r"""['"]([^'"]*)['"]""", m.group(1))) + "'", code)
+    for _ in range(3) if "~" in code else ():  # '~' + '/.netrc', $ENV{HOME} . '/x': a part at a time
         code = _JOINED.sub(lambda m: "'~/" + "/".join(p for p in m.groups() if p) + "'", code)
     return code
 
@@ -141,7 +143,8 @@ def readable_code(code: str) -> str:
 _QUOTE_OPERATOR = re.compile(
     r"(?<![\w$@%])(?:%[qQ]|qq?)(?:\{([^{}'\n]{0,500})\}|\(([^()'\n]{0,500})\)|\[([^\[\]'\n]{0,500})\])"
 )
-_JOINED = re.compile(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|,)\s*['"]/?([^'"]*)['"]""")
+_JOINED = re.compile(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"]*)['"]""")
+_PATH_JOIN = re.compile(r"""\b(?:os\.path|path|File)\.join\(\s*['"]~['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)""")
 
 
 # The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.

@@ -4,7 +4,6 @@ something that cannot be had back."""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import itertools
 import os
@@ -82,6 +81,8 @@ _ENCODED_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,4000}")  # base64 of 
 
 def _encoded_key(text: str) -> re.Match[str] | None:
     """A private key written in base64 (``LS0tLS1CRUdJTiBPUEVOU1NI…``): what it decodes to is the key."""
+    import base64  # only here: the hook's cold start does not pay for it
+
     for m in itertools.islice(_ENCODED_PEM.finditer(text), 16):
         body = m.group(0)[: len(m.group(0)) // 4 * 4]
         with contextlib.suppress(ValueError):

@@ -15,7 +15,7 @@ from watcher.guard._paths import Place
 from watcher.guard._shell import SHELLS, Command, inner_script
 from watcher.guard._wrappers import STDIN_PATHS
 
-__all__ = ["download_exec", "downloaded_then_run", "remote_shell"]
+__all__ = ["download_exec", "downloaded_then_run", "host_control", "remote_shell"]
 
 _DOWNLOADERS = frozenset(
     {
@@ -310,6 +310,31 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
     return None
 
 
+def host_control(x: At) -> Finding | None:
+    """A container run with power over this machine: privileged, with the host's ``/``, the home or
+    Docker's socket mounted (``docker run --privileged -v $HOME:/host -v /var/run/docker.sock:…``)."""
+    if x.name not in ("docker", "podman", "nerdctl") or "run" not in x.args or not x.on("system-change"):
+        return None
+    args = list(x.args)
+    mounts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-v", "--volume", "--mount")]
+    mounts += [a.split("=", 1)[1] for a in args if a.startswith(("--volume=", "--mount=", "-v="))]
+    sources = [
+        re.split(r"[:,]", m.removeprefix("type=bind,").removeprefix("source=").removeprefix("src="))[0] for m in mounts
+    ]
+    paths = [x.path(s) for s in sources if s.startswith(("/", "~", "$"))]
+    socket = any(p.endswith("/docker.sock") for p in paths)
+    host = any(p == "/" or p == x.place.home for p in paths)
+    privileged = "--privileged" in args or (
+        any(a in ("--pid=host", "--net=host", "--network=host") for a in args) and host
+    )
+    if (privileged and (socket or host)) or (socket and host):
+        return (
+            "system-change",
+            "runs a container with power over this machine (privileged, with its /, your home or Docker's socket)",
+        )
+    return None
+
+
 def _foreign_package(x: At) -> str | None:
     """The host a package is installed from, when it is none of the package hosts the pack trusts
     (``pip install https://host/p.tar.gz``, ``pip install git+https://host/r.git``, ``npm i URL``)."""
@@ -319,6 +344,7 @@ def _foreign_package(x: At) -> str | None:
         x.name == "uv" and (words[:2] == ["pip", "install"] or words[:1] in (["add"], ["tool"]))
     )
     installs = installs or (x.name in ("npm", "pnpm", "yarn", "bun") and words[:1] in (["install"], ["i"], ["add"]))
+    installs = installs or (x.name == "brew" and words[:1] == ["tap"])  # brew tap NAME URL: its formulas run code
     if not installs:
         return None
     trusted = x.policy.data["network"].get("package_hosts", [])
