@@ -1,28 +1,21 @@
-"""The guard's rules for secrets in shell commands: reading a credential, the environment or a
-secret variable; sending one to another machine; running a script fetched from the network."""
+"""The guard's rules for secrets read in shell commands: a credential file, the environment, a
+secret variable, a search for credentials (sending them is ``_exfiltration``'s to judge)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from fnmatch import fnmatchcase
-from urllib.parse import unquote
 
-from watcher.guard._context import NETWORK, PASS_THROUGH, At, inline_code, readable_code
-from watcher.guard._files import Finding, credential, read_finding, secret_file, secret_glob
+from watcher.guard._context import NETWORK, At, inline_code, readable_code
+from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
-from watcher.guard._shell import SHELLS, commands
+from watcher.guard._shell import SHELLS
 
 __all__ = [
     "credential_search",
-    "exfiltration",
-    "hosts_of",
     "key_lines",
     "leaked",
-    "logs_in",
     "redirected_reads",
-    "remote",
     "secret_reads",
     "secret_vars",
 ]
@@ -162,9 +155,6 @@ _READERS = frozenset(
 )
 
 
-# programs whose output is a database's contents, and what may stand between them and the upload
-_DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mongodump", "mongoexport", "redis-cli"})
-_PACKERS = frozenset({"gzip", "bzip2", "xz", "zstd", "base64", "openssl", "gpg", "tar"})
 _LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
@@ -300,131 +290,6 @@ def secret_reads(x: At) -> Finding | None:
     if x.fed and x.fed <= _COUNTERS and not kept:
         return None  # cat .env | wc -l, cat key | sha256sum: only a count or a digest is shown
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
-
-
-def hosts_of(x: At) -> list[str]:
-    """The hosts a network command talks to (a URL's, scp's and ssh's host, netcat's)."""
-    hosts = []
-    for a in x.args:
-        m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#]+)", a)
-        if "://" in a and m:
-            hosts.append(m.group(1))
-        elif (x.name in ("scp", "rsync", "sftp", "ssh") and re.match(r"^[^/\s]+:", a)) or (
-            x.name == "ssh" and not a.startswith("-") and a == x.positional[:1][0]
-        ):
-            hosts.append(a.split("@")[-1].split(":")[0])
-        elif x.name in ("nc", "ncat", "netcat", "telnet", "socat") and not a.startswith("-") and not a.isdigit():
-            hosts.append(a.split(":")[-2] if a.count(":") >= 2 else a)
-    return hosts
-
-
-def remote(x: At) -> bool:
-    hosts = hosts_of(x)
-    local = x.policy.data["network"]["local_hosts"]
-    return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
-
-
-def exfiltration(x: At) -> Finding | None:
-    if x.name not in NETWORK or not x.on("secret-exfiltration") or not remote(x):
-        return None
-    sent: list[str] = []
-    feeder = x.cmd.feeder
-    while feeder is not None:
-        what = leaked(At(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset())) or (
-            "a dump of a database" if feeder.name in _DUMPERS else None
-        )
-        if what:
-            return "secret-exfiltration", f"sends {what} to another machine"
-        feeder = feeder.feeder if feeder.name in PASS_THROUGH | _PACKERS else None
-    for i, a in enumerate(x.args):
-        if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a:
-            sent.append(re.split(r"@|<", a, maxsplit=1)[-1].split(";")[0])
-        elif i and x.args[i - 1] in (
-            "-T",
-            "--upload-file",
-            "--post-file",
-            "--body-file",
-            "--data-binary",
-            "-d",
-            "--data",
-        ):
-            sent.append(a)
-        elif a.startswith(("--post-file=", "--body-file=", "--upload-file=")):
-            sent.append(a.split("=", 1)[1])
-        elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
-            sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
-        login = logs_in(x.args, i)
-        target = re.fullmatch(r"\$\{?\w+\}?", a) and not (i and x.args[i - 1].startswith("-"))
-        if secret_vars(x, a) and not target:  # curl -d … "$SLACK_WEBHOOK_URL": where it goes, not what
-            if not login and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
-                return "secret-exfiltration", "sends a secret environment variable to another machine"
-            if found := _foreign_credential(x, a):  # an Authorization header is how a service is used
-                return found
-        written = None if login or "://" not in a else credential(x.policy, unquote(a))
-        if written and written.start() > 0:  # a password in the URL's own address is its login
-            return "secret-exfiltration", "sends a credential written into the command to another machine"
-        for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
-            for c in commands(inner[0] or inner[1]):
-                if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
-                    return "secret-exfiltration", "sends credentials read by a command substitution to another machine"
-    if x.name in (
-        "scp",
-        "rsync",
-        "sftp",
-        "aws",
-        "gsutil",
-        "rclone",
-        "s3cmd",
-        "mail",
-        "mailx",
-        "mutt",
-        "smbclient",
-        "az",
-        "gcloud",
-    ):
-        sent += (
-            x.positional[:-1]
-            if x.name not in ("mail", "mailx", "mutt")
-            else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
-        )
-    if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
-        sent += x.positional[2:]  # gh gist create .env: the file goes up
-    sent += [t for op, t in x.cmd.redirects if op == "<"]
-    for word in sent:
-        path = x.path(word)
-        why = secret_file(x.place, path, x.policy) or (
-            "a credential store"
-            if any(path.startswith(x.place.expand(d)) for d in x.policy.data["paths"]["secret_dirs"])
-            else None
-        )
-        if why:
-            return "secret-exfiltration", f"sends {why} to another machine"
-    return None
-
-
-_AUTH_OPTION = re.compile(r"--header|--user|-[A-Za-z]*[Hu]")  # curl -sH "Authorization: …"
-_AUTH_ATTACHED = ("--header=", "--user=", "-H")
-_HTTPIE = frozenset({"http", "https", "xh", "xhs"})
-_HTTPIE_HEADER = re.compile(r"[A-Za-z][\w-]*:(?![/=])")  # httpie's `Authorization:"Bearer …"` (not `x:=`, a URL)
-
-
-def logs_in(args: Sequence[str], i: int) -> bool:
-    """``args[i]`` is a request's own login: a header (``-H``, ``-sH``, ``--header=``) or ``-u``'s value."""
-    return bool(i and _AUTH_OPTION.fullmatch(args[i - 1])) or args[i].startswith(_AUTH_ATTACHED)
-
-
-def _foreign_credential(x: At, word: str) -> Finding | None:
-    """A service's own credential (``$OPENAI_API_KEY``) in a header to a host written out that is
-    not one of that service's: the header hands the key to whoever runs that host."""
-    hosts = [h.lower() for h in hosts_of(x)]
-    meant = x.policy.data["network"].get("credential_hosts", {})
-    for name in re.findall(r"\$\{?([A-Za-z_]\w*)", word):
-        service = name.upper().split("_", 1)[0]
-        globs = meant.get(service)
-        foreign = [h for h in hosts if not any(fnmatchcase(h, g) for g in globs or ())]
-        if globs and foreign:
-            return "secret-exfiltration", f"sends ${name} to {foreign[0]}, a host that is not its service's"
-    return None
 
 
 def redirected_reads(x: At) -> Finding | None:

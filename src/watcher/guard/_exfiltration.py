@@ -1,0 +1,146 @@
+"""The guard's rule for secrets sent to another machine: files, environment variables, a database's
+dump, credentials read by a command substitution or written into the command, and a service's own
+credential in a header to a host that is not that service's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from urllib.parse import unquote
+
+from watcher.guard._context import NETWORK, PASS_THROUGH, At
+from watcher.guard._files import Finding, credential, secret_file
+from watcher.guard._secrets import leaked, secret_vars
+from watcher.guard._shell import commands
+
+__all__ = ["exfiltration", "hosts_of", "logs_in", "remote"]
+
+# programs whose output is a database's contents, and what may stand between them and the upload
+_DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mongodump", "mongoexport", "redis-cli"})
+_PACKERS = frozenset({"gzip", "bzip2", "xz", "zstd", "base64", "openssl", "gpg", "tar"})
+
+
+def hosts_of(x: At) -> list[str]:
+    """The hosts a network command talks to (a URL's, scp's and ssh's host, netcat's)."""
+    hosts = []
+    for a in x.args:
+        m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#]+)", a)
+        if "://" in a and m:
+            hosts.append(m.group(1))
+        elif (x.name in ("scp", "rsync", "sftp", "ssh") and re.match(r"^[^/\s]+:", a)) or (
+            x.name == "ssh" and not a.startswith("-") and a == x.positional[:1][0]
+        ):
+            hosts.append(a.split("@")[-1].split(":")[0])
+        elif x.name in ("nc", "ncat", "netcat", "telnet", "socat") and not a.startswith("-") and not a.isdigit():
+            hosts.append(a.split(":")[-2] if a.count(":") >= 2 else a)
+    return hosts
+
+
+def remote(x: At) -> bool:
+    hosts = hosts_of(x)
+    local = x.policy.data["network"]["local_hosts"]
+    return not hosts or any(not any(fnmatchcase(h.lower(), p) for p in local) for h in hosts)
+
+
+def exfiltration(x: At) -> Finding | None:
+    if x.name not in NETWORK or not x.on("secret-exfiltration") or not remote(x):
+        return None
+    sent: list[str] = []
+    feeder = x.cmd.feeder
+    while feeder is not None:
+        what = leaked(At(feeder, x.place, x.policy, x.assigned, x.nounset, frozenset())) or (
+            "a dump of a database" if feeder.name in _DUMPERS else None
+        )
+        if what:
+            return "secret-exfiltration", f"sends {what} to another machine"
+        feeder = feeder.feeder if feeder.name in PASS_THROUGH | _PACKERS else None
+    for i, a in enumerate(x.args):
+        if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a:
+            sent.append(re.split(r"@|<", a, maxsplit=1)[-1].split(";")[0])
+        elif i and x.args[i - 1] in (
+            "-T",
+            "--upload-file",
+            "--post-file",
+            "--body-file",
+            "--data-binary",
+            "-d",
+            "--data",
+        ):
+            sent.append(a)
+        elif a.startswith(("--post-file=", "--body-file=", "--upload-file=")):
+            sent.append(a.split("=", 1)[1])
+        elif re.match(r"^-[dFT].", a):  # curl -d@.env, -Ffile=@key.pem: the value attached
+            sent.append(re.split(r"@", a[2:], maxsplit=1)[-1] if "@" in a else a[2:])
+        login = logs_in(x.args, i)
+        target = re.fullmatch(r"\$\{?\w+\}?", a) and not (i and x.args[i - 1].startswith("-"))
+        if secret_vars(x, a) and not target:  # curl -d … "$SLACK_WEBHOOK_URL": where it goes, not what
+            if not login and not (x.name in _HTTPIE and _HTTPIE_HEADER.match(a)):
+                return "secret-exfiltration", "sends a secret environment variable to another machine"
+            if found := _foreign_credential(x, a):  # an Authorization header is how a service is used
+                return found
+        written = None if login or "://" not in a else credential(x.policy, unquote(a))
+        if written and written.start() > 0:  # a password in the URL's own address is its login
+            return "secret-exfiltration", "sends a credential written into the command to another machine"
+        for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
+            for c in commands(inner[0] or inner[1]):
+                if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
+                    return "secret-exfiltration", "sends credentials read by a command substitution to another machine"
+    if x.name in (
+        "scp",
+        "rsync",
+        "sftp",
+        "aws",
+        "gsutil",
+        "rclone",
+        "s3cmd",
+        "mail",
+        "mailx",
+        "mutt",
+        "smbclient",
+        "az",
+        "gcloud",
+    ):
+        sent += (
+            x.positional[:-1]
+            if x.name not in ("mail", "mailx", "mutt")
+            else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
+        )
+    if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
+        sent += x.positional[2:]  # gh gist create .env: the file goes up
+    sent += [t for op, t in x.cmd.redirects if op == "<"]
+    for word in sent:
+        path = x.path(word)
+        why = secret_file(x.place, path, x.policy) or (
+            "a credential store"
+            if any(path.startswith(x.place.expand(d)) for d in x.policy.data["paths"]["secret_dirs"])
+            else None
+        )
+        if why:
+            return "secret-exfiltration", f"sends {why} to another machine"
+    return None
+
+
+_AUTH_OPTION = re.compile(r"--header|--user|-[A-Za-z]*[Hu]")  # curl -sH "Authorization: …"
+_AUTH_ATTACHED = ("--header=", "--user=", "-H")
+_HTTPIE = frozenset({"http", "https", "xh", "xhs"})
+_HTTPIE_HEADER = re.compile(r"[A-Za-z][\w-]*:(?![/=])")  # httpie's `Authorization:"Bearer …"` (not `x:=`, a URL)
+
+
+def logs_in(args: Sequence[str], i: int) -> bool:
+    """``args[i]`` is a request's own login: a header (``-H``, ``-sH``, ``--header=``) or ``-u``'s value."""
+    return bool(i and _AUTH_OPTION.fullmatch(args[i - 1])) or args[i].startswith(_AUTH_ATTACHED)
+
+
+def _foreign_credential(x: At, word: str) -> Finding | None:
+    """A service's own credential (``$OPENAI_API_KEY``) in a header to a host written out that is
+    not one of that service's: the header hands the key to whoever runs that host."""
+    hosts = [h.lower() for h in hosts_of(x)]
+    meant = x.policy.data["network"].get("credential_hosts", {})
+    for name in re.findall(r"\$\{?([A-Za-z_]\w*)", word):
+        service = name.upper().split("_", 1)[0]
+        globs = meant.get(service)
+        foreign = [h for h in hosts if not any(fnmatchcase(h, g) for g in globs or ())]
+        if globs and foreign:
+            return "secret-exfiltration", f"sends ${name} to {foreign[0]}, a host that is not its service's"
+    return None
