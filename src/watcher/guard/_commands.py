@@ -19,6 +19,7 @@ from watcher.guard import _git
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
 from watcher.guard._context import NETWORK, At, inline_code
+from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
@@ -26,7 +27,7 @@ from watcher.guard._exfiltration import exfiltration, hosts_of, logs_in, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
-from watcher.guard._remote import download_exec, downloaded_then_run, host_control, remote_shell
+from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
 

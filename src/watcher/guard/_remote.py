@@ -1,5 +1,6 @@
-"""The guard's rules for code that comes from, or hands control to, another machine: a script
-downloaded and run unread, and a reverse shell."""
+"""The guard's rules for code that comes from another machine and runs unread: a script piped from a
+download into a shell, a file downloaded and run in the same line, code hidden by an encoding, a
+package installed from a host that is no package index."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from watcher.guard._paths import Place
 from watcher.guard._shell import SHELLS, Command, inner_script
 from watcher.guard._wrappers import STDIN_PATHS
 
-__all__ = ["download_exec", "downloaded_then_run", "host_control", "remote_shell"]
+__all__ = ["download_exec", "downloaded_then_run"]
 
 _DOWNLOADERS = frozenset(
     {
@@ -34,62 +35,6 @@ _DOWNLOADERS = frozenset(
         "GET",
     }
 )
-
-
-def remote_shell(x: At) -> Finding | None:
-    """A reverse shell: this machine's shell handed to another one (``nc -e``, ``/dev/tcp``, a socket in code)."""
-    if not x.on("secret-exfiltration"):
-        return None
-    tcp = any(t.startswith(("/dev/tcp/", "/dev/udp/")) for _, t in x.cmd.redirects)
-    netcat = x.name in ("nc", "ncat", "netcat") and any(re.fullmatch(r"-\w*[ec]\w*", a) for a in x.args)
-    socat = x.name == "socat" and any(re.match(r"(?i)(exec|system):", a) for a in x.args)
-    code = inline_code(x.cmd)
-    spawned = (
-        bool(code) and "socket" in code and bool(re.search(r"subprocess|pty\.spawn|dup2|/bin/(ba)?sh|exec\(", code))
-    )
-    if tcp or netcat or socat or spawned:
-        return (
-            "secret-exfiltration",
-            "opens a shell for another machine (a reverse shell): whoever is there controls this one",
-        )
-    return _served(x)
-
-
-# file servers: the options naming the folder served and the address bound (`python3 -m http.server`,
-# `php -S`, `http-server`, `serve`, `busybox httpd`)
-_SERVERS = {
-    "http.server": (("--directory", "-d"), ("--bind", "-b")),
-    "SimpleHTTPServer": ((), ()),
-    "php": (("-t",), ("-S",)),
-    "http-server": ((), ("-a",)),
-    "serve": ((), ("-l", "--listen")),
-    "httpd": (("-h",), ("-p",)),
-}
-
-
-def _served(x: At) -> Finding | None:
-    """A file server that shows the home or the whole machine (its ``~/.ssh``, ``~/.aws``) to the network."""
-    spec = _SERVERS.get(x.name)
-    if spec is None or (x.name == "php" and "-S" not in x.args):
-        return None
-    args = list(x.args)
-    given = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a in spec[0] + spec[1]}
-    given |= {
-        a.split("=", 1)[0]: a.split("=", 1)[1] for a in args if "=" in a and a.split("=", 1)[0] in spec[0] + spec[1]
-    }
-    folder = next((given[o] for o in spec[0] if o in given), None)
-    if folder is None and x.name in ("http-server", "serve"):
-        folder = next((a for a in x.positional if not a.isdigit()), None)
-    root = x.path(folder) if folder else x.place.cwd
-    bound = next((given[o] for o in spec[1] if o in given), "")
-    if re.match(r"(?:localhost|127\.|\[?::1\]?)", bound.rsplit("//", 1)[-1]):
-        return None  # this machine only
-    if root == "/" or root == x.place.home or x.place.home.startswith(root.rstrip("/") + "/"):
-        return (
-            "secret-exfiltration",
-            f"serves {'the whole machine' if root == '/' else 'your home'} to the network: its ~/.ssh and ~/.aws with it",
-        )
-    return None
 
 
 _HIDDEN = (
@@ -218,9 +163,6 @@ _FETCHES = re.compile(
 )
 
 
-# --- writes, tampering, databases, git, the pack's command table ----------------------------------
-
-
 def _downloads(cmd: Command) -> list[str]:
     """The files ``cmd`` saves a download to: ``curl -o F``/``-O``, ``curl URL > F``, ``wget -O F``
     or its URL's name, ``certutil -urlcache -f URL F``, the folder ``git clone URL [D]`` makes, the
@@ -307,31 +249,6 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
                     "runs a file it downloads in the same command, unread: download it, read it, then run it",
                 )
         saved.update(place.resolve(f) for f in _downloads(c) if f)
-    return None
-
-
-def host_control(x: At) -> Finding | None:
-    """A container run with power over this machine: privileged, with the host's ``/``, the home or
-    Docker's socket mounted (``docker run --privileged -v $HOME:/host -v /var/run/docker.sock:…``)."""
-    if x.name not in ("docker", "podman", "nerdctl") or "run" not in x.args or not x.on("system-change"):
-        return None
-    args = list(x.args)
-    mounts = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-v", "--volume", "--mount")]
-    mounts += [a.split("=", 1)[1] for a in args if a.startswith(("--volume=", "--mount=", "-v="))]
-    sources = [
-        re.split(r"[:,]", m.removeprefix("type=bind,").removeprefix("source=").removeprefix("src="))[0] for m in mounts
-    ]
-    paths = [x.path(s) for s in sources if s.startswith(("/", "~", "$"))]
-    socket = any(p.endswith("/docker.sock") for p in paths)
-    host = any(p == "/" or p == x.place.home for p in paths)
-    privileged = "--privileged" in args or (
-        any(a in ("--pid=host", "--net=host", "--network=host") for a in args) and host
-    )
-    if (privileged and (socket or host)) or (socket and host):
-        return (
-            "system-change",
-            "runs a container with power over this machine (privileged, with its /, your home or Docker's socket)",
-        )
     return None
 
 
