@@ -132,8 +132,12 @@ def test_hosts_on_three_machines_share_a_run_and_a_killed_host_loses_only_its_ta
     tasks = tmp_path / "tasks.toml"
     tasks.write_text(TASKS)
 
+    killed: list[bool] = []
+
     def reply(request: RecordedRequest) -> Reply:
-        return Reply.text("Done.", delay_s=6.0)  # each task answers once, slowly: killed hosts die mid-task
+        # each task answers once, slowly: killed hosts die mid-task; the later ones slower still, so a
+        # person's abort (a process started on another machine, slow on a loaded one) finds its task running
+        return Reply.text("Done.", delay_s=15.0 if killed else 6.0)
 
     with StubAnthropicServer(*[Reply.dynamic(reply)] * 100, host="0.0.0.0") as stub:
         port = stub.root_url.rsplit(":", 1)[1]
@@ -150,6 +154,7 @@ def test_hosts_on_three_machines_share_a_run_and_a_killed_host_loses_only_its_ta
                 time.sleep(0.1)
             doomed = {task for task, _ in announced(url)}
             assert len(doomed) == 2
+            killed.append(True)
             started[0].send_signal(signal.SIGKILL)  # host a dies with its two tasks
             started[0].communicate(timeout=30)
             for machine in (b, c):
