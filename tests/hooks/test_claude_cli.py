@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +142,7 @@ def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Projec
     assert "deletes your home folder" in result["content"]
     assert canary.read_text() == "still here"  # no command ran
     assert lines[-1]["type"] == "result"
-    status = project.watcher("hooks", "status").stdout
+    status = _status_once_journaled(project)
     assert "deny 1" in status, status
 
 
@@ -166,9 +167,17 @@ def test_without_the_evaluator_s_key_the_guard_still_denies_and_everyone_is_told
     assert told  # the session is told (with the first answer that can carry it: a context or the denial)
     assert "The watchers use the offline rules instead" in json.dumps(told[0].body)
     assert canary.read_text() == "still here"
-    status = project.watcher("hooks", "status").stdout
+    status = _status_once_journaled(project)
     assert "evaluator anthropic" in status and "ANTHROPIC_API_KEY is not set" in status, status
     assert "deny 1" in status, status
+
+
+def _status_once_journaled(project: Project, *args: str) -> str:
+    """``hooks status`` once the denial is journaled (the daemon answers a denial first, then journals it)."""
+    deadline = time.monotonic() + 30
+    while "deny 1" not in (status := project.watcher("hooks", "status", *args).stdout) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return status
 
 
 def test_a_read_of_a_private_key_is_denied_and_the_model_reads_why(project: Project) -> None:

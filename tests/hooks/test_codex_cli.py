@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,7 +134,12 @@ def test_a_scripted_rm_rf_home_is_blocked_and_the_model_reads_why(project: Proje
     (result,) = [i for i in outputs(stub.requests[1]) if i.get("type") == "function_call_output"]
     assert result["output"].startswith("Command blocked by PreToolUse hook: [watcher guard] [destructive-delete]")
     assert "deletes your home folder" in result["output"]
-    assert "deny 1" in project.watcher("hooks", "status", "--agent", "codex", "--user")
+    deadline = time.monotonic() + 30  # the daemon answers a denial first, then journals it
+    while "deny 1" not in (status := project.watcher("hooks", "status", "--agent", "codex", "--user")):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert "deny 1" in status, status
 
 
 def test_a_repeated_command_gets_the_stuck_nudge_as_context(project: Project) -> None:

@@ -41,10 +41,16 @@ def test_the_first_call_is_judged_in_process_and_starts_the_daemon_which_answers
         pid = daemon_pid(env)
         second = run_hook(env, "PreToolUse", {**RM_HOME, "tool_use_id": "toolu_2"})
         assert second.answer is not None and second.answer["hookSpecificOutput"][DENY] == "deny"
-        status = subprocess.run(
-            [sys.executable, "-m", "watcher", "hooks", "status"], env=env, capture_output=True, text=True, check=True
-        ).stdout
-        assert f"daemon: pid {pid}" in status and "deny 2" in status
+
+        def status() -> str:
+            argv = [sys.executable, "-m", "watcher", "hooks", "status"]
+            return subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+
+        # a denial is answered before the watchers judge and journal it: the status shows it soon after
+        with contextlib.suppress(TimeoutError):
+            wait_for(lambda: "deny 2" in status(), timeout=30)
+        shown = status()
+        assert f"daemon: pid {pid}" in shown and "deny 2" in shown, shown
     finally:
         stop_started_daemon(env)
 
