@@ -229,6 +229,15 @@ def write_finding(place: Place, path: str, policy: Policy, content: str = "") ->
             f"changes {_short(place, path)}, which sets the agent's own guard or permissions, what runs at start-up "
             "or on git's hooks, or who may log in; ask the person to change it",
         )
+    config = policy.data["config"]
+    if os.path.basename(path) in config.get("system_programs", ()) and any(
+        os.path.dirname(path) == place.expand(d) for d in config.get("path_first", ())
+    ):
+        return (
+            "config-tampering",
+            f"puts a program named {os.path.basename(path)} where the PATH looks before the system's: it would "
+            "run instead of the real one, with whatever it is given",
+        )
     if content and (weakened := _weakened(path, content)):
         return weakened
     if content and _runs_strangers_code(path, content):
