@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 from watcher.guard._shell import Command
@@ -140,28 +141,28 @@ def readable_code(code: str) -> str:
 
 
 # Perl's q{…} q(…) qq{…} and Ruby's %q(…) %Q{…}: a string like any other
-_QUOTE_OPERATOR = re.compile(
+_QUOTE_OPERATOR = lazy(
     r"(?<![\w$@%])(?:%[qQ]|qq?)(?:\{([^{}'\n]{0,500})\}|\(([^()'\n]{0,500})\)|\[([^\[\]'\n]{0,500})\])"
 )
-_JOINED = re.compile(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"]*)['"]""")
-_PATH_JOIN = re.compile(r"""\b(?:os\.path|path|File)\.join\(\s*['"]~['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)""")
+_JOINED = lazy(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"]*)['"]""")
+_PATH_JOIN = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*['"]~['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)""")
 
 
 # The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
-_HOME_EXPR = re.compile(
+_HOME_EXPR = lazy(
     r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
     r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
     r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)"""
     r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
 )
-_EXPANDED = re.compile(  # expanduser('~/docs'), File.expand_path("~/x"), R's path.expand("~/x")
+_EXPANDED = lazy(  # expanduser('~/docs'), File.expand_path("~/x"), R's path.expand("~/x")
     r"""(?:os\.path\.expanduser|File\.expand_path|path\.expand|normalizePath)\(\s*(['"]~[^'"]*['"])\s*\)"""
 )
-_STR = re.compile(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
+_STR = lazy(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
 
 
 # the home interpolated at the start of a string that goes on with a path
-_INTERPOLATED = re.compile(
+_INTERPOLATED = lazy(
     r"""(?<=["'`])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
     r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\}|\$HOME)(?=/)"""
 )

@@ -9,13 +9,14 @@ import re
 
 from watcher.guard._context import At, inline_code, readable_code
 from watcher.guard._files import Finding
+from watcher.guard._lazy import lazy
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._shell import program
 
 __all__ = ["database", "destructive_sql", "server_abuse", "test_database"]
 
 # a command aimed at a test database: its environment, settings or database name say so
-_TEST_ENV = re.compile(
+_TEST_ENV = lazy(
     r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test['\"]?(?:\s|$)"
     r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
     r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S{0,200}?\btests?\b"
@@ -23,18 +24,18 @@ _TEST_ENV = re.compile(
     r"|\b(?:dbname|database)=['\"]?(?:test|[\w.-]{0,100}[_-]test)\b"
     r"|(?i:\bdrop\s+database\s+(?:if\s+exists\s+)?[`\"]?(?:test|[\w.-]{0,100}[_-]test|test[_-][\w.-]{0,100})\b[`\"]?\s*;?\s*['\"]?$)"
 )
-_TEST_NAME = re.compile(
+_TEST_NAME = lazy(
     r"^(?:[\w./-]*/)?(?:test|[\w.-]*[_-]test|test[_-][\w.-]*)(?:\.(?:db|sqlite3?|duckdb))?$|/[\w.-]*[_-]test(?:\?|$)"
 )
 
 
 # databases a statement names besides the one connected to: `DROP DATABASE prod`, `getSiblingDB('prod')`
-_DROPPED_DATABASE = re.compile(
+_DROPPED_DATABASE = lazy(
     r"(?i)\bdrop\s+(?:database|schema)\s+(?:if\s+exists\s+)?[`\"]?([\w.-]{1,100})|getSiblingDB\(\s*['\"]([\w.-]{1,100})"
 )
-_PROGRAM = re.compile(r"(?is)\bcopy\b.{0,2000}?\b(?:to|from)\s+program\b")
-_SYSTEM_SETTING = re.compile(r"(?i)\balter\s+system\s+(?:set|reset)\b")
-_ESCALATES = re.compile(
+_PROGRAM = lazy(r"(?is)\bcopy\b.{0,2000}?\b(?:to|from)\s+program\b")
+_SYSTEM_SETTING = lazy(r"(?i)\balter\s+system\s+(?:set|reset)\b")
+_ESCALATES = lazy(
     r"(?is)\b(?:alter|create)\s+(?:role|user)\s+\S{1,100}\s+(?:with\s+)?(?:[\w\s]{0,100}\s)?superuser\b"
     r"|\bgrant\s+all\s+privileges\s+on\s+\*\.\*\s+to\b|\bgrant\s+all\b[^;]*\bto\s+public\b"
 )
@@ -91,7 +92,7 @@ def _option_sql(argv: list[str]) -> str:
 _READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
 
 
-_STATEMENT = re.compile(r"(?i)\s*(?:drop|truncate|delete|alter|begin|with|update|insert|create|set|flushall|flushdb)\s")
+_STATEMENT = lazy(r"(?i)\s*(?:drop|truncate|delete|alter|begin|with|update|insert|create|set|flushall|flushdb)\s")
 
 
 def _code_sql(x: At, code: str) -> Finding | None:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
+from watcher.guard._lazy import lazy
 from watcher.guard._shell import Command, TooLong, commands
 
 __all__ = ["defined_calls"]
@@ -17,12 +18,12 @@ __all__ = ["defined_calls"]
 _WINDOW = 4096  # the longest function body read
 _MOST = 64  # calls read again: a line of thousands of calls must not cost thousands of parses
 # a function's definition up to its body's opening bracket, in one pass (each word tried once)
-_FUNCTION = re.compile(
+_FUNCTION = lazy(
     r"(?:\bfunction\s+(?P<kw>[\w.:-]+)(?:\s*\(\s*\))?|(?<![\w.:-])(?P<name>[\w.:-]+)\s*\(\s*\))\s*(?=[{(])"
 )
-_POSITIONAL = re.compile(r"\"\$(?:\{[@*]\}|[@*])\"|\$\{(\d)\}|\$(\d)|\$\{[@*]\}|\$[@*]")
+_POSITIONAL = lazy(r"\"\$(?:\{[@*]\}|[@*])\"|\$\{(\d)\}|\$(\d)|\$\{[@*]\}|\$[@*]")
 _PARAMETERS = frozenset("123456789@*#")
-_PLAIN_ARG = re.compile(r"[^\"'`\\\n;&|<>(){}]*")  # an argument written back as is (no quoting to undo)
+_PLAIN_ARG = lazy(r"[^\"'`\\\n;&|<>(){}]*")  # an argument written back as is (no quoting to undo)
 
 
 def defined_calls(script: str, cmds: list[Command], deadline: float) -> tuple[list[Command], frozenset[str]]:

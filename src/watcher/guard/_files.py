@@ -11,6 +11,7 @@ import re
 import stat
 from fnmatch import fnmatchcase
 
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 
@@ -76,7 +77,7 @@ def credential(policy: Policy, text: str, path: str = "") -> re.Match[str] | Non
     return _encoded_key(text) if "LS0tLS1CRUdJTi" in text else None
 
 
-_ENCODED_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,4000}")  # base64 of "-----BEGIN" and what follows
+_ENCODED_PEM = lazy(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,4000}")  # base64 of "-----BEGIN" and what follows
 
 
 def _encoded_key(text: str) -> re.Match[str] | None:
@@ -92,7 +93,7 @@ def _encoded_key(text: str) -> re.Match[str] | None:
 
 
 # a test's file, fixture or mock: the passwords in it are the test's own
-_TEST_FILE = re.compile(
+_TEST_FILE = lazy(
     r"(?:^|/)(?:tests?|__tests__|spec|specs|fixtures?|testdata|mocks?|__mocks__)/|(?:^|/)(?:test_[^/]*|[^/]*_test\.\w+|"
     r"[^/]*\.(?:test|spec)\.\w+|conftest\.py)$"
 )
@@ -171,16 +172,16 @@ def _weakened(path: str, content: str) -> Finding | None:
     return None
 
 
-_EDITOR_TRUST = re.compile(r'"security\.workspace\.trust\.enabled"\s*:\s*false|"task\.allowAutomaticTasks"\s*:\s*"on"')
-_PACKAGE_CONFIG = re.compile(
+_EDITOR_TRUST = lazy(r'"security\.workspace\.trust\.enabled"\s*:\s*false|"task\.allowAutomaticTasks"\s*:\s*"on"')
+_PACKAGE_CONFIG = lazy(
     r"(?:^|/)(?:\.npmrc|\.yarnrc(?:\.yml)?|pip\.conf|pip\.ini|\.condarc|\.gemrc|\.cargo/config(?:\.toml)?|\.bunfig\.toml)\Z"
 )
-_NO_TLS = re.compile(
+_NO_TLS = lazy(
     r"(?i)strict[-_]?ssl\s*[=:]\s*false|check-revoke\s*=\s*false|ssl_verify\s*:\s*(?:false|no)|trusted-host"
     r"|(?:registry|index-url|npmRegistryServer|index)\s*[=:]\s*[\"']?(?:sparse\+)?http://(?!localhost|127\.)"
 )
 _WORKFLOW = re.compile(r"/\.github/workflows/[^/]+\.ya?ml\Z")
-_PR_HEAD = re.compile(r"github\.event\.pull_request\.head\.(?:sha|ref)|github\.head_ref|refs/pull/")
+_PR_HEAD = lazy(r"github\.event\.pull_request\.head\.(?:sha|ref)|github\.head_ref|refs/pull/")
 
 
 def _runs_strangers_code(path: str, content: str) -> bool:

@@ -13,6 +13,7 @@ from urllib.parse import unquote
 from watcher.guard._commands import shell_findings
 from watcher.guard._database import destructive_sql, server_abuse
 from watcher.guard._files import SECRET_PROBES, Finding, credential, read_finding, write_finding
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
 from watcher.guard._scripts import scripts_written
@@ -86,13 +87,13 @@ _URL_KEYS = ("url", "uri", "href", "endpoint")
 _WRITE_VERBS = re.compile(
     r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
 )
-_SEND_VERBS = re.compile(
+_SEND_VERBS = lazy(
     r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste|push|commit"
 )
-_DB_TOOL = re.compile(
+_DB_TOOL = lazy(
     r"(?i)sql|postgres|mysql|sqlite|database|\bdb\b|_db|db_|query|mongo|redis|supabase|neon|bigquery|snowflake"
 )
-_METADATA = re.compile(
+_METADATA = lazy(
     r"^(169\.254\.169\.254|metadata\.google\.internal|metadata|100\.100\.100\.200|\[?fd00:ec2::254\]?|169\.254\.170\.2)$",
     re.I,
 )
@@ -344,11 +345,11 @@ _KINDS = (
     r"(?:namespace|cluster|bucket|database|project|resource_?group|stack|keyspace|collection|table"
     r"|(?:persistent)?volume|vpc|zone)s?|indices|indexes|index"
 )
-_DESTROY_VERBS = re.compile(f"(?i){_VERBS}")
-_NAMED_KIND = re.compile(rf"(?i)(?:{_VERBS})[_-]?(?:the[_-])?({_KINDS})(?![a-z_])")  # delete_namespace
+_DESTROY_VERBS = lazy(f"(?i){_VERBS}")
+_NAMED_KIND = lazy(rf"(?i)(?:{_VERBS})[_-]?(?:the[_-])?({_KINDS})(?![a-z_])")  # delete_namespace
 _KIND_KEYS = frozenset({"resourcetype", "resource_type", "kind", "type", "resource", "target", "object"})
-_WHOLE = re.compile(_KINDS)
-_PRODUCTION = re.compile(r"(?i)(?:^|[-_./:\s])(?:prod|production|live)(?:$|[-_./:\s])")
+_WHOLE = lazy(_KINDS)
+_PRODUCTION = lazy(r"(?i)(?:^|[-_./:\s])(?:prod|production|live)(?:$|[-_./:\s])")
 
 
 def _strings(value: Any, depth: int = 0) -> Iterator[str]:

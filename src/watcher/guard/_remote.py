@@ -12,6 +12,7 @@ from itertools import islice
 from watcher.guard._built import runs_its_input
 from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code, readable_code
 from watcher.guard._files import Finding
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._shell import SHELLS, Command, inner_script
 from watcher.guard._wrappers import STDIN_PATHS
@@ -41,7 +42,7 @@ _HIDDEN = (
     "runs code hidden by an encoding (base64, hex, reversed or escaped text): nobody, the guard included, "
     "can read what it does before it runs; decode it to a file, read it, then run it"
 )
-_HIDDEN_TEXT = re.compile(
+_HIDDEN_TEXT = lazy(
     r"(?:\$\(|`)[^)`]*\b(?:base64\s+(?:-\w*[dD]|--decode)|xxd\s+(?:-\w+\s+)*-r|openssl\s+(?:base64|enc)\b[^)`]*\s-d\b|rev\b)"
 )
 
@@ -63,9 +64,7 @@ def _decodes(cmd: Command) -> bool:
     return cmd.name in ("rev", "uudecode", "basenc")
 
 
-_PS_DOWNLOAD = re.compile(
-    r"(?i)\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b|downloadstring|net\.webclient"
-)
+_PS_DOWNLOAD = lazy(r"(?i)\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|curl|wget)\b|downloadstring|net\.webclient")
 
 
 def _powershell_download(cmd: Command) -> bool:
@@ -151,13 +150,11 @@ def download_exec(x: At) -> Finding | None:
 
 
 # R's source() and Ruby's/Python's loaders given a URL: the script is read from the network and run
-_SOURCED_URL = re.compile(r"""\b(?:source|sys\.source|source_url|load)\s*\(\s*['"](?:https?|ftp)://""")
+_SOURCED_URL = lazy(r"""\b(?:source|sys\.source|source_url|load)\s*\(\s*['"](?:https?|ftp)://""")
 # inline code that evaluates what it fetches: exec(urlopen(URL).read()), eval(file_get_contents(URL)),
 # eval(await (await fetch(URL)).text()), eval(URI.open(URL).read)
-_EVALS = re.compile(
-    r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b|\beval\s+get\b"
-)
-_FETCHES = re.compile(
+_EVALS = lazy(r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b|\beval\s+get\b")
+_FETCHES = lazy(
     r"urlopen|requests\.get|httpx\.get|urllib|fetch\s*\(|file_get_contents|URI\.open|Net::HTTP|LWP|https?\.get"
     r"|\bget\s*\(\s*['\"](?:https?|ftp)://"
 )
@@ -296,7 +293,7 @@ _PIP_VALUED = frozenset(
         "--with",
     }
 )
-_PACKAGE_URL = re.compile(r"(?:git\+)?(?:https?|ssh|git)://(?:[^@/\s]+@)?([^/:\s]+)")
+_PACKAGE_URL = lazy(r"(?:git\+)?(?:https?|ssh|git)://(?:[^@/\s]+@)?([^/:\s]+)")
 
 
 def _notebook_run(c: Command) -> str:
@@ -314,7 +311,7 @@ def _on_path(name: str, saved: set[str]) -> str:
 
 
 _BINS = frozenset({"bin", "sbin"})
-_FETCHED = re.compile(
+_FETCHED = lazy(
     r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|http|xh)\b"
 )
 

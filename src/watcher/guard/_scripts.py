@@ -10,17 +10,18 @@ from collections.abc import Iterator
 
 from watcher.guard._commands import shell_findings
 from watcher.guard._files import Finding
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 
 __all__ = ["scripts_written"]
 
 # a package.json script entry: npm runs the lifecycle ones by itself (`npm install` runs postinstall)
-_SCRIPT_ENTRY = re.compile(
+_SCRIPT_ENTRY = lazy(
     r'"((?:pre|post)\w+|install|prepare|uninstall|build|test|start|dev|lint|clean|setup)"\s*:\s*"((?:[^"\\]|\\.)*)"'
 )
-_TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
-_MAKEFILES = re.compile(r"(?:^|/)(?:GNUmakefile|[Mm]akefile|[^/]+\.mk)\Z")
+_TASK_COMMAND = lazy(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_MAKEFILES = lazy(r"(?:^|/)(?:GNUmakefile|[Mm]akefile|[^/]+\.mk)\Z")
 
 
 def scripts_written(path: str, content: str, place: Place, policy: Policy) -> Iterator[Finding]:
