@@ -9,13 +9,14 @@ from itertools import islice
 
 from watcher.guard._context import inline_code
 from watcher.guard._files import Finding
+from watcher.guard._lazy import lazy
 from watcher.guard._shell import SHELLS, Command, functions, inner_script
 
 __all__ = ["bombs"]
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B)?$", re.I)
 _BIG = 10 * 1024**3
-_FREE_SPACE = re.compile(r"(?:\$\(|`)\s*(?:df|stat\s+-f|findmnt)\b")  # a size read off a filesystem's free space
+_FREE_SPACE = lazy(r"(?:\$\(|`)\s*(?:df|stat\s+-f|findmnt)\b")  # a size read off a filesystem's free space
 
 
 def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
@@ -115,17 +116,17 @@ _MANY = 10_000
 _BACKGROUND = re.compile(r"[^\n]*?(?<![&|>])&(?![&>])")  # a command sent to the background, on the loop's line
 _MAKES_FILES = re.compile(r"\b(?:mktemp|touch|mkdir|fallocate|cp|dd)\b|(?<![<2&])>>?\s*(?!/dev/)[\w\"$/.]")
 _PACED = re.compile(r"\b(?:sleep|break|exit|return|read|wait)\b")
-_FORK_LOOP = re.compile(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?)\s*[:{]?\s*(?:os\.)?fork\s*\(")
+_FORK_LOOP = lazy(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?)\s*[:{]?\s*(?:os\.)?fork\s*\(")
 # inline code starting a thread or process per round of a loop of 100,000 or more
-_SPAWNS = re.compile(r"Thread\(|Process\(|Popen\(|fork\(|spawn\(|Worker\(")
-_POOL = re.compile(r"\b(?:Pool|ThreadPool|ProcessPoolExecutor|ThreadPoolExecutor)\(\s*(?:\w+\s*=\s*)?(\d{5,})\s*[,)]")
-_MANY_ROUNDS = re.compile(r"range\(\s*(?:10\s*\*\*\s*(?:[5-9]|\d\d)|\d{6,}|\d+e[5-9])\s*\)")
+_SPAWNS = lazy(r"Thread\(|Process\(|Popen\(|fork\(|spawn\(|Worker\(")
+_POOL = lazy(r"\b(?:Pool|ThreadPool|ProcessPoolExecutor|ThreadPoolExecutor)\(\s*(?:\w+\s*=\s*)?(\d{5,})\s*[,)]")
+_MANY_ROUNDS = lazy(r"range\(\s*(?:10\s*\*\*\s*(?:[5-9]|\d\d)|\d{6,}|\d+e[5-9])\s*\)")
 
 
-_HUGE = re.compile(r"\b10\s*\*\*\s*(\d+)|\b\d+(?:\.\d+)?e(\d+)\b|\b\d{11,}\b")
-_ALLOCATES = re.compile(r"bytearray|bytes\(|alloc|Array\(|zeros|ones|empty|list\(range|\*\s*(?:10|\d)|repeat\(")
-_FOREVER = re.compile(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*[:{]|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
-_GROWS = re.compile(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b")
+_HUGE = lazy(r"\b10\s*\*\*\s*(\d+)|\b\d+(?:\.\d+)?e(\d+)\b|\b\d{11,}\b")
+_ALLOCATES = lazy(r"bytearray|bytes\(|alloc|Array\(|zeros|ones|empty|list\(range|\*\s*(?:10|\d)|repeat\(")
+_FOREVER = lazy(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*[:{]|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
+_GROWS = lazy(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b")
 
 
 def _hoards(code: str) -> bool:
