@@ -297,7 +297,7 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
     if (found := _reveals(key, tool_input)) and policy.enabled(found[0]):
         yield found
         return
-    if (found := _destroys(key, tool_input, texts)) and policy.enabled(found[0]):
+    if (found := _destroys(key, tool_input)) and policy.enabled(found[0]):
         yield found
         return
     if _SEND_VERBS.search(key) and policy.enabled("secret-exfiltration"):
@@ -320,7 +320,7 @@ def _reveals(key: str, tool_input: Mapping[str, Any]) -> Finding | None:
     return None
 
 
-def _destroys(key: str, tool_input: Mapping[str, Any], texts: list[str]) -> Finding | None:
+def _destroys(key: str, tool_input: Mapping[str, Any]) -> Finding | None:
     """An MCP tool that deletes (``kubectl_delete``, ``uninstall_helm_chart``, ``delete_bucket``) a
     whole namespace, cluster, bucket, database or project, or anything in production."""
     name = key.rsplit("__", 1)[-1]
@@ -333,7 +333,8 @@ def _destroys(key: str, tool_input: Mapping[str, Any], texts: list[str]) -> Find
     if kind:
         data = re.sub(r"(?:s|es)$", "", kind) in ("database", "table", "collection", "index", "indic", "keyspace")
         return ("database" if data else "infrastructure"), f"deletes a whole {kind} through the tool {key}"
-    shown = next((t for t in texts if _PRODUCTION.search(t)), None)
+    names = [str(v) for k, v in tool_input.items() if k.lower() in _WHERE_KEYS and isinstance(v, str) and " " not in v]
+    shown = next((t for t in names if _PRODUCTION.search(t)), None)  # a name or place, not prose about one
     if shown is not None and (verb or str(tool_input.get("replicas")) == "0"):
         what = "scales to nothing" if verb is None else "deletes or uninstalls"
         return "infrastructure", f"{what} something in production ({shown[:80]}) through the tool {key}"
@@ -348,6 +349,29 @@ _KINDS = (
 _DESTROY_VERBS = lazy(f"(?i){_VERBS}")
 _NAMED_KIND = lazy(rf"(?i)(?:{_VERBS})[_-]?(?:the[_-])?({_KINDS})(?![a-z_])")  # delete_namespace
 _KIND_KEYS = frozenset({"resourcetype", "resource_type", "kind", "type", "resource", "target", "object"})
+# the inputs that name what a tool acts on, or where: a production value there is production's
+_WHERE_KEYS = frozenset(
+    {
+        "namespace",
+        "name",
+        "environment",
+        "env",
+        "context",
+        "cluster",
+        "project",
+        "stage",
+        "resourcename",
+        "resource_name",
+        "deployment",
+        "service",
+        "app",
+        "release",
+        "releasename",
+        "stack",
+        "bucket",
+        "database",
+    }
+)
 _WHOLE = lazy(_KINDS)
 _PRODUCTION = lazy(r"(?i)(?:^|[-_./:\s])(?:prod|production|live)(?:$|[-_./:\s])")
 
