@@ -53,8 +53,10 @@ _SQL_NOISE = re.compile(r"/\*.*?\*/|--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\$(\w*)\$
 
 def destructive_sql(policy: Policy, text: str) -> bool:
     """``text`` holds a destructive statement, read without its comments and quoted strings
-    (``DELETE FROM t /* where id=5 */`` deletes every row; ``RETURNING 'where'`` is no condition)."""
-    return bool(compiled(policy, "database.destructive").search(_SQL_NOISE.sub(" ", text)))
+    (``DELETE FROM t /* where id=5 */`` deletes every row; ``RETURNING 'where'`` is no condition),
+    and without a condition every row meets (``WHERE 1=1``, ``WHERE true``, ``WHERE 'a'='a'``)."""
+    plain = _SQL_NOISE.sub(" ", _ALWAYS.sub(" ", text) if "where" in text.lower() else text)
+    return bool(compiled(policy, "database.destructive").search(plain))
 
 
 def _sql_words(words: list[str]) -> list[str]:
@@ -92,6 +94,11 @@ def _option_sql(argv: list[str]) -> str:
 _READ_ONLY = frozenset({"-readonly", "--readonly", "-safe", "--read-only", "-r"})
 
 
+# a WHERE every row meets, up to the statement's end: the statement touches every row
+_ALWAYS = lazy(
+    r"(?i)\bwhere\s+(?:1\s*=\s*1|true|1|not\s+false|'(\w*)'\s*=\s*'\1'|(\d+)\s*=\s*\2|([a-z_]\w*)\s*=\s*\3)"
+    r"\s*(?=;|$|\n|\)|--|\b(?:returning|order|limit)\b)"
+)
 _STATEMENT = lazy(r"(?i)\s*(?:drop|truncate|delete|alter|begin|with|update|insert|create|set|flushall|flushdb)\s")
 
 
