@@ -113,6 +113,15 @@ def test_a_long_line_built_to_be_slow_to_read_is_answered(line: str) -> None:
     assert verdict.category in ("", "unreadable"), verdict
 
 
+@pytest.mark.timeout(30)  # the connection-URL pattern once scanned a long word again from each letter
+@pytest.mark.parametrize("content", ["a" * 3_000_000 + "://", "x://" + "a" * 3_000_000, "p://u:" * 300_000])
+def test_written_content_built_to_be_slow_to_scan_is_answered(content: str) -> None:
+    """The credential patterns a write's content is scanned with read each stretch a bounded number of times."""
+    notes = {"file_path": "/nonexistent/project/notes.txt", "content": content}
+    verdict = judge("Write", notes, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
+    assert verdict.decision == "allow", verdict
+
+
 def test_a_long_line_that_parses_in_time_is_read_as_usual() -> None:
     """The parse deadline applies to long lines only, and a long ordinary one is read to its end."""
     body = "\n".join(f"  echo line {i}" for i in range(2_000))
