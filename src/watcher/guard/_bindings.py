@@ -10,7 +10,9 @@ from itertools import islice
 
 from watcher.guard._shell import Command, TooLong, commands
 
-__all__ = ["bindings", "named_programs"]
+__all__ = ["MKTEMP_FOLDER", "bindings", "named_programs"]
+
+MKTEMP_FOLDER = "/tmp/tmp.mktemp"  # the folder `D=$(mktemp -d)` names, as the rules read it
 
 
 def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
@@ -39,7 +41,7 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         if "HOME" in script
         else []
     )
-    values += [(m.group(1), "/tmp/tmp.mktemp") for m in islice(_MKTEMP.finditer(script), _MOST)]
+    values += [(m.group(1), MKTEMP_FOLDER) for m in islice(_MKTEMP.finditer(script), _MOST)]
     if "$(" in script or "`" in script:  # dev=$(findmnt -no SOURCE /): a disk of this machine
         values += [(m.group(1), "/dev/{disk}") for m in islice(_DISK.finditer(script), _MOST)]
     for m in islice(_DEFAULTED.finditer(script), _MOST):

@@ -23,7 +23,7 @@ from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
-from watcher.guard._exfiltration import exfiltration, hosts_of, logs_in, remote
+from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
@@ -299,24 +299,17 @@ def _sent_secrets(x: At) -> Finding | None:
                     continue
                 if not login:
                     return "secret-exfiltration", f"sends what {c.name} prints (a credential) to another machine"
-                owners = _TOKEN_HOSTS.get(c.name)
-                hosts = hosts_of(x)
-                if owners and hosts and not all(any(fnmatchcase(h.lower(), o) for o in owners) for h in hosts):
+                if foreign := not_its_service(x, _CLI_SERVICE.get(c.name, "")):
                     return (
                         "secret-exfiltration",
-                        f"sends {c.name}'s token to {hosts[0]}, which is not {c.name}'s service: it would log in as you",
+                        f"sends {c.name}'s token to {foreign[0]}, which is not {c.name}'s service: it would log in as you",
                     )
     return None
 
 
-# where a CLI's own token is a login: anywhere else it is a credential handed over
-_TOKEN_HOSTS = {
-    "gh": ("github.com", "*.github.com", "*.githubusercontent.com", "*.ghe.com"),
-    "gcloud": ("*.googleapis.com", "*.google.com", "*.run.app", "*.cloudfunctions.net", "*.appspot.com"),
-    "az": ("*.azure.com", "*.azure.net", "*.windows.net", "*.microsoft.com", "*.microsoftonline.com", "*.azurecr.io"),
-    "aws": ("*.amazonaws.com", "*.aws", "*.amazon.com"),
-    "npm": ("registry.npmjs.org", "*.npmjs.org", "*.npmjs.com"),
-}
+# the service whose hosts a CLI's own token logs in to (the pack's `[network.credential_hosts]`):
+# anywhere else it is a credential handed over
+_CLI_SERVICE = {"gh": "GITHUB", "gcloud": "GOOGLE", "az": "AZURE", "aws": "AWS", "npm": "NPM"}
 
 
 # options of cloud CLIs that take a value: the value is no subcommand (`az --query delete vm show`)

@@ -7,6 +7,7 @@ import os
 import re
 from fnmatch import fnmatchcase
 
+from watcher.guard._bindings import MKTEMP_FOLDER
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code, readable_code
 from watcher.guard._files import Finding, config_inside, delete_loss, device, regular_text, secret_file, system_path
@@ -292,7 +293,7 @@ def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:
         if c.name == "mkdir":
             made.update((place.resolve(a).rstrip("/"), n) for a in words)
         elif c.name == "mktemp" and any(re.fullmatch(r"-\w*d\w*|--directory", a) for a in c.args):
-            made["/tmp/tmp.mktemp"] = n  # as the line's bindings name the folder it makes
+            made[MKTEMP_FOLDER] = n  # as the line's bindings name the folder it makes
         deleting = (
             (c.name == "aws" and words[:2] == ["s3", "sync"] and "--delete" in c.args)
             or (c.name == "gsutil" and "rsync" in words and any(re.fullmatch(r"-\w*d\w*", a) for a in c.args))

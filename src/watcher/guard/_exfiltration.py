@@ -14,7 +14,7 @@ from watcher.guard._files import Finding, credential, secret_file
 from watcher.guard._secrets import leaked, secret_vars
 from watcher.guard._shell import commands
 
-__all__ = ["exfiltration", "hosts_of", "logs_in", "remote"]
+__all__ = ["exfiltration", "hosts_of", "logs_in", "not_its_service", "remote"]
 
 # programs whose output is a database's contents, and what may stand between them and the upload
 _DUMPERS = frozenset({"pg_dump", "pg_dumpall", "mysqldump", "mariadb-dump", "mongodump", "mongoexport", "redis-cli"})
@@ -135,12 +135,16 @@ def logs_in(args: Sequence[str], i: int) -> bool:
 def _foreign_credential(x: At, word: str) -> Finding | None:
     """A service's own credential (``$OPENAI_API_KEY``) in a header to a host written out that is
     not one of that service's: the header hands the key to whoever runs that host."""
-    hosts = [h.lower() for h in hosts_of(x)]
-    meant = x.policy.data["network"].get("credential_hosts", {})
     for name in re.findall(r"\$\{?([A-Za-z_]\w*)", word):
-        service = name.upper().split("_", 1)[0]
-        globs = meant.get(service)
-        foreign = [h for h in hosts if not any(fnmatchcase(h, g) for g in globs or ())]
-        if globs and foreign:
+        if foreign := not_its_service(x, name.upper().split("_", 1)[0]):
             return "secret-exfiltration", f"sends ${name} to {foreign[0]}, a host that is not its service's"
     return None
+
+
+def not_its_service(x: At, service: str) -> list[str]:
+    """The hosts ``x`` talks to that are not ``service``'s (the pack's ``[network.credential_hosts]``,
+    by the first word of a credential's name: ``OPENAI``, ``GITHUB``); none for a service not listed."""
+    globs = x.policy.data["network"].get("credential_hosts", {}).get(service)
+    if not globs:
+        return []
+    return [h for h in (h.lower() for h in hosts_of(x)) if not any(fnmatchcase(h, g) for g in globs)]

@@ -232,15 +232,11 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
             first = next((a for a in c.args if not a.startswith("-")), "")
             windows = c.argv[0].lower().endswith((".exe", ".bat", ".cmd", ".ps1"))  # found in the folder itself
             runs = place.resolve(c.argv[0]) if "/" in c.argv[0] or windows else _on_path(c.argv[0], saved)
-            script = (
-                place.resolve(first)
-                if first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
-                else place.resolve(_notebook_run(c))
-                if _notebook_run(c)
-                else ""
-            )
+            runner = first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
+            notebook = "" if runner else _notebook_run(c)
+            read = place.resolve(first if runner else notebook) if runner or notebook else ""  # the file it runs
             installs = c.name in _INSTALLERS and any(place.resolve(a) in saved for a in c.args if "/" in a or "." in a)
-            if installs or _within(runs, saved) or _within(script, saved):
+            if installs or _within(runs, saved) or _within(read, saved):
                 return (
                     "download-exec",
                     "runs a file it downloads in the same command, unread: download it, read it, then run it",
