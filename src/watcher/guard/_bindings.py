@@ -26,12 +26,16 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     )
     loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
     assigned |= {name for pair in loops for name in pair if name}
+    last = {  # each variable's last value set in the line (a later `D=build` undoes `D=`)
+        name: value for name, value in re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=(\S*)", script)
+    }
     values = [
-        (name, value)
+        (name, value.strip("'\""))
         for name, value in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|(?=[\s;&|]|$))", script
+            r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|\"\"|''|(?=[\s;&|]|$))", script
         )
-        if value.startswith(("/", "~", ".")) or not value  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
+        if (value.startswith(("/", "~", ".")) or value in ("", '""', "''"))  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
+        and last.get(name, "").rstrip(";&|)") == value
     ]
     values += (
         [

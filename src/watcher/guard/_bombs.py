@@ -10,7 +10,7 @@ from itertools import islice
 from watcher.guard._context import inline_code
 from watcher.guard._files import Finding
 from watcher.guard._lazy import lazy
-from watcher.guard._shell import SHELLS, Command, functions, inner_script
+from watcher.guard._shell import SHELLS, Command, TooLong, commands, functions, inner_script
 
 __all__ = ["bombs"]
 
@@ -19,10 +19,24 @@ _BIG = 10 * 1024**3
 _FREE_SPACE = lazy(r"(?:\$\(|`)\s*(?:df|stat\s+-f|findmnt)\b")  # a size read off a filesystem's free space
 
 
+def _spawns_itself(name: str, body: str) -> bool:
+    """The function's body calls itself piped or in the background (``:(){ :|:& }``): copies without end.
+    A mention in a string (``echo "usage: f ARG" >&2``) is not a call."""
+    if name not in body or not re.search(r"[|&]", body):
+        return False
+    try:
+        ran = commands(body)
+    except TooLong:
+        return True  # a body too long to read that names itself and pipes or backgrounds: not read is not harmless
+    calls = [c for c in ran if c.argv and c.argv[0] == name]
+    piped = any(c.feeder is not None and c.feeder.argv[:1] == (name,) for c in ran)  # f | cat: each waits on the next
+    return len(calls) > 1 or piped or any(c.background or c.feeder is not None for c in calls)
+
+
 def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
     scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
     for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
-        if re.search(rf"(^|[\s;|&({{]){re.escape(name)}(\s|[|&;)}}]|$)", body) and re.search(r"[|&]", body):
+        if _spawns_itself(name, body):
             yield (
                 "resource-bomb",
                 f"defines {name}() to start copies of itself without end (a fork bomb): the machine stops answering",

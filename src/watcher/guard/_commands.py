@@ -18,7 +18,7 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
-from watcher.guard._context import NETWORK, At, inline_code
+from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code
 from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
@@ -27,9 +27,11 @@ from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, 
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
+from watcher.guard._ran import Ran, notebook_parts, printed_text, readable, runner_of, script_ran
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
+from watcher.guard._wrappers import unwrap
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
 
@@ -45,17 +47,24 @@ _SAME_SHELL = frozenset({"builtin", "command"})
 
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
-    started = time.monotonic()
+    deadline = time.monotonic() + READ_BUDGET_S
     try:
-        cmds = commands(script, deadline=started + READ_BUDGET_S)
+        cmds = commands(script, deadline=deadline)
     except TooLong as exc:
         yield "unreadable", f"is too long for the guard to read in the time a hook has ({exc})"
         return
+    yield from _findings(script, cmds, place, policy, deadline, 0)
+
+
+def _findings(
+    script: str, cmds: list[Command], place: Place, policy: Policy, deadline: float, depth: int
+) -> Iterator[Finding]:
+    """The findings of ``cmds``, the commands ``script`` runs (``depth``: scripts run by scripts)."""
     assigned, values = bindings(script)
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
-    cmds += named_programs(script, cmds, started + READ_BUDGET_S) + _git.aliased(script, cmds)
-    called, given = defined_calls(script, cmds, started + READ_BUDGET_S)
+    cmds += named_programs(script, cmds, deadline) + _git.aliased(script, cmds)
+    called, given = defined_calls(script, cmds, deadline)
     cmds += called
     assigned |= given  # a function's "$1" is its caller's argument, judged in the calls written out
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
@@ -70,8 +79,9 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     if policy.enabled("infrastructure") and (found := emptied_buckets(cmds, place)):
         yield found
     inner: tuple[tuple[str, ...], Place] | None = None  # where a wrapped script (bash -c '…') has moved to
+    written: dict[str, str] = {}  # files the line writes before it may run them: path -> text ("": unknown)
     for n, c in enumerate(cmds):
-        if n % 64 == 63 and time.monotonic() - started > READ_BUDGET_S:
+        if n % 64 == 63 and time.monotonic() > deadline:
             yield "unreadable", f"is too long for the guard to read in the time a hook has ({len(cmds)} commands)"
             return
         if not c.argv:
@@ -92,6 +102,41 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
             found = rule(ctx)
             if found is not None:
                 yield found
+        if (ran := script_ran(c, here)) is not None and depth < _MAX_SCRIPT_DEPTH:
+            yield from _script_findings(ran, c, written, here, policy, deadline, depth)
+        for word, text in _written(ctx):
+            text = printed_text(c) if c.name in ("echo", "printf") and text else text
+            path = ctx.path(word)
+            written[path] = written.get(path, "") + text if text and ">>" in _operator(c, word) else text
+
+
+_MAX_SCRIPT_DEPTH = 2  # a script run by a script run by the line is read; one further is not
+
+
+def _operator(c: Command, word: str) -> str:
+    return next((op for op, t in c.redirects if t == word), "")
+
+
+def _script_findings(
+    ran: Ran, c: Command, written: dict[str, str], place: Place, policy: Policy, deadline: float, depth: int
+) -> Iterator[Finding]:
+    """What the script ``c`` runs would do: its text from the line that wrote it, else from the disk."""
+    text = written[ran.path] if ran.path in written else readable(ran.path, place)
+    if not text:
+        return
+    runner = runner_of(ran, text)
+    shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
+    runner = "python3" if runner == "notebook" else runner
+    try:
+        cmds = commands(shell, deadline=deadline) if shell.strip() else []
+        if code.strip() and runner in INTERPRETERS:
+            run = Command((runner, INTERPRETERS[runner], code), wrapped_by=(*c.wrapped_by, c.name))
+            cmds += unwrap(run, 0, lambda text, d: commands(text, d, deadline))
+    except TooLong:
+        return  # a script too long to read in time: its command line alone was judged
+    for category, reason in _findings(shell, cmds, place, policy, deadline, depth + 1):
+        if category != "unreadable":
+            yield category, f"runs {ran.word}, a script that {reason}"
 
 
 # git commands that run the repository's hooks, and the settings that make the hook managers skip them

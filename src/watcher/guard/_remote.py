@@ -14,6 +14,7 @@ from watcher.guard._context import INTERPRETERS, PASS_THROUGH, At, inline_code, 
 from watcher.guard._files import Finding
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
+from watcher.guard._ran import notebook_run
 from watcher.guard._shell import SHELLS, Command, inner_script
 from watcher.guard._wrappers import STDIN_PATHS
 
@@ -233,7 +234,7 @@ def downloaded_then_run(script: str, cmds: list[Command], place: Place) -> Findi
             windows = c.argv[0].lower().endswith((".exe", ".bat", ".cmd", ".ps1"))  # found in the folder itself
             runs = place.resolve(c.argv[0]) if "/" in c.argv[0] or windows else _on_path(c.argv[0], saved)
             runner = first and (c.name in SHELLS or c.name in INTERPRETERS or c.name in (".", "source"))
-            notebook = "" if runner else _notebook_run(c)
+            notebook = "" if runner else notebook_run(c)
             read = place.resolve(first if runner else notebook) if runner or notebook else ""  # the file it runs
             installs = c.name in _INSTALLERS and any(place.resolve(a) in saved for a in c.args if "/" in a or "." in a)
             if installs or _within(runs, saved) or _within(read, saved):
@@ -290,15 +291,6 @@ _PIP_VALUED = frozenset(
     }
 )
 _PACKAGE_URL = lazy(r"(?:git\+)?(?:https?|ssh|git)://(?:[^@/\s]+@)?([^/:\s]+)")
-
-
-def _notebook_run(c: Command) -> str:
-    """The notebook ``c`` runs: ``jupyter nbconvert --execute N``, ``jupyter execute N``, ``papermill N out``."""
-    words = [a for a in c.args if not a.startswith("-")]
-    runs = c.name == "jupyter" and (words[:1] == ["execute"] or (words[:1] == ["nbconvert"] and "--execute" in c.args))
-    if not runs and c.name != "papermill":
-        return ""
-    return next((w for w in words if w.endswith(".ipynb")), "")
 
 
 def _on_path(name: str, saved: set[str]) -> str:

@@ -1,0 +1,158 @@
+"""Scripts a command runs from a file: ``bash x.sh``, ``source x``, ``./x.sh``, ``python x.py``,
+``node x.js``, a notebook executed (``jupyter nbconvert --execute``, ``papermill``, ``ipython``).
+
+The file's text is the command, so it is judged as the line would be: taken from the same line when
+the line writes the file first (``cat > x.sh <<EOF … EOF; bash x.sh``), else read from the disk (a
+file an earlier call wrote). This is the guard's one read of the disk for a verdict. Only a script
+the session has just written is read: one changed in the last 30 minutes, of at most 16 KB, in the
+project, the home or a temporary folder (not in a dot folder or installed packages). The project's
+own scripts and installed programs are not: the rules are made for the commands an agent writes,
+and read whole programs written for other purposes (a build script, a library) they would deny
+work that is fine. A script that is not there yet, or not text, is judged by its command line alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from typing import NamedTuple
+
+from watcher.guard._context import INTERPRETERS
+from watcher.guard._paths import Place
+from watcher.guard._simple import SHELLS, Command, printed, skip_options
+
+__all__ = ["Ran", "notebook_parts", "notebook_run", "printed_text", "readable", "runner_of", "script_ran"]
+
+# a script read from the disk: one written (or changed) this recently, and this small, is taken as
+# one the session wrote to run; the project's own scripts and programs are judged by their line
+MAX_SCRIPT_BYTES = 16 * 1024
+RECENT_S = 30 * 60
+_TEMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp")
+_SH_FAMILY = frozenset(SHELLS - {"powershell", "pwsh", "cmd", "fish", "busybox"}) | {"source", "."}
+_FILE_INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php", "bun", "Rscript"})
+# an interpreter's options that take a value, before the file it runs
+_VALUED = frozenset({"-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-e", "-c", "-m", "-M"})
+# folders package managers fill: their programs are installed code, not a script the session wrote
+_INSTALLED = frozenset({"node_modules", "site-packages", "dist-packages", "vendor", "__pypackages__"})
+_C_OPTION = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")  # bash -c, -lc, -xc: the script is on the line
+
+
+class Ran(NamedTuple):
+    """A file a command runs: as the command names it, and what runs it (``sh``, ``python3``, ``notebook``)."""
+
+    word: str
+    path: str
+    runner: str
+
+
+def notebook_run(c: Command) -> str:
+    """The notebook ``c`` runs: ``jupyter nbconvert --execute N``, ``jupyter execute N``, ``papermill N out``."""
+    words = [a for a in c.args if not a.startswith("-")]
+    runs = c.name == "jupyter" and (words[:1] == ["execute"] or (words[:1] == ["nbconvert"] and "--execute" in c.args))
+    if not runs and c.name not in ("papermill", "ipython"):
+        return ""
+    return next((w for w in words if w.endswith((".ipynb", ".ipy"))), "")
+
+
+def script_ran(c: Command, place: Place) -> Ran | None:
+    """The file ``c`` runs as a script, when it names one (not ``bash -c`` text, not ``python -m``)."""
+    if not c.argv:
+        return None
+    if (notebook := notebook_run(c)) and notebook:
+        return Ran(notebook, place.resolve(notebook), "notebook")
+    if "/" in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh, bin/setup
+        return Ran(c.argv[0], place.resolve(c.argv[0]), "")
+    if c.name in _SH_FAMILY or c.name in _FILE_INTERPRETERS:
+        args = list(c.args)
+        options = args[: _first_operand(args)]
+        if c.name in _SH_FAMILY and any(_C_OPTION.fullmatch(a) or a == "-n" for a in options):
+            return None  # bash -c '…': the script is on the line; bash -n x.sh: read, not run
+        rest = skip_options(args, _VALUED)
+        flag = INTERPRETERS.get(c.name, "")
+        if not rest or rest[0] == "-" or (flag and flag in args) or "-m" in args[: len(args) - len(rest)]:
+            return None
+        if c.name == "bun" and rest[0] in ("run", "x", "install", "add", "test", "build"):
+            return None
+        return Ran(rest[0], place.resolve(rest[0]), "sh" if c.name in _SH_FAMILY else c.name)
+    return None
+
+
+def printed_text(c: Command) -> str:
+    """What ``echo`` or ``printf`` writes: its escapes (``\\n``) as the characters, printf's ``%s`` filled
+    (its format repeated until every value is used)."""
+    words = printed(c)
+    if c.name == "printf" and words:
+        fmt, values = words[0], words[1:]
+        slots = len(re.findall(r"%[sb]", fmt))
+        rounds = max(1, -(-len(values) // slots)) if slots else 1
+        filled = iter(values)
+        text = "".join(re.sub(r"%[sb]", lambda _: next(filled, ""), fmt) for _ in range(rounds))
+    else:
+        text = " ".join(words) + "\n"
+    return re.sub(r"\\([nt])", lambda m: "\n" if m[1] == "n" else "\t", text)
+
+
+def _first_operand(args: list[str]) -> int:
+    return next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
+
+
+def readable(path: str, place: Place) -> str | None:
+    """The text of the script at ``path``, when the session may have written it and it is text."""
+    root = next(
+        (p for p in (place.project, *_TEMP_FOLDERS, place.home) if p and path.startswith(p.rstrip("/") + "/")), ""
+    )
+    parts = path[len(root) :].strip("/").split("/")
+    if not root or any(p.startswith(".") or p in _INSTALLED for p in parts):
+        return None  # start-up files and installed packages (~/.bashrc, .venv/bin/activate): not the session's
+    try:
+        with open(path, "rb") as f:
+            stat = os.fstat(f.fileno())
+            if stat.st_size > MAX_SCRIPT_BYTES or time.time() - stat.st_mtime > RECENT_S:
+                return None  # not a script the session has just written: the project's own, or installed
+            data = f.read(MAX_SCRIPT_BYTES)
+    except OSError:  # not there (yet), a folder, unreadable: judged by its command line alone
+        return None
+    if b"\0" in data:
+        return None  # a program, not a script
+    return data.decode("utf-8", "replace")
+
+
+def runner_of(ran: Ran, text: str) -> str:
+    """What runs a file run by its own name: its ``#!`` line's program (a shell when it has none)."""
+    if ran.runner:
+        return ran.runner
+    first = text.split("\n", 1)[0]
+    if not first.startswith("#!"):
+        return "sh"  # the shell runs a text file without a #! line as a shell script
+    words = first[2:].split()
+    if words and words[0].endswith("/env"):
+        words = [w for w in words[1:] if not w.startswith("-")]
+    name = os.path.basename(words[0]) if words else ""
+    name = re.sub(r"[\d.]+$", "", name) if name.startswith("python") else name  # python3.12 is python
+    return "sh" if name in _SH_FAMILY else (name if name in _FILE_INTERPRETERS or name == "python" else "")
+
+
+def notebook_parts(text: str) -> tuple[str, str]:
+    """A notebook's (or an ``.ipy`` file's) shell lines (``!cmd``, ``%%bash`` cells) and its Python code."""
+    try:
+        cells = json.loads(text).get("cells", [])
+        sources = [
+            "".join(s) if isinstance(s := cell.get("source", ""), list) else str(s)
+            for cell in cells
+            if isinstance(cell, dict) and cell.get("cell_type") == "code"
+        ]
+    except (ValueError, AttributeError):
+        sources = [text]  # an .ipy file: IPython's lines as they are
+    shell: list[str] = []
+    python: list[str] = []
+    for source in sources:
+        first, _, body = source.lstrip().partition("\n")
+        if re.match(r"%%(?:bash|sh|zsh|script\s+(?:ba|z)?sh|system)\b", first):
+            shell.append(body)
+            continue
+        for line in source.splitlines():
+            m = re.match(r"\s*(?:\w+\s*=\s*)?(?:!!?|%(?:system|sx)\s)(.*)", line)
+            (shell if m else python).append(m.group(1) if m else line)
+    return "\n".join(shell), "\n".join(python)
