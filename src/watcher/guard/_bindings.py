@@ -91,6 +91,7 @@ _AT_HOME = re.compile(
 _DISK = re.compile(
     r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b"
 )
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")  # a quoted part of a word: its text, quotes dropped
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 
@@ -100,12 +101,12 @@ def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Co
     if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
         return []  # the usual line: no program named through a variable, no pass over the script
     words = {
-        name: plain or single or double
-        for name, plain, single, double in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=(?:([\w./-]+)|'([^'\n]{1,200})'|\"([^\"$`\n]{1,200})\")(?=[\s;&|)]|$)",
+        name: _QUOTED.sub(lambda q: q.group(1) or q.group(2) or "", value)
+        for name, value in re.findall(
+            r"""(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=((?:[\w./-]+|'[^'\n]{0,200}'|"[^"$`\n]{0,200}")+)(?=[\s;&|)]|$)""",
             script,
         )
-    }  # x=rm, A='rm -rf': the program, or the program and its first words
+    }  # x=rm, A='rm -rf', x="r""m": the program, or the program and its first words, quotes joined
     out: list[Command] = []
     for c in cmds:
         m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None

@@ -34,7 +34,7 @@ def _spawns_itself(name: str, body: str) -> bool:
 
 
 def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
-    scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS)]
+    scripts = [script, *(inner_script(c) or "" for c in cmds if c.name in SHELLS or c.name == "eval")]
     for name, body in {k: v for s in scripts for k, v in functions(s).items()}.items():
         if _spawns_itself(name, body):
             yield (

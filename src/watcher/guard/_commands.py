@@ -27,10 +27,11 @@ from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, 
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy
-from watcher.guard._ran import Ran, notebook_parts, printed_text, readable, runner_of, script_ran
+from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
+from watcher.guard._simple import printed_text
 from watcher.guard._wrappers import unwrap
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
@@ -38,6 +39,7 @@ __all__ = ["READ_BUDGET_S", "shell_findings"]
 # the longest the guard reads one command line: a hook answers within its budget (2 s by default)
 READ_BUDGET_S = 1.0
 
+_IFS = re.compile(r"\$\{IFS\}|\$IFS(?!\w)")
 _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
 
 
@@ -48,6 +50,8 @@ _SAME_SHELL = frozenset({"builtin", "command"})
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
     deadline = time.monotonic() + READ_BUDGET_S
+    if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
+        script = _IFS.sub(" ", script)
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
@@ -125,6 +129,11 @@ def _script_findings(
     if not text:
         return
     runner = runner_of(ran, text)
+    if runner == "sql":  # the client with the file's statements as its input
+        fed = c._replace(stdin=text, redirects=tuple(r for r in c.redirects if r[0] != "<"))
+        for category, reason in _findings("", [fed], place, policy, deadline, depth + 1):
+            yield category, f"runs {ran.word}, a file of SQL that {reason}"
+        return
     shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
     runner = "python3" if runner == "notebook" else runner
     try:

@@ -1,5 +1,6 @@
 """Scripts a command runs from a file: ``bash x.sh``, ``source x``, ``./x.sh``, ``python x.py``,
-``node x.js``, a notebook executed (``jupyter nbconvert --execute``, ``papermill``, ``ipython``).
+``node x.js``, a notebook executed (``jupyter nbconvert --execute``, ``papermill``, ``ipython``), SQL
+a database client runs (``psql -f x.sql``, ``mysql db < x.sql``).
 
 The file's text is the command, so it is judged as the line would be: taken from the same line when
 the line writes the file first (``cat > x.sh <<EOF … EOF; bash x.sh``), else read from the disk (a
@@ -21,9 +22,9 @@ from typing import NamedTuple
 
 from watcher.guard._context import INTERPRETERS
 from watcher.guard._paths import Place
-from watcher.guard._simple import SHELLS, Command, printed, skip_options
+from watcher.guard._simple import SHELLS, Command, skip_options
 
-__all__ = ["Ran", "notebook_parts", "notebook_run", "printed_text", "readable", "runner_of", "script_ran"]
+__all__ = ["Ran", "notebook_parts", "notebook_run", "readable", "runner_of", "script_ran"]
 
 # a script read from the disk: one written (or changed) this recently, and this small, is taken as
 # one the session wrote to run; the project's own scripts and programs are judged by their line
@@ -32,6 +33,17 @@ RECENT_S = 30 * 60
 _TEMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp")
 _SH_FAMILY = frozenset(SHELLS - {"powershell", "pwsh", "cmd", "fish", "busybox"}) | {"source", "."}
 _FILE_INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php", "bun", "Rscript"})
+# database clients that run a file of SQL: the options that name it (and any client fed one by `<`)
+_SQL_FILE_CLIENTS: dict[str, frozenset[str]] = {
+    "psql": frozenset({"-f", "--file"}),
+    "mysql": frozenset(),
+    "mariadb": frozenset(),
+    "sqlite3": frozenset({"-init"}),
+    "duckdb": frozenset({"-init"}),
+    "sqlcmd": frozenset({"-i"}),
+    "clickhouse-client": frozenset({"--queries-file"}),
+    "cockroach": frozenset({"--file", "-f"}),
+}
 # an interpreter's options that take a value, before the file it runs
 _VALUED = frozenset({"-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-e", "-c", "-m", "-M"})
 # folders package managers fill: their programs are installed code, not a script the session wrote
@@ -40,7 +52,7 @@ _C_OPTION = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")  # bash -c, -lc, -xc: the script
 
 
 class Ran(NamedTuple):
-    """A file a command runs: as the command names it, and what runs it (``sh``, ``python3``, ``notebook``)."""
+    """A file a command runs: as the command names it, and what runs it (``sh``, ``python3``, ``notebook``, ``sql``)."""
 
     word: str
     path: str
@@ -64,6 +76,16 @@ def script_ran(c: Command, place: Place) -> Ran | None:
         return Ran(notebook, place.resolve(notebook), "notebook")
     if "/" in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh, bin/setup
         return Ran(c.argv[0], place.resolve(c.argv[0]), "")
+    fed = next((t for op, t in c.redirects if op == "<"), "")  # bash < x.sh, psql db < x.sql
+    if c.name in _SQL_FILE_CLIENTS:
+        args = list(c.args)
+        given = [args[i + 1] for i, a in enumerate(args[:-1]) if a in _SQL_FILE_CLIENTS[c.name]]
+        given += [a.split("=", 1)[1] for a in args if a.startswith("--file=")]
+        given += [a.split(None, 1)[1] for a in args if a.startswith(".read ")]  # sqlite3 db '.read x.sql'
+        word = given[0] if given else fed
+        return Ran(word, place.resolve(word), "sql") if word else None
+    if c.name in _SH_FAMILY and fed and not [a for a in c.args if not a.startswith("-")]:
+        return Ran(fed, place.resolve(fed), "sh")
     if c.name in _SH_FAMILY or c.name in _FILE_INTERPRETERS:
         args = list(c.args)
         options = args[: _first_operand(args)]
@@ -77,21 +99,6 @@ def script_ran(c: Command, place: Place) -> Ran | None:
             return None
         return Ran(rest[0], place.resolve(rest[0]), "sh" if c.name in _SH_FAMILY else c.name)
     return None
-
-
-def printed_text(c: Command) -> str:
-    """What ``echo`` or ``printf`` writes: its escapes (``\\n``) as the characters, printf's ``%s`` filled
-    (its format repeated until every value is used)."""
-    words = printed(c)
-    if c.name == "printf" and words:
-        fmt, values = words[0], words[1:]
-        slots = len(re.findall(r"%[sb]", fmt))
-        rounds = max(1, -(-len(values) // slots)) if slots else 1
-        filled = iter(values)
-        text = "".join(re.sub(r"%[sb]", lambda _: next(filled, ""), fmt) for _ in range(rounds))
-    else:
-        text = " ".join(words) + "\n"
-    return re.sub(r"\\([nt])", lambda m: "\n" if m[1] == "n" else "\t", text)
 
 
 def _first_operand(args: list[str]) -> int:

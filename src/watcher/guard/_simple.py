@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["SHELLS", "Command", "printed", "program", "skip_options"]
+__all__ = ["SHELLS", "Command", "printed", "printed_text", "program", "skip_options"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "powershell", "pwsh", "cmd"})
 
@@ -70,3 +70,18 @@ def printed(cmd: Command) -> list[str]:
         while args and re.fullmatch(r"-[neE]+", args[0]):
             args = args[1:]
     return args
+
+
+def printed_text(c: Command) -> str:
+    """What ``echo`` or ``printf`` writes: its escapes (``\\n``) as the characters, printf's ``%s`` filled
+    (its format repeated until every value is used)."""
+    words = printed(c)
+    if c.name == "printf" and words:
+        fmt, values = words[0], words[1:]
+        slots = len(re.findall(r"%[sb]", fmt))
+        rounds = max(1, -(-len(values) // slots)) if slots else 1
+        filled = iter(values)
+        text = "".join(re.sub(r"%[sb]", lambda _: next(filled, ""), fmt) for _ in range(rounds))
+    else:
+        text = " ".join(words) + "\n"
+    return re.sub(r"\\([nt])", lambda m: "\n" if m[1] == "n" else "\t", text)

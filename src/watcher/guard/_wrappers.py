@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable
 
 from watcher.guard._built import find_runs, input_runs
-from watcher.guard._simple import SHELLS, Command, printed, program, skip_options
+from watcher.guard._simple import SHELLS, Command, printed, printed_text, program, skip_options
 
 __all__ = ["STDIN_PATHS", "inner_script", "unwrap"]
 
@@ -205,6 +205,7 @@ _RUNS_LINE: dict[str, frozenset[str]] = {
 _TMUX_RUNS = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "respawn-pane", "run-shell", "run"}
 )
+_HEROKU_RUN = frozenset({"-a", "--app", "-r", "--remote", "-s", "--size", "-e", "--env", "--type"})
 _AWK = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim"})
 _DO_SHELL = re.compile(r'do shell script\s+"((?:[^"\\]|\\.){0,4000})"', re.I)
@@ -227,6 +228,11 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         if name == "watch":  # watch joins its operands into one line for `sh -c`
             return " ".join(rest) or None
         return tuple(rest) or None
+    if name == "heroku" and args[:1] in (["run"], ["run:detached"]):  # heroku run -a APP CMD: on the app's dyno
+        rest = skip_options(args[1:], _HEROKU_RUN)
+        return (rest[0] if len(rest) == 1 else tuple(rest)) or None
+    if name in ("fly", "flyctl") and args[:2] == ["ssh", "console"]:  # fly ssh console -C CMD: on the app's machine
+        return next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--command")), None)
     if name == "script":
         return next(
             (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--command" or re.fullmatch(r"-\w*c", a)), None
@@ -294,7 +300,7 @@ def inner_script(cmd: Command) -> str | None:
     """The script a shell (or ``eval``, ``su -c``) runs: ``-c``'s argument, or its standard input."""
     args = list(cmd.args)
     if cmd.name == "eval":
-        return _here_text(" ".join(args))
+        return _printed_by(_here_text(" ".join(args)))
     for i, a in enumerate(args):
         script = None
         if _C_BUNDLE.fullmatch(a) and i + 1 < len(args):  # -c, -lc, -xec; not -ExecutionPolicy
@@ -316,6 +322,21 @@ def inner_script(cmd: Command) -> str | None:
 
 _C_BUNDLE = re.compile(r"-[abefhiklmnprstuvxBCEHOPT]*c[abefhiklmnprstuvxBCEHOPT]*")
 _CAT_HEREDOC = re.compile(r"^\s*\$\(\s*cat\s+<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*\)\s*$", re.S)
+
+
+_SUBSTITUTED_PRINT = re.compile(r"^\s*(?:\$\(\s*((?:echo|printf)\s.*)\)|`((?:echo|printf)\s[^`]*)`)\s*$", re.S)
+
+
+def _printed_by(script: str) -> str:
+    """``eval "$(printf '%s' 'rm -rf ~')"``: what the substituted ``echo``/``printf`` prints is the script."""
+    m = _SUBSTITUTED_PRINT.match(script)
+    if not m:
+        return script
+    try:
+        words = shlex.split(m.group(1) or m.group(2))
+    except ValueError:
+        return script
+    return printed_text(Command(tuple(words)))
 
 
 def _here_text(script: str) -> str:
