@@ -67,7 +67,8 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             code
             and re.search(r"fork", code)
             and re.search(
-                r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\.times|\bin\s+(?:iter\(|itertools\.count|count\()",
+                r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\bin\s+(?:iter\(|itertools\.count|count\()"
+                r"|(?<![\d_])\.times|(?:\d{5,}|\d{1,3}(?:_\d{3})+)\.times",  # 3.times: three; n.times, 1_000_000.times
                 code,
             )
         ):

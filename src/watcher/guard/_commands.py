@@ -26,7 +26,7 @@ from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
-from watcher.guard._policy import Policy
+from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
@@ -41,6 +41,16 @@ READ_BUDGET_S = 1.0
 
 _IFS = re.compile(r"\$\{IFS\}|\$IFS(?!\w)")
 _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
+
+
+def _fishes(pattern: str, policy: Policy) -> bool:
+    """A filter's pattern that picks out secrets (``grep -i token``), not a list of named settings
+    (``grep -E '^(AWS_PROFILE|AWS_REGION)='``: whole names, none of them a secret's)."""
+    if not _FISHING.search(pattern):
+        return False
+    names = [n for n in re.split(r"[\s^$()|=]+|\\b", pattern) if n]
+    settings = all(re.fullmatch(r"[A-Z][A-Z0-9_]*", n) for n in names) and "_" in pattern
+    return not settings or any(compiled(policy, "secrets.env_names").match(n) for n in names)
 
 
 # wrappers that run a builtin in the shell itself: `builtin cd ..` moves the script as `cd ..` does
@@ -75,7 +85,7 @@ def _findings(
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
     for c in cmds:
         if c.feeder is not None:
-            fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_FISHING.search(a) for a in c.args)
+            fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_fishes(a, policy) for a in c.args)
             fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
     yield from bombs(script, cmds)
     if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
@@ -188,7 +198,9 @@ def _written(x: At) -> list[tuple[str, str]]:
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
     elif (code := inline_code(x.cmd)) and re.search(r"write|open\([^)]*['\"][wa]|dump|>>?", code):
-        out += [(w, "") for w in re.findall(r"['\"]([^'\"]*/[^'\"]*|\.[^'\"/]+)['\"]", code)]
+        out += [
+            (w, code) for w in re.findall(r"['\"]([^'\"]*/[^'\"]*|[^'\"\s/]*\.[A-Za-z]\w{0,7})['\"]", code)
+        ]  # what it writes is in the code
     return out
 
 

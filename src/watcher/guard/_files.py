@@ -58,19 +58,21 @@ _SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/
 def credential(policy: Policy, text: str, path: str = "") -> re.Match[str] | None:
     """Credential material in ``text`` (a private key, a cloud or service token, a password given as
     a literal), if any. ``path``: the file it is written to; a test's file may hold test passwords."""
-    cache: list[tuple[str, bool, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
+    cache: list[tuple[tuple[str, ...], bool, bool, re.Pattern[str]]] = policy.data.setdefault("_credentials", [])
     if not cache:
         for entry in policy.data["secrets"]["content_patterns"]:
-            shape = (entry["anchor"], bool(entry.get("nocase")), bool(entry.get("anywhere", True)))
+            given = entry["anchor"] if isinstance(entry["anchor"], list) else [entry["anchor"]]
+            nocase = bool(entry.get("nocase"))
+            shape = (tuple(a.lower() if nocase else a for a in given), nocase, bool(entry.get("anywhere", True)))
             cache.append((*shape, re.compile(entry["pattern"])))
     lowered = ""
     testing = bool(path) and bool(_TEST_FILE.search(path))
-    for anchor, nocase, anywhere, pattern in cache:
+    for anchors, nocase, anywhere, pattern in cache:
         if testing and not anywhere:
             continue
         if nocase:
             lowered = lowered or text.lower()
-        if (anchor.lower() in lowered) if nocase else (anchor in text):
+        if any(a in (lowered if nocase else text) for a in anchors):
             found = pattern.search(text)
             if found:
                 return found

@@ -124,6 +124,9 @@ def clean_finding(args: list[str], place: Place) -> Finding | None:
     return None
 
 
+_PUSH_CONFIG = re.compile(r"remote\.[^.\s]+\.push=(\S+)$")
+
+
 def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | None:
     """A push that would overwrite or delete a shared branch (any force-push under ``strict``)."""
     cwd = place.cwd
@@ -157,6 +160,8 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         )
     deleting = "-d" in flags or "--delete" in flags
     refspecs = positional[1:]
+    if not refspecs:  # git -c remote.origin.push=+HEAD:main push: the configured refspec is pushed
+        refspecs = [m.group(1) for a in args[:i] if (m := _PUSH_CONFIG.match(a))]
     head, default = current_branch(cwd)
     head = dict(place.values).get("{git-branch}") or head  # switched to earlier in the line
     protected = [*policy.data["git"]["protected"], *([default] if default else [])]

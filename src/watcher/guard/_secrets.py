@@ -159,6 +159,20 @@ _LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 
+def _names_only(x: At) -> bool:
+    """``cut -d= -f1 .env``, ``awk -F= '{print $1}' .env``: only the names before each ``=``, not the values."""
+    joined = " ".join(x.args)
+    if x.name == "cut":
+        return bool(re.search(r"(?:-d\s*|--delimiter=)['\"]?=['\"]?(?:\s|$)", joined + " ")) and bool(
+            re.search(r"(?:-f\s*|--fields=)1(?:\s|$)", joined + " ")
+        )
+    if x.name in ("awk", "gawk", "mawk"):
+        return bool(re.search(r"-F\s*['\"]?=['\"]?\s", joined + " ")) and bool(
+            re.fullmatch(r"\{\s*print\s+\$1;?\s*\}", next((a for a in x.positional), "").strip())
+        )
+    return False
+
+
 def leaked(x: At) -> str | None:
     """What secret this command's output carries: a credential file, the environment, a secret variable."""
     cmd = x.cmd
@@ -189,7 +203,7 @@ def leaked(x: At) -> str | None:
         ):
             return "the whole environment (every token and key in it)"
         return None
-    if x.name in _OPAQUE or x.name in SHELLS:
+    if x.name in _OPAQUE or x.name in SHELLS or _names_only(x):
         return None
     words = x.positional + [
         a.split("=", 1)[1]
