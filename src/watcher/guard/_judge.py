@@ -87,6 +87,7 @@ _URL_KEYS = ("url", "uri", "href", "endpoint")
 _WRITE_VERBS = re.compile(
     r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
 )
+_DELETE_TOOL = lazy(r"(?i)delete|remove|(?:^|_)rm(?:$|_)|unlink|trash|purge")
 _SEND_VERBS = lazy(
     r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste|push|commit"
 )
@@ -195,7 +196,12 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     mcp_write = key not in _READ_TOOLS | _WRITE_TOOLS and bool(_WRITE_VERBS.search(key))
     writes = key in _WRITE_TOOLS or mcp_write
     content = _content(tool_input)
+    deletes = mcp_write and bool(_DELETE_TOOL.search(key.rsplit("__", 1)[-1]))
     for raw in _paths(tool_input) if key not in _LIST_TOOLS else ():
+        if deletes:  # a tool that deletes a path: judged as `rm -rf` of it (a home, a tree holding the project)
+            yield from (
+                f for f in shell_findings(f"rm -rf -- {shlex.quote(raw)}", place, policy) if f[0] != "secret-write"
+            )
         path = place.resolve(raw)
         found = write_finding(place, path, policy, content) if writes else read_finding(place, path, policy)
         if found and policy.enabled(found[0]):
@@ -300,6 +306,9 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
     if (found := _destroys(key, tool_input)) and policy.enabled(found[0]):
         yield found
         return
+    if (found := _moves_shared_branch(key, tool_input, policy)) and policy.enabled(found[0]):
+        yield found
+        return
     if _SEND_VERBS.search(key) and policy.enabled("secret-exfiltration"):
         for text in texts:
             if credential(policy, text):
@@ -317,6 +326,26 @@ def _reveals(key: str, tool_input: Mapping[str, Any]) -> Finding | None:
         k in ("secret", "secrets") for k in kinds
     ):
         return "secret-read", f"reads secrets through the tool {key}: their values would reach the model"
+    return None
+
+
+def _moves_shared_branch(key: str, tool_input: Mapping[str, Any], policy: Policy) -> Finding | None:
+    """A forge's tool that force-updates (``update_ref`` with ``force``) or deletes a shared branch."""
+    name = key.rsplit("__", 1)[-1]
+    if not re.search(r"(?i)ref|branch|push|commit", name):
+        return None
+    given = [tool_input.get(k) for k in ("branch", "ref", "target_branch", "branch_name", "head")]
+    branches = [re.sub(r"^(?:refs/)?heads/", "", b) for b in given if isinstance(b, str)]
+    shared = next((b for b in branches if any(fnmatchcase(b, p) for p in policy.data["git"]["protected"])), None)
+    if shared is None:
+        return None
+    if re.search(r"(?i)delete|remove", name):
+        return "force-push", f"deletes the shared branch {shared} through the tool {key}"
+    if tool_input.get("force") is True or str(tool_input.get("force")).lower() == "true":
+        return (
+            "force-push",
+            f"force-updates the shared branch {shared} through the tool {key}: others' commits on it would be lost",
+        )
     return None
 
 
