@@ -18,7 +18,8 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
-from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code
+from watcher.guard._code_calls import file_calls
+from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code, readable_code
 from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
@@ -80,6 +81,12 @@ def _findings(
     cmds += named_programs(script, cmds, deadline) + _git.aliased(script, cmds)
     called, given = defined_calls(script, cmds, deadline)
     cmds += called
+    cmds += [  # os.chmod('/etc/sudoers', 0o666) in inline code: the chmod it amounts to
+        Command(argv, wrapped_by=(*c.wrapped_by, c.name), source=c.source)
+        for c in list(cmds)
+        if c.name in INTERPRETERS and (code := inline_code(c))
+        for argv in file_calls(readable_code(code))
+    ]
     assigned |= given  # a function's "$1" is its caller's argument, judged in the calls written out
     nounset = bool(re.search(r"(^|[\s;])set\s+(-\w*u|-o\s+nounset)", script))
     fed: dict[str, set[str]] = {}  # a command's text -> the programs its output is piped into
