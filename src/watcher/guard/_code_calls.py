@@ -31,7 +31,7 @@ def _octal(mode: str) -> str:
     mode = mode.strip("'\"")
     if mode.startswith("0o"):
         return mode[2:]
-    if mode.startswith("0") or len(mode) == 3 and all(c in "01234567" for c in mode) and mode.startswith(("6", "7")):
+    if mode.startswith("0") or (len(mode) == 3 and all(c in "01234567" for c in mode) and mode.startswith(("6", "7"))):
         return mode.lstrip("0") or "0"  # 0777; a Ruby or Perl mode written 777 by mistake reads the same
     return format(int(mode), "o")  # 511: decimal, as Python and Node take a bare integer
 
