@@ -1,6 +1,7 @@
 """Commands written into files that tools run later: a ``package.json``'s scripts (npm runs the
-lifecycle ones by itself), a Makefile's recipes (``make`` runs them) and an editor's tasks
-(``.vscode/tasks.json``, some run when the folder opens). Each is judged as the shell line it is."""
+lifecycle ones by itself), a Makefile's recipes (``make`` runs them), an editor's tasks
+(``.vscode/tasks.json``, some run when the folder opens) and a notebook's shell lines (``!cmd``,
+``%%bash`` cells: a person's Run All runs them unread). Each is judged as the shell line it is."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from watcher.guard._files import Finding
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
+from watcher.guard._ran import notebook_parts
 
 __all__ = ["scripts_written"]
 
@@ -42,6 +44,10 @@ def _scripts(path: str, content: str) -> Iterator[tuple[str, str]]:
         for text in _TASK_COMMAND.findall(content):
             if (script := _json_string(text)) is not None:
                 yield "an editor task", script
+    elif path.endswith((".ipynb", ".ipy")):  # a notebook's shell lines (!cmd, %%bash) run at the person's Run All
+        shell, _ = notebook_parts(content)
+        if shell.strip():
+            yield "a notebook cell", shell
     elif _MAKEFILES.search(path):
         for line in content.splitlines():
             if line.startswith("\t"):  # a recipe line: make's variables as the shell's, `$$` as `$`
