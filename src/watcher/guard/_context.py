@@ -114,8 +114,11 @@ def _positional(args: list[str]) -> list[str]:
 
 
 def inline_code(cmd: Command) -> str:
-    """The code an interpreter runs from its command line (``python -c``, ``perl -e``) or its here-text."""
+    """The code an interpreter runs from its command line (``python -c``, ``perl -e``, ``rails runner``)
+    or its here-text."""
     flag = INTERPRETERS.get(cmd.name)
+    if cmd.name == "rails" and cmd.args[:1] in (("runner",), ("r",)) and len(cmd.args) > 1:
+        return cmd.args[1]  # rails runner 'User.delete_all': Ruby run in the application
     if flag is None:
         return ""
     args = cmd.args

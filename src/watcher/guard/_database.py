@@ -133,7 +133,7 @@ def database(x: At) -> Finding | None:
     at = next((i for i, a in enumerate(argv) if program(a) in clients), None)
     if at is None and argv and argv[0].upper() in ("DELETE", "DROP", "TRUNCATE", "ALTER"):
         at = -1  # an SQL statement given as the command: a console or tool that runs SQL
-    if at is None and (code := inline_code(x.cmd)):
+    if (at is None or x.name == "rails") and (code := inline_code(x.cmd)):  # python -c, rails runner
         return _code_sql(x, code)
     if at is None:
         if argv and program(argv[0]) in _CLOUD_CLIS and destructive_sql(x.policy, _option_sql(argv)):

@@ -154,7 +154,10 @@ def download_exec(x: At) -> Finding | None:
 _SOURCED_URL = lazy(r"""\b(?:source|sys\.source|source_url|load)\s*\(\s*['"](?:https?|ftp)://""")
 # inline code that evaluates what it fetches: exec(urlopen(URL).read()), eval(file_get_contents(URL)),
 # eval(await (await fetch(URL)).text()), eval(URI.open(URL).read)
-_EVALS = lazy(r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b|\beval\s+get\b")
+_EVALS = lazy(
+    r"(?<![\w.])(?:exec|eval|Function|instance_eval)\s*\(|\(\s*eval\s*\)|new\s+Function\b|\beval\s+get\b"
+    r"|(?<![\w.$])eval\s+[A-Za-z_]"  # Ruby's and Perl's eval without parentheses: eval URI.open(URL).read
+)
 _FETCHES = lazy(
     r"urlopen|requests\.get|httpx\.get|urllib|fetch\s*\(|file_get_contents|URI\.open|Net::HTTP|LWP|https?\.get"
     r"|\bget\s*\(\s*['\"](?:https?|ftp)://"
