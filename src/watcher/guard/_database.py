@@ -29,6 +29,9 @@ _TEST_NAME = lazy(
 )
 
 
+_TEST_SEGMENT = lazy(r"(?:^|[_.-])tests?(?:$|[_.-])")
+
+
 # databases a statement names besides the one connected to: `DROP DATABASE prod`, `getSiblingDB('prod')`
 _DROPPED_DATABASE = lazy(
     r"(?i)\bdrop\s+(?:database|schema)\s+(?:if\s+exists\s+)?[`\"]?([\w.-]{1,100})|getSiblingDB\(\s*['\"]([\w.-]{1,100})"
@@ -44,7 +47,14 @@ _ESCALATES = lazy(
 def test_database(x: At) -> bool:
     """``x`` drops or empties a test database (``RAILS_ENV=test rails db:drop``, ``dropdb app_test``,
     ``manage.py flush --settings=config.settings.test``): the test suite recreates it."""
-    return bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in x.args)
+    if bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in x.args):
+        return True
+    # docker exec app-test-redis redis-cli FLUSHALL: a container named for tests holds a test database
+    container = re.match(
+        r"\s*(?:docker|podman)\s+(?:compose\s+)?exec\s+(?:(?:-[uew]|--user|--env|--workdir|--env-file)[\s=]\S+\s+|-\w+\s+)*([\w.-]+)",
+        x.cmd.source,
+    )
+    return bool(container and _TEST_SEGMENT.search(container.group(1)))
 
 
 _SQL_FLAGS = frozenset({"-c", "--command", "-e", "--execute", "--eval", "-q", "--query", "-Q", "--sql"})
