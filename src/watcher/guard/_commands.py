@@ -123,8 +123,8 @@ def _findings(
             found = rule(ctx)
             if found is not None:
                 yield found
-        if (ran := script_ran(c, here)) is not None and depth < _MAX_SCRIPT_DEPTH:
-            yield from _script_findings(ran, c, written, here, policy, deadline, depth)
+        if depth < _MAX_SCRIPT_DEPTH and not INTERPRETERS.keys() & set(c.wrapped_by) and (ran := script_ran(c, here)):
+            yield from _script_findings(ran, c, written, here, policy, deadline, depth)  # not a string in code
         for word, text in _written(ctx):
             text = printed_text(c) if c.name in ("echo", "printf") and text else text
             path = ctx.path(word)

@@ -74,7 +74,7 @@ def script_ran(c: Command, place: Place) -> Ran | None:
         return None
     if (notebook := notebook_run(c)) and notebook:
         return Ran(notebook, place.resolve(notebook), "notebook")
-    if "/" in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh, bin/setup
+    if "/" in c.argv[0] and "://" not in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh
         return Ran(c.argv[0], place.resolve(c.argv[0]), "")
     fed = next((t for op, t in c.redirects if op == "<"), "")  # bash < x.sh, psql db < x.sql
     if c.name in _SQL_FILE_CLIENTS:
