@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Callable
 
 from watcher.guard._built import find_runs, input_runs
+from watcher.guard._code_shell import shell_strings
 from watcher.guard._simple import SHELLS, Command, printed, printed_text, program, skip_options
 
 __all__ = ["STDIN_PATHS", "inner_script", "unwrap"]
@@ -263,15 +264,12 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
 # interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
 _RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
 _SHELLS_OUT = re.compile(
-    r"system\s*\(|subprocess|popen|exec(Sync|File)?\s*\(|spawn|`|%x|Runtime|shell_exec|passthru|check_output|run\s*\("
+    r"system\s*[(\"']|subprocess|popen|exec(Sync|File)?\s*[(\"']|spawn|`|%x|\bqx|Runtime|shell_exec|passthru|check_output|run\s*\("
 )
-_STR_LIST = re.compile(r"""\[\s*(?:(?:"[^"]*"|'[^']*')\s*,\s*)+(?:"[^"]*"|'[^']*')\s*,?\s*\]""")
-_LIST_ITEM = re.compile(r""""([^"]*)"|'([^']*)'""")
-_LITERAL = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'|`([^`]*)`")
 
 
 def _shelled_out(cmd: Command) -> str:
-    """The shell commands an interpreter's inline code runs: its string literals, when it shells out."""
+    """The shell commands an interpreter's inline code runs: the strings it hands to a shell."""
     flag = _RUNS_CODE[cmd.name]
     args = list(cmd.args)
     code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
@@ -279,10 +277,7 @@ def _shelled_out(cmd: Command) -> str:
         code = cmd.stdin or ""  # python3 <<EOF … EOF: the here-document is the program
     if not code or not _SHELLS_OUT.search(code):
         return ""
-    lines = [" ".join(a or b for a, b in _LIST_ITEM.findall(m)) for m in _STR_LIST.findall(code)]  # ["rm", "-rf", "/"]
-    code = _STR_LIST.sub(" ", code)
-    literals = [a or b or c for a, b, c in _LITERAL.findall(code)]
-    return "\n".join(lines + [lit for lit in literals if " " in lit.strip() or "/" in lit])
+    return "\n".join(shell_strings(code, backticks=cmd.name in ("ruby", "perl", "php")))
 
 
 _SSH_VALUE = frozenset("bcDEeFIiJLlmOopQRSWw")

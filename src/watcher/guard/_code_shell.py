@@ -1,0 +1,97 @@
+"""The shell commands inline code hands to a shell: the strings given to its shell-out calls
+(``os.system``, ``subprocess.run``, ``execSync``, ``system``, Ruby's and Perl's backticks, ``%x``,
+``qx``), written in the call or set to a variable the call is given (``cmd = "rm -rf ~";
+os.system(cmd)``). A string the code never hands to a shell (a message, a format, a path it reads)
+is not a command."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["shell_strings"]
+
+# a call that runs a command: its name, then its arguments (in parentheses, or to the line's end)
+_SHELL_CALL = re.compile(
+    r"(?:\b(?:os\.)?(?:system|popen|spawnl?p?e?|execl?p?e?)"
+    r"|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)"
+    r"|\b(?:check_output|check_call|Popen|getoutput|getstatusoutput)"
+    r"|\b(?:execSync|execFileSync|execFile|spawnSync|spawn|execa|execaSync|exec|\$)"
+    r"|\b(?:shell_exec|passthru|proc_open|IO\.popen|Open3\.\w+|Kernel\.system|Process\.spawn|run|sh)"
+    r"|\bRuntime\.getRuntime\(\)\.exec|\bProcessBuilder)\s*(?=[(\s'\"`\[])"
+)
+_LITERAL = re.compile(
+    r"""[fFrRbB]{0,2}(?:"((?:[^"\\\n]|\\.){0,4000})"|'((?:[^'\\\n]|\\.){0,4000})'|`([^`]{0,4000})`)"""
+)
+_LIST = re.compile(
+    r"""\[\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)*[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\]"""
+)
+_ITEM = re.compile(r""""([^"\n]*)"|'([^'\n]*)'""")
+_ASSIGNED = re.compile(
+    r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])"""
+)
+_BACKTICKS = re.compile(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+# a JavaScript template's values as the shell would name them: ${process.env.HOME} is $HOME
+_TEMPLATE_ENV = re.compile(r"\$\{\s*process\.env\.([A-Za-z_]\w*)\s*\}")
+_TEMPLATE_VALUE = re.compile(r"\$\{[^}]{0,200}\}")  # any other value: known only when it runs (not an unset $dir)
+_TEMPLATE_HOME = re.compile(r"\$\{\s*(?:os\.|require\(['\"](?:node:)?os['\"]\)\.)?homedir\(\)\s*\}")
+
+
+def _arguments(code: str, start: int) -> str:
+    """The text of a call's arguments from ``start``: its parentheses (balanced, quotes skipped), or the line."""
+    rest = code[start:].lstrip(" \t")
+    if not rest.startswith("("):
+        return rest.split("\n", 1)[0].split(";", 1)[0]
+    depth, quote, out = 0, "", []
+    for i, ch in enumerate(rest[:8000]):
+        if quote:
+            if ch == quote and rest[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'`":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return rest[1:i]
+        out.append(ch)
+    return "".join(out[1:])
+
+
+def _texts(region: str) -> list[str]:
+    """The strings in ``region``: a list of words joined as one command, a string as it is."""
+    lines = [" ".join(a or b for a, b in _ITEM.findall(m.group(0))) for m in _LIST.finditer(region)]
+    region = _LIST.sub(" ", region)
+    return lines + [a or b or c for a, b, c in _LITERAL.findall(region)]
+
+
+def _values(code: str) -> dict[str, list[str]]:
+    """Each variable the code sets to a string or a list of strings: the commands they hold."""
+    out: dict[str, list[str]] = {}
+    for m in _ASSIGNED.finditer(code):
+        value = code[m.end() : m.end() + 4000]
+        first = _LIST.match(value) or _LITERAL.match(value)
+        if first is not None:
+            out.setdefault(m.group(1), []).extend(_texts(first.group(0)))
+    return out
+
+
+def shell_strings(code: str, backticks: bool) -> list[str]:
+    """The command lines ``code`` runs through a shell (``backticks``: its language runs `…` as one)."""
+    found: list[str] = []
+    values: dict[str, list[str]] | None = None
+    for m in _SHELL_CALL.finditer(code):
+        region = _arguments(code, m.end())
+        found += _texts(region)
+        names = set(_NAME.findall(_LITERAL.sub(" ", region)))
+        if names:
+            values = _values(code) if values is None else values
+            found += [text for name in names for text in values.get(name, ())]
+    if backticks:
+        found += [a or b or c for a, b, c in _BACKTICKS.findall(code)]
+    found = [
+        _TEMPLATE_VALUE.sub("{value}", _TEMPLATE_HOME.sub("~", _TEMPLATE_ENV.sub(r"$\1", f))) if "${" in f else f
+        for f in found
+    ]
+    return [f for f in found if " " in f.strip() or "/" in f][:64]
