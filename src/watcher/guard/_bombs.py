@@ -138,8 +138,15 @@ _POOL = lazy(r"\b(?:Pool|ThreadPool|ProcessPoolExecutor|ThreadPoolExecutor)\(\s*
 _MANY_ROUNDS = lazy(r"range\(\s*(?:10\s*\*\*\s*(?:[5-9]|\d\d)|\d{6,}|\d+e[5-9])\s*\)")
 
 
-_HUGE = lazy(r"\b10\s*\*\*\s*(\d+)|\b\d+(?:\.\d+)?e(\d+)\b|\b\d{11,}\b")
-_ALLOCATES = lazy(r"bytearray|bytes\(|alloc|Array\(|zeros|ones|empty|list\(range|\*\s*(?:10|\d)|repeat\(")
+# a count of 10 billion or more: 10**12, 1e12, 12 digits, 1 << 40
+_NUM = r"(?:10\s*\*\*\s*(?:1\d|[2-9]\d)|\d+(?:\.\d+)?e\+?(?:1\d|[2-9]\d)|\d{11,}|1\s*<<\s*(?:3[4-9]|[4-9]\d))\b"
+# that count given to an allocation (bytearray(10**12), Buffer.alloc(1e12), np.zeros(10**11)) or
+# multiplying a string, bytes or a list ('a' * 10**12, [0] * 10**11)
+_HUGE_ALLOCATION = lazy(
+    r"(?:bytearray|bytes|[Aa]lloc\w*|Array|zeros|ones|empty|full|repeat|malloc|calloc|urandom)\s*\(\s*"
+    rf"(?:[\w.]+\s*[*,]\s*)?\(?\s*{_NUM}"
+    rf"|['\"\]]\s*\*\s*\(?\s*{_NUM}|{_NUM}\s*\)?\s*\*\s*[bB]?['\"\[]"
+)
 _FOREVER = lazy(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*[:{]|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
 _GROWS = lazy(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b")
 
@@ -147,8 +154,7 @@ _GROWS = lazy(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b
 def _hoards(code: str) -> bool:
     """Inline code that allocates at least 10 GB at once (``bytearray(10**12)``, ``Buffer.alloc(1e12)``)
     or grows a value in a loop that never ends (``while True: a.append(...)`` with no ``break``)."""
-    huge = any(int(m.group(1) or m.group(2) or 11) >= 10 for m in _HUGE.finditer(code))
-    if huge and _ALLOCATES.search(code):
+    if _HUGE_ALLOCATION.search(code):
         return True
     return bool(
         _FOREVER.search(code) and _GROWS.search(code) and not re.search(r"\b(?:break|return|exit|sleep)\b", code)
