@@ -174,6 +174,35 @@ _SKIPS_HOOKS = re.compile(
 _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H", "-R"})
 
 
+# the files inline code opens to write: open(P, 'w'), Path(P).write_text, fs.writeFileSync(P),
+# File.write(P), Perl's open(F, '>', P) and open(F, ">P")
+# (a literal path, or a variable holding one)
+_LIT = r"""(?:[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]|\$?([A-Za-z_]\w*))"""
+_CODE_WRITES = re.compile(
+    rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]"""
+    rf"""|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])"""
+    rf"""|\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}"""
+    rf"""|\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{{1,300}})['"]"""
+)
+
+
+def _code_writes(code: str) -> list[str]:
+    """The paths inline code opens to write: written in the call, or set to a variable it is given
+    (``p = os.path.expanduser('~/.claude/settings.json'); json.dump(d, open(p, 'w'))``)."""
+    out = []
+    for groups in _CODE_WRITES.findall(code):
+        literal = next((g for i, g in enumerate(groups) if g and i % 2 == 0), "") or groups[-1]
+        name = next((g for i, g in enumerate(groups) if g and i % 2 == 1 and i < len(groups) - 1), "")
+        if literal:
+            out.append(literal)
+        elif name:  # p = '…', p = os.path.expanduser('…'), p = Path('…'): the last value set
+            values = re.findall(
+                rf"(?<![\w.]){re.escape(name)}\s*=\s*(?:[\w.]+\(\s*)?['\"]([^'\"\n]{{1,300}})['\"]", code
+            )
+            out += values[-1:]
+    return out
+
+
 # commands that print certificates (public), never a private key
 _CERTIFICATE_PRINTERS = re.compile(
     r"security find-certificate\b|openssl (?:x509|s_client|crl2pkcs7)\b|keytool -exportcert\b|step certificate inspect\b"
@@ -204,10 +233,8 @@ def _written(x: At) -> list[tuple[str, str]]:
         out += [(f, "") for i, a in enumerate(x.args[:-1]) if a == "-f" and os.path.lexists(x.path(f := x.args[i + 1]))]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
-    elif (code := inline_code(x.cmd)) and re.search(r"write|open\([^)]*['\"][wa]|dump|>>?", code):
-        out += [
-            (w, code) for w in re.findall(r"['\"]([^'\"]*/[^'\"]*|[^'\"\s/]*\.[A-Za-z]\w{0,7})['\"]", code)
-        ]  # what it writes is in the code
+    elif (code := inline_code(x.cmd)) and re.search(r"write|open|dump|>", code):
+        out += [(path, code) for path in _code_writes(readable_code(code))]  # what it writes is in the code
     return out
 
 
