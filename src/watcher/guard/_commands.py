@@ -28,7 +28,7 @@ from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, 
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
-from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran
+from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
@@ -156,7 +156,7 @@ def _script_findings(
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
-            run = Command((runner, INTERPRETERS[runner], code), wrapped_by=(*c.wrapped_by, c.name))
+            run = Command((runner, INTERPRETERS[runner], without_notes(code)), wrapped_by=(*c.wrapped_by, c.name))
             cmds += unwrap(run, 0, lambda text, d: commands(text, d, deadline))
     except TooLong:
         return  # a script too long to read in time: its command line alone was judged

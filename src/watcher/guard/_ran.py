@@ -24,7 +24,7 @@ from watcher.guard._context import INTERPRETERS
 from watcher.guard._paths import Place
 from watcher.guard._simple import SHELLS, Command, skip_options
 
-__all__ = ["Ran", "notebook_parts", "notebook_run", "readable", "runner_of", "script_ran"]
+__all__ = ["Ran", "notebook_parts", "notebook_run", "readable", "runner_of", "script_ran", "without_notes"]
 
 # a script read from the disk: one written (or changed) this recently, and this small, is taken as
 # one the session wrote to run; the project's own scripts and programs are judged by their line
@@ -163,3 +163,15 @@ def notebook_parts(text: str) -> tuple[str, str]:
             m = re.match(r"\s*(?:\w+\s*=\s*)?(?:!!?|%(?:system|sx)\s)(.*)", line)
             (shell if m else python).append(m.group(1) if m else line)
     return "\n".join(shell), "\n".join(python)
+
+
+# a program's notes: docstrings and block comments (their quotes would pair the wrong way with
+# the code's strings), and whole-line comments in Python, shell, Ruby, Perl and JavaScript
+_NOTES = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|^[ \t]*(?:#|//)[^\n]*|^=begin[\s\S]*?^=end', re.M
+)
+
+
+def without_notes(code: str) -> str:
+    """``code`` without its docstrings and comments: what it does, for rules that read its strings."""
+    return _NOTES.sub(" ", code)

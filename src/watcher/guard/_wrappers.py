@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from watcher.guard._built import find_runs, input_runs
 from watcher.guard._code_shell import shell_strings
+from watcher.guard._readable import readable_code
 from watcher.guard._simple import SHELLS, Command, printed, printed_text, program, skip_options
 
 __all__ = ["STDIN_PATHS", "inner_script", "unwrap"]
@@ -277,7 +278,7 @@ def _shelled_out(cmd: Command) -> str:
         code = cmd.stdin or ""  # python3 <<EOF … EOF: the here-document is the program
     if not code or not _SHELLS_OUT.search(code):
         return ""
-    return "\n".join(shell_strings(code, backticks=cmd.name in ("ruby", "perl", "php")))
+    return "\n".join(shell_strings(readable_code(code), backticks=cmd.name in ("ruby", "perl", "php")))
 
 
 _SSH_VALUE = frozenset("bcDEeFIiJLlmOopQRSWw")

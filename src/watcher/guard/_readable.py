@@ -1,0 +1,113 @@
+"""Inline code as the guard's rules read it: Perl's and Ruby's quote operators as quotes, the home
+folder's expressions as the path ``'~'``, strings joined into one path, and variables set once to a
+string followed to where they are read. No shell here: the wrappers' reading of inline code uses it
+too."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from watcher.guard._lazy import lazy
+
+__all__ = ["readable_code"]
+
+
+def readable_code(code: str) -> str:
+    """``code`` as the rules read it: Perl's and Ruby's quote operators as quotes (``q{/x}``,
+    ``%q(~/x)``), the home folder's expressions as the path ``'~'``, and a string joined to it
+    (``$ENV{HOME} . '/.ssh/id_rsa'``, ``'~' + '/x'``) as one path; a variable set once to a string
+    as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``."""
+    if "q" in code:
+        code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
+    code = _constants(_home_written(code))
+    if "~" in code and "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
+        code = _PATH_JOIN.sub(lambda m: "'~/" + "/".join(re.findall(r"""['"]([^'"]*)['"]""", m.group(1))) + "'", code)
+    for _ in range(3) if "~" in code else ():  # '~' + '/.netrc', $ENV{HOME} . '/x': a part at a time
+        code = _JOINED.sub(lambda m: "'~/" + "/".join(p for p in m.groups() if p) + "'", code)
+    return code
+
+
+# a variable set once, on a line of its own, to a string (Python, Ruby, JavaScript's const/let/var,
+# Perl's my $x): `home = '~'`, `const dir = '/etc'`
+_SET_ONCE = lazy(
+    r"""^[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])\s*;?[ \t]*$""", re.M
+)
+# a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
+# `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
+_LISTED = lazy(
+    r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+(?:sorted\()?\s*"""
+    r"""(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync|Path|pathlib\.Path)?\(?\s*['"]([^'"*\n]{1,300})/?\*?['"]\s*\)?(?:\.(?:iterdir|glob|rglob)\([^)]{0,40}\))?"""
+    r"""|['"]([^'"\n]{1,300})['"]\s*\)?\.(?:children|entries|each_child)\s*(?:\.each\s*)?(?:do\s*|\{\s*)\|\s*(\w+)\s*\|"""
+)
+
+
+def _constants(code: str) -> str:
+    """``code`` with each variable set once to a string written as that string where it is read, and
+    a loop variable over a folder's entries as ``'folder/*'`` (``os.path.join(folder, e)`` too): in
+    rounds, so a value built from another (``target = os.path.join(home, e)``) is followed as well."""
+    for _ in range(3):
+        values: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        for m in _SET_ONCE.finditer(code):
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+            values[m.group(1)] = m.group(2)
+        for m in _LISTED.finditer(code):
+            name, folder = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            values[name], counts[name] = "'" + folder.rstrip("/") + "/*'", 1
+        known = {k: v for k, v in values.items() if counts[k] == 1 and len(k) > 1}
+        if not known:
+            return code
+        names = "|".join(map(re.escape, sorted(known, key=len, reverse=True)))
+        used = re.compile(rf"(?<![\w.$'\"])({names})(?![\w'\"(])(?!\s*=[^=])")
+        before = code
+        code = used.sub(functools.partial(_value_of, known), code)
+        # os.path.join('~', '~/*'): a folder joined with its own entries is its entries
+        code = _JOIN_ENTRIES.sub(r"'\2/*'", code)
+        if code == before:
+            return code
+    return code
+
+
+def _value_of(values: dict[str, str], m: re.Match[str]) -> str:
+    return values[m.group(1)]
+
+
+_JOIN_ENTRIES = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*(['"])([^'"\n]+)\1\s*,\s*['"]\2/\*['"]\s*\)""")
+
+
+# Perl's q{…} q(…) qq{…} and Ruby's %q(…) %Q{…}: a string like any other
+_QUOTE_OPERATOR = lazy(
+    r"(?<![\w$@%])(?:%[qQ]|qq?)(?:\{([^{}'\n]{0,500})\}|\(([^()'\n]{0,500})\)|\[([^\[\]'\n]{0,500})\])"
+)
+_JOINED = lazy(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"]*)['"]""")
+_PATH_JOIN = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*['"]~['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)""")
+
+
+# The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
+_HOME_EXPR = lazy(
+    r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
+    r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
+    r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)"""
+    r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
+)
+_EXPANDED = lazy(  # expanduser('~/docs'), File.expand_path("~/x"), R's path.expand("~/x")
+    r"""(?:os\.path\.expanduser|File\.expand_path|path\.expand|normalizePath)\(\s*(['"]~[^'"]*['"])\s*\)"""
+)
+_STR = lazy(r"""\b(?:str|String)\(\s*('~[^']*')\s*\)""")
+
+
+# the home interpolated at the start of a string that goes on with a path
+_INTERPOLATED = lazy(
+    r"""(?<=["'`])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
+    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\}|\$HOME)(?=/)"""
+)
+
+
+def _home_written(code: str) -> str:
+    """``code`` with the home folder's expressions written as the path ``'~'``, so a delete of it is read."""
+    if "HOME" not in code and "home" not in code and "expand" not in code:
+        return code
+    code = _INTERPOLATED.sub("~", code)  # "$ENV{HOME}/work", f"{Path.home()}/x", `${os.homedir()}/x`
+    code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
+    return code
