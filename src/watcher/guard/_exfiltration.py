@@ -25,7 +25,7 @@ def hosts_of(x: At) -> list[str]:
     """The hosts a network command talks to (a URL's, scp's and ssh's host, netcat's)."""
     hosts = []
     for a in x.args:
-        m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#]+)", a)
+        m = re.match(r"^(?:[a-z][\w+.-]*://)?(?:[^@/\s]+@)?(\[[^\]]+\]|[^:/\s?#$]+)", a)  # …com$1: the host ends
         if "://" in a and m:
             hosts.append(m.group(1))
         elif (x.name in ("scp", "rsync", "sftp", "ssh") and re.match(r"^[^/\s]+:", a)) or (

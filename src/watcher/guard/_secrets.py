@@ -160,12 +160,16 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 
 def _names_only(x: At) -> bool:
-    """``cut -d= -f1 .env``, ``awk -F= '{print $1}' .env``: only the names before each ``=``, not the values."""
+    """``cut -d= -f1 .env``, ``awk -F= '{print $1}' .env``, ``grep -o '^[A-Z_]+' .env``: only the names
+    before each ``=``, not the values."""
     joined = " ".join(x.args)
     if x.name == "cut":
         return bool(re.search(r"(?:-d\s*|--delimiter=)['\"]?=['\"]?(?:\s|$)", joined + " ")) and bool(
             re.search(r"(?:-f\s*|--fields=)1(?:\s|$)", joined + " ")
         )
+    if x.name in ("grep", "egrep", "rg") and ("o" in x.short or "--only-matching" in x.args) and x.positional:
+        # grep -oE '^[A-Z0-9_]+' .env: each line's name, up to its `=`
+        return bool(re.fullmatch(r"\^(?:\[(?:\^=|[A-Za-z0-9_-]+)\]|\\w)[+*]", x.positional[0]))
     if x.name in ("awk", "gawk", "mawk"):
         return bool(re.search(r"-F\s*['\"]?=['\"]?\s", joined + " ")) and bool(
             re.fullmatch(r"\{\s*print\s+\$1;?\s*\}", next((a for a in x.positional), "").strip())
@@ -192,7 +196,7 @@ def leaked(x: At) -> str | None:
     code = readable_code(inline_code(x.cmd))
     if code:
         for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
-            if "/" in word or word.startswith((".", "~")):
+            if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):  # a path, not prose
                 why = secret_file(x.place, x.path(word), x.policy)
                 if why:
                     return why
@@ -237,8 +241,15 @@ def leaked(x: At) -> str | None:
 
 
 def secret_vars(x: At, word: str) -> bool:
+    """``word`` expands a secret's variable (``$GITHUB_TOKEN``). A script's own lower-case variable
+    counts only when it names a secret outright (``$password``, not the counter ``$pass``)."""
     names = re.findall(r"\$\{?([A-Za-z_]\w*)", word)
-    return any(compiled(x.policy, "secrets.env_names").match(n) for n in names)
+    return any(
+        compiled(x.policy, "secrets.env_names").match(n) and (not n.islower() or _LOCAL_SECRET.search(n)) for n in names
+    )
+
+
+_LOCAL_SECRET = re.compile(r"password|passwd|secret|token|api_?key|private_?key|credential")
 
 
 # what an environment dump may be piped into and show only names, counts or chosen lines
