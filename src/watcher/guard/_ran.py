@@ -165,10 +165,12 @@ def notebook_parts(text: str) -> tuple[str, str]:
     return "\n".join(shell), "\n".join(python)
 
 
-# a program's notes: docstrings and block comments (their quotes would pair the wrong way with
-# the code's strings), and whole-line comments in Python, shell, Ruby, Perl and JavaScript
+# a program's notes: docstrings (strings standing alone, whose quotes would pair the wrong way with
+# the code's strings), block comments and whole-line comments in Python, shell, Ruby, Perl and JavaScript
 _NOTES = re.compile(
-    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|^[ \t]*(?:#|//)[^\n]*|^=begin[\s\S]*?^=end', re.M
+    r'^[ \t]*[rRuU]?(?:"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\')[ \t]*$'  # a docstring: a string standing alone
+    r"|/\*[\s\S]*?\*/|^[ \t]*(?:#|//)[^\n]*|^=begin[\s\S]*?^=end",
+    re.M,
 )
 
 
