@@ -25,12 +25,20 @@ _LITERAL = re.compile(
 _LIST = re.compile(
     r"""\[\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)*[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\]"""
 )
+_TUPLE = re.compile(
+    r"""\(\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)+[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\)"""
+)
+_KEYWORD = re.compile(r"""(?<![\w"'-])[A-Za-z_]\w*\s*=\s*(?:[\w.]+|"[^"\n]*"|'[^'\n]*')""")
 _ITEM = re.compile(r""""([^"\n]*)"|'([^'\n]*)'""")
 _ASSIGNED = re.compile(
     r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])"""
 )
 _BACKTICKS = re.compile(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
 _NAME = re.compile(r"[A-Za-z_]\w*")
+# a loop over a list (or a variable holding one): `for c in cmds:`, `for (const c of cmds)`, `cmds.each do |c|`
+_LOOP = re.compile(
+    r"\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?\$?([A-Za-z_]\w*)\s+(?:in|of)\s+(?:@?\$?([A-Za-z_]\w*)\b|(?=[\[(]))"
+)
 # a JavaScript template's values as the shell would name them: ${process.env.HOME} is $HOME
 _TEMPLATE_ENV = re.compile(r"\$\{\s*process\.env\.([A-Za-z_]\w*)\s*\}")
 _TEMPLATE_VALUE = re.compile(r"\$\{[^}]{0,200}\}")  # any other value: known only when it runs (not an unset $dir)
@@ -74,7 +82,41 @@ def _values(code: str) -> dict[str, list[str]]:
         first = _LIST.match(value) or _LITERAL.match(value)
         if first is not None:
             out.setdefault(m.group(1), []).extend(_texts(first.group(0)))
+    for m in _LOOP.finditer(code):  # for c in cmds: each of the list's commands in turn
+        listed = _LIST.match(code, m.end()) or _TUPLE.match(code, m.end())
+        out.setdefault(m.group(1), []).extend(_texts(listed.group(0)) if listed else out.get(m.group(2) or "", []))
     return out
+
+
+# a Python function taking any number of words and running them: `def kubectl(*args):`
+_WRAPPER_DEF = re.compile(
+    r"^([ \t]*)def\s+([A-Za-z_]\w*)\s*\(\s*\*([A-Za-z_]\w*)[^)]*\)[^:\n]*:[ \t]*\n((?:\1[ \t]+[^\n]*\n|[ \t]*\n){1,40})",
+    re.M,
+)
+
+
+def _wrapped_calls(code: str, values: dict[str, list[str]]) -> list[str]:
+    """The commands a script's own wrapper runs (``def kubectl(*args): subprocess.run(["kubectl",
+    "--context", CONTEXT, *args])``, then ``kubectl("delete", "namespace", "prod")``): its fixed words
+    and the words of each call."""
+    out: list[str] = []
+    for m in _WRAPPER_DEF.finditer(code):
+        name, param, body = m.group(2), m.group(3), m.group(4)
+        if not _SHELL_CALL.search(body):
+            continue
+        fixed = re.search(rf"\[([^\]]*?)\*{param}\b", body)  # ["kubectl", "--context", CONTEXT, *args]
+        prefix: list[str] = []
+        for word in re.findall(r"""[fFrRbB]{0,2}["']([^"'\n]*)["']|([A-Za-z_]\w*)""", fixed.group(1) if fixed else ""):
+            prefix += [word[0]] if word[0] else values.get(word[1], [])[:1]
+        for call in re.finditer(rf"(?<![\w.]){re.escape(name)}\(", code[m.end() :]):
+            args = _arguments(code[m.end() :], call.end() - 1)
+            args = _KEYWORD.sub(" ", args)  # check=True, capture=False: the wrapper's options, not words
+            words = [a or b for a, b in _ITEM.findall(args)]
+            names = [n for n in _NAME.findall(_LITERAL.sub(" ", args)) if n in values]
+            words += [values[n][0] for n in names if values[n]]
+            if words:
+                out.append(" ".join(prefix + words))
+    return out[:64]
 
 
 def shell_strings(code: str, backticks: bool) -> list[str]:
@@ -90,6 +132,7 @@ def shell_strings(code: str, backticks: bool) -> list[str]:
             found += [text for name in names for text in values.get(name, ())]
     if backticks:
         found += [a or b or c for a, b, c in _BACKTICKS.findall(code)]
+    found += _wrapped_calls(code, values if values is not None else _values(code))
     found = [
         _TEMPLATE_VALUE.sub("{value}", _TEMPLATE_HOME.sub("~", _TEMPLATE_ENV.sub(r"$\1", f))) if "${" in f else f
         for f in found
