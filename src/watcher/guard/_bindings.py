@@ -16,8 +16,8 @@ MKTEMP_FOLDER = "/tmp/tmp.mktemp"  # the folder `D=$(mktemp -d)` names, as the r
 
 
 def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """The variables the line sets, and the paths it sets some of them to: a path written out
-    (``D=/Users``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
+    """The variables the line sets, and the values it sets some of them to: a word written out
+    (``D=/Users``, ``DB=app_test``), an empty value (``D=``: then ``$D/x`` is ``/x``), a new temporary folder
     (``D=$(mktemp -d)``), a disk a listing names (``D=$(findmnt -no SOURCE /)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
     the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
     ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
@@ -34,8 +34,7 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         for name, value in re.findall(
             r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|\"\"|''|(?=[\s;&|]|$))", script
         )
-        if (value.startswith(("/", "~", ".")) or value in ("", '""', "''"))  # TMPDIR= rm -rf $TMPDIR/x: empty, so /x
-        and last.get(name, "").rstrip(";&|)") == value
+        if last.get(name, "").rstrip(";&|)") == value  # D=/Users, DB=app_test; TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     ]
     values += (
         [

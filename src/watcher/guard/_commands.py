@@ -273,6 +273,8 @@ def _writes(x: At) -> Finding | None:
                 continue  # deleting or touching a credential file is not writing one
             if found[0] == "secret-write" and x.name in ("cp", "install") and _from_templates(x):
                 continue  # cp .env.example .env: the template's placeholders, for the person to fill in
+            if found[0] == "secret-write" and _fills_template(x):
+                continue  # sed 's|^X=.*|X=local|' .env.example > .env: the template, filled with local values
             if found[0] == "secret-write" and _new_random_key(x, x.path(word)):
                 continue  # dd if=/dev/urandom of=secret.key: a new key made here, no credential overwritten
             return found
@@ -314,6 +316,18 @@ def _new_random_key(x: At, path: str) -> bool:
             return True
         cmd = cmd.feeder
     return False
+
+
+def _fills_template(x: At) -> bool:
+    """``x`` prints a template (``.env.example``) into the file it writes, edited on the way
+    (``sed``, ``envsubst``, ``awk``): the template's placeholders, or values the line spells out."""
+    templates = x.policy.data["secrets"]["not"]
+    return x.name in ("sed", "envsubst", "cat", "awk", "gawk") and any(
+        matches_any(x.place, x.path(p), templates) for p in x.positional if _TEMPLATE_NAME.search(p)
+    )
+
+
+_TEMPLATE_NAME = re.compile(r"(?:^|[./_-])(?:example|sample|template|dist|defaults)(?:$|[._-])")
 
 
 def _from_templates(x: At) -> bool:

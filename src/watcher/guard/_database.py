@@ -47,7 +47,11 @@ _ESCALATES = lazy(
 def test_database(x: At) -> bool:
     """``x`` drops or empties a test database (``RAILS_ENV=test rails db:drop``, ``dropdb app_test``,
     ``manage.py flush --settings=config.settings.test``): the test suite recreates it."""
-    if bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in x.args):
+    known = dict(x.place.values)
+    args = [
+        known.get(a.lstrip("$").strip("{}"), a) if a.startswith("$") else a for a in x.args
+    ]  # DB=app_test; dropdb "$DB"
+    if bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in args):
         return True
     # docker exec app-test-redis redis-cli FLUSHALL: a container named for tests holds a test database
     container = re.match(
