@@ -175,14 +175,19 @@ _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H",
 
 
 # the files inline code opens to write: open(P, 'w'), Path(P).write_text, fs.writeFileSync(P),
-# File.write(P), Perl's open(F, '>', P) and open(F, ">P")
-# (a literal path, or a variable holding one)
+# File.write(P), os.open(P, O_WRONLY), Perl's open(F, '>', P) and open(F, ">P"); in each pattern,
+# group 1 is the path as written, group 2 (when there is one) a variable holding it
 _LIT = r"""(?:[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]|\$?([A-Za-z_]\w*))"""
-_CODE_WRITES = re.compile(
-    rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]"""
-    rf"""|(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])"""
-    rf"""|\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}"""
-    rf"""|\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{{1,300}})['"]"""
+_CODE_WRITES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]""",
+        rf"""(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])""",
+        r"""[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]\s*\.(?:write_text|write_bytes|open\(\s*['"][wa])""",  # '~/.x'.write_text(…)
+        rf"""\bos\.open\(\s*{_LIT}\s*,[^)]{{0,80}}O_(?:WRONLY|RDWR|TRUNC|APPEND)""",  # os.open('/dev/sda', os.O_WRONLY)
+        rf"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}""",
+        r"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{1,300})['"]""",
+    )
 )
 
 
@@ -190,16 +195,16 @@ def _code_writes(code: str) -> list[str]:
     """The paths inline code opens to write: written in the call, or set to a variable it is given
     (``p = os.path.expanduser('~/.claude/settings.json'); json.dump(d, open(p, 'w'))``)."""
     out = []
-    for groups in _CODE_WRITES.findall(code):
-        literal = next((g for i, g in enumerate(groups) if g and i % 2 == 0), "") or groups[-1]
-        name = next((g for i, g in enumerate(groups) if g and i % 2 == 1 and i < len(groups) - 1), "")
-        if literal:
-            out.append(literal)
-        elif name:  # p = '…', p = os.path.expanduser('…'), p = Path('…'): the last value set
-            values = re.findall(
-                rf"(?<![\w.]){re.escape(name)}\s*=\s*(?:[\w.]+\(\s*)?['\"]([^'\"\n]{{1,300}})['\"]", code
-            )
-            out += values[-1:]
+    for pattern in _CODE_WRITES:
+        for m in pattern.finditer(code):
+            literal, name = m.group(1), m.group(2) if pattern.groups > 1 else None
+            if literal:
+                out.append(literal)
+            elif name:  # p = '…', p = os.path.expanduser('…'), p = Path('…'): the last value set
+                values = re.findall(
+                    rf"(?<![\w.]){re.escape(name)}\s*=\s*(?:[\w.]+\(\s*)?['\"]([^'\"\n]{{1,300}})['\"]", code
+                )
+                out += values[-1:]
     return out
 
 

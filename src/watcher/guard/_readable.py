@@ -20,7 +20,12 @@ def readable_code(code: str) -> str:
     as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``."""
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
-    code = _constants(_home_written(code))
+    code = _joined(_home_written(code))
+    return _joined(_constants(code)) if "=" in code else code  # home = Path.home() / '.ssh'; open(home …
+
+
+def _joined(code: str) -> str:
+    """The home joined to a path as one path: ``os.path.join('~', '.ssh')``, ``'~' + '/x'``, ``'~' / 'x'``."""
     if "~" in code and "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
         code = _PATH_JOIN.sub(lambda m: "'~/" + "/".join(re.findall(r"""['"]([^'"]*)['"]""", m.group(1))) + "'", code)
     for _ in range(3) if "~" in code else ():  # '~' + '/.netrc', $ENV{HOME} . '/x': a part at a time
