@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import re
 
+from watcher.guard._lazy import lazy
+
 __all__ = ["shell_strings"]
 
 # a call that runs a command: its name, then its arguments (in parentheses, or to the line's end)
-_SHELL_CALL = re.compile(
+_SHELL_CALL = lazy(
     r"(?:\b(?:os\.)?(?:system|popen|spawnl?p?e?|execl?p?e?)"
     r"|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)"
     r"|\b(?:check_output|check_call|Popen|getoutput|getstatusoutput)"
@@ -19,30 +21,24 @@ _SHELL_CALL = re.compile(
     r"|\b(?:shell_exec|passthru|proc_open|IO\.popen|Open3\.\w+|Kernel\.system|Process\.spawn|run|sh)"
     r"|\bRuntime\.getRuntime\(\)\.exec|\bProcessBuilder)\s*(?=[(\s'\"`\[])"
 )
-_LITERAL = re.compile(
-    r"""[fFrRbB]{0,2}(?:"((?:[^"\\\n]|\\.){0,4000})"|'((?:[^'\\\n]|\\.){0,4000})'|`([^`]{0,4000})`)"""
-)
-_LIST = re.compile(
-    r"""\[\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)*[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\]"""
-)
-_TUPLE = re.compile(
+_LITERAL = lazy(r"""[fFrRbB]{0,2}(?:"((?:[^"\\\n]|\\.){0,4000})"|'((?:[^'\\\n]|\\.){0,4000})'|`([^`]{0,4000})`)""")
+_LIST = lazy(r"""\[\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)*[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\]""")
+_TUPLE = lazy(
     r"""\(\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)+[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\)"""
 )
-_KEYWORD = re.compile(r"""(?<![\w"'-])[A-Za-z_]\w*\s*=\s*(?:[\w.]+|"[^"\n]*"|'[^'\n]*')""")
-_ITEM = re.compile(r""""([^"\n]*)"|'([^'\n]*)'""")
-_ASSIGNED = re.compile(
-    r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])"""
-)
-_BACKTICKS = re.compile(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_KEYWORD = lazy(r"""(?<![\w"'-])[A-Za-z_]\w*\s*=\s*(?:[\w.]+|"[^"\n]*"|'[^'\n]*')""")
+_ITEM = lazy(r""""([^"\n]*)"|'([^'\n]*)'""")
+_ASSIGNED = lazy(r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])""")
+_BACKTICKS = lazy(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
+_NAME = lazy(r"[A-Za-z_]\w*")
 # a loop over a list (or a variable holding one): `for c in cmds:`, `for (const c of cmds)`, `cmds.each do |c|`
-_LOOP = re.compile(
+_LOOP = lazy(
     r"\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?\$?([A-Za-z_]\w*)\s+(?:in|of)\s+(?:@?\$?([A-Za-z_]\w*)\b|(?=[\[(]))"
 )
 # a JavaScript template's values as the shell would name them: ${process.env.HOME} is $HOME
-_TEMPLATE_ENV = re.compile(r"\$\{\s*process\.env\.([A-Za-z_]\w*)\s*\}")
-_TEMPLATE_VALUE = re.compile(r"\$\{[^}]{0,200}\}")  # any other value: known only when it runs (not an unset $dir)
-_TEMPLATE_HOME = re.compile(r"\$\{\s*(?:os\.|require\(['\"](?:node:)?os['\"]\)\.)?homedir\(\)\s*\}")
+_TEMPLATE_ENV = lazy(r"\$\{\s*process\.env\.([A-Za-z_]\w*)\s*\}")
+_TEMPLATE_VALUE = lazy(r"\$\{[^}]{0,200}\}")  # any other value: known only when it runs (not an unset $dir)
+_TEMPLATE_HOME = lazy(r"\$\{\s*(?:os\.|require\(['\"](?:node:)?os['\"]\)\.)?homedir\(\)\s*\}")
 
 
 def _arguments(code: str, start: int) -> str:
@@ -89,7 +85,7 @@ def _values(code: str) -> dict[str, list[str]]:
 
 
 # a Python function taking any number of words and running them: `def kubectl(*args):`
-_WRAPPER_DEF = re.compile(
+_WRAPPER_DEF = lazy(
     r"^([ \t]*)def\s+([A-Za-z_]\w*)\s*\(\s*\*([A-Za-z_]\w*)[^)]*\)[^:\n]*:[ \t]*\n((?:\1[ \t]+[^\n]*\n|[ \t]*\n){1,40})",
     re.M,
 )

@@ -26,6 +26,7 @@ from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
@@ -40,7 +41,7 @@ __all__ = ["READ_BUDGET_S", "shell_findings"]
 # the longest the guard reads one command line: a hook answers within its budget (2 s by default)
 READ_BUDGET_S = 1.0
 
-_IFS = re.compile(r"\$\{IFS\}|\$IFS(?!\w)")
+_IFS = lazy(r"\$\{IFS\}|\$IFS(?!\w)")
 _FISHING = re.compile(r"(?i)key|token|secret|passw|cred|auth|aws|(?<![a-z])api|private")
 
 
@@ -179,7 +180,7 @@ _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H",
 # group 1 is the path as written, group 2 (when there is one) a variable holding it
 _LIT = r"""(?:[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]|\$?([A-Za-z_]\w*))"""
 _CODE_WRITES = tuple(
-    re.compile(pattern)
+    lazy(pattern)
     for pattern in (
         rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]""",
         rf"""(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])""",
@@ -332,7 +333,7 @@ def _fills_template(x: At) -> bool:
     )
 
 
-_TEMPLATE_NAME = re.compile(r"(?:^|[./_-])(?:example|sample|template|dist|defaults)(?:$|[._-])")
+_TEMPLATE_NAME = lazy(r"(?:^|[./_-])(?:example|sample|template|dist|defaults)(?:$|[._-])")
 
 
 def _from_templates(x: At) -> bool:

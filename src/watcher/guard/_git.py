@@ -13,6 +13,7 @@ import shlex
 from fnmatch import fnmatchcase
 
 from watcher.guard._files import Finding, regular_text
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 from watcher.guard._simple import Command
@@ -124,7 +125,7 @@ def clean_finding(args: list[str], place: Place) -> Finding | None:
     return None
 
 
-_PUSH_CONFIG = re.compile(r"remote\.[^.\s]+\.push=(\S+)$")
+_PUSH_CONFIG = lazy(r"remote\.[^.\s]+\.push=(\S+)$")
 
 
 def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | None:

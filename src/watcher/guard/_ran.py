@@ -21,6 +21,7 @@ import time
 from typing import NamedTuple
 
 from watcher.guard._context import INTERPRETERS
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._simple import SHELLS, Command, skip_options
 
@@ -48,7 +49,7 @@ _SQL_FILE_CLIENTS: dict[str, frozenset[str]] = {
 _VALUED = frozenset({"-W", "-X", "-r", "--require", "--import", "--loader", "-I", "-e", "-c", "-m", "-M"})
 # folders package managers fill: their programs are installed code, not a script the session wrote
 _INSTALLED = frozenset({"node_modules", "site-packages", "dist-packages", "vendor", "__pypackages__"})
-_C_OPTION = re.compile(r"-[a-zA-Z]*c[a-zA-Z]*")  # bash -c, -lc, -xc: the script is on the line
+_C_OPTION = lazy(r"-[a-zA-Z]*c[a-zA-Z]*")  # bash -c, -lc, -xc: the script is on the line
 
 
 class Ran(NamedTuple):
@@ -167,7 +168,7 @@ def notebook_parts(text: str) -> tuple[str, str]:
 
 # a program's notes: docstrings (strings standing alone, whose quotes would pair the wrong way with
 # the code's strings), block comments and whole-line comments in Python, shell, Ruby, Perl and JavaScript
-_NOTES = re.compile(
+_NOTES = lazy(
     r'^[ \t]*[rRuU]?(?:"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\')[ \t]*$'  # a docstring: a string standing alone
     r"|/\*[\s\S]*?\*/|^[ \t]*(?:#|//)[^\n]*|^=begin[\s\S]*?^=end",
     re.M,

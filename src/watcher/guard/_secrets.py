@@ -7,6 +7,7 @@ import re
 
 from watcher.guard._context import NETWORK, At, inline_code, readable_code
 from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
 from watcher.guard._shell import SHELLS
@@ -249,7 +250,7 @@ def secret_vars(x: At, word: str) -> bool:
     )
 
 
-_LOCAL_SECRET = re.compile(r"password|passwd|secret|token|api_?key|private_?key|credential")
+_LOCAL_SECRET = lazy(r"password|passwd|secret|token|api_?key|private_?key|credential")
 
 
 # what an environment dump may be piped into and show only names, counts or chosen lines
