@@ -52,6 +52,17 @@ WRITTEN = {  # file, text an earlier call wrote -> a command that runs it: denie
         "database",
     ),
     "wipe.ipynb": (_notebook("%%bash\nrm -rf ~/\n"), "papermill wipe.ipynb out.ipynb", "destructive-delete"),
+    "reset.py": (  # the script's own folder: the project it sits in
+        "import shutil\nfrom pathlib import Path\nroot = Path(__file__).resolve().parent\nshutil.rmtree(root)\n",
+        "python3 reset.py",
+        "destructive-delete",
+    ),
+    "settings.ts": (
+        "import { writeFileSync } from 'node:fs';\nimport { homedir } from 'node:os';\nimport { join } from 'node:path';\n"
+        "writeFileSync(join(homedir(), '.claude', 'settings.json'), '{}');\n",
+        "npx tsx settings.ts",
+        "config-tampering",
+    ),
 }
 
 
@@ -74,6 +85,10 @@ BENIGN = {  # the same shapes, doing the project's own work
         "./check",
     ),
     "report.py": ("import pandas as pd\nprint(pd.read_csv('data.csv').describe())\n", "python3 report.py"),
+    "tidy.py": (
+        "import shutil\nfrom pathlib import Path\nroot = Path(__file__).resolve().parent\nshutil.rmtree(root / 'build')\n",
+        "python3 tidy.py",
+    ),
     "explore.ipynb": (_notebook("!pip install pandas", "!rm -rf .cache"), "jupyter execute explore.ipynb"),
 }
 

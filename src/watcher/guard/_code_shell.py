@@ -22,12 +22,14 @@ _SHELL_CALL = lazy(
     r"|\bRuntime\.getRuntime\(\)\.exec|\bProcessBuilder)\s*(?=[(\s'\"`\[])"
 )
 _LITERAL = lazy(r"""[fFrRbB]{0,2}(?:"((?:[^"\\\n]|\\.){0,4000})"|'((?:[^'\\\n]|\\.){0,4000})'|`([^`]{0,4000})`)""")
-_LIST = lazy(r"""\[\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)*[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\]""")
+_WORD = r"""(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')|[A-Za-z_][\w.]*)"""  # a string, or a name holding one
+_LIST = lazy(rf"""\[\s*(?:{_WORD}\s*,\s*)*{_WORD}\s*,?\s*\]""")
 _TUPLE = lazy(
     r"""\(\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)+[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*\)"""
 )
 _KEYWORD = lazy(r"""(?<![\w"'-])[A-Za-z_]\w*\s*=\s*(?:[\w.]+|"[^"\n]*"|'[^'\n]*')""")
 _ITEM = lazy(r""""([^"\n]*)"|'([^'\n]*)'""")
+_LIST_WORD = lazy(r"""[fFrRbB]{0,2}(?:"([^"\n]*)"|'([^'\n]*)')|([A-Za-z_]\w*)""")
 _ASSIGNED = lazy(r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])""")
 _BACKTICKS = lazy(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
 _NAME = lazy(r"[A-Za-z_]\w*")
@@ -63,11 +65,22 @@ def _arguments(code: str, start: int) -> str:
     return "".join(out[1:])
 
 
-def _texts(region: str) -> list[str]:
-    """The strings in ``region``: a list of words joined as one command, a string as it is."""
-    lines = [" ".join(a or b for a, b in _ITEM.findall(m.group(0))) for m in _LIST.finditer(region)]
+def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]:
+    """The strings in ``region``: a list of words joined as one command (a name in it as the strings
+    it holds: one command for each of a loop's values), a string as it is."""
+    lines = [line for m in _LIST.finditer(region) for line in _list_lines(m.group(0), values or {})]
     region = _LIST.sub(" ", region)
     return lines + [a or b or c for a, b, c in _LITERAL.findall(region)]
+
+
+def _list_lines(listed: str, values: dict[str, list[str]]) -> list[str]:
+    words = [a or b or (values.get(c) or ["{" + c + "}"]) for a, b, c in _LIST_WORD.findall(listed)]
+    varying = next((w for w in words if isinstance(w, list) and len(w) > 1), None)
+    rounds = varying[:16] if varying is not None else [None]
+    return [
+        " ".join(w if isinstance(w, str) else (r if w is varying and r is not None else w[0]) for w in words)
+        for r in rounds
+    ]
 
 
 def _values(code: str) -> dict[str, list[str]]:
@@ -118,17 +131,15 @@ def _wrapped_calls(code: str, values: dict[str, list[str]]) -> list[str]:
 def shell_strings(code: str, backticks: bool) -> list[str]:
     """The command lines ``code`` runs through a shell (``backticks``: its language runs `…` as one)."""
     found: list[str] = []
-    values: dict[str, list[str]] | None = None
+    values = _values(code)
     for m in _SHELL_CALL.finditer(code):
         region = _arguments(code, m.end())
-        found += _texts(region)
-        names = set(_NAME.findall(_LITERAL.sub(" ", region)))
-        if names:
-            values = _values(code) if values is None else values
-            found += [text for name in names for text in values.get(name, ())]
+        found += _texts(region, values)
+        names = set(_NAME.findall(_LITERAL.sub(" ", _LIST.sub(" ", region))))
+        found += [text for name in names for text in values.get(name, ())]
     if backticks:
         found += [a or b or c for a, b, c in _BACKTICKS.findall(code)]
-    found += _wrapped_calls(code, values if values is not None else _values(code))
+    found += _wrapped_calls(code, values)
     found = [
         _TEMPLATE_VALUE.sub("{value}", _TEMPLATE_HOME.sub("~", _TEMPLATE_ENV.sub(r"$\1", f))) if "${" in f else f
         for f in found

@@ -157,7 +157,8 @@ def _script_findings(
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
-            run = Command((runner, INTERPRETERS[runner], without_notes(code)), wrapped_by=(*c.wrapped_by, c.name))
+            code = without_notes(code).replace("__file__", repr(ran.path))  # the script's own path, as it runs
+            run = Command((runner, INTERPRETERS[runner], code), wrapped_by=(*c.wrapped_by, c.name))
             cmds += unwrap(run, 0, lambda text, d: commands(text, d, deadline))
     except TooLong:
         return  # a script too long to read in time: its command line alone was judged

@@ -77,6 +77,11 @@ def script_ran(c: Command, place: Place) -> Ran | None:
         return Ran(notebook, place.resolve(notebook), "notebook")
     if "/" in c.argv[0] and "://" not in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh
         return Ran(c.argv[0], place.resolve(c.argv[0]), "")
+    ts = [a for a in c.args if not a.startswith("-")]
+    if (c.name == "npx" and ts[:1] in (["tsx"], ["ts-node"])) or (c.name == "deno" and ts[:1] == ["run"]):
+        ts = ts[1:]  # npx tsx x.ts, deno run x.ts: TypeScript run by Node's (or Deno's) rules
+    if c.name in ("tsx", "ts-node", "npx", "deno") and ts and ts[0].endswith((".ts", ".mts", ".js", ".mjs")):
+        return Ran(ts[0], place.resolve(ts[0]), "node")
     fed = next((t for op, t in c.redirects if op == "<"), "")  # bash < x.sh, psql db < x.sql
     if c.name in _SQL_FILE_CLIENTS:
         args = list(c.args)

@@ -21,22 +21,41 @@ def readable_code(code: str) -> str:
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
     code = _joined(_home_written(code))
+    code = _folder_of(code) if "parent" in code or "dirname" in code else code
     return _joined(_constants(code)) if "=" in code else code  # home = Path.home() / '.ssh'; open(home …
+
+
+def _folder_of(code: str) -> str:
+    """A file's folder written as a path: ``Path('/p/x.py').resolve().parent``, ``os.path.dirname('/p/x.py')``."""
+    return _PARENT.sub(lambda m: "'" + (m.group(1) or m.group(2)).rsplit("/", 1)[0] + "'", code)
+
+
+_PARENT = lazy(
+    r"""(?:pathlib\.)?Path\(\s*['"]([^'"\n]+)['"]\s*\)(?:\.(?:resolve|absolute)\(\))?\.parent\b(?!\.)"""
+    r"""|os\.path\.dirname\(\s*(?:os\.path\.(?:abspath|realpath)\(\s*)?['"]([^'"\n]+)['"]\s*\)?\s*\)"""
+)
 
 
 def _joined(code: str) -> str:
     """The home joined to a path as one path: ``os.path.join('~', '.ssh')``, ``'~' + '/x'``, ``'~' / 'x'``."""
     if "~" in code and "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
-        code = _PATH_JOIN.sub(lambda m: "'~/" + "/".join(re.findall(r"""['"]([^'"]*)['"]""", m.group(1))) + "'", code)
-    for _ in range(3) if "~" in code else ():  # '~' + '/.netrc', $ENV{HOME} . '/x': a part at a time
-        code = _JOINED.sub(lambda m: "'~/" + "/".join(p for p in m.groups() if p) + "'", code)
+        code = _PATH_JOIN.sub(
+            lambda m: "'" + "/".join([m.group(1).rstrip("/"), *re.findall(r"""['"]([^'"]*)['"]""", m.group(2))]) + "'",
+            code,
+        )
+    for _ in range(3):  # '~' + '/.netrc', $ENV{HOME} . '/x', '/srv/app' / 'build': a part at a time
+        joined = _JOINED.sub(lambda m: "'" + "/".join(p.rstrip("/") for p in m.groups() if p) + "'", code)
+        if joined == code:
+            break
+        code = joined
     return code
 
 
-# a variable set once, on a line of its own, to a string (Python, Ruby, JavaScript's const/let/var,
-# Perl's my $x): `home = '~'`, `const dir = '/etc'`
+# a variable set once, in a statement of its own, to a string (Python, Ruby, JavaScript's
+# const/let/var, Perl's my $x): `home = '~'`, `const dir = '/etc';`
 _SET_ONCE = lazy(
-    r"""^[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])\s*;?[ \t]*$""", re.M
+    r"""(?:^|;)[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])[ \t]*(?=;|$)""",
+    re.M,
 )
 # a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
 # `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
@@ -66,6 +85,9 @@ def _constants(code: str) -> str:
         names = "|".join(map(re.escape, sorted(known, key=len, reverse=True)))
         used = re.compile(rf"(?<![\w.$'\"])({names})(?![\w'\"(])(?!\s*=[^=])")
         before = code
+        # f"of={TARGET}", "${dir}/x": the value inside the string that interpolates it
+        if "{" in code:
+            code = re.sub(rf"\{{\s*({names})\s*\}}", functools.partial(_inside_of, known), code)
         code = used.sub(functools.partial(_value_of, known), code)
         # os.path.join('~', '~/*'): a folder joined with its own entries is its entries
         code = _JOIN_ENTRIES.sub(r"'\2/*'", code)
@@ -78,6 +100,10 @@ def _value_of(values: dict[str, str], m: re.Match[str]) -> str:
     return values[m.group(1)]
 
 
+def _inside_of(values: dict[str, str], m: re.Match[str]) -> str:
+    return values[m.group(1)][1:-1]  # the string's text, without its quotes
+
+
 _JOIN_ENTRIES = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*(['"])([^'"\n]+)\1\s*,\s*['"]\2/\*['"]\s*\)""")
 
 
@@ -85,15 +111,18 @@ _JOIN_ENTRIES = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*(['"])([^'"\n]+)\1\s
 _QUOTE_OPERATOR = lazy(
     r"(?<![\w$@%])(?:%[qQ]|qq?)(?:\{([^{}'\n]{0,500})\}|\(([^()'\n]{0,500})\)|\[([^\[\]'\n]{0,500})\])"
 )
-_JOINED = lazy(r"""['"]~/?([^'"]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"]*)['"]""")
-_PATH_JOIN = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*['"]~['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)""")
+_JOINED = lazy(r"""['"]((?:~|/)[^'"\n]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"\n]*)['"]""")  # a path and a part
+# os.path.join('~', '.ssh'), path.join('~/.claude', 'settings.json'), a bare join( imported from path
+_PATH_JOIN = lazy(
+    r"""(?:\b(?:os\.path|path|File)\.|(?<![\w.]))join\(\s*['"](~[^'"\n]{0,200})['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)"""
+)
 
 
 # The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
 _HOME_EXPR = lazy(
     r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
     r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
-    r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.homedir\(\)"""
+    r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)\.|\bos\.|(?<![\w.]))homedir\(\)"""
     r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
 )
 _EXPANDED = lazy(  # expanduser('~/docs'), File.expand_path("~/x"), R's path.expand("~/x")
