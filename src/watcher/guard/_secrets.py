@@ -160,6 +160,18 @@ _LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 
+def _tar_folder(x: At) -> tuple[str, str] | None:
+    """The folder ``tar -C DIR`` (``--directory=DIR``) archives from, as a path, and the word naming it."""
+    if x.name not in ("tar", "bsdtar", "gtar"):
+        return None
+    for i, a in enumerate(x.args):
+        if a in ("-C", "--directory") and i + 1 < len(x.args):
+            return x.path(x.args[i + 1]), x.args[i + 1]
+        if a.startswith("--directory="):
+            return x.path(a.split("=", 1)[1]), a.split("=", 1)[1]
+    return None
+
+
 def _names_only(x: At) -> bool:
     """``cut -d= -f1 .env``, ``awk -F= '{print $1}' .env``, ``grep -o '^[A-Z_]+' .env``: only the names
     before each ``=``, not the values."""
@@ -225,7 +237,10 @@ def leaked(x: At) -> str | None:
     if x.name == "dd":  # dd reads if=, writes of=
         words = [a[3:] for a in x.args if a.startswith("if=")]
     reader = x.name in _READERS
+    base = _tar_folder(x)  # tar -czf k.tgz -C "$HOME" .ssh .aws: the operands are in that folder
     for word in words:
+        if base and not word.startswith(("/", "~", "$")) and word != base[1]:
+            word = base[0].rstrip("/") + "/" + word
         word = word.lstrip("@")
         if (
             not word
