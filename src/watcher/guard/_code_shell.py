@@ -97,9 +97,9 @@ def _values(code: str) -> dict[str, list[str]]:
     return out
 
 
-# a Python function taking any number of words and running them: `def kubectl(*args):`
+# a Python or Ruby function taking any number of words and running them: `def kubectl(*args):`
 _WRAPPER_DEF = lazy(
-    r"^([ \t]*)def\s+([A-Za-z_]\w*)\s*\(\s*\*([A-Za-z_]\w*)[^)]*\)[^:\n]*:[ \t]*\n((?:\1[ \t]+[^\n]*\n|[ \t]*\n){1,40})",
+    r"^([ \t]*)def\s+([A-Za-z_]\w*)\s*\(\s*\*([A-Za-z_]\w*)[^)]*\)[^:\n]*:?[ \t]*\n((?:\1[ \t]+[^\n]*\n|[ \t]*\n){1,40})",
     re.M,
 )
 
@@ -113,7 +113,8 @@ def _wrapped_calls(code: str, values: dict[str, list[str]]) -> list[str]:
         name, param, body = m.group(2), m.group(3), m.group(4)
         if not _SHELL_CALL.search(body):
             continue
-        fixed = re.search(rf"\[([^\]]*?)\*{param}\b", body)  # ["kubectl", "--context", CONTEXT, *args]
+        # ["kubectl", "--context", CONTEXT, *args], or Ruby's system("kubectl", *args)
+        fixed = re.search(rf"\[([^\]]*?)\*{param}\b", body) or re.search(rf"\(([^()]*?)\*{param}\b", body)
         prefix: list[str] = []
         for word in re.findall(r"""[fFrRbB]{0,2}["']([^"'\n]*)["']|([A-Za-z_]\w*)""", fixed.group(1) if fixed else ""):
             prefix += [word[0]] if word[0] else values.get(word[1], [])[:1]

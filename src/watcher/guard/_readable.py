@@ -54,14 +54,15 @@ def _joined(code: str) -> str:
 # a variable set once, in a statement of its own, to a string (Python, Ruby, JavaScript's
 # const/let/var, Perl's my $x): `home = '~'`, `const dir = '/etc';`
 _SET_ONCE = lazy(
-    r"""(?:^|;)[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])[ \t]*(?=;|$)""",
+    r"""(?:^|[;{])[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])[ \t]*(?=;|$)""",
     re.M,
 )
 # a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
 # `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
 _LISTED = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+(?:sorted\()?\s*"""
-    r"""(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync|Path|pathlib\.Path)?\(?\s*['"]([^'"*\n]{1,300})/?\*?['"]\s*\)?(?:\.(?:iterdir|glob|rglob)\([^)]{0,40}\))?"""
+    r"""(?:(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync)\(\s*['"]([^'"*\n]{1,300})/?\*?['"]"""
+    r"""|(?:pathlib\.)?Path\(\s*['"]([^'"*\n]{1,300})['"]\s*\)\.(?:iterdir|glob|rglob)\()"""
     r"""|['"]([^'"\n]{1,300})['"]\s*\)?\.(?:children|entries|each_child)\s*(?:\.each\s*)?(?:do\s*|\{\s*)\|\s*(\w+)\s*\|"""
 )
 
@@ -70,16 +71,16 @@ def _constants(code: str) -> str:
     """``code`` with each variable set once to a string written as that string where it is read, and
     a loop variable over a folder's entries as ``'folder/*'`` (``os.path.join(folder, e)`` too): in
     rounds, so a value built from another (``target = os.path.join(home, e)``) is followed as well."""
-    for _ in range(3):
+    for _ in range(5):
         values: dict[str, str] = {}
         counts: dict[str, int] = {}
         for m in _SET_ONCE.finditer(code):
             counts[m.group(1)] = counts.get(m.group(1), 0) + 1
             values[m.group(1)] = m.group(2)
         for m in _LISTED.finditer(code):
-            name, folder = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            name, folder = (m.group(1), m.group(2) or m.group(3)) if m.group(1) else (m.group(5), m.group(4))
             values[name], counts[name] = "'" + folder.rstrip("/") + "/*'", 1
-        known = {k: v for k, v in values.items() if counts[k] == 1 and len(k) > 1}
+        known = {k: v for k, v in values.items() if counts[k] == 1}
         if not known:
             return code
         names = "|".join(map(re.escape, sorted(known, key=len, reverse=True)))
