@@ -2,7 +2,9 @@
 and what it is (the filesystem root, a system tree, the home, the project, a secret, a setting).
 
 Paths are resolved as text (``~``, ``$HOME``, ``$PWD``, ``..``), never by touching the disk, so a
-verdict is the same whether or not the file exists yet. The project is the session's ``cwd``.
+verdict is the same whether or not the file exists yet. The project is the session's ``cwd``. (The
+guard's reads of the disk are elsewhere: a script a command runs, in ``_ran``; a file whose content
+tells whether it is a secret, in ``_files``.)
 """
 
 from __future__ import annotations

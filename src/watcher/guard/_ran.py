@@ -73,7 +73,7 @@ def script_ran(c: Command, place: Place) -> Ran | None:
     """The file ``c`` runs as a script, when it names one (not ``bash -c`` text, not ``python -m``)."""
     if not c.argv:
         return None
-    if (notebook := notebook_run(c)) and notebook:
+    if notebook := notebook_run(c):
         return Ran(notebook, place.resolve(notebook), "notebook")
     if "/" in c.argv[0] and "://" not in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh
         return Ran(c.argv[0], place.resolve(c.argv[0]), "")
