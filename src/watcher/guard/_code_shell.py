@@ -1,8 +1,9 @@
 """The shell commands inline code hands to a shell: the strings given to its shell-out calls
 (``os.system``, ``subprocess.run``, ``execSync``, ``system``, Ruby's and Perl's backticks, ``%x``,
-``qx``), written in the call or set to a variable the call is given (``cmd = "rm -rf ~";
-os.system(cmd)``). A string the code never hands to a shell (a message, a format, a path it reads)
-is not a command."""
+``qx``), written in the call, set to a variable the call is given (``cmd = "rm -rf ~";
+os.system(cmd)``), taken in turn by a loop over a list of them, or passed to the code's own
+wrapper (``def run(*args): subprocess.run(args)``). A string the code never hands to a shell (a
+message, a format, a path it reads) is not a command."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ _LIST_WORD = lazy(r"""[fFrRbB]{0,2}(?:"([^"\n]*)"|'([^'\n]*)')|([A-Za-z_]\w*)"""
 _ASSIGNED = lazy(r"""(?:^|[\s;({,])(?:const\s+|let\s+|var\s+|my\s+|\$)?([A-Za-z_]\w*)\s*=\s*(?=[fFrRbB]{0,2}["'`\[])""")
 _BACKTICKS = lazy(r"`([^`\n]{1,4000})`|%x[({\[]([^)}\]\n]{1,4000})[)}\]]|\bqx[({\[/]([^)}\]/\n]{1,4000})[)}\]/]")
 _NAME = lazy(r"[A-Za-z_]\w*")
-# a loop over a list (or a variable holding one): `for c in cmds:`, `for (const c of cmds)`, `cmds.each do |c|`
+# a loop over a list, a tuple or a variable holding one: `for c in cmds:`, `for (const c of cmds)`
 _LOOP = lazy(
     r"\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?\$?([A-Za-z_]\w*)\s+(?:in|of)\s+(?:@?\$?([A-Za-z_]\w*)\b|(?=[\[(]))"
 )
