@@ -1,6 +1,7 @@
-"""Permission changes inline code makes through its language's own calls (``os.chmod``,
-``FileUtils.chmod_R``, ``fs.chmodSync``, Perl's ``chmod``), written out as the ``chmod``/``chown``
-commands they amount to, so the permission rules judge them as they judge the shell's.
+"""What inline code does to files through its language's own calls: the permissions it changes
+(``os.chmod``, ``FileUtils.chmod_R``, ``fs.chmodSync``, Perl's ``chmod``), written out as the
+``chmod``/``chown`` commands they amount to so the permission rules judge them as they judge the
+shell's, and the files it opens to write (``code_writes``).
 
 A call inside a walk of a tree (``os.walk('/etc')``, ``Find.find``, ``fs.readdirSync(…, {recursive``)
 changes the whole tree: ``chmod -R``. Only literal paths (and the home, as ``readable_code`` writes
@@ -12,7 +13,7 @@ import re
 
 from watcher.guard._lazy import lazy
 
-__all__ = ["file_calls"]
+__all__ = ["code_writes", "file_calls"]
 
 _PATH = r"""[fFrRbB]{0,2}['"`]([^'"`\n]{1,300})['"`]"""
 _MODE = r"(0o[0-7]{3,4}|0[0-7]{3,4}|[1-9]\d{0,3}|['\"][0-7]{3,4}['\"])"
@@ -52,3 +53,37 @@ def file_calls(code: str) -> list[tuple[str, ...]]:
         out += [("chmod", "-R", _octal(mode), root) for root in walked for mode in modes[:1]]
     out += [("chown", "-R", m.group(1), m.group(2)) for m in _CHOWN_R.finditer(code)]
     return out[:32]
+
+
+# the files inline code opens to write: open(P, 'w'), Path(P).write_text, fs.writeFileSync(P),
+# File.write(P), os.open(P, O_WRONLY), Perl's open(F, '>', P) and open(F, ">P"); in each pattern,
+# group 1 is the path as written, group 2 (when there is one) a variable holding it
+_LIT = r"""(?:[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]|\$?([A-Za-z_]\w*))"""
+_CODE_WRITES = tuple(
+    lazy(pattern)
+    for pattern in (
+        rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]""",
+        rf"""(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])""",
+        r"""[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]\s*\.(?:write_text|write_bytes|open\(\s*['"][wa])""",  # '~/.x'.write_text(…)
+        rf"""\bos\.open\(\s*{_LIT}\s*,[^)]{{0,80}}O_(?:WRONLY|RDWR|TRUNC|APPEND)""",  # os.open('/dev/sda', os.O_WRONLY)
+        rf"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}""",
+        r"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{1,300})['"]""",
+    )
+)
+
+
+def code_writes(code: str) -> list[str]:
+    """The paths inline code opens to write: written in the call, or set to a variable it is given
+    (``p = os.path.expanduser('~/.claude/settings.json'); json.dump(d, open(p, 'w'))``)."""
+    out = []
+    for pattern in _CODE_WRITES:
+        for m in pattern.finditer(code):
+            literal, name = m.group(1), m.group(2) if pattern.groups > 1 else None
+            if literal:
+                out.append(literal)
+            elif name:  # p = '…', p = os.path.expanduser('…'), p = Path('…'): the last value set
+                values = re.findall(
+                    rf"(?<![\w.]){re.escape(name)}\s*=\s*(?:[\w.]+\(\s*)?['\"]([^'\"\n]{{1,300}})['\"]", code
+                )
+                out += values[-1:]
+    return out

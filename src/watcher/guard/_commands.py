@@ -18,7 +18,7 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
-from watcher.guard._code_calls import file_calls
+from watcher.guard._code_calls import code_writes, file_calls
 from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code, readable_code
 from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
@@ -176,40 +176,6 @@ _SKIPS_HOOKS = re.compile(
 _KEYGEN_READS = frozenset({"-l", "-y", "-F", "-L", "-Y", "-e", "-B", "-D", "-H", "-R"})
 
 
-# the files inline code opens to write: open(P, 'w'), Path(P).write_text, fs.writeFileSync(P),
-# File.write(P), os.open(P, O_WRONLY), Perl's open(F, '>', P) and open(F, ">P"); in each pattern,
-# group 1 is the path as written, group 2 (when there is one) a variable holding it
-_LIT = r"""(?:[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]|\$?([A-Za-z_]\w*))"""
-_CODE_WRITES = tuple(
-    lazy(pattern)
-    for pattern in (
-        rf"""\b(?:open|File\.open|io\.open|codecs\.open)\(\s*{_LIT}\s*,\s*(?:mode\s*=\s*)?['"](?=[rbtU]*[wax+])[rwxabtU+]{{1,4}}['"]""",
-        rf"""(?:writeFileSync|appendFileSync|writeFile|appendFile|createWriteStream|File\.write|IO\.write|Path)\(\s*{_LIT}\s*\)?(?:\.write_(?:text|bytes)|[,)])""",
-        r"""[fFrRbB]{0,2}['"]([^'"\n]{1,300})['"]\s*\.(?:write_text|write_bytes|open\(\s*['"][wa])""",  # '~/.x'.write_text(…)
-        rf"""\bos\.open\(\s*{_LIT}\s*,[^)]{{0,80}}O_(?:WRONLY|RDWR|TRUNC|APPEND)""",  # os.open('/dev/sda', os.O_WRONLY)
-        rf"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}""",
-        r"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{1,300})['"]""",
-    )
-)
-
-
-def _code_writes(code: str) -> list[str]:
-    """The paths inline code opens to write: written in the call, or set to a variable it is given
-    (``p = os.path.expanduser('~/.claude/settings.json'); json.dump(d, open(p, 'w'))``)."""
-    out = []
-    for pattern in _CODE_WRITES:
-        for m in pattern.finditer(code):
-            literal, name = m.group(1), m.group(2) if pattern.groups > 1 else None
-            if literal:
-                out.append(literal)
-            elif name:  # p = '…', p = os.path.expanduser('…'), p = Path('…'): the last value set
-                values = re.findall(
-                    rf"(?<![\w.]){re.escape(name)}\s*=\s*(?:[\w.]+\(\s*)?['\"]([^'\"\n]{{1,300}})['\"]", code
-                )
-                out += values[-1:]
-    return out
-
-
 # commands that print certificates (public), never a private key
 _CERTIFICATE_PRINTERS = re.compile(
     r"security find-certificate\b|openssl (?:x509|s_client|crl2pkcs7)\b|keytool -exportcert\b|step certificate inspect\b"
@@ -241,7 +207,7 @@ def _written(x: At) -> list[tuple[str, str]]:
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
     elif (code := inline_code(x.cmd)) and re.search(r"write|open|dump|>", code):
-        out += [(path, code) for path in _code_writes(readable_code(code))]  # what it writes is in the code
+        out += [(path, code) for path in code_writes(readable_code(code))]  # what it writes is in the code
     return out
 
 
