@@ -44,7 +44,7 @@ _HIDDEN = (
     "can read what it does before it runs; decode it to a file, read it, then run it"
 )
 _HIDDEN_TEXT = lazy(
-    r"(?:\$\(|`)[^)`]*\b(?:base64\s+(?:-\w*[dD]|--decode)|xxd\s+(?:-\w+\s+)*-r|openssl\s+(?:base64|enc)\b[^)`]*\s-d\b|rev\b)"
+    r"(?:\$\(|`)[^)`]*\b(?:base64\s+(?:-\w*[dD]|--decode)|xxd\s+(?:-\w+\s+)*-r|openssl\s+(?:base64|enc)\b[^)`]*\s-d\b|(?<![\w-])rev(?![\w-]))"
 )
 
 

@@ -160,6 +160,27 @@ _LEAVES_OUT = re.compile(r"exclude|ignore|skip|omit")
 _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 
+# the whole environment as a value in inline code, and what shows or sends a value
+_ENV_DUMP = lazy(
+    r"(?<!\bin )(?<!\*\*)(?<!env=)os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
+    r"|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b"
+)
+_SHOWS_OR_SENDS = lazy(
+    r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
+    r"|\b(?:post|put|send|urlopen|fetch|request|upload)\w*\s*\(|STDOUT|stdout"
+)
+# a secret file's path given only to a call that checks it or loads it into the process, not shows it
+_CHECKS = r"(?:exists|isfile|is_file|isdir|existsSync|access|accessSync|stat|lstat|getsize|getmtime|load_dotenv|dotenv_values|Dotenv\.load|Dotenv\.overload)"
+
+
+def _only_checked(code: str, word: str) -> bool:
+    """Every mention of ``word`` in ``code`` is a check or a loading of it (``os.path.exists(p)``,
+    ``load_dotenv('.env')``): its secrets stay in the process."""
+    quoted = rf"""['"]{re.escape(word)}['"]"""
+    checked = len(re.findall(rf"{_CHECKS}\s*\(\s*(?:[\w.]+\(\s*)?{quoted}", code))
+    return checked > 0 and checked == len(re.findall(quoted, code))
+
+
 def _tar_folder(x: At) -> tuple[str, str] | None:
     """The folder ``tar -C DIR`` (``--directory=DIR``) archives from, as a path, and the word naming it."""
     if x.name not in ("tar", "bsdtar", "gtar"):
@@ -211,14 +232,14 @@ def leaked(x: At) -> str | None:
         for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
             if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):  # a path, not prose
                 why = secret_file(x.place, x.path(word), x.policy)
-                if why:
+                if why and not _only_checked(code, word):
                     return why
-        if re.search(
-            r"(?<!\bin )(?<!\*\*)(?<!env=)os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
-            r"|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b",
-            code,
-        ):
-            return "the whole environment (every token and key in it)"
+        for m in _ENV_DUMP.finditer(code):  # shown or sent on its line: print(dict(os.environ)), not env=dict(…)
+            start = code.rfind("\n", 0, m.start()) + 1
+            line = code[start : code.find("\n", m.end()) % (len(code) + 1)]
+            held = re.search(r"""['"]\s*:\s*(?:dict\(\s*)?$""", code[start : m.start()])  # {"env": dict(os.environ)}
+            if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
+                return "the whole environment (every token and key in it)"
         return None
     if x.name in _OPAQUE or x.name in SHELLS or _names_only(x):
         return None
