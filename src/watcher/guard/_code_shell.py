@@ -45,9 +45,10 @@ _TEMPLATE_HOME = lazy(r"\$\{\s*(?:os\.|require\(['\"](?:node:)?os['\"]\)\.)?home
 
 
 def _arguments(code: str, start: int) -> str:
-    """The text of a call's arguments from ``start``: its parentheses (balanced, quotes skipped), or the line."""
+    """The text of a call's arguments from ``start``: its parentheses (balanced, quotes skipped), or the
+    line; or a list's items, from its opening bracket."""
     rest = code[start:].lstrip(" \t")
-    if not rest.startswith("("):
+    if not rest.startswith(("(", "[")):
         return rest.split("\n", 1)[0].split(";", 1)[0]
     depth, quote, out = 0, "", []
     for i, ch in enumerate(rest[:8000]):
@@ -92,6 +93,8 @@ def _values(code: str) -> dict[str, list[str]]:
         first = _LIST.match(value) or _LITERAL.match(value)
         if first is not None:
             out.setdefault(m.group(1), []).extend(_texts(first.group(0)))
+        elif re.match(r"\[\s*\[", value):  # STEPS = [["umount", "/dev/x"], ["mkfs.ext4", "/dev/x"]]: each a command
+            out.setdefault(m.group(1), []).extend(_texts(_arguments(value, 0)))
     for m in _LOOP.finditer(code):  # for c in cmds: each of the list's commands in turn
         listed = _LIST.match(code, m.end()) or _TUPLE.match(code, m.end())
         out.setdefault(m.group(1), []).extend(_texts(listed.group(0)) if listed else out.get(m.group(2) or "", []))

@@ -20,7 +20,7 @@ def readable_code(code: str) -> str:
     as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``."""
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
-    code = _joined(_home_written(code))
+    code = _joined(_home_written(_CWD_EXPR.sub("'.'", code) if "cwd" in code or "pwd" in code else code))
     code = _folder_of(code) if "parent" in code or "dirname" in code else code
     return _joined(_constants(code)) if "=" in code else code  # home = Path.home() / '.ssh'; open(home …
 
@@ -36,9 +36,18 @@ _PARENT = lazy(
 )
 
 
+# the working folder as code names it: os.getcwd(), Path.cwd(), process.cwd(), Dir.pwd
+_CWD_EXPR = lazy(r"\bos\.getcwd\(\)|(?:pathlib\.)?Path\.cwd\(\)|\bprocess\.cwd\(\)|\bDir\.pwd\b")
+# Path('.claude') / 'settings.json': a relative path and a part, one path
+_PATH_PART = lazy(r"""(?:pathlib\.)?Path\(\s*['"]([^'"\n]{1,300})['"]\s*\)\s*/\s*['"]([^'"\n]{1,300})['"]""")
+
+
 def _joined(code: str) -> str:
-    """The home joined to a path as one path: ``os.path.join('~', '.ssh')``, ``'~' + '/x'``, ``'~' / 'x'``."""
-    if "~" in code and "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
+    """The home joined to a path as one path: ``os.path.join('~', '.ssh')``, ``'~' + '/x'``, ``'~' / 'x'``,
+    ``Path('.claude') / 'settings.json'``."""
+    if "Path(" in code:
+        code = _PATH_PART.sub(lambda m: "'" + m.group(1).rstrip("/") + "/" + m.group(2) + "'", code)
+    if "join" in code:  # os.path.join('~', '.ssh', 'id_rsa'), path.join, File.join
         code = _PATH_JOIN.sub(
             lambda m: "'" + "/".join([m.group(1).rstrip("/"), *re.findall(r"""['"]([^'"]*)['"]""", m.group(2))]) + "'",
             code,
@@ -59,6 +68,10 @@ _SET_ONCE = lazy(
 )
 # a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
 # `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
+# a loop over a literal tuple or list of strings: `for rc in (".bashrc", ".zshrc"):`
+_OVER_WORDS = lazy(
+    r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+[(\[]\s*(['"][^'"\n]{1,300}['"])\s*,"""
+)
 _LISTED = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+(?:sorted\()?\s*"""
     r"""(?:(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync)\(\s*['"]([^'"*\n]{1,300})/?\*?['"]"""
@@ -77,6 +90,8 @@ def _constants(code: str) -> str:
         for m in _SET_ONCE.finditer(code):
             counts[m.group(1)] = counts.get(m.group(1), 0) + 1
             values[m.group(1)] = m.group(2)
+        for m in _OVER_WORDS.finditer(code):  # for rc in (".bashrc", ".zshrc"): the first, as the others are alike
+            values[m.group(1)], counts[m.group(1)] = m.group(2), 1
         for m in _LISTED.finditer(code):
             name, folder = (m.group(1), m.group(2) or m.group(3)) if m.group(1) else (m.group(5), m.group(4))
             values[name], counts[name] = "'" + folder.rstrip("/") + "/*'", 1
@@ -90,8 +105,8 @@ def _constants(code: str) -> str:
         if "{" in code:
             code = re.sub(rf"\{{\s*({names})\s*\}}", functools.partial(_inside_of, known), code)
         code = used.sub(functools.partial(_value_of, known), code)
-        # os.path.join('~', '~/*'): a folder joined with its own entries is its entries
-        code = _JOIN_ENTRIES.sub(r"'\2/*'", code)
+        # os.path.join('~', '~/*'): a folder joined with its own entries is its entries; other joins as one path
+        code = _joined(_JOIN_ENTRIES.sub(r"'\2/*'", code))
         if code == before:
             return code
     return code
@@ -115,7 +130,7 @@ _QUOTE_OPERATOR = lazy(
 _JOINED = lazy(r"""['"]((?:~|/)[^'"\n]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"\n]*)['"]""")  # a path and a part
 # os.path.join('~', '.ssh'), path.join('~/.claude', 'settings.json'), a bare join( imported from path
 _PATH_JOIN = lazy(
-    r"""(?:\b(?:os\.path|path|File)\.|(?<![\w.]))join\(\s*['"](~[^'"\n]{0,200})['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)"""
+    r"""(?:\b(?:os\.path|path|File)\.|(?<![\w.]))join\(\s*['"]((?:~|/|\.)[^'"\n]{0,200})['"]\s*((?:,\s*['"][^'"]{0,200}['"]\s*){1,8})\)"""
 )
 
 
