@@ -147,7 +147,7 @@ _HUGE_ALLOCATION = lazy(
     rf"(?:[\w.]+\s*[*,]\s*)?\(?\s*{_NUM}"
     rf"|['\"\]]\s*\*\s*\(?\s*{_NUM}|{_NUM}\s*\)?\s*\*\s*[bB]?['\"\[]"
 )
-_FOREVER = lazy(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*[:{]|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
+_FOREVER = lazy(r"while\s*\(?\s*(?:True|true|1)\s*\)?\s*(?:[:{]|(?=\w))|for\s*\(\s*;\s*;\s*\)|\bloop\s*(?:do|\{)")
 _GROWS = lazy(r"\.(?:append|push|extend|concat)\s*\(|\+=|\bs\s*=\s*s\s*\+?\s*s\b")
 
 

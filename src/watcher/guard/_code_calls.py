@@ -24,7 +24,7 @@ _CALLS = (
     (lazy(rf"\b(?:FileUtils|File)\.chmod\(\s*{_MODE}\s*,\s*{_PATH}"), "chmod", False, (2, 1)),
     (lazy(rf"\bchmod\s*\(?\s*{_MODE}\s*,\s*{_PATH}"), "chmod", False, (2, 1)),  # Perl
 )
-_CHOWN_R = lazy(rf"\bFileUtils\.chown_R\(\s*['\"]?(\w+)['\"]?\s*,\s*[^,]+,\s*{_PATH}")
+_CHOWN_R = lazy(rf"\bFileUtils\.chown_R\(\s*([^,()]+(?:\([^()]*\))?[^,()]*)\s*,\s*[^,]+,\s*{_PATH}")
 _WALK = lazy(rf"\b(?:os\.walk|Find\.find|Dir\.glob|glob\.glob|rglob|walkSync|readdirSync)\(\s*{_PATH}")
 
 
@@ -51,7 +51,10 @@ def file_calls(code: str) -> list[tuple[str, ...]]:
             rf"chmod\w*\(\s*{_MODE}", code
         )
         out += [("chmod", "-R", _octal(mode), root) for root in walked for mode in modes[:1]]
-    out += [("chown", "-R", m.group(1), m.group(2)) for m in _CHOWN_R.finditer(code)]
+    out += [
+        ("chown", "-R", re.sub(r"\W+", "_", m.group(1)).strip("_") or "user", m.group(2))
+        for m in _CHOWN_R.finditer(code)
+    ]
     return out[:32]
 
 

@@ -11,6 +11,7 @@ from watcher.guard._bindings import MKTEMP_FOLDER
 from watcher.guard._built import input_file
 from watcher.guard._context import INTERPRETERS, At, inline_code, readable_code
 from watcher.guard._files import Finding, config_inside, delete_loss, device, regular_text, secret_file, system_path
+from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place, glob_parent, matches_any
 from watcher.guard._shell import Command
 
@@ -282,13 +283,23 @@ def permissions(x: At) -> Finding | None:
     return None
 
 
+# boto3's bucket.objects.all().delete(), .object_versions.delete(), client.delete_bucket(…)
+_EMPTIES_BUCKET = lazy(r"\.(?:objects|object_versions)(?:\.all\(\))?\.delete\(\)|\bdelete_bucket\(")
+
+
 def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:
     """A folder made empty in the line synced onto a bucket with deletion (``mkdir -p /tmp/e && aws s3
-    sync /tmp/e s3://b --delete``, ``gsutil rsync -d``, ``rclone sync``): every object in it goes.
+    sync /tmp/e s3://b --delete``, ``gsutil rsync -d``, ``rclone sync``): every object in it goes. Or
+    inline code that empties a bucket (``bucket.objects.all().delete()``).
     Only when nothing that could fill the folder runs between (``mkdir dist && npm run build && aws
     s3 sync dist …`` uploads the build)."""
     made: dict[str, int] = {}  # an empty folder -> the command that made it
     for n, c in enumerate(cmds):
+        if (code := inline_code(c)) and _EMPTIES_BUCKET.search(code):
+            return (
+                "infrastructure",
+                "deletes every object (or every version) of a bucket from inline code: they are gone for good",
+            )
         words = [a for a in c.args if not a.startswith("-")]
         if c.name == "mkdir":
             made.update((place.resolve(a).rstrip("/"), n) for a in words)
