@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from watcher.guard._lazy import lazy
 
@@ -27,11 +28,16 @@ def readable_code(code: str) -> str:
 
 def _folder_of(code: str) -> str:
     """A file's folder written as a path: ``Path('/p/x.py').resolve().parent``, ``os.path.dirname('/p/x.py')``."""
-    return _PARENT.sub(lambda m: "'" + (m.group(1) or m.group(2)).rsplit("/", 1)[0] + "'", code)
+    for _ in range(4):  # PROJECT.parent.parent: a folder at a time
+        folded = _PARENT.sub(lambda m: "'" + ((m.group(1) or m.group(2)).rsplit("/", 1)[0] or "/") + "'", code)
+        if folded == code:
+            break
+        code = folded
+    return code
 
 
 _PARENT = lazy(
-    r"""(?:pathlib\.)?Path\(\s*['"]([^'"\n]+)['"]\s*\)(?:\.(?:resolve|absolute)\(\))?\.parent\b(?!\.)"""
+    r"""(?:(?:pathlib\.)?Path\(\s*)?['"]([^'"\n]+)['"]\s*\)?(?:\.(?:resolve|absolute)\(\))?\.parent\b"""
     r"""|os\.path\.dirname\(\s*(?:os\.path\.(?:abspath|realpath)\(\s*)?['"]([^'"\n]+)['"]\s*\)?\s*\)"""
 )
 
@@ -68,6 +74,16 @@ _SET_ONCE = lazy(
 )
 # a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
 # `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
+# an option's default, read as the parsed option (`args.root`): add_argument("--root", default="~")
+_DEFAULTED = lazy(r"""add_argument\(\s*['"]--([\w-]+)['"][^()]{0,300}?\bdefault\s*=\s*(['"][^'"\n]{0,300}['"])""")
+# a loop's body that picks some entries: a condition or a filter (a condition that skips a few,
+# `if name in KEEP: continue`, leaves the rest to the delete)
+_CHOOSES = lazy(r"\b(?:if|unless|filter|select|when)\b(?![^\n]{0,120}\b(?:continue|next)\b)|\?[^?:]{0,80}:")
+# a test of an entry's kind (every entry passes one branch or the other): `if p.is_dir():`, `elsif File.file?(e)`
+_KIND_TEST = lazy(
+    r"\b(?:el)?(?:if|elsif|unless)\s*\(?\s*(?:not\s+|!\s*)?[\w.$]*(?:is_dir|is_file|isdir|isfile|is_symlink|islink|exists|"
+    r"isDirectory|isFile|directory\?|file\?|exist\?)\s*\([^()]*\)\s*\)?\s*[:{]?|\belse\b"
+)
 # a loop over a literal tuple or list of strings: `for rc in (".bashrc", ".zshrc"):`
 _OVER_WORDS = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+[(\[]\s*(['"][^'"\n]{1,300}['"])\s*,"""
@@ -75,7 +91,7 @@ _OVER_WORDS = lazy(
 _LISTED = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+(?:sorted\()?\s*"""
     r"""(?:(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync)\(\s*['"]([^'"*\n]{1,300})/?\*?['"]"""
-    r"""|(?:pathlib\.)?Path\(\s*['"]([^'"*\n]{1,300})['"]\s*\)\.(?:iterdir|glob|rglob)\()"""
+    r"""|(?:(?:pathlib\.)?Path\(\s*)?['"]([^'"*\n]{1,300})['"]\s*\)?\.(?:iterdir|glob|rglob)\()"""
     r"""|['"]([^'"\n]{1,300})['"]\s*\)?\.(?:children|entries|each_child)\s*(?:\.each\s*)?(?:do\s*|\{\s*)\|\s*(\w+)\s*\|"""
 )
 
@@ -90,10 +106,16 @@ def _constants(code: str) -> str:
         for m in _SET_ONCE.finditer(code):
             counts[m.group(1)] = counts.get(m.group(1), 0) + 1
             values[m.group(1)] = m.group(2)
+        for m in _DEFAULTED.finditer(code) if "add_argument" in code else ():  # args.root: its default
+            option = re.escape(m.group(1).replace("-", "_"))
+            code = re.sub(rf"(?<![\w.])[A-Za-z_]\w*\.{option}\b(?!\s*=[^=])", _always(m.group(2)), code)
         for m in _OVER_WORDS.finditer(code):  # for rc in (".bashrc", ".zshrc"): the first, as the others are alike
             values[m.group(1)], counts[m.group(1)] = m.group(2), 1
         for m in _LISTED.finditer(code):
             name, folder = (m.group(1), m.group(2) or m.group(3)) if m.group(1) else (m.group(5), m.group(4))
+            body = _KIND_TEST.sub(" ", code[m.end() : m.end() + 300])  # `if p.is_dir():` dispatches, it does not choose
+            if _CHOOSES.search(body):
+                continue  # `if p.name in CACHE_DIRS:` in the loop: some entries, not every one
             values[name], counts[name] = "'" + folder.rstrip("/") + "/*'", 1
         known = {k: v for k, v in values.items() if counts[k] == 1}
         if not known:
@@ -105,11 +127,17 @@ def _constants(code: str) -> str:
         if "{" in code:
             code = re.sub(rf"\{{\s*({names})\s*\}}", functools.partial(_inside_of, known), code)
         code = used.sub(functools.partial(_value_of, known), code)
-        # os.path.join('~', '~/*'): a folder joined with its own entries is its entries; other joins as one path
-        code = _joined(_JOIN_ENTRIES.sub(r"'\2/*'", code))
+        # os.path.join('~', '~/*'): a folder joined with its own entries is its entries; other joins as one
+        # path; a path's .parent its folder
+        code = _folder_of(_joined(_JOIN_ENTRIES.sub(r"'\2/*'", code)))
         if code == before:
             return code
     return code
+
+
+def _always(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that is ``text`` as written (no escapes read in it)."""
+    return lambda _: text
 
 
 def _value_of(values: dict[str, str], m: re.Match[str]) -> str:
