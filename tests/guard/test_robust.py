@@ -148,14 +148,36 @@ def test_scripts_nested_deeper_than_the_guard_reads_are_denied_not_waved_through
         ("cat .npmrc", True),
         ("xargs -a list.txt rm -rf", True),  # a list of deletes that cannot be read is not waved through
         ("git push -f origin HEAD", True),  # HEAD cannot be read: the branch is unknown
+        ("bash run.sh", False),  # a script that cannot be read is judged by its line
     ],
 )
 def test_a_fifo_where_a_file_is_read_does_not_hold_the_guard(tmp_path: Path, command: str, denied: bool) -> None:
-    """The guard opens files it judges by content (a .pem, an .npmrc, an xargs list, git's HEAD)
-    without blocking: a FIFO in their place would otherwise hold the hook until it ran out of time."""
+    """The guard opens files it judges by content (a .pem, an .npmrc, an xargs list, git's HEAD, a
+    script a command runs) without blocking: a FIFO in their place would otherwise hold the hook until it ran out of time."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     (tmp_path / ".git" / "HEAD").unlink()
-    for name in ("key.pem", ".npmrc", "list.txt", ".git/HEAD"):
+    for name in ("key.pem", ".npmrc", "list.txt", ".git/HEAD", "run.sh"):
         os.mkfifo(tmp_path / name)
     verdict = judge("Bash", {"command": command}, cwd=str(tmp_path), home="/home/dev", policy=POLICY)
     assert verdict.denied is denied, verdict
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(f"v{i} = '/tmp/x{i}'\n" for i in range(1_200)),  # a thousand variables followed to their use
+        "from pathlib import Path\nP = '/a/b/c'\nQ = P" + ".parent" * 3_000 + "\n",  # folders folded in rounds
+        "T = '/dev/sda'\n" + "print(f'{T}{T}{T}')\n" * 800,  # f-strings filled
+        "import subprocess\ndef run(*a):\n    subprocess.run(['x', *a])\n"
+        + "run('a', 'b')\n" * 1_200,  # a wrapper's calls
+        "subprocess.run(" + "[" * 5_000 + "]" * 5_000 + ")",
+    ],
+    ids=["variables", "parents", "f-strings", "wrapper-calls", "brackets"],
+)
+def test_a_script_built_to_be_slow_to_read_is_answered(tmp_path: Path, text: str) -> None:
+    """A script a command runs is read in bounded passes (16 KB at most, a few rounds of variables)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "s.py").write_text(text[:16_000])
+    verdict = judge("Bash", {"command": "python3 s.py"}, cwd=str(tmp_path), home="/home/dev", policy=POLICY)
+    assert verdict.decision in ("allow", "deny")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from typing import NamedTuple
 
@@ -119,14 +120,19 @@ def readable(path: str, place: Place) -> str | None:
     parts = path[len(root) :].strip("/").split("/")
     if not root or any(p.startswith(".") or p in _INSTALLED for p in parts):
         return None  # start-up files and installed packages (~/.bashrc, .venv/bin/activate): not the session's
-    try:
-        with open(path, "rb") as f:
-            stat = os.fstat(f.fileno())
-            if stat.st_size > MAX_SCRIPT_BYTES or time.time() - stat.st_mtime > RECENT_S:
-                return None  # not a script the session has just written: the project's own, or installed
-            data = f.read(MAX_SCRIPT_BYTES)
-    except OSError:  # not there (yet), a folder, unreadable: judged by its command line alone
+    try:  # opened without blocking: a FIFO named run.sh would otherwise hold the guard and the hook
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:  # not there (yet), unreadable: judged by its command line alone
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCRIPT_BYTES or time.time() - info.st_mtime > RECENT_S:
+            return None  # not a script the session has just written: a folder, a FIFO, the project's own, installed
+        data = os.read(fd, MAX_SCRIPT_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if b"\0" in data:
         return None  # a program, not a script
     return data.decode("utf-8", "replace")
