@@ -1,7 +1,10 @@
 """Inline code as the guard's rules read it: Perl's and Ruby's quote operators as quotes, the home
-folder's expressions as the path ``'~'``, strings joined into one path, and variables set once to a
-string followed to where they are read. No shell here: the wrappers' reading of inline code uses it
-too."""
+folder's expressions as the path ``'~'`` (the working folder's as ``'.'``), strings joined into one
+path, a path's ``.parent`` as its folder, and what code sets once followed to where it is read: a
+variable set to a string, an option's ``argparse`` default, a loop's variable over literal words
+(the first) or over a folder's entries (``'folder/*'``, unless the loop picks some). A small constant
+propagation over text, not a parser: it reads what agents write in a few lines, and a value computed
+at run time stays unknown. No shell here: the wrappers' reading of inline code uses it too."""
 
 from __future__ import annotations
 
@@ -72,8 +75,6 @@ _SET_ONCE = lazy(
     r"""(?:^|[;{])[ \t]*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s*=\s*(['"][^'"\n]{0,300}['"])[ \t]*(?=;|$)""",
     re.M,
 )
-# a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
-# `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
 # an option's default, read as the parsed option (`args.root`): add_argument("--root", default="~")
 _DEFAULTED = lazy(r"""add_argument\(\s*['"]--([\w-]+)['"][^()]{0,300}?\bdefault\s*=\s*(['"][^'"\n]{0,300}['"])""")
 # a loop's body that picks some entries: a condition or a filter (a condition that skips a few,
@@ -88,6 +89,8 @@ _KIND_TEST = lazy(
 _OVER_WORDS = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+[(\[]\s*(['"][^'"\n]{1,300}['"])\s*,"""
 )
+# a loop over a folder's entries: `for e in os.listdir('~')`, `for p in Path('/etc').iterdir()`,
+# `Dir.children('~').each do |e|`, `for (const e of fs.readdirSync('/var'))`, `glob.glob('~/*')`
 _LISTED = lazy(
     r"""\bfor\s*\(?\s*(?:const\s+|let\s+|var\s+|my\s+)?(\$?[A-Za-z_]\w*)\s+(?:in|of)\s+(?:sorted\()?\s*"""
     r"""(?:(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync)\(\s*['"]([^'"*\n]{1,300})/?\*?['"]"""
@@ -101,6 +104,7 @@ def _constants(code: str) -> str:
     a loop variable over a folder's entries as ``'folder/*'`` (``os.path.join(folder, e)`` too): in
     rounds, so a value built from another (``target = os.path.join(home, e)``) is followed as well."""
     for _ in range(5):
+        before = code
         values: dict[str, str] = {}
         counts: dict[str, int] = {}
         for m in _SET_ONCE.finditer(code):
@@ -122,7 +126,6 @@ def _constants(code: str) -> str:
             return code
         names = "|".join(map(re.escape, sorted(known, key=len, reverse=True)))
         used = re.compile(rf"(?<![\w.$'\"])({names})(?![\w'\"(])(?!\s*=[^=])")
-        before = code
         # f"of={TARGET}", "${dir}/x": the value inside the string that interpolates it
         if "{" in code:
             code = re.sub(rf"\{{\s*({names})\s*\}}", functools.partial(_inside_of, known), code)
