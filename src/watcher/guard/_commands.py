@@ -127,7 +127,6 @@ def _findings(
         if depth < _MAX_SCRIPT_DEPTH and not INTERPRETERS.keys() & set(c.wrapped_by) and (ran := script_ran(c, here)):
             yield from _script_findings(ran, c, written, here, policy, deadline, depth)  # not a string in code
         for word, text in _written(ctx):
-            text = printed_text(c) if c.name in ("echo", "printf") and text else text
             path = ctx.path(word)
             written[path] = written.get(path, "") + text if text and ">>" in _operator(c, word) else text
 
@@ -184,7 +183,8 @@ _CERTIFICATE_PRINTERS = re.compile(
 
 def _written(x: At) -> list[tuple[str, str]]:
     """(path word, content when known) of every file this command writes."""
-    content = " ".join(x.cmd.args) if x.name in ("echo", "printf") else (x.cmd.stdin or "")
+    printing = x.name in ("echo", "printf") and x.cmd.args
+    content = printed_text(x.cmd) if printing else (x.cmd.stdin or "")  # escapes decoded, printf's %s filled
     if _CERTIFICATE_PRINTERS.match(" ".join(x.cmd.argv)) and "-key" not in " ".join(x.cmd.args):
         content = "-----BEGIN CERTIFICATE-----"  # what it prints, as a file's content to judge
     if x.name == "tee" and x.cmd.feeder is not None and x.cmd.feeder.name in ("echo", "printf", "cat"):

@@ -22,6 +22,7 @@ import time
 from typing import NamedTuple
 
 from watcher.guard._context import INTERPRETERS
+from watcher.guard._files import regular_text
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._simple import SHELLS, Command, skip_options
@@ -120,22 +121,14 @@ def readable(path: str, place: Place) -> str | None:
     parts = path[len(root) :].strip("/").split("/")
     if not root or any(p.startswith(".") or p in _INSTALLED for p in parts):
         return None  # start-up files and installed packages (~/.bashrc, .venv/bin/activate): not the session's
-    try:  # opened without blocking: a FIFO named run.sh would otherwise hold the guard and the hook
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:  # not there (yet), unreadable: judged by its command line alone
-        return None
     try:
-        info = os.fstat(fd)
+        info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SCRIPT_BYTES or time.time() - info.st_mtime > RECENT_S:
             return None  # not a script the session has just written: a folder, a FIFO, the project's own, installed
-        data = os.read(fd, MAX_SCRIPT_BYTES)
-    except OSError:
+        text = regular_text(path)  # opened without blocking, in case it was swapped for a FIFO meanwhile
+    except OSError:  # not there (yet), unreadable: judged by its command line alone
         return None
-    finally:
-        os.close(fd)
-    if b"\0" in data:
-        return None  # a program, not a script
-    return data.decode("utf-8", "replace")
+    return None if "\0" in text else text  # a program, not a script
 
 
 def runner_of(ran: Ran, text: str) -> str:
