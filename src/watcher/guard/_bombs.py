@@ -65,7 +65,7 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         code = inline_code(c)
         if (
             code
-            and re.search(r"fork", code)
+            and re.search(r"\bfork\b(?![-.])", code)  # fork(), Perl's `fork while 1`; not "fork-safe"
             and re.search(
                 r"\bwhile\b|\bloop\b|\bfor\s*\(|\brepeat\b|\buntil\b|\bin\s+(?:iter\(|itertools\.count|count\()"
                 r"|(?<![\d_])\.times|(?:\d{5,}|\d{1,3}(?:_\d{3})+)\.times",  # 3.times: three; n.times, 1_000_000.times

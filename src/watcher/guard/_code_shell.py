@@ -8,6 +8,7 @@ message, a format, a path it reads) is not a command."""
 from __future__ import annotations
 
 import re
+import shlex
 
 from watcher.guard._lazy import lazy
 
@@ -80,9 +81,19 @@ def _list_lines(listed: str, values: dict[str, list[str]]) -> list[str]:
     varying = next((w for w in words if isinstance(w, list) and len(w) > 1), None)
     rounds = varying[:16] if varying is not None else [None]
     return [
-        " ".join(w if isinstance(w, str) else (r if w is varying and r is not None else w[0]) for w in words)
+        " ".join(_word(w if isinstance(w, str) else (r if w is varying and r is not None else w[0])) for w in words)
         for r in rounds
     ]
+
+
+def _word(word: str) -> str:
+    """An argv word as a command line writes it: quoted when it holds spaces or the shell's own
+    characters (a commit message's parentheses), else as it is (``~`` and ``dir/*`` as the paths
+    they stand for)."""
+    return shlex.quote(word) if _SPECIAL.search(word) else word
+
+
+_SPECIAL = lazy(r"""[\s()<>;&|'"`\\]""")
 
 
 def _values(code: str) -> dict[str, list[str]]:
@@ -129,7 +140,7 @@ def _wrapped_calls(code: str, values: dict[str, list[str]]) -> list[str]:
             names = [n for n in _NAME.findall(_LITERAL.sub(" ", args)) if n in values]
             words += [values[n][0] for n in names if values[n]]
             if words:
-                out.append(" ".join(prefix + words))
+                out.append(" ".join(map(_word, prefix + words)))
     return out[:64]
 
 

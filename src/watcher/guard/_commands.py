@@ -29,6 +29,7 @@ from watcher.guard._files import Finding, config_inside, secret_file, write_find
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
+from watcher.guard._python import python_readable
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
@@ -156,7 +157,9 @@ def _script_findings(
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
-            code = without_notes(code).replace("__file__", repr(ran.path))  # the script's own path, as it runs
+            code = code.replace("__file__", repr(ran.path))  # the script's own path, as it runs
+            # Python as its syntax tree reads it (values in place, no notes); else without its notes
+            code = (runner.startswith("python") and python_readable(code)) or without_notes(code)
             run = Command((runner, INTERPRETERS[runner], code), wrapped_by=(*c.wrapped_by, c.name))
             cmds += unwrap(run, 0, lambda text, d: commands(text, d, deadline))
     except TooLong:

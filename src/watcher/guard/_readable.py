@@ -13,15 +13,21 @@ import re
 from collections.abc import Callable
 
 from watcher.guard._lazy import lazy
+from watcher.guard._python import python_readable
 
 __all__ = ["readable_code"]
 
 
+@functools.lru_cache(maxsize=32)  # each rule of a category reads the same code
 def readable_code(code: str) -> str:
     """``code`` as the rules read it: Perl's and Ruby's quote operators as quotes (``q{/x}``,
     ``%q(~/x)``), the home folder's expressions as the path ``'~'``, and a string joined to it
     (``$ENV{HOME} . '/.ssh/id_rsa'``, ``'~' + '/x'``) as one path; a variable set once to a string
-    as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``."""
+    as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``.
+    Python is first read by its syntax tree (``python_readable``), which follows values further."""
+    python = python_readable(code)
+    if python is not None:  # its values followed already, and better than the rounds below would
+        return _joined(_home_written(python))
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
     code = _joined(_home_written(_CWD_EXPR.sub("'.'", code) if "cwd" in code or "pwd" in code else code))

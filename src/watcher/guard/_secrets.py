@@ -162,7 +162,7 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 
 # the whole environment as a value in inline code, and what shows or sends a value
 _ENV_DUMP = lazy(
-    r"(?<!\bin )(?<!\*\*)(?<!env=)os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
+    r"(?<!\bin )(?<!\*\*)(?<!env=)(?<!env=dict\()os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
     r"|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b"
 )
 _SHOWS_OR_SENDS = lazy(
