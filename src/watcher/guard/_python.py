@@ -35,6 +35,8 @@ _MAX_STR = 4096
 _MAX_ITEMS = 64
 _MAX_UNROLL = 16  # a loop over a literal list is written once per value up to this many
 _MAX_COPIES = 24  # calls of the file's own functions written out again
+_MAX_WRITTEN_VALUE = 512  # the longest value written in place of its name
+_MAX_WRITTEN = 8_000  # the nodes the copies and the loops written out again may add, in all
 _MAX_DEPTH = 3  # a copy's calls are copied too, to this depth
 _UNKNOWN: Any = object()
 
@@ -95,7 +97,8 @@ class _Reader:
         self.copies: list[ast.stmt] = []
         self.copied: set[str] = set()
         self.depth = 0
-        self.copying = False
+        self.written = 0
+        self.writing = False  # True once the module's names are known: loops and calls written out
         self.options: dict[str, Any] = {}
         in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in c.body}
         for node in ast.walk(tree):
@@ -114,7 +117,7 @@ class _Reader:
         self.options = self._options()
 
     def read(self) -> str:
-        self.copying = True
+        self.writing, self.written = True, 0
         body = self._block(self.tree.body, {})
         return _unparse(ast.Module(body=body + self.copies, type_ignores=[]))
 
@@ -198,7 +201,8 @@ class _Reader:
         s = copy.copy(s)
         s.iter, over = self._expr(s.iter, env)
         _counted(s.body, env)
-        if isinstance(over, (list, tuple)) and 0 < len(over) <= _MAX_UNROLL:
+        listed = isinstance(over, (list, tuple)) and 0 < len(over) <= _MAX_UNROLL
+        if listed and self.writing and self._afford(s.body, len(over) - 1):
             out: list[ast.stmt] = []
             for value in over:
                 self._bind(s.target, value, None, env)
@@ -215,6 +219,15 @@ class _Reader:
         s.orelse = self._block(s.orelse, env) if s.orelse else []
         return [s]
 
+    def _afford(self, body: list[ast.stmt], times: int) -> bool:
+        """Whether ``body`` may be written out ``times`` more times within what the reading may add
+        (loops in loops and copies in copies would multiply without end)."""
+        size = sum(1 for s in body for _ in ast.walk(s)) * times
+        if self.written + size > _MAX_WRITTEN:
+            return False
+        self.written += size
+        return True
+
     def _called(
         self, f: ast.FunctionDef | ast.AsyncFunctionDef, env: dict[str, Any], given: dict[str, Any]
     ) -> dict[str, Any]:
@@ -228,10 +241,7 @@ class _Reader:
         defaults.update(
             {p.arg: d for p, d in zip(f.args.kwonlyargs, f.args.kw_defaults, strict=False) if d is not None}
         )
-        for d in f.decorator_list:  # @click.option('--root', default='~')
-            name, value = self._decorated(d)
-            if name:
-                inside[name] = value
+        decorated = dict(self._decorated(d) for d in f.decorator_list)  # @click.option('--root', default='~')
         for p in [*params, *f.args.kwonlyargs, f.args.vararg, f.args.kwarg]:
             if p is None:
                 continue
@@ -240,7 +250,7 @@ class _Reader:
             elif p.arg in defaults:
                 inside[p.arg] = self._expr(defaults[p.arg], self.globals)[1]
             else:
-                inside[p.arg] = _UNKNOWN
+                inside[p.arg] = decorated.get(p.arg, _UNKNOWN)
         return inside
 
     def _decorated(self, d: ast.expr) -> tuple[str, Any]:
@@ -327,6 +337,19 @@ class _Reader:
         """``[shutil.rmtree(os.path.join(h, d)) for d in os.listdir(h)]``: a folder's entries taken
         without a condition are every entry, as in a loop."""
         node, inner = copy.copy(node), dict(env)
+        if len(node.generators) == 1 and not node.generators[0].ifs and not isinstance(node, ast.DictComp):
+            g = node.generators[0]  # [run(c.split()) for c in ('ufw disable', 'iptables -F')]: each, written out
+            over = self._expr(g.iter, env)[1]
+            if (
+                isinstance(over, (list, tuple))
+                and 0 < len(over) <= _MAX_UNROLL
+                and self._afford([ast.Expr(node.elt)], len(over))
+            ):
+                elts = []
+                for value in over:
+                    self._bind(g.target, value, None, inner)
+                    elts.append(self._expr(node.elt, inner)[0])
+                return ast.List(elts=elts, ctx=ast.Load())
         node.generators = [copy.copy(g) for g in node.generators]
         for g in node.generators:
             g.iter, over = self._expr(g.iter, inner)
@@ -386,8 +409,11 @@ class _Reader:
         if dotted == "os.sep":
             return "/"
         head = dotted.split(".", 1)[0]
-        if isinstance(node.value, ast.Name) and head not in ("self", "os", "sys") and node.attr in self.options:
-            return self.options[node.attr]  # args.root: the option's default
+        parsed = isinstance(node.value, ast.Call) or (
+            isinstance(node.value, ast.Name) and head not in ("self", "os", "sys")
+        )
+        if parsed and node.attr in self.options:
+            return self.options[node.attr]  # args.root, options().root: the option's default
         return _UNKNOWN
 
     def _call(self, node: ast.Call, values: dict[str, Any]) -> Any:
@@ -410,7 +436,7 @@ class _Reader:
         code with its parameters bound (a class's call: its ``__init__``)."""
         args: list[Any] = values.get("args", [])
         keywords = dict(values.get("keywords", []))
-        if not self.copying or self.depth >= _MAX_DEPTH or len(self.copied) >= _MAX_COPIES:
+        if not self.writing or self.depth >= _MAX_DEPTH or len(self.copied) >= _MAX_COPIES:
             return
         if all(v is _UNKNOWN for v in args) and all(v is _UNKNOWN for v in keywords.values()):
             return
@@ -431,6 +457,8 @@ class _Reader:
         given.update({k: v for k, v in keywords.items() if k})
         key = f"{f.name}:{id(f)}{sorted((k, repr(v)) for k, v in given.items())}"
         if key in self.copied:
+            return
+        if not self._afford(f.body, 1):
             return
         self.copied.add(key)
         self.depth += 1
@@ -713,20 +741,19 @@ def _scalar(v: Any) -> bool:
 
 
 def _literal(value: Any) -> ast.expr | None:
-    """A known value as code: a string, a number, a list of them; a folder's entries as ``'folder/*'``."""
+    """A known value as code: a string, a number, a list of them (a tuple too: an argv is read as a
+    list). A value longer than ``_MAX_WRITTEN_VALUE`` keeps its name: written at each use, a long
+    one would multiply the text the rules read."""
     if value is _UNKNOWN or isinstance(value, (_Names, _Entries)):
         return None  # a listing stays the call it is
     if isinstance(value, str):
-        return ast.Constant(str(value))
+        return ast.Constant(str(value)) if len(value) <= _MAX_WRITTEN_VALUE else None
     if isinstance(value, (bool, int, float)) or value is None:
         return ast.Constant(value)
-    if isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
+    if isinstance(value, (list, tuple)) and sum(len(str(v)) + 4 for v in value) <= _MAX_WRITTEN_VALUE:
         items = [_literal(v) for v in value]
-        if any(i is None for i in items):
-            return None
-        return ast.List(
-            elts=[i for i in items if i is not None], ctx=ast.Load()
-        )  # a tuple too: an argv is read as a list
+        known = [i for i in items if i is not None]
+        return ast.List(elts=known, ctx=ast.Load()) if len(known) == len(items) else None
     return None
 
 

@@ -181,6 +181,16 @@ def _only_checked(code: str, word: str) -> bool:
     return checked > 0 and checked == len(re.findall(quoted, code))
 
 
+def _only_joined(code: str, word: str) -> bool:
+    """Every mention of the folder ``word`` goes on with a part known only when the code runs
+    (``'~/.ssh' / name``, ``os.path.join('~/.ssh', name)``): which of its files is read is not known
+    here. A part that is known is written in place (``'~/.ssh/id_rsa'``) and judged as that file."""
+    quoted = rf"""['"]{re.escape(word)}['"]"""
+    joined = len(re.findall(rf"{quoted}\s*/\s*[A-Za-z_]|join\(\s*{quoted}\s*,\s*[A-Za-z_]", code))
+    named = len(re.findall(rf"^\s*[A-Za-z_]\w*\s*=\s*{quoted}\s*$", code, re.M))  # KEYS = '~/.ssh': a name for it
+    return joined > 0 and joined + named == len(re.findall(quoted, code))
+
+
 def _tar_folder(x: At) -> tuple[str, str] | None:
     """The folder ``tar -C DIR`` (``--directory=DIR``) archives from, as a path, and the word naming it."""
     if x.name not in ("tar", "bsdtar", "gtar"):
@@ -232,7 +242,7 @@ def leaked(x: At) -> str | None:
         for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
             if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):  # a path, not prose
                 why = secret_file(x.place, x.path(word), x.policy)
-                if why and not _only_checked(code, word):
+                if why and not _only_checked(code, word) and not _only_joined(code, word):
                     return why
         for m in _ENV_DUMP.finditer(code):  # shown or sent on its line: print(dict(os.environ)), not env=dict(…)
             start = code.rfind("\n", 0, m.start()) + 1

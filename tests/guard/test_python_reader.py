@@ -1,0 +1,103 @@
+"""Python a command runs is read by its syntax tree: a value is followed from where it is set to the
+call that uses it (through functions, objects, options and loops), within bounds.
+
+The scripts are real files in a temporary project, judged as ``python3 NAME`` runs them, never run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from watcher.guard import judge, load_policy
+from watcher.guard._python import python_readable
+
+SCRIPTS = {
+    s["name"]: s
+    for s in tomllib.loads((Path(__file__).parent / "data" / "scripts" / "python_flow.toml").read_text())["script"]
+}
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> tuple[Path, Path]:
+    project, home = tmp_path / "project", tmp_path / "home"
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "my-feature", str(project)], check=True)
+    return project, home
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_value_is_followed_to_the_call_that_uses_it(place: tuple[Path, Path], name: str) -> None:
+    case = SCRIPTS[name]
+    project, home = place
+    (project / name).write_text(case["text"].lstrip())
+    v = judge(
+        "Bash", {"command": f"python3 {name}"}, cwd=str(project), home=str(home), policy=load_policy(str(project))
+    )
+    assert v.decision == case["expect"], v.reason
+    if case["expect"] == "deny":
+        assert v.category == case["category"], v.reason
+        assert v.reason.startswith(f"runs {name}, a script that"), v.reason
+
+
+def test_both_kinds_of_vector_are_there() -> None:
+    expected = [s["expect"] for s in SCRIPTS.values()]
+    assert expected.count("deny") >= 15 and expected.count("allow") >= 15
+
+
+def test_the_same_code_inline_is_read_the_same_way(place: tuple[Path, Path]) -> None:
+    project, home = place
+    code = "import shutil\nfrom pathlib import Path\nBASE = Path.home()\ndef go(p):\n    shutil.rmtree(p)\ngo(BASE)\n"
+    v = judge("Bash", {"command": f"python3 - <<'EOF'\n{code}EOF"}, cwd=str(project), home=str(home))
+    assert (v.decision, v.category) == ("deny", "destructive-delete"), v.reason
+
+
+def test_what_is_not_python_is_left_to_the_text_readers() -> None:
+    assert python_readable("require('fs').rmSync(process.env.HOME, {recursive: true})") is None
+    assert python_readable("import x from 'y'; x()") is None  # JavaScript's import
+    assert python_readable("def broken(:\n    pass\n") is None
+
+
+def test_notes_are_left_out_and_values_written_in_place() -> None:
+    out = python_readable(
+        '"""Deletes nothing."""\nimport os\n# rm -rf ~\nroot = os.path.expanduser("~")\nos.rmdir(root)\n'
+    )
+    assert out is not None
+    assert "Deletes nothing" not in out and "rm -rf" not in out
+    assert "os.rmdir('~')" in out
+
+
+def test_a_sequence_is_never_repeated_while_reading() -> None:
+    # computing this would take a terabyte; the reader leaves it as written
+    out = python_readable("import os\nN = 10 ** 12\nblob = b'x' * N\nos.write(1, blob)\n")
+    assert out is not None and "b'x' * 1000000000000" in out
+
+
+def test_a_count_kept_by_a_loop_is_not_known_after_it() -> None:
+    out = python_readable("import os\nn = 0\nfor f in os.listdir('.'):\n    n += 1\nprint(n)\n")
+    assert out is not None and "print(n)" in out
+
+
+def test_loops_in_loops_are_written_out_within_bounds() -> None:
+    words = "[" + ", ".join(f"'d{i}'" for i in range(16)) + "]"
+    code = "import shutil\n" + "".join("    " * i + f"for v{i} in {words}:\n" for i in range(6))
+    code += "    " * 6 + "shutil.rmtree(v0 + v1 + v2 + v3 + v4 + v5)\n"
+    out = python_readable(code)  # 16**6 bodies, were each written: the reader stops well before
+    assert out is not None and len(out) < 100 * len(code)
+
+
+def test_a_function_calling_itself_is_copied_a_few_times_only() -> None:
+    code = "import shutil\ndef f(p):\n    shutil.rmtree(p)\n    f(p + '/x')\n    f(p + '/y')\nf('/srv')\n"
+    out = python_readable(code)
+    assert out is not None and "shutil.rmtree('/srv')" in out
+    assert out.count("def f(") <= 1 + 2 + 4 + 8
+
+
+def test_long_values_keep_their_names() -> None:
+    code = "import os\n" + "v0 = '/srv'\n" + "".join(f"v{i + 1} = v{i} + '/abcdefgh'\n" for i in range(400))
+    code += "os.rmdir(v400)\n"
+    out = python_readable(code)  # a 3.6 kB path at each of 400 uses would be 700 kB of text
+    assert out is not None and len(out) < 4 * len(code)
