@@ -29,7 +29,6 @@ from watcher.guard._files import Finding, config_inside, secret_file, write_find
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
-from watcher.guard._python import python_readable
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
@@ -158,6 +157,8 @@ def _script_findings(
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
             code = code.replace("__file__", repr(ran.path))  # the script's own path, as it runs
+            from watcher.guard._python import python_readable  # its parser imported when a script runs
+
             # Python as its syntax tree reads it (values in place, no notes); else without its notes
             code = (runner.startswith("python") and python_readable(code)) or without_notes(code)
             run = Command((runner, INTERPRETERS[runner], code), wrapped_by=(*c.wrapped_by, c.name))

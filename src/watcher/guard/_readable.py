@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 
 from watcher.guard._lazy import lazy
-from watcher.guard._python import python_readable
 
 __all__ = ["readable_code"]
 
@@ -25,6 +24,8 @@ def readable_code(code: str) -> str:
     (``$ENV{HOME} . '/.ssh/id_rsa'``, ``'~' + '/x'``) as one path; a variable set once to a string
     as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``.
     Python is first read by its syntax tree (``python_readable``), which follows values further."""
+    from watcher.guard._python import python_readable  # its parser imported by the calls with code only
+
     python = python_readable(code)
     if python is not None:  # its values followed already, and better than the rounds below would
         return _joined(_home_written(python))
