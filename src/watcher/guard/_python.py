@@ -90,12 +90,15 @@ class _Reader:
         self.attributes = dict(attributes or {})  # self.x -> value, from every method
         self.learned: dict[str, Any] = {}
         self.aliases: dict[str, str] = {}
+        self.imported: set[str] = set()  # the names imports bind: modules and what is taken from them
         # the file's functions by the name a call gives: a function's own, a class's (its __init__),
         # and, for calls of an object's attribute, its methods'
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.methods: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.copies: list[ast.stmt] = []
         self.copied: set[str] = set()
+        self.results: dict[str, Any] = {}  # what a function returns, by its parameters' values
+        self.returns: list[Any] | None = None  # the values the function being read returns
         self.depth = 0
         self.written = 0
         self.writing = False  # True once the module's names are known: loops and calls written out
@@ -110,11 +113,16 @@ class _Reader:
                     self.functions.setdefault(node.name, []).append(init)
             elif isinstance(node, ast.Import):
                 self.aliases.update({a.asname: a.name for a in node.names if a.asname})
+                self.imported.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module:
                 self.aliases.update({a.asname or a.name: f"{node.module}.{a.name}" for a in node.names})
+                self.imported.update(a.asname or a.name for a in node.names)
         self.globals: dict[str, Any] = {}
         self._block(tree.body, self.globals, top=True)  # the module's names, as its functions see them
         self.options = self._options()
+        for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for name, value in self._fields(c):
+                self.attributes.setdefault("self." + name, value)
 
     def read(self) -> str:
         self.writing, self.written = True, 0
@@ -136,7 +144,9 @@ class _Reader:
     def _statement(self, s: ast.stmt, env: dict[str, Any]) -> list[ast.stmt]:
         s = copy.copy(s)
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            returns, self.returns = self.returns, None  # a function defined inside: its returns are its own
             s.body = self._block(s.body, self._called(s, env, {}))
+            self.returns = returns
         elif isinstance(s, ast.ClassDef):
             s.body = self._block(s.body, dict(env))
         elif isinstance(s, ast.Assign):
@@ -175,7 +185,9 @@ class _Reader:
         elif isinstance(s, (ast.Return, ast.Expr)) and s.value is not None:
             if isinstance(s, ast.Expr):
                 _changed(s.value, env)
-            s.value, _ = self._expr(s.value, env)
+            s.value, value = self._expr(s.value, env)
+            if isinstance(s, ast.Return) and self.returns is not None:
+                self.returns.append(value)
         return [s]
 
     def _bind(self, target: ast.expr, value: Any, node: ast.expr | None, env: dict[str, Any]) -> None:
@@ -253,6 +265,22 @@ class _Reader:
                 inside[p.arg] = decorated.get(p.arg, _UNKNOWN)
         return inside
 
+    def _fields(self, c: ast.ClassDef) -> Iterable[tuple[str, Any]]:
+        """A class's own values, as its objects hold them unless given others: ``disk: str =
+        "/dev/sda"``, ``field(default=...)`` (a dataclass's), ``ROOT = Path.home()``."""
+        for s in c.body:
+            target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else getattr(s, "target", None)
+            value = getattr(s, "value", None)
+            if not isinstance(target, ast.Name) or value is None or not isinstance(s, (ast.Assign, ast.AnnAssign)):
+                continue
+            if isinstance(value, ast.Call) and _dotted(value.func, self.aliases).endswith("field"):
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                if value is None:
+                    continue
+            known = self._expr(value, self.globals)[1]
+            if known is not _UNKNOWN:
+                yield target.id, known
+
     def _decorated(self, d: ast.expr) -> tuple[str, Any]:
         if not (isinstance(d, ast.Call) and _dotted(d.func, self.aliases).endswith((".option", ".argument"))):
             return "", _UNKNOWN
@@ -322,7 +350,7 @@ class _Reader:
                     items.append(item)
                 setattr(node, field, items)
         value = self._value(node, values, env)
-        if isinstance(node, ast.Call) and value is _UNKNOWN:
+        if isinstance(node, ast.Call):
             self._copy_call(node, values)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _AS_OS:
             receiver = values.get("receiver")  # Path('/x').unlink(): os.unlink('/x'), as the rules read deletes
@@ -366,8 +394,9 @@ class _Reader:
         if isinstance(node, ast.BinOp):
             return _binary(node.op, values["left"], values["right"])
         if isinstance(node, ast.BoolOp):
-            known = [v for v in values.get("values", []) if v is not _UNKNOWN]
-            return known[0] if isinstance(node.op, ast.Or) and known else _UNKNOWN  # os.environ.get('X') or '~'
+            given = values.get("values", [])  # `dest or Path.cwd()`: the first that holds something, else the last
+            first = next((v for v in given[:-1] if v is not _UNKNOWN and v), None)
+            return (first if first is not None else given[-1]) if isinstance(node.op, ast.Or) and given else _UNKNOWN
         if isinstance(node, ast.IfExp):
             return values["body"] if values["body"] is not _UNKNOWN else values["orelse"]
         if isinstance(node, ast.JoinedStr):
@@ -379,6 +408,10 @@ class _Reader:
                 if node.format_spec is not None or not _scalar(v)
                 else (repr(v) if node.conversion == 114 else str(v))
             )
+        if isinstance(node, ast.Dict):  # CONFIG = {"root": "/etc", ...}: what its known keys hold
+            keys, items = values.get("keys", []), values.get("values", [])
+            whole = len(keys) <= _MAX_ITEMS and all(isinstance(k, str) for k in keys)
+            return dict(zip(keys, items, strict=False)) if whole else _UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple)):
             items = values.get("elts", [])
             whole = len(items) <= _MAX_ITEMS and all(v is not _UNKNOWN and not isinstance(v, _Entries) for v in items)
@@ -402,6 +435,12 @@ class _Reader:
                 return _Path(posixpath.dirname(receiver.rstrip("/")) or ("/" if receiver.startswith("/") else "."))
             if node.attr == "name":
                 return posixpath.basename(receiver.rstrip("/"))
+            if node.attr == "parents":  # Path(__file__).parents[1]: the folder's folder
+                up, folders = receiver.rstrip("/"), list[_Path]()
+                while len(folders) < 8 and up not in ("", "/", ".", "~"):
+                    up = posixpath.dirname(up) or "."
+                    folders.append(_Path(up))
+                return tuple(folders)
             if node.attr in ("path", "stdout"):  # a folder entry's path; a run's output
                 return receiver
         if dotted.startswith("stat.S_") and isinstance(getattr(stat, dotted[5:], None), int):
@@ -423,6 +462,9 @@ class _Reader:
         name = _CANONICAL.get(name, name)
         if name in _RESULTS:
             return _result(args)
+        own = self._returned(node, values)
+        if own is not _UNKNOWN:
+            return own
         if any(isinstance(a, ast.Starred) for a in node.args) or any(v is _UNKNOWN for v in args):
             return _UNKNOWN
         handler = _FUNCTIONS.get(name)
@@ -431,22 +473,18 @@ class _Reader:
         receiver = values.get("receiver", _UNKNOWN)
         return _method(receiver, node.func.attr, args, keywords) if isinstance(node.func, ast.Attribute) else _UNKNOWN
 
-    def _copy_call(self, node: ast.Call, values: dict[str, Any]) -> None:
-        """A call of one of the file's functions with a known argument, written out again below the
-        code with its parameters bound (a class's call: its ``__init__``)."""
-        args: list[Any] = values.get("args", [])
-        keywords = dict(values.get("keywords", []))
-        if not self.writing or self.depth >= _MAX_DEPTH or len(self.copied) >= _MAX_COPIES:
-            return
-        if all(v is _UNKNOWN for v in args) and all(v is _UNKNOWN for v in keywords.values()):
-            return
+    def _target(self, node: ast.Call, values: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+        """The file's own function a call runs (a class's call: its ``__init__``; an attribute's: the
+        method of that name, when one class has it) and its parameters as the call gives them."""
         if isinstance(node.func, ast.Attribute):
-            found = self.methods.get(node.func.attr, [])
+            receiver = node.func.value  # self.m(), Job().m(), job.m(); not a module's requests.get()
+            ours = not isinstance(receiver, ast.Name) or receiver.id not in self.imported
+            found = self.methods.get(node.func.attr, []) if ours else []
         else:
             found = self.functions.get(node.func.id, []) if isinstance(node.func, ast.Name) else []
         if len(found) != 1 or any(isinstance(a, ast.Starred) for a in node.args):
-            return
-        f = found[0]
+            return None
+        f, args = found[0], values.get("args", [])
         params = [p.arg for p in [*f.args.posonlyargs, *f.args.args]]
         if params[:1] in (["self"], ["cls"]) and (isinstance(node.func, ast.Attribute) or f.name == "__init__"):
             params = params[1:]
@@ -454,11 +492,20 @@ class _Reader:
         if f.args.vararg is not None and len(args) > len(params):
             rest = args[len(params) :]
             given[f.args.vararg.arg] = tuple(rest) if all(v is not _UNKNOWN for v in rest) else _UNKNOWN
-        given.update({k: v for k, v in keywords.items() if k})
-        key = f"{f.name}:{id(f)}{sorted((k, repr(v)) for k, v in given.items())}"
-        if key in self.copied:
+        given.update({k: v for k, v in values.get("keywords", []) if k})
+        return f, given
+
+    def _copy_call(self, node: ast.Call, values: dict[str, Any]) -> None:
+        """A call of one of the file's functions with a known argument, written out again below the
+        code with its parameters bound."""
+        if not self.writing or self.depth >= _MAX_DEPTH or len(self.copied) >= _MAX_COPIES:
             return
-        if not self._afford(f.body, 1):
+        target = self._target(node, values)
+        if target is None or all(v is _UNKNOWN for v in target[1].values()):
+            return
+        f, given = target
+        key = f"{f.name}:{id(f)}{sorted((k, repr(v)) for k, v in given.items())}"
+        if key in self.copied or not self._afford(f.body, 1):
             return
         self.copied.add(key)
         self.depth += 1
@@ -469,6 +516,31 @@ class _Reader:
         written = copy.copy(f)
         written.args, written.body, written.decorator_list, written.returns = _NO_ARGS, body, [], None
         self.copies.append(written)
+
+    def _returned(self, node: ast.Call, values: dict[str, Any]) -> Any:
+        """What one of the file's functions returns for the call (``def targets(): return
+        Path.home() / 'Downloads'``): its one known return value, read with its parameters bound."""
+        target = self._target(node, values)
+        if target is None or self.depth >= _MAX_DEPTH:
+            return _UNKNOWN
+        f, given = target
+        key = f"{id(f)}{sorted((k, repr(v)) for k, v in given.items())}"
+        if key not in self.results:
+            self.results[key] = _UNKNOWN  # a function returning its own call: unknown
+            if not self._afford(f.body, 1):
+                return _UNKNOWN
+            returns, self.returns = self.returns, []
+            writing, self.writing = self.writing, False
+            self.depth += 1
+            try:
+                self._block(f.body, self._called(f, {}, given))
+            finally:
+                self.depth -= 1
+                self.writing, (returns, self.returns) = writing, (self.returns, returns)
+            known = {repr(v): v for v in returns if v is not _UNKNOWN}
+            if len(known) == 1 and len(returns) == len([v for v in returns if v is not _UNKNOWN]):
+                self.results[key] = next(iter(known.values()))
+        return self.results[key]
 
 
 _Unparser: Any = getattr(ast, "_Unparser", None)  # ast.unparse's writer (where this Python has it)
@@ -670,6 +742,11 @@ def _method(receiver: Any, method: str, args: list[Any], keywords: dict[str, Any
             return receiver.split()
     if isinstance(receiver, (list, tuple)) and method == "copy":
         return list(receiver)
+    if isinstance(receiver, dict):  # CONFIG.get("root", "/"), CONFIG.items()
+        if method == "get" and args and isinstance(args[0], str):
+            return receiver.get(args[0], args[1] if len(args) > 1 else _UNKNOWN)
+        if method in ("items", "values", "keys"):
+            return list(getattr(receiver, method)())
     return _UNKNOWN
 
 
@@ -723,6 +800,8 @@ def _subscript(dotted: str, value: Any, key: Any) -> Any:
         return "~"
     if isinstance(value, (list, tuple)) and type(key) is int and -len(value) <= key < len(value):
         return value[key]
+    if isinstance(value, dict) and isinstance(key, str):
+        return value.get(key, _UNKNOWN)
     return _UNKNOWN
 
 

@@ -177,8 +177,10 @@ def _only_checked(code: str, word: str) -> bool:
     """Every mention of ``word`` in ``code`` is a check or a loading of it (``os.path.exists(p)``,
     ``load_dotenv('.env')``): its secrets stay in the process."""
     quoted = rf"""['"]{re.escape(word)}['"]"""
-    checked = len(re.findall(rf"{_CHECKS}\s*\(\s*(?:[\w.]+\(\s*)?{quoted}", code))
-    return checked > 0 and checked == len(re.findall(quoted, code))
+    checked = len(re.findall(rf"{_CHECKS}\s*\(\s*(?:[\w.]+\(\s*)?{quoted}|{quoted}\s*\.\s*{_CHECKS}\(", code))
+    # a name given to it (`path = '~/.netrc'`, `return '~/.netrc'`): where the name is used is judged
+    named = len(re.findall(rf"^\s*(?:[A-Za-z_]\w*\s*=|return)\s*{quoted}\s*$", code, re.M))
+    return checked > 0 and checked + named == len(re.findall(quoted, code))
 
 
 def _only_joined(code: str, word: str) -> bool:
