@@ -125,7 +125,7 @@ class _Reader:
                 self.attributes.setdefault("self." + name, value)
 
     def read(self) -> str:
-        self.writing, self.written = True, 0
+        self.writing, self.written, self.results = True, 0, {}  # read again with every name known
         body = self._block(self.tree.body, {})
         return _unparse(ast.Module(body=body + self.copies, type_ignores=[]))
 
@@ -321,11 +321,19 @@ class _Reader:
             value = env.get(node.id, _UNKNOWN) if isinstance(node.ctx, ast.Load) else _UNKNOWN
             return _literal(value) or node, value
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return self._comprehension(node, env), _UNKNOWN
+            return self._comprehension(node, env)
         if isinstance(node, ast.Lambda):
             return node, _UNKNOWN  # its parameters: known only when called
         node = copy.copy(node)
         values: dict[str, Any] = {}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            bound = env.get(node.func.id)
+            if isinstance(bound, _Partial):  # wipe = partial(shutil.rmtree, ...); wipe(root): shutil.rmtree(root, ...)
+                node.func, node.args, node.keywords = (
+                    bound.func,
+                    [*bound.args, *node.args],
+                    [*bound.keywords, *node.keywords],
+                )
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # the value it is called on
             node.func = copy.copy(node.func)
             folded, values["receiver"] = self._expr(node.func.value, env)
@@ -350,6 +358,8 @@ class _Reader:
                     items.append(item)
                 setattr(node, field, items)
         value = self._value(node, values, env)
+        if isinstance(node, ast.Yield) and self.returns is not None:
+            self.returns.append(_Yielded(values.get("value", _UNKNOWN)))
         if isinstance(node, ast.Call):
             self._copy_call(node, values)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _AS_OS:
@@ -361,7 +371,7 @@ class _Reader:
 
     def _comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, env: dict[str, Any]
-    ) -> ast.expr:
+    ) -> tuple[ast.expr, Any]:
         """``[shutil.rmtree(os.path.join(h, d)) for d in os.listdir(h)]``: a folder's entries taken
         without a condition are every entry, as in a loop."""
         node, inner = copy.copy(node), dict(env)
@@ -373,11 +383,14 @@ class _Reader:
                 and 0 < len(over) <= _MAX_UNROLL
                 and self._afford([ast.Expr(node.elt)], len(over))
             ):
-                elts = []
+                elts, known = [], []
                 for value in over:
                     self._bind(g.target, value, None, inner)
-                    elts.append(self._expr(node.elt, inner)[0])
-                return ast.List(elts=elts, ctx=ast.Load())
+                    elt, v = self._expr(node.elt, inner)
+                    elts.append(elt)
+                    known.append(v)
+                whole = all(v is not _UNKNOWN for v in known) and not isinstance(node, ast.SetComp)
+                return ast.List(elts=elts, ctx=ast.Load()), known if whole else _UNKNOWN
         node.generators = [copy.copy(g) for g in node.generators]
         for g in node.generators:
             g.iter, over = self._expr(g.iter, inner)
@@ -388,7 +401,7 @@ class _Reader:
             node.key, node.value = self._expr(node.key, inner)[0], self._expr(node.value, inner)[0]
         else:
             node.elt = self._expr(node.elt, inner)[0]
-        return node
+        return node, _UNKNOWN
 
     def _value(self, node: ast.expr, values: dict[str, Any], env: dict[str, Any]) -> Any:
         if isinstance(node, ast.BinOp):
@@ -408,12 +421,15 @@ class _Reader:
                 if node.format_spec is not None or not _scalar(v)
                 else (repr(v) if node.conversion == 114 else str(v))
             )
+        if isinstance(node, ast.Starred):  # *cfg["extra_args"]: its items, spread where it stands
+            spread = values.get("value", _UNKNOWN)
+            return _Spread(spread) if isinstance(spread, (list, tuple)) else _UNKNOWN
         if isinstance(node, ast.Dict):  # CONFIG = {"root": "/etc", ...}: what its known keys hold
             keys, items = values.get("keys", []), values.get("values", [])
             whole = len(keys) <= _MAX_ITEMS and all(isinstance(k, str) for k in keys)
             return dict(zip(keys, items, strict=False)) if whole else _UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple)):
-            items = values.get("elts", [])
+            items = _spread(values.get("elts", []))
             whole = len(items) <= _MAX_ITEMS and all(v is not _UNKNOWN and not isinstance(v, _Entries) for v in items)
             return (list(items) if isinstance(node, ast.List) else tuple(items)) if whole else _UNKNOWN
         if isinstance(node, ast.Attribute):
@@ -456,16 +472,18 @@ class _Reader:
         return _UNKNOWN
 
     def _call(self, node: ast.Call, values: dict[str, Any]) -> Any:
-        args: list[Any] = values.get("args", [])
+        args: list[Any] = _spread(values.get("args", []))
         keywords = dict(values.get("keywords", []))
         name = _dotted(node.func, self.aliases)
         name = _CANONICAL.get(name, name)
         if name in _RESULTS:
             return _result(args)
+        if name == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
+            return _Partial(node.args[0], node.args[1:], node.keywords)
         own = self._returned(node, values)
         if own is not _UNKNOWN:
             return own
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(v is _UNKNOWN for v in args):
+        if any(v is _UNKNOWN for v in args):
             return _UNKNOWN
         handler = _FUNCTIONS.get(name)
         if handler is not None:
@@ -482,9 +500,13 @@ class _Reader:
             found = self.methods.get(node.func.attr, []) if ours else []
         else:
             found = self.functions.get(node.func.id, []) if isinstance(node.func, ast.Name) else []
-        if len(found) != 1 or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
-        f, args = found[0], values.get("args", [])
+        given_args = values.get("args", [])
+        if len(found) != 1 or any(
+            isinstance(a, ast.Starred) and not isinstance(v, _Spread)
+            for a, v in zip(node.args, given_args, strict=False)
+        ):
+            return None  # a spread of unknown items: which parameter takes what is not known
+        f, args = found[0], _spread(given_args)
         params = [p.arg for p in [*f.args.posonlyargs, *f.args.args]]
         if params[:1] in (["self"], ["cls"]) and (isinstance(node.func, ast.Attribute) or f.name == "__init__"):
             params = params[1:]
@@ -537,9 +559,12 @@ class _Reader:
             finally:
                 self.depth -= 1
                 self.writing, (returns, self.returns) = writing, (self.returns, returns)
+            yielded = [v.value for v in returns if isinstance(v, _Yielded)]
+            returns = [v for v in returns if not isinstance(v, _Yielded)] if not yielded else yielded
             known = {repr(v): v for v in returns if v is not _UNKNOWN}
             if len(known) == 1 and len(returns) == len([v for v in returns if v is not _UNKNOWN]):
-                self.results[key] = next(iter(known.values()))
+                value = next(iter(known.values()))  # a generator: the entries it yields, as a listing
+                self.results[key] = _Entries(value) if yielded and isinstance(value, str) else value
         return self.results[key]
 
 
@@ -562,6 +587,35 @@ if _Unparser is not None:
 
 def _unparse(tree: ast.Module) -> str:
     return _Writer().visit(tree) if _Unparser is not None else ast.unparse(tree)
+
+
+class _Partial:
+    """``functools.partial(f, *args, **keywords)``: a call of ``f`` with these first."""
+
+    def __init__(self, func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> None:
+        self.func, self.args, self.keywords = func, args, keywords
+
+
+class _Spread:
+    """A starred list's items (``*args``), spread where it stands."""
+
+    def __init__(self, items: list[Any] | tuple[Any, ...]) -> None:
+        self.items = items
+
+
+def _spread(values: list[Any]) -> list[Any]:
+    """``values`` with each known spread's items in its place; an unknown spread stays unknown."""
+    out: list[Any] = []
+    for v in values:
+        out += list(v.items) if isinstance(v, _Spread) else [v]
+    return out
+
+
+class _Yielded:
+    """A value a generator yields (``yield candidate``), among what the function being read returns."""
+
+    def __init__(self, value: Any) -> None:
+        self.value: Any = value
 
 
 class _Entries:
@@ -823,7 +877,7 @@ def _literal(value: Any) -> ast.expr | None:
     """A known value as code: a string, a number, a list of them (a tuple too: an argv is read as a
     list). A value longer than ``_MAX_WRITTEN_VALUE`` keeps its name: written at each use, a long
     one would multiply the text the rules read."""
-    if value is _UNKNOWN or isinstance(value, (_Names, _Entries)):
+    if value is _UNKNOWN or isinstance(value, (_Names, _Entries, _Partial)):
         return None  # a listing stays the call it is
     if isinstance(value, str):
         return ast.Constant(str(value)) if len(value) <= _MAX_WRITTEN_VALUE else None
