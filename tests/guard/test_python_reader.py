@@ -6,7 +6,6 @@ The scripts are real files in a temporary project, judged as ``python3 NAME`` ru
 
 from __future__ import annotations
 
-import subprocess
 import tomllib
 from pathlib import Path
 
@@ -19,14 +18,6 @@ SCRIPTS = {
     s["name"]: s
     for s in tomllib.loads((Path(__file__).parent / "data" / "scripts" / "python_flow.toml").read_text())["script"]
 }
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> tuple[Path, Path]:
-    project, home = tmp_path / "project", tmp_path / "home"
-    home.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "my-feature", str(project)], check=True)
-    return project, home
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from watcher.guard import judge, load_policy
-
-
-@pytest.fixture
-def place(tmp_path: Path) -> tuple[Path, Path]:
-    project, home = tmp_path / "project", tmp_path / "home"
-    home.mkdir()
-    subprocess.run(["git", "init", "-q", "-b", "my-feature", str(project)], check=True)
-    return project, home
 
 
 def _judge(place: tuple[Path, Path], command: str) -> tuple[str, str, str]:
