@@ -45,6 +45,7 @@ from watcher.guard._python_values import (
     binary,
     command_output,
     dotted,
+    holed,
     joined_str,
     literal,
     method,
@@ -53,6 +54,7 @@ from watcher.guard._python_values import (
     spread,
     subscript,
     target_name,
+    words,
 )
 
 __all__ = ["python_readable"]
@@ -384,7 +386,11 @@ class _Reader:
             if isinstance(receiver, str) and not isinstance(receiver, Names):
                 node.func = ast.parse(_AS_OS[node.func.attr], mode="eval").body
                 node.args = [ast.Constant(str(receiver)), *node.args]
-        return (literal(value) or node) if not isinstance(node, ast.Call) or pure(node) else node, value
+        if isinstance(node, ast.Call) and not pure(node):
+            return node, value
+        if isinstance(node, (ast.List, ast.Tuple)) and holed(value):
+            return node, value  # ["sudo", "cp", path, f"/etc/sudoers.d/{user}"]: its own words stay as written
+        return literal(value) or node, value
 
     def _comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, env: dict[str, Any]
@@ -446,9 +452,8 @@ class _Reader:
             whole = len(keys) <= MAX_ITEMS and all(isinstance(k, str) for k in keys)
             return dict(zip(keys, items, strict=False)) if whole else UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple)):
-            items = spread(values.get("elts", []))
-            whole = len(items) <= MAX_ITEMS and all(v is not UNKNOWN and not isinstance(v, Entries) for v in items)
-            return (list(items) if isinstance(node, ast.List) else tuple(items)) if whole else UNKNOWN
+            items = words(spread(values.get("elts", [])))
+            return (list(items) if isinstance(node, ast.List) else tuple(items)) if items is not None else UNKNOWN
         if isinstance(node, ast.Attribute):
             return self._attribute(node, values.get("value", UNKNOWN), env)
         if isinstance(node, ast.Subscript):
@@ -530,7 +535,7 @@ class _Reader:
         given = {p: v for p, v in zip(params, args, strict=False)}
         if f.args.vararg is not None and len(args) > len(params):
             rest = args[len(params) :]
-            given[f.args.vararg.arg] = tuple(rest) if all(v is not UNKNOWN for v in rest) else UNKNOWN
+            given[f.args.vararg.arg] = tuple(known) if (known := words(rest)) is not None else UNKNOWN
         given.update({k: v for k, v in values.get("keywords", []) if k})
         return f, given
 

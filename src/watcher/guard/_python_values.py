@@ -22,14 +22,17 @@ __all__ = [
     "RESULTS",
     "UNKNOWN",
     "Entries",
+    "Holed",
     "Names",
     "Partial",
     "PathValue",
+    "Placeholder",
     "Spread",
     "Yielded",
     "binary",
     "command_output",
     "dotted",
+    "holed",
     "join_path",
     "joined_str",
     "literal",
@@ -39,6 +42,7 @@ __all__ = [
     "spread",
     "subscript",
     "target_name",
+    "words",
 ]
 
 MAX_STR = 4096
@@ -68,6 +72,26 @@ class Spread:
 
     def __init__(self, items: list[Any] | tuple[Any, ...]) -> None:
         self.items = items
+
+
+def words(items: list[Any]) -> list[Any] | None:
+    """A list's items as a command's words: each known, or ``'{value}'`` for one known only when it
+    runs (``["sudo", "chown", "-R", owner, path]``), as long as some word is a known string; None when
+    none is, or when an item is a folder's entries."""
+    if len(items) > MAX_ITEMS or any(isinstance(v, (Entries, Spread)) for v in items):
+        return None
+    if all(v is not UNKNOWN for v in items):
+        return items
+    if not any(isinstance(v, str) and not isinstance(v, Names) for v in items):
+        return None
+    return [Placeholder() if v is UNKNOWN else v for v in items]
+
+
+class Placeholder(str):
+    """A word of a command known only when it runs: written ``{value}``, as the text readers write one."""
+
+    def __new__(cls) -> Placeholder:
+        return super().__new__(cls, "{value}")
 
 
 def spread(values: list[Any]) -> list[Any]:
@@ -322,13 +346,25 @@ def subscript(dotted: str, value: Any, key: Any) -> Any:
 
 
 def joined_str(node: ast.JoinedStr) -> Any:
-    parts = []
+    """An f-string's text: its parts known (``Constant``), or holes written ``{name}`` where a part is
+    known only when it runs (``f"/etc/sudoers.d/99-{user}"``), as the text readers write one."""
+    parts, holes = [], False
     for v in node.values:
-        if not isinstance(v, ast.Constant):
-            return UNKNOWN
-        parts.append(str(v.value))
+        known = isinstance(v, ast.Constant)
+        holes = holes or not known
+        inner = v.value if isinstance(v, ast.FormattedValue) else v
+        parts.append(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(inner)[:40] + "}")
     text = "".join(parts)
-    return text if len(text) <= MAX_STR else UNKNOWN
+    return (Holed(text) if holes else text) if len(text) <= MAX_STR else UNKNOWN
+
+
+class Holed(str):
+    """A string with holes where a value is known only when it runs: read, never written in place."""
+
+
+def holed(value: Any) -> bool:
+    """Whether a list's words hold a hole or a placeholder: its display is kept as written."""
+    return isinstance(value, (list, tuple)) and any(isinstance(v, (Holed, Placeholder)) for v in value)
 
 
 def scalar(v: Any) -> bool:
@@ -341,6 +377,8 @@ def literal(value: Any) -> ast.expr | None:
     one would multiply the text the rules read."""
     if value is UNKNOWN or isinstance(value, (Names, Entries, Partial)):
         return None  # a listing stays the call it is
+    if isinstance(value, Holed):
+        return None  # its expression is written already, holes and all
     if isinstance(value, str):
         return ast.Constant(str(value)) if len(value) <= MAX_WRITTEN_VALUE else None
     if isinstance(value, (bool, int, float)) or value is None:
