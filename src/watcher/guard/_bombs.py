@@ -86,6 +86,9 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         if code and _hoards(code):
             yield "resource-bomb", "allocates memory without bound: the machine runs out of memory"
             return
+        if code and c.name.startswith("python") and (why := _grows_without_end(code)):
+            yield "resource-bomb", why
+            return
         if c.name in ("stress", "stress-ng") and not _timed(c):
             yield "resource-bomb", f"{c.name} loads the machine with no time limit: it stops answering"
             return
@@ -118,6 +121,14 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             much = "all the free space" if size == float("inf") else f"{size / 1024**3:.0f} GiB"
             yield "resource-bomb", f"allocates {much} in one go: it fills the disk or the memory"
             return
+
+
+def _grows_without_end(code: str) -> str | None:
+    """Python that grows without end, read by its syntax tree (imported by the calls with Python only)."""
+    from watcher.guard._python import python_readable
+    from watcher.guard._python_bombs import endless_growth
+
+    return endless_growth(python_readable(code) or code)
 
 
 # loops that never end (`while true`, `while :`, `until false`, `for ((;;))`) and their body; a
