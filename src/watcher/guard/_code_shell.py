@@ -70,10 +70,18 @@ def _arguments(code: str, start: int) -> str:
 
 def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]:
     """The strings in ``region``: a list of words joined as one command (a name in it as the strings
-    it holds: one command for each of a loop's values), a string as it is."""
+    it holds: one command for each of a loop's values), a string as it is; a program named before
+    its list of arguments (``spawnSync("rm", ["-rf", dir])``, ``execFile``) runs them."""
+    program = _PROGRAM_THEN_LIST.match(region)
     lines = [line for m in _LIST.finditer(region) for line in _list_lines(m.group(0), values or {})]
+    if program is not None and lines:
+        lines[0] = _word(program.group(1) or program.group(2)) + " " + lines[0]
     region = _LIST.sub(" ", region)
     return lines + [a or b or c for a, b, c in _LITERAL.findall(region)]
+
+
+# a call's first argument, a program, followed by the list of its arguments
+_PROGRAM_THEN_LIST = lazy(r"""\s*(?:"([\w./+-]{1,200})"|'([\w./+-]{1,200})')\s*,\s*(?=\[)""")
 
 
 def _list_lines(listed: str, values: dict[str, list[str]]) -> list[str]:

@@ -265,7 +265,7 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
 # interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
 _RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
 _SHELLS_OUT = re.compile(
-    r"system\s*[(\"']|subprocess|popen|exec(Sync|File)?\s*[(\"']|spawn|`|%x|\bqx|Runtime|shell_exec|passthru|check_output"
+    r"system\s*[(\"']|subprocess|popen|exec(?:Sync|File(?:Sync)?)?\s*[(\"']|spawn|`|%x|\bqx|Runtime|shell_exec|passthru|check_output"
     r"|run\s*\(|Open3\."
 )
 
