@@ -156,7 +156,9 @@ def _script_findings(
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
-            code = code.replace("__file__", repr(ran.path))  # the script's own path, as it runs
+            # the script's own path and folder, as it runs (Python's __file__, Node's __filename, __dirname)
+            code = code.replace("__file__", repr(ran.path)).replace("__filename", repr(ran.path))
+            code = code.replace("__dirname", repr(os.path.dirname(ran.path)))
             from watcher.guard._python import python_readable  # its parser imported when a script runs
 
             # Python as its syntax tree reads it (values in place, no notes); else without its notes

@@ -29,6 +29,9 @@ def readable_code(code: str) -> str:
     python = python_readable(code)
     if python is not None:  # its values followed already, and better than the rounds below would
         return _joined(_home_written(python))
+    from watcher.guard._javascript import javascript_readable
+
+    code = javascript_readable(code) or code  # JavaScript's names as they are known, then the rounds below
     if "q" in code:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
     code = _joined(_home_written(_CWD_EXPR.sub("'.'", code) if "cwd" in code or "pwd" in code else code))

@@ -179,7 +179,9 @@ def _only_checked(code: str, word: str) -> bool:
     quoted = rf"""['"]{re.escape(word)}['"]"""
     checked = len(re.findall(rf"{_CHECKS}\s*\(\s*(?:[\w.]+\(\s*)?{quoted}|{quoted}\s*\.\s*{_CHECKS}\(", code))
     # a name given to it (`path = '~/.netrc'`, `return '~/.netrc'`): where the name is used is judged
-    named = len(re.findall(rf"^\s*(?:[A-Za-z_]\w*\s*=|return)\s*{quoted}\s*$", code, re.M))
+    named = len(
+        re.findall(rf"^\s*(?:(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*=|return)\s*{quoted}\s*;?\s*$", code, re.M)
+    )
     return checked > 0 and checked + named == len(re.findall(quoted, code))
 
 
@@ -189,7 +191,9 @@ def _only_joined(code: str, word: str) -> bool:
     here. A part that is known is written in place (``'~/.ssh/id_rsa'``) and judged as that file."""
     quoted = rf"""['"]{re.escape(word)}['"]"""
     joined = len(re.findall(rf"{quoted}\s*/\s*[A-Za-z_]|join\(\s*{quoted}\s*,\s*[A-Za-z_]", code))
-    named = len(re.findall(rf"^\s*[A-Za-z_]\w*\s*=\s*{quoted}\s*$", code, re.M))  # KEYS = '~/.ssh': a name for it
+    named = len(
+        re.findall(rf"^\s*(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*=\s*{quoted}\s*;?\s*$", code, re.M)
+    )  # KEYS = '~/.ssh': a name for it
     return joined > 0 and joined + named == len(re.findall(quoted, code))
 
 

@@ -1,7 +1,9 @@
-"""Python a command runs is read by its syntax tree: a value is followed from where it is set to the
-call that uses it (through functions, objects, options and loops), within bounds.
+"""Code a command runs is read for where its values go: Python by its syntax tree, JavaScript and
+TypeScript by tree-sitter's; a value is followed from where it is set to the call that uses it
+(through functions, objects, options and loops), within bounds.
 
-The scripts are real files in a temporary project, judged as ``python3 NAME`` runs them, never run.
+The scripts are real files in a temporary project, judged as the data file's runner runs them
+(``python3 NAME``, ``node NAME``), never run.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ from pathlib import Path
 import pytest
 
 from watcher.guard import judge, load_policy
+from watcher.guard._javascript import javascript_readable
 from watcher.guard._python import python_readable
 
+DATA = Path(__file__).parent / "data" / "scripts"
 SCRIPTS = {
-    s["name"]: s
-    for s in tomllib.loads((Path(__file__).parent / "data" / "scripts" / "python_flow.toml").read_text())["script"]
+    s["name"]: {**s, "runner": data["runner"]}
+    for path in sorted(DATA.glob("*.toml"))
+    for data in [tomllib.loads(path.read_text())]
+    for s in data["script"]
 }
 
 
@@ -25,18 +31,18 @@ def test_a_value_is_followed_to_the_call_that_uses_it(place: tuple[Path, Path], 
     case = SCRIPTS[name]
     project, home = place
     (project / name).write_text(case["text"].lstrip())
-    v = judge(
-        "Bash", {"command": f"python3 {name}"}, cwd=str(project), home=str(home), policy=load_policy(str(project))
-    )
+    command = f"{case['runner']} {name}"
+    v = judge("Bash", {"command": command}, cwd=str(project), home=str(home), policy=load_policy(str(project)))
     assert v.decision == case["expect"], v.reason
     if case["expect"] == "deny":
         assert v.category == case["category"], v.reason
         assert v.reason.startswith(f"runs {name}, a script that"), v.reason
 
 
-def test_both_kinds_of_vector_are_there() -> None:
-    expected = [s["expect"] for s in SCRIPTS.values()]
-    assert expected.count("deny") >= 15 and expected.count("allow") >= 15
+@pytest.mark.parametrize("runner", ["python3", "node"])
+def test_both_kinds_of_vector_are_there(runner: str) -> None:
+    expected = [s["expect"] for s in SCRIPTS.values() if s["runner"].startswith(runner)]
+    assert expected.count("deny") >= 8 and expected.count("allow") >= 8
 
 
 def test_the_same_code_inline_is_read_the_same_way(place: tuple[Path, Path]) -> None:
@@ -92,3 +98,19 @@ def test_long_values_keep_their_names() -> None:
     code += "os.rmdir(v400)\n"
     out = python_readable(code)  # a 3.6 kB path at each of 400 uses would be 700 kB of text
     assert out is not None and len(out) < 4 * len(code)
+
+
+def test_javascript_names_are_written_where_they_are_read() -> None:
+    code = (
+        'const os = require("os");\nconst path = require("path");\nconst base = path.join(os.homedir(), ".config");\n'
+        "function clear(dir) { require('fs').rmSync(dir, { recursive: true }); }\nclear(base);\n"
+    )
+    out = javascript_readable(code)
+    assert out is not None
+    assert 'clear("~/.config")' in out and 'rmSync("~/.config"' in out
+
+
+def test_what_is_not_javascript_is_left_to_the_text_readers() -> None:
+    assert javascript_readable("puts File.read(Dir.home + '/.netrc')") is None  # Ruby
+    assert javascript_readable('my $h = $ENV{HOME}; system("rm -rf $h");') is None  # Perl
+    assert javascript_readable("const x = ;; )(") is None

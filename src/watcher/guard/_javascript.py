@@ -1,0 +1,273 @@
+"""JavaScript and TypeScript as the guard's rules read them: what a name is known to hold, written
+where it is read.
+
+The rules read code as text (``_readable``). This parses it (tree-sitter, through ast-grep, which
+the guard already uses for shell) and writes it back with what it can know in place: a name
+declared once with a known value (``const HOME = os.homedir()``, ``let target = path.join(HOME,
+'.ssh')``), a template literal whose parts are known (``\\`rm -rf ${target}\\```), a string joined
+with ``+``, ``process.env.NAME || 'default'``'s default. A call of one of the file's functions
+(``function wipe(dir)``, ``const wipe = (dir) => …``) with known arguments is written out again
+below the code with them in place, so what the function does with those values is in the text.
+
+Nothing is run; a name assigned more than once, or to a value computed at run time, is left as
+written. Code that does not parse as JavaScript is returned as ``None``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import posixpath
+import re
+from typing import Any
+
+__all__ = ["javascript_readable"]
+
+_MAX_CODE = 64_000
+_MAX_STR = 4096
+_MAX_COPIES = 24
+_UNKNOWN: Any = object()
+# what marks code as JavaScript (Ruby, Perl and Python do not parse without errors besides)
+_LOOKS_JS = re.compile(r"\b(?:const|let|var|function)\s|=>|\brequire\(|^\s*import\s[^\n]*\bfrom\s", re.M)
+_FUNCTION_KINDS = frozenset({"function_declaration", "function_expression", "arrow_function", "function"})
+
+
+def javascript_readable(code: str, typescript: bool = False) -> str | None:
+    """``code`` written back with the values its names are known to hold, and its functions written
+    out again for each call with known arguments; None when it is not JavaScript (or too large)."""
+    if len(code) > _MAX_CODE or not _LOOKS_JS.search(code):
+        return None
+    return _read(code, "typescript" if typescript else "javascript")
+
+
+@functools.lru_cache(maxsize=16)
+def _read(code: str, language: str) -> str | None:
+    try:
+        from ast_grep_py import SgRoot
+
+        root = SgRoot(code, language).root()
+        if root.find(kind="ERROR") is not None:
+            return None if language == "typescript" else _read(code, "typescript")
+        return _Reader(code, root).read()
+    except Exception:  # noqa: BLE001 - a fault of this reading leaves the code to the text readers, still judged
+        return None
+
+
+class _Reader:
+    """One reading: the names declared once and the functions, then the text with values in place."""
+
+    def __init__(self, code: str, root: Any) -> None:
+        self.code, self.root = code, root
+        self.functions: dict[str, tuple[list[tuple[str, Any]], Any]] = {}
+        self.copies: list[str] = []
+        self.copied: set[str] = set()
+        declared: dict[str, list[Any]] = {}
+        for d in root.find_all(kind="variable_declarator"):
+            name, value = d.field("name"), d.field("value")
+            if name is None or name.kind() != "identifier":
+                continue
+            if value is not None and value.kind() in ("arrow_function", "function_expression", "function"):
+                self._function(name.text(), value)
+            declared.setdefault(name.text(), []).append(value)
+        for a in root.find_all(kind="assignment_expression"):
+            left = a.field("left")
+            if left is not None and left.kind() == "identifier":
+                declared.setdefault(left.text(), []).append(None)  # assigned again: not one value
+        for f in root.find_all(kind="function_declaration"):
+            name = f.field("name")
+            if name is not None:
+                self._function(name.text(), f)
+        self.env: dict[str, Any] = {}
+        for _ in range(4):  # a value built from another: rounds, as each becomes known
+            for name, values in declared.items():
+                if len(values) == 1 and values[0] is not None and name not in self.env:
+                    value = self._value(values[0], self.env)
+                    if value is not _UNKNOWN:
+                        self.env[name] = value
+
+    def _function(self, name: str, f: Any) -> None:
+        params: list[tuple[str, Any]] = []
+        formal = f.field("parameters")
+        for p in (
+            formal.named_children() if formal is not None else [f.field("parameter")] if f.field("parameter") else []
+        ):
+            if p.kind() == "identifier":
+                params.append((p.text(), None))
+            elif p.kind() in ("assignment_pattern", "required_parameter", "optional_parameter"):
+                target = p.field("left") or p.field("pattern")
+                default = p.field("right") or p.field("value")
+                if target is not None and target.kind() == "identifier":
+                    params.append((target.text(), default))
+        body = f.field("body")
+        if body is not None:
+            self.functions[name] = (params, body)
+
+    def read(self) -> str:
+        text = self._render(self.root, self.env, depth=0)
+        return "\n".join([text, *self.copies])
+
+    # --- writing -----------------------------------------------------------------------------------
+
+    def _render(self, node: Any, env: dict[str, Any], depth: int) -> str:
+        """``node``'s text with what is known in place, and calls of the file's functions copied."""
+        kind = node.kind()
+        replaceable = kind in _REPLACEABLE and not (kind == "identifier" and self._declares(node))
+        if replaceable and (kind != "call_expression" or _PURE.match(node.text())):
+            value = self._value(node, env)
+            if isinstance(value, (str, list)) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
+                return text
+        if kind == "call_expression":
+            self._copy(node, env, depth)
+        children = node.children()
+        if not children:
+            return str(node.text())
+        start = node.range().start.index
+        out, pos = [], start
+        for c in children:
+            r = c.range()
+            out.append(self.code[pos : r.start.index])
+            out.append(self._render(c, env, depth))
+            pos = r.end.index
+        out.append(self.code[pos : node.range().end.index])
+        return "".join(out)
+
+    def _declares(self, node: Any) -> bool:
+        """Whether an identifier is a name being declared or a parameter, not a value read."""
+        parent = node.parent()
+        if parent is None:
+            return True
+        kind = parent.kind()
+        if kind in ("variable_declarator", "assignment_pattern", "required_parameter", "optional_parameter"):
+            named = parent.field("name") or parent.field("left") or parent.field("pattern")
+            return named is not None and named.range().start.index == node.range().start.index
+        if kind == "assignment_expression":
+            left = parent.field("left")
+            return left is not None and left.range().start.index == node.range().start.index
+        if kind == "call_expression":
+            callee = parent.field("function")
+            return callee is not None and callee.range().start.index == node.range().start.index
+        return kind in (
+            "formal_parameters",
+            "function_declaration",
+            "class_declaration",
+            "import_specifier",
+            "shorthand_property_identifier_pattern",
+        )
+
+    def _copy(self, call: Any, env: dict[str, Any], depth: int) -> None:
+        callee = call.field("function")
+        if callee is None or callee.kind() != "identifier" or callee.text() not in self.functions:
+            return
+        if depth >= 2 or len(self.copies) >= _MAX_COPIES:
+            return
+        params, body = self.functions[callee.text()]
+        args_node = call.field("arguments")
+        args = [self._value(a, env) for a in (args_node.named_children() if args_node is not None else [])]
+        if all(a is _UNKNOWN for a in args):
+            return
+        inside = dict(self.env)
+        for i, (name, default) in enumerate(params):
+            value = args[i] if i < len(args) else self._value(default, self.env) if default is not None else _UNKNOWN
+            if value is _UNKNOWN:
+                inside.pop(name, None)
+            else:
+                inside[name] = value
+        for d in body.find_all(kind="variable_declarator"):  # const target = path.join(dir, 'x'): with dir given
+            name, value = d.field("name"), d.field("value")
+            if (
+                name is not None
+                and value is not None
+                and name.kind() == "identifier"
+                and name.text() not in dict(params)
+            ):
+                known = self._value(value, inside)
+                if known is not _UNKNOWN:
+                    inside[name.text()] = known
+        key = f"{callee.text()}{sorted((k, repr(v)) for k, v in inside.items() if k in dict(params))}"
+        if key in self.copied:
+            return
+        self.copied.add(key)
+        self.copies.append(f"function {callee.text()}() {self._render(body, inside, depth + 1)}")
+
+    # --- values --------------------------------------------------------------------------------------
+
+    def _value(self, node: Any, env: dict[str, Any]) -> Any:
+        """What an expression is known to hold: a string (a path, a command), a number, a list of them."""
+        kind = node.kind()
+        if kind == "string":
+            return "".join(c.text() for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
+        if kind == "number":
+            return node.text()
+        if kind == "identifier":
+            return env.get(node.text(), _UNKNOWN) if node.text() not in ("__dirname", "undefined") else _UNKNOWN
+        if kind == "parenthesized_expression":
+            inner = node.named_children()
+            return self._value(inner[0], env) if len(inner) == 1 else _UNKNOWN
+        if kind == "template_string":
+            parts = []
+            for c in node.children():
+                if c.kind() == "template_substitution":
+                    inner = c.named_children()
+                    v = self._value(inner[0], env) if len(inner) == 1 else _UNKNOWN
+                    if v is _UNKNOWN or not isinstance(v, str):
+                        return _UNKNOWN
+                    parts.append(v)
+                elif c.kind() in ("string_fragment", "escape_sequence"):
+                    parts.append(c.text())
+            return _bounded("".join(parts))
+        if kind == "binary_expression":
+            left, right = node.field("left"), node.field("right")
+            op = node.field("operator")
+            op_text = op.text() if op is not None else ""
+            lv, rv = self._value(left, env), self._value(right, env)
+            if op_text == "+" and isinstance(lv, str) and isinstance(rv, str):
+                return _bounded(lv + rv)
+            if op_text in ("||", "??"):
+                return lv if lv is not _UNKNOWN else rv  # process.env.ROOT || '/srv'
+            return _UNKNOWN
+        if kind == "array":
+            items = [self._value(c, env) for c in node.named_children()]
+            return items if all(isinstance(i, str) for i in items) and len(items) <= 64 else _UNKNOWN
+        if kind == "member_expression":
+            text = re.sub(r"\s+", "", node.text())
+            if text in ("process.env.HOME", "process.env.USERPROFILE"):
+                return "~"
+            return _UNKNOWN
+        if kind == "call_expression":
+            return self._call(node, env)
+        return _UNKNOWN
+
+    def _call(self, node: Any, env: dict[str, Any]) -> Any:
+        callee = node.field("function")
+        name = re.sub(r"\s+", "", callee.text()) if callee is not None else ""
+        name = re.sub(r"^require\(['\"](?:node:)?(\w+)['\"]\)", r"\1", name)
+        args_node = node.field("arguments")
+        args = [self._value(a, env) for a in (args_node.named_children() if args_node is not None else [])]
+        if name in ("os.homedir", "homedir"):
+            return "~"
+        if name in ("process.cwd",):
+            return "."
+        if name in ("os.tmpdir", "tmpdir"):
+            return "/tmp"
+        if any(not isinstance(a, str) for a in args):
+            return _UNKNOWN
+        if name in ("path.join", "join", "path.posix.join", "path.resolve", "resolve") and args:
+            out = args[0]
+            for a in args[1:]:
+                out = a if a.startswith("/") else out.rstrip("/") + "/" + a
+            return _bounded(out)
+        if name in ("path.dirname", "dirname") and len(args) == 1:
+            return posixpath.dirname(args[0]) or "."
+        if name in ("String", "path.normalize", "normalize") and len(args) == 1:
+            return args[0]
+        return _UNKNOWN
+
+
+_REPLACEABLE = frozenset({"identifier", "template_string", "binary_expression", "call_expression", "member_expression"})
+# calls whose known value may stand for them: the home, the working folder, a joined path
+_PURE = re.compile(
+    r"^(?:require\(['\"](?:node:)?\w+['\"]\)\.|os\.|path\.(?:posix\.)?|process\.)?(?:homedir|tmpdir|cwd|join|resolve|dirname|normalize)\(|^String\("
+)
+
+
+def _bounded(text: str) -> Any:
+    return text if len(text) <= _MAX_STR else _UNKNOWN
