@@ -114,3 +114,10 @@ def test_what_is_not_javascript_is_left_to_the_text_readers() -> None:
     assert javascript_readable("puts File.read(Dir.home + '/.netrc')") is None  # Ruby
     assert javascript_readable('my $h = $ENV{HOME}; system("rm -rf $h");') is None  # Perl
     assert javascript_readable("const x = ;; )(") is None
+
+
+def test_javascript_copies_are_written_within_bounds() -> None:
+    body = "".join(f"  require('fs').rmSync(p + '/{i}');\n" for i in range(400))
+    code = "function f(p) {\n" + body + "}\n" + "".join(f"f('/srv/x{i}');\n" for i in range(30))
+    out = javascript_readable(code)  # 30 copies of a 14 kB body would be 420 kB: the reader stops well before
+    assert out is not None and len(out) < 4 * len(code)

@@ -25,6 +25,7 @@ __all__ = ["javascript_readable"]
 _MAX_CODE = 64_000
 _MAX_STR = 4096
 _MAX_COPIES = 24
+_MAX_WRITTEN = 32_000  # the characters of function bodies written out again, in all
 _UNKNOWN: Any = object()
 # what marks code as JavaScript (Ruby, Perl and Python do not parse without errors besides)
 _LOOKS_JS = re.compile(r"\b(?:const|let|var|function)\s|=>|\brequire\(|^\s*import\s[^\n]*\bfrom\s", re.M)
@@ -60,6 +61,7 @@ class _Reader:
         self.functions: dict[str, tuple[list[tuple[str, Any]], Any]] = {}
         self.copies: list[str] = []
         self.copied: set[str] = set()
+        self.written = 0
         declared: dict[str, list[Any]] = {}
         for d in root.find_all(kind="variable_declarator"):
             name, value = d.field("name"), d.field("value")
@@ -183,9 +185,11 @@ class _Reader:
                 if known is not _UNKNOWN:
                     inside[name.text()] = known
         key = f"{callee.text()}{sorted((k, repr(v)) for k, v in inside.items() if k in dict(params))}"
-        if key in self.copied:
-            return
+        size = body.range().end.index - body.range().start.index
+        if key in self.copied or self.written + size > _MAX_WRITTEN:
+            return  # copied already; or copies of a large function, or many: read no further than this
         self.copied.add(key)
+        self.written += size
         self.copies.append(f"function {callee.text()}() {self._render(body, inside, depth + 1)}")
 
     # --- values --------------------------------------------------------------------------------------
