@@ -37,6 +37,7 @@ from watcher.guard._python_values import (
     RESULTS,
     UNKNOWN,
     Entries,
+    Instance,
     Names,
     Partial,
     PathValue,
@@ -120,13 +121,23 @@ class _Reader:
         self.returns: list[Any] | None = None  # the values the function being read returns
         self.depth = 0
         self.written = 0
-        self.writing = False  # True once the module's names are known: loops and calls written out
+        self.writing = False  # True once the module's names are known: calls written out again
+        self.unrolling = False  # True once the module's names are known: loops over lists, once per value
         self.options: dict[str, Any] = {}
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.properties: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         in_class = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for n in c.body}
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 (self.methods if id(node) in in_class else self.functions).setdefault(node.name, []).append(node)
+                if id(node) in in_class and any(dotted(d, {}).endswith("property") for d in node.decorator_list):
+                    self.properties.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):  # run = lambda *a: …
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        self.functions.setdefault(t.id, []).append(_as_function(t.id, node.value))
             elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
                 init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
                 if init is not None:
                     self.functions.setdefault(node.name, []).append(init)
@@ -144,7 +155,7 @@ class _Reader:
                 self.attributes.setdefault("self." + name, value)
 
     def read(self) -> str:
-        self.writing, self.written, self.results = True, 0, {}  # read again with every name known
+        self.writing, self.unrolling, self.written, self.results = True, True, 0, {}  # every name known
         body = self._block(self.tree.body, {})
         return _unparse(ast.Module(body=body + self.copies, type_ignores=[]))
 
@@ -233,7 +244,7 @@ class _Reader:
         s.iter, over = self._expr(s.iter, env)
         counted(s.body, env)
         listed = isinstance(over, (list, tuple)) and 0 < len(over) <= _MAX_UNROLL
-        if listed and self.writing and self._afford(s.body, len(over) - 1):
+        if listed and self.unrolling and self._afford(s.body, len(over) - 1):
             out: list[ast.stmt] = []
             for value in over:
                 self._bind(s.target, value, None, env)
@@ -272,6 +283,7 @@ class _Reader:
         defaults.update(
             {p.arg: d for p, d in zip(f.args.kwonlyargs, f.args.kw_defaults, strict=False) if d is not None}
         )
+        inside.update({k: v for k, v in given.items() if k.startswith("self.")})
         decorated = dict(self._decorated(d) for d in f.decorator_list)  # @click.option('--root', default='~')
         for p in [*params, *f.args.kwonlyargs, f.args.vararg, f.args.kwarg]:
             if p is None:
@@ -283,6 +295,16 @@ class _Reader:
             else:
                 inside[p.arg] = decorated.get(p.arg, UNKNOWN)
         return inside
+
+    def _instance(self, c: ast.ClassDef, args: list[Any], values: dict[str, Any]) -> Any:
+        """An object of one of the file's classes: its own values, and for a class without an
+        ``__init__`` (a dataclass, a NamedTuple) the call's arguments in the order of its fields."""
+        fields = dict(self._fields(c))
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in c.body):
+            order = [s.target.id for s in c.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+            given = {**dict(zip(order, args, strict=False)), **{k: v for k, v in values.get("keywords", []) if k}}
+            fields.update(given)
+        return Instance(c.name, {k: v for k, v in fields.items() if v is not UNKNOWN})
 
     def _fields(self, c: ast.ClassDef) -> Iterable[tuple[str, Any]]:
         """A class's own values, as its objects hold them unless given others: ``disk: str =
@@ -388,6 +410,8 @@ class _Reader:
                 node.args = [ast.Constant(str(receiver)), *node.args]
         if isinstance(node, ast.Call) and not pure(node):
             return node, value
+        if isinstance(node, ast.Call) and not isinstance(value, (str, list, tuple)):
+            return node, value  # sys.exit(main()): a call kept as written unless it names a path or a command
         if isinstance(node, (ast.List, ast.Tuple)) and holed(value):
             return node, value  # ["sudo", "cp", path, f"/etc/sudoers.d/{user}"]: its own words stay as written
         return literal(value) or node, value
@@ -468,6 +492,16 @@ class _Reader:
         name = dotted(node, self.aliases)
         if name in env:  # self.paths
             return env[name]
+        if isinstance(receiver, Instance) and node.attr in receiver.fields:  # DEFAULT.device
+            return receiver.fields[node.attr]
+        found = self.properties.get(node.attr, [])
+        if len(found) == 1 and (isinstance(receiver, Instance) or name.startswith("self.")):
+            selves = (
+                {"self." + k: v for k, v in receiver.fields.items()}
+                if isinstance(receiver, Instance)
+                else {k: v for k, v in env.items() if k.startswith("self.")}
+            )
+            return self._result_for(found[0], selves)  # a property: what its method returns
         if isinstance(receiver, str) and not isinstance(receiver, Names):
             if node.attr == "parent":
                 return PathValue(posixpath.dirname(receiver.rstrip("/")) or ("/" if receiver.startswith("/") else "."))
@@ -502,6 +536,8 @@ class _Reader:
             return command_output(args)
         if name == "functools.partial" and node.args and not isinstance(node.args[0], ast.Starred):
             return Partial(node.args[0], node.args[1:], node.keywords)
+        if isinstance(node.func, ast.Name) and node.func.id in self.classes:
+            return self._instance(self.classes[node.func.id], spread(values.get("args", [])), values)
         own = self._returned(node, values)
         if own is not UNKNOWN:
             return own
@@ -537,6 +573,9 @@ class _Reader:
             rest = args[len(params) :]
             given[f.args.vararg.arg] = tuple(known) if (known := words(rest)) is not None else UNKNOWN
         given.update({k: v for k, v in values.get("keywords", []) if k})
+        instance = values.get("receiver")
+        if isinstance(instance, Instance):  # target.copy_image(): its fields are self's
+            given.update({"self." + k: v for k, v in instance.fields.items()})
         return f, given
 
     def _copy_call(self, node: ast.Call, values: dict[str, Any]) -> None:
@@ -565,9 +604,11 @@ class _Reader:
         """What one of the file's functions returns for the call (``def targets(): return
         Path.home() / 'Downloads'``): its one known return value, read with its parameters bound."""
         target = self._target(node, values)
-        if target is None or self.depth >= _MAX_DEPTH:
+        return UNKNOWN if target is None else self._result_for(*target)
+
+    def _result_for(self, f: ast.FunctionDef | ast.AsyncFunctionDef, given: dict[str, Any]) -> Any:
+        if self.depth >= _MAX_DEPTH:
             return UNKNOWN
-        f, given = target
         key = f"{id(f)}{sorted((k, repr(v)) for k, v in given.items())}"
         if key not in self.results:
             self.results[key] = UNKNOWN  # a function returning its own call: unknown
@@ -581,13 +622,28 @@ class _Reader:
             finally:
                 self.depth -= 1
                 self.writing, (returns, self.returns) = writing, (self.returns, returns)
-            yielded = [v.value for v in returns if isinstance(v, Yielded)]
-            returns = yielded if yielded else [v for v in returns if not isinstance(v, Yielded)]
-            known = {repr(v): v for v in returns if v is not UNKNOWN}
-            if len(known) == 1 and len(returns) == len([v for v in returns if v is not UNKNOWN]):
-                value = next(iter(known.values()))  # a generator: the entries it yields, as a listing
-                self.results[key] = Entries(value) if yielded and isinstance(value, str) else value
+            self.results[key] = _result_of(returns)
         return self.results[key]
+
+
+def _as_function(name: str, lam: ast.Lambda) -> ast.FunctionDef:
+    """A lambda given a name (``run = lambda *a: subprocess.run(a)``), as the function it is."""
+    f = ast.FunctionDef(name=name, args=lam.args, body=[ast.Return(lam.body)], decorator_list=[], returns=None)
+    setattr(f, "type_params", [])  # noqa: B010 - read by ast.unparse from Python 3.12 on; no field before
+    return ast.copy_location(f, lam)
+
+
+def _result_of(returns: list[Any]) -> Any:
+    """What a function gives its caller: its one known return value; a generator, what it yields
+    (one path: a listing, like a folder's entries; several known values: the list of them)."""
+    yielded = [v.value for v in returns if isinstance(v, Yielded)]
+    if yielded:
+        known = {repr(v): v for v in yielded if v is not UNKNOWN}
+        if len(known) == 1 and isinstance(value := next(iter(known.values())), str) and len(yielded) == 1:
+            return Entries(value)  # `for p in root.rglob('*'): yield p`: a listing
+        return list(known.values()) if len(known) == len(yielded) and 0 < len(yielded) <= 16 else UNKNOWN
+    known = {repr(v): v for v in returns if v is not UNKNOWN}
+    return next(iter(known.values())) if len(known) == 1 and len(known) and UNKNOWN not in returns else UNKNOWN
 
 
 _Unparser: Any = getattr(ast, "_Unparser", None)  # ast.unparse's writer (where this Python has it)

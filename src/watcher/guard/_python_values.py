@@ -23,6 +23,7 @@ __all__ = [
     "UNKNOWN",
     "Entries",
     "Holed",
+    "Instance",
     "Names",
     "Partial",
     "PathValue",
@@ -65,6 +66,16 @@ class Partial:
 
     def __init__(self, func: ast.expr, args: list[ast.expr], keywords: list[ast.keyword]) -> None:
         self.func, self.args, self.keywords = func, args, keywords
+
+
+class Instance:
+    """An object of one of the file's classes, with the values of its fields that are known."""
+
+    def __init__(self, name: str, fields: dict[str, Any]) -> None:
+        self.name, self.fields = name, fields
+
+    def __repr__(self) -> str:  # a copy's key: which object's fields it was read with
+        return f"{self.name}{sorted(self.fields.items(), key=lambda kv: kv[0])!r}"
 
 
 class Spread:
@@ -375,7 +386,7 @@ def literal(value: Any) -> ast.expr | None:
     """A known value as code: a string, a number, a list of them (a tuple too: an argv is read as a
     list). A value longer than ``MAX_WRITTEN_VALUE`` keeps its name: written at each use, a long
     one would multiply the text the rules read."""
-    if value is UNKNOWN or isinstance(value, (Names, Entries, Partial)):
+    if value is UNKNOWN or isinstance(value, (Names, Entries, Partial, Instance)):
         return None  # a listing stays the call it is
     if isinstance(value, Holed):
         return None  # its expression is written already, holes and all
