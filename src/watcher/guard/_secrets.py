@@ -185,6 +185,10 @@ def _only_checked(code: str, word: str) -> bool:
     return checked > 0 and checked + named == len(re.findall(quoted, code))
 
 
+# a string literal, quote to the same quote (a '"' is a string holding a double quote)
+_STRING = lazy(r"""(['"])((?:(?!\1)[^\\\n]|\\.){1,2000})\1""")
+
+
 def _only_joined(code: str, word: str) -> bool:
     """Every mention of the folder ``word`` goes on with a part known only when the code runs
     (``'~/.ssh' / name``, ``os.path.join('~/.ssh', name)``): which of its files is read is not known
@@ -245,7 +249,7 @@ def leaked(x: At) -> str | None:
             return secret_file(x.place, x.path(target), x.policy)
     code = readable_code(inline_code(x.cmd))
     if code:
-        for word in re.findall(r"['\"]([^'\"]+)['\"]", code):
+        for word in (m.group(2) for m in _STRING.finditer(code)):
             if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):  # a path, not prose
                 why = secret_file(x.place, x.path(word), x.policy)
                 if why and not _only_checked(code, word) and not _only_joined(code, word):
