@@ -257,7 +257,8 @@ def leaked(x: At) -> str | None:
         for m in _ENV_DUMP.finditer(code):  # shown or sent on its line: print(dict(os.environ)), not env=dict(…)
             start = code.rfind("\n", 0, m.start()) + 1
             line = code[start : code.find("\n", m.end()) % (len(code) + 1)]
-            held = re.search(r"""['"]\s*:\s*(?:dict\(\s*)?$""", code[start : m.start()])  # {"env": dict(os.environ)}
+            # {"env": dict(os.environ)}, report["env"] = dict(os.environ): a report holding it
+            held = re.search(r"""['"]\s*(?::|\]\s*=)\s*(?:dict\(\s*)?$""", code[start : m.start()])
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
         return None
