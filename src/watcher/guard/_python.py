@@ -490,6 +490,10 @@ class _Reader:
 
     def _attribute(self, node: ast.Attribute, receiver: Any, env: dict[str, Any]) -> Any:
         name = dotted(node, self.aliases)
+        if name.startswith("cls.") or (isinstance(node.value, ast.Name) and node.value.id in self.classes):
+            name = "self." + node.attr  # cls.post_action, UpdatePolicy.post_action: the class's own value
+            if name not in env and name in self.attributes:
+                return self.attributes[name]
         if name in env:  # self.paths
             return env[name]
         if isinstance(receiver, Instance) and node.attr in receiver.fields:  # DEFAULT.device
