@@ -5,10 +5,12 @@ The rules read code as text (``_readable``), and text cannot follow a value thro
 statements. This reads the code's syntax tree and writes it back with the values it can know in
 place: a path built in steps (``root = Path.home(); target = root / 'x'``), a module's constant
 read in a function, an option's ``argparse`` or ``click`` default, ``os.environ.get(NAME,
-default)``'s default, what one of the file's functions returns, a class's own values (a
-dataclass's fields) and the attributes its constructor sets (``self.paths``), a mapping's entries
-(``CONFIG["root"]``), a loop over a literal list once per value, and a loop over a folder's entries
-as ``'folder/*'`` unless its body picks some (``_python_loops``). A call of one of the file's
+default)``'s default, what one of the file's functions returns (or yields), an object of one of
+its classes (a dataclass's or NamedTuple's fields from their defaults and the call, the attributes
+a constructor sets such as ``self.paths``, a property's value, ``cls.x``), a mapping's entries
+(``CONFIG["root"]``), ``functools.partial`` and lambdas given a name, a loop over a literal list
+once per value, and a loop over a folder's entries as ``'folder/*'`` unless its body picks some
+(``_python_loops``). A call of one of the file's
 functions with known arguments is written out again below the code with them in place, so what
 the function does with those values is in the text (``purge(args.root)``, ``self._rm(p)`` for each
 ``p`` of a literal list).
