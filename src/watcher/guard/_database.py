@@ -120,14 +120,48 @@ def _code_sql(x: At, code: str) -> Finding | None:
     """Inline code (``python -c``, ``node -e``, a here-document) whose strings hold a destructive
     statement (``c.execute('DROP TABLE users')``, ``dbExecute(con, "DELETE FROM t")``), unless the
     database it names is a test or in-memory one."""
-    strings = re.findall(r"'([^'\n]{1,2000})'|\"([^\"\n]{1,2000})\"|`([^`]{1,2000})`", readable_code(code))
-    texts = [a or b or c for a, b, c in strings]
-    statements = [t for t in texts if _STATEMENT.match(t)]  # a string that is SQL, not prose about it
-    if not destructive_sql(x.policy, "\n;".join(statements)):
+    text = readable_code(code)
+    if not destructive_sql(x.policy, "\n;".join(_statements(_strings(text)))):
         return None
-    if test_database(x) or any(t == ":memory:" or _TEST_NAME.search(t) for t in texts):
+    if test_database(x) or _spared(x, text):
         return None
     return "database", "runs a destructive database statement from inline code: the data is gone for good"
+
+
+def _strings(text: str) -> list[str]:
+    return [a or b or c for a, b, c in re.findall(r"'([^'\n]{1,2000})'|\"([^\"\n]{1,2000})\"|`([^`]{1,2000})`", text)]
+
+
+def _statements(texts: list[str]) -> list[str]:
+    return [t for t in texts if _STATEMENT.match(t)]  # a string that is SQL, not prose about it
+
+
+def _spared(x: At, text: str) -> bool:
+    """Whether the destructive statements run on a test database the code names. Where a function
+    both connects and runs one (as the code's readers write a call out with its values), its own
+    connection decides; else a test database named anywhere, and no other connection named."""
+    decided = []
+    for chunk in _FUNCTION.split(text):  # a function's body at a time
+        texts = _strings(chunk)
+        connections = [t for t in texts if _CONNECTS.search(t)]
+        if connections and destructive_sql(x.policy, "\n;".join(_statements(texts))):
+            decided.append(all(_tested(t) for t in connections))
+    if decided:
+        return all(decided)
+    texts = _strings(text)
+    tested = any(t == ":memory:" or _TEST_NAME.search(t) for t in texts)
+    return tested and not any(_CONNECTS.search(t) and not _tested(t) for t in texts)
+
+
+def _tested(connection: str) -> bool:
+    """A connection to a test database: its URL's database (``…/app_test``) or its ``dbname=``."""
+    named = re.search(r"\bdbname=([^\s;]+)", connection)
+    return bool(_TEST_NAME.search(named.group(1) if named else connection))
+
+
+# a connection's address: a database URL, or a libpq connection string's host or database
+_CONNECTS = lazy(r"(?i)^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss)://|\b(?:dbname|host)=\S")
+_FUNCTION = lazy(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|function)[ \t]")
 
 
 def _bulk_key_delete(x: At, args: list[str]) -> bool:
