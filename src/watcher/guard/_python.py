@@ -424,7 +424,7 @@ class _Reader:
         """``[shutil.rmtree(os.path.join(h, d)) for d in os.listdir(h)]``: a folder's entries taken
         without a condition are every entry, as in a loop."""
         node, inner = copy.copy(node), dict(env)
-        if len(node.generators) == 1 and not node.generators[0].ifs and not isinstance(node, ast.DictComp):
+        if len(node.generators) == 1 and not isinstance(node, ast.DictComp):
             g = node.generators[0]  # [run(c.split()) for c in ('ufw disable', 'iptables -F')]: each, written out
             over = self._expr(g.iter, env)[1]
             if (
@@ -438,7 +438,8 @@ class _Reader:
                     elt, v = self._expr(node.elt, inner)
                     elts.append(elt)
                     known.append(v)
-                whole = all(v is not UNKNOWN for v in known) and not isinstance(node, ast.SetComp)
+                # with a condition, which it keeps is known only when it runs: each is written out
+                whole = all(v is not UNKNOWN for v in known) and not isinstance(node, ast.SetComp) and not g.ifs
                 return ast.List(elts=elts, ctx=ast.Load()), known if whole else UNKNOWN
         node.generators = [copy.copy(g) for g in node.generators]
         for g in node.generators:

@@ -185,6 +185,23 @@ def _only_checked(code: str, word: str) -> bool:
     return checked > 0 and checked + named == len(re.findall(quoted, code))
 
 
+def _secret_path(x: At, word: str) -> str | None:
+    """Why the string ``word`` names a secret file, when it is a path (not prose) and names one."""
+    if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):
+        return secret_file(x.place, x.path(word), x.policy)
+    return None
+
+
+def _python_words(code: str) -> list[str] | None:
+    """The strings Python code holds as data that it may read (not those it only prints, checks,
+    compares or names); None for code that is not Python, whose every string literal is read."""
+    if "import" not in code and "open(" not in code and "read" not in code:
+        return None
+    from watcher.guard._python_uses import used_strings  # its parser imported by the calls with code only
+
+    return used_strings(code)
+
+
 # a string literal, quote to the same quote (a '"' is a string holding a double quote)
 _STRING = lazy(r"""(['"])((?:(?!\1)[^\\\n]|\\.){1,2000})\1""")
 
@@ -249,11 +266,12 @@ def leaked(x: At) -> str | None:
             return secret_file(x.place, x.path(target), x.policy)
     code = readable_code(inline_code(x.cmd))
     if code:
-        for word in (m.group(2) for m in _STRING.finditer(code)):
-            if ("/" in word or word.startswith((".", "~"))) and not re.search(r"\s", word.strip()):  # a path, not prose
-                why = secret_file(x.place, x.path(word), x.policy)
-                if why and not _only_checked(code, word) and not _only_joined(code, word):
-                    return why
+        named = [w for w in (m.group(2) for m in _STRING.finditer(code)) if _secret_path(x, w)]
+        # Python: of those, the strings its syntax tree shows it may read (not only print, check or name)
+        used = _python_words(code) if named else None
+        for word in [w for w in used if _secret_path(x, w)] if used is not None else named:
+            if used is not None or not (_only_checked(code, word) or _only_joined(code, word)):
+                return _secret_path(x, word)
         for m in _ENV_DUMP.finditer(code):  # shown or sent on its line: print(dict(os.environ)), not env=dict(…)
             start = code.rfind("\n", 0, m.start()) + 1
             line = code[start : code.find("\n", m.end()) % (len(code) + 1)]
