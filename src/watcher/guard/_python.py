@@ -28,6 +28,7 @@ import functools
 import posixpath
 import re
 import stat
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
@@ -79,11 +80,11 @@ def python_readable(code: str) -> str | None:
     if out is not None:
         _WRITTEN[out] = None
         while len(_WRITTEN) > 16:
-            del _WRITTEN[next(iter(_WRITTEN))]
+            _WRITTEN.popitem(last=False)  # one call: safe beside another thread's judgement
     return out
 
 
-_WRITTEN: dict[str, None] = {}  # the texts written last, oldest first
+_WRITTEN: OrderedDict[str, None] = OrderedDict()  # the texts written last, oldest first
 
 
 @functools.lru_cache(maxsize=16)
