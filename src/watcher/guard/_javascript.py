@@ -29,15 +29,15 @@ _MAX_WRITTEN = 32_000  # the characters of function bodies written out again, in
 _UNKNOWN: Any = object()
 # what marks code as JavaScript (Ruby, Perl and Python do not parse without errors besides)
 _LOOKS_JS = re.compile(r"\b(?:const|let|var|function)\s|=>|\brequire\(|^\s*import\s[^\n]*\bfrom\s", re.M)
-_FUNCTION_KINDS = frozenset({"function_declaration", "function_expression", "arrow_function", "function"})
 
 
-def javascript_readable(code: str, typescript: bool = False) -> str | None:
+def javascript_readable(code: str) -> str | None:
     """``code`` written back with the values its names are known to hold, and its functions written
-    out again for each call with known arguments; None when it is not JavaScript (or too large)."""
+    out again for each call with known arguments; None when it is not JavaScript or TypeScript (or
+    too large). TypeScript is tried when the code does not parse as JavaScript."""
     if len(code) > _MAX_CODE or not _LOOKS_JS.search(code):
         return None
-    return _read(code, "typescript" if typescript else "javascript")
+    return _read(code, "javascript")
 
 
 @functools.lru_cache(maxsize=16)
@@ -87,21 +87,9 @@ class _Reader:
                         self.env[name] = value
 
     def _function(self, name: str, f: Any) -> None:
-        params: list[tuple[str, Any]] = []
-        formal = f.field("parameters")
-        for p in (
-            formal.named_children() if formal is not None else [f.field("parameter")] if f.field("parameter") else []
-        ):
-            if p.kind() == "identifier":
-                params.append((p.text(), None))
-            elif p.kind() in ("assignment_pattern", "required_parameter", "optional_parameter"):
-                target = p.field("left") or p.field("pattern")
-                default = p.field("right") or p.field("value")
-                if target is not None and target.kind() == "identifier":
-                    params.append((target.text(), default))
         body = f.field("body")
         if body is not None:
-            self.functions[name] = (params, body)
+            self.functions[name] = (_parameters(f), body)
 
     def read(self) -> str:
         text = self._render(self.root, self.env, depth=0)
@@ -112,6 +100,9 @@ class _Reader:
     def _render(self, node: Any, env: dict[str, Any], depth: int) -> str:
         """``node``'s text with what is known in place, and calls of the file's functions copied."""
         kind = node.kind()
+        if kind in _FUNCTIONS:  # its parameters are its own: a name outside it with the same name is not them
+            own = {name for name, _ in _parameters(node)}
+            env = {k: v for k, v in env.items() if k not in own} if own & env.keys() else env
         replaceable = kind in _REPLACEABLE and not (kind == "identifier" and self._declares(node))
         if replaceable and (kind != "call_expression" or _PURE.match(node.text())):
             value = self._value(node, env)
@@ -267,6 +258,27 @@ class _Reader:
 
 
 _REPLACEABLE = frozenset({"identifier", "template_string", "binary_expression", "call_expression", "member_expression"})
+_FUNCTIONS = frozenset(
+    {"function_declaration", "function_expression", "arrow_function", "function", "method_definition"}
+)
+
+
+def _parameters(f: Any) -> list[tuple[str, Any]]:
+    """A function's parameters, each with its default's node (or None)."""
+    params: list[tuple[str, Any]] = []
+    formal = f.field("parameters")
+    single = f.field("parameter")  # x => …
+    for p in formal.named_children() if formal is not None else [single] if single is not None else []:
+        if p.kind() == "identifier":
+            params.append((p.text(), None))
+        elif p.kind() in ("assignment_pattern", "required_parameter", "optional_parameter"):
+            target = p.field("left") or p.field("pattern")
+            default = p.field("right") or p.field("value")
+            if target is not None and target.kind() == "identifier":
+                params.append((target.text(), default))
+    return params
+
+
 # calls whose known value may stand for them: the home, the working folder, a joined path
 _PURE = re.compile(
     r"^(?:require\(['\"](?:node:)?\w+['\"]\)\.|os\.|path\.(?:posix\.)?|process\.)?(?:homedir|tmpdir|cwd|join|resolve|dirname|normalize)\(|^String\("
