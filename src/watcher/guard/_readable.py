@@ -24,6 +24,8 @@ def readable_code(code: str) -> str:
     (``$ENV{HOME} . '/.ssh/id_rsa'``, ``'~' + '/x'``) as one path; a variable set once to a string
     as that string where it is used, and a loop's variable over a folder's entries as ``'folder/*'``.
     Python is first read by its syntax tree (``python_readable``), which follows values further."""
+    if not code.strip():
+        return code  # no code: nothing to read (and no parser imported for it)
     from watcher.guard._python import python_readable  # its parser imported by the calls with code only
 
     python = python_readable(code)
