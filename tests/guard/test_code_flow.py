@@ -8,6 +8,8 @@ The scripts are real files in a temporary project, judged as the data file's run
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -121,3 +123,18 @@ def test_javascript_copies_are_written_within_bounds() -> None:
     code = "function f(p) {\n" + body + "}\n" + "".join(f"f('/srv/x{i}');\n" for i in range(30))
     out = javascript_readable(code)  # 30 copies of a 14 kB body would be 420 kB: the reader stops well before
     assert out is not None and len(out) < 4 * len(code)
+
+
+def test_calls_without_code_import_no_code_reader() -> None:
+    # a cold hook pays for every import: a Bash, Read or Write call with no inline code needs no parser
+    probe = (
+        "import sys\n"
+        "from watcher.guard import judge\n"
+        "for c in ['rm -rf build', 'git push --force origin main', 'cat .env', 'psql -c \"DROP TABLE t\"']:\n"
+        "    judge('Bash', {'command': c}, cwd='/tmp')\n"
+        "judge('Read', {'file_path': '/tmp/x/.env'}, cwd='/tmp')\n"
+        "judge('Write', {'file_path': '/tmp/x/a.py', 'content': 'import os\\nprint(1)\\n'}, cwd='/tmp')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('watcher.guard._python', 'watcher.guard._javascript'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
