@@ -108,8 +108,11 @@ class _Reader:
             value = self._value(node, env)
             if isinstance(value, (str, list)) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
                 return text
+        if kind == "for_in_statement" and (unrolled := self._unrolled(node, env, depth)) is not None:
+            return unrolled
         if kind == "call_expression":
             self._copy(node, env, depth)
+            self._each(node, env, depth)
         children = node.children()
         if not children:
             return str(node.text())
@@ -122,6 +125,43 @@ class _Reader:
             pos = r.end.index
         out.append(self.code[pos : node.range().end.index])
         return "".join(out)
+
+    def _unrolled(self, loop: Any, env: dict[str, Any], depth: int) -> str | None:
+        """``for (const d of ["build", "dist"]) {…}``: the loop once per value, its variable known in each."""
+        left, right, body = loop.field("left"), loop.field("right"), loop.field("body")
+        if left is None or right is None or body is None or left.kind() != "identifier":
+            return None
+        if not any(c.kind() == "of" for c in loop.children()):
+            return None  # for…in: the keys, not the values
+        values = self._value(right, env)
+        size = (body.range().end.index - body.range().start.index) * len(values) if isinstance(values, list) else 0
+        if not isinstance(values, list) or not 0 < len(values) <= 16 or self.written + size > _MAX_WRITTEN:
+            return None
+        self.written += size
+        return "\n".join(
+            f"for (const {left.text()} of [{json.dumps(v, ensure_ascii=False)}]) "
+            + self._render(body, {**env, left.text(): v}, depth)
+            for v in values
+        )
+
+    def _each(self, call: Any, env: dict[str, Any], depth: int) -> None:
+        """``["build", "dist"].forEach((d) => …)``: the callback written out once per value."""
+        callee, args = call.field("function"), call.field("arguments")
+        if callee is None or args is None or callee.kind() != "member_expression":
+            return
+        prop, target = callee.field("property"), callee.field("object")
+        callbacks = [a for a in args.named_children() if a.kind() in ("arrow_function", "function_expression")]
+        if prop is None or prop.text() not in ("forEach", "map") or target is None or len(callbacks) != 1:
+            return
+        values, params, body = self._value(target, env), _parameters(callbacks[0]), callbacks[0].field("body")
+        if not isinstance(values, list) or not params or body is None or not 0 < len(values) <= 16:
+            return
+        size = (body.range().end.index - body.range().start.index) * len(values)
+        if self.written + size > _MAX_WRITTEN or len(self.copies) >= _MAX_COPIES:
+            return
+        self.written += size
+        for v in values:
+            self.copies.append("{ " + self._render(body, {**env, params[0][0]: v}, depth + 1) + " }")
 
     def _declares(self, node: Any) -> bool:
         """Whether an identifier is a name being declared or a parameter, not a value read."""
