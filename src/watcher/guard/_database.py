@@ -68,7 +68,9 @@ _SQL_NOISE = re.compile(r"/\*.*?\*/|--[^\n]*|'(?:[^']|'')*'|\"[^\"]*\"|\$(\w*)\$
 def destructive_sql(policy: Policy, text: str) -> bool:
     """``text`` holds a destructive statement, read without its comments and quoted strings
     (``DELETE FROM t /* where id=5 */`` deletes every row; ``RETURNING 'where'`` is no condition),
-    and without a condition every row meets (``WHERE 1=1``, ``WHERE true``, ``WHERE 'a'='a'``)."""
+    and without a condition every row meets (``WHERE 1=1``, ``WHERE true``, ``WHERE 'a'='a'``). A
+    database or schema named for tests dropped (``DROP DATABASE IF EXISTS `shop_test```) is no loss."""
+    text = _DROPS_TEST.sub(" ", text) if "test" in text.lower() else text
     plain = _SQL_NOISE.sub(" ", _ALWAYS.sub(" ", text) if "where" in text.lower() else text)
     return bool(compiled(policy, "database.destructive").search(plain))
 
@@ -159,6 +161,11 @@ def _tested(connection: str) -> bool:
     return bool(_TEST_NAME.search(named.group(1) if named else connection))
 
 
+# a statement dropping (or recreating) a database or schema named for tests
+_DROPS_TEST = lazy(
+    r"(?i)\bdrop\s+(?:database|schema)\s+(?:if\s+exists\s+)?[`\"\[]?(?:[\w-]*[_-]test|test[_-][\w-]*|test)[`\"\]]?"
+    r"(?=\s*(?:;|$|cascade\b|with\b))"
+)
 # a connection's address: a database URL, or a libpq connection string's host or database
 _CONNECTS = lazy(r"(?i)^(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|redis|rediss)://|\b(?:dbname|host)=\S")
 _FUNCTION = lazy(r"(?m)^[ \t]*(?:async[ \t]+)?(?:def|function)[ \t]")

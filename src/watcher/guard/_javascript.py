@@ -61,6 +61,7 @@ class _Reader:
         self.functions: dict[str, tuple[list[tuple[str, Any]], Any]] = {}
         self.copies: list[str] = []
         self.copied: set[str] = set()
+        self.returning: set[str] = set()  # the calls whose return values are being read
         self.written = 0
         declared: dict[str, list[Any]] = {}
         for d in root.find_all(kind="variable_declarator"):
@@ -106,7 +107,8 @@ class _Reader:
         replaceable = kind in _REPLACEABLE and not (kind == "identifier" and self._declares(node))
         if replaceable and (kind != "call_expression" or _PURE.match(node.text())):
             value = self._value(node, env)
-            if isinstance(value, (str, list)) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
+            written = isinstance(value, (str, list)) and not isinstance(value, _Holed)
+            if written and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
                 return text
         if kind == "for_in_statement" and (unrolled := self._unrolled(node, env, depth)) is not None:
             return unrolled
@@ -125,6 +127,29 @@ class _Reader:
             pos = r.end.index
         out.append(self.code[pos : node.range().end.index])
         return "".join(out)
+
+    def _bound(self, params: list[tuple[str, Any]], body: Any, args: list[Any]) -> dict[str, Any]:
+        """The names a function's body sees: the file's, its parameters as given (or their defaults),
+        and its own names declared from them (``const target = path.join(dir, 'x')``)."""
+        inside = dict(self.env)
+        for i, (name, default) in enumerate(params):
+            value = args[i] if i < len(args) else self._value(default, self.env) if default is not None else _UNKNOWN
+            if value is _UNKNOWN:
+                inside.pop(name, None)
+            else:
+                inside[name] = value
+        for d in body.find_all(kind="variable_declarator"):
+            name, value = d.field("name"), d.field("value")
+            if (
+                name is not None
+                and value is not None
+                and name.kind() == "identifier"
+                and name.text() not in dict(params)
+            ):
+                known = self._value(value, inside)
+                if known is not _UNKNOWN:
+                    inside[name.text()] = known
+        return inside
 
     def _unrolled(self, loop: Any, env: dict[str, Any], depth: int) -> str | None:
         """``for (const d of ["build", "dist"]) {…}``: the loop once per value, its variable known in each."""
@@ -197,24 +222,7 @@ class _Reader:
         args = [self._value(a, env) for a in (args_node.named_children() if args_node is not None else [])]
         if all(a is _UNKNOWN for a in args):
             return
-        inside = dict(self.env)
-        for i, (name, default) in enumerate(params):
-            value = args[i] if i < len(args) else self._value(default, self.env) if default is not None else _UNKNOWN
-            if value is _UNKNOWN:
-                inside.pop(name, None)
-            else:
-                inside[name] = value
-        for d in body.find_all(kind="variable_declarator"):  # const target = path.join(dir, 'x'): with dir given
-            name, value = d.field("name"), d.field("value")
-            if (
-                name is not None
-                and value is not None
-                and name.kind() == "identifier"
-                and name.text() not in dict(params)
-            ):
-                known = self._value(value, inside)
-                if known is not _UNKNOWN:
-                    inside[name.text()] = known
+        inside = self._bound(params, body, args)
         key = f"{callee.text()}{sorted((k, repr(v)) for k, v in inside.items() if k in dict(params))}"
         size = body.range().end.index - body.range().start.index
         if key in self.copied or self.written + size > _MAX_WRITTEN:
@@ -229,7 +237,7 @@ class _Reader:
         """What an expression is known to hold: a string (a path, a command), a number, a list of them."""
         kind = node.kind()
         if kind == "string":
-            return "".join(c.text() for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
+            return "".join(_text(c) for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
         if kind == "number":
             return node.text()
         if kind == "identifier":
@@ -237,18 +245,19 @@ class _Reader:
         if kind == "parenthesized_expression":
             inner = node.named_children()
             return self._value(inner[0], env) if len(inner) == 1 else _UNKNOWN
-        if kind == "template_string":
-            parts = []
+        if kind == "template_string":  # its parts; one known only when it runs is a hole, {name}
+            parts, holes = [], False
             for c in node.children():
                 if c.kind() == "template_substitution":
                     inner = c.named_children()
                     v = self._value(inner[0], env) if len(inner) == 1 else _UNKNOWN
-                    if v is _UNKNOWN or not isinstance(v, str):
-                        return _UNKNOWN
-                    parts.append(v)
+                    known = isinstance(v, str) and not isinstance(v, _Holed)
+                    holes = holes or not known
+                    parts.append(v if known else "{" + (inner[0].text()[:40] if inner else "") + "}")
                 elif c.kind() in ("string_fragment", "escape_sequence"):
-                    parts.append(c.text())
-            return _bounded("".join(parts))
+                    parts.append(_text(c))
+            text = _bounded("".join(parts))
+            return _Holed(text) if holes and text is not _UNKNOWN else text
         if kind == "binary_expression":
             left, right = node.field("left"), node.field("right")
             op = node.field("operator")
@@ -266,10 +275,50 @@ class _Reader:
             text = re.sub(r"\s+", "", node.text())
             if text in ("process.env.HOME", "process.env.USERPROFILE"):
                 return "~"
+            holder, prop = node.field("object"), node.field("property")
+            held = self._value(holder, env) if holder is not None else _UNKNOWN
+            return held.get(prop.text(), _UNKNOWN) if isinstance(held, dict) and prop is not None else _UNKNOWN
+        if kind == "subscript_expression":  # TARGETS[env], steps[0]
+            holder, index = node.field("object"), node.field("index")
+            held = self._value(holder, env) if holder is not None else _UNKNOWN
+            key = self._value(index, env) if index is not None else _UNKNOWN
+            if isinstance(held, dict) and isinstance(key, str):
+                return held.get(key, _UNKNOWN)
+            if isinstance(held, list) and isinstance(key, str) and key.isdigit() and int(key) < len(held):
+                return held[int(key)]
             return _UNKNOWN
+        if kind == "object":  # { host: "db.prod", tables: ["a", "b"] }: what its known keys hold
+            out: dict[str, Any] = {}
+            for pair in node.named_children():
+                if pair.kind() == "shorthand_property_identifier":
+                    out[pair.text()] = env.get(pair.text(), _UNKNOWN)
+                elif pair.kind() == "pair" and (key := pair.field("key")) is not None and (v := pair.field("value")):
+                    name = self._value(key, env) if key.kind() == "string" else key.text()
+                    if isinstance(name, str):
+                        out[name] = self._value(v, env)
+            return out if len(out) <= 64 else _UNKNOWN
         if kind == "call_expression":
             return self._call(node, env)
         return _UNKNOWN
+
+    def _returned(self, name: str, args: list[Any]) -> Any:
+        """What one of the file's functions returns for these arguments: its one known return value
+        (an arrow function's expression), read with its parameters bound."""
+        key = f"{name}{[repr(a) for a in args]}"
+        if key in self.returning or len(self.returning) >= 3:
+            return _UNKNOWN  # a function returning its own call, or calls nested too deep
+        params, body = self.functions[name]
+        inside = self._bound(params, body, args)
+        self.returning.add(key)
+        try:
+            if body.kind() != "statement_block":
+                return self._value(body, inside)  # (d) => path.join(d, "x")
+            returns = [r for r in body.find_all(kind="return_statement") if _own(r, body)]
+            values = [self._value(r.named_children()[0], inside) if r.named_children() else _UNKNOWN for r in returns]
+        finally:
+            self.returning.discard(key)
+        known = {repr(v) for v in values}
+        return values[0] if len(known) == 1 and values[0] is not _UNKNOWN else _UNKNOWN
 
     def _call(self, node: Any, env: dict[str, Any]) -> Any:
         callee = node.field("function")
@@ -283,6 +332,8 @@ class _Reader:
             return "."
         if name in ("os.tmpdir", "tmpdir"):
             return "/tmp"
+        if callee is not None and callee.kind() == "identifier" and name in self.functions:
+            return self._returned(name, args)
         if any(not isinstance(a, str) for a in args):
             return _UNKNOWN
         if name in ("path.join", "join", "path.posix.join", "path.resolve", "resolve") and args:
@@ -301,6 +352,17 @@ _REPLACEABLE = frozenset({"identifier", "template_string", "binary_expression", 
 _FUNCTIONS = frozenset(
     {"function_declaration", "function_expression", "arrow_function", "function", "method_definition"}
 )
+
+
+def _own(node: Any, body: Any) -> bool:
+    """Whether ``node`` belongs to the function whose body is ``body``, not to a function inside it."""
+    start = body.range().start.index
+    parent = node.parent()
+    while parent is not None:
+        if parent.kind() in _FUNCTIONS:  # the nearest function: the owner starts before its body
+            return bool(parent.range().start.index < start)
+        parent = parent.parent()
+    return True
 
 
 def _parameters(f: Any) -> list[tuple[str, Any]]:
@@ -323,6 +385,20 @@ def _parameters(f: Any) -> list[tuple[str, Any]]:
 _PURE = re.compile(
     r"^(?:require\(['\"](?:node:)?\w+['\"]\)\.|os\.|path\.(?:posix\.)?|process\.)?(?:homedir|tmpdir|cwd|join|resolve|dirname|normalize)\(|^String\("
 )
+
+
+def _text(part: Any) -> str:
+    """A string's part as it reads: an escape (``\\n``, ``\\```) as the character it stands for."""
+    text = str(part.text())
+    return _ESCAPES.get(text, text[1:] if len(text) == 2 else text) if part.kind() == "escape_sequence" else text
+
+
+_ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0"}
+
+
+class _Holed(str):
+    """A template's text with holes where a part is known only when it runs: read in a list of
+    commands, never written in place of its template."""
 
 
 def _bounded(text: str) -> Any:
