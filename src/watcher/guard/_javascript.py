@@ -62,6 +62,7 @@ class _Reader:
         self.copies: list[str] = []
         self.copied: set[str] = set()
         self.returning: set[str] = set()  # the calls whose return values are being read
+        self.results: dict[str, Any] = {}  # what a call of the file's function returns, by its arguments
         self.written = 0
         declared: dict[str, list[Any]] = {}
         for d in root.find_all(kind="variable_declarator"):
@@ -93,6 +94,7 @@ class _Reader:
             self.functions[name] = (_parameters(f), body)
 
     def read(self) -> str:
+        self.results = {}  # what calls return, read again with every name of the file known
         text = self._render(self.root, self.env, depth=0)
         return "\n".join([text, *self.copies])
 
@@ -305,6 +307,8 @@ class _Reader:
         """What one of the file's functions returns for these arguments: its one known return value
         (an arrow function's expression), read with its parameters bound."""
         key = f"{name}{[repr(a) for a in args]}"
+        if key in self.results:
+            return self.results[key]
         if key in self.returning or len(self.returning) >= 3:
             return _UNKNOWN  # a function returning its own call, or calls nested too deep
         params, body = self.functions[name]
@@ -318,7 +322,8 @@ class _Reader:
         finally:
             self.returning.discard(key)
         known = {repr(v) for v in values}
-        return values[0] if len(known) == 1 and values[0] is not _UNKNOWN else _UNKNOWN
+        self.results[key] = values[0] if len(known) == 1 and values[0] is not _UNKNOWN else _UNKNOWN
+        return self.results[key]
 
     def _call(self, node: Any, env: dict[str, Any]) -> Any:
         callee = node.field("function")
