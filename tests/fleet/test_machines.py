@@ -9,6 +9,7 @@ leads within ``host_lost_s``, and the cut-off one stands down by itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import pytest
 from netns import Machine, can_make_machines
 
 from watcher.runtime.journal import Journal
-from watcher.testing import RecordedRequest, Reply, StubAnthropicServer
+from watcher.testing import RecordedRequest, Reply, StubAnthropicServer, wait_until
 from watcher.testing.postgres import LocalPostgres
 
 pytestmark = [
@@ -188,11 +189,14 @@ def test_hosts_on_three_machines_share_a_run_and_a_killed_host_loses_only_its_ta
             results = [json.loads(out) for out, _ in said]
             # the supervisor journals the dead host's tasks as lost once the host has been silent past its
             # grace; a journal server that was away for 10 s can put that after the others end: wait for it
-            deadline = time.monotonic() + 90
-            while time.monotonic() < deadline and {t: _status(boss, server).get(t) for t in doomed} != dict.fromkeys(
-                doomed, "lost"
-            ):
-                time.sleep(1)
+            asyncio.run(
+                wait_until(
+                    lambda: all(_status(boss, server).get(t) == "lost" for t in doomed),
+                    within=90,
+                    what="the killed host's tasks journaled lost",
+                    every=1.0,  # each look runs `watcher fleet status` on the boss's machine
+                )
+            )
         finally:
             supervisor.send_signal(signal.SIGINT)
             supervisor.communicate(timeout=60)
