@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
+from watcher.guard._python_values import called
+
 __all__ = ["endless_growth"]
 
 _BLOCK = 1 << 20  # a round that keeps this much, without end, is a bomb
@@ -44,13 +46,13 @@ def endless_growth(code: str) -> str | None:
         if not isinstance(node, (ast.While, ast.For)) or not _endless(node):
             continue
         body = [n for s in node.body for n in _walk_round(s)]
-        called = {_called(n) for n in body if isinstance(n, ast.Call)}
-        if called & _SPAWNS and not called & _PACED:  # a pause or a wait each round: a scheduler, not a bomb
+        calls = {called(n) for n in body if isinstance(n, ast.Call)}
+        if calls & _SPAWNS and not calls & _PACED:  # a pause or a wait each round: a scheduler, not a bomb
             return "starts a thread or process each round of an endless loop: the machine runs out of them"
         for n in body:
             if not isinstance(n, ast.Call):
                 continue
-            name = _called(n)
+            name = called(n)
             if name in _GROWS and any(_block(a, blocks) for a in n.args):
                 what = "fills the disk" if name == "write" else "runs out of memory"
                 return f"keeps a block of 1 MiB or more each round of an endless loop: the machine {what}"
@@ -66,7 +68,7 @@ def _endless(node: ast.AST) -> bool:
     if isinstance(node, ast.While):
         endless = isinstance(node.test, ast.Constant) and bool(node.test.value)
     elif isinstance(node, ast.For):
-        endless = isinstance(node.iter, ast.Call) and _called(node.iter) == "count"
+        endless = isinstance(node.iter, ast.Call) and called(node.iter) == "count"
     else:
         return False
     return endless and not any(_leaves(s) for s in node.body)
@@ -76,7 +78,7 @@ def _leaves(s: ast.stmt) -> bool:
     """Whether a statement of a loop's round can leave it other than by a failure."""
     if isinstance(s, (ast.Break, ast.Return)):
         return True
-    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _called(s.value) in ("exit", "_exit"):
+    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and called(s.value) in ("exit", "_exit"):
         return True
     if isinstance(s, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False  # an inner loop's break leaves the inner loop; a definition's return is its own
@@ -106,9 +108,9 @@ def _block(node: ast.expr, blocks: set[str]) -> bool:
             isinstance(s, (ast.Constant, ast.List, ast.Name)) and _number(s) < _BLOCK for s in sides
         )
     if isinstance(node, ast.Call):
-        if _called(node) in _ALLOCATORS and any(_number(a) >= _BLOCK for a in node.args):
+        if called(node) in _ALLOCATORS and any(_number(a) >= _BLOCK for a in node.args):
             return True
-        return _called(node) in ("bytearray", "bytes", "list") and any(_block(a, blocks) for a in node.args)
+        return called(node) in ("bytearray", "bytes", "list") and any(_block(a, blocks) for a in node.args)
     return False
 
 
@@ -123,15 +125,10 @@ def _number(node: ast.expr) -> int:
     return 0
 
 
-def _called(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-
-
 def _runs_itself(f: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A function that starts a thread or process whose target is itself: copies without end."""
     for n in ast.walk(f):
-        if isinstance(n, ast.Call) and _called(n) in _SPAWNS:
+        if isinstance(n, ast.Call) and called(n) in _SPAWNS:
             target = next((k.value for k in n.keywords if k.arg == "target"), None)
             if isinstance(target, ast.Name) and target.id == f.name:
                 return True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from watcher.guard._python_values import UNKNOWN, dotted, target_name
+from watcher.guard._python_values import UNKNOWN, called, dotted, target_name
 
 __all__ = ["MUTATORS", "changed", "counted", "picks"]
 
@@ -73,8 +73,7 @@ def _kind_test(test: ast.expr) -> bool:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _kind_test(test.operand)
     if isinstance(test, ast.Call):
-        f = test.func
-        return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in _KIND
+        return called(test) in _KIND
     return False
 
 
@@ -83,6 +82,5 @@ def _idle(s: ast.AST) -> bool:
     if isinstance(s, (ast.Continue, ast.Break, ast.Pass, ast.AugAssign, ast.Return)):
         return True
     if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
-        f = s.value.func
-        return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")) in _TELLS
+        return called(s.value) in _TELLS
     return False

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from watcher.guard._python_values import called
+
 __all__ = ["used_strings"]
 
 # calls that take a path without reading what is in it: they tell, check, or change its mode
@@ -83,7 +85,7 @@ def _idle(node: ast.Constant, parents: dict[int, ast.AST], copied: frozenset[str
         parent = parents.get(id(parent))
     if isinstance(parent, ast.Call):
         f = parent.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        name = called(parent)
         if name == "join" and any(not isinstance(a, ast.Constant) for a in parent.args):
             return True  # os.path.join('~/.ssh', name)
         return name in _TELLS or name in _CHECKS or (isinstance(f, ast.Name) and name in copied)

@@ -31,6 +31,7 @@ __all__ = [
     "Spread",
     "Yielded",
     "binary",
+    "called",
     "command_output",
     "dotted",
     "holed",
@@ -404,6 +405,12 @@ def literal(value: Any) -> ast.expr | None:
 def pure(node: ast.Call) -> bool:
     """A call whose known value may stand for it: a path's or a string's computation, not an action."""
     return not isinstance(node.func, ast.Attribute) or node.func.attr not in ("run", "check_output", "getoutput")
+
+
+def called(call: ast.Call) -> str:
+    """The name a call calls by: ``rmtree`` of ``shutil.rmtree(…)``, ``open`` of ``open(…)``."""
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
 def dotted(node: ast.expr, aliases: dict[str, str]) -> str:

@@ -178,11 +178,15 @@ def _only_checked(code: str, word: str) -> bool:
     ``load_dotenv('.env')``): its secrets stay in the process."""
     quoted = rf"""['"]{re.escape(word)}['"]"""
     checked = len(re.findall(rf"{_CHECKS}\s*\(\s*(?:[\w.]+\(\s*)?{quoted}|{quoted}\s*\.\s*{_CHECKS}\(", code))
-    # a name given to it (`path = '~/.netrc'`, `return '~/.netrc'`): where the name is used is judged
-    named = len(
+    return checked > 0 and checked + _named(code, quoted) == len(re.findall(quoted, code))
+
+
+def _named(code: str, quoted: str) -> int:
+    """How often ``quoted`` is only given a name (``path = '~/.netrc'``, ``const KEYS = "~/.ssh";``,
+    ``return '~/.netrc'``): where the name is used is what is judged."""
+    return len(
         re.findall(rf"^\s*(?:(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*=|return)\s*{quoted}\s*;?\s*$", code, re.M)
     )
-    return checked > 0 and checked + named == len(re.findall(quoted, code))
 
 
 def _secret_path(x: At, word: str) -> str | None:
@@ -212,10 +216,7 @@ def _only_joined(code: str, word: str) -> bool:
     here. A part that is known is written in place (``'~/.ssh/id_rsa'``) and judged as that file."""
     quoted = rf"""['"]{re.escape(word)}['"]"""
     joined = len(re.findall(rf"{quoted}\s*/\s*[A-Za-z_]|join\(\s*{quoted}\s*,\s*[A-Za-z_]", code))
-    named = len(
-        re.findall(rf"^\s*(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*=\s*{quoted}\s*;?\s*$", code, re.M)
-    )  # KEYS = '~/.ssh': a name for it
-    return joined > 0 and joined + named == len(re.findall(quoted, code))
+    return joined > 0 and joined + _named(code, quoted) == len(re.findall(quoted, code))
 
 
 def _tar_folder(x: At) -> tuple[str, str] | None:
