@@ -154,7 +154,12 @@ async def test_a_command_claimed_by_a_process_that_died_is_applied_after_its_lea
             assert died.returncode == 9, died.stderr
             cid = int(died.stdout)
             await wait_until(lambda: fleet.status("reader") == "paused", 10)
-            (command,) = [c for c in journal.commands(status=None) if c.id == cid]
+            # the task pauses, then the poller marks the command applied: wait for the mark, not a moment
+            command = await wait_until(
+                lambda: next((c for c in journal.commands(status=None) if c.id == cid and c.status != "claimed"), None),
+                10,
+                what="the command marked after the pause",
+            )
             assert command.status == "applied" and command.detail == "paused at its next boundary"
             assert not _rows(journal, "watcher_nudge")
         finally:
