@@ -14,8 +14,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from ast_grep_py import SgRoot
 
-from watcher.guard import judge, load_policy
+from watcher.guard import _javascript, judge, load_policy
 from watcher.guard._javascript import javascript_readable
 from watcher.guard._python import python_readable
 
@@ -123,6 +124,37 @@ def test_javascript_copies_are_written_within_bounds() -> None:
     code = "function f(p) {\n" + body + "}\n" + "".join(f"f('/srv/x{i}');\n" for i in range(30))
     out = javascript_readable(code)  # 30 copies of a 14 kB body would be 420 kB: the reader stops well before
     assert out is not None and len(out) < 4 * len(code)
+
+
+def test_javascript_objects_and_patterns_are_read() -> None:
+    code = (
+        "class Box {\n  constructor({ dir, mode = 'rm' }) { this.dir = dir; this.mode = mode; }\n"
+        "  wipe(...flags) { execFileSync(this.mode, [...flags, this.dir]); }\n}\n"
+        "const [first] = Object.values({ a: '/srv/data' });\n"
+        "new Box({ dir: first }).wipe('-rf');\n"
+    )
+    out = javascript_readable(code)
+    assert out is not None
+    assert 'execFileSync("rm", ["-rf", "/srv/data"])' in out  # the object's fields, the rest and the spread
+
+
+def test_javascript_reading_stops_at_its_bound() -> None:
+    # objects made by a class whose constructor calls the other's: read a few levels deep, not forever
+    assert (
+        javascript_readable(
+            "class A { constructor() { this.b = new B(); } }\n"
+            "class B { constructor() { this.a = new A(); } }\nconst a = new A();\n"
+        )
+        is not None
+    )
+    # 1,000 maps of 16 by 16 values would be 256,000 values worked out: the reader stops at its bound
+    letters = [chr(97 + i) for i in range(16)]
+    code = f"const l = {letters!r};\n" + "".join(
+        f"const m{i} = l.map((x) => l.map((y) => x + y));\n" for i in range(1000)
+    )
+    reader = _javascript._Reader(code, SgRoot(code, "javascript").root())
+    reader.read()
+    assert reader.steps == _javascript._MAX_STEPS
 
 
 def test_calls_without_code_import_no_code_reader() -> None:

@@ -77,7 +77,10 @@ def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]
     if program is not None and lines:
         lines[0] = _word(program.group(1) or program.group(2)) + " " + lines[0]
     region = _LIST.sub(" ", region)
-    return lines + [a or b or c for a, b, c in _LITERAL.findall(region)]
+    return lines + [_QUOTED_ESCAPE.sub(r"\1", a or b) if a or b else c for a, b, c in _LITERAL.findall(region)]
+
+
+_QUOTED_ESCAPE = lazy(r"\\([\"'\\])")  # a quote or a backslash escaped in a string: "rm -rf \"$dir\""
 
 
 # a call's first argument, a program, followed by the list of its arguments

@@ -26,6 +26,7 @@ _MAX_CODE = 64_000
 _MAX_STR = 4096
 _MAX_COPIES = 24
 _MAX_WRITTEN = 32_000  # the characters of function bodies written out again, in all
+_MAX_STEPS = 50_000  # the values worked out in one reading: past them, every value is unknown
 _UNKNOWN: Any = object()
 # what marks code as JavaScript (Ruby, Perl and Python do not parse without errors besides)
 _LOOKS_JS = re.compile(r"\b(?:const|let|var|function)\s|=>|\brequire\(|^\s*import\s[^\n]*\bfrom\s", re.M)
@@ -63,11 +64,19 @@ class _Reader:
         self.copied: set[str] = set()
         self.returning: set[str] = set()  # the calls whose return values are being read
         self.results: dict[str, Any] = {}  # what a call of the file's function returns, by its arguments
-        self.written = 0
+        self.written = self.steps = 0
+        self.classes = _classes(root)
+        self.made: dict[str, Any] = {}  # the objects made by ``new``, by their class and arguments
         declared: dict[str, list[Any]] = {}
         for d in root.find_all(kind="variable_declarator"):
             name, value = d.field("name"), d.field("value")
-            if name is None or name.kind() != "identifier":
+            if name is None:
+                continue
+            if name.kind() in ("object_pattern", "array_pattern"):  # const { host, port } = config
+                for named in _names(name):
+                    declared.setdefault(named, []).append(_Taken(name, value) if value is not None else None)
+                continue
+            if name.kind() != "identifier":
                 continue
             if value is not None and value.kind() in ("arrow_function", "function_expression", "function"):
                 self._function(name.text(), value)
@@ -84,9 +93,17 @@ class _Reader:
         for _ in range(4):  # a value built from another: rounds, as each becomes known
             for name, values in declared.items():
                 if len(values) == 1 and values[0] is not None and name not in self.env:
-                    value = self._value(values[0], self.env)
+                    value = self._taken(name, values[0], self.env)
                     if value is not _UNKNOWN:
                         self.env[name] = value
+
+    def _taken(self, name: str, value: Any, env: dict[str, Any]) -> Any:
+        """What a declared name holds: its value's, or its part of a destructured value's."""
+        if not isinstance(value, _Taken):
+            return self._value(value, env)
+        found: dict[str, Any] = {}
+        self._bind(value.pattern, self._value(value.value, env), found, env)
+        return found.get(name, _UNKNOWN)
 
     def _function(self, name: str, f: Any) -> None:
         body = f.field("body")
@@ -104,13 +121,15 @@ class _Reader:
         """``node``'s text with what is known in place, and calls of the file's functions copied."""
         kind = node.kind()
         if kind in _FUNCTIONS:  # its parameters are its own: a name outside it with the same name is not them
-            own = {name for name, _ in _parameters(node)}
+            own = {name for pattern, _ in _parameters(node) for name in _names(pattern)}
             env = {k: v for k, v in env.items() if k not in own} if own & env.keys() else env
         replaceable = kind in _REPLACEABLE and not (kind == "identifier" and self._declares(node))
         if replaceable and (kind != "call_expression" or _PURE.match(node.text())):
             value = self._value(node, env)
-            written = isinstance(value, (str, list)) and not isinstance(value, _Holed)
-            if written and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
+            # a name holding a template with holes is written as its text, holes and all (a template
+            # itself stays as written: its holes are read from its ${…})
+            holed = isinstance(value, _Holed) and kind != "template_string"
+            if (_plain(value) or holed) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
                 return text
         if kind == "for_in_statement" and (unrolled := self._unrolled(node, env, depth)) is not None:
             return unrolled
@@ -130,57 +149,118 @@ class _Reader:
         out.append(self.code[pos : node.range().end.index])
         return "".join(out)
 
-    def _bound(self, params: list[tuple[str, Any]], body: Any, args: list[Any]) -> dict[str, Any]:
+    def _bound(self, params: list[tuple[Any, Any]], body: Any, args: list[Any], this: Any = _UNKNOWN) -> dict[str, Any]:
         """The names a function's body sees: the file's, its parameters as given (or their defaults),
-        and its own names declared from them (``const target = path.join(dir, 'x')``)."""
+        ``this`` (a method's object), and its own names declared from them (``const target =
+        path.join(dir, 'x')``)."""
         inside = dict(self.env)
-        for i, (name, default) in enumerate(params):
-            value = args[i] if i < len(args) else self._value(default, self.env) if default is not None else _UNKNOWN
-            if value is _UNKNOWN:
-                inside.pop(name, None)
+        if this is not _UNKNOWN:
+            inside["this"] = this
+        own: set[str] = set()
+        for i, (pattern, default) in enumerate(params):
+            own.update(_names(pattern))
+            if pattern.kind() == "rest_pattern":  # (...args): the arguments from here on, as a list
+                rest = args[i:]
+                value = rest if all(_plain(a) for a in rest) else _UNKNOWN
+            elif i < len(args):
+                value = args[i]
             else:
-                inside[name] = value
+                value = self._value(default, self.env) if default is not None else _UNKNOWN
+            self._bind(pattern, value, inside, self.env)
         for d in body.find_all(kind="variable_declarator"):
             name, value = d.field("name"), d.field("value")
-            if (
-                name is not None
-                and value is not None
-                and name.kind() == "identifier"
-                and name.text() not in dict(params)
-            ):
+            if name is None or value is None or not _own(d, body) or own & set(_names(name)):
+                continue
+            if name.kind() == "identifier":
                 known = self._value(value, inside)
                 if known is not _UNKNOWN:
                     inside[name.text()] = known
+            elif name.kind() in ("object_pattern", "array_pattern"):
+                self._bind(name, self._value(value, inside), inside, inside)
         return inside
 
+    def _bind(self, pattern: Any, value: Any, env: dict[str, Any], defaults: dict[str, Any]) -> None:
+        """Give the names of ``pattern`` (a name, ``{ a, b: c, d = 1 }``, ``[x, y]``, ``...rest``) their
+        parts of ``value``; a part not known is not known (a default stands for a part not given)."""
+        kind = pattern.kind()
+        if kind in ("identifier", "shorthand_property_identifier_pattern"):
+            if value is _UNKNOWN:
+                env.pop(pattern.text(), None)
+            else:
+                env[pattern.text()] = value
+        elif kind == "object_pattern":
+            for part in pattern.named_children():
+                if part.kind() == "shorthand_property_identifier_pattern":
+                    self._bind(part, _member(value, part.text()), env, defaults)
+                elif part.kind() == "pair_pattern" and (key := part.field("key")) and (target := part.field("value")):
+                    self._bind(target, _member(value, _key(key)), env, defaults)
+                elif part.kind() == "object_assignment_pattern" and (left := part.field("left")) is not None:
+                    default = part.field("right")  # { root = "/srv" }: for a part the object does not give
+                    given = _member(value, left.text())
+                    if isinstance(value, dict) and left.text() not in value and default is not None:
+                        given = self._value(default, defaults)
+                    self._bind(left, given, env, defaults)
+                else:
+                    for name in _names(part):
+                        env.pop(name, None)
+        elif kind == "array_pattern":
+            items, index = value if isinstance(value, list) else None, 0
+            for part in pattern.children():
+                if part.kind() == ",":
+                    index += 1
+                elif part.kind() == "rest_pattern":
+                    self._bind(part, items[index:] if items is not None else _UNKNOWN, env, defaults)
+                elif part.is_named():
+                    self._bind(
+                        part, items[index] if items is not None and index < len(items) else _UNKNOWN, env, defaults
+                    )
+        elif kind == "assignment_pattern" and (left := pattern.field("left")) is not None:
+            default = pattern.field("right")
+            given = self._value(default, defaults) if value is _UNKNOWN and default is not None else value
+            self._bind(left, given, env, defaults)
+        elif kind == "rest_pattern" and (inner := pattern.named_children()):
+            self._bind(inner[0], value, env, defaults)
+        else:
+            for name in _names(pattern):
+                env.pop(name, None)
+
     def _unrolled(self, loop: Any, env: dict[str, Any], depth: int) -> str | None:
-        """``for (const d of ["build", "dist"]) {…}``: the loop once per value, its variable known in each."""
+        """``for (const d of ["build", "dist"]) {…}``: the loop once per value, its variable known in
+        each; over a folder's entries (``fs.readdirSync(dir)``), once, for every entry (``dir/*``),
+        unless its body picks some."""
         left, right, body = loop.field("left"), loop.field("right"), loop.field("body")
-        if left is None or right is None or body is None or left.kind() != "identifier":
+        if left is None or right is None or body is None or left.kind() not in _PATTERNS:
             return None
         if not any(c.kind() == "of" for c in loop.children()):
             return None  # for…in: the keys, not the values
         values = self._value(right, env)
+        if isinstance(values, _Listing):
+            values = [] if _picks(body) else ["*"]
         size = (body.range().end.index - body.range().start.index) * len(values) if isinstance(values, list) else 0
         if not isinstance(values, list) or not 0 < len(values) <= 16 or self.written + size > _MAX_WRITTEN:
             return None
         self.written += size
-        return "\n".join(
-            f"for (const {left.text()} of [{json.dumps(v, ensure_ascii=False)}]) "
-            + self._render(body, {**env, left.text(): v}, depth)
-            for v in values
-        )
+        out = []
+        for v in values:
+            inside = dict(env)
+            self._bind(left, v, inside, env)
+            shown = json.dumps(v, ensure_ascii=False) if _plain(v) else "…"
+            out.append(f"for (const {left.text()} of [{shown}]) " + self._render(body, inside, depth))
+        return "\n".join(out)
 
     def _each(self, call: Any, env: dict[str, Any], depth: int) -> None:
-        """``["build", "dist"].forEach((d) => …)``: the callback written out once per value."""
+        """``["build", "dist"].forEach((d) => …)``: the callback written out once per value (once, for
+        every entry, over a folder's entries its callback does not pick among)."""
         callee, args = call.field("function"), call.field("arguments")
         if callee is None or args is None or callee.kind() != "member_expression":
             return
         prop, target = callee.field("property"), callee.field("object")
         callbacks = [a for a in args.named_children() if a.kind() in ("arrow_function", "function_expression")]
-        if prop is None or prop.text() not in ("forEach", "map") or target is None or len(callbacks) != 1:
+        if prop is None or prop.text() not in ("forEach", "map", "flatMap") or target is None or len(callbacks) != 1:
             return
         values, params, body = self._value(target, env), _parameters(callbacks[0]), callbacks[0].field("body")
+        if isinstance(values, _Listing) and body is not None:
+            values = [] if _picks(body) else ["*"]
         if not isinstance(values, list) or not params or body is None or not 0 < len(values) <= 16:
             return
         size = (body.range().end.index - body.range().start.index) * len(values)
@@ -188,7 +268,9 @@ class _Reader:
             return
         self.written += size
         for v in values:
-            self.copies.append("{ " + self._render(body, {**env, params[0][0]: v}, depth + 1) + " }")
+            inside = dict(env)
+            self._bind(params[0][0], v, inside, env)
+            self.copies.append("{ " + self._render(body, inside, depth + 1) + " }")
 
     def _declares(self, node: Any) -> bool:
         """Whether an identifier is a name being declared or a parameter, not a value read."""
@@ -211,32 +293,89 @@ class _Reader:
             "class_declaration",
             "import_specifier",
             "shorthand_property_identifier_pattern",
+            "array_pattern",
+            "pair_pattern",
+            "rest_pattern",
         )
 
     def _copy(self, call: Any, env: dict[str, Any], depth: int) -> None:
+        """A call of the file's function (or a method of an object of the file's class) with known
+        arguments: its body written out again below the code, with them in place."""
         callee = call.field("function")
-        if callee is None or callee.kind() != "identifier" or callee.text() not in self.functions:
+        if callee is None or depth >= 2 or len(self.copies) >= _MAX_COPIES:
             return
-        if depth >= 2 or len(self.copies) >= _MAX_COPIES:
+        args = self._args(call.field("arguments"), env)
+        this, named = _UNKNOWN, callee.text()
+        if callee.kind() == "identifier" and named in self.functions:
+            params, body = self.functions[named]
+            if all(a is _UNKNOWN for a in args):
+                return
+        elif (method := self._method(callee, env)) is not None:
+            (params, body), this = method  # janitor.run(): the object's values are known
+        else:
             return
-        params, body = self.functions[callee.text()]
-        args_node = call.field("arguments")
-        args = [self._value(a, env) for a in (args_node.named_children() if args_node is not None else [])]
-        if all(a is _UNKNOWN for a in args):
-            return
-        inside = self._bound(params, body, args)
-        key = f"{callee.text()}{sorted((k, repr(v)) for k, v in inside.items() if k in dict(params))}"
+        inside = self._bound(params, body, args, this)
+        names = {n for pattern, _ in params for n in _names(pattern)}
+        key = f"{named}{sorted((k, repr(v)) for k, v in inside.items() if k in names)}{this!r}"
         size = body.range().end.index - body.range().start.index
         if key in self.copied or self.written + size > _MAX_WRITTEN:
             return  # copied already; or copies of a large function, or many: read no further than this
         self.copied.add(key)
         self.written += size
-        self.copies.append(f"function {callee.text()}() {self._render(body, inside, depth + 1)}")
+        label = re.sub(r"[^\w$]+", "_", named)
+        self.copies.append(f"function {label}() {self._render(body, inside, depth + 1)}")
+
+    def _method(self, callee: Any, env: dict[str, Any]) -> tuple[tuple[list[tuple[Any, Any]], Any], Any] | None:
+        """The method ``obj.name`` calls when ``obj`` is an object of one of the file's classes, with it."""
+        if callee.kind() != "member_expression" or (holder := callee.field("object")) is None:
+            return None
+        obj, prop = self._value(holder, env), callee.field("property")
+        if not isinstance(obj, dict) or prop is None or (cls := obj.get(_CLASS)) not in self.classes:
+            return None
+        found = self.classes[cls].methods.get(prop.text())
+        return (found, obj) if found is not None else None
+
+    def _instance(self, name: str, args: list[Any]) -> Any:
+        """``new Janitor({ root })``: the object, its fields as the constructor sets them (``this.root =
+        opts.root``, TypeScript's ``constructor(private opts)``) and as the class declares them."""
+        key = f"{name}{args!r}"
+        if key not in self.made:
+            self.made[key] = self._make(name, args)
+        return self.made[key]
+
+    def _make(self, name: str, args: list[Any]) -> Any:
+        shape = self.classes[name]
+        this: dict[str, Any] = {_CLASS: name}
+        for field, value in shape.fields:
+            this[field] = self._value(value, self.env) if value is not None else _UNKNOWN
+        if (ctor := shape.methods.get("constructor")) is None:
+            return this
+        params, body = ctor
+        if name in self.returning:
+            return _UNKNOWN  # a class building an object of itself in its constructor
+        self.returning.add(name)
+        try:
+            inside = self._bound(params, body, args, this)
+            for field in shape.kept:
+                this[field] = inside.get(field, _UNKNOWN)
+            for a in body.find_all(kind="assignment_expression"):
+                left, right = a.field("left"), a.field("right")
+                if left is None or right is None or left.kind() != "member_expression" or not _own(a, body):
+                    continue
+                holder, prop = left.field("object"), left.field("property")
+                if holder is not None and holder.kind() == "this" and prop is not None:
+                    this[prop.text()] = self._value(right, inside)
+        finally:
+            self.returning.discard(name)
+        return this
 
     # --- values --------------------------------------------------------------------------------------
 
     def _value(self, node: Any, env: dict[str, Any]) -> Any:
         """What an expression is known to hold: a string (a path, a command), a number, a list of them."""
+        if self.steps >= _MAX_STEPS:
+            return _UNKNOWN  # code built to take long to read: the rest is read as written
+        self.steps += 1
         kind = node.kind()
         if kind == "string":
             return "".join(_text(c) for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
@@ -244,6 +383,16 @@ class _Reader:
             return node.text()
         if kind == "identifier":
             return env.get(node.text(), _UNKNOWN) if node.text() not in ("__dirname", "undefined") else _UNKNOWN
+        if kind == "this":
+            return env.get("this", _UNKNOWN)
+        if kind in _WRAPPERS:  # await x, x as T, x!, x satisfies T: what x holds
+            inner = node.named_children()
+            return self._value(inner[0], env) if inner else _UNKNOWN
+        if kind == "new_expression":
+            made = node.field("constructor")
+            if made is not None and made.kind() == "identifier" and made.text() in self.classes:
+                return self._instance(made.text(), self._args(node.field("arguments"), env))
+            return _UNKNOWN
         if kind == "parenthesized_expression":
             inner = node.named_children()
             return self._value(inner[0], env) if len(inner) == 1 else _UNKNOWN
@@ -270,9 +419,10 @@ class _Reader:
             if op_text in ("||", "??"):
                 return lv if lv is not _UNKNOWN else rv  # process.env.ROOT || '/srv'
             return _UNKNOWN
-        if kind == "array":
-            items = [self._value(c, env) for c in node.named_children()]
-            return items if all(isinstance(i, str) for i in items) and len(items) <= 64 else _UNKNOWN
+        if kind == "array":  # its items, spreads of known lists in place: ["--context", ctx, ...args]
+            items = self._args(node, env)
+            known = all(isinstance(i, (str, dict)) or _plain(i) for i in items)
+            return items if known and len(items) <= 64 else _UNKNOWN
         if kind == "member_expression":
             text = re.sub(r"\s+", "", node.text())
             if text in ("process.env.HOME", "process.env.USERPROFILE"):
@@ -292,7 +442,13 @@ class _Reader:
         if kind == "object":  # { host: "db.prod", tables: ["a", "b"] }: what its known keys hold
             out: dict[str, Any] = {}
             for pair in node.named_children():
-                if pair.kind() == "shorthand_property_identifier":
+                if pair.kind() == "spread_element":  # { ...defaults, root: "/srv" }
+                    inner = pair.named_children()
+                    spread = self._value(inner[0], env) if inner else _UNKNOWN
+                    if not isinstance(spread, dict):
+                        return _UNKNOWN
+                    out.update({k: v for k, v in spread.items() if k != _CLASS})
+                elif pair.kind() == "shorthand_property_identifier":
                     out[pair.text()] = env.get(pair.text(), _UNKNOWN)
                 elif pair.kind() == "pair" and (key := pair.field("key")) is not None and (v := pair.field("value")):
                     name = self._value(key, env) if key.kind() == "string" else key.text()
@@ -303,16 +459,34 @@ class _Reader:
             return self._call(node, env)
         return _UNKNOWN
 
-    def _returned(self, name: str, args: list[Any]) -> Any:
-        """What one of the file's functions returns for these arguments: its one known return value
-        (an arrow function's expression), read with its parameters bound."""
-        key = f"{name}{[repr(a) for a in args]}"
+    def _args(self, node: Any, env: dict[str, Any]) -> list[Any]:
+        """The values of a call's arguments (or an array's items), a spread of a known list in place;
+        after a spread not known, where each item stands is not known either."""
+        out: list[Any] = []
+        lost = False  # past a spread whose items are not known
+        for part in node.named_children() if node is not None else []:
+            if lost:
+                out.append(_UNKNOWN)
+            elif part.kind() != "spread_element":
+                out.append(self._value(part, env))
+            else:
+                inner = part.named_children()
+                spread = self._value(inner[0], env) if inner else _UNKNOWN
+                lost = not isinstance(spread, list)
+                out.extend(spread if not lost else [_UNKNOWN])
+        return out
+
+    def _returned(self, name: str, args: list[Any], this: Any = _UNKNOWN) -> Any:
+        """What one of the file's functions (or a method of an object of its classes) returns for these
+        arguments: its one known return value (an arrow function's expression), read with its
+        parameters bound."""
+        key = f"{name}{[repr(a) for a in args]}{this!r}"
         if key in self.results:
             return self.results[key]
         if key in self.returning or len(self.returning) >= 3:
             return _UNKNOWN  # a function returning its own call, or calls nested too deep
-        params, body = self.functions[name]
-        inside = self._bound(params, body, args)
+        params, body = self.functions[name] if this is _UNKNOWN else self.classes[this[_CLASS]].methods[name]
+        inside = self._bound(params, body, args, this)
         self.returning.add(key)
         try:
             if body.kind() != "statement_block":
@@ -329,8 +503,7 @@ class _Reader:
         callee = node.field("function")
         name = re.sub(r"\s+", "", callee.text()) if callee is not None else ""
         name = re.sub(r"^require\(['\"](?:node:)?(\w+)['\"]\)", r"\1", name)
-        args_node = node.field("arguments")
-        args = [self._value(a, env) for a in (args_node.named_children() if args_node is not None else [])]
+        args = self._args(node.field("arguments"), env)
         if name in ("os.homedir", "homedir"):
             return "~"
         if name in ("process.cwd",):
@@ -339,6 +512,23 @@ class _Reader:
             return "/tmp"
         if callee is not None and callee.kind() == "identifier" and name in self.functions:
             return self._returned(name, args)
+        if callee is not None and (method := self._method(callee, env)) is not None:
+            prop = callee.field("property")
+            return self._returned(prop.text(), args, method[1]) if prop is not None else _UNKNOWN
+        if name in ("Object.entries", "Object.keys", "Object.values") and len(args) == 1:
+            held = args[0]
+            if not isinstance(held, dict) or _CLASS in held or len(held) > 64:
+                return _UNKNOWN
+            entries = {"Object.entries": [[k, v] for k, v in held.items()], "Object.keys": list(held)}
+            return entries.get(name, list(held.values()))
+        if callee is not None and callee.kind() == "member_expression":
+            joined = self._joined(callee, args, env)
+            if joined is _UNKNOWN:
+                joined = self._mapped(callee, node.field("arguments"), env)
+            if joined is not _UNKNOWN:
+                return joined
+        if _LISTS.match(name) and args and isinstance(args[0], str):
+            return _Listing(args[0])  # fs.readdirSync(dir): the names of the folder's entries
         if any(not isinstance(a, str) for a in args):
             return _UNKNOWN
         if name in ("path.join", "join", "path.posix.join", "path.resolve", "resolve") and args:
@@ -352,8 +542,46 @@ class _Reader:
             return args[0]
         return _UNKNOWN
 
+    def _mapped(self, callee: Any, args: Any, env: dict[str, Any]) -> Any:
+        """``stages.map((s) => `app-${s}`)``, ``.flatMap``: a known list's items through a callback that
+        returns an expression, each known."""
+        prop, holder = callee.field("property"), callee.field("object")
+        callbacks = args.named_children() if args is not None else []
+        if prop is None or holder is None or prop.text() not in ("map", "flatMap") or len(callbacks) != 1:
+            return _UNKNOWN
+        callback, items = callbacks[0], self._value(holder, env)
+        body, params = callback.field("body"), _parameters(callback) if callback.kind() in _FUNCTIONS else []
+        if not isinstance(items, list) or len(items) > 16 or not params or body is None:
+            return _UNKNOWN
+        if body.kind() == "statement_block":  # (s) => { return … }: its one statement
+            inner = body.named_children()
+            if len(inner) != 1 or inner[0].kind() != "return_statement" or not inner[0].named_children():
+                return _UNKNOWN
+            body = inner[0].named_children()[0]
+        out: list[Any] = []
+        for item in items:
+            inside = dict(env)
+            self._bind(params[0][0], item, inside, env)
+            value = self._value(body, inside)
+            if value is _UNKNOWN or isinstance(value, _Listing):
+                return _UNKNOWN
+            out.extend(value if prop.text() == "flatMap" and isinstance(value, list) else [value])
+        return out if len(out) <= 64 else _UNKNOWN
 
-_REPLACEABLE = frozenset({"identifier", "template_string", "binary_expression", "call_expression", "member_expression"})
+    def _joined(self, callee: Any, args: list[Any], env: dict[str, Any]) -> Any:
+        """``["rm", "-rf", dir].join(" ")``: a known list's items joined."""
+        prop, holder = callee.field("property"), callee.field("object")
+        if prop is None or holder is None or prop.text() != "join" or len(args) > 1:
+            return _UNKNOWN
+        items, glue = self._value(holder, env), args[0] if args else ","
+        if isinstance(items, list) and isinstance(glue, str) and all(isinstance(i, str) for i in items):
+            return _bounded(glue.join(items))
+        return _UNKNOWN
+
+
+_REPLACEABLE = frozenset(
+    {"identifier", "template_string", "binary_expression", "call_expression", "member_expression", "array"}
+)
 _FUNCTIONS = frozenset(
     {"function_declaration", "function_expression", "arrow_function", "function", "method_definition"}
 )
@@ -370,20 +598,148 @@ def _own(node: Any, body: Any) -> bool:
     return True
 
 
-def _parameters(f: Any) -> list[tuple[str, Any]]:
-    """A function's parameters, each with its default's node (or None)."""
-    params: list[tuple[str, Any]] = []
+def _parameters(f: Any) -> list[tuple[Any, Any]]:
+    """A function's parameters, each as its pattern (a name, ``{ a, b }``, ``[x, y]``, ``...rest``) with
+    its default's node (or None)."""
+    params: list[tuple[Any, Any]] = []
     formal = f.field("parameters")
     single = f.field("parameter")  # x => …
     for p in formal.named_children() if formal is not None else [single] if single is not None else []:
-        if p.kind() == "identifier":
-            params.append((p.text(), None))
-        elif p.kind() in ("assignment_pattern", "required_parameter", "optional_parameter"):
-            target = p.field("left") or p.field("pattern")
-            default = p.field("right") or p.field("value")
-            if target is not None and target.kind() == "identifier":
-                params.append((target.text(), default))
+        target, default = p, None
+        if p.kind() == "assignment_pattern":
+            target, default = p.field("left"), p.field("right")
+        elif p.kind() in ("required_parameter", "optional_parameter"):  # TypeScript's, typed
+            target, default = p.field("pattern"), p.field("value")
+        if target is not None and target.kind() in _PATTERNS:
+            params.append((target, default))
     return params
+
+
+def _names(pattern: Any) -> list[str]:
+    """The names a pattern declares: ``{ a, b: c, d = 1 }`` declares a, c and d."""
+    kind = pattern.kind()
+    if kind in ("identifier", "shorthand_property_identifier_pattern"):
+        return [str(pattern.text())]
+    if kind == "pair_pattern":
+        value = pattern.field("value")
+        return _names(value) if value is not None else []
+    if kind in ("object_assignment_pattern", "assignment_pattern"):
+        left = pattern.field("left")
+        return _names(left) if left is not None else []
+    if kind in ("object_pattern", "array_pattern", "rest_pattern"):
+        return [name for part in pattern.named_children() for name in _names(part)]
+    return []
+
+
+_PATTERNS = frozenset({"identifier", "object_pattern", "array_pattern", "rest_pattern"})
+_WRAPPERS = frozenset({"await_expression", "as_expression", "satisfies_expression", "non_null_expression"})
+_CLASS = "\0class"  # the key of an object's class name among its fields
+# calls that list a folder's entries by name
+_LISTS = re.compile(r"^(?:fs\.|fsp\.|fs\.promises\.|promises\.)?readdir(?:Sync)?$")
+
+
+class _Taken:
+    """A name's part of a destructured declaration (``const { host } = config``): the pattern and the value."""
+
+    def __init__(self, pattern: Any, value: Any) -> None:
+        self.pattern, self.value = pattern, value
+
+
+class _Shape:
+    """A class of the file: its methods (with the constructor), the fields it declares with their
+    values' nodes, and the constructor's parameters kept as fields (``constructor(private opts)``)."""
+
+    def __init__(self) -> None:
+        self.methods: dict[str, tuple[list[tuple[Any, Any]], Any]] = {}
+        self.fields: list[tuple[str, Any]] = []
+        self.kept: list[str] = []
+
+
+def _classes(root: Any) -> dict[str, _Shape]:
+    """The file's classes by name, a subclass with the methods and fields of its base in the file."""
+    shapes: dict[str, _Shape] = {}
+    bases: dict[str, str] = {}
+    for c in root.find_all(kind="class_declaration"):
+        name, body = c.field("name"), c.field("body")
+        if name is None or body is None:
+            continue
+        shape = shapes[name.text()] = _Shape()
+        heritage = re.search(
+            r"\bextends\s+([\w$]+)", next((h.text() for h in c.children() if h.kind() == "class_heritage"), "")
+        )
+        if heritage:
+            bases[name.text()] = heritage.group(1)
+        for member in body.named_children():
+            key = member.field("name") or member.field("property")
+            if key is None:
+                continue
+            if member.kind() == "method_definition" and (block := member.field("body")) is not None:
+                shape.methods[key.text()] = (_parameters(member), block)
+                if key.text() == "constructor":
+                    formal = member.field("parameters")
+                    shape.kept = [
+                        p.field("pattern").text()
+                        for p in (formal.named_children() if formal is not None else [])
+                        if p.field("pattern") is not None
+                        and any(m.kind() == "accessibility_modifier" or m.text() == "readonly" for m in p.children())
+                    ]
+            elif member.kind() in ("field_definition", "public_field_definition"):
+                shape.fields.append((key.text(), member.field("value")))
+    for name, base in bases.items():  # a method of the base the subclass does not define is the base's
+        seen = {name}
+        while base in shapes and base not in seen:
+            seen.add(base)
+            for method, found in shapes[base].methods.items():
+                shapes[name].methods.setdefault(method, found)
+            shapes[name].fields = [*shapes[base].fields, *shapes[name].fields]
+            base = bases.get(base, "")
+    return shapes
+
+
+def _member(value: Any, key: str) -> Any:
+    return value.get(key, _UNKNOWN) if isinstance(value, dict) and key != _CLASS else _UNKNOWN
+
+
+def _key(node: Any) -> str:
+    """An object's key as written: ``host``, ``"host"``."""
+    text = str(node.text())
+    return text[1:-1] if node.kind() == "string" and len(text) >= 2 else text
+
+
+def _plain(value: Any) -> bool:
+    """Whether a value can be written in place as JSON: a string known whole, or a list of them."""
+    if isinstance(value, str):
+        return not isinstance(value, _Holed)
+    return isinstance(value, list) and all(_plain(v) for v in value)
+
+
+class _Listing:
+    """The entries of a folder (``fs.readdirSync(dir)``), known only when the code runs: a loop over them
+    reads as one over every entry, ``dir/*``, unless it picks some."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+
+# a test of an entry's kind (every entry passes one branch or the other)
+_KIND_TEST = re.compile(r"\b(?:isDirectory|isFile|isSymbolicLink|existsSync|exists)\b")
+_IDLE = re.compile(
+    r"^\{?\s*(?:(?:continue|break|return)\b[^;{}]*|console\.\w+\([^;{}]*\)|\w+\s*\+\+|\w+\s*\+=\s*1)?\s*;?\s*\}?$"
+)
+
+
+def _picks(body: Any) -> bool:
+    """Whether a loop's body acts on some entries only: a branch chosen by a condition other than the
+    entry's kind, whose branch does more than skip, stop, log or count; or a filter of them."""
+    for node in body.find_all(kind="if_statement"):
+        condition = node.field("condition")
+        if condition is not None and _KIND_TEST.search(condition.text()):
+            continue
+        branches = [b for b in (node.field("consequence"), node.field("alternative")) if b is not None]
+        texts = [re.sub(r"^else\b", "", b.text().strip()).strip() for b in branches]
+        if not all(_IDLE.match(t) for t in texts):
+            return True
+    return body.find(kind="ternary_expression") is not None
 
 
 # calls whose known value may stand for them: the home, the working folder, a joined path

@@ -169,6 +169,9 @@ _SHOWS_OR_SENDS = lazy(
     r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
     r"|\b(?:post|put|send|urlopen|fetch|request|upload)\w*\s*\(|STDOUT|stdout"
 )
+# the environment held under a key of an object (``{ environment: { ...process.env } }``,
+# ``vars: JSON.stringify(process.env)``); not ``env:``, a program's environment (``spawn(…, { env })``)
+_JS_HELD = lazy(r"""(?<![\w$])(?!env\b)[\w$]+['"]?\s*:\s*(?:\{\s*\.\.\.\s*|JSON\.stringify\(\s*)?$""")
 # a secret file's path given only to a call that checks it or loads it into the process, not shows it
 _CHECKS = r"(?:exists|isfile|is_file|isdir|existsSync|access|accessSync|stat|lstat|getsize|getmtime|load_dotenv|dotenv_values|Dotenv\.load|Dotenv\.overload)"
 
@@ -277,7 +280,10 @@ def leaked(x: At) -> str | None:
             start = code.rfind("\n", 0, m.start()) + 1
             line = code[start : code.find("\n", m.end()) % (len(code) + 1)]
             # {"env": dict(os.environ)}, report["env"] = dict(os.environ): a report holding it
-            held = re.search(r"""['"]\s*(?::|\]\s*=)\s*(?:dict\(\s*)?$""", code[start : m.start()])
+            before = code[start : m.start()]
+            held = re.search(r"""['"]\s*(?::|\]\s*=)\s*(?:dict\(\s*)?$""", before) or (
+                m.group(0) == "process.env" and _JS_HELD.search(before)
+            )
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
         return None
