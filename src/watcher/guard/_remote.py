@@ -48,6 +48,9 @@ _HIDDEN_TEXT = lazy(
 )
 
 
+_SUBSTITUTED_DOWNLOAD = re.compile(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
+_SUBSTITUTED_DOWNLOAD_NO_BACKTICK = re.compile(r"(?:<\(|\$\()\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
+_OWN_BACKTICKS = frozenset({"node", "deno", "bun", "ruby", "perl", "php", "pwsh", "powershell"})
 _SUBSTITUTED = re.compile(r"\s*(?:\$\(|`)")  # a script that is, from its first word, a command's output
 
 
@@ -131,8 +134,12 @@ def download_exec(x: At) -> Finding | None:
     texts = list(x.args)
     if x.cmd.stdin and (name in SHELLS or name in INTERPRETERS or runs_stdin) and _SUBSTITUTED.match(x.cmd.stdin):
         texts.append(x.cmd.stdin)  # bash <<< "$(curl …)": the script is what the download prints
+    # the script is a download's output, put in by the shell: `$(curl …)`, `<(curl …)`, `` `curl …` ``
+    # (in JavaScript, Ruby, Perl, PHP and PowerShell a backtick is the language's own: a template, a
+    # command whose output is a value, an escape; it puts nothing into the code)
+    substituted = _SUBSTITUTED_DOWNLOAD if name not in _OWN_BACKTICKS else _SUBSTITUTED_DOWNLOAD_NO_BACKTICK
     for t in texts:
-        if re.search(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b", t) and (
+        if substituted.search(t) and (
             name in SHELLS or name in INTERPRETERS or name in ("eval", "source", ".", "iex", "invoke-expression")
         ):
             return (
@@ -161,6 +168,7 @@ _EVALS = lazy(
 _FETCHES = lazy(
     r"urlopen|requests\.get|httpx\.get|urllib|fetch\s*\(|file_get_contents|URI\.open|Net::HTTP|LWP|https?\.get"
     r"|\bget\s*\(\s*['\"](?:https?|ftp)://"
+    r"|['\"`]\s*(?:curl|wget)(?:\s|['\"]\s*,)"  # a download the code runs: execSync("curl -s …"), ["curl", …]
 )
 
 
