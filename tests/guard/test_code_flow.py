@@ -138,6 +138,13 @@ def test_javascript_objects_and_patterns_are_read() -> None:
     assert 'execFileSync("rm", ["-rf", "/srv/data"])' in out  # the object's fields, the rest and the spread
 
 
+def test_a_javascript_name_assigned_again_keeps_its_name() -> None:
+    out = javascript_readable(
+        "let n = 0;\nlet dir = '/srv/a';\nfor (const x of xs) { n++; dir += x; }\nconsole.log(n, dir);\n"
+    )
+    assert out is not None and "console.log(n, dir)" in out and '"0"++' not in out
+
+
 def test_javascript_reading_stops_at_its_bound() -> None:
     # objects made by a class whose constructor calls the other's: read a few levels deep, not forever
     assert (

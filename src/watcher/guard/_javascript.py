@@ -81,10 +81,9 @@ class _Reader:
             if value is not None and value.kind() in ("arrow_function", "function_expression", "function"):
                 self._function(name.text(), value)
             declared.setdefault(name.text(), []).append(value)
-        for a in root.find_all(kind="assignment_expression"):
-            left = a.field("left")
-            if left is not None and left.kind() == "identifier":
-                declared.setdefault(left.text(), []).append(None)  # assigned again: not one value
+        self.changed = _changed(root)  # assigned again (x = …, x += …, x++): not one value
+        for name in self.changed:
+            declared.setdefault(name, []).append(None)
         for f in root.find_all(kind="function_declaration"):
             name = f.field("name")
             if name is not None:
@@ -171,7 +170,7 @@ class _Reader:
             name, value = d.field("name"), d.field("value")
             if name is None or value is None or not _own(d, body) or own & set(_names(name)):
                 continue
-            if name.kind() == "identifier":
+            if name.kind() == "identifier" and name.text() not in self.changed:
                 known = self._value(value, inside)
                 if known is not _UNKNOWN:
                     inside[name.text()] = known
@@ -525,6 +524,8 @@ class _Reader:
             joined = self._joined(callee, args, env)
             if joined is _UNKNOWN:
                 joined = self._mapped(callee, node.field("arguments"), env)
+            if joined is _UNKNOWN:
+                joined = self._kept(callee, node.field("arguments"), env)
             if joined is not _UNKNOWN:
                 return joined
         if _LISTS.match(name) and args and isinstance(args[0], str):
@@ -567,6 +568,26 @@ class _Reader:
                 return _UNKNOWN
             out.extend(value if prop.text() == "flatMap" and isinstance(value, list) else [value])
         return out if len(out) <= 64 else _UNKNOWN
+
+    def _kept(self, callee: Any, args: Any, env: dict[str, Any]) -> Any:
+        """``fs.readdirSync(dir).filter((n) => !KEEP.has(n))``: a folder's entries but a few named ones
+        are still its entries (as a loop that skips a few); a filter that picks some is not."""
+        prop, holder = callee.field("property"), callee.field("object")
+        callbacks = args.named_children() if args is not None else []
+        if prop is None or holder is None or prop.text() != "filter" or len(callbacks) != 1:
+            return _UNKNOWN
+        listing = self._value(holder, env)
+        if not isinstance(listing, _Listing):
+            return _UNKNOWN
+        callback = callbacks[0]
+        if callback.text() == "Boolean":
+            return listing
+        params, body = _parameters(callback) if callback.kind() in _FUNCTIONS else [], callback.field("body")
+        if len(params) != 1 or params[0][0].kind() != "identifier" or body is None:
+            return _UNKNOWN
+        name = re.escape(params[0][0].text())
+        skips = rf"!\s*[\w$.]+\.(?:has|includes)\(\s*{name}\s*\)|!\s*{name}\.startsWith\(\s*['\"]\.['\"]\s*\)"
+        return listing if re.fullmatch(rf"(?:{skips})(?:\s*&&\s*(?:{skips}))*", body.text().strip()) else _UNKNOWN
 
     def _joined(self, callee: Any, args: list[Any], env: dict[str, Any]) -> Any:
         """``["rm", "-rf", dir].join(" ")``: a known list's items joined."""
@@ -696,6 +717,21 @@ def _classes(root: Any) -> dict[str, _Shape]:
     return shapes
 
 
+def _changed(root: Any) -> set[str]:
+    """The names the code assigns after declaring them: ``x = …``, ``x += …``, ``x++``."""
+    changed: set[str] = set()
+    for kind, field in (("assignment_expression", "left"), ("augmented_assignment_expression", "left")):
+        for a in root.find_all(kind=kind):
+            target = a.field(field)
+            if target is not None and target.kind() == "identifier":
+                changed.add(target.text())
+    for u in root.find_all(kind="update_expression"):
+        target = u.field("argument")
+        if target is not None and target.kind() == "identifier":
+            changed.add(target.text())
+    return changed
+
+
 def _member(value: Any, key: str) -> Any:
     return value.get(key, _UNKNOWN) if isinstance(value, dict) and key != _CLASS else _UNKNOWN
 
@@ -724,7 +760,7 @@ class _Listing:
 # a test of an entry's kind (every entry passes one branch or the other)
 _KIND_TEST = re.compile(r"\b(?:isDirectory|isFile|isSymbolicLink|existsSync|exists)\b")
 _IDLE = re.compile(
-    r"^\{?\s*(?:(?:continue|break|return)\b[^;{}]*|console\.\w+\([^;{}]*\)|\w+\s*\+\+|\w+\s*\+=\s*1)?\s*;?\s*\}?$"
+    r"^\{?\s*(?:(?:continue|break|return)\b[^;{}]*|console\.\w+\([^;]*\)|\w+\s*\+\+|\w+\s*\+=\s*1)?\s*;?\s*\}?$"
 )
 
 
