@@ -1,7 +1,7 @@
 """The strings Python code uses as data, read by its syntax tree: a path handed to ``open``,
 ``read_text``, ``shutil.copy`` or any call that may read it counts; a path only printed or logged,
-compared, checked (``exists``, ``stat``), given permissions (``chmod``), assigned to a name, or joined
-to a part known only at run time does not. The secret-file rule reads code through this when it is
+compared, checked (``exists``, ``stat``), given permissions (``chmod``), assigned to a name, returned,
+or joined to a part known only at run time does not. The secret-file rule reads code through this when it is
 Python, so a script that checks ``~/.netrc``'s mode is not taken for one that reads it."""
 
 from __future__ import annotations
@@ -74,6 +74,8 @@ def _idle(node: ast.Constant, parents: dict[int, ast.AST], copied: frozenset[str
     parent = parents.get(id(node))
     if isinstance(parent, (ast.Compare, ast.JoinedStr, ast.Assign, ast.AnnAssign)):
         return True  # compared, a message's text, or given a name (where the name is used is judged)
+    if isinstance(parent, ast.Return):
+        return _only_value(parent, parents)  # where the call's value is used is judged
     if isinstance(parent, ast.Expr):
         return True  # a string standing alone: a note
     if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Div, ast.Add)):
@@ -90,3 +92,19 @@ def _idle(node: ast.Constant, parents: dict[int, ast.AST], copied: frozenset[str
             return True  # os.path.join('~/.ssh', name)
         return name in _TELLS or name in _CHECKS or (isinstance(f, ast.Name) and name in copied)
     return False
+
+
+def _only_value(returned: ast.Return, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``returned`` gives its function's one value: every ``return`` of the function gives the
+    same string, which the reader writes where the function is called. A function returning one of
+    several paths is not written there: what it returns counts where it is."""
+    function = parents.get(id(returned))
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        function = parents.get(id(function))
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    values = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Return):
+            values.add(node.value.value if isinstance(node.value, ast.Constant) else None)
+    return len(values) == 1 and None not in values
