@@ -102,6 +102,11 @@ _OPAQUE = frozenset(
 
 _ENV_DUMPS = frozenset({"printenv", "env", "set", "export", "declare", "typeset", "compgen"})
 
+# PowerShell's (and cmd's) commands that list, test or name a path, not print what is in it
+_OPAQUE_CMDLETS = frozenset(
+    {"get-childitem", "gci", "dir", "test-path", "get-item", "gi", "get-acl", "set-acl", "resolve-path", "split-path"}
+)
+
 # programs whose first operand is a pattern or a program, not a file (unless given by an option)
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 _PATTERN_FIRST = _SEARCHERS | {"jq", "yq", "gojq", "jaq", "awk", "gawk", "mawk", "sed"}
@@ -265,6 +270,8 @@ def leaked(x: At) -> str | None:
         return "a secret environment variable"
     if x.name in ("echo", "printf", "print") and any(secret_vars(x, a) for a in cmd.args):
         return "a secret environment variable"
+    if (listed := _listed(x)) is not None:
+        return listed
     for op, target in cmd.redirects:
         if op == "<" and secret_file(x.place, x.path(target), x.policy):
             return secret_file(x.place, x.path(target), x.policy)
@@ -287,7 +294,7 @@ def leaked(x: At) -> str | None:
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
         return None
-    if x.name in _OPAQUE or x.name in SHELLS or _names_only(x):
+    if x.name in _OPAQUE or x.name.lower() in _OPAQUE_CMDLETS or x.name in SHELLS or _names_only(x):
         return None
     words = x.positional + [
         a.split("=", 1)[1]
@@ -321,6 +328,37 @@ def leaked(x: At) -> str | None:
         if why:
             return why
     return None
+
+
+def _listed(x: At) -> str | None:
+    """The secret files a reader is handed by a listing before it: ``ls ~/.ssh/* | xargs cat``,
+    ``find ~/.ssh -type f | xargs cat``, PowerShell's ``Get-ChildItem ~/.ssh | Get-Content`` (or
+    ``ForEach-Object { Get-Content $_ }``): every file the listing names is read."""
+    name = x.name.lower()
+    reads_items = (
+        (x.name in _READERS and "{xargs input}" in x.args)
+        or (name in _PS_READERS and not x.positional)
+        or (name in ("foreach-object", "%") and any(a.lower() in _PS_READERS for a in x.args))
+    )
+    lister = x.cmd.feeder
+    if not reads_items or lister is None or lister.name.lower() not in _LISTERS:
+        return None
+    words = [a for a in lister.args if not a.startswith("-")]
+    if lister.name in ("find", "fd"):  # the folders searched, each with the names it picks (-name '*.pub')
+        picked = [b for a, b in zip(lister.args, lister.args[1:], strict=False) if a in ("-name", "-iname")]
+        folders = [a for a in lister.args[: next((i for i, a in enumerate(lister.args) if a.startswith("-")), None)]]
+        words = [f"{f.rstrip('/')}/{p}" for f in folders for p in picked] if picked else folders
+    for word in words:
+        why = secret_file(x.place, x.path(word), x.policy) or (
+            secret_glob(x.place, word, x.policy) if any(c in word for c in "*?[") else None
+        )
+        if why:
+            return why
+    return None
+
+
+_PS_READERS = frozenset({"get-content", "gc", "cat", "type"})
+_LISTERS = frozenset({"ls", "find", "fd", "get-childitem", "gci", "dir"})
 
 
 def secret_vars(x: At, word: str) -> bool:
