@@ -28,6 +28,7 @@ _MAX_COPIES = 24
 _MAX_WRITTEN = 32_000  # the characters of function bodies written out again, in all
 _MAX_STEPS = 50_000  # the values worked out in one reading: past them, every value is unknown
 _UNKNOWN: Any = object()
+_UNDEFINED: Any = object()  # null or undefined: a value, false, never written
 # what marks code as JavaScript (Ruby, Perl and Python do not parse without errors besides)
 _LOOKS_JS = re.compile(r"\b(?:const|let|var|function)\s|=>|\brequire\(|^\s*import\s[^\n]*\bfrom\s", re.M)
 
@@ -66,6 +67,9 @@ class _Reader:
         self.results: dict[str, Any] = {}  # what a call of the file's function returns, by its arguments
         self.written = self.steps = 0
         self.classes = _classes(root)
+        self.path_sep = bool(
+            re.search(r"\bsep\b[^;\n]*\}\s*(?:from\s*|=\s*require\(\s*)['\"](?:node:)?path['\"]", code)
+        )
         self.made: dict[str, Any] = {}  # the objects made by ``new``, by their class and arguments
         declared: dict[str, list[Any]] = {}
         for d in root.find_all(kind="variable_declarator"):
@@ -123,11 +127,13 @@ class _Reader:
             own = {name for pattern, _ in _parameters(node) for name in _names(pattern)}
             env = {k: v for k, v in env.items() if k not in own} if own & env.keys() else env
         replaceable = kind in _REPLACEABLE and not (kind == "identifier" and self._declares(node))
+        if replaceable and kind == "binary_expression":  # spawnSync(…).status ?? 1 is a call, not its default
+            replaceable = all(_PURE.match(c.text()) for c in node.find_all(kind="call_expression"))
         if replaceable and (kind != "call_expression" or _PURE.match(node.text())):
             value = self._value(node, env)
             # a name holding a template with holes is written as its text, holes and all (a template
             # itself stays as written: its holes are read from its ${…})
-            holed = isinstance(value, _Holed) and kind != "template_string"
+            holed = kind != "template_string" and _written(value)
             if (_plain(value) or holed) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
                 return text
         if kind == "for_in_statement" and (unrolled := self._unrolled(node, env, depth)) is not None:
@@ -166,6 +172,13 @@ class _Reader:
             else:
                 value = self._value(default, self.env) if default is not None else _UNKNOWN
             self._bind(pattern, value, inside, self.env)
+        self._declared(body, inside, own)
+        return inside
+
+    def _declared(self, body: Any, inside: dict[str, Any], own: set[str]) -> None:
+        """The names a body declares from what it sees (``const target = path.join(dir, 'x')``), added
+        to ``inside``: a function's body with its parameters, a loop's with its variable. A name of
+        ``own`` (the parameters, the loop's variable) stays what it was given."""
         for d in body.find_all(kind="variable_declarator"):
             name, value = d.field("name"), d.field("value")
             if name is None or value is None or not _own(d, body) or own & set(_names(name)):
@@ -174,9 +187,10 @@ class _Reader:
                 known = self._value(value, inside)
                 if known is not _UNKNOWN:
                     inside[name.text()] = known
+                else:
+                    inside.pop(name.text(), None)
             elif name.kind() in ("object_pattern", "array_pattern"):
                 self._bind(name, self._value(value, inside), inside, inside)
-        return inside
 
     def _bind(self, pattern: Any, value: Any, env: dict[str, Any], defaults: dict[str, Any]) -> None:
         """Give the names of ``pattern`` (a name, ``{ a, b: c, d = 1 }``, ``[x, y]``, ``...rest``) their
@@ -243,6 +257,7 @@ class _Reader:
         for v in values:
             inside = dict(env)
             self._bind(left, v, inside, env)
+            self._declared(body, inside, set(_names(left)))
             shown = json.dumps(v, ensure_ascii=False) if _plain(v) else "…"
             out.append(f"for (const {left.text()} of [{shown}]) " + self._render(body, inside, depth))
         return "\n".join(out)
@@ -269,6 +284,7 @@ class _Reader:
         for v in values:
             inside = dict(env)
             self._bind(params[0][0], v, inside, env)
+            self._declared(body, inside, set(_names(params[0][0])))
             self.copies.append("{ " + self._render(body, inside, depth + 1) + " }")
 
     def _declares(self, node: Any) -> bool:
@@ -307,8 +323,8 @@ class _Reader:
         this, named = _UNKNOWN, callee.text()
         if callee.kind() == "identifier" and named in self.functions:
             params, body = self.functions[named]
-            if all(a is _UNKNOWN for a in args):
-                return
+            if all(a is _UNKNOWN for a in args) and (args or not any(d is not None for _, d in params)):
+                return  # nothing known to add: its body is read where it is written (finish(): its defaults are)
         elif (method := self._method(callee, env)) is not None:
             (params, body), this = method  # janitor.run(): the object's values are known
         else:
@@ -380,7 +396,20 @@ class _Reader:
             return "".join(_text(c) for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
         if kind == "number":
             return node.text()
+        if kind in ("true", "false"):
+            return kind == "true"
+        if kind in ("null", "undefined") or (kind == "identifier" and node.text() == "undefined"):
+            return _UNDEFINED
+        if kind == "ternary_expression":  # cond ? a : b, by what the condition is known to be
+            truth = self._truth(node.field("condition"), env)
+            chosen = node.field("consequence") if truth else node.field("alternative")
+            return self._value(chosen, env) if truth is not None and chosen is not None else _UNKNOWN
+        if kind == "unary_expression" and node.text().startswith("!") and (inner := node.field("argument")):
+            truth = self._truth(inner, env)
+            return _UNKNOWN if truth is None else not truth
         if kind == "identifier":
+            if node.text() == "sep" and "sep" not in env and self.path_sep:
+                return "/"  # import { sep } from "path"
             return env.get(node.text(), _UNKNOWN) if node.text() not in ("__dirname", "undefined") else _UNKNOWN
         if kind == "this":
             return env.get("this", _UNKNOWN)
@@ -415,8 +444,14 @@ class _Reader:
             lv, rv = self._value(left, env), self._value(right, env)
             if op_text == "+" and isinstance(lv, str) and isinstance(rv, str):
                 return _bounded(lv + rv)
-            if op_text in ("||", "??"):
-                return lv if lv is not _UNKNOWN else rv  # process.env.ROOT || '/srv'
+            if op_text == "??":  # process.env.ROOT ?? '/srv': an unset variable's default
+                return rv if lv is _UNKNOWN or lv is _UNDEFINED else lv
+            if op_text in ("||", "&&"):
+                truth = _truthy(lv) if lv is not _UNKNOWN else False  # an unset variable is not set
+                return (lv if truth else rv) if op_text == "||" else (rv if truth else lv)
+            if op_text in ("===", "!==", "==", "!=") and lv is not _UNKNOWN and rv is not _UNKNOWN:
+                same = lv == rv if isinstance(lv, (str, bool)) and isinstance(rv, (str, bool)) else None
+                return _UNKNOWN if same is None else same == op_text.startswith("=")
             return _UNKNOWN
         if kind == "array":  # its items, spreads of known lists in place: ["--context", ctx, ...args]
             items = self._args(node, env)
@@ -426,6 +461,8 @@ class _Reader:
             text = re.sub(r"\s+", "", node.text())
             if text in ("process.env.HOME", "process.env.USERPROFILE"):
                 return "~"
+            if text in ("path.sep", "path.posix.sep"):
+                return "/"
             holder, prop = node.field("object"), node.field("property")
             held = self._value(holder, env) if holder is not None else _UNKNOWN
             return held.get(prop.text(), _UNKNOWN) if isinstance(held, dict) and prop is not None else _UNKNOWN
@@ -457,6 +494,18 @@ class _Reader:
         if kind == "call_expression":
             return self._call(node, env)
         return _UNKNOWN
+
+    def _truth(self, node: Any, env: dict[str, Any]) -> bool | None:
+        """Whether a condition holds, when that is known. The script is read as run with no arguments
+        and no variables set: ``process.env.X`` and ``process.argv[2]`` are unset (false)."""
+        if node is None:
+            return None
+        if node.kind() == "parenthesized_expression" and len(inner := node.named_children()) == 1:
+            return self._truth(inner[0], env)
+        if _UNSET.match(re.sub(r"\s+", "", node.text())):
+            return False
+        value = self._value(node, env)
+        return None if value is _UNKNOWN else _truthy(value)
 
     def _args(self, node: Any, env: dict[str, Any]) -> list[Any]:
         """The values of a call's arguments (or an array's items), a spread of a known list in place;
@@ -494,8 +543,10 @@ class _Reader:
             values = [self._value(r.named_children()[0], inside) if r.named_children() else _UNKNOWN for r in returns]
         finally:
             self.returning.discard(key)
-        known = {repr(v) for v in values}
-        self.results[key] = values[0] if len(known) == 1 and values[0] is not _UNKNOWN else _UNKNOWN
+        # `return []` or `return null` on a failure (a catch, a guard) beside the one value it gives
+        given = [v for v in values if v is not _UNDEFINED and v != []] or values
+        known = {repr(v) for v in given}
+        self.results[key] = given[0] if len(known) == 1 and given[0] is not _UNKNOWN else _UNKNOWN
         return self.results[key]
 
     def _call(self, node: Any, env: dict[str, Any]) -> Any:
@@ -539,6 +590,8 @@ class _Reader:
             return _bounded(out)
         if name in ("path.dirname", "dirname") and len(args) == 1:
             return posixpath.dirname(args[0]) or "."
+        if name in ("path.basename", "basename") and len(args) == 1:
+            return posixpath.basename(args[0].rstrip("/"))
         if name in ("String", "path.normalize", "normalize") and len(args) == 1:
             return args[0]
         return _UNKNOWN
@@ -590,8 +643,21 @@ class _Reader:
         return listing if re.fullmatch(rf"(?:{skips})(?:\s*&&\s*(?:{skips}))*", body.text().strip()) else _UNKNOWN
 
     def _joined(self, callee: Any, args: list[Any], env: dict[str, Any]) -> Any:
-        """``["rm", "-rf", dir].join(" ")``: a known list's items joined."""
+        """``["rm", "-rf", dir].join(" ")``: a known list's items joined; ``"a,b".split(",")``: a known
+        string's parts."""
         prop, holder = callee.field("property"), callee.field("object")
+        if prop is not None and holder is not None and prop.text() in _STRING_METHODS and not args:
+            text = self._value(holder, env)
+            if not isinstance(text, str):
+                return _UNKNOWN
+            done = _STRING_METHODS[prop.text()](text)
+            return _Holed(done) if isinstance(text, _Holed) else done
+        if prop is not None and holder is not None and prop.text() == "split" and len(args) == 1:
+            text, glue = self._value(holder, env), args[0]
+            if isinstance(text, str) and not isinstance(text, _Holed) and isinstance(glue, str) and glue:
+                parts = text.split(glue)
+                return parts if len(parts) <= 64 else _UNKNOWN
+            return _UNKNOWN
         if prop is None or holder is None or prop.text() != "join" or len(args) > 1:
             return _UNKNOWN
         items, glue = self._value(holder, env), args[0] if args else ","
@@ -733,13 +799,45 @@ def _changed(root: Any) -> set[str]:
 
 
 def _member(value: Any, key: str) -> Any:
-    return value.get(key, _UNKNOWN) if isinstance(value, dict) and key != _CLASS else _UNKNOWN
+    """What ``value.key`` holds: a key a known object does not have is ``undefined``."""
+    if not isinstance(value, dict) or key == _CLASS:
+        return _UNKNOWN
+    return value.get(key, _UNDEFINED)
+
+
+def _truthy(value: Any) -> bool:
+    """JavaScript's truth of a known value (a number is kept as its text)."""
+    if value is _UNDEFINED or isinstance(value, bool):
+        return value is True
+    if isinstance(value, str) and re.fullmatch(r"[+-]?(?:0+(?:\.0*)?|0[xXoObB]0+)", value):
+        return False  # 0, 0.0 (a string "0" is true, but numbers are kept as text)
+    return bool(value) or isinstance(value, (list, dict, _Listing))
+
+
+# a string's methods that give another string (of a hole, a hole still)
+_STRING_METHODS = {
+    "trim": str.strip,
+    "trimStart": str.lstrip,
+    "trimEnd": str.rstrip,
+    "toLowerCase": str.lower,
+    "toUpperCase": str.upper,
+    "toString": str,
+}
+# a condition on what is unset when the script runs with no arguments and no variables
+_UNSET = re.compile(r"^!?process\.(?:env(?:\.\w+|\[['\"]\w+['\"]\])|argv\[[2-9]\])$")
 
 
 def _key(node: Any) -> str:
     """An object's key as written: ``host``, ``"host"``."""
     text = str(node.text())
     return text[1:-1] if node.kind() == "string" and len(text) >= 2 else text
+
+
+def _written(value: Any) -> bool:
+    """Whether a value can be written in place of a name: a string or a list of them, holes and all."""
+    if isinstance(value, str):
+        return True
+    return isinstance(value, list) and bool(value) and all(_written(v) for v in value)
 
 
 def _plain(value: Any) -> bool:
@@ -764,6 +862,15 @@ _IDLE = re.compile(
 )
 
 
+def _idle(branch: Any) -> bool:
+    """Whether a branch only skips, stops, logs or counts: each of its statements does."""
+    if branch.kind() == "else_clause":
+        inner = branch.named_children()
+        return len(inner) == 1 and _idle(inner[0])
+    statements = branch.named_children() if branch.kind() == "statement_block" else [branch]
+    return all(_IDLE.match(s.text().strip()) for s in statements if s.kind() != "comment")
+
+
 def _picks(body: Any) -> bool:
     """Whether a loop's body acts on some entries only: a branch chosen by a condition other than the
     entry's kind, whose branch does more than skip, stop, log or count; or a filter of them."""
@@ -772,8 +879,7 @@ def _picks(body: Any) -> bool:
         if condition is not None and _KIND_TEST.search(condition.text()):
             continue
         branches = [b for b in (node.field("consequence"), node.field("alternative")) if b is not None]
-        texts = [re.sub(r"^else\b", "", b.text().strip()).strip() for b in branches]
-        if not all(_IDLE.match(t) for t in texts):
+        if not all(_idle(b) for b in branches):
             return True
     return body.find(kind="ternary_expression") is not None
 

@@ -175,8 +175,28 @@ _SHOWS_OR_SENDS = lazy(
     r"|\b(?:post|put|send|urlopen|fetch|request|upload)\w*\s*\(|STDOUT|stdout"
 )
 # the environment held under a key of an object (``{ environment: { ...process.env } }``,
-# ``vars: JSON.stringify(process.env)``); not ``env:``, a program's environment (``spawn(…, { env })``)
-_JS_HELD = lazy(r"""(?<![\w$])(?!env\b)[\w$]+['"]?\s*:\s*(?:\{\s*\.\.\.\s*|JSON\.stringify\(\s*)?$""")
+# ``vars: JSON.stringify(process.env)``)
+_JS_HELD = lazy(r"""(?<![\w$])[\w$]+['"]?\s*:\s*(?:\{\s*\.\.\.\s*|JSON\.stringify\(\s*)?$""")
+# a call that starts a program, up to the options object it is given: spawn("npm", ["test"], {
+_STARTS_PROGRAM = lazy(
+    r"\b(?:spawn|spawnSync|exec|execSync|execFile|execFileSync|fork|execa|execaSync|execaCommand|Worker)\s*\([^()]*$"
+)
+
+
+def _program_env(code: str, at: int) -> bool:
+    """Whether the object whose key is at ``at`` is the options of a call that starts a
+    program (``spawn(…, { env: { ...process.env, CI: "1" } })``): its environment, not a report."""
+    depth = 0
+    for i in range(at - 1, max(at - 4000, 0) - 1, -1):
+        if code[i] == "}":
+            depth += 1
+        elif code[i] == "{":
+            if depth == 0:
+                return bool(_STARTS_PROGRAM.search(code[max(i - 400, 0) : i]))
+            depth -= 1
+    return False
+
+
 # a secret file's path given only to a call that checks it or loads it into the process, not shows it
 _CHECKS = r"(?:exists|isfile|is_file|isdir|existsSync|access|accessSync|stat|lstat|getsize|getmtime|load_dotenv|dotenv_values|Dotenv\.load|Dotenv\.overload)"
 
@@ -288,8 +308,9 @@ def leaked(x: At) -> str | None:
             line = code[start : code.find("\n", m.end()) % (len(code) + 1)]
             # {"env": dict(os.environ)}, report["env"] = dict(os.environ): a report holding it
             before = code[start : m.start()]
+            key = _JS_HELD.search(before) if m.group(0) == "process.env" else None
             held = re.search(r"""['"]\s*(?::|\]\s*=)\s*(?:dict\(\s*)?$""", before) or (
-                m.group(0) == "process.env" and _JS_HELD.search(before)
+                key is not None and not _program_env(code, start + key.start())
             )
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
