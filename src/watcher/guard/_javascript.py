@@ -18,6 +18,7 @@ import functools
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["javascript_readable"]
@@ -815,7 +816,7 @@ def _truthy(value: Any) -> bool:
 
 
 # a string's methods that give another string (of a hole, a hole still)
-_STRING_METHODS = {
+_STRING_METHODS: dict[str, Callable[[str], str]] = {
     "trim": str.strip,
     "trimStart": str.lstrip,
     "trimEnd": str.rstrip,
