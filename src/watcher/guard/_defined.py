@@ -106,6 +106,7 @@ def _with_arguments(text: str, args: tuple[str, ...]) -> str:
     """``text`` with ``$1``…``$9``, ``$@`` and ``$*`` replaced by ``args`` (a ``~`` as ``$HOME``,
     which the shell had expanded before the call)."""
     plain = [_HOME.sub("$HOME", a) if _PLAIN_ARG.fullmatch(a) else None for a in args]
+    text = _named_parameters(text, len(args))
 
     def put(m: re.Match[str]) -> str:
         number = m.group(1) or m.group(2)
@@ -121,3 +122,23 @@ def _with_arguments(text: str, args: tuple[str, ...]) -> str:
 
 
 _HOME = re.compile(r"^~(?=/|$)")
+# a name given a positional parameter in a function's body: `local dir="$1"`, `target=${2:-build}`
+_NAMED = lazy(
+    r"""(?:^|[\s;{(])(?:local\s+|declare\s+(?:-\w+\s+)?|readonly\s+)?([A-Za-z_]\w*)=(["']?)"""
+    r"""\$(?:(\d)|\{(\d)(?::?-([^}"'\n]*))?\})\2(?=[\s;&|)}]|$)"""
+)
+
+
+def _named_parameters(text: str, given: int) -> str:
+    """``text`` with each name a positional parameter was given to (``local dir="$1"``) read as that
+    parameter where it is used (``rm -rf "$dir"`` as ``rm -rf "$1"``); a parameter not given, as its
+    default (``${2:-build}``), or empty. A name assigned again is left as it is."""
+    named = {}
+    for m in _NAMED.finditer(text):
+        number = int(m.group(3) or m.group(4))
+        named[m.group(1)] = f"${number}" if number <= given else (m.group(5) or "")
+    for name, value in named.items():
+        if len(re.findall(rf"(?<![\w$]){name}=", text)) != 1:
+            continue  # set again (or never, as read here): not one value
+        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=value: v, text)
+    return text
