@@ -133,12 +133,12 @@ def _named_parameters(text: str, given: int) -> str:
     """``text`` with each name a positional parameter was given to (``local dir="$1"``) read as that
     parameter where it is used (``rm -rf "$dir"`` as ``rm -rf "$1"``); a parameter not given, as its
     default (``${2:-build}``), or empty. A name assigned again is left as it is."""
-    named = {}
+    named: dict[str, str] = {}
     for m in _NAMED.finditer(text):
         number = int(m.group(3) or m.group(4))
         named[m.group(1)] = f"${number}" if number <= given else (m.group(5) or "")
     for name, value in named.items():
         if len(re.findall(rf"(?<![\w$]){name}=", text)) != 1:
             continue  # set again (or never, as read here): not one value
-        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", lambda _m, v=value: v, text)
+        text = re.sub(rf"\$(?:{name}\b|\{{{name}\}})", value.replace("\\", "\\\\"), text)
     return text
