@@ -32,7 +32,9 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     values = [
         (name, value.strip("'\""))
         for name, value in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([^\s;&|$`'\"()]+|\"\"|''|(?=[\s;&|]|$))", script
+            r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)="
+            r"([^\s;&|$`'\"()]+|\"[/.][^\s;&|$`'\"()\\]*\"|\"\"|''|(?=[\s;&|]|$))",  # D=/Users, D="/Users" (a quoted ~ is no home)
+            script,
         )
         if last.get(name, "").rstrip(";&|)") == value  # D=/Users, DB=app_test; TMPDIR= rm -rf $TMPDIR/x: empty, so /x
     ]

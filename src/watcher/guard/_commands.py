@@ -27,6 +27,7 @@ from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._lazy import lazy
+from watcher.guard._own_path import with_own_path
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
@@ -152,6 +153,7 @@ def _script_findings(
             yield category, f"runs {ran.word}, a file of SQL that {reason}"
         return
     shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
+    shell = with_own_path(shell, ran.path) if shell else shell  # $0, and its folder found from it
     runner = "python3" if runner == "notebook" else runner
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
