@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from watcher.guard import _git
+from watcher.guard._arrays import arrays_in_place
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs
 from watcher.guard._code_calls import code_writes, file_calls
@@ -65,6 +66,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     deadline = time.monotonic() + READ_BUDGET_S
     if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
         script = _IFS.sub(" ", script)
+    script = arrays_in_place(script)
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
@@ -153,7 +155,7 @@ def _script_findings(
             yield category, f"runs {ran.word}, a file of SQL that {reason}"
         return
     shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
-    shell = with_own_path(shell, ran.path) if shell else shell  # $0, and its folder found from it
+    shell = arrays_in_place(with_own_path(shell, ran.path)) if shell else shell  # $0 and its folder; arrays
     runner = "python3" if runner == "notebook" else runner
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
