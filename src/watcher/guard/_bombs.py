@@ -12,7 +12,7 @@ from watcher.guard._files import Finding
 from watcher.guard._lazy import lazy
 from watcher.guard._shell import SHELLS, Command, TooLong, commands, functions, inner_script
 
-__all__ = ["bombs"]
+__all__ = ["bombs", "spawns_itself"]
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTPE]?)(i?B)?$", re.I)
 _BIG = 10 * 1024**3
@@ -121,6 +121,32 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
             much = "all the free space" if size == float("inf") else f"{size / 1024**3:.0f} GiB"
             yield "resource-bomb", f"allocates {much} in one go: it fills the disk or the memory"
             return
+
+
+def spawns_itself(code: str) -> str | None:
+    """Why a script's code (Python or JavaScript, with its own path still named ``__file__``,
+    ``__filename``, ``sys.argv[0]`` or ``process.argv[1]``) is a fork bomb: it starts a copy of itself
+    without waiting for it (``spawn(process.execPath, [__filename])``, ``Popen([sys.executable,
+    __file__])``), and nothing it tests (a variable, an argument, ``cluster.isPrimary``) stops a copy
+    from doing the same. A copy waited for (``spawnSync``, ``subprocess.run``) or run in place of the
+    script (``os.execv``) is one at a time, not a bomb."""
+    if not _SELF_NAMED.search(code) or _STOPS.search(code):
+        return None
+    for m in islice(_STARTS_COPY.finditer(code), 64):
+        if _SELF_NAMED.search(code, m.end(), m.end() + 300):
+            return "starts copies of itself that each start more (a fork bomb): the machine runs out of processes"
+    return None
+
+
+# the script's own path as the code names it
+_SELF_NAMED = re.compile(r"__filename\b|__file__\b|\bsys\.argv\[0\]|\bprocess\.argv\[1\]|import\.meta\.url")
+# a call that starts a process and goes on without waiting for it
+_STARTS_COPY = re.compile(r"(?<![\w.])(?:child_process\.|cp\.)?(?:spawn|fork|exec)\s*\(|\b(?:subprocess\.)?Popen\s*\(")
+# a test that tells a copy from the first run: a variable, an argument, the primary of a cluster
+_STOPS = re.compile(
+    r"(?:\bif\b|\?|&&|\bwhile\b)[^\n]{0,200}?(?:process\.env|process\.argv|os\.environ|sys\.argv|getenv|"
+    r"isPrimary|isMaster|isMainThread|process\.send|workerData|depth|level|generation)"
+)
 
 
 def _grows_without_end(code: str) -> str | None:

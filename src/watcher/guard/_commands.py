@@ -18,7 +18,7 @@ from typing import Any
 from watcher.guard import _git
 from watcher.guard._arrays import arrays_in_place
 from watcher.guard._bindings import bindings, named_programs
-from watcher.guard._bombs import bombs
+from watcher.guard._bombs import bombs, spawns_itself
 from watcher.guard._code_calls import code_writes, file_calls
 from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code, readable_code
 from watcher.guard._control import host_control, remote_shell
@@ -160,6 +160,9 @@ def _script_findings(
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
         if code.strip() and runner in INTERPRETERS:
+            if policy.enabled("resource-bomb") and (why := spawns_itself(code)):
+                yield "resource-bomb", f"runs {ran.word}, a script that {why}"
+                return
             # the script's own path and folder, as it runs (Python's __file__, Node's __filename, __dirname)
             code = code.replace("__file__", repr(ran.path)).replace("__filename", repr(ran.path))
             code = code.replace("__dirname", repr(os.path.dirname(ran.path)))
