@@ -135,6 +135,8 @@ class _Reader:
             # a name holding a template with holes is written as its text, holes and all (a template
             # itself stays as written: its holes are read from its ${…})
             holed = kind != "template_string" and _written(value)
+            if isinstance(value, _Number):
+                return str(value)
             if (_plain(value) or holed) and len(text := json.dumps(value, ensure_ascii=False)) <= 512:
                 return text
         if kind == "for_in_statement" and (unrolled := self._unrolled(node, env, depth)) is not None:
@@ -396,7 +398,7 @@ class _Reader:
         if kind == "string":
             return "".join(_text(c) for c in node.children() if c.kind() in ("string_fragment", "escape_sequence"))
         if kind == "number":
-            return node.text()
+            return _Number(node.text())
         if kind in ("true", "false"):
             return kind == "true"
         if kind in ("null", "undefined") or (kind == "identifier" and node.text() == "undefined"):
@@ -594,7 +596,12 @@ class _Reader:
         if name in ("path.basename", "basename") and len(args) == 1:
             return posixpath.basename(args[0].rstrip("/"))
         if name in ("String", "path.normalize", "normalize") and len(args) == 1:
-            return args[0]
+            return str(args[0])
+        if name in ("parseInt", "Number", "Number.parseInt") and args and re.fullmatch(r"[0-9]+", args[0]):
+            base = args[1] if len(args) > 1 else "10"
+            if base == "8" and re.fullmatch(r"[0-7]+", args[0]):
+                return _Number("0o" + args[0])  # parseInt("777", 8): a file mode, written as one
+            return _Number(args[0]) if base == "10" else _UNKNOWN
         return _UNKNOWN
 
     def _mapped(self, callee: Any, args: Any, env: dict[str, Any]) -> Any:
@@ -898,6 +905,10 @@ def _text(part: Any) -> str:
 
 
 _ESCAPES = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\0": "\0"}
+
+
+class _Number(str):
+    """A number, kept as the text that writes it (``0o777``, ``1024``): written in place unquoted."""
 
 
 class _Holed(str):
