@@ -49,10 +49,15 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     values += [(m.group(1), MKTEMP_FOLDER) for m in islice(_MKTEMP.finditer(script), _MOST)]
     if "$(" in script or "`" in script:  # dev=$(findmnt -no SOURCE /): a disk of this machine
         values += [(m.group(1), "/dev/{disk}") for m in islice(_DISK.finditer(script), _MOST)]
+    if "rev-parse" in script:  # ROOT=$(git rev-parse --show-toplevel): the repository the line runs in
+        values += [(m.group(1), ".") for m in islice(_TOPLEVEL.finditer(script), _MOST)]
     for m in islice(_DEFAULTED.finditer(script), _MOST):
         default = _HOME_WORD.sub("~", m.group(2).strip("'\""))
+        default = _on_known(default, dict(values))  # ${ENV_FILE:-$ROOT/.env}: built on a value set before
         if default.startswith(("/", "~", ".")):
             values.append((m.group(1), default))
+    for m in islice(_EMPTY_DEFAULT.finditer(script), _MOST):  # PREFIX=${INSTALL_PREFIX:-}: unset, so empty
+        values.append((m.group(1), ""))
     switched = [m.group(1) for m in islice(_SWITCH.finditer(script), _MOST)] if "git" in script else []
     if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
         values.append(("{git-branch}", switched[-1]))
@@ -62,6 +67,13 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         if path:
             values.append((m.group(1), _HOME_WORD.sub("~", path)))
     return frozenset(assigned), tuple(values)
+
+
+def _on_known(word: str, known: dict[str, str]) -> str:
+    """``word`` with the variable it starts with written as its known value (``$ROOT/.env``)."""
+    m = re.match(r"\$(?:([A-Za-z_]\w*)\b|\{([A-Za-z_]\w*)\})", word)
+    value = known.get((m.group(1) or m.group(2)) or "") if m else None
+    return value + word[m.end() :] if m and value is not None else word
 
 
 def _loop_words(script: str, start: int) -> list[str]:
@@ -83,6 +95,13 @@ _SWITCH = re.compile(
 _MOST = 256
 _WINDOW = 2048
 _DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
+_EMPTY_DEFAULT = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)"
+)
+_TOPLEVEL = re.compile(
+    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)[\"']?"
+    r"(?=[\s;&|)]|$)"
+)
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")

@@ -28,6 +28,7 @@ from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._lazy import lazy
+from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
 from watcher.guard._paths import Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
@@ -66,7 +67,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     deadline = time.monotonic() + READ_BUDGET_S
     if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
         script = _IFS.sub(" ", script)
-    script = arrays_in_place(script)
+    script = loops_unrolled(arrays_in_place(script))
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
@@ -155,7 +156,8 @@ def _script_findings(
             yield category, f"runs {ran.word}, a file of SQL that {reason}"
         return
     shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
-    shell = arrays_in_place(with_own_path(shell, ran.path)) if shell else shell  # $0 and its folder; arrays
+    # $0 and its folder, arrays and loops written out
+    shell = loops_unrolled(arrays_in_place(with_own_path(shell, ran.path))) if shell else shell
     runner = "python3" if runner == "notebook" else runner
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []

@@ -90,7 +90,8 @@ class At:
         self.short = "".join(a[1:] for a in options if a.startswith("-") and not a.startswith("--"))
 
     def path(self, word: str) -> str:
-        if self.nounset and word.startswith("$"):
+        # under `set -u` a variable not known here is set (an unset one stops the script), not empty
+        if self.nounset and word.startswith("$") and not self.place.known(word):
             return self.place.resolve("${SET:?}/" + word.split("/", 1)[-1] if "/" in word else word, self.assigned)
         return self.place.resolve(word, self.assigned)
 

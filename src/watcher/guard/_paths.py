@@ -91,6 +91,14 @@ class Place(NamedTuple):
             text = text[len("file://") :]
         return os.path.normpath(os.path.join(self.cwd, text))
 
+    def known(self, word: str) -> bool:
+        """Whether ``word`` starts with a variable whose value is known here: the home, the working
+        folder, the repository's top, or one the line sets to a written-out path."""
+        if _HOME_VARS.match(word) or _PWD_VARS.match(word) or _TOP_VARS.match(word):
+            return True
+        m = _LEAD_VAR.match(word)
+        return m is not None and (m.group("b") or m.group("p")) in dict(self.values)
+
     def inside_project(self, path: str) -> bool:
         return self.project not in ("/", self.home) and path.startswith(self.project.rstrip("/") + "/")
 
