@@ -12,9 +12,9 @@ from itertools import islice
 __all__ = ["arrays_in_place"]
 
 _MOST = 64  # assignments read: a line of thousands of them must cost one pass
-# name=( words ) or name+=( words ) on one line, the words plain or quoted (no command substitution)
+# name=( words ) or name+=( words ), on one line or several, the words plain or quoted (no command substitution)
 _SET = re.compile(
-    r"""(?:^|[\s;&|{])(?:local\s+|declare\s+-a\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=\(([^()`\n]{0,2000})\)"""
+    r"""(?:^|[\s;&|{])(?:local\s+|declare\s+-a\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=\(([^()`]{0,2000})\)"""
 )
 _WORD = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"']+)+""")
 

@@ -58,6 +58,11 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
             values.append((m.group(1), default))
     for m in islice(_EMPTY_DEFAULT.finditer(script), _MOST):  # PREFIX=${INSTALL_PREFIX:-}: unset, so empty
         values.append((m.group(1), ""))
+    set_here = {name for name, _ in values}
+    for m in islice(_ASSIGNS_DEFAULT.finditer(script), _MOST):  # : "${DB_NAME:=orders_test}": set, if unset
+        if m.group(1) not in set_here and m.group(1) not in assigned:
+            values.append((m.group(1), _HOME_WORD.sub("~", m.group(2))))
+            assigned.add(m.group(1))
     switched = [m.group(1) for m in islice(_SWITCH.finditer(script), _MOST)] if "git" in script else []
     if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
         values.append(("{git-branch}", switched[-1]))
@@ -95,6 +100,7 @@ _SWITCH = re.compile(
 _MOST = 256
 _WINDOW = 2048
 _DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
+_ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([\w./~:@+-]{1,300}|\$HOME[\w./-]{0,300})\}")
 _EMPTY_DEFAULT = re.compile(
     r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)"
 )

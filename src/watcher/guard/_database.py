@@ -201,6 +201,13 @@ def database(x: At) -> Finding | None:
         return None  # sqlite3 -readonly, duckdb -readonly: the database refuses every write
     text = "\n;".join(_sql_words(argv[at + 1 :])) if at >= 0 else x.cmd.source  # as written: quotes, comments
     text += "\n;" + (x.cmd.stdin or "")
+    if "$" in text and x.place.values:  # DROP DATABASE ${DB_NAME}: the name the line set it to
+        known = dict(x.place.values)
+        text = re.sub(
+            r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))",
+            lambda m: known.get(m.group(1) or m.group(2), m.group(0)),
+            text,
+        )
     feeder = x.cmd.feeder
     if feeder is not None and feeder.name in ("echo", "printf", "cat"):
         text += "\n;" + " ".join(feeder.args)

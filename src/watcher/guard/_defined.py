@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 
 from watcher.guard._lazy import lazy
@@ -23,7 +23,8 @@ _FUNCTION = lazy(
 )
 _POSITIONAL = lazy(r"\"\$(?:\{[@*]\}|[@*])\"|\$\{(\d)\}|\$(\d)|\$\{[@*]\}|\$[@*]")
 _PARAMETERS = frozenset("123456789@*#")
-_PLAIN_ARG = lazy(r"[^\"'`\\\n;&|<>(){}]*")  # an argument written back as is (no quoting to undo)
+# an argument written back as is (no quoting to undo; a variable in it, ${PREFIX}/bin, is expanded where it lands)
+_PLAIN_ARG = lazy(r"[^\"'`\\\n;&|<>()]*")
 
 
 def defined_calls(script: str, cmds: list[Command], deadline: float) -> tuple[list[Command], frozenset[str]]:
@@ -104,21 +105,48 @@ def _aliases(cmds: list[Command]) -> Iterator[tuple[str, str]]:
 
 def _with_arguments(text: str, args: tuple[str, ...]) -> str:
     """``text`` with ``$1``…``$9``, ``$@`` and ``$*`` replaced by ``args`` (a ``~`` as ``$HOME``,
-    which the shell had expanded before the call)."""
-    plain = [_HOME.sub("$HOME", a) if _PLAIN_ARG.fullmatch(a) else None for a in args]
+    which the shell had expanded before the call). A plain argument is written as it is; one with
+    the shell's own characters (``"DROP DATABASE ${DB};"``) as one quoted word, as the shell passes
+    it: an expansion's value is never read again for ``;`` or ``|``."""
+    given = [_HOME.sub("$HOME", a) for a in args]
+    plain = [a if _PLAIN_ARG.fullmatch(a) else None for a in given]
+    quoted = [a.replace("\\", "\\\\").replace('"', '\\"').replace("`", "\\`") for a in given]
     text = _named_parameters(text, len(args))
+    inside = _in_double_quotes(text)
 
     def put(m: re.Match[str]) -> str:
         number = m.group(1) or m.group(2)
         if number is None:  # "$@", $*: every argument, each its own word
-            if any(a is None for a in plain):
-                return m.group(0)
-            return " ".join(f'"{a}"' for a in plain)
+            return " ".join(f'"{a}"' for a in quoted)
         at = int(number) - 1
-        value = plain[at] if 0 <= at < len(plain) else ""
-        return m.group(0) if value is None or at < 0 else value
+        if at < 0:
+            return m.group(0)
+        if at >= len(given):
+            return ""
+        if plain[at] is not None:
+            return plain[at] or ""
+        return quoted[at] if inside(m.start()) else f'"{quoted[at]}"'
 
     return _POSITIONAL.sub(put, text)
+
+
+def _in_double_quotes(text: str) -> Callable[[int], bool]:
+    """Whether a position of ``text`` is inside double quotes (single quotes and escapes kept apart)."""
+    spans: list[tuple[int, int]] = []
+    start, quote, i = -1, "", 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote == "" and ch in "\"'":
+            quote, start = ch, i
+        elif ch == quote:
+            if quote == '"':
+                spans.append((start, i))
+            quote = ""
+        i += 1
+    return lambda at: any(a < at < b for a, b in spans)
 
 
 _HOME = re.compile(r"^~(?=/|$)")

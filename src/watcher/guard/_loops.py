@@ -81,9 +81,21 @@ def _written_out(loop: SgNode) -> str | None:
             r = e.range()
             parts.append(source[pos : r.start.index])
             parent = e.parent()
-            # inside "…": the quote ends, the word is written as it was written, the quote goes on
-            parts.append(f'"{word}"' if parent is not None and parent.kind() == "string" else word)
+            # inside "…": the quote ends, the word is written as it was written, the quote goes on;
+            # unquoted, a quoted word's words as the shell splits them ("iptables -F" for `sudo $s`)
+            parts.append(f'"{word}"' if parent is not None and parent.kind() == "string" else _split(word))
             pos = r.end.index
         parts.append(source[pos:end])
         copies.append(f"{name}={word}\n" + "".join(parts))
     return "\n".join(copies)
+
+
+def _split(word: str) -> str:
+    """A loop's word as an unquoted expansion of it gives it: a quoted string's words, split (when
+    they hold none of the shell's own characters, which an expansion never acts on); else as written."""
+    if len(word) >= 2 and word[0] == word[-1] and word[0] in "\"'" and not _SPECIAL.search(word[1:-1]):
+        return word[1:-1]
+    return word
+
+
+_SPECIAL = re.compile(r"[\"'`$\\;&|<>(){}*?\[\]~#]")
