@@ -48,6 +48,26 @@ def test_both_kinds_of_vector_are_there(runner: str) -> None:
     assert expected.count("deny") >= 8 and expected.count("allow") >= 8
 
 
+def test_a_scripts_own_argument_chooses_its_case(place: tuple[Path, Path]) -> None:
+    project, home = place
+    script = project / "cache.sh"
+    script.write_text(
+        '#!/bin/sh\nMODE=${1:-stats}\ncase "$MODE" in\n  flush) redis-cli -h db.prod FLUSHALL ;;\n'
+        "  stats) redis-cli -h db.prod INFO ;;\nesac\n"
+    )
+    script.chmod(0o755)
+    verdicts = {
+        command: judge("Bash", {"command": command}, cwd=str(project), home=str(home)).decision
+        for command in ("sh cache.sh", "sh cache.sh stats", "sh cache.sh flush", "./cache.sh flush")
+    }
+    assert verdicts == {
+        "sh cache.sh": "allow",
+        "sh cache.sh stats": "allow",
+        "sh cache.sh flush": "deny",
+        "./cache.sh flush": "deny",
+    }
+
+
 def test_the_same_code_inline_is_read_the_same_way(place: tuple[Path, Path]) -> None:
     project, home = place
     code = "import shutil\nfrom pathlib import Path\nBASE = Path.home()\ndef go(p):\n    shutil.rmtree(p)\ngo(BASE)\n"

@@ -19,6 +19,7 @@ from watcher.guard import _git
 from watcher.guard._arrays import arrays_in_place
 from watcher.guard._bindings import bindings, named_programs
 from watcher.guard._bombs import bombs, spawns_itself
+from watcher.guard._cases import cases_chosen
 from watcher.guard._code_calls import code_writes, file_calls
 from watcher.guard._context import INTERPRETERS, NETWORK, At, inline_code, readable_code
 from watcher.guard._control import host_control, remote_shell
@@ -156,8 +157,10 @@ def _script_findings(
             yield category, f"runs {ran.word}, a file of SQL that {reason}"
         return
     shell, code = notebook_parts(text) if runner == "notebook" else ("", text) if runner != "sh" else (text, "")
-    # $0 and its folder, arrays and loops written out
-    shell = loops_unrolled(arrays_in_place(with_own_path(shell, ran.path))) if shell else shell
+    # $0 and its folder, arrays and loops written out, the branch a case on a known value takes
+    if shell:
+        given = tuple(c.argv[c.argv.index(ran.word) + 1 :]) if ran.word in c.argv else ()  # the script's own
+        shell = cases_chosen(loops_unrolled(arrays_in_place(with_own_path(shell, ran.path))), given)
     runner = "python3" if runner == "notebook" else runner
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
