@@ -52,12 +52,18 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     if "rev-parse" in script:  # ROOT=$(git rev-parse --show-toplevel): the repository the line runs in
         values += [(m.group(1), ".") for m in islice(_TOPLEVEL.finditer(script), _MOST)]
     for m in islice(_DEFAULTED.finditer(script), _MOST):
-        default = _HOME_WORD.sub("~", m.group(2).strip("'\""))
+        default = _PWD_WORD.sub(".", _HOME_WORD.sub("~", m.group(2).strip("'\"")))
         default = _on_known(default, dict(values))  # ${ENV_FILE:-$ROOT/.env}: built on a value set before
         if default.startswith(("/", "~", ".")):
             values.append((m.group(1), default))
     for m in islice(_EMPTY_DEFAULT.finditer(script), _MOST):  # PREFIX=${INSTALL_PREFIX:-}: unset, so empty
         values.append((m.group(1), ""))
+    if (
+        "printf" in script
+    ):  # printf -v stmt 'TRUNCATE TABLE %s;' "$t": the text it sets, a part known only as it runs in braces
+        for m in islice(_PRINTF_V.finditer(script), _MOST):
+            values.append((m.group(1), _FORMAT_PART.sub("{value}", m.group(3))))
+            assigned.add(m.group(1))
     set_here = {name for name, _ in values}
     for m in islice(_ASSIGNS_DEFAULT.finditer(script), _MOST):  # : "${DB_NAME:=orders_test}": set, if unset
         if m.group(1) not in set_here and m.group(1) not in assigned:
@@ -100,6 +106,8 @@ _SWITCH = re.compile(
 _MOST = 256
 _WINDOW = 2048
 _DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
+_PRINTF_V = re.compile(r"""\bprintf\s+-v\s+([A-Za-z_]\w*)\s+(['"])([^'"\n]{1,1000})\2""")
+_FORMAT_PART = re.compile(r"%[-+ #0-9.]*[sdiqb]")
 _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([\w./~:@+-]{1,300}|\$HOME[\w./-]{0,300})\}")
 _EMPTY_DEFAULT = re.compile(
     r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)"
@@ -109,6 +117,7 @@ _TOPLEVEL = re.compile(
     r"(?=[\s;&|)]|$)"
 )
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
+_PWD_WORD = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\))")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
 _AT_HOME = re.compile(
