@@ -27,13 +27,13 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
     assigned |= {name for pair in loops for name in pair if name}
     last = {  # each variable's last value set in the line (a later `D=build` undoes `D=`)
-        name: value for name, value in re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=(\S*)", script)
+        name: value for name, value in re.findall(_SETS + r"(\S*)", script)
     }
     values = [
         (name, value.strip("'\""))
         for name, value in re.findall(
-            r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)="
-            r"([^\s;&|$`'\"()]+|\"[/.][^\s;&|$`'\"()\\]*\"|\"\"|''|(?=[\s;&|]|$))",  # D=/Users, D="/Users" (a quoted ~ is no home)
+            _SETS
+            + r"([^\s;&|$`'\"()]+|\"[/.][^\s;&|$`'\"()\\]*\"|\"\"|''|(?=[\s;&|]|$))",  # D=/Users, D="/Users" (a quoted ~ is no home)
             script,
         )
         if last.get(name, "").rstrip(";&|)") == value  # D=/Users, DB=app_test; TMPDIR= rm -rf $TMPDIR/x: empty, so /x
@@ -105,27 +105,23 @@ _SWITCH = re.compile(
 # thousands of unfinished constructs must cost one pass, not one per construct
 _MOST = 256
 _WINDOW = 2048
-_DEFAULTED = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
+# a variable set at the start of a statement (`D=…`, `export D=…`, `local D=…`): its name
+_SETS = r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)="
+_DEFAULTED = re.compile(_SETS + r"[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
 _PRINTF_V = re.compile(r"""\bprintf\s+-v\s+([A-Za-z_]\w*)\s+(['"])([^'"\n]{1,1000})\2""")
 _FORMAT_PART = re.compile(r"%[-+ #0-9.]*[sdiqb]")
 _ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([\w./~:@+-]{1,300}|\$HOME[\w./-]{0,300})\}")
-_EMPTY_DEFAULT = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)"
-)
+_EMPTY_DEFAULT = re.compile(_SETS + r"([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)")
 _TOPLEVEL = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)[\"']?"
+    _SETS + r"[\"']?\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)[\"']?"
     r"(?=[\s;&|)]|$)"
 )
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
 _PWD_WORD = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\))")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
-_MKTEMP = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
-_AT_HOME = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?((?:\$HOME|\$\{HOME\})[\w./-]{0,300})"
-)
-_DISK = re.compile(
-    r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b"
-)
+_MKTEMP = re.compile(_SETS + r"[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
+_AT_HOME = re.compile(_SETS + r"[\"']?((?:\$HOME|\$\{HOME\})[\w./-]{0,300})")
+_DISK = re.compile(_SETS + r"[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")  # a quoted part of a word: its text, quotes dropped
 _PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 

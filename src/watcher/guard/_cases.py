@@ -17,6 +17,7 @@ import re
 from ast_grep_py import SgNode, SgRoot
 
 from watcher.guard._probe import PROBED_CHARS
+from watcher.guard._shell import within
 
 __all__ = ["cases_chosen"]
 
@@ -38,7 +39,11 @@ def cases_chosen(script: str, given: tuple[str, ...]) -> str:
         return script
     values = _values(root, given)
     out, pos = [], 0
-    cases = [n for n in root.find_all(kind="case_statement") if _outermost(n) and not _in_function(n)]
+    cases = [
+        n
+        for n in root.find_all(kind="case_statement")
+        if not within(n, "case_statement") and not within(n, "function_definition")
+    ]
     for node in cases[:_MAX_CASES]:
         subject = next((c for c in node.children() if c.is_named()), None)
         value = _value_of(subject.text(), values, given) if subject is not None else None
@@ -59,7 +64,7 @@ def _values(root: SgNode, given: tuple[str, ...]) -> dict[str, str]:
         value_node = a.field("value")
         if name is None:
             continue
-        v = _VALUE.match(value_node.text()) if value_node is not None and not _in_function(a) else None
+        v = _VALUE.match(value_node.text()) if value_node is not None and not within(a, "function_definition") else None
         value: str | None = None
         if v is not None:
             number = v.group(2) or v.group(3) or v.group(4)
@@ -107,22 +112,3 @@ def _matches(value: str, pattern: str) -> bool:
     if len(pattern) >= 2 and pattern[0] == pattern[-1] and pattern[0] in "\"'":
         return value == pattern[1:-1]
     return fnmatch.fnmatchcase(value, pattern)
-
-
-def _outermost(node: SgNode) -> bool:
-    parent = node.parent()
-    while parent is not None:
-        if parent.kind() == "case_statement":
-            return False
-        parent = parent.parent()
-    return True
-
-
-def _in_function(node: SgNode) -> bool:
-    """Whether ``node`` is in a function's body: there ``$1`` is the function's argument."""
-    parent = node.parent()
-    while parent is not None:
-        if parent.kind() == "function_definition":
-            return True
-        parent = parent.parent()
-    return False

@@ -376,6 +376,12 @@ class _Reader:
             inside = self._bound(params, body, args, this)
             for field in shape.kept:
                 this[field] = inside.get(field, _UNKNOWN)
+            for call in body.find_all(kind="call_expression"):  # super(os.homedir()): the base's fields too
+                callee = call.field("function")
+                if callee is not None and callee.kind() == "super" and shape.base and _own(call, body):
+                    made = self._make(shape.base, self._args(call.field("arguments"), inside))
+                    if isinstance(made, dict):
+                        this.update({k: v for k, v in made.items() if k != _CLASS})
             for a in body.find_all(kind="assignment_expression"):
                 left, right = a.field("left"), a.field("right")
                 if left is None or right is None or left.kind() != "member_expression" or not _own(a, body):
@@ -748,6 +754,7 @@ class _Shape:
         self.methods: dict[str, tuple[list[tuple[Any, Any]], Any]] = {}
         self.fields: list[tuple[str, Any]] = []
         self.kept: list[str] = []
+        self.base = ""  # the class it extends, when the file has it
 
 
 def _classes(root: Any) -> dict[str, _Shape]:
@@ -781,6 +788,10 @@ def _classes(root: Any) -> dict[str, _Shape]:
             elif member.kind() in ("field_definition", "public_field_definition"):
                 shape.fields.append((key.text(), member.field("value")))
     for name, base in bases.items():  # a method of the base the subclass does not define is the base's
+        if base in shapes:
+            shapes[name].base = base
+            if "constructor" not in shapes[name].methods:
+                shapes[name].kept = shapes[base].kept  # the base's constructor, and the fields it keeps
         seen = {name}
         while base in shapes and base not in seen:
             seen.add(base)

@@ -13,6 +13,7 @@ import re
 from ast_grep_py import SgNode, SgRoot
 
 from watcher.guard._probe import PROBED_CHARS
+from watcher.guard._shell import within
 
 __all__ = ["loops_unrolled"]
 
@@ -31,7 +32,7 @@ def loops_unrolled(script: str) -> str:
         root = SgRoot(script, "bash").root()
         if root.find(kind="ERROR") is not None:
             return script
-        loops = [n for n in root.find_all(kind="for_statement") if _outermost(n)][:_MAX_LOOPS]
+        loops = [n for n in root.find_all(kind="for_statement") if not within(n, "for_statement")][:_MAX_LOOPS]
         done, pos, out = False, 0, []
         for loop in loops:
             written = _written_out(loop)
@@ -45,15 +46,6 @@ def loops_unrolled(script: str) -> str:
             return script
         script = text
     return script
-
-
-def _outermost(loop: SgNode) -> bool:
-    parent = loop.parent()
-    while parent is not None:
-        if parent.kind() == "for_statement":
-            return False
-        parent = parent.parent()
-    return True
 
 
 def _written_out(loop: SgNode) -> str | None:

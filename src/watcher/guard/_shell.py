@@ -25,7 +25,7 @@ from watcher.guard._probe import PROBED_CHARS, parses_in_time
 from watcher.guard._simple import SHELLS, Command, program
 from watcher.guard._wrappers import inner_script, unwrap
 
-__all__ = ["MAX_WORDS", "SHELLS", "Command", "TooLong", "commands", "functions", "inner_script", "program"]
+__all__ = ["MAX_WORDS", "SHELLS", "Command", "TooLong", "commands", "functions", "inner_script", "program", "within"]
 _REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
 # statements a redirection can follow that are not a simple command: it applies to all they run
 _COMPOUND = frozenset(
@@ -316,3 +316,13 @@ def _captured_by(sub: SgNode | None) -> str:
     while first is not None and first.kind() == "variable_assignment":
         first = first.next()
     return program(_value(first)) if first is not None else "="
+
+
+def within(node: SgNode, kind: str) -> bool:
+    """Whether ``node`` is inside a node of ``kind`` (a loop in a loop, a ``case`` in a function)."""
+    parent = node.parent()
+    while parent is not None:
+        if parent.kind() == kind:
+            return True
+        parent = parent.parent()
+    return False
