@@ -21,11 +21,31 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
     (``D=$(mktemp -d)``), a disk a listing names (``D=$(findmnt -no SOURCE /)``), a default for when another is unset (``D=${OUT:-$HOME}``: the home), and
     the first path a ``for`` loop walks (``for d in ~/*/; do rm -rf "$d"``); and the branch a
     ``git checkout``/``git switch`` moves to, as ``{git-branch}``."""
-    assigned = set(
+    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
+    looped = {name for pair in loops for name in pair if name}
+    # every assignment holds a "=": a line without one (a 5 MB word) skips their patterns
+    assigned, values = _assignments(script, looped) if "=" in script else (looped, [])
+    if "printf" in script:  # printf -v stmt 'TRUNCATE TABLE %s;' "$t": its text, a part known only as it runs in braces
+        for m in islice(_PRINTF_V.finditer(script), _MOST):
+            values.append((m.group(1), _FORMAT_PART.sub("{value}", m.group(3))))
+            assigned.add(m.group(1))
+    switched = [m.group(1) for m in islice(_SWITCH.finditer(script), _MOST)] if "git" in script else []
+    if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
+        values.append(("{git-branch}", switched[-1]))
+    for m in islice(_FOR_HEAD.finditer(script), _MOST) if "for" in script else ():
+        words = _loop_words(script, m.end())
+        path = next((w.strip("'\"") for w in words if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
+        if path:
+            values.append((m.group(1), _HOME_WORD.sub("~", path)))
+    return frozenset(assigned), tuple(values)
+
+
+def _assignments(script: str, looped: set[str]) -> tuple[set[str], list[tuple[str, str]]]:
+    """The variables the line assigns (``D=…``, ``export D=…``, and those its loops set), and the
+    values known of some."""
+    assigned = looped | set(
         re.findall(r"(?:^|[\s;&|(])(?:export\s+|local\s+|readonly\s+|declare\s+\S+\s+)?([A-Za-z_]\w*)=", script)
     )
-    loops = re.findall(r"\bfor\s+([A-Za-z_]\w*)\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*)", script)
-    assigned |= {name for pair in loops for name in pair if name}
     last = {  # each variable's last value set in the line (a later `D=build` undoes `D=`)
         name: value for name, value in re.findall(_SETS + r"(\S*)", script)
     }
@@ -56,28 +76,15 @@ def bindings(script: str) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         default = _on_known(default, dict(values))  # ${ENV_FILE:-$ROOT/.env}: built on a value set before
         if default.startswith(("/", "~", ".")):
             values.append((m.group(1), default))
-    for m in islice(_EMPTY_DEFAULT.finditer(script), _MOST):  # PREFIX=${INSTALL_PREFIX:-}: unset, so empty
+    empty_defaults = _EMPTY_DEFAULT.finditer(script) if "-}" in script or "=}" in script else ()
+    for m in islice(empty_defaults, _MOST):  # PREFIX=${INSTALL_PREFIX:-}: unset, so empty
         values.append((m.group(1), ""))
-    if (
-        "printf" in script
-    ):  # printf -v stmt 'TRUNCATE TABLE %s;' "$t": the text it sets, a part known only as it runs in braces
-        for m in islice(_PRINTF_V.finditer(script), _MOST):
-            values.append((m.group(1), _FORMAT_PART.sub("{value}", m.group(3))))
-            assigned.add(m.group(1))
     set_here = {name for name, _ in values}
     for m in islice(_ASSIGNS_DEFAULT.finditer(script), _MOST):  # : "${DB_NAME:=orders_test}": set, if unset
         if m.group(1) not in set_here and m.group(1) not in assigned:
             values.append((m.group(1), _HOME_WORD.sub("~", m.group(2))))
             assigned.add(m.group(1))
-    switched = [m.group(1) for m in islice(_SWITCH.finditer(script), _MOST)] if "git" in script else []
-    if switched:  # git checkout main && git push -f: the push is from main, whatever HEAD says now
-        values.append(("{git-branch}", switched[-1]))
-    for m in islice(_FOR_HEAD.finditer(script), _MOST) if "for" in script else ():
-        words = _loop_words(script, m.end())
-        path = next((w.strip("'\"") for w in words if w.strip("'\"").startswith(("/", "~", "$HOME"))), None)
-        if path:
-            values.append((m.group(1), _HOME_WORD.sub("~", path)))
-    return frozenset(assigned), tuple(values)
+    return assigned, values
 
 
 def _on_known(word: str, known: dict[str, str]) -> str:
