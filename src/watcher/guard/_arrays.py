@@ -9,18 +9,19 @@ import re
 import shlex
 from itertools import islice
 
+from watcher.guard._lazy import lazy
+
 __all__ = ["arrays_in_place"]
 
 _MOST = 64  # assignments read: a line of thousands of them must cost one pass
 # name=( words ) or name+=( words ), on one line or several, the words plain or quoted (no command substitution)
-_SET = re.compile(
-    r"""(?:^|[\s;&|{])(?:local\s+|declare\s+-a\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=\(([^()`]{0,2000})\)"""
-)
-_WORD = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"']+)+""")
+_SET = lazy(r"""(?:^|[\s;&|{])(?:local\s+|declare\s+-a\s+|readonly\s+)?([A-Za-z_]\w*)(\+?)=\(([^()`]{0,2000})\)""")
+_WORD = lazy(r"""(?:"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"']+)+""")
 
 
 def arrays_in_place(script: str) -> str:
-    """``script`` with each array it sets once (and may add to) written out where it is expanded."""
+    """``script`` with each array it sets (and adds to) written out where it is expanded: ``"${a[@]}"``
+    as its words, each quoted as written; inside a longer string, as their text."""
     if "[@]" not in script and "[*]" not in script and "[0]" not in script:
         return script
     arrays: dict[str, list[str]] = {}
@@ -36,8 +37,11 @@ def arrays_in_place(script: str) -> str:
     for name, words in arrays.items():
         if name in lost or re.search(rf"(?<![\w$]){name}=[^(]", script):
             continue
-        every = " ".join(words)
-        script = re.sub(rf'"?\$\{{{name}\[[@*]\]\}}"?', every.replace("\\", "\\\\"), script)
-        if words:
-            script = re.sub(rf'"?\$\{{{name}\[0\]\}}"?', words[0].replace("\\", "\\\\"), script)
+        for index, chosen in (("[@*]", words), ("0", words[:1])):
+            if not chosen:
+                continue
+            written = " ".join(chosen).replace("\\", "\\\\")
+            text = " ".join(w.strip("\"'") for w in chosen).replace("\\", "\\\\")
+            script = re.sub(rf'"\$\{{{name}\[{index}\]\}}"', written, script)  # "${a[@]}": the words
+            script = re.sub(rf"\$\{{{name}\[{index}\]\}}", text, script)  # "x ${a[@]}": their text
     return script

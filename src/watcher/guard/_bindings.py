@@ -8,6 +8,7 @@ import contextlib
 import re
 from itertools import islice
 
+from watcher.guard._lazy import lazy
 from watcher.guard._shell import Command, TooLong, commands
 
 __all__ = ["MKTEMP_FOLDER", "bindings", "named_programs"]
@@ -115,16 +116,16 @@ _WINDOW = 2048
 # a variable set at the start of a statement (`D=…`, `export D=…`, `local D=…`): its name
 _SETS = r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)="
 _DEFAULTED = re.compile(_SETS + r"[\"']?\$\{\w+:?[-=]([^}\n]{1,300})\}")
-_PRINTF_V = re.compile(r"""\bprintf\s+-v\s+([A-Za-z_]\w*)\s+(['"])([^'"\n]{1,1000})\2""")
-_FORMAT_PART = re.compile(r"%[-+ #0-9.]*[sdiqb]")
-_ASSIGNS_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([\w./~:@+-]{1,300}|\$HOME[\w./-]{0,300})\}")
-_EMPTY_DEFAULT = re.compile(_SETS + r"([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)")
-_TOPLEVEL = re.compile(
+_PRINTF_V = lazy(r"""\bprintf\s+-v\s+([A-Za-z_]\w*)\s+(['"])([^'"\n]{1,1000})\2""")
+_FORMAT_PART = lazy(r"%[-+ #0-9.]*[sdiqb]")
+_ASSIGNS_DEFAULT = lazy(r"\$\{([A-Za-z_]\w*):?=([\w./~:@+-]{1,300}|\$HOME[\w./-]{0,300})\}")
+_EMPTY_DEFAULT = lazy(_SETS + r"([\"']?)\$\{\w+:?[-=]\}\2(?=[\s;&|)]|$)")
+_TOPLEVEL = lazy(
     _SETS + r"[\"']?\$\(\s*git\s+rev-parse\s+--show-toplevel\s*\)[\"']?"
     r"(?=[\s;&|)]|$)"
 )
 _FOR_HEAD = re.compile(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+")
-_PWD_WORD = re.compile(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\))")
+_PWD_WORD = lazy(r"^(?:\$PWD\b|\$\{PWD\}|\$\(pwd\))")
 _HOME_WORD = re.compile(r"^(?:\$HOME\b|\$\{HOME\})")
 _MKTEMP = re.compile(_SETS + r"[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
 _AT_HOME = re.compile(_SETS + r"[\"']?((?:\$HOME|\$\{HOME\})[\w./-]{0,300})")

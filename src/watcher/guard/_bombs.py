@@ -139,11 +139,11 @@ def spawns_itself(code: str) -> str | None:
 
 
 # the script's own path as the code names it
-_SELF_NAMED = re.compile(r"__filename\b|__file__\b|\bsys\.argv\[0\]|\bprocess\.argv\[1\]|import\.meta\.url")
+_SELF_NAMED = lazy(r"__filename\b|__file__\b|\bsys\.argv\[0\]|\bprocess\.argv\[1\]|import\.meta\.url")
 # a call that starts a process and goes on without waiting for it
-_STARTS_COPY = re.compile(r"(?<![\w.])(?:child_process\.|cp\.)?(?:spawn|fork|exec)\s*\(|\b(?:subprocess\.)?Popen\s*\(")
+_STARTS_COPY = lazy(r"(?<![\w.])(?:child_process\.|cp\.)?(?:spawn|fork|exec)\s*\(|\b(?:subprocess\.)?Popen\s*\(")
 # a test that tells a copy from the first run: a variable, an argument, the primary of a cluster
-_STOPS = re.compile(
+_STOPS = lazy(
     r"(?:\bif\b|\?|&&|\bwhile\b)[^\n]{0,200}?(?:process\.env|process\.argv|os\.environ|sys\.argv|getenv|"
     r"isPrimary|isMaster|isMainThread|process\.send|workerData|depth|level|generation)"
 )

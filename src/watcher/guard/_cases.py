@@ -12,10 +12,10 @@ only (see ``_loops``)."""
 from __future__ import annotations
 
 import fnmatch
-import re
 
 from ast_grep_py import SgNode, SgRoot
 
+from watcher.guard._lazy import lazy
 from watcher.guard._probe import PROBED_CHARS
 from watcher.guard._shell import within
 
@@ -23,10 +23,10 @@ __all__ = ["cases_chosen"]
 
 _MAX_CASES = 16
 # a value set once: $1, ${1:-word}, ${VAR:-word}, a word (quoted or not)
-_VALUE = re.compile(
+_VALUE = lazy(
     r"""^(["']?)(?:\$(\d)|\$\{(\d)\}|\$\{(\d):?-([\w./@:+-]*)\}|\$\{[A-Za-z_]\w*:?-([\w./@:+-]*)\}|([\w./@:+-]+))\1$"""
 )
-_SUBJECT = re.compile(r"""^(["']?)(?:\$(\d)|\$\{(\d)\}|\$([A-Za-z_]\w*)|\$\{([A-Za-z_]\w*)\}|([\w./@:+-]+))\1$""")
+_SUBJECT = lazy(r"""^(["']?)(?:\$(\d)|\$\{(\d)\}|\$([A-Za-z_]\w*)|\$\{([A-Za-z_]\w*)\}|([\w./@:+-]+))\1$""")
 
 
 def cases_chosen(script: str, given: tuple[str, ...]) -> str:

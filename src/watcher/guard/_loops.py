@@ -8,10 +8,9 @@ on the words, the loops and the text written."""
 
 from __future__ import annotations
 
-import re
-
 from ast_grep_py import SgNode, SgRoot
 
+from watcher.guard._lazy import lazy
 from watcher.guard._probe import PROBED_CHARS
 from watcher.guard._shell import within
 
@@ -21,7 +20,7 @@ _MAX_WORDS = 16  # words of one loop written out
 _MAX_LOOPS = 16  # loops written out in one script
 _MAX_TEXT = 32_000  # the script's text, loops written out included
 _ROUNDS = 3  # loops in loops: the outer first, then the inner ones it wrote out
-_MANY = re.compile(r"\{[^{}]*\.\.[^{}]*\}|\$\(|`|\$\{\w+\[[@*]\]\}|\$[@*]")
+_MANY = lazy(r"\{[^{}]*\.\.[^{}]*\}|\$\(|`|\$\{\w+\[[@*]\]\}|\$[@*]")
 
 
 def loops_unrolled(script: str) -> str:
@@ -90,4 +89,4 @@ def _split(word: str) -> str:
     return word
 
 
-_SPECIAL = re.compile(r"[\"'`$\\;&|<>(){}*?\[\]~#]")
+_SPECIAL = lazy(r"[\"'`$\\;&|<>(){}*?\[\]~#]")

@@ -8,13 +8,15 @@ from __future__ import annotations
 import posixpath
 import re
 
+from watcher.guard._lazy import lazy
+
 __all__ = ["with_own_path"]
 
-_SELF = re.compile(r"\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE\b|\$\{0\}|\$0(?!\w)")
+_SELF = lazy(r"\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE\b|\$\{0\}|\$0(?!\w)")
 _PATH = r"""(["']?)([^"'$`()\s;&|]+)\1"""
-_DIRNAME = re.compile(rf"\$\(\s*dirname\s+(?:--\s+)?{_PATH}\s*\)")
-_REAL = re.compile(rf"\$\(\s*(?:realpath|readlink\s+-[fem]+)\s+(?:--\s+)?{_PATH}\s*\)")
-_CD_PWD = re.compile(rf"\$\(\s*(?:builtin\s+)?cd\s+(?:-[PL]\s+)?(?:--\s+)?{_PATH}\s*(?:&&|;)\s*pwd(?:\s+-[PL])?\s*\)")
+_DIRNAME = lazy(rf"\$\(\s*dirname\s+(?:--\s+)?{_PATH}\s*\)")
+_REAL = lazy(rf"\$\(\s*(?:realpath|readlink\s+-[fem]+)\s+(?:--\s+)?{_PATH}\s*\)")
+_CD_PWD = lazy(rf"\$\(\s*(?:builtin\s+)?cd\s+(?:-[PL]\s+)?(?:--\s+)?{_PATH}\s*(?:&&|;)\s*pwd(?:\s+-[PL])?\s*\)")
 _ROUNDS = 6  # nested as deep as `$(cd "$(dirname "$(realpath "$0")")/.." && pwd)`, and a little more
 
 

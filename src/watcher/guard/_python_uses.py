@@ -1,8 +1,9 @@
 """The strings Python code uses as data, read by its syntax tree: a path handed to ``open``,
 ``read_text``, ``shutil.copy`` or any call that may read it counts; a path only printed or logged,
-compared, checked (``exists``, ``stat``), given permissions (``chmod``), assigned to a name, returned,
-or joined to a part known only at run time does not. The secret-file rule reads code through this when it is
-Python, so a script that checks ``~/.netrc``'s mode is not taken for one that reads it."""
+compared, checked (``exists``, ``stat``), given permissions (``chmod``), assigned to a name,
+returned as its function's one value, or joined to a part known only at run time does not. The
+secret-file rule reads code through this when it is Python, so a script that checks ``~/.netrc``'s
+mode is not taken for one that reads it."""
 
 from __future__ import annotations
 

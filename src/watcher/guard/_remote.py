@@ -48,8 +48,8 @@ _HIDDEN_TEXT = lazy(
 )
 
 
-_SUBSTITUTED_DOWNLOAD = re.compile(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
-_SUBSTITUTED_DOWNLOAD_NO_BACKTICK = re.compile(r"(?:<\(|\$\()\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
+_SUBSTITUTED_DOWNLOAD = lazy(r"(?:<\(|\$\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
+_SUBSTITUTED_DOWNLOAD_NO_BACKTICK = lazy(r"(?:<\(|\$\()\s*(?:sudo\s+)?(?:curl|wget|fetch|iwr|irm|http)\b")
 _OWN_BACKTICKS = frozenset({"node", "deno", "bun", "ruby", "perl", "php", "pwsh", "powershell"})
 _SUBSTITUTED = re.compile(r"\s*(?:\$\(|`)")  # a script that is, from its first word, a command's output
 
