@@ -17,6 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from watcher.guard import judge, load_policy
+from watcher.guard._arrays import arrays_in_place
+from watcher.guard._cases import cases_chosen
+from watcher.guard._commands import _written_out
+from watcher.guard._loops import loops_unrolled
+from watcher.guard._own_path import with_own_path
 from watcher.guard._shell import MAX_WORDS, TooLong, commands
 
 POLICY = load_policy("/nonexistent/project", pack="strict")
@@ -181,3 +186,70 @@ def test_a_script_built_to_be_slow_to_read_is_answered(tmp_path: Path, text: str
     (tmp_path / "s.py").write_text(text[:16_000])
     verdict = judge("Bash", {"command": "python3 s.py"}, cwd=str(tmp_path), home="/home/dev", policy=POLICY)
     assert verdict.decision in ("allow", "deny")
+
+
+SHELL_TOKENS = st.lists(
+    st.sampled_from(
+        [
+            "for",
+            "d",
+            "in",
+            "a",
+            '"$HOME"',
+            "~",
+            "do",
+            "done",
+            ";",
+            "\n",
+            "case",
+            '"$1"',
+            "x)",
+            ";;",
+            "esac",
+            "*)",
+            "arr=(",
+            ")",
+            '"${arr[@]}"',
+            "${arr[0]}",
+            "rm",
+            "-rf",
+            '"$d"',
+            "$0",
+            '"$(dirname "$0")"',
+            "&&",
+            "{",
+            "}",
+            "'q",
+            '"',
+            "$(",
+            "`",
+            "|",
+            "=",
+            "local",
+            'v="$1"',
+        ]
+    ),
+    max_size=40,
+).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(SHELL_TOKENS)
+def test_the_shell_readings_never_fail(script: str) -> None:
+    # a script's own path, arrays, loops and cases are written in before the rules read it; any text
+    # an agent writes is read without a fault (a fault would deny the call as unreadable)
+    readings = (
+        arrays_in_place,
+        loops_unrolled,
+        lambda text: cases_chosen(text, ("flush",)),
+        lambda text: with_own_path(text, "/work/project/run.sh"),
+    )
+    for reading in readings:
+        assert isinstance(reading(script), str)
+
+
+def test_a_reading_that_fails_leaves_the_script_as_written() -> None:
+    def broken(text: str) -> str:
+        raise ValueError("a fault in a helper")
+
+    assert _written_out("rm -rf build", broken, str.upper) == "RM -RF BUILD"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -63,12 +63,24 @@ def _fishes(pattern: str, policy: Policy) -> bool:
 _SAME_SHELL = frozenset({"builtin", "command"})
 
 
+def _written_out(script: str, *readings: Callable[[str], str]) -> str:
+    """``script`` with what each reading knows written in (its own path, arrays, loops, the branch a
+    ``case`` takes). A reading that fails leaves the script as it was: the rules still read it as
+    written, and a fault of a helper never denies a call by itself."""
+    for reading in readings:
+        try:
+            script = reading(script)
+        except Exception:  # noqa: BLE001 - the text as written is still judged
+            continue
+    return script
+
+
 def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Finding]:
     """(category, reason) for each dangerous thing ``script`` would do, in the order found."""
     deadline = time.monotonic() + READ_BUDGET_S
     if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
         script = _IFS.sub(" ", script)
-    script = loops_unrolled(arrays_in_place(script))
+    script = _written_out(script, arrays_in_place, loops_unrolled)
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
@@ -160,7 +172,13 @@ def _script_findings(
     # $0 and its folder, arrays and loops written out, the branch a case on a known value takes
     if shell:
         given = tuple(c.argv[c.argv.index(ran.word) + 1 :]) if ran.word in c.argv else ()  # the script's own
-        shell = cases_chosen(loops_unrolled(arrays_in_place(with_own_path(shell, ran.path))), given)
+        shell = _written_out(
+            shell,
+            lambda text: with_own_path(text, ran.path),
+            arrays_in_place,
+            loops_unrolled,
+            lambda text: cases_chosen(text, given),
+        )
     runner = "python3" if runner == "notebook" else runner
     try:
         cmds = commands(shell, deadline=deadline) if shell.strip() else []
