@@ -511,8 +511,8 @@ class _Reader:
             return None
         if node.kind() == "parenthesized_expression" and len(inner := node.named_children()) == 1:
             return self._truth(inner[0], env)
-        if _UNSET.match(re.sub(r"\s+", "", node.text())):
-            return False
+        if _UNSET.match(text := re.sub(r"\s+", "", node.text())):
+            return text.startswith("!")  # !process.env.X: it is unset, so the negation holds
         value = self._value(node, env)
         return None if value is _UNKNOWN else _truthy(value)
 
