@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from watcher.guard import judge, load_policy
 from watcher.guard._arrays import arrays_in_place
 from watcher.guard._cases import cases_chosen
-from watcher.guard._commands import _written_out
+from watcher.guard._commands import _with_readings
 from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
 from watcher.guard._shell import MAX_WORDS, TooLong, commands
@@ -252,4 +252,4 @@ def test_a_reading_that_fails_leaves_the_script_as_written() -> None:
     def broken(text: str) -> str:
         raise ValueError("a fault in a helper")
 
-    assert _written_out("rm -rf build", broken, str.upper) == "RM -RF BUILD"
+    assert _with_readings("rm -rf build", broken, str.upper) == "RM -RF BUILD"

@@ -63,7 +63,7 @@ def _fishes(pattern: str, policy: Policy) -> bool:
 _SAME_SHELL = frozenset({"builtin", "command"})
 
 
-def _written_out(script: str, *readings: Callable[[str], str]) -> str:
+def _with_readings(script: str, *readings: Callable[[str], str]) -> str:
     """``script`` with what each reading knows written in (its own path, arrays, loops, the branch a
     ``case`` takes). A reading that fails leaves the script as it was: the rules still read it as
     written, and a fault of a helper never denies a call by itself."""
@@ -80,7 +80,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     deadline = time.monotonic() + READ_BUDGET_S
     if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
         script = _IFS.sub(" ", script)
-    script = _written_out(script, arrays_in_place, loops_unrolled)
+    script = _with_readings(script, arrays_in_place, loops_unrolled)
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
@@ -172,7 +172,7 @@ def _script_findings(
     # $0 and its folder, arrays and loops written out, the branch a case on a known value takes
     if shell:
         given = tuple(c.argv[c.argv.index(ran.word) + 1 :]) if ran.word in c.argv else ()  # the script's own
-        shell = _written_out(
+        shell = _with_readings(
             shell,
             lambda text: with_own_path(text, ran.path),
             arrays_in_place,

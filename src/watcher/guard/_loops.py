@@ -20,14 +20,15 @@ _MAX_WORDS = 16  # words of one loop written out
 _MAX_LOOPS = 16  # loops written out in one script
 _MAX_TEXT = 32_000  # the script's text, loops written out included
 _ROUNDS = 3  # loops in loops: the outer first, then the inner ones it wrote out
+_FOR_IN = lazy(r"\bfor\s+[A-Za-z_]\w*\s+in\b")
 _MANY = lazy(r"\{[^{}]*\.\.[^{}]*\}|\$\(|`|\$\{\w+\[[@*]\]\}|\$[@*]")
 
 
 def loops_unrolled(script: str) -> str:
     """``script`` with each ``for NAME in WORDS`` loop written out once per word (short scripts only)."""
     for _ in range(_ROUNDS):
-        if "for" not in script or "do" not in script or len(script) > max(PROBED_CHARS, 8192):
-            return script
+        if len(script) > max(PROBED_CHARS, 8192) or not _FOR_IN.search(script):
+            return script  # most lines hold no `for … in`: they are not parsed again here
         root = SgRoot(script, "bash").root()
         if root.find(kind="ERROR") is not None:
             return script
