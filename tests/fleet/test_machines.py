@@ -123,6 +123,20 @@ def announced(url: str) -> list[tuple[str, str]]:
         return [(r.session, str(r.payload.get("host"))) for r in journal.read(kinds=("fleet_task",), limit=10_000)]
 
 
+def story(url: str) -> str:
+    """What the journal holds of a fleet's tasks, hosts and decisions, for a failed assertion to show."""
+    with Journal(url, create=False) as journal:
+        rows = journal.read(limit=100_000)
+    told = [
+        f"{r.id} {r.kind} {r.session} {json.dumps(r.payload, default=str)[:240]}"
+        for r in rows
+        if r.kind not in ("fleet_supervision", "task_host_beat")
+    ]
+    beats = [r.id for r in rows if r.kind == "task_host_beat"]
+    cycles = [r.id for r in rows if r.kind == "fleet_supervision"]
+    return f"beats at {beats[:3]}..{beats[-3:]}, {len(cycles)} supervision cycles; rows:\n" + "\n".join(told)
+
+
 def _status(boss: Machine, server: LocalPostgres) -> dict[str, str]:
     """Each task's status as `watcher fleet status` shows it to a person on the boss's machine."""
     shown = subprocess.run(
@@ -253,7 +267,7 @@ def test_a_host_cut_off_is_lost_then_its_task_completes_when_the_link_returns(
             try:
                 while status() != "lost" and time.monotonic() < deadline:
                     time.sleep(0.2)
-                assert status() == "lost", "cut off for longer than host_lost_s: its task is lost"
+                assert status() == "lost", f"cut off for longer than host_lost_s: its task is lost; {story(url)}"
             finally:
                 lone.up()
             out, err = running.communicate(timeout=90)
