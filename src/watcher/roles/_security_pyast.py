@@ -63,10 +63,18 @@ class Analysis:
         # one pass over the tree: every node outside in (as ast.walk), each one's parent
         self.parents: dict[ast.AST, ast.AST] = {}
         self.nodes: list[ast.AST] = [tree]
-        for node in self.nodes:  # the list grows while it is read
-            for child in ast.iter_child_nodes(node):
-                self.parents[child] = node
-                self.nodes.append(child)
+        parents, nodes, AST = self.parents, self.nodes, ast.AST
+        for node in nodes:  # the list grows while it is read (ast.iter_child_nodes, inlined: a third of the time)
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, AST):
+                    parents[value] = node
+                    nodes.append(value)
+                elif isinstance(value, list):
+                    for child in value:
+                        if isinstance(child, AST):
+                            parents[child] = node
+                            nodes.append(child)
         self.aliases: dict[str, str] = {}
         self.defined: set[str] = set()
         self.cursor_calls: dict[str, list[tuple[int, ast.Call]]] = {}  # cur.execute(name) by name

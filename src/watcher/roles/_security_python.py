@@ -124,8 +124,9 @@ def _visitor(tests: Any) -> Any:
     """bandit's node visitor, without its per-node work on the nodes nothing reads.
 
     bandit builds a context (a dict, the node's line range) for every node it walks; on a name, an
-    operator or an argument list no test and no ``visit_`` method reads it. Skipped there, the
-    walk costs a quarter less and the findings are the same.
+    operator or an argument list no test and no ``visit_`` method reads it. The walk only passes
+    through those, each still linked to its parent and next sibling as bandit's tests expect; the
+    findings are the same.
     """
     from bandit.core.node_visitor import BanditNodeVisitor
 
@@ -142,21 +143,29 @@ def _visitor(tests: Any) -> Any:
                 # lookups); with none given, its answer is always "none"
                 self.tester._get_nosecs_from_contexts = _no_nosec
 
-        def pre_visit(self, node: ast.AST) -> bool:
-            if type(node).__name__ in read:
-                return bool(super().pre_visit(node))
-            self.depth += 1  # post_visit takes it back (and logs the node, which costs the walk time)
-            return True
+        def generic_visit(self, node: ast.AST) -> None:
+            """bandit's walk (each child linked to its parent and next sibling), passing through unread nodes."""
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    last = len(value) - 1
+                    for idx, item in enumerate(value):
+                        if isinstance(item, ast.AST):
+                            item._bandit_sibling = value[idx + 1] if idx < last else None  # type: ignore[attr-defined]
+                            item._bandit_parent = node  # type: ignore[attr-defined]
+                            self._walk(item)
+                elif isinstance(value, ast.AST):
+                    value._bandit_sibling = None  # type: ignore[attr-defined]
+                    value._bandit_parent = node  # type: ignore[attr-defined]
+                    self._walk(value)
 
-        def visit(self, node: ast.AST) -> None:
-            if type(node).__name__ in read:
-                super().visit(node)
-
-        def post_visit(self, node: ast.AST) -> None:
-            if type(node).__name__ in read:
-                super().post_visit(node)
-            else:
-                self.depth -= 1
+        def _walk(self, node: ast.AST) -> None:
+            if type(node).__name__ not in read:
+                self.generic_visit(node)
+            elif self.pre_visit(node):
+                self.visit(node)
+                self.generic_visit(node)
+                self.post_visit(node)
 
     return Visitor
 
