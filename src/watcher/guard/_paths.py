@@ -23,6 +23,12 @@ _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
 _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP"})
+# $(dirname W), $(realpath W), $(readlink -f W), $(cd W && pwd): a folder worked out from a word
+_FOLDER_OF = re.compile(
+    r"(?:(?P<dir>dirname)|realpath|readlink\s+-[fem]+)\s+(?:--\s+)?(?P<arg>.+)"
+    r"|(?:builtin\s+)?cd(?:\s+-[PL])?\s+(?:--\s+)?(?P<cd>.+?)\s*(?:&&|;)\s*pwd(?:\s+-[PL])?",
+    re.DOTALL,
+)
 _OTHER_HOMES = ("/home/[!/]*", "/Users/[!/]*", "/root", "/[A-Z]:/Users/[!/]*")  # the last: a Windows path
 # any of them, as the start of an expression (fnmatch's `*` crosses folders: /home/a/b/.ssh too)
 _OTHER_HOME = "(?:" + "|".join(translate(h).removesuffix(r"\Z") for h in _OTHER_HOMES) + ")"
@@ -68,6 +74,8 @@ class Place(NamedTuple):
         if text.startswith("~") and not _HOME_VARS.match(text):
             user = text[1:].split("/", 1)[0]  # ~alice/x
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
+        if text.startswith("$(") and (found := self._folder_of(text, assigned)) is not None:
+            return found
         text = _HOME_VARS.sub(lambda _: self.home, text, count=1)
         text = _PWD_VARS.sub(lambda _: self.cwd, text, count=1)
         text = _TOP_VARS.sub(lambda _: self.project, text, count=1)
@@ -90,6 +98,23 @@ class Place(NamedTuple):
         if text.startswith("file://"):
             text = text[len("file://") :]
         return os.path.normpath(os.path.join(self.cwd, text))
+
+    def _folder_of(self, text: str, assigned: frozenset[str]) -> str | None:
+        """``$(dirname "$(pwd)")/x`` and the like as the path they print, followed by the rest of the
+        word; None when the substitution is none of those, or its word is not known here."""
+        end = _closing(text)
+        m = _FOLDER_OF.fullmatch(text[2:end].strip()) if end > 0 else None
+        if m is None:
+            return None
+        arg = (m.group("arg") or m.group("cd")).replace('"', "")
+        if re.search(r"\s", re.sub(r"\$\([^()]*\)", "", arg)) or "'" in arg or "`" in arg:
+            return None  # more than one word
+        path = self.resolve(arg, assigned)
+        if path == UNSET or "{set-variable}" in path or "$" in path:
+            return None  # a word not known here (a variable nobody set, a command's output): nor is its folder
+        folder = os.path.dirname(path) if m.group("dir") else path
+        rest = text[end + 1 :]
+        return self.resolve(folder + "/" + rest.lstrip("/"), assigned) if rest else folder
 
     def known(self, word: str) -> bool:
         """Whether ``word`` starts with a variable whose value is known here: the home, the working
@@ -115,6 +140,19 @@ class Place(NamedTuple):
 
     def expand(self, pattern: str) -> str:
         return self.home + pattern[1:] if pattern.startswith("~") else pattern
+
+
+def _closing(text: str) -> int:
+    """The index of the ``)`` that closes the ``$(`` ``text`` starts with; -1 when none does."""
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 def glob_parent(word: str) -> tuple[str, bool]:

@@ -163,15 +163,19 @@ def _redirects(
     redirects, stdin, piped, after = [], None, None, []
     for r in nodes:
         parts = [c for c in r.children()]
-        op = next((c.text() for c in parts if not c.is_named()), "")
         if r.kind() == "herestring_redirect":
             stdin = "".join(_value(c) for c in parts if c.is_named())
-        elif r.kind() == "heredoc_redirect":
+            continue
+        if r.kind() == "heredoc_redirect":
             stdin = "".join(c.text() for c in parts if c.kind() == "heredoc_body")
             pipe = next((c for c in parts if c.kind() == "pipeline"), None)
             piped = _first_command(pipe) if pipe is not None else None
+            files = [c for c in parts if c.kind() == "file_redirect"]  # cat <<EOF > run.sh: written after its marker
         else:
-            targets = [c for c in parts if c.is_named() and c.kind() != "file_descriptor"]
+            files = [r]
+        for f in files:
+            op = next((c.text() for c in f.children() if not c.is_named()), "")
+            targets = [c for c in f.children() if c.is_named() and c.kind() != "file_descriptor"]
             if targets:
                 redirects.append((op, _value(targets[0])))
                 after += [_value(t) for t in targets[1:]]
