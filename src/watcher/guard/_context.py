@@ -8,7 +8,7 @@ from watcher.guard._policy import Policy
 from watcher.guard._readable import readable_code
 from watcher.guard._shell import Command
 
-__all__ = ["INTERPRETERS", "NETWORK", "PASS_THROUGH", "At", "inline_code", "readable_code"]
+__all__ = ["INTERPRETERS", "NETWORK", "PASS_THROUGH", "At", "code_at", "inline_code", "readable_code"]
 
 INTERPRETERS = {
     "python": "-c",
@@ -121,8 +121,32 @@ def inline_code(cmd: Command) -> str:
     if flag is None:
         return ""
     args = cmd.args
+    at = code_at(cmd)
+    if at is None:
+        return cmd.stdin or ""
+    if cmd.name in ("node", "bun", "deno") and any(_prints(a) for a in args[:at]):
+        return f"console.log({args[at]})"  # node -p EXPR prints the expression's value
+    return args[at]
+
+
+def _prints(flag: str) -> bool:
+    """``-p``, ``--print`` or a bundle with ``p`` (``-pe``): JavaScript runtimes print the expression."""
+    return flag == "--print" or (flag.startswith("-") and not flag.startswith("--") and "p" in flag and len(flag) <= 4)
+
+
+def code_at(cmd: Command) -> int | None:
+    """Where in ``cmd.args`` the code an interpreter runs from its command line is (None: none is)."""
+    flag = INTERPRETERS.get(cmd.name)
+    if flag is None:
+        return None
+    args = cmd.args
     for i, a in enumerate(args):
         short = a.startswith("-") and a.endswith(flag[-1]) and len(a) <= 4 and flag.startswith("-")
+        if cmd.name in ("node", "bun") and a in ("-p", "--print"):
+            short = True  # node -p EXPR: an expression, run and printed
         if (a == flag or short) and i + 1 < len(args):
-            return args[i + 1]
-    return cmd.stdin or ""
+            after = i + 1
+            while flag == "eval" and after < len(args) - 1 and args[after].startswith("-"):
+                after += 1  # deno eval -p EXPR: its options, then the code
+            return after
+    return None

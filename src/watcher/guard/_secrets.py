@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from watcher.guard._context import NETWORK, At, inline_code, readable_code
+from watcher.guard._context import NETWORK, At, code_at, inline_code, readable_code
 from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
@@ -168,7 +168,7 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 # the whole environment as a value in inline code, and what shows or sends a value
 _ENV_DUMP = lazy(
     r"(?<!\bin )(?<!\*\*)(?<!env=)(?<!env=dict\()os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
-    r"|process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b"
+    r"|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b"
 )
 _SHOWS_OR_SENDS = lazy(
     r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
@@ -199,6 +199,84 @@ def _program_env(code: str, at: int) -> bool:
 
 # a secret file's path given only to a call that checks it or loads it into the process, not shows it
 _CHECKS = r"(?:exists|isfile|is_file|isdir|existsSync|access|accessSync|stat|lstat|getsize|getmtime|load_dotenv|dotenv_values|Dotenv\.load|Dotenv\.overload)"
+
+
+# one variable of the environment, read by name in Python, JavaScript, Ruby, Perl or PHP
+_ENV_READ = lazy(
+    r"""(?:os\.environ\[\s*|os\.environ\.get\(\s*|os\.getenv\(\s*|process\.env\[\s*|ENV\[\s*|ENV\.fetch\(\s*"""
+    r"""|\$_ENV\[\s*|\bgetenv\(\s*)['"](?P<q>\w+)['"]\s*[\])]?|process\.env\.(?P<d>\w+)"""
+    r"""|\$ENV\{\s*['"]?(?P<p>\w+)['"]?\s*\}?"""
+)
+# printing (not sending: a token sent to its own API is used, and the exfiltration rule judges the rest)
+_PRINTS = lazy(r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\blog\w*\(|STDOUT|stdout")
+# between the printing call and the value: another call, or an object's key (the value is inside something else)
+_INSIDE = lazy(r"""[\w\])]\s*\(|[{\[,]\s*['"]?[\w-]+['"]?\s*:(?!:)""")
+# what only tests or measures a value (set or not, how long, which prefix), before it or after it
+_TESTED_BEFORE = lazy(
+    r"(?:\b(?:bool|len|Boolean|isset|empty|defined|hash|not|if|while|and|or|assert)|!!?|&&|\|\||typeof|\bin)\s*\(?\s*$"
+)
+_TESTED_AFTER = lazy(
+    r"""^\s*\)?\s*(?:is\b|==|!=|===|!==|\?|\.length|\.startswith|\.startsWith|\[\s*:|\.slice|\.substring"""
+    r"""|\.present|\.nil|\.empty|\.encode\(|\bif\b|\band\b|\bor\b|&&|\|\|)"""
+)
+# `key = os.environ["API_KEY"]`, `const key = process.env.API_KEY`, `my $k = $ENV{TOKEN}`: the name it is held under
+_HELD_AS = lazy(r"(?:\b(?:const|let|var|my)\s+)?\$?(?P<n>[A-Za-z_]\w*)\s*=\s*$")
+
+
+_OPENSSL_PRINTS = lazy(r"enc|base64|cms|smime|pkeyutl|rsautl")
+
+
+def _transcodes(x: At) -> bool:
+    """``openssl enc``/``base64``/``cms``/…: the input transformed, printed (no ``-out``), not sent."""
+    subcommand = next((a for a in x.args if not a.startswith("-")), "")
+    return x.name == "openssl" and "-out" not in x.args and bool(_OPENSSL_PRINTS.fullmatch(subcommand))
+
+
+def _looped_files(x: At) -> list[str]:
+    """The files ``perl -n``/``-p`` or ``ruby -n``/``-p`` run their code over, line by line (none when
+    they edit them in place, ``-i``)."""
+    at = code_at(x.cmd) if x.name in ("perl", "ruby") else None
+    if at is None:
+        return []
+    flags = [a for a in x.args[:at] if a.startswith("-") and not a.startswith("--")]
+    if not any("n" in f or "p" in f for f in flags) or any("i" in f for f in flags):
+        return []
+    return [a for a in x.args[at + 1 :] if not a.startswith("-")]
+
+
+def _in_words(before: str) -> bool:
+    """A name after ``before`` on its line is inside a string's text (``"not a Slack webhook"``),
+    not in an f-string's ``{…}`` or a template's ``${…}`` (where it is code)."""
+    for quote in "\"'`":
+        if before.count(quote) % 2:
+            return not re.search(r"\{[^}]*$", before[before.rfind(quote) + 1 :])
+    return False
+
+
+def _secret_env_shown(x: At, code: str) -> bool:
+    """``print(os.environ["API_KEY"])``, ``console.log(process.env.GITHUB_TOKEN)``: a secret's variable
+    printed as it is, or held under a name that is (a test of whether it is set, or its length, is not;
+    nor a value built from it, such as a request made with it)."""
+    names = compiled(x.policy, "secrets.env_names")
+    for m in _ENV_READ.finditer(code):
+        name = m.group("q") or m.group("d") or m.group("p")
+        if not names.match(name) or (name.islower() and not _LOCAL_SECRET.search(name)):
+            continue
+        start = code.rfind("\n", 0, m.start()) + 1
+        end = code.find("\n", m.end())
+        before, after = code[start : m.start()], code[m.end() : end if end >= 0 else len(code)]
+        shown = [(before, after)]
+        if (held := _HELD_AS.search(before.rsplit(";", 1)[-1])) is not None:  # then wherever its name goes
+            rest = code[m.end() :]
+            uses = re.finditer(rf"(?<![\w.]){re.escape(held.group('n'))}(?![\w(])", rest)
+            shown = [(rest[: u.start()].rsplit("\n", 1)[-1], rest[u.end() :].split("\n", 1)[0]) for u in uses]
+            shown = [(b, a) for b, a in shown if not _in_words(b)]
+        for b, a in shown:
+            printing = list(_PRINTS.finditer(b))
+            direct = bool(printing) and not _INSIDE.search(b[printing[-1].end() :])
+            if direct and not _TESTED_BEFORE.search(b) and not _TESTED_AFTER.search(a):
+                return True
+    return False
 
 
 def _only_checked(code: str, word: str) -> bool:
@@ -314,7 +392,16 @@ def leaked(x: At) -> str | None:
             )
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
+        if _secret_env_shown(x, code):
+            return "a secret environment variable"
+        for word in _looped_files(x):  # perl -ne 'print' .env: the code runs on every line of its files
+            if why := secret_file(x.place, x.path(word), x.policy):
+                return why
         return None
+    if _transcodes(x):  # openssl enc -base64 -in .env: the file, encoded (or decrypted), printed
+        for word in [b for a, b in zip(x.args, x.args[1:], strict=False) if a == "-in"]:
+            if why := secret_file(x.place, x.path(word), x.policy):
+                return why
     if x.name in _OPAQUE or x.name.lower() in _OPAQUE_CMDLETS or x.name in SHELLS or _names_only(x):
         return None
     words = x.positional + [
@@ -438,15 +525,16 @@ def _fishing(x: At) -> str | None:
 
 
 def secret_reads(x: At) -> Finding | None:
-    if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync")):
+    if not x.on("secret-read") or (x.name in NETWORK and x.name not in ("scp", "rsync") and not _transcodes(x)):
         return None  # what a network tool sends is the exfiltration rule's to judge
-    if x.name in ("cp", "rsync", "scp", "install") and len(x.positional) >= 2:
+    if x.name in ("cp", "rsync", "scp", "install", "ln") and len(x.positional) >= 2:
         *sources, dest = x.positional
         if not secret_file(x.place, x.path(dest), x.policy) and ":" not in dest:
             for s in sources:
                 why = secret_file(x.place, x.path(s), x.policy)
                 if why:
-                    return "secret-read", f"copies out {why}; credentials stay where they are"
+                    copies = "links another name to" if x.name == "ln" else "copies out"  # ln -s ~/.ssh/id_rsa k
+                    return "secret-read", f"{copies} {why}; credentials stay where they are"
         return None
     what = leaked(x) or _fishing(x)
     if what is None:
