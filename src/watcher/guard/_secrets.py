@@ -4,6 +4,7 @@ secret variable, a search for credentials (sending them is ``_exfiltration``'s t
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from watcher.guard._context import NETWORK, At, code_at, inline_code, readable_code
 from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
@@ -399,7 +400,7 @@ def leaked(x: At) -> str | None:
                 return why
         return None
     if _transcodes(x):  # openssl enc -base64 -in .env: the file, encoded (or decrypted), printed
-        for word in [b for a, b in zip(x.args, x.args[1:], strict=False) if a == "-in"]:
+        for word in [b for a, b in pairwise(x.args) if a == "-in"]:
             if why := secret_file(x.place, x.path(word), x.policy):
                 return why
     if x.name in _OPAQUE or x.name.lower() in _OPAQUE_CMDLETS or x.name in SHELLS or _names_only(x):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
+from itertools import pairwise
 
 from watcher.guard._built import find_runs, input_runs
 from watcher.guard._code_shell import shell_strings
@@ -235,6 +236,10 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         return (rest[0] if len(rest) == 1 else tuple(rest)) or None
     if name in ("fly", "flyctl") and args[:2] == ["ssh", "console"]:  # fly ssh console -C CMD: on the app's machine
         return next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--command")), None)
+    if name == "ansible" and _ANSIBLE_RUNS.intersection(_values(args, ("-m", "--module-name"))):
+        return next(iter(_values(args, ("-a", "--args"))), None)  # ansible all -m shell -a CMD: on every host
+    if name in ("salt", "salt-ssh") and "cmd.run" in args[:-1]:  # salt '*' cmd.run CMD
+        return args[args.index("cmd.run") + 1]
     if name == "script":
         return next(
             (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--command" or re.fullmatch(r"-\w*c", a)), None
@@ -280,6 +285,15 @@ def _shelled_out(cmd: Command) -> str:
     if not code or not _SHELLS_OUT.search(code):
         return ""
     return "\n".join(shell_strings(readable_code(code), backticks=cmd.name in ("ruby", "perl", "php")))
+
+
+_ANSIBLE_RUNS = frozenset({"shell", "command", "raw", "ansible.builtin.shell", "ansible.builtin.command"})
+
+
+def _values(args: list[str], options: tuple[str, ...]) -> list[str]:
+    """The values ``args`` gives ``options`` (``-m shell``, ``--module-name=shell``)."""
+    given = [b for a, b in pairwise(args) if a in options]
+    return given + [a.split("=", 1)[1] for a in args if a.startswith("--") and a.split("=", 1)[0] in options]
 
 
 _SSH_VALUE = frozenset("bcDEeFIiJLlmOopQRSWw")
