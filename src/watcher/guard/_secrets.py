@@ -169,7 +169,7 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 # the whole environment as a value in inline code, and what shows or sends a value
 _ENV_DUMP = lazy(
     r"(?<!\bin )(?<!\*\*)(?<!env=)(?<!env=dict\()os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
-    r"|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b"
+    r"|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b(?!\s*[\[.])"
 )
 _SHOWS_OR_SENDS = lazy(
     r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
@@ -209,7 +209,7 @@ _ENV_READ = lazy(
     r"""|\$ENV\{\s*['"]?(?P<p>\w+)['"]?\s*\}?"""
 )
 # printing (not sending: a token sent to its own API is used, and the exfiltration rule judges the rest)
-_PRINTS = lazy(r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\blog\w*\(|STDOUT|stdout")
+_PRINTS = lazy(r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b(?!\s*=)|console\.\w+|\blog\w*\(|STDOUT|stdout")
 # between the printing call and the value: another call, or an object's key (the value is inside something else)
 _INSIDE = lazy(r"""[\w\])]\s*\(|[{\[,]\s*['"]?[\w-]+['"]?\s*:(?!:)""")
 # what only tests or measures a value (set or not, how long, which prefix), before it or after it
