@@ -253,3 +253,28 @@ def test_a_reading_that_fails_leaves_the_script_as_written() -> None:
         raise ValueError("a fault in a helper")
 
     assert _with_readings("rm -rf build", broken, str.upper) == "RM -RF BUILD"
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            ["docker", "podman", "run", "container", "-v", "-w", "--mount", "--rm", "-it", "--name", "-e", "alpine",
+             "/app", "$PWD:/app", "~:/h", "pgdata:/data", "/:/", "type=bind,src=.,dst=/x", "rm", "-rf", "/", ".",
+             "..", "*", "/app/..", "sh", "-c", "cd /app && rm -rf *", "", "-", "--", "-wfoo", "--volume=.:/y"]
+        ),
+        max_size=12,
+    )
+)  # fmt: skip
+def test_any_container_run_is_read_without_a_fault(argv: list[str]) -> None:
+    """A container's command line of any shape is read (mounts mapped, or left alone), never a traceback."""
+    from watcher.guard._containers import container_run, mounted
+    from watcher.guard._simple import Command
+
+    run = container_run(argv)
+    if run is not None:
+        assert run.mounts and run.argv
+        assert all(isinstance(c, Command) for c in mounted(run, [Command(run.argv)]))
+    assert judge("Bash", {"command": shlex.join(argv)}, cwd="/work/project", policy=POLICY).decision in (
+        "allow",
+        "deny",
+    )

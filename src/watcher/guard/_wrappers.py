@@ -14,6 +14,7 @@ from itertools import pairwise
 
 from watcher.guard._built import find_runs, input_runs
 from watcher.guard._code_shell import shell_strings
+from watcher.guard._containers import container_run, mounted
 from watcher.guard._readable import readable_code
 from watcher.guard._simple import SHELLS, Command, printed, printed_text, program, skip_options
 
@@ -98,6 +99,9 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
         break
     if not argv:
         return [cmd._replace(wrapped_by=tuple(wrapped))]
+    if (container := container_run(argv)) is not None:  # docker run -v "$PWD":/app … rm -rf /app: the project
+        ran = unwrap(Command(container.argv, wrapped_by=(*wrapped, program(argv[0]))), depth, parse)
+        return [cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped)), *mounted(container, ran)]
     inner_argv = _runner_command(argv)
     if inner_argv:  # uv run rm -rf /, pnpm exec …, docker exec db rm -rf /: what it runs, read too
         runner = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
