@@ -82,6 +82,8 @@ def exfiltration(x: At) -> Finding | None:
         written = None if login or "://" not in a else credential(x.policy, unquote(a))
         if written and written.start() > 0:  # a password in the URL's own address is its login
             return "secret-exfiltration", "sends a credential written into the command to another machine"
+        if found := _foreign_token(x, a):  # -H "Authorization: token ghp_…" to a host not GitHub's
+            return found
         for inner in re.findall(r"\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`", a):
             for c in commands(inner[0] or inner[1]):
                 if leaked(At(c, x.place, x.policy, x.assigned, x.nounset, frozenset())):
@@ -138,6 +140,28 @@ def _foreign_credential(x: At, word: str) -> Finding | None:
     for name in re.findall(r"\$\{?([A-Za-z_]\w*)", word):
         if foreign := not_its_service(x, name.upper().split("_", 1)[0]):
             return "secret-exfiltration", f"sends ${name} to {foreign[0]}, a host that is not its service's"
+    return None
+
+
+# the services whose tokens have a format of their own (the pack's content patterns), by prefix
+_TOKEN_SERVICES = (
+    ("github_pat_", "GITHUB", "a GitHub token"), ("ghp_", "GITHUB", "a GitHub token"),
+    ("gho_", "GITHUB", "a GitHub token"), ("ghu_", "GITHUB", "a GitHub token"), ("ghs_", "GITHUB", "a GitHub token"),
+    ("ghr_", "GITHUB", "a GitHub token"), ("sk-ant-", "ANTHROPIC", "an Anthropic API key"),
+    ("sk-", "OPENAI", "an OpenAI API key"), ("xox", "SLACK", "a Slack token"), ("AIza", "GOOGLE", "a Google API key"),
+    ("sk_live_", "STRIPE", "a Stripe key"), ("rk_live_", "STRIPE", "a Stripe key"), ("whsec_", "STRIPE", "a Stripe key"),
+    ("glpat-", "GITLAB", "a GitLab token"), ("npm_", "NPM", "an npm token"), ("AKIA", "AWS", "an AWS access key"),
+)  # fmt: skip
+
+
+def _foreign_token(x: At, word: str) -> Finding | None:
+    """A service's token written out (``ghp_…``, ``sk-ant-…``) in what a request sends (a header, its
+    data, its address) to a host that is not that service's: whoever runs that host can use it."""
+    found = credential(x.policy, unquote(word)) if any(p in word for p, _, _ in _TOKEN_SERVICES) else None
+    token = found.group(0) if found else ""
+    service = next(((s, what) for p, s, what in _TOKEN_SERVICES if token.startswith(p)), None)
+    if service and (foreign := not_its_service(x, service[0])):
+        return "secret-exfiltration", f"sends {service[1]} written into the command to {foreign[0]}, not its service"
     return None
 
 
