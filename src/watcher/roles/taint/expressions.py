@@ -179,10 +179,13 @@ class Expressions(EngineHooks):
 
     def string(self, node: SgNode, frame: Frame) -> Value:
         g = self.g
+        parts = node.children()
+        if len(parts) == 3 and parts[0].text() in ('"', "'") and parts[1].kind() in g.string_parts:
+            return Value(const=_unescape(parts[1].text()))  # "plain": no prefix, no interpolation (most strings)
         pieces: list[Any] = []
         values: list[Value] = []
         raw = binary = False
-        for child in node.children():
+        for child in parts:
             kind = child.kind()
             if kind in g.strings:
                 value = self.string(child, frame)
