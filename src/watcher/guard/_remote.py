@@ -122,6 +122,12 @@ def download_exec(x: At) -> Finding | None:
             "download-exec",
             "runs a script downloaded from the network, unread: download it to a file, check and read it, then run it",
         )
+    if _remote_with_rights(x):
+        return (
+            "download-exec",
+            "runs a module from the network with the rights to change this machine (deno run -A URL), unread: "
+            "download it, read it, then run it (or grant it no --allow-* rights)",
+        )
     if (host := _foreign_package(x)) is not None:
         return (
             "download-exec",
@@ -155,6 +161,20 @@ def download_exec(x: At) -> Finding | None:
             "evaluates code it fetches from the network, unread: whoever controls the URL runs code here",
         )
     return None
+
+
+_MODULE = lazy(r"\.(?:[cm]?[jt]s|[jt]sx)$")
+
+
+def _remote_with_rights(x: At) -> bool:
+    """``deno run -A https://…``: a module from the network given the rights to run programs, write
+    files or read the environment (with none of them, Deno's sandbox keeps it from this machine)."""
+    if x.name != "deno" or x.args[:1] not in (["run"], ["install"]):
+        return False
+    script = next((a for a in x.args[1:] if a.startswith(("https://", "http://")) or _MODULE.search(a)), "")
+    granted = any(a in ("-A", "--allow-all") or a.startswith(("--allow-run", "--allow-write", "--allow-env",
+                                                              "--allow-ffi", "--allow-all")) for a in x.args[1:])  # fmt: skip
+    return granted and script.startswith(("https://", "http://"))
 
 
 # R's source() and Ruby's/Python's loaders given a URL: the script is read from the network and run
