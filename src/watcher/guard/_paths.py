@@ -106,8 +106,10 @@ class Place(NamedTuple):
         m = _FOLDER_OF.fullmatch(text[2:end].strip()) if end > 0 else None
         if m is None:
             return None
-        arg = (m.group("arg") or m.group("cd")).replace('"', "")
-        if re.search(r"\s", re.sub(r"\$\([^()]*\)", "", arg)) or "'" in arg or "`" in arg:
+        arg = bare = (m.group("arg") or m.group("cd")).replace('"', "")
+        while (inner := re.sub(r"\$\([^()]*\)", "", bare)) != bare:  # its own $(…), innermost first
+            bare = inner
+        if re.search(r"\s", bare) or "'" in arg or "`" in arg:
             return None  # more than one word
         path = self.resolve(arg, assigned)
         if path == UNSET or "{set-variable}" in path or "$" in path:
