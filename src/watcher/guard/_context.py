@@ -144,6 +144,8 @@ def code_at(cmd: Command) -> int | None:
         short = a.startswith("-") and a.endswith(flag[-1]) and len(a) <= 4 and flag.startswith("-")
         if cmd.name in ("node", "bun") and a in ("-p", "--print"):
             short = True  # node -p EXPR: an expression, run and printed
+        if cmd.name in ("pwsh", "powershell") and len(a) > 1 and "-command".startswith(a.lower()):
+            short = True  # -Command, or any prefix of it PowerShell takes (-c, -Co, -comm)
         if (a == flag or short) and i + 1 < len(args):
             after = i + 1
             while flag == "eval" and after < len(args) - 1 and args[after].startswith("-"):

@@ -18,7 +18,9 @@ from typing import Any, NamedTuple
 __all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
 
 UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
-_HOME_VARS = re.compile(r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\}|(?i:\$env:(?:USERPROFILE|HOME))\b)")
+_HOME_VARS = re.compile(
+    r"^(?:~(?=/|$)|\$HOME\b|\$\{HOME(?::?[?=+-][^}]*)?\}|(?i:\$env:(?:USERPROFILE|HOME))\b|\$USERPROFILE\b)"
+)  # %USERPROFILE% reaches here as $USERPROFILE
 _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`)")
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")

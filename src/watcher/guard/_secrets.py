@@ -169,7 +169,7 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 # the whole environment as a value in inline code, and what shows or sends a value
 _ENV_DUMP = lazy(
     r"(?<!\bin )(?<!\*\*)(?<!env=)(?<!env=dict\()os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
-    r"|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b(?!\s*[\[.])"
+    r"|\[(?:System\.)?Environment\]::GetEnvironmentVariables\(\)|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b(?!\s*[\[.])"
 )
 _SHOWS_OR_SENDS = lazy(
     r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
@@ -365,6 +365,10 @@ def leaked(x: At) -> str | None:
         or (x.name in ("export", "declare", "typeset") and (not x.args or x.args[0] in ("-p", "-x", "-px")))
     ):
         return "the whole environment (every token and key in it)"
+    if (x.name.lower() in _OPAQUE_CMDLETS and any(a.lower().rstrip("\\/*") == "env:" for a in x.args)) or (
+        _ENV_DUMP.fullmatch(x.name) and x.name.startswith("[")  # [Environment]::GetEnvironmentVariables() typed in
+    ):
+        return "the whole environment (every token and key in it)"  # PowerShell's Get-ChildItem Env:
     if x.name == "printenv" and any(compiled(x.policy, "secrets.env_names").match(a) for a in x.positional):
         return "a secret environment variable"
     if x.name in ("echo", "printf", "print") and any(secret_vars(x, a) for a in cmd.args):
@@ -393,6 +397,8 @@ def leaked(x: At) -> str | None:
             )
             if _SHOWS_OR_SENDS.search(code if held else line):  # a report holding it, shown or sent anywhere
                 return "the whole environment (every token and key in it)"
+            if x.name in ("pwsh", "powershell") and not re.search(r"=\s*$", before):
+                return "the whole environment (every token and key in it)"  # PowerShell prints a statement's value
         if _secret_env_shown(x, code):
             return "a secret environment variable"
         for word in _looped_files(x):  # perl -ne 'print' .env: the code runs on every line of its files
