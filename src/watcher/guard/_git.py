@@ -173,6 +173,8 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
         if ":" in spec and not src:
             deleting = True
         name = (dst or src).removeprefix("refs/heads/")
+        if (var := re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", name)) and (value := dict(place.values).get(var.group(1))):
+            name = value.removeprefix("refs/heads/")  # b=main; git push -f origin "$b": the line set it
         if name.startswith(("$", "`")):
             name = "$"  # "$(git symbolic-ref …)", "$BRANCH": known only when it runs
         if name == "HEAD":
