@@ -283,8 +283,11 @@ def permissions(x: At) -> Finding | None:
     return None
 
 
-# boto3's bucket.objects.all().delete(), .object_versions.delete(), client.delete_bucket(…)
-_EMPTIES_BUCKET = lazy(r"\.(?:objects|object_versions)(?:\.all\(\))?\.delete\(\)|\bdelete_bucket\(")
+# boto3's bucket.objects.all().delete(), .object_versions.delete(), client.delete_bucket(…) (on a
+# bucket: a variable or a call's value, not a Django model's `User.objects.all().delete()`)
+_EMPTIES_BUCKET = lazy(
+    r"(?:\)|(?<![\w.])[a-z_]\w*)\.(?:objects|object_versions)(?:\.all\(\))?\.delete\(\)|\bdelete_bucket\("
+)
 
 
 def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:

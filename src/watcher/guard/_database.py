@@ -118,11 +118,26 @@ _ALWAYS = lazy(
 _STATEMENT = lazy(r"(?i)\s*(?:drop|truncate|delete|alter|begin|with|update|insert|create|set|flushall|flushdb)\s")
 
 
+# an ORM emptying a whole table or dropping every table, by the language of the code: Rails'
+# `User.delete_all` (not `User.where(…).delete_all`), Django's `User.objects.all().delete()`,
+# SQLAlchemy's `db.drop_all()`/`metadata.drop_all(…)`, Sequelize's `sync({ force: true })`/`drop()`
+_ORM_WIPES = {
+    "ruby": lazy(r"\b[A-Z]\w*(?:\.all)?\.(?:delete_all|destroy_all)\b"),
+    "python": lazy(r"\b[A-Z]\w*\.objects\.all\(\)\.delete\(\)|\b(?:db|metadata)\.drop_all\s*\("),
+    "js": lazy(r"\bsequelize\.drop\s*\(|\bsequelize\.sync\s*\(\s*\{\s*force\s*:\s*true"),
+}
+_LANGUAGES = {"rails": "ruby", "ruby": "ruby", "python": "python", "python3": "python", "node": "js", "bun": "js"}
+
+
 def _code_sql(x: At, code: str) -> Finding | None:
     """Inline code (``python -c``, ``node -e``, a here-document) whose strings hold a destructive
-    statement (``c.execute('DROP TABLE users')``, ``dbExecute(con, "DELETE FROM t")``), unless the
-    database it names is a test or in-memory one."""
+    statement (``c.execute('DROP TABLE users')``, ``dbExecute(con, "DELETE FROM t")``), or that
+    empties a table through its ORM (``User.delete_all``), unless the database it names is a test
+    or in-memory one."""
     text = readable_code(code)
+    wipes = _ORM_WIPES.get(_LANGUAGES.get(x.name, ""))
+    if wipes is not None and wipes.search(text) and not test_database(x):
+        return "database", "empties a table or drops every table through the ORM: the data is gone for good"
     if not destructive_sql(x.policy, "\n;".join(_statements(_strings(text)))):
         return None
     if test_database(x) or _spared(x, text):
