@@ -20,7 +20,7 @@ from watcher.guard._simple import Command, program
 
 __all__ = ["ContainerRun", "container_run", "mounted"]
 
-_RUNTIMES = frozenset({"docker", "podman", "nerdctl"})
+_RUNTIMES = frozenset({"docker", "podman", "nerdctl", "docker-compose", "podman-compose"})
 _SHORT_VALUED = frozenset("aceEhlmpuvw")  # -e KEY=V, -v SRC:DST, -w DIR, -p 80:80, -u 1000, …
 # long options that take no value (every other long option does: --name x, --network host, …)
 _LONG_FLAGS = frozenset(
@@ -28,6 +28,7 @@ _LONG_FLAGS = frozenset(
         "--rm", "--detach", "--interactive", "--tty", "--privileged", "--init", "--publish-all",
         "--read-only", "--no-healthcheck", "--oom-kill-disable", "--quiet", "--help", "--sig-proxy",
         "--disable-content-trust", "--replace", "--rmi", "--tls-verify",
+        "--no-deps", "--service-ports", "--use-aliases", "--build", "--remove-orphans", "--quiet-pull", "--no-TTY",
     }
 )  # fmt: skip
 _OUTSIDE = ".container-own-files"  # where a path of the container's own is written: a folder of the project's
@@ -42,11 +43,12 @@ class ContainerRun(NamedTuple):
 
 
 def container_run(argv: list[str]) -> ContainerRun | None:
-    """``docker run [options] IMAGE COMMAND…`` with at least one bind mount and a command; else None."""
+    """``docker run [options] IMAGE COMMAND…`` (or ``docker compose run [options] SERVICE COMMAND…``)
+    with at least one bind mount given on the line and a command; else None."""
     if not argv or program(argv[0]) not in _RUNTIMES:
         return None
     args = argv[1:]
-    if args[:2] == ["container", "run"]:
+    if args[:2] in (["container", "run"], ["compose", "run"]):  # docker compose run -v SRC:DST SERVICE CMD
         args = args[1:]
     if args[:1] != ["run"]:
         return None
