@@ -9,14 +9,12 @@ import posixpath
 import re
 
 from watcher.guard._lazy import lazy
+from watcher.guard._paths import FOLDER_OF
 
 __all__ = ["with_own_path"]
 
 _SELF = lazy(r"\$\{BASH_SOURCE(?:\[0\])?\}|\$BASH_SOURCE\b|\$\{0\}|\$0(?!\w)")
-_PATH = r"""(["']?)([^"'$`()\s;&|]+)\1"""
-_DIRNAME = lazy(rf"\$\(\s*dirname\s+(?:--\s+)?{_PATH}\s*\)")
-_REAL = lazy(rf"\$\(\s*(?:realpath|readlink\s+-[fem]+)\s+(?:--\s+)?{_PATH}\s*\)")
-_CD_PWD = lazy(rf"\$\(\s*(?:builtin\s+)?cd\s+(?:-[PL]\s+)?(?:--\s+)?{_PATH}\s*(?:&&|;)\s*pwd(?:\s+-[PL])?\s*\)")
+_INNERMOST = lazy(r"\$\(([^()]*)\)")  # a $(…) holding no other
 _ROUNDS = 6  # nested as deep as `$(cd "$(dirname "$(realpath "$0")")/.." && pwd)`, and a little more
 
 
@@ -27,10 +25,22 @@ def with_own_path(script: str, path: str) -> str:
         return script
     text = _SELF.sub(path, script)
     for _ in range(_ROUNDS):  # innermost first: the dirname, then the cd … && pwd around it
-        done = _DIRNAME.sub(lambda m: posixpath.dirname(m.group(2).rstrip("/")) or ".", text)
-        done = _REAL.sub(lambda m: posixpath.normpath(m.group(2)), done)
-        done = _CD_PWD.sub(lambda m: posixpath.normpath(m.group(2)), done)
+        done = _INNERMOST.sub(_folder, text)
         if done == text:
             break
         text = done
     return text
+
+
+def _folder(m: re.Match[str]) -> str:
+    """The folder a ``$(dirname P)``, ``$(realpath P)`` or ``$(cd P && pwd)`` of a written-out path
+    prints; any other substitution as it stands."""
+    found = FOLDER_OF.fullmatch(m.group(1).strip())
+    if found is None:
+        return m.group(0)
+    word = (found.group("arg") or found.group("cd")).strip()
+    if len(word) > 1 and word[0] == word[-1] and word[0] in "\"'":
+        word = word[1:-1]
+    if not word or re.search(r"[\"'$`\s;&|]", word):
+        return m.group(0)  # not one written-out path
+    return (posixpath.dirname(word.rstrip("/")) or ".") if found.group("dir") else posixpath.normpath(word)

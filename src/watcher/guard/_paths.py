@@ -15,7 +15,7 @@ import re
 from fnmatch import translate
 from typing import Any, NamedTuple
 
-__all__ = ["UNSET", "Place", "glob_parent", "matches_any"]
+__all__ = ["FOLDER_OF", "UNSET", "Place", "glob_parent", "matches_any"]
 
 UNSET = "\0unset"  # a path made of a variable nobody set: empty, so `$DIR/` is `/`
 _HOME_VARS = re.compile(
@@ -25,8 +25,9 @@ _PWD_VARS = re.compile(r"^(?:\$PWD\b|\$\{PWD(?::?[?=+-][^}]*)?\}|\$\(pwd\)|`pwd`
 _TOP_VARS = re.compile(r"^(?:\$\(git rev-parse --show-toplevel\)|`git rev-parse --show-toplevel`)")
 _LEAD_VAR = re.compile(r"^\$(?:\{(?P<b>[A-Za-z_]\w*|\d+)(?P<op>[:?=+-][^}]*)?\}|(?P<p>[A-Za-z_]\w*|\d))")
 _TEMP_VARS = frozenset({"TMPDIR", "TMP", "TEMP", "RUNNER_TEMP"})
-# $(dirname W), $(realpath W), $(readlink -f W), $(cd W && pwd): a folder worked out from a word
-_FOLDER_OF = re.compile(
+# what is inside $(dirname W), $(realpath W), $(readlink -f W), $(cd W && pwd): a folder worked out from
+# a word (here as the line names it, in _own_path from a script's own path)
+FOLDER_OF = re.compile(
     r"(?:(?P<dir>dirname)|realpath|readlink\s+-[fem]+)\s+(?:--\s+)?(?P<arg>.+)"
     r"|(?:builtin\s+)?cd(?:\s+-[PL])?\s+(?:--\s+)?(?P<cd>.+?)\s*(?:&&|;)\s*pwd(?:\s+-[PL])?",
     re.DOTALL,
@@ -105,7 +106,7 @@ class Place(NamedTuple):
         """``$(dirname "$(pwd)")/x`` and the like as the path they print, followed by the rest of the
         word; None when the substitution is none of those, or its word is not known here."""
         end = _closing(text)
-        m = _FOLDER_OF.fullmatch(text[2:end].strip()) if end > 0 else None
+        m = FOLDER_OF.fullmatch(text[2:end].strip()) if end > 0 else None
         if m is None:
             return None
         arg = bare = (m.group("arg") or m.group("cd")).replace('"', "")
