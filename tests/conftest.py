@@ -39,7 +39,7 @@ def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _entry_points_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """This environment's commands (``watcher``) are on PATH, as in an activated environment or a pipx
-    install: the installed hooks run ``watcher hook`` from PATH, wherever the tests were started from."""
+    install: the installed hooks run ``watcher-hook`` from PATH, wherever the tests were started from."""
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from watcher._version import __version__
 
-TYPE_CHECKING = False  # not typing's: importing typing costs every ``watcher hook`` call (a process each)
+TYPE_CHECKING = False  # not typing's: importing typing costs every hook call (a process each)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,7 +3,7 @@ that is not valid UTF-8. Neither may open the guard: the hook answers a dangerou
 
 A daemon busy with other work (a huge file judged on its loop) looks, to the hook, exactly like a
 socket that accepts and stays silent; the test stands one up in the daemon's place. The hook is
-the real ``watcher hook`` console script.
+the real ``watcher-hook`` script.
 """
 
 from __future__ import annotations

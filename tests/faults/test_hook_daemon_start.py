@@ -1,6 +1,6 @@
 """Fault class 9: the hook daemon's start under a burst of cold calls, and its socket lost while it runs.
 
-Real processes throughout: the ``watcher hook`` console script as the CLI runs it, the daemon it
+Real processes throughout: the ``watcher-hook`` script as the CLI runs it, the daemon it
 starts, and ``/proc`` to see every ``watcher serve`` that was started for the test's socket.
 """
 
@@ -26,7 +26,7 @@ from watcher.runtime.journal import Journal
 
 pytestmark = [pytest.mark.faults, pytest.mark.slow]
 
-CLIENT = client_argv()  # `watcher hook`, the console script beside this interpreter
+CLIENT = client_argv()  # `watcher-hook`, the script beside this interpreter
 BURST = 50
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from watcher.hooks._settings import client_argv
 
-CLIENT = client_argv()  # the command `watcher hooks install` writes (`watcher hook`), as PATH finds it here
+CLIENT = client_argv()  # the command `watcher hooks install` writes (`watcher-hook`), as PATH finds it here
 RM_HOME = {"tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}, "tool_use_id": "toolu_rm"}
 
 

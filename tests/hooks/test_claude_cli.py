@@ -124,7 +124,7 @@ def test_a_scripted_rm_rf_home_is_denied_and_the_model_reads_why(project: Projec
     assert "installed watcher hooks for 9 events" in out
     settings = (project.root / ".claude" / "settings.local.json").read_text()  # the default: this checkout's
     commands = [h["command"] for groups in json.loads(settings)["hooks"].values() for g in groups for h in g["hooks"]]
-    assert all(c.startswith("watcher hook ") for c in commands)  # the entry point Claude Code finds on PATH...
+    assert all(c.startswith("watcher-hook ") for c in commands)  # the script Claude Code finds on PATH...
     assert sys.executable not in settings and str(Path(__file__).parents[2]) not in settings  # ...nothing of here
     canary = project.home / "keep-me"
     canary.write_text("still here")

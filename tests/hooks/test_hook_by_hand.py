@@ -16,7 +16,7 @@ def test_a_hook_without_its_event_says_so_and_still_fails_open(tmp_path: Path) -
     )
     assert done.returncode == 0  # the session goes on
     assert done.stdout == ""
-    assert "usage: watcher hook EVENT" in done.stderr
+    assert "usage: watcher-hook EVENT" in done.stderr
     assert "failed open" in done.stderr
 
 

@@ -1,6 +1,6 @@
 """``hooks install --scope local|project|user`` for Claude Code and Codex, in a temporary HOME.
 
-What is written travels (``watcher hook ...``, no path of this machine), and ``uninstall`` gives
+What is written travels (``watcher-hook ...``, no path of this machine), and ``uninstall`` gives
 back exactly the bytes that were there before, or no file (and no folder) when there was none,
 with one backup at most on the way.
 """
@@ -67,7 +67,7 @@ def test_install_writes_a_command_that_travels_and_uninstall_restores_the_bytes(
     data = json.loads(settings.read_text())
     commands = [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
     ours = [c for c in commands if c != "say done"]
-    assert ours and all(c.startswith(f"watcher hook {c.split()[2]} --agent {agent} ") for c in ours)
+    assert ours and all(c.startswith(f"watcher-hook {c.split()[1]} --agent {agent} ") for c in ours)
     text = settings.read_text()
     assert sys.executable not in text and str(Path(__file__).resolve().parents[2]) not in text  # nothing of here
     if existing:

@@ -40,7 +40,7 @@ def test_install_keeps_the_users_hooks_backs_up_and_uninstall_restores_them(
     assert set(EVENTS) <= set(hooks)
     assert hooks["PreToolUse"][0] == USER_HOOKS["hooks"]["PreToolUse"][0]  # type: ignore[index]
     ours = hooks["PreToolUse"][1]["hooks"][0]
-    assert ours["type"] == "command" and ours["command"].startswith("watcher hook PreToolUse --agent claude")
+    assert ours["type"] == "command" and ours["command"].startswith("watcher-hook PreToolUse --agent claude")
     assert "--watcher security --watcher stuck" in ours["command"]
     assert data["permissions"] == USER_HOOKS["permissions"]
     backups = list((tmp_path / ".claude").glob("settings.json.watcher-backup*"))

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     p = sub.add_parser(
         "serve",
         help="run the hook daemon (the first hook call starts it; it exits when idle)",
-        description="Answer `watcher hook` calls over a Unix socket ($WATCHER_SOCKET), keeping watchers warm.",
+        description="Answer hook calls (`watcher-hook`) over a Unix socket ($WATCHER_SOCKET), keeping watchers warm.",
     )
     p.add_argument(
         "--idle",

@@ -1,7 +1,7 @@
 """Supervising the Claude Code and Codex sessions people already run, through the CLIs' own hooks.
 
 ``watcher hooks install`` writes hook entries into the CLI's settings; the CLI then runs
-``watcher hook EVENT`` on every tool call and turn end. The hook forwards the payload to the
+``watcher-hook EVENT`` on every tool call and turn end. The hook forwards the payload to the
 per-user daemon (``watcher serve``), which keeps each session's watchers alive between calls, or
 judges it in-process when no daemon answers, and prints the answer in the CLI's wire format:
 deny a dangerous call, add context the model reads, or keep a turn going. Any failure answers
@@ -12,7 +12,7 @@ Modules: ``_wire`` (payloads and answers), ``_session`` (a hooked session, the h
 ``_serve_one`` (one call judged in-process), ``_daemon`` (the Unix-socket server), ``client`` (the
 thin hook command), ``_settings`` (install, uninstall; ``_exclude`` keeps a local install out of git), ``_status`` (``watcher hooks status``).
 
-The names below are imported on first use: ``watcher hook`` imports ``watcher.hooks.client``,
+The names below are imported on first use: ``watcher-hook`` imports ``watcher.hooks.client``,
 and that must not load the desk and its watchers on its way to the daemon.
 """
 

@@ -12,7 +12,7 @@ __all__ = ["HookEvent"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HookEvent(Event):
-    """Emitted once per CLI hook call (``watcher hook``): the event, what it answered, how fast."""
+    """Emitted once per CLI hook call (``watcher-hook``): the event, what it answered, how fast."""
 
     kind: ClassVar[str] = "hook"
     event: str

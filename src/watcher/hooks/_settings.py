@@ -9,7 +9,7 @@ Codex reads the same shape from ``.codex/hooks.json`` (project) or ``$CODEX_HOME
 runs a new hook only once a person has trusted it (``/hooks`` in Codex), or for one run with
 ``--dangerously-bypass-hook-trust``.
 
-The command written is ``watcher hook EVENT ...``: the installed entry point, found on the PATH of
+The command written is ``watcher-hook EVENT ...``: the installed script, found on the PATH of
 whoever runs the CLI, so a committed settings file works on every teammate's machine.
 watcher appends one matcher group per event and never edits the user's own groups. A manifest
 beside the file (``watcher-hooks.json``, ``watcher-hooks.local.json`` for the local file) records
@@ -52,7 +52,7 @@ __all__ = [
 
 MANIFEST = "watcher-hooks.json"
 SCOPES = ("local", "project", "user")
-HOOK_PROGRAM = ("watcher", "hook")  # the console script, looked up on PATH when the CLI runs a hook
+HOOK_PROGRAM = ("watcher-hook",)  # the installed script (scripts/watcher-hook), looked up on PATH by the CLI
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure"})
 _TIMEOUT_S = 10  # the CLI's own limit on our hook (at least): ours, the budget, is shorter
 
@@ -93,12 +93,12 @@ def events_for(agent: str) -> tuple[str, ...]:
 
 
 def client_argv() -> list[str]:
-    """The hook command as this installation runs it: the ``watcher`` entry point beside this interpreter."""
+    """The hook command as this installation runs it: the ``watcher-hook`` script beside this interpreter."""
     return [str(Path(sys.executable).parent / HOOK_PROGRAM[0]), *HOOK_PROGRAM[1:]]
 
 
 def entry_point_problem() -> str:
-    """Why the CLI could not run the hook command from this shell ("" when ``watcher`` is on PATH)."""
+    """Why the CLI could not run the hook command from this shell ("" when ``watcher-hook`` is on PATH)."""
     found = shutil.which(HOOK_PROGRAM[0])
     if found is None:
         return (

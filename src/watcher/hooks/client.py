@@ -7,10 +7,10 @@ hangs), it prints nothing and exits 0 within its time budget, and logs why.
 
 On the way to the daemon nothing is imported beyond the interpreter's own start (``_socket``, no
 ``json``): the payload goes over as bytes and the answer comes back as the JSON to print, so a
-warm hook costs little more than the interpreter's start. The installed command is ``watcher hook
-EVENT ...`` (the console script on PATH): ``watcher._console`` sends it here before the CLI is
-loaded, so only ``watcher``, ``watcher.hooks`` (whose names load lazily) and this module are
-imported. Run by path (``python -I -S .../client.py``) it works too, without the site set-up,
+warm hook costs little more than the interpreter's start. The installed command is ``watcher-hook
+EVENT ...`` (a script on PATH; ``watcher hook EVENT ...`` works the same): ``watcher._console``
+sends it here before the CLI is loaded, so only ``watcher``, ``watcher.hooks`` (whose names load
+lazily) and this module are imported. Run by path (``python -I -S .../client.py``) it works too, without the site set-up,
 which the in-process fallback then does itself before it imports watcher.
 
 Without a daemon, a ``PreToolUse`` call is answered by the offline guard alone (``watcher.guard``:
@@ -66,7 +66,7 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     ``journal_env`` is the hook's ``$WATCHER_JOURNAL`` (the daemon's own environment is not the hook's).
     """
     if not argv:
-        raise ValueError("usage: watcher hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
+        raise ValueError("usage: watcher-hook EVENT [--agent claude|codex] [--watcher ROLE ...] [--mode ...]")
     event, rest = argv[0], argv[1:]
     config: dict[str, Any] = {}
     roles: list[str] = []
@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if sys.stdin.isatty():  # a person typed it: there is no payload to wait for
             sys.stderr.write(
-                "watcher hook: the agent CLI runs this with a hook payload on stdin; to ask the guard"
+                "watcher-hook: the agent CLI runs this with a hook payload on stdin; to ask the guard"
                 " about a call, run `watcher hooks check 'COMMAND'` or `watcher hooks check --tool Read --path P`\n"
             )
             return 0
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
         _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
         if isinstance(exc, ValueError):  # the hook's own command line is wrong: say so where it is run
-            sys.stderr.write(f"watcher hook: {exc}; the call goes ahead unguarded (failed open)\n")
+            sys.stderr.write(f"watcher-hook: {exc}; the call goes ahead unguarded (failed open)\n")
     return 0
 
 
