@@ -113,5 +113,5 @@ def test_without_watcher_on_path_install_refuses_and_says_how(tmp_path: Path) ->
         text=True,
         check=False,
     )
-    assert done.returncode == 2 and "`watcher` is not on PATH" in done.stderr
+    assert done.returncode == 2 and "`watcher-hook` is not on PATH" in done.stderr
     assert str(Path(sys.executable).parent) in done.stderr and list(tmp_path.iterdir()) == []
