@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -102,4 +103,4 @@ def test_a_payload_that_is_not_utf8_is_still_judged(tmp_path: Path) -> None:
         assert answer is not None, f"failed open (daemon {daemon})"
         decision = answer["hookSpecificOutput"]
         assert isinstance(decision, dict) and decision["permissionDecision"] == "deny", daemon
-    subprocess.run([*CLIENT[:-1], "hooks", "stop"], env=_env(tmp_path), capture_output=True, timeout=30, check=False)
+    subprocess.run([sys.executable, "-m", "watcher", "hooks", "stop"], env=_env(tmp_path), capture_output=True, timeout=30, check=False)
