@@ -103,4 +103,10 @@ def test_a_payload_that_is_not_utf8_is_still_judged(tmp_path: Path) -> None:
         assert answer is not None, f"failed open (daemon {daemon})"
         decision = answer["hookSpecificOutput"]
         assert isinstance(decision, dict) and decision["permissionDecision"] == "deny", daemon
-    subprocess.run([sys.executable, "-m", "watcher", "hooks", "stop"], env=_env(tmp_path), capture_output=True, timeout=30, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "watcher", "hooks", "stop"],
+        env=_env(tmp_path),
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )

@@ -221,7 +221,8 @@ def test_the_hook_imports_nothing_but_its_client_on_its_way_to_a_warm_daemon(tmp
     heavy = {
         m
         for m in imported - thin
-        if m.split(".")[0] in ("watcher", "re", "enum", "json", "socket", "typing", "pathlib", "argparse", "polars", "bandit")
+        if m.split(".")[0]
+        in ("watcher", "re", "enum", "json", "socket", "typing", "pathlib", "argparse", "polars", "bandit")
     }
     assert not heavy, f"the fast path imported {sorted(heavy)}"
     assert "watcher.hooks.client" in imported  # the script went straight to the thin client

@@ -94,6 +94,30 @@ def test_status_says_what_is_installed_and_that_no_events_arrived(
     assert "events: none arrived yet" in out
 
 
+def test_hooks_an_earlier_version_wrote_still_count_and_a_new_install_replaces_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+    main(["hooks", "install"])
+    # what an earlier version wrote: `watcher hook EVENT ...`, recorded in its manifest
+    for name in ("settings.local.json", "watcher-hooks.local.json"):
+        path = tmp_path / ".claude" / name
+        path.write_text(path.read_text().replace('"watcher-hook ', '"watcher hook '))
+    capsys.readouterr()
+    assert main(["hooks", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "hooks: installed" in out and "these hooks run `watcher hook`" in out and "problem:" not in out
+    assert main(["hooks", "install"]) == 0
+    data = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+    commands = [h["command"] for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
+    assert len(commands) == len(EVENTS) and all(c.startswith("watcher-hook ") for c in commands)
+    capsys.readouterr()
+    main(["hooks", "status"])
+    assert "earlier version" not in capsys.readouterr().out
+
+
 def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

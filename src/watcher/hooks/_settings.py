@@ -37,6 +37,7 @@ from watcher.hooks._session import HookConfig
 from watcher.hooks._wire import EVENTS
 
 __all__ = [
+    "HOOK_PROGRAM",
     "SCOPES",
     "Installed",
     "client_argv",
@@ -97,12 +98,16 @@ def client_argv() -> list[str]:
     return [str(Path(sys.executable).parent / HOOK_PROGRAM[0]), *HOOK_PROGRAM[1:]]
 
 
-def entry_point_problem() -> str:
-    """Why the CLI could not run the hook command from this shell ("" when ``watcher-hook`` is on PATH)."""
-    found = shutil.which(HOOK_PROGRAM[0])
+def entry_point_problem(program: str = HOOK_PROGRAM[0]) -> str:
+    """Why the CLI could not run the hook command from this shell ("" when ``program`` is on PATH).
+
+    ``program`` is the installed command's first word: ``watcher-hook``, or ``watcher`` in hooks an
+    earlier version installed (``watcher hook EVENT ...``).
+    """
+    found = shutil.which(program)
     if found is None:
         return (
-            f"`{HOOK_PROGRAM[0]}` is not on PATH, so the CLI could not run the hooks: activate the environment "
+            f"`{program}` is not on PATH, so the CLI could not run the hooks: activate the environment "
             f"watcher is installed in (its bin folder is {Path(sys.executable).parent}) or install it with "
             "`pipx install watcher-agents`, then install the hooks again"
         )

@@ -10,7 +10,7 @@ from typing import Any
 from watcher.core.logs import logger
 from watcher.hooks import client
 from watcher.hooks._events import HookEvent
-from watcher.hooks._settings import entry_point_problem, installed
+from watcher.hooks._settings import HOOK_PROGRAM, entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal
@@ -103,9 +103,16 @@ def status_lines(settings: Path, journal_path: Path | str, environment: Settings
             f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
             f"evaluator {cfg.get('evaluator')})"
         )
-        missing = entry_point_problem()
-        if missing:
-            lines.append(f"problem: {missing}")
+        programs = {command.split(" ", 1)[0] for command in found.commands.values()}
+        for program in sorted(programs):
+            missing = entry_point_problem(program)
+            if missing:
+                lines.append(f"problem: {missing}")
+        if programs - {HOOK_PROGRAM[0]}:
+            lines.append(
+                "note: these hooks run `watcher hook`, the command of an earlier version; "
+                f"`watcher hooks install` again writes `{HOOK_PROGRAM[0]}`, which starts faster"
+            )
         problem = evaluator_problem(str(cfg.get("evaluator")), environment)
         if problem:
             lines.append(
