@@ -144,7 +144,7 @@ def test_a_burst_of_cold_hook_calls_starts_one_daemon_which_then_judges_them(tmp
     assert len(seen) == 1, f"{len(seen)} daemons were started for one burst: {sorted(seen)}"
 
 
-@pytest.mark.parametrize("how", ["deleted", "replaced-by-a-file"])
+@pytest.mark.parametrize("how", ["deleted", "replaced-by-a-stale-socket"])
 def test_a_lost_socket_is_served_again_by_the_running_daemon(tmp_path: Path, how: str) -> None:
     env = _env(tmp_path)
     sock = Path(env["WATCHER_SOCKET"])
@@ -152,8 +152,9 @@ def test_a_lost_socket_is_served_again_by_the_running_daemon(tmp_path: Path, how
         daemon = subprocess.Popen([sys.executable, "-m", "watcher", "serve", "--idle", "60"], env=env)
         _wait_for(lambda: _status(str(sock)) is not None)
         sock.unlink()
-        if how == "replaced-by-a-file":
-            sock.write_text("not a socket")
+        if how == "replaced-by-a-stale-socket":  # a socket nobody listens on (a file there: test_guard_stays_on)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+                stale.bind(str(sock))
         _wait_for(lambda: _status(str(sock)) is not None, timeout=15)  # served again, by the same daemon:
         status = _status(str(sock)) or {}
         assert status["pid"] == daemon.pid and sock.is_socket()

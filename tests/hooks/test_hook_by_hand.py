@@ -10,14 +10,19 @@ from pathlib import Path
 from hook_procs import CLIENT, hook_env
 
 
-def test_a_hook_without_its_event_says_so_and_still_fails_open(tmp_path: Path) -> None:
+def test_a_hook_without_its_event_says_so_and_the_guard_still_judges(tmp_path: Path) -> None:
     done = subprocess.run(
         [*CLIENT], input="{}", capture_output=True, text=True, env=hook_env(tmp_path), timeout=30, check=False
     )
     assert done.returncode == 0  # the session goes on
-    assert done.stdout == ""
+    assert done.stdout == ""  # nothing to judge in "{}"
     assert "usage: watcher-hook EVENT" in done.stderr
-    assert "failed open" in done.stderr
+    assert "the guard judged the call alone" in done.stderr
+    rm = '{"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "rm -rf ~/"}}'
+    done = subprocess.run(
+        [*CLIENT], input=rm, capture_output=True, text=True, env=hook_env(tmp_path), timeout=30, check=False
+    )
+    assert done.returncode == 0 and '"permissionDecision": "deny"' in done.stdout
 
 
 def test_a_hook_typed_at_a_terminal_points_to_hooks_check(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ file), ``_judge`` (a tool call).
 
 from __future__ import annotations
 
-from watcher.guard._judge import Verdict, judge
+from watcher.guard._judge import TOO_DEEP, Verdict, judge
 from watcher.guard._policy import PACKS, Policy, load_policy
 
-__all__ = ["PACKS", "Policy", "Verdict", "judge", "load_policy"]
+__all__ = ["PACKS", "TOO_DEEP", "Policy", "Verdict", "judge", "load_policy"]

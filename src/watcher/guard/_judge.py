@@ -118,6 +118,13 @@ class Verdict(NamedTuple):
         return f"[watcher guard] [{self.category}] Denied: this call {self.reason}. (policy: {self.rule})"
 
 
+# A hook payload too deeply nested for JSON to be read (an MCP tool's input can be): the guard cannot see the
+# call, so it is not waved through. No project file applies: the call's own folder is in the unread payload.
+TOO_DEEP = Verdict(
+    "deny", "unreadable", "has its input nested too deeply for the guard to read (JSON hundreds of levels deep)", "any"
+)
+
+
 def judge(
     tool: str, tool_input: Mapping[str, Any], *, cwd: str, home: str | None = None, policy: Policy | None = None
 ) -> Verdict:

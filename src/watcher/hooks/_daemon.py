@@ -13,8 +13,9 @@ after ``idle_s`` without a request, or on ``{"op": "stop"}`` (``watcher hooks st
 
 One daemon per socket: it holds a lock file for its whole life, and a hook that starts one takes
 that lock first and hands it over (``client.start_daemon``), so a burst of cold calls starts one.
-It checks its socket twice a second: one deleted or replaced (by a regular file, another socket)
-is bound again, so the hooks find it within a second instead of being judged cold until it idles out.
+It checks its socket twice a second: one deleted, or replaced by another socket, is bound again, so
+the hooks find it within a second instead of being judged cold until it idles out. Anything else
+put at the socket's path (a file, a folder) is not the daemon's to delete: it leaves it and stops.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from typing import IO, Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
+from watcher.guard import TOO_DEEP
 from watcher.hooks._desk import Desk, guard_verdict
 from watcher.hooks._serve_one import journal_path_for
 from watcher.hooks._session import HookConfig
 from watcher.hooks._upkeep import Collector, warm
-from watcher.hooks._wire import Answer, HookCall
+from watcher.hooks._wire import AGENTS, Answer, HookCall
 from watcher.hooks.client import (
     HOOK_MAGIC,
     ask_daemon,
@@ -46,17 +48,22 @@ from watcher.hooks.client import (
     private_folder,
     read_hook_frame,
     socket_path,
+    socket_taken,
 )
 from watcher.runtime.journal import Journal
 from watcher.settings import Settings
 
-__all__ = ["Daemon", "serve", "stop_daemon"]
+__all__ = ["Daemon", "NotASocket", "serve", "stop_daemon"]
 
 log = logger("watcher.hooks.daemon")
 
 # answer this much before the hook's budget ends: before the hook stops waiting (it keeps 0.3 s for its guard)
 _MARGIN_S = 0.4
 _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
+
+
+class NotASocket(ConfigurationError):
+    """The socket's path holds something else (a file, a folder, a device): the daemon does not delete it."""
 
 
 class Daemon:
@@ -104,8 +111,20 @@ class Daemon:
             self._opening.pop(journal_path, None)
 
     async def _hook(self, event: str, options: dict[str, Any], raw: bytes) -> dict[str, Any] | None:
-        config = HookConfig.from_dict(options)
-        call = HookCall.parse(config.agent, event, raw)
+        agent = str(options.get("agent") or "claude")
+        try:
+            call = HookCall.parse(agent if agent in AGENTS else "claude", event, raw)
+        except RecursionError:
+            return Answer("deny", TOO_DEEP.render()).wire(event, agent) if event == "PreToolUse" else None
+        try:
+            config = HookConfig.from_dict(options)
+            wrong = str(options.get("invalid") or "")
+        except ConfigurationError as exc:
+            wrong = str(exc)
+        if wrong:  # a hand-edited hook command: its options cannot open the guard, which needs only the payload
+            self._failed(f"the hook command is wrong ({wrong}); the guard judged {call.event} alone")
+            verdict = guard_verdict(call) if call.event == "PreToolUse" else None
+            return Answer("deny", verdict.render()).wire(call.event, call.agent) if verdict and verdict.denied else None
         answered = bool(options.get("answered"))  # the guard answered it already (a cold call's hand-over)
 
         gone = asyncio.Event()
@@ -179,9 +198,15 @@ class Daemon:
             self._failed(f"a late hook evaluation failed: {task.exception()}")
 
     async def _bind(self) -> None:
-        """Listen on ``path``, replacing whatever is there (the lock says the path is this daemon's)."""
+        """Listen on ``path``, replacing a socket left there (the lock says the path is this daemon's).
+
+        Anything else there (a file, a folder, a device) is not the daemon's to delete: ``NotASocket``.
+        """
         if self._server is not None:
             self._server.close()
+        taken = socket_taken(str(self.path))
+        if taken:
+            raise NotASocket(taken)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
         self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
@@ -223,8 +248,12 @@ class Daemon:
                     self.collector.idle(time.monotonic() - self._last)
                 lost = self._socket_lost()
                 if lost and not stop.is_set():
+                    try:
+                        await self._bind()
+                    except NotASocket as exc:  # someone put their own file there: leave it, and stop
+                        self._failed(f"the socket {self.path} {lost}: {exc}; stopping")
+                        break
                     self._failed(f"the socket {self.path} {lost}; listening on it again")
-                    await self._bind()
         finally:
             warming.cancel()
             self.collector.stop()
@@ -274,6 +303,9 @@ def serve(
     ``settings`` the environment the command read (the evaluators' keys and servers).
     """
     sock = path or Path(socket_path())
+    taken = socket_taken(str(sock))
+    if taken:
+        raise NotASocket(f"{taken}: the hook daemon does not replace it. Set WATCHER_SOCKET to a path of its own.")
     sock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not private_folder(str(sock.parent)):
         raise ConfigurationError(

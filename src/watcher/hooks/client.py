@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import _socket  # the C module: ``socket`` would import enum, and json re: half a warm hook's time
 import os
+import stat
 import sys
 import time
 
@@ -29,7 +30,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["lock_path", "main", "runtime_dir", "socket_path", "start_daemon"]
+__all__ = ["lock_path", "main", "runtime_dir", "socket_path", "socket_taken", "start_daemon"]
 
 DEFAULT_BUDGET_S = 2.0
 _GUARD_RESERVE_S = 0.3  # of the budget, kept for the guard to answer alone when the daemon is too slow
@@ -70,26 +71,42 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     event, rest = argv[0], argv[1:]
     config: dict[str, Any] = {}
     roles: list[str] = []
-    for flag, value in zip(rest[::2], rest[1::2], strict=False):
+    if len(rest) % 2:
+        raise ValueError(f"{rest[-1]} needs a value")
+    for flag, value in zip(rest[::2], rest[1::2], strict=True):
         if flag in ("--watcher", "-w"):
             roles.append(value)
         elif flag == "--budget":
-            config["budget_s"] = float(value)
+            config["budget_s"] = _budget(value)
         elif flag == "--journal":
             config["journal"] = value
         elif flag == "--answered":  # the guard already answered it: the watchers judge it, nothing is printed
             config["answered"] = value == "1"
+        elif flag == "--max-stop-blocks":
+            if not value.isdigit():
+                raise ValueError(f"--max-stop-blocks takes a whole number, 0 or more, not {value!r}")
+            config["max_stop_blocks"] = int(value)
+        elif flag == "--mode" and value not in ("autonomous", "manual"):
+            raise ValueError(f"--mode takes autonomous or manual, not {value!r}")
         elif flag in _OPTIONS:
-            config[_OPTIONS[flag]] = int(value) if flag == "--max-stop-blocks" else value
+            config[_OPTIONS[flag]] = value
         else:
             raise ValueError(f"unknown option {flag}")
-    if len(rest) % 2:
-        raise ValueError(f"{rest[-1]} needs a value")
     if roles:
         config["roles"] = roles
     if "journal" not in config and journal_env:
         config["journal"] = journal_env
     return event, config
+
+
+def _budget(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 600:  # nan and inf fail this too
+        raise ValueError(f"--budget takes seconds, more than 0 and at most 600, not {value!r}")
+    return seconds
 
 
 HOOK_MAGIC = b"HOOK1 "
@@ -104,11 +121,19 @@ def hook_frame(argv: list[str], raw: bytes) -> bytes:
 
 
 def read_hook_frame(data: bytes) -> tuple[str, dict[str, Any], bytes]:
-    """Inverse of ``hook_frame``: (event, config, payload); ``ValueError`` on a malformed frame."""
+    """Inverse of ``hook_frame``: (event, config, payload); ``ValueError`` on a malformed frame.
+
+    Arguments that do not parse (a hand-edited hook command) give ``{"invalid": why}`` as the config:
+    the guard still judges the call, with no watcher.
+    """
     head, _, body = data.partition(b"\n")
     n_args, n_journal = (int(x) for x in head[len(HOOK_MAGIC) :].split())
     args, journal, raw = body[:n_args], body[n_args : n_args + n_journal], body[n_args + n_journal :]
-    event, config = parse_args(args.decode().split("\0"), journal.decode() or None)
+    argv = args.decode("utf-8", "surrogateescape").split("\0")
+    try:
+        event, config = parse_args(argv, journal.decode("utf-8", "surrogateescape") or None)
+    except ValueError as exc:
+        return argv[0], {"invalid": str(exc)}, raw
     return event, config, raw
 
 
@@ -158,6 +183,15 @@ def ask_daemon(request: dict[str, Any], timeout: float) -> dict[str, Any] | None
     data = _exchange(json.dumps(request).encode() + b"\n", timeout)
     reply = json.loads(data) if data else None
     return reply if isinstance(reply, dict) else None
+
+
+def socket_taken(path: str) -> str:
+    """Why ``path`` cannot be the daemon's socket ("" when it can): something that is not a socket is there."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    return "" if stat.S_ISSOCK(mode) else f"{path} is there and is not a socket"
 
 
 def lock_path() -> str:
@@ -212,23 +246,33 @@ def _site() -> None:
 _LATER: list[tuple[str, dict[str, Any], bytes]] = []  # a call the watchers judge after the answer
 
 
-def _guard_only(event: str, config: dict[str, Any], raw: bytes) -> bytes | None:
-    """A ``PreToolUse`` call without a daemon: the guard's answer (None: judge it the full way now)."""
+def _guard_only(event: str, config: dict[str, Any], raw: bytes, *, later: bool = True) -> bytes | None:
+    """A ``PreToolUse`` call without a daemon: the guard's answer (None: judge it the full way now).
+
+    ``later``: the watchers judge the call after the answer (not when the hook's own arguments are wrong).
+    """
     import json
 
-    data = json.loads(raw.decode("utf-8", "replace")) if raw else {}
-    if not isinstance(data, dict) or str(data.get("hook_event_name") or event) != "PreToolUse":
-        return None
     _site()
-    from watcher.guard import judge
+    from watcher.guard import TOO_DEEP, judge
 
-    tool_input = data.get("tool_input")
-    verdict = judge(
-        str(data.get("tool_name") or ""),
-        tool_input if isinstance(tool_input, dict) else {},
-        cwd=str(data.get("cwd") or "."),
-    )
-    _LATER.append((event, config, raw))
+    try:
+        data = json.loads(raw.decode("utf-8", "replace")) if raw else {}
+    except RecursionError:  # an MCP tool's input nested a thousand deep: what cannot be read is not waved through
+        verdict = TOO_DEEP if event == "PreToolUse" else None
+    else:
+        if not isinstance(data, dict) or str(data.get("hook_event_name") or event) != "PreToolUse":
+            return None
+        tool_input = data.get("tool_input")
+        verdict = judge(
+            str(data.get("tool_name") or ""),
+            tool_input if isinstance(tool_input, dict) else {},
+            cwd=str(data.get("cwd") or "."),
+        )
+    if verdict is None:
+        return None
+    if later:
+        _LATER.append((event, config, raw))
     if not verdict.denied:
         return b""
     reason = verdict.render()
@@ -314,7 +358,15 @@ def _in_process(
 def answer(argv: list[str], raw: bytes) -> bytes:
     """The bytes to print for one hook call, within its budget (empty: print nothing)."""
     started = time.monotonic()
-    event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
+    try:
+        event, config = parse_args(argv, os.environ.get("WATCHER_JOURNAL"))
+    except ValueError as exc:  # a hand-edited hook command: the guard needs only the payload
+        _log(f"{argv[0] if argv else '?'}: the hook command is wrong ({exc}); the guard judged the call alone")
+        sys.stderr.write(
+            f"watcher-hook: {exc}; the guard judged the call alone, the watchers did not"
+            " (`watcher hooks install` writes the hook commands again)\n"
+        )
+        return _guard_only(argv[0] if argv else "", {}, raw, later=False) or b""
     _ARGV[:] = argv
     budget = float(config.get("budget_s") or DEFAULT_BUDGET_S)
     use_daemon = os.environ.get("WATCHER_HOOK_DAEMON", "1") != "0"
@@ -338,10 +390,14 @@ def answer(argv: list[str], raw: bytes) -> bytes:
             reply = None
         if reply is not None:
             return reply.strip()
-        try:
-            start_daemon()
-        except OSError as exc:
-            _log(f"{event}: cannot start the daemon: {exc}")
+        taken = socket_taken(socket_path())
+        if taken:
+            _log(f"{event}: {taken}; no daemon is started there, the guard answers alone")
+        else:
+            try:
+                start_daemon()
+            except OSError as exc:
+                _log(f"{event}: cannot start the daemon: {exc}")
     # No daemon answered. A tool call is answered by the guard now, the watchers judge it after.
     try:
         quick = _guard_only(event, config, raw)
@@ -381,8 +437,6 @@ def main(argv: list[str] | None = None) -> int:
         _judge_later()
     except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session it watches
         _log(f"{args[0] if args else '?'}: failed open: {type(exc).__name__}: {exc}")
-        if isinstance(exc, ValueError):  # the hook's own command line is wrong: say so where it is run
-            sys.stderr.write(f"watcher-hook: {exc}; the call goes ahead unguarded (failed open)\n")
     return 0
 
 
