@@ -127,6 +127,29 @@ def test_written_content_built_to_be_slow_to_scan_is_answered(content: str) -> N
     assert verdict.decision == "allow", verdict
 
 
+@pytest.mark.parametrize("where", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize(
+    ("secret", "denied"),
+    [
+        ("password = 'Zr8pLq2vT9xWm4Kd'", True),
+        ("GITHUB_TOKEN=ghp_" + "A1b2C3d4E5" * 4, True),
+        ("password = 'Zr8pLq2vT9xWm4Kd_example'", False),  # a placeholder's word past the value's start
+        ("api_key: " + "ab12" * 8 + "x", False),  # a hex key's word boundary is cut only past a window's end
+    ],
+)
+def test_a_credential_in_megabytes_of_written_code_is_found_wherever_it_is(
+    secret: str, denied: bool, where: float
+) -> None:
+    """A long text is searched only around the places the credential patterns' anchors occur: the
+    same answers as a search of the whole text, in a fraction of its time (``_files._near_anchors``)."""
+    code = "def handler_{n}(request):\n    return {{'status': 200, 'token_id': {n}}}\n"
+    filler = "".join(code.format(n=n) for n in range(25_000))  # 1.6 MB, an anchor ("token") in every function
+    at = filler.find("\n", int(len(filler) * where)) + 1  # a line of its own
+    content = filler[:at] + secret + "\n" + filler[at:]
+    verdict = judge("Write", {"file_path": "/p/app.py", "content": content}, cwd="/p", home="/home/dev", policy=POLICY)
+    assert verdict.denied == denied, verdict
+
+
 def test_a_long_line_that_parses_in_time_is_read_as_usual() -> None:
     """The parse deadline applies to long lines only, and a long ordinary one is read to its end."""
     body = "\n".join(f"  echo line {i}" for i in range(2_000))

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -269,3 +270,30 @@ def test_a_bad_variable_keeps_the_hook_answering_and_the_log_says_why_no_daemon_
         assert run_hook(env, "UserPromptSubmit", {"prompt": "go on"}).returncode == 0  # judged in-process, failing open
     finally:
         stop_started_daemon(env)
+
+
+def test_one_sessions_long_judgment_does_not_hold_another_sessions_answer(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    long_write = {  # 40,000 statements: over a second of the security review, on a worker thread
+        "tool_name": "Write",
+        "tool_input": {"file_path": str(tmp_path / "gen.py"), "content": "x = 1\n" * 40_000},
+        "tool_use_id": "toolu_big",
+    }
+    ls = {"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_ls"}
+    finished: list[str] = []
+    with daemon(env):
+        run_hook(env, "PreToolUse", ls, session="other")  # both sessions' watchers are set up and warm
+        run_hook(env, "PreToolUse", ls, session="writer")
+
+        def write() -> None:
+            run_hook(env, "PreToolUse", long_write, "--budget", "10", session="writer")
+            finished.append("writer")
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        time.sleep(0.3)  # the long judgment is under way
+        other = run_hook(env, "PreToolUse", {**ls, "tool_use_id": "toolu_ls2"}, "--budget", "10", session="other")
+        finished.append("other")
+        writer.join(timeout=60)
+    assert other.returncode == 0 and other.stdout == ""
+    assert finished == ["other", "writer"], f"the other session's call waited ({other.seconds:.2f}s)"

@@ -10,7 +10,7 @@ import pytest
 from watcher.core.answers import parse_decision, render_decision
 from watcher.core.interjection import Continue, Interject, Location
 from watcher.core.observations import CellExecuted, Observation, ToolCall, ToolResult, observation_from_dict
-from watcher.roles import make_role, spec_for_role
+from watcher.roles import make_role, security, spec_for_role
 from watcher.roles._security_pyast import blocks
 from watcher.roles._security_python import _bandit, python_findings
 from watcher.roles._security_secrets import secret_findings
@@ -240,3 +240,19 @@ def test_a_fragment_indented_throughout_that_does_not_parse_is_scanned_without_e
     assert list(blocks("    query = (\n        'SELECT 1'\n")) == []
     fragment = "    x = (\n    os.system('rm -rf ' + path)\n"
     assert isinstance(python_findings(fragment), list)  # the scan of what can be scanned must not raise
+
+
+def test_a_file_too_large_to_review_says_so_and_is_still_searched_for_credentials() -> None:
+    body = "".join(f"x_{n} = {n}\n" for n in range(30_000))  # ~300 KB of statements: costly to review
+    content = (
+        "import os\nos.system(input())\n"
+        + body
+        + "AWS_SECRET_ACCESS_KEY = 'Hk29fLm3Qz7WxPq8Rt5Yv1Bn4Mc6Dz0Ls9Ke2Ja7'\n"
+    )
+    assert len(content) > security.REVIEWED_CHARS
+    decision = make_role("security").evaluate(_write("gen/tables.py", content), 2)
+    assert isinstance(decision, Interject)
+    text = decision.interjection.content
+    assert "gen/tables.py not reviewed for security problems" in text and "KB" in text
+    assert "os.system" not in text  # the review did not run
+    assert "Hk29fLm3" not in text and "credential" in text.lower()  # the credential was still found, shown redacted

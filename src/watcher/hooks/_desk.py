@@ -224,11 +224,12 @@ class Desk:
         try:
             for obs in observations:
                 self.runtime.observe(session.name, obs)
-            await self.runtime.settle()  # natural breakpoints (tool result, turn done) evaluate here
+            # natural breakpoints (tool result, turn done) evaluate here; other sessions' judgments are not waited for
+            await self.runtime.settle(session.name)
             if call.event == "PreToolUse":
                 for watcher in hooked.watchers:
                     await watcher.evaluate("tool_call")
-                await self.runtime.settle()
+                await self.runtime.settle(session.name)
             elif call.event == "SessionEnd":  # the end is a breakpoint: the last observations are judged too
                 await self.runtime.evaluate_session_end(session)
             urgent = self._urgent[session.name]

@@ -38,11 +38,22 @@ def scan(piece: Watched) -> list[Finding]:
     return list(_scan(piece.text, piece.language, piece.label, piece.path, piece.secrets))
 
 
+# How much of one piece the role reads. The code review (bandit, the taint engines) costs about
+# 2.5 s and 100 MB a megabyte of ordinary code, and ten times that on a long run of statements; a
+# model writes far less than this in one call. Credentials are looked for further, in cheaper scans.
+REVIEWED_CHARS = 256 * 1024
+SCANNED_FOR_SECRETS_CHARS = 2 * 1024 * 1024
+
+
 @functools.lru_cache(maxsize=1024)
 def _scan(text: str, language: str, label: str, path: str | None, secrets: bool) -> tuple[Finding, ...]:
     # Cached: notebooks re-run the same cell and agents rewrite the same file, and a scan (bandit
     # above all) is the costliest thing a watcher does on a kernel's CPU. Findings are frozen.
     found: list[Finding] = []
+    if len(text) > REVIEWED_CHARS and language in ("python", "js", "code", "shell"):
+        found.append(_not_reviewed(text, label, path))
+        language = "text"  # what is left: the TLS switch and credentials
+    text = text[:SCANNED_FOR_SECRETS_CHARS]
     if language == "python":
         found += python_findings(text)
     elif language == "js":
@@ -57,6 +68,25 @@ def _scan(text: str, language: str, label: str, path: str | None, secrets: bool)
         filename = path or ("watched.js" if language == "js" else "watched.py")
         found += secret_findings(text, filename=filename, output=language == "output", where=label)
     return tuple(found)
+
+
+def _not_reviewed(text: str, label: str, path: str | None) -> Finding:
+    size = f"{len(text) / 1024 / 1024:.1f} MB" if len(text) >= 1024 * 1024 else f"{len(text) // 1024} KB"
+    where = path or label
+    read = (
+        ""
+        if len(text) <= SCANNED_FOR_SECRETS_CHARS
+        else f" (credentials only in its first {SCANNED_FOR_SECRETS_CHARS // 1024 // 1024} MB)"
+    )
+    return Finding(
+        rule="too-large",
+        title=f"{where} not reviewed for security problems",
+        severity="hint",
+        explanation=f"{where} is {size}, more than the security review reads in one piece "
+        f"({REVIEWED_CHARS // 1024} KB): only credentials were looked for{read}. Review it in smaller files, or by hand.",
+        start_line=1,
+        fingerprint=f"too-large:{len(text)}",
+    )
 
 
 def _javascript(text: str, path: str) -> list[Finding]:

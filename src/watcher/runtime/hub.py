@@ -157,13 +157,29 @@ class Runtime:
         self.publish(event)
         return event
 
-    async def settle(self) -> None:
-        """Wait until every published event is handled and no evaluation is in flight (no polling)."""
+    async def settle(self, session: str | None = None) -> None:
+        """Wait until every published event is handled and no evaluation is in flight (no polling).
+
+        ``session``: only that session's watchers (and the subscribers that are no watcher's, such as
+        the journal) are waited for, so one session's long judgment does not hold another's answer.
+        """
+        if session is None:
+            while True:
+                await self.bus.drain()
+                for watcher in list(self.watchers.values()):
+                    await watcher.settle()  # a verdict may publish more: go round until a pass finds all idle
+                if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
+                    return
         while True:
-            await self.bus.drain()
-            for watcher in list(self.watchers.values()):
-                await watcher.settle()  # a verdict may publish more: go round until a pass finds all idle
-            if all(sub.idle for sub in self.bus.subscriptions) and all(w.quiet for w in self.watchers.values()):
+            mine = [w for (name, _), w in list(self.watchers.items()) if name == session]
+            others = {id(w.subscription) for (name, _), w in self.watchers.items() if name != session}
+            subs = [sub for sub in self.bus.subscriptions if id(sub) not in others]
+            for sub in subs:
+                if not sub.idle:
+                    await sub.settled.wait()
+            for watcher in mine:
+                await watcher.settle()
+            if all(sub.idle for sub in subs) and all(w.quiet for w in mine):
                 return
 
     # --- a person's commands: from other processes through the journal, or given here ---------
