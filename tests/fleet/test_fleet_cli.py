@@ -187,3 +187,70 @@ def test_fleet_run_with_a_base_url_needs_no_key_and_a_dead_one_is_said_first(tmp
     )  # fmt: skip
     assert refused.returncode == 1 and f"cannot reach the Messages API server at {url}" in refused.stderr
     assert "Traceback" not in refused.stderr and not dead.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b'[[tasks]]\nname = "a"\nprompt = "caf\xe9"\n', "is not UTF-8 text"),
+        (
+            b'[fleet]\nname = 1\n[[tasks]]\nname = "a"\nprompt = "p"\n',
+            "[fleet]: name must be a non-blank string, got 1",
+        ),
+        (
+            b'[fleet]\nwatch_interval_s = "fast"\n[[tasks]]\nname = "a"\nprompt = "p"\n',
+            "[fleet]: watch_interval_s must be a finite number of seconds above 0, got 'fast'",
+        ),
+        (
+            b'[[tasks]]\nname = "a"\nprompt = "p"\nmax_steps = "many"\n',
+            "tasks[0]: max_steps must be a whole number of at least 1, got 'many'",
+        ),
+    ],
+    ids=["not utf-8", "a numeric name", "a word for seconds", "a word for steps"],
+)
+def test_a_bad_tasks_file_is_one_line_before_anything_runs(tmp_path: Path, content: bytes, said: str) -> None:
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_bytes(content)
+    journal = tmp_path / "j.sqlite3"
+    for argv in (("run", str(tasks)), ("supervise", "--tasks", str(tasks))):
+        done = _watcher(*argv, journal=journal, ANTHROPIC_API_KEY="k")
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert done.stderr.startswith("watcher: error: ") and str(tasks) in done.stderr and said in done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not journal.exists()  # nothing started: no journal, no task, no loop crashing every cycle
+
+
+def test_limits_and_fleet_names_are_checked(tmp_path: Path) -> None:
+    from watcher.fleet.events import SyncMessageSent, TaskHealthCheck
+    from watcher.runtime.journal import Journal
+
+    journal = tmp_path / "j.sqlite3"
+    _announce(journal)
+    with Journal(journal) as j:
+        for cycle in (1, 2, 3):
+            j.append(
+                TaskHealthCheck(session="new-a", fleet="second", cycle=cycle, health="stuck", status="running",
+                                freshness="fresh", recommendation="nudge", diagnosis=f"stuck {cycle}")
+            )  # fmt: skip
+            j.append(
+                SyncMessageSent(session="new-b", fleet="second", interjection_id=f"s{cycle}", learning_id=f"l{cycle}",
+                                source_task="new-a", urgency="info", text=f"learning {cycle}")
+            )  # fmt: skip
+    latest = _watcher("diagnoses", "--limit", "1", journal=journal)
+    assert latest.returncode == 0 and latest.stdout.strip() == "cycle 3 new-a: nudge — stuck 3"
+    assert _watcher("syncs", "--limit", "2", journal=journal).stdout.count("learning") == 2
+    for command in ("diagnoses", "syncs"):
+        for limit in ("0", "-5", "many"):
+            done = _watcher(command, "--limit", limit, journal=journal)
+            assert done.returncode == 2 and f"argument --limit: {limit!r} is not a whole number of at least 1" in (
+                done.stderr
+            )
+    for argv in (("status",), ("stats",), ("diagnoses",), ("syncs",), ("health", "new-a"), ("pause", "new-a")):
+        done = _watcher(*argv, "--fleet", "nosuch", journal=journal)
+        assert done.returncode == 2 and done.stdout == "", (argv, done.stdout)
+        assert done.stderr.startswith("watcher: error: no fleet named 'nosuch' in this journal"), done.stderr
+    listed = _watcher("stats", "--fleet", "nosuch", journal=journal).stderr
+    assert "its fleets: first, second" in listed
+    assert _watcher("stats", "--fleet", "first", "--json", journal=journal).returncode == 0
+    done = _watcher("supervise", "--watch-interval", "-1", journal=journal)
+    assert done.returncode == 2 and "argument --watch-interval: '-1' is not a number of seconds above 0" in done.stderr

@@ -221,3 +221,10 @@ def test_a_task_the_loops_found_nothing_wrong_with_reads_healthy_without_a_check
         supervised = {r.task: r.health for r in read_fleet(journal).tasks.values()}
     assert unsupervised == {"quiet": "unknown", "stuck": "stuck"}, "no loops ran: nobody judged the quiet task"
     assert supervised == {"quiet": "healthy", "stuck": "stuck"}
+
+
+def test_a_tasks_file_that_is_not_utf8_is_said_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.toml"
+    path.write_bytes(b'[[tasks]]\nname = "a"\nprompt = "caf\xe9"\n')  # Latin-1, as an old editor saves it
+    with pytest.raises(ConfigurationError, match=r"tasks\.toml is not UTF-8 text .*; save it as UTF-8"):
+        load_tasks(path)

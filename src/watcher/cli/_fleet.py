@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.cli._fleet_show import open_journal, show, status_table
+from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import InvalidCommandError
 from watcher.runtime.fates import APPLIED, NEW, answer
 from watcher.runtime.journal import Journal, journal_target
@@ -70,12 +71,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         metavar="FILE",
         help="take the settings from this tasks file (default: those the fleet's run journaled when it started)",
     )
-    sv.add_argument("--watch-interval", type=float, default=None, help="seconds between watcher cycles")
-    sv.add_argument("--sync-interval", type=float, default=None, help="seconds between syncer cycles")
-    sv.add_argument("--for", dest="duration", type=float, default=None, help="stop after this many seconds")
+    sv.add_argument("--watch-interval", type=seconds, default=None, help="seconds between watcher cycles")
+    sv.add_argument("--sync-interval", type=seconds, default=None, help="seconds between syncer cycles")
+    sv.add_argument("--for", dest="duration", type=seconds, default=None, help="stop after this many seconds")
     sv.add_argument(
         "--host-lost",
-        type=float,
+        type=seconds,
         default=None,
         metavar="SECONDS",
         help="a host silent this long is lost (default 60); a standby supervisor leads within this time",
@@ -83,7 +84,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     st = action("status", "one line per task: health, iteration, last activity, nudges sent, ladder step, tokens, cost")
     st.add_argument(
         "--watch",
-        type=float,
+        type=seconds,
         nargs="?",
         const=1.0,
         default=None,
@@ -91,10 +92,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         help="keep the table live, refreshed every SECONDS (default 1) until Ctrl-C",
     )
     action("health", "a task's latest health check").add_argument("task")
-    action("diagnoses", "the latest diagnoses that were not 'healthy'").add_argument("--limit", type=int, default=20)
+    action("diagnoses", "the latest diagnoses that were not 'healthy'").add_argument(
+        "--limit", type=at_least(1), default=20, help="show the latest N (default 20)"
+    )
     s = action("syncs", "learnings relayed between tasks")
     s.add_argument("--task", default=None, help="only syncs to or from this task")
-    s.add_argument("--limit", type=int, default=50)
+    s.add_argument("--limit", type=at_least(1), default=50, help="show the latest N (default 50)")
     action("stats", "cycles, nudges, syncs relayed, tasks paused and aborted")
     for name in _STEER:
         p = action(name, f"{name} a running task (through the journal)")
@@ -121,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
         if command in _STEER:
             return _steer(args, journal)
         if command == "status" and args.watch is not None and not args.json:
-            return _live(args, journal)
+            return _live(args, journal)  # it may be started before the fleet it shows
+        if args.fleet is not None:
+            _check_named(journal, args.fleet)
         view = read_fleet(journal, args.fleet)
         if command == "status":
             rows = view.rows()
@@ -153,6 +158,18 @@ def run(args: argparse.Namespace) -> int:
         stats = view.stats()
         show(args, stats, "\n".join(f"{k}: {v}" for k, v in stats.items()))
         return 0
+
+
+def _check_named(journal: Journal, fleet: str) -> None:
+    """Refuse a ``--fleet`` the journal does not hold: a typo would otherwise read as a fleet with no tasks."""
+    from watcher.fleet.runs import fleets  # imported here: see run()
+
+    known = fleets(journal)
+    if fleet not in known:
+        held = (
+            f"its fleets: {', '.join(known)}" if known else "it holds none: start one with watcher fleet run TASKS.toml"
+        )
+        raise InvalidCommandError(f"no fleet named {fleet!r} in this journal; {held}")
 
 
 def _live(args: argparse.Namespace, journal: Journal) -> int:

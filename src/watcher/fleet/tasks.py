@@ -30,6 +30,7 @@ every task the tools it lists (``tools = ["Read", "Write"]``) from the mapping.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -109,8 +110,12 @@ class FleetConfig:
     restart_backoff_max_s: float = 30.0
 
 
-_TASK_KEYS = {f.name for f in fields(TaskSpec)}
-_FLEET_KEYS = {f.name for f in fields(FleetConfig)}
+_TASK_FIELDS = {f.name: str(f.type) for f in fields(TaskSpec)}
+_FLEET_FIELDS = {f.name: str(f.type) for f in fields(FleetConfig)}
+_TASK_KEYS = set(_TASK_FIELDS)
+_FLEET_KEYS = set(_FLEET_FIELDS)
+_NOT_BLANK = {"name", "prompt", "agent", "model"}  # the others may be "" (none, the default, the rules)
+_MAY_BE_ZERO = {"min_task_age_s", "sync_ttl_s", "max_corrections_per_step", "sync_rate_limit"}
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -121,6 +126,36 @@ def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
     raise ConfigurationError(f"{where}: {key} must be a string or a list of strings, got {value!r}")
 
 
+def _checked(key: str, value: Any, kind: str, where: str) -> Any:
+    """``value`` of setting ``key`` if it has the field's type (``kind``) and range, else a ConfigurationError.
+
+    TOML has its own types, so a file can say ``max_steps = "many"`` or ``watch_interval_s = -1``;
+    said here, such a value never reaches a loop that would crash on it, or spin, every cycle.
+    """
+    zero = key in _MAY_BE_ZERO
+    if kind == "str":
+        if not isinstance(value, str) or (key in _NOT_BLANK and not value.strip()):
+            need = "a non-blank string" if key in _NOT_BLANK else 'a string ("" for none)'
+            raise ConfigurationError(f"{where}: {key} must be {need}, got {value!r}")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"{where}: {key} must be true or false, got {value!r}")
+        return value
+    if kind == "int":
+        least = 0 if zero else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigurationError(f"{where}: {key} must be a whole number of at least {least}, got {value!r}")
+        return value
+    if kind == "float":  # seconds: TOML writes 30 as an integer, and nan and inf are TOML floats too
+        number = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+        if not (math.isfinite(number) and (number >= 0 if zero else number > 0)):
+            above = "of 0 or more" if zero else "above 0"
+            raise ConfigurationError(f"{where}: {key} must be a finite number of seconds {above}, got {value!r}")
+        return float(number)
+    return _strings(value, key, where)  # tuple[str, ...]
+
+
 def _task(raw: Any, index: int, tools: Mapping[str, Callable[..., Any]], path: Path) -> TaskSpec:
     where = f"{path}: tasks[{index}]"
     if not isinstance(raw, dict):
@@ -128,14 +163,11 @@ def _task(raw: Any, index: int, tools: Mapping[str, Callable[..., Any]], path: P
     unknown = set(raw) - _TASK_KEYS
     if unknown:
         raise ConfigurationError(f"{where}: unknown keys {sorted(unknown)}; the keys are {sorted(_TASK_KEYS)}")
-    if not isinstance(raw.get("name"), str) or not isinstance(raw.get("prompt"), str):
+    if "name" not in raw or "prompt" not in raw:
         raise ConfigurationError(f"{where} needs a name and a prompt (strings)")
-    values: dict[str, Any] = dict(raw)
-    for key in ("tags",):
-        if key in values:
-            values[key] = _strings(values[key], key, where)
-    if "tools" in values:
-        names = _strings(values["tools"], "tools", where)
+    values = {k: _checked(k, v, _TASK_FIELDS[k], where) for k, v in raw.items() if k != "tools"}
+    if "tools" in raw:
+        names = _strings(raw["tools"], "tools", where)
         missing = [n for n in names if n not in tools]
         if missing:
             known = ", ".join(sorted(tools)) or "none"
@@ -144,26 +176,42 @@ def _task(raw: Any, index: int, tools: Mapping[str, Callable[..., Any]], path: P
     return TaskSpec(**values)
 
 
+def _fleet(raw: Any, path: Path) -> FleetConfig:
+    """The ``[fleet]`` table as a ``FleetConfig``, every value checked against its field."""
+    where = f"{path}: [fleet]"
+    if not isinstance(raw, dict) or set(raw) - _FLEET_KEYS:
+        raise ConfigurationError(f"{where} takes only {sorted(_FLEET_KEYS)}")
+    config = FleetConfig(**{k: _checked(k, v, _FLEET_FIELDS[k], where) for k, v in raw.items()})
+    for low, high in (("stale_after_s", "very_stale_after_s"), ("restart_backoff_s", "restart_backoff_max_s")):
+        if getattr(config, high) < getattr(config, low):
+            raise ConfigurationError(
+                f"{where}: {high} ({getattr(config, high):g}) must be at least {low} ({getattr(config, low):g})"
+            )
+    return config
+
+
 def load_tasks(
     path: str | Path, *, tools: Mapping[str, Callable[..., Any]] | None = None
 ) -> tuple[FleetConfig, list[TaskSpec]]:
-    """Read a TOML tasks file: its ``[fleet]`` settings and its ``[[tasks]]``."""
+    """Read a TOML tasks file: its ``[fleet]`` settings and its ``[[tasks]]``, each value type- and range-checked."""
     file = Path(path)
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigurationError(f"cannot read the tasks file {file}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"the tasks file {file} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8"
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"the tasks file {file} is not valid TOML: {exc}") from exc
-    fleet = data.get("fleet", {})
-    if not isinstance(fleet, dict) or set(fleet) - _FLEET_KEYS:
-        raise ConfigurationError(f"{file}: [fleet] takes only {sorted(_FLEET_KEYS)}")
+    config = _fleet(data.get("fleet", {}), file)
     raw_tasks = data.get("tasks")
     if not isinstance(raw_tasks, list) or not raw_tasks:
         raise ConfigurationError(f"{file} has no [[tasks]]; add at least one with a name and a prompt")
     specs = [_task(raw, i, tools or {}, file) for i, raw in enumerate(raw_tasks)]
     check_names(specs)
-    return FleetConfig(**fleet), specs
+    return config, specs
 
 
 def check_names(specs: Sequence[TaskSpec]) -> None:
