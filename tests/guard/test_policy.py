@@ -69,8 +69,15 @@ def test_strict_keeps_its_own_rules_after_standard_judged_in_the_same_process(tm
 
 @pytest.mark.parametrize(
     "text",
-    ["pack = 'strict\n", "pack = 'lenient'\n", "[[allow]]\ntool = '*'\n", "allow = 3\n", "[[deny]]\ncolour = 'red'\n"],
-    ids=["broken-toml", "unknown-pack", "allow-everything", "not-a-list", "unknown-key"],
+    [
+        "pack = 'strict\n",
+        "pack = 'lenient'\n",
+        "[[allow]]\ntool = '*'\n",
+        "allow = 3\n",
+        "[[deny]]\ncolour = 'red'\n",
+        "[[allow]]\ntool = 5\ncommand = ['rm -rf ~/']\n",
+    ],
+    ids=["broken-toml", "unknown-pack", "allow-everything", "not-a-list", "unknown-key", "not-strings"],
 )
 def test_a_mistake_in_the_project_file_is_named_and_never_opens_the_guard(tmp_path: Path, text: str) -> None:
     root = _project(tmp_path, text)
@@ -78,6 +85,15 @@ def test_a_mistake_in_the_project_file_is_named_and_never_opens_the_guard(tmp_pa
     assert policy.problems and str(root / ".watcher" / "policy.toml") in policy.problems[0]
     verdict = judge("Bash", {"command": "rm -rf ~/"}, cwd=str(root), policy=policy)
     assert verdict.denied and verdict.problems == policy.problems
+
+
+def test_a_project_file_that_is_not_utf8_is_named_and_never_opens_the_guard(tmp_path: Path) -> None:
+    (tmp_path / ".watcher").mkdir()
+    (tmp_path / ".watcher" / "policy.toml").write_bytes(b"\xff\xfe[[allow]]\ncommand = 'rm *'\n")
+    verdict = judge("Bash", {"command": "rm -rf ~/"}, cwd=str(tmp_path))
+    assert verdict.denied and "could not be read" in verdict.problems[0]
+    checked = _watcher(tmp_path, "check", "rm -rf ~/")
+    assert "Traceback" not in checked.stderr and "deny" in checked.stdout and "could not be read" in checked.stdout
 
 
 def test_hooks_check_says_what_the_guard_would_answer_and_why(tmp_path: Path) -> None:

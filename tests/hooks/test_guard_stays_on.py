@@ -142,3 +142,33 @@ def test_a_daemon_whose_socket_is_replaced_by_a_file_leaves_the_file_and_stops(t
     log = (sock.parent / "serve.log").read_text()
     assert "is there and is not a socket" in log and "stopping" in log
     assert os.path.exists(sock)
+
+
+@pytest.mark.parametrize("with_daemon", [True, False])
+def test_a_call_the_projects_policy_allows_is_allowed_with_or_without_a_daemon(
+    tmp_path: Path, with_daemon: bool
+) -> None:
+    project = tmp_path / "p"
+    (project / ".watcher").mkdir(parents=True)
+    (project / ".watcher" / "policy.toml").write_text('[[allow]]\ncommand = "*"\nreason = "a throwaway VM"\n')
+    env = hook_env(tmp_path, WATCHER_HOOK_DAEMON="1" if with_daemon else "0")
+    payload = {"session_id": "s-1", "cwd": str(project), "hook_event_name": "PreToolUse", **RM_HOME}
+    if with_daemon:
+        run_hook(env, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
+    answers = []
+    try:
+        for n in range(3):  # again and again: what the watchers found on the first is known by the next
+            done = subprocess.run(
+                [*CLIENT, "PreToolUse", "--budget", "10"],
+                input=json.dumps({**payload, "tool_use_id": f"toolu_rm{n}"}),
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=30,
+                check=False,
+            )
+            answers.append(json.loads(done.stdout) if done.stdout.strip() else None)
+            time.sleep(0.5)
+    finally:
+        stop_started_daemon(env)
+    assert not any(_denied(a) for a in answers), answers  # the person's rule decides; a watcher's finding is told

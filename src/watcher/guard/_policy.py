@@ -165,7 +165,7 @@ def load_policy(cwd: str, *, pack: str | None = None) -> Policy:
         try:
             with open(path, "rb") as f:
                 spec = tomllib.load(f)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
             problems.append(f"{path} could not be read ({exc}); the standard pack applies without its rules")
     name = pack or str(spec.get("pack") or "standard")
     if name not in PACKS:
@@ -188,6 +188,10 @@ def _rules(spec: dict[str, Any], key: str, path: str | None, problems: list[str]
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry or set(entry) - _RULE_KEYS:
             problems.append(f"{path}: {key} rule {n} must have only tool, command, path and reason; it was ignored")
+            continue
+        wrong = sorted(k for k, v in entry.items() if not isinstance(v, str))
+        if wrong:
+            problems.append(f"{path}: {key} rule {n}: {', '.join(wrong)} must be a string (a glob); it was ignored")
             continue
         rule = ProjectRule(**{k: str(v) for k, v in entry.items()})
         if rule.tool == "*" and not rule.command and not rule.path:

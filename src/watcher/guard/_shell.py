@@ -21,6 +21,7 @@ from itertools import islice
 
 from ast_grep_py import SgNode, SgRoot
 
+from watcher.guard._lazy import lazy
 from watcher.guard._probe import PROBED_CHARS, parses_in_time
 from watcher.guard._simple import SHELLS, Command, program
 from watcher.guard._wrappers import inner_script, unwrap
@@ -226,6 +227,10 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
         if left <= 0 or not parses_in_time(script, left):
             raise TooLong("a line the parser cannot read in the time a hook has")
     root = SgRoot(script, "bash").root()
+    if "((" in script and root.find(kind="ERROR") is not None:
+        subshells = _dparens_as_subshells(script)
+        if subshells != script:  # `((rm -rf ~) )`: bash runs it as two subshells, tree-sitter reads no command
+            root = SgRoot(subshells, "bash").root()
     found: list[Walked] = []
     _walk_commands(root, found, deadline)
     built: dict[SgNode, Command] = {}  # by node: a node hashes by identity in native code (its range() is O(offset))
@@ -271,6 +276,37 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
 
 
 _OPERATORS = frozenset({";", "&&", "||", "|", "&", "|&", ";;", "\n"})
+_DPAREN = lazy(r"(?:^|(?<=[\s;&|(!{$`]))\(\(")  # a `((` where a command or `$(` can start
+
+
+def _dparens_as_subshells(script: str) -> str:
+    """``script`` with each ``((`` that is no arithmetic written ``( (``, as bash reads it.
+
+    bash takes ``((`` for arithmetic only when the parenthesis that closes it at depth 0 is followed
+    by another ``)``; otherwise (``((rm -rf ~) )``, ``((cmd);)``, ``$((cmd) )``) it reads the text
+    again as a subshell in a subshell. tree-sitter-bash does not fall back: it reads an error.
+    """
+    cuts = []
+    for m in islice(_DPAREN.finditer(script), 64):  # bounded: a line of a thousand `((` is read as written
+        depth, i, end = 0, m.end(), min(len(script), m.end() + 65536)
+        while i < end:
+            c = script[i]
+            if c in "'\"":  # a quoted stretch: its parentheses do not count
+                close = script.find(c, i + 1)
+                i = end if close == -1 else close + 1
+                continue
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                if depth == 0:
+                    if not script.startswith(")", i + 1):
+                        cuts.append(m.start())
+                    break
+                depth -= 1
+            i += 1
+    for at in reversed(cuts):
+        script = f"{script[:at]}( ({script[at + 2 :]}"
+    return script
 
 
 def _recovered(root: SgNode, depth: int, deadline: float | None) -> list[Command]:
