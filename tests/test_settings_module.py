@@ -40,6 +40,18 @@ def test_a_bad_value_is_refused_naming_the_variable_and_the_fix(case: dict[str, 
     message = str(caught.value)
     assert message.startswith(f"{case['names']}=")
     assert "unset it" in message and "export" in message
+    if "secret" in case:  # a key pasted into the wrong variable is not echoed back
+        assert case["secret"] not in message
+
+
+def test_without_check_urls_a_bad_url_variable_stops_nothing() -> None:
+    env = {"WATCHER_OPENAI_BASE_URL": "sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq", "OPENAI_API_KEY": "k"}
+    settings = Settings.from_env(env, check_urls=False)  # for a command that talks to no server
+    assert settings.openai_base_url == env["WATCHER_OPENAI_BASE_URL"]
+    assert settings.openai_key == Secret("k")
+    assert "Qx7vT2mKp9" not in repr(settings)
+    with pytest.raises(ConfigurationError, match="WATCHER_OPENAI_BASE_URL"):
+        Settings.from_env(env)
 
 
 def test_secrets_never_show_in_the_repr() -> None:
@@ -48,11 +60,14 @@ def test_secrets_never_show_in_the_repr() -> None:
         "OPENAI_API_KEY": "sk-openai-very-secret",
         "GITHUB_TOKEN": "ghp_very_secret",
         "WATCHER_JOURNAL": "postgresql://watcher:pg-very-secret@db.example/watch",
+        "ANTHROPIC_BASE_URL": "http://gateway:gw-very-secret@127.0.0.1:9/",
+        "WATCHER_OPENAI_BASE_URL": "http://lm:lm-very-secret@127.0.0.1:8/v1",
+        "WATCHER_FORGE_API": "https://ghp_very_secret_forge_token_000000000000@forge.example/api",
     }
     settings = Settings.from_env(env)
     shown = f"{settings!r} {settings} {settings.anthropic_key}"
     assert "very-secret" not in shown and "very_secret" not in shown
-    assert "postgresql://watcher:***@db.example/watch" in shown
+    assert "postgresql://***@db.example/watch" in shown and "http://***@127.0.0.1:9/" in shown
     assert settings.anthropic_key is not None and settings.anthropic_key.reveal() == "sk-ant-very-secret"
 
 

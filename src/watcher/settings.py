@@ -33,7 +33,6 @@ them, so a settings object can be logged or journaled.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.redact import redact, redact_url
 
 __all__ = ["DEFAULT_AGENT_MODEL", "DEFAULT_OPENAI_PLANNER_MODEL", "DEFAULT_WATCHER_MODEL", "Secret", "Settings"]
 
@@ -52,7 +52,6 @@ DEFAULT_AGENT_MODEL = "claude-sonnet-5-5"
 DEFAULT_OPENAI_PLANNER_MODEL = "local-model"
 
 _DEFAULT_SERVE_IDLE_S = 900.0
-_PASSWORD = re.compile(r"(://[^/:@]*:)[^/@]*@")
 
 
 class Secret:
@@ -99,11 +98,13 @@ class Settings:
     environ: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, check_urls: bool = True) -> Settings:
         """The settings ``environ`` gives (default: this process's environment, read now).
 
         Raises ``ConfigurationError`` naming the variable when one holds what it cannot (a base URL
-        that is not an http(s) URL, an idle time that is not a positive number).
+        that is not an http(s) URL, an idle time that is not a positive number); the message never
+        shows a secret the value holds. ``check_urls=False`` keeps the URL variables unchecked, for
+        a caller that uses none of them (``watcher roles``), so a bad one does not stop it.
         """
         env = dict(os.environ if environ is None else environ)
 
@@ -117,7 +118,7 @@ class Settings:
         def url(*names: str) -> str | None:
             for name in names:
                 if env.get(name):
-                    return _checked_url(name, env[name])
+                    return _checked_url(name, env[name]) if check_urls else env[name]
             return None
 
         return cls(
@@ -138,12 +139,15 @@ class Settings:
         )
 
     def __repr__(self) -> str:
-        journal = _PASSWORD.sub(r"\1***@", self.journal) if self.journal else None
+        journal, anthropic_url, openai_url, forge_api = (
+            redact_url(url) if url else url
+            for url in (self.journal, self.anthropic_base_url, self.openai_base_url, self.forge_api)
+        )
         return (
             f"Settings(journal={journal!r}, anthropic_key={self.anthropic_key!r}, "
-            f"anthropic_base_url={self.anthropic_base_url!r}, anthropic_model={self.anthropic_model!r}, "
-            f"openai_key={self.openai_key!r}, openai_base_url={self.openai_base_url!r}, "
-            f"openai_model={self.openai_model!r}, github_token={self.github_token!r}, forge_api={self.forge_api!r}, "
+            f"anthropic_base_url={anthropic_url!r}, anthropic_model={self.anthropic_model!r}, "
+            f"openai_key={self.openai_key!r}, openai_base_url={openai_url!r}, "
+            f"openai_model={self.openai_model!r}, github_token={self.github_token!r}, forge_api={forge_api!r}, "
             f"codex_home={self.codex_home!r}, serve_idle_s={self.serve_idle_s!r}, "
             f"notebook_path={self.notebook_path!r}, demo_fake_cli={self.demo_fake_cli!r})"
         )
@@ -157,10 +161,23 @@ def _checked_url(name: str, value: str) -> str:
         parts = parts._replace(netloc="")  # reported below, as any other URL that names no server
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
-            f"{name}={value!r} is not an http(s) URL; set it to a server's address "
+            f"{name}={_shown(value)} is not an http(s) URL; set it to a server's address "
             f"(e.g. `export {name}=http://localhost:1234/v1`) or unset it"
         )
     return value
+
+
+def _shown(value: str) -> str:
+    """``value`` as a message may quote it: without a URL's userinfo, secrets masked.
+
+    A value that looks like neither a URL nor an address (no ``:``, ``/`` or ``.``) may be a key
+    pasted into the wrong variable in a shape ``redact`` does not know: only its first characters
+    and its length are shown.
+    """
+    shown = redact_url(value)
+    if shown == value and not any(c in value for c in ":/.") and len(value) > 8:
+        return f"{value[:4]!r}… ({len(value)} characters)"
+    return repr(shown)
 
 
 def _seconds(name: str, value: str | None, default: float) -> float:
@@ -172,6 +189,6 @@ def _seconds(name: str, value: str | None, default: float) -> float:
         seconds = -1.0
     if not seconds > 0 or seconds == float("inf"):
         raise ConfigurationError(
-            f"{name}={value!r} is not a number of seconds above 0; set it to e.g. `export {name}={default:g}` or unset it"
+            f"{name}={redact(value)!r} is not a number of seconds above 0; set it to e.g. `export {name}={default:g}` or unset it"
         )
     return seconds

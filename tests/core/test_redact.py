@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from watcher.core.observations import ToolCall
 from watcher.core.protocol import describe_observation
-from watcher.core.redact import may_hold_secret, redact, redact_value
+from watcher.core.redact import may_hold_secret, redact, redact_url, redact_value
 
 SECRETS = {
     "anthropic": "sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq",
@@ -79,3 +79,25 @@ def test_deeply_nested_values_are_redacted_without_recursion() -> None:
         assert isinstance(out, list)
         out = out[0]
     assert out == "sk-ant-…[REDACTED]"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (
+            "http://u:sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq@127.0.0.1:9/v1",
+            "http://***@127.0.0.1:9/v1",
+        ),
+        ("https://ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8@github.com/o/r", "https://***@github.com/o/r"),
+        ("https://x-access-token:opaque-but-secret@host/", "https://***@host/"),
+        ("ftp://u:p@ss@h/x", "ftp://***@h/x"),  # the host follows the last @
+        ("http://h/v1?api_key=abcdef123456789", "http://h/v1?api_key=abc…[REDACTED]"),
+        ("sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq", "sk-ant-…[REDACTED]"),  # a key, not a URL
+        ("http://localhost:1234/v1", "http://localhost:1234/v1"),
+        ("http://[bad", "http://[bad"),
+        ("/a/path/with@sign:in/it", "/a/path/with@sign:in/it"),
+    ],
+)
+def test_redact_url_drops_the_userinfo_and_masks_the_rest(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert redact_url(shown) == shown  # idempotent: a shown URL can be shown again

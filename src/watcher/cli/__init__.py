@@ -30,6 +30,8 @@ __all__ = ["main"]
 
 # Each entry registers one subcommand; add a module here to add a command.
 _COMMANDS = (_replay, _formats, _roles, _spawn, _hooks, _serve, _bench, _eval, _journal, _fleet, _completion)
+# Commands that talk to no model or forge server: a bad *_BASE_URL variable must not stop them.
+_NO_SERVER = frozenset({"completion", "formats", "journal", "roles"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        args.settings = Settings.from_env()  # the environment, read once here and handed down in ``args``
+        # the environment, read once here and handed down in ``args``
+        args.settings = Settings.from_env(check_urls=args.command not in _NO_SERVER)
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status

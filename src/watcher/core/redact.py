@@ -18,7 +18,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["PROVIDER_PATTERNS", "SECRET_PATTERNS", "mask", "may_hold_secret", "redact", "redact_value"]
+__all__ = [
+    "PROVIDER_PATTERNS",
+    "SECRET_PATTERNS",
+    "mask",
+    "may_hold_secret",
+    "redact",
+    "redact_url",
+    "redact_value",
+]
 
 # a name that says its value is secret (matched anywhere inside a longer name: aws_secret_access_key)
 _SECRET_NAME = r"(?:api[_-]?key|secret|token|passwd|password|credential|private[_-]?key|access[_-]?key)"
@@ -223,3 +231,16 @@ def redact_value(value: Any) -> Any:
         else:
             parent[key] = source
     return root[0]
+
+
+# the userinfo of a URL: everything between ``scheme://`` and the last ``@`` before the path
+_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.\-]{0,31}+://)[^/?#]*@")
+
+
+def redact_url(url: str) -> str:
+    """``url`` as it may be shown: its userinfo (``user:password@``) replaced by ``***@``, other secrets masked.
+
+    A URL's userinfo is a credential whatever its shape (``https://TOKEN@host``), so it is dropped
+    whole; the rest (a key in the query, a key pasted where a URL should be) goes through ``redact``.
+    """
+    return redact(_USERINFO.sub(r"\1***@", url, count=1))

@@ -23,7 +23,7 @@ from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Continue, Decision
 from watcher.core.observations import CellError, CellExecuted, HarnessError, Observation, ToolCall, ToolResult
 from watcher.core.pricing import cost_usd
-from watcher.core.redact import redact, redact_value
+from watcher.core.redact import redact, redact_url, redact_value
 
 __all__ = [
     "DEFAULT_PROMPT_BUDGET",
@@ -139,7 +139,14 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
 
 
 def describe_failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:
-    """A message for an SDK exception (``anthropic`` and ``openai`` share their exception tree)."""
+    """A message for an SDK exception (``anthropic`` and ``openai`` share their exception tree), secrets redacted.
+
+    The message is journaled and printed, and the SDK's own text may name the URL it called.
+    """
+    return redact(_failure(sdk, exc, who=who, where=redact_url(where), timeout=timeout, retries=retries))
+
+
+def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:
     attempts = f"after {retries + 1} attempt{'s' if retries else ''}"
     if isinstance(exc, sdk.APITimeoutError):
         return f"{who}: no answer from {where} within {timeout:g}s ({attempts}); the watcher continued"

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.protocol import EvaluationPrompt
-from watcher.core.redact import redact
+from watcher.core.redact import redact, redact_url
 from watcher.core.shortening import Shortening
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
@@ -71,7 +71,7 @@ class LLMEvaluator(ABC):
     ) -> None:
         self.model = model
         self.client = client
-        self.where = where
+        self.where = redact_url(where)  # shown in every message; a key in the URL's userinfo must not be
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.max_retries = max_retries

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from watcher.core.errors import ConfigurationError, UnreachableServerError
 from watcher.core.evaluation import Evaluator
+from watcher.core.redact import redact, redact_url
 
 __all__ = ["check_reachable", "check_url"]
 
@@ -30,21 +31,25 @@ def check_reachable(evaluator: Evaluator, *, timeout_s: float = 1.0) -> None:
 
 
 def check_url(url: str, *, who: str, fix: str = "--base-url", timeout_s: float = 1.0) -> None:
-    """Raise ``UnreachableServerError`` unless a TCP connection to ``url``'s host and port opens in time."""
+    """Raise ``UnreachableServerError`` unless a TCP connection to ``url``'s host and port opens in time.
+
+    Messages show the URL without its userinfo and with any other secret masked (``redact_url``).
+    """
     parts = urlsplit(url)
+    shown = redact_url(url)
     host = parts.hostname
     if not host:
-        raise ConfigurationError(f"{who} address {url!r} names no host; give a URL such as http://127.0.0.1:8080/v1")
+        raise ConfigurationError(f"{who} address {shown!r} names no host; give a URL such as http://127.0.0.1:8080/v1")
     try:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 443)
     except ValueError as exc:
-        raise ConfigurationError(f"{who} address {url!r} has a bad port ({exc})") from exc
+        raise ConfigurationError(f"{who} address {shown!r} has a bad port ({redact(str(exc))})") from exc
     try:
         with socket.create_connection((host, port), timeout=timeout_s):
             pass
     except OSError as exc:
         reason = f"no answer within {timeout_s:g}s" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise UnreachableServerError(
-            f"cannot reach {who} at {url} ({reason}): start the server or fix {fix} "
+            f"cannot reach {who} at {shown} ({redact(reason)}): start the server or fix {fix} "
             "(or the provider's BASE_URL variable); the offline `rules` evaluator needs no server"
         ) from exc
