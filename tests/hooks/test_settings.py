@@ -5,6 +5,7 @@ Scopes and byte-for-byte restores in a temporary HOME: ``test_install_scopes.py`
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,82 @@ def test_a_malformed_settings_file_is_a_clear_error_and_is_left_alone(
     assert main(["hooks", "install", "--scope", "project"]) == 2
     assert "is not valid JSON" in capsys.readouterr().err
     assert (tmp_path / ".claude" / "settings.json").read_text() == "{not json"
+
+
+@pytest.mark.parametrize("shape", ['"x"', '{"matcher": "*"}'])
+def test_an_event_that_is_not_a_list_is_a_clear_error_and_nothing_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], shape: str
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    text = '{"hooks": {"PreToolUse": ' + shape + "}}"
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.local.json").write_text(text)
+    exclude = (tmp_path / ".git" / "info" / "exclude").read_text()
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install"]) == 2
+    assert "hooks.PreToolUse is not a list of matcher groups" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / ".claude").iterdir()) == ["settings.local.json"]  # no backup left
+    assert (tmp_path / ".claude" / "settings.local.json").read_text() == text
+    assert (tmp_path / ".git" / "info" / "exclude").read_text() == exclude
+
+
+@pytest.mark.parametrize("budget", ["nan", "inf", "0", "-1", "abc"])
+def test_install_refuses_a_budget_that_is_no_number_of_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["hooks", "install", "--budget", budget])
+    assert exit_.value.code == 2 and "more than 0 and at most 600" in capsys.readouterr().err
+    assert not (tmp_path / ".claude").exists()
+
+
+def test_a_symlinked_settings_file_stays_a_link_through_install_and_uninstall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"env": {"A": "1"}}')
+    (tmp_path / ".claude").mkdir()
+    link = tmp_path / ".claude" / "settings.json"
+    link.symlink_to(dotfiles)
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install", "--scope", "project"]) == 0
+    assert link.is_symlink() and "watcher-hook PreToolUse" in dotfiles.read_text()
+    assert main(["hooks", "uninstall", "--scope", "project"]) == 0
+    assert link.is_symlink() and dotfiles.read_text() == '{"env": {"A": "1"}}'
+
+
+def test_a_codex_home_that_is_a_file_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "codex").write_text("not a folder")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "install", "--agent", "codex", "--scope", "user"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "CODEX_HOME must be a folder" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("given", ["[1, 2]", '"rm -rf ~/"', "null"])
+def test_hooks_check_input_that_is_no_object_is_a_clear_error(capsys: pytest.CaptureFixture[str], given: str) -> None:
+    assert main(["hooks", "check", "--input", given]) == 2
+    assert "--input is a JSON" in capsys.readouterr().err
+
+
+def test_status_with_a_damaged_install_record_still_shows_the_daemon_and_the_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+    main(["hooks", "install"])
+    (tmp_path / ".claude" / "watcher-hooks.local.json").write_text("{damaged")
+    capsys.readouterr()
+    assert main(["hooks", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "problem: the install record" in out and "damaged" in out
+    assert "daemon: not running" in out and "events: none arrived yet" in out
 
 
 def test_status_says_what_is_installed_and_that_no_events_arrived(

@@ -62,6 +62,11 @@ def run_check(args: argparse.Namespace) -> int:
             tool_input = json.loads(args.input)
         except ValueError as exc:
             raise ConfigurationError(f"--input is not JSON ({exc}); pass the tool input as a JSON object") from exc
+        if not isinstance(tool_input, dict):
+            raise ConfigurationError(
+                f"--input is a JSON {type(tool_input).__name__}, not an object; pass the tool input as "
+                """'{"command": "…"}'"""
+            )
     if args.command:
         tool_input["command"] = args.command
     if args.path:

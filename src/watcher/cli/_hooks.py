@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
                 "(the offline rules judge until it works)",
             )
             p.add_argument("--max-stop-blocks", type=int, default=2, help="times one turn may be kept going")
-            p.add_argument("--budget", type=float, default=2.0, help="a hook call's time budget in seconds")
+            p.add_argument("--budget", type=_seconds, default=2.0, help="a hook call's time budget in seconds")
             p.add_argument(
                 "--journal",
                 type=journal_target,
@@ -91,6 +91,17 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     stop.set_defaults(func=run_stop)
     _guard.add_parsers(action)
+
+
+def _seconds(value: str) -> float:
+    """A hook budget: more than 0 and at most 600 seconds, as the hook command itself accepts."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 600:  # nan and inf fail this too
+        raise argparse.ArgumentTypeError(f"takes seconds, more than 0 and at most 600, not {value!r}")
+    return seconds
 
 
 def run_hook(args: argparse.Namespace) -> int:

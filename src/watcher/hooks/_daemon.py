@@ -303,6 +303,11 @@ def serve(
     ``settings`` the environment the command read (the evaluators' keys and servers).
     """
     sock = path or Path(socket_path())
+    if len(os.fsencode(sock)) > 107:  # sun_path holds 108 bytes with its NUL
+        raise ConfigurationError(
+            f"the hook daemon's socket path is {len(os.fsencode(sock))} bytes, longer than the 107 a Unix socket "
+            f"allows ({sock}); set WATCHER_SOCKET (or XDG_RUNTIME_DIR) to a shorter path"
+        )
     taken = socket_taken(str(sock))
     if taken:
         raise NotASocket(f"{taken}: the hook daemon does not replace it. Set WATCHER_SOCKET to a path of its own.")

@@ -147,6 +147,8 @@ def _created_by_writing(path: Path) -> list[str]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` atomically; through a symlink (a dotfiles repository's settings stay linked)."""
+    path = _through_link(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
@@ -223,6 +225,22 @@ def install(settings: Path, config: HookConfig) -> Installed:
     The first install keeps one backup of the file as it was; a later one keeps that same record.
     """
     data = _read(settings)
+    for event in events_for(config.agent):  # before anything is written: what watcher appends to must be a list
+        groups = data.get("hooks", {}).get(event)
+        if groups is not None and not isinstance(groups, list):
+            raise ConfigurationError(
+                f"{settings}: hooks.{event} is not a list of matcher groups; fix it (or move the file aside) first"
+            )
+    try:
+        return _install(settings, config, data)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot write {exc.filename or settings} ({exc.strerror or exc}); nothing of the hooks was installed "
+            "there. Check that its folder is one you can write (CODEX_HOME must be a folder)"
+        ) from exc
+
+
+def _install(settings: Path, config: HookConfig, data: dict[str, Any]) -> Installed:
     previous = installed(settings)
     if previous is not None:
         _strip(data, set(previous.commands.values()))
@@ -272,7 +290,7 @@ def uninstall(settings: Path) -> int:
     if backup is None and str(settings) in found.created and not data:
         settings.unlink(missing_ok=True)
     elif backup is not None and backup.is_file() and _same_settings(backup, data):
-        backup.replace(settings)  # the exact bytes (and mode) that were there
+        backup.replace(_through_link(settings))  # the exact bytes (and mode) that were there, the link kept
     else:  # the file changed meanwhile: keep those changes (and the backup)
         _write(settings, data)
     manifest_path(settings).unlink()
@@ -282,6 +300,11 @@ def uninstall(settings: Path) -> int:
             with contextlib.suppress(OSError):  # not empty (or gone): it is not only ours any more
                 Path(folder).rmdir()
     return removed
+
+
+def _through_link(path: Path) -> Path:
+    """The file a symlinked ``path`` points to (itself when it is no link)."""
+    return path.resolve() if path.is_symlink() else path
 
 
 def _same_settings(backup: Path, data: dict[str, Any]) -> bool:

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
 from watcher.hooks import client
 from watcher.hooks._events import HookEvent
@@ -92,10 +93,14 @@ def _ago(seconds: float) -> str:
 
 def status_lines(settings: Path, journal_path: Path | str, environment: Settings) -> list[str]:
     """The lines ``watcher hooks status`` prints (``environment``: the shell's, for the evaluator's key)."""
-    found = installed(settings)
     lines = []
+    try:
+        found = installed(settings)
+    except ConfigurationError as exc:  # a damaged record: say so, and still show the daemon and the sessions
+        found = None
+        lines.append(f"problem: {exc}")
     if found is None:
-        lines.append(f"hooks: not installed in {settings}")
+        lines.append(f"hooks: not installed in {settings}" if not lines else f"hooks: unknown in {settings}")
     else:
         cfg = found.config
         lines.append(
