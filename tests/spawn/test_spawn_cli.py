@@ -75,3 +75,25 @@ def test_a_missing_repository_or_cli_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "needs a token: set GITHUB_TOKEN" in done.stderr
     done = watcher("spawn", "do it", "--cli-path", "/nonexistent/claude", "--no-pr", cwd=tmp_path, env=env)
     assert done.returncode == 2 and "is not an executable file" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("-w", "nosuchrole"), "watcher: error: unknown role 'nosuchrole'"),
+        (("--evaluator", "bogus"), "watcher: error: unknown evaluator 'bogus'"),
+        (("--idle-timeout", "-5"), "argument --idle-timeout: '-5' is not a number of seconds above 0"),
+        (("--total-timeout", "nan"), "argument --total-timeout: 'nan' is not a number of seconds above 0"),
+        (("--max-escalations", "-3"), "argument --max-escalations: '-3' is not a whole number of at least 0"),
+    ],
+)
+def test_a_bad_option_is_refused_before_a_worktree_or_branch_exists(
+    project: Project, tmp_path: Path, argv: tuple[str, ...], said: str
+) -> None:
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
+    args = ["spawn", "add a.txt", "--cli-path", "/bin/false", "--no-pr", "--journal", str(tmp_path / "j.sqlite3")]
+    done = watcher(*args, *argv, cwd=project.repo, env=env)
+    assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (project.repo / ".watcher" / "spawns").exists()
+    assert git(project.repo, "branch", "--list", "spawn/*") == ""
+    assert git(project.repo, "worktree", "list").count("\n") == 0  # the main checkout alone

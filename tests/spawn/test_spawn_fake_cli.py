@@ -288,3 +288,44 @@ async def test_the_report_shows_findings_whole_with_paths_from_the_repository(pr
     assert "src/auth/login.js:4" in report and "Debug logs: `.watcher/spawns/" in report
     security = next(line for line in report.splitlines() if line.startswith("- security"))
     assert security.endswith((".", "…", ";", ")")), security  # a whole sentence, or cut at a word with a mark
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"watchers": ("security", "nosuchrole")}, "unknown role 'nosuchrole'"),
+        ({"watchers": ("security:loud",)}, "the mode after ':' is manual or autonomous"),
+        ({"evaluator": "bogus"}, "unknown evaluator 'bogus'"),
+        ({"base": "no-such-branch"}, "base branch 'no-such-branch' does not exist"),
+    ],
+    ids=["role", "mode", "evaluator", "base"],
+)
+async def test_a_bad_watcher_or_evaluator_stops_before_a_worktree_or_branch_exists(
+    project: Project, tmp_path: Path, options: dict[str, object], said: str
+) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=said):
+        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), pr=False, **options))
+    assert not (project.repo / ".watcher" / "spawns").exists()
+    assert (
+        git(project.repo, "branch", "--list", "spawn/*") == ""
+        and git(project.repo, "worktree", "list").count("\n") == 0
+    )  # the main checkout alone
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"idle_timeout_s": -5}, "idle_timeout_s must be a finite number of seconds above 0"),
+        ({"idle_timeout_s": 0}, "idle_timeout_s must be a finite number of seconds above 0"),
+        ({"total_timeout_s": float("nan")}, "total_timeout_s must be a finite number of seconds above 0"),
+        ({"total_timeout_s": float("inf")}, "total_timeout_s must be a finite number of seconds above 0"),
+        ({"max_escalations": -3}, "max_escalations must be a whole number of at least 0"),
+    ],
+)
+def test_limits_that_never_or_always_fire_are_refused(project: Project, options: dict[str, object], said: str) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match=said):
+        config(project, "/bin/false", **options)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal, default_journal_path, journal_target
@@ -45,7 +46,12 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.add_argument("--evaluator", default="rules", help="the watchers' evaluator (default: rules, offline)")
     sp.add_argument("--planner", choices=PLANNERS, help="an LLM plans the sandbox manifest (default: rules, offline)")
     sp.add_argument("--recovery", choices=STRATEGIES, default="moderate", help="what to do about permission errors")
-    sp.add_argument("--max-escalations", type=int, default=3, help="widenings moderate recovery may make (default 3)")
+    sp.add_argument(
+        "--max-escalations",
+        type=at_least(0),
+        default=3,
+        help="widenings moderate recovery may make (default 3; 0: none)",
+    )
     sp.add_argument(
         "--no-pr", dest="pr", action="store_false", help="commit on the branch but do not push or open a PR"
     )
@@ -53,8 +59,8 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.add_argument("--forge-api", help="REST API base (default: $WATCHER_FORGE_API or https://api.github.com)")
     sp.add_argument("--forge-repo", metavar="OWNER/REPO", help="the forge repository (default: from the remote URL)")
     sp.add_argument("--cli-path", help="the agent CLI executable (default: node_modules/.bin, then PATH)")
-    sp.add_argument("--idle-timeout", type=float, help="seconds without output before the CLI is stopped")
-    sp.add_argument("--total-timeout", type=float, help="seconds before the CLI is stopped whatever it does")
+    sp.add_argument("--idle-timeout", type=seconds, help="seconds without output before the CLI is stopped")
+    sp.add_argument("--total-timeout", type=seconds, help="seconds before the CLI is stopped whatever it does")
     sp.add_argument(
         "--journal",
         type=journal_target,

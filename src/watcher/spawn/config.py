@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from watcher.agents import Boundary
+from watcher.core.errors import ConfigurationError
 from watcher.core.spec import WatcherSpec
 from watcher.runtime.hub import Runtime
 from watcher.runtime.journal import Journal
@@ -56,6 +58,17 @@ class SpawnConfig:
     runtime: Runtime | None = None
     session_name: str | None = None
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse limits that would never fire or fire at once (``-5``, ``nan``), before anything is created."""
+        for name in ("idle_timeout_s", "total_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ConfigurationError(f"{name} must be a finite number of seconds above 0 (or None), got {value!r}")
+        if type(self.max_escalations) is not int or self.max_escalations < 0:  # (True is an int, and no count)
+            raise ConfigurationError(
+                f"max_escalations must be a whole number of at least 0 (0: never widen), got {self.max_escalations!r}"
+            )
 
     def settings(self) -> Settings:
         """What ``env`` (or, without one, this process's environment read now) configures."""

@@ -11,6 +11,7 @@ Defaults follow the seed: Read, Write, Edit, Glob, Grep and Bash allowed, recurs
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -170,8 +171,12 @@ class SandboxManifest:
         values["complexity"] = complexity
         for name in ("idle_timeout_s", "total_timeout_s"):
             value = data.get(name)
-            if value is not None and (not isinstance(value, int | float) or isinstance(value, bool) or value <= 0):
-                raise ConfigurationError(f"manifest field {name!r} must be a positive number of seconds")
+            if value is not None and (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or not (math.isfinite(value) and value > 0)
+            ):
+                raise ConfigurationError(f"manifest field {name!r} must be a finite number of seconds above 0")
             values[name] = float(value) if value is not None else None
         return cls(**values)
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import secrets
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 
-__all__ = ["Sandbox", "cleanup", "git", "provision", "remove"]
+__all__ = ["Sandbox", "cleanup", "create", "git", "locate", "provision", "remove"]
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -63,9 +63,12 @@ def _root(repo: Path) -> Path:
         ) from None
 
 
-def provision(repo: str | Path, *, base: str | None = None, spawn_id: str | None = None) -> Sandbox:
-    """Create ``spawn/<id>`` from ``base`` (default: the current branch) and its worktree."""
-    started = time.perf_counter()
+def locate(repo: str | Path, *, base: str | None = None, spawn_id: str | None = None) -> Sandbox:
+    """Where spawn ``spawn_id`` (default: a new id) would live, from ``base`` (default: the current branch).
+
+    It checks what can fail (not a repository, no such base, the id taken) and creates nothing,
+    so a spawn checks the rest of its configuration before a worktree or a branch exists.
+    """
     root = _root(Path(repo))
     base = base or git(root, "rev-parse", "--abbrev-ref", "HEAD")
     if git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}", check=False) == "":
@@ -74,13 +77,22 @@ def provision(repo: str | Path, *, base: str | None = None, spawn_id: str | None
     directory = root / ".watcher" / "spawns" / spawn_id
     if directory.exists():
         raise ConfigurationError(f"spawn {spawn_id!r} already exists at {directory}; choose another id")
-    _exclude(root)
-    branch = f"spawn/{spawn_id}"
-    directory.mkdir(parents=True)
-    git(root, "worktree", "add", "-q", "-b", branch, str(directory / "worktree"), base)
-    (directory / "home").mkdir()
-    elapsed = (time.perf_counter() - started) * 1000
-    return Sandbox(spawn_id, root, base, branch, directory, elapsed)
+    return Sandbox(spawn_id, root, base, f"spawn/{spawn_id}", directory)
+
+
+def create(sandbox: Sandbox) -> Sandbox:
+    """Create the branch and the worktree ``locate`` placed; the sandbox again, with the time it took."""
+    started = time.perf_counter()
+    _exclude(sandbox.repo)
+    sandbox.directory.mkdir(parents=True)
+    git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
+    sandbox.home.mkdir()
+    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000)
+
+
+def provision(repo: str | Path, *, base: str | None = None, spawn_id: str | None = None) -> Sandbox:
+    """Create ``spawn/<id>`` from ``base`` (default: the current branch) and its worktree."""
+    return create(locate(repo, base=base, spawn_id=spawn_id))
 
 
 def _exclude(root: Path) -> None:

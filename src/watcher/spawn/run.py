@@ -27,7 +27,7 @@ from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import integrate
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import Plan, plan_manifest
-from watcher.spawn.provision import provision
+from watcher.spawn.provision import create, locate
 from watcher.spawn.recover import Recovery
 from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
@@ -72,14 +72,18 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         raise ConfigurationError(
             "opening a pull request needs a token: set GITHUB_TOKEN (or GH_TOKEN), or pass --no-pr"
         )
+    recovery = Recovery(config.recovery, config.max_escalations, config.ask)
+    specs = [item if isinstance(item, WatcherSpec) else watcher_spec(item) for item in config.watchers]
+    sandbox = await asyncio.to_thread(locate, config.repo, base=config.base, spawn_id=config.spawn_id)
+    reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
+    evaluators = [make_evaluator(config.evaluator, spec.role, settings=settings, **reads) for spec in specs]
     planned = (
         Plan(config.manifest, "given")
         if config.manifest
         else await plan_manifest(config.task, config.planner, settings=settings)
     )
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
-    recovery = Recovery(config.recovery, config.max_escalations, config.ask)
-    sandbox = await asyncio.to_thread(provision, config.repo, base=config.base, spawn_id=config.spawn_id)
+    sandbox = await asyncio.to_thread(create, sandbox)  # the first thing a spawn leaves behind
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
     session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
     runtime.add_session(session, detail=config.task[:500])
@@ -94,10 +98,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             provision_ms=round(sandbox.provision_ms, 2),
         )
     )
-    for item in config.watchers:
-        spec = item if isinstance(item, WatcherSpec) else watcher_spec(item)
-        reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
-        runtime.attach(spec, make_evaluator(config.evaluator, spec.role, settings=settings, **reads), session)
+    for spec, evaluator in zip(specs, evaluators, strict=True):
+        runtime.attach(spec, evaluator, session)
     runtime.start_command_poller()  # Inject/Dismiss from an editor, a panel or `watcher` in another process
     progress = ProgressState(sandbox.id, sandbox.worktree)
     result = SpawnResult(
