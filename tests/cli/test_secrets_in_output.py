@@ -3,8 +3,10 @@ URL variable, in a transcript's session id or file paths. Each runs the real com
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +77,33 @@ def test_a_key_in_a_url_variable_is_not_echoed_and_stops_only_commands_that_use_
             done = watcher(*command, env={variable: value})
             assert done.returncode == 0 and done.stdout, (command, done.stderr)
             assert SHOWN not in done.stderr + done.stdout
+
+
+def _leaky_transcript(path: Path) -> Path:
+    """A Claude Code transcript whose session id and written file's path hold a key."""
+    session, folder = f"sess-{KEY}", f"/home/u/{KEY}"
+    write = {"file_path": f"{folder}/settings.env", "content": f"ANTHROPIC_API_KEY={KEY}\nDEBUG=1\n"}
+    records = [
+        {"type": "user", "sessionId": session, "uuid": "u0", "message": {"role": "user", "content": "set it up"}},
+        {"type": "assistant", "sessionId": session, "uuid": "a1", "cwd": folder, "message": {"role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "Write", "input": write}]}},
+        {"type": "user", "sessionId": session, "uuid": "u1", "message": {"role": "user",
+         "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "wrote it"}]}},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_replay_shows_and_journals_a_secret_session_id_and_path_redacted(tmp_path: Path) -> None:
+    transcript, journal = _leaky_transcript(tmp_path / "leak.jsonl"), tmp_path / "j.sqlite3"
+    table = watcher("replay", transcript, "--all", "--wide", "--journal", journal)
+    assert table.returncode == 0, table.stderr
+    assert "of 'sess-sk-ant-…[REDACTED]'" in table.stdout
+    assert "[/home/u/sk-ant-…[REDACTED]/settings.env:1]" in table.stdout  # the finding's location, masked
+    as_json = watcher("replay", transcript, "--json")
+    shown = {json.loads(line)["session"] for line in as_json.stdout.splitlines()}
+    with sqlite3.connect(journal) as db:
+        stored = {session for (session,) in db.execute("SELECT DISTINCT session FROM events")}
+        everything = "\n".join(map(str, db.execute("SELECT * FROM events").fetchall()))
+    assert stored == shown == {"sess-sk-ant-…[REDACTED]"}  # one session, one name, wherever it is shown
+    assert SHOWN not in table.stdout + table.stderr + as_json.stdout + as_json.stderr + everything

@@ -227,7 +227,7 @@ def _skipped_text(transcript: Transcript) -> str:
 def _summary(transcript: Transcript, results: list[ReplayResult]) -> None:
     observations = sum(len(r.observations) for r in results)
     sessions = f"{len(results)} sessions" if len(results) != 1 else "1 session"
-    line = f"read {transcript.source} as {transcript.format}: {transcript.records} records, {observations} observations, {sessions}"
+    line = f"read {redact(str(transcript.source))} as {transcript.format}: {transcript.records} records, {observations} observations, {sessions}"
     skipped = _skipped_text(transcript)
     print(f"{line}; {skipped}" if skipped else line)
 
@@ -257,11 +257,8 @@ def _table(result: ReplayResult, *, show_all: bool, wide: bool = False) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
     width = shutil.get_terminal_size((160, 20)).columns
     interjections = sum(e.decision == "interject" for e in result.evaluations)
-    of = (
-        f"the subagent {result.session!r} of {result.parent_session!r}"
-        if result.parent_session
-        else repr(result.session)
-    )
+    session = redact(result.session)  # as --json and the journal name it: a key in a session id is masked
+    of = f"the subagent {session!r} of {redact(result.parent_session)!r}" if result.parent_session else repr(session)
     print(
         f"\nreplayed {len(result.observations)} observations of {of}: "
         f"{len(result.evaluations)} evaluations, {interjections} interjections"
@@ -274,7 +271,7 @@ def _table(result: ReplayResult, *, show_all: bool, wide: bool = False) -> None:
     for e in rows:
         i = e.interjection
         what = redact(i.content if i else e.error or e.note or "").replace("\n", " ")
-        where = ", ".join(loc.render() for loc in i.locations) if i else ""
+        where = ", ".join(redact(loc.render()) for loc in i.locations) if i else ""
         flag = "!" if i and i.urgent else " "
         urgent = urgent or flag == "!"
         line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "

@@ -4,7 +4,8 @@
 state of its own. Commands go from a person (an editor, a widget, the fleet CLI) to the process
 that owns a session; a lease names who leads (a fleet's supervisor); a task claim names which task
 host runs a task of a run that several hosts share. Times are the store's: a server's clock,
-never a host's.
+never a host's. A session is stored under its redacted name (``stored_session``), as its events
+are; commands read for given sessions name each session as the caller asked for it.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from watcher.core.errors import JournalError
-from watcher.core.redact import redact_value
+from watcher.core.redact import redact, redact_value
+from watcher.runtime._storable import stored_session
 from watcher.runtime._store import CommandRow, Store
 
 __all__ = ["COMMAND_KINDS", "Command", "Coordination"]
@@ -65,6 +67,20 @@ def _command(row: CommandRow) -> Command:
     return Command(row[0], row[1], row[2], row[3], row[4], row[5], payload, row[7], row[8])
 
 
+def _stored(sessions: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``sessions`` as the journal stores them (redacted), and the asked name of each stored one that differs."""
+    stored = [stored_session(s) for s in sessions]
+    return stored, {kept: asked for kept, asked in zip(stored, sessions, strict=True) if kept != asked}
+
+
+def _as_asked(rows: Sequence[CommandRow], asked: dict[str, str]) -> list[Command]:
+    """The commands of ``rows``, each naming its session as the caller asked for it (not as stored)."""
+    commands = [_command(row) for row in rows]
+    if not asked:  # the usual case: no session name held a secret
+        return commands
+    return [replace(c, session=asked[c.session]) if c.session in asked else c for c in commands]
+
+
 class Coordination:
     """Commands, leases and task claims on a store (the part of ``Journal`` that is not events)."""
 
@@ -85,19 +101,23 @@ class Coordination:
         if kind not in COMMAND_KINDS:
             raise JournalError(f"unknown command {kind!r}; expected one of {', '.join(COMMAND_KINDS)}")
         body = json.dumps(redact_value(payload or {}), ensure_ascii=False)
-        return self._store.submit_command(session, watcher, kind, interjection_id, body)
+        return self._store.submit_command(stored_session(session), watcher, kind, interjection_id, body)
 
     def commands(
         self, *, sessions: list[str] | None = None, status: str | None = "new", after: int = 0
     ) -> list[Command]:
         """Commands (by default the new ones), optionally only for ``sessions``."""
-        return [_command(row) for row in self._store.commands(after, status, sessions)]
+        if sessions is None:
+            return [_command(row) for row in self._store.commands(after, status, None)]
+        stored, asked = _stored(sessions)
+        return _as_asked(self._store.commands(after, status, stored), asked)
 
     def new_commands_now(self, sessions: list[str]) -> list[Command] | None:
         """The new commands of ``sessions`` if they can be read without waiting (a file nobody holds
         locked), else None: an event loop reads them itself instead of on a thread."""
-        rows = self._store.commands_now(0, "new", sessions)
-        return None if rows is None else [_command(row) for row in rows]
+        stored, asked = _stored(sessions)
+        rows = self._store.commands_now(0, "new", stored)
+        return None if rows is None else _as_asked(rows, asked)
 
     def commands_since(self, after: int = 0, *, limit: int = 1000) -> list[tuple[int, Command]]:
         """Commands past position ``after`` (0: all), each with its position, in position order.
@@ -118,7 +138,8 @@ class Coordination:
         """
         if not sessions:
             return []
-        return [_command(row) for row in self._store.claim_commands(sessions, limit)]
+        stored, asked = _stored(sessions)
+        return _as_asked(self._store.claim_commands(stored, limit), asked)
 
     def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
         """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
@@ -128,16 +149,16 @@ class Coordination:
         """
         if not sessions:
             return 0
-        return self._store.release_claims(older_than_s, sessions)
+        return self._store.release_claims(older_than_s, _stored(sessions)[0])
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
-        """Mark a command ``applied`` or ``failed`` (with a reason)."""
-        self._store.mark_commands([(command_id, status, detail)])
+        """Mark a command ``applied`` or ``failed`` (with a reason, redacted: it may name the session)."""
+        self._store.mark_commands([(command_id, status, redact(detail))])
 
     def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
         """Mark a batch of commands at once: (id, ``applied`` or ``failed``, detail) each."""
         if marks:
-            self._store.mark_commands(marks)
+            self._store.mark_commands([(cid, status, redact(detail)) for cid, status, detail in marks])
 
     # --- leases --------------------------------------------------------------------------------
 

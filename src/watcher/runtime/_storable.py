@@ -9,14 +9,15 @@ sees is not the whole observation. Clipping happens before redaction, which boun
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from watcher.core.redact import may_hold_secret, redact_value
+from watcher.core.redact import may_hold_secret, redact, redact_value
 
-__all__ = ["MAX_DEPTH", "MAX_PAYLOAD", "MAX_STRING", "encode_payload"]
+__all__ = ["MAX_DEPTH", "MAX_PAYLOAD", "MAX_STRING", "encode_payload", "stored_session"]
 
 MAX_PAYLOAD = 1_000_000  # characters of JSON; above it, long strings are clipped
 MAX_STRING = 64_000  # what a clipped string keeps: the first 3/4 and the last 1/4
@@ -25,6 +26,17 @@ MAX_DEPTH = 100  # orjson refuses 255; the journal keeps far less than that, and
 
 def _dumps(data: Any) -> str:
     return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stored_session(name: str) -> str:
+    """``name`` as the journal's ``session`` columns hold it: redacted, as everything the journal stores.
+
+    ``redact`` is deterministic and idempotent, so one session is always stored under one name, and
+    a name read back from the journal maps to itself. Cached: a poller asks about the same names
+    every cycle, and a name with a ``sk-`` in it (``task-1``) takes the slow path of ``redact``.
+    """
+    return redact(name)
 
 
 def encode_payload(data: Mapping[str, Any]) -> str:

@@ -37,7 +37,7 @@ import orjson
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._coordination import Command, Coordination
-from watcher.runtime._storable import encode_payload
+from watcher.runtime._storable import encode_payload, stored_session
 from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_label, journal_target
 from watcher.runtime.events import Event, event_from_payload
 from watcher.settings import Settings
@@ -136,9 +136,9 @@ def _encode(event: Event) -> EventRow | None:
     try:
         data = event.payload()
     except Exception:  # a bug in one event class must not break its publisher (logged with its traceback)
-        log.exception("cannot journal a %s event of session %r; skipped", event.kind, event.session)
+        log.exception("cannot journal a %s event of session %r; skipped", event.kind, stored_session(event.session))
         return None
-    return (event.ts, event.session, event.watcher, event.kind, encode_payload(data))
+    return (event.ts, stored_session(event.session), event.watcher, event.kind, encode_payload(data))
 
 
 class Journal(Coordination):
@@ -334,7 +334,7 @@ class Journal(Coordination):
         """
         wanted = sorted(kinds) if kinds is not None else None
         while True:  # a batch of nothing but bad rows must not look like the end: read on past it
-            raw = self._store.events(after, limit, session, wanted)
+            raw = self._store.events(after, limit, session if session is None else stored_session(session), wanted)
             rows = [row for row in map(self._decode, raw) if row is not None]
             if rows or len(raw) < limit:
                 return rows
@@ -386,7 +386,7 @@ class Journal(Coordination):
 
     def tail(self, session: str, *, kinds: Collection[str], limit: int = 30) -> list[JournalRow]:
         """The newest ``limit`` rows of ``session`` of ``kinds``, oldest first (a task's recent activity)."""
-        raw = self._store.tail(session, sorted(kinds), limit)
+        raw = self._store.tail(stored_session(session), sorted(kinds), limit)
         return [row for row in map(self._decode, reversed(raw)) if row is not None]
 
     def last_id(self) -> int:
