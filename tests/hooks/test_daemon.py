@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -297,3 +298,32 @@ def test_one_sessions_long_judgment_does_not_hold_another_sessions_answer(tmp_pa
         writer.join(timeout=60)
     assert other.returncode == 0 and other.stdout == ""
     assert finished == ["other", "writer"], f"the other session's call waited ({other.seconds:.2f}s)"
+
+
+def test_a_journal_that_would_not_open_is_not_waited_for_again_on_every_call(tmp_path: Path) -> None:
+    from watcher.hooks._daemon import Daemon
+    from watcher.runtime.journal import Journal
+
+    path = tmp_path / "journal.sqlite3"
+    Journal(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT INTO commands(ts, session, kind) VALUES (0, 'x', 'inject')")
+    waits = []
+
+    async def open_three_times() -> None:
+        served = Daemon(tmp_path / "serve.sock")
+        for _ in range(3):
+            started = time.monotonic()
+            with pytest.raises(Exception, match="locked"):
+                await served._desk(path)
+            waits.append(time.monotonic() - started)
+
+    try:
+        asyncio.run(open_three_times())
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert waits[0] > 1.0  # the first call waits out the lock (then the hook's budget answers)
+    assert max(waits[1:]) < 0.5, waits  # the next ones within seconds do not wait for it again

@@ -60,6 +60,7 @@ log = logger("watcher.hooks.daemon")
 # answer this much before the hook's budget ends: before the hook stops waiting (it keeps 0.3 s for its guard)
 _MARGIN_S = 0.4
 _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
+_REOPEN_S = 10.0  # a journal that would not open (locked, damaged) is tried again after this long
 
 
 class NotASocket(ConfigurationError):
@@ -82,6 +83,7 @@ class Daemon:
         self._in_flight = 0
         self._desks: dict[Path | str, Desk] = {}
         self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
+        self._unopened: dict[Path | str, tuple[float, Exception]] = {}  # journals that would not open, and when
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
         self._bound: tuple[int, int] | None = None  # the socket file's (device, inode) when bound
@@ -96,6 +98,9 @@ class Daemon:
         desk = self._desks.get(journal_path)
         if desk is not None:
             return desk
+        failed = self._unopened.get(journal_path)
+        if failed is not None and time.monotonic() - failed[0] < _REOPEN_S:
+            raise failed[1]  # a locked journal: each call is not made to wait for it again
         task = self._opening.get(journal_path)
         if task is None:  # one opening per journal, however many calls wait for it
             task = asyncio.get_running_loop().create_task(self._open_desk(journal_path))
@@ -106,7 +111,11 @@ class Daemon:
         try:
             journal = await asyncio.to_thread(Journal, journal_path)
             desk = self._desks[journal_path] = Desk(journal, settings=self.settings)
+            self._unopened.pop(journal_path, None)
             return desk
+        except Exception as exc:
+            self._unopened[journal_path] = (time.monotonic(), exc)
+            raise
         finally:
             self._opening.pop(journal_path, None)
 
