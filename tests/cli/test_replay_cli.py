@@ -84,6 +84,7 @@ def test_replay_records_into_a_journal(tmp_path: Path) -> None:
         ('{"kind": "tool_call"}\n', ["--strict"], "bad.jsonl:1: a 'tool_call' record needs the field 'name'"),
         ('{"kind": "tool_call"}\n', [], "bad.jsonl: holds no observations (watcher format; skipped 1"),
         ("[1, 2]\n", [], "bad.jsonl: no reader recognises it: found no JSON object (first record: int)"),
+        ('{"type": ["x"]}\n', [], "bad.jsonl: no reader recognises it: found record type ['x']; tried formats"),
         ('{"hello": "world"}\n', [], "bad.jsonl: no reader recognises it: found a record with keys ['hello']; tried formats watcher, claude-code,"),
         ("\n\n", [], "bad.jsonl: no reader recognises it: found no records"),
         ('{\n "trajectory": [\n  {"action": "ls"\n', [], "bad.jsonl: not valid JSON: none of its 3 non-blank lines is a JSON value"),

@@ -120,3 +120,26 @@ def test_a_line_json_cannot_take_is_skipped_or_named(tmp_path: Path, bad: str) -
     assert lenient.skipped == {"invalid JSON": 1} and lenient.records == 3
     with pytest.raises(TranscriptError, match=r"t\.jsonl:2: not valid JSON"):
         read_file(path, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "named"),
+    [("utf-16", "UTF-16"), ("utf-16-le", "UTF-16LE"), ("utf-16-be", "UTF-16BE"), ("utf-32", "UTF-32")],
+)
+def test_a_utf16_or_utf32_transcript_is_named_with_the_conversion(tmp_path: Path, encoding: str, named: str) -> None:
+    # what PowerShell's `>` or Notepad writes: read as UTF-8 it is no JSON at all
+    path = tmp_path / "wide.jsonl"
+    path.write_text((DATA / "claude_code_session_v2.jsonl").read_text(), encoding=encoding)
+    with pytest.raises(TranscriptError, match=rf"is {named} text, and watcher reads UTF-8") as caught:
+        read_file(path)
+    assert f"iconv -f {named} -t UTF-8 {path}" in str(caught.value)
+    path.write_text(path.read_text(encoding=encoding), encoding="utf-8")
+    assert read_file(path).format == "claude-code"  # converted, it reads
+
+
+@pytest.mark.parametrize("record", ['{"type": ["x"]}', '{"type": {}}', '{"kind": ["x"]}', '{"kind": {}, "type": [1]}'])
+def test_a_type_or_kind_that_is_no_string_is_named_not_a_crash(tmp_path: Path, record: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(record + "\n")
+    with pytest.raises(TranscriptError, match="no reader recognises it: found record type"):
+        read_file(path)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from watcher.core.errors import TranscriptError
 from watcher.transcripts import FORMATS, reader_for
+from watcher.transcripts._registry import detect_document, detect_records
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -67,3 +68,33 @@ def test_strict_readers_raise_only_transcript_errors(records: list[Any], index: 
     except TranscriptError as exc:  # anything else fails the test
         error = exc
     assert error is None or "record" in str(error) or "reader" in str(error)  # it says what was wrong
+
+
+# a record whose type or kind is any JSON value: a list or an object is unhashable
+ODD_TYPES = st.builds(
+    lambda kind, fields: {**fields, **kind},
+    st.dictionaries(st.sampled_from(["type", "kind"]), JSON, min_size=1),
+    st.dictionaries(st.sampled_from(KEYS), JSON, max_size=4),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(records=st.lists(ODD_TYPES | NEAR_MISS | JSON, min_size=1, max_size=4))
+@example(records=[{"type": ["x"]}]).via("the fault probe")
+@example(records=[{"type": {}}]).via("the fault probe")
+@example(records=[{"kind": ["x"]}]).via("the fault probe")
+@example(records=[{"kind": {"a": 1}, "raw": {"type": ["x"]}}]).via("the fault probe")
+def test_recognising_a_format_raises_only_transcript_errors(records: list[Any]) -> None:
+    for fmt in FORMATS:
+        for record in records:
+            if fmt.sniff is not None and isinstance(record, dict):
+                assert fmt.sniff(record) in (True, False)
+            if fmt.sniff_document is not None:
+                assert fmt.sniff_document(record) in (True, False)
+    detect_document(records)
+    error: TranscriptError | None = None
+    try:
+        detect_records(records, source="t.jsonl")
+    except TranscriptError as exc:  # anything else fails the test
+        error = exc
+    assert error is None or "no reader recognises it" in str(error)

@@ -60,7 +60,7 @@ _TYPES = frozenset({"user", "assistant", "system", "result", "summary"}) | _BOOK
 def sniff(record: Mapping[str, Any]) -> bool:
     """A Claude Code record: a known ``type`` with its session, message or uuid alongside."""
     kind = record.get("type")
-    if kind not in _TYPES:
+    if not isinstance(kind, str) or kind not in _TYPES:  # a list or object type is no Claude Code record
         return False
     if kind == "summary":
         return "leafUuid" in record or "summary" in record

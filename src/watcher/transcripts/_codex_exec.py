@@ -41,7 +41,7 @@ _TOOLS = frozenset({"command_execution", "file_change", "mcp_tool_call", "web_se
 def sniff(record: Mapping[str, Any]) -> bool:
     """A ``codex exec --json`` event: a dotted thread/turn/item type."""
     kind = record.get("type")
-    return kind in _EVENTS and kind != "error"
+    return isinstance(kind, str) and kind in _EVENTS and kind != "error"
 
 
 class CodexExecReader(RecordReader):

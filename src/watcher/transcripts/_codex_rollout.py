@@ -57,7 +57,8 @@ _ERRORS = frozenset({"error", "stream_error", "turn_aborted"})
 
 def sniff(record: Mapping[str, Any]) -> bool:
     """A rollout record: a known envelope type with a ``payload``."""
-    return record.get("type") in _ENVELOPES and "payload" in record
+    kind = record.get("type")
+    return isinstance(kind, str) and kind in _ENVELOPES and "payload" in record
 
 
 def shell_input(args: dict[str, Any]) -> dict[str, Any]:

@@ -66,6 +66,13 @@ def read_file(
         raise TranscriptError("is a directory; give the path of a transcript file", source=source) from None
     except OSError as exc:
         raise TranscriptError(f"cannot read it ({exc})", source=source) from exc
+    wide = _wide_encoding(data)
+    if wide is not None:
+        raise TranscriptError(
+            f"is {wide} text, and watcher reads UTF-8; convert it first "
+            f"(iconv -f {wide} -t UTF-8 {source} > converted.jsonl)",
+            source=source,
+        )
     fmt = format_named(format) if format else None
     default = session or path.name
     document = _whole_json(data)
@@ -111,6 +118,32 @@ def read_records(
 
 
 _NOT_JSON = object()
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_JSON_START = frozenset(b"{[ \t\r\n")
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """The encoding's name when ``data`` is UTF-16 or UTF-32 text (as iconv knows it), else ``None``.
+
+    Windows tools (PowerShell's ``>``, Notepad) write UTF-16; read as UTF-8 it is no JSON at all,
+    so it is named here rather than reported as invalid JSON. Known by its byte order mark, or,
+    without one, by a NUL byte beside the ``{``/``[`` a transcript starts with (UTF-8 JSON has no
+    NUL byte outside a string).
+    """
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    first, second = data[:1], data[1:2]
+    if first and first[0] in _JSON_START and second == b"\x00":
+        return "UTF-16LE"  # without a byte order mark, iconv must be told the order
+    if first == b"\x00" and second and second[0] in _JSON_START:
+        return "UTF-16BE"
+    return None
 
 
 def _whole_json(data: bytes) -> object:

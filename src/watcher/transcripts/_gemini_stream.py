@@ -33,6 +33,8 @@ _TYPES = frozenset({"init", "message", "tool_use", "tool_result", "error", "resu
 def sniff(record: Mapping[str, Any]) -> bool:
     """A Gemini CLI stream event: ``init``/``tool_use``/``tool_result``, or a top-level ``role``."""
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind in ("tool_use", "tool_result"):
         return "tool_id" in record
     if kind == "init":

@@ -30,6 +30,8 @@ _QUIET = frozenset({"custom", "custom_message", "model_change", "thinking_level_
 def sniff(record: Mapping[str, Any]) -> bool:
     """A pi entry: a ``message`` entry with ``parentId`` and a nested message, or its header."""
     kind = record.get("type")
+    if not isinstance(kind, str):
+        return False
     if kind == "session":
         return "cwd" in record and "id" in record
     return kind in _QUIET | {"message", "compaction"} and "parentId" in record

@@ -14,7 +14,8 @@ __all__ = ["WatcherReader", "sniff"]
 
 def sniff(record: Mapping[str, Any]) -> bool:
     """A watcher record has a ``kind`` watcher knows and no foreign ``type``/``raw`` envelope."""
-    return record.get("kind") in KINDS and "raw" not in record and "type" not in record
+    kind = record.get("kind")
+    return isinstance(kind, str) and kind in KINDS and "raw" not in record and "type" not in record
 
 
 class WatcherReader(RecordReader):
