@@ -53,6 +53,7 @@ def test_a_journal_locked_longer_than_the_old_retry_budget_loses_nothing(tmp_pat
         locker.wait(timeout=60)
     assert result.returncode == 0, result.stderr
     assert "locked by another process" in result.stderr, "the wait is said, not silent"
+    assert "nothing is lost while it waits" in result.stderr and "(Ctrl-C)" in result.stderr, "and what to do"
     with Journal(path, create=False) as journal:
         observed = [r.payload["index"] for r in journal.read(limit=10_000) if r.kind == "observation"]
     assert observed == list(range(51)), "every observation the replay confirmed is in the journal"

@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import JournalError
+from watcher.runtime._sqlite_store import a_folder, busy, locked, refuse_foreign
 from watcher.runtime.journal import Journal, journal_target
+
+
+def journal_argument(text: str) -> Path | str:
+    """``journal_target`` as an argparse ``type``: a bad location is a usage error saying what is wrong."""
+    try:
+        return journal_target(text)
+    except JournalError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: argparse._SubParsersAction[Any]) -> None:
@@ -26,13 +35,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     jsub = jp.add_subparsers(dest="journal_command", required=True, metavar="ACTION")
     where = "the journal: a file (e.g. .watcher/journal.sqlite3) or a postgresql:// URL"
     check = jsub.add_parser("check", help="is the journal readable (a file) or healthy (a server)?")
-    check.add_argument("path", type=journal_target, help=where)
+    check.add_argument("path", type=journal_argument, help=where)
     check.set_defaults(func=run)
     migrate = jsub.add_parser("migrate", help="create or upgrade a PostgreSQL journal's schema")
-    migrate.add_argument("path", type=journal_target, help=where)
+    migrate.add_argument("path", type=journal_argument, help=where)
     migrate.set_defaults(func=run_migrate)
     prune = jsub.add_parser("prune", help="delete events (and finished commands) older than a date")
-    prune.add_argument("path", type=journal_target, help=where)
+    prune.add_argument("path", type=journal_argument, help=where)
     prune.add_argument("--before", required=True, type=_moment, help="a date or time (ISO 8601; UTC unless it says)")
     prune.set_defaults(func=run_prune)
 
@@ -48,9 +57,9 @@ def _moment(text: str) -> float:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
-    """Bring a PostgreSQL journal's schema to this watcher's version (a file needs nothing)."""
+    """Bring a PostgreSQL journal's schema to this watcher's version (a file is kept current when opened)."""
     if isinstance(args.path, Path):
-        Journal(args.path).close()  # a file journal is created and kept current when it is opened
+        Journal(args.path, create=False).close()  # an existing journal only; not someone else's database
         print(f"{args.path}: a journal file is kept current when opened; nothing to migrate")
         return 0
     from watcher.runtime._pg_admin import migrate_journal
@@ -74,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(args.path, Path):
         return _check_server(args.path)
     path: Path = args.path
+    if path.is_dir():
+        raise a_folder(path)
     if not path.is_file():
         raise JournalError(f"no journal at {path}; give the path of a journal file")
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
         conn.text_factory = bytes
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        refuse_foreign(conn, path, create=False)
     except sqlite3.DatabaseError as exc:
+        if locked(exc):  # a lock is no damage: moving a busy journal aside would lose it
+            raise busy(path, exc) from exc
         raise JournalError(
             f"{path} cannot be read as a journal ({exc}); move it aside (mv {path} {path}.damaged) "
             "and a new one is started"

@@ -16,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from watcher.agents.replay import ReplayResult, replay_sessions
+from watcher.cli._journal import journal_argument
 from watcher.cli._show_prompt import PromptCapture, prompt_evaluator, show
 from watcher.core.errors import ConfigurationError, TranscriptError
 from watcher.core.evaluation import Evaluator
@@ -25,7 +26,7 @@ from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
-from watcher.runtime.journal import Journal, journal_target
+from watcher.runtime.journal import Journal
 from watcher.transcripts import FORMATS, Transcript, read_file
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -95,7 +96,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     rp.add_argument("--wide", action="store_true", help="in the table, one line per finding, however long")
     rp.add_argument(
         "--journal",
-        type=journal_target,
+        type=journal_argument,
         metavar="PATH|URL",
         help="also record the replay into this journal (a path or a postgresql:// URL)",
     )

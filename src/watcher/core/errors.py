@@ -9,6 +9,7 @@
     │   └── InvalidLocationError      a location or an origin does not name what it must
     ├── EvaluationError        an LLM evaluation failed (the engine records it and continues)
     ├── JournalError           the journal could not be opened or written
+    │   ├── JournalLocationError      a journal location is neither a file path nor a postgresql:// URL
     │   └── MalformedEventError       a journal row is not an event this version can read
     ├── CorrectionCapReached   an agent run refused a correction: its cap per step is reached
     ├── EmptyInterjectionError an interjection with nothing to say was handed to a parent
@@ -40,6 +41,7 @@ __all__ = [
     "InvalidCommandError",
     "InvalidLocationError",
     "JournalError",
+    "JournalLocationError",
     "MalformedEventError",
     "MissingCredentialsError",
     "NoActiveRunError",
@@ -117,6 +119,13 @@ class DuplicateNameError(ConfigurationError, ValueError):
 
 class InvalidLocationError(ConfigurationError, ValueError):
     """A ``Location`` or an ``Origin`` does not name exactly what it must (a path or a cell, a watcher or a person)."""
+
+
+class JournalLocationError(JournalError, ValueError):
+    """A journal location (a flag, ``$WATCHER_JOURNAL``) is empty or has a scheme that is not PostgreSQL's.
+
+    A ``ValueError`` too, so an argparse ``type=`` that raises it makes a usage error, not a traceback.
+    """
 
 
 class MalformedEventError(JournalError, ValueError):

@@ -17,7 +17,7 @@ from typing import Any
 from watcher.core.errors import JournalError
 from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
-__all__ = ["SqliteStore", "damaged"]
+__all__ = ["SqliteStore", "a_folder", "busy", "connect", "damaged", "locked", "not_a_journal", "refuse_foreign"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -69,7 +69,29 @@ def _cannot_open(path: Path, exc: BaseException) -> JournalError:
     )
 
 
-def _locked(exc: sqlite3.Error) -> bool:
+def busy(path: Path, exc: BaseException) -> JournalError:
+    """The error for a journal another process holds locked: it is whole, so wait, not move it aside."""
+    return JournalError(
+        f"the journal at {path} is locked by another process ({exc}); wait for that process to finish "
+        "(or end it if it is stuck), then retry"
+    )
+
+
+def a_folder(path: Path) -> JournalError:
+    """The error for a journal path that names a folder (SQLite only says "unable to open")."""
+    return JournalError(
+        f"{path} is a folder, not a journal file; give the path of a file, such as {path / 'journal.sqlite3'}"
+    )
+
+
+def not_a_journal(path: Path, why: str) -> JournalError:
+    """The error for a database that is not watcher's: it is someone else's, so it is left untouched."""
+    return JournalError(
+        f"{path} is not a watcher journal ({why}); give the path of a watcher journal, or a new file for one"
+    )
+
+
+def locked(exc: sqlite3.Error) -> bool:
     """True for "database is locked"/"busy": another process holds the journal; retrying helps."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is not None:
@@ -81,8 +103,37 @@ def _lenient_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
-    """A connection to the journal file in WAL mode; ``create=False`` never makes a file."""
+def tables(conn: sqlite3.Connection) -> set[str]:
+    """The names of the tables in the database ``conn`` is open on."""
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name) for (name,) in rows}
+
+
+def refuse_foreign(conn: sqlite3.Connection, path: Path, *, create: bool) -> None:
+    """Raise unless ``conn`` is on a watcher journal, or on an empty database that may become one.
+
+    A database with tables but no ``events`` is someone else's: watcher must not switch it to WAL
+    or add its schema to it. An empty one (a 0-byte file) is a journal only for a caller that may
+    create one; ``journal prune`` or ``migrate`` on it would otherwise write a schema silently.
+    """
+    found = tables(conn)
+    if "events" in found:
+        return
+    if found:
+        shown = ", ".join(sorted(found)[:5]) + (", ..." if len(found) > 5 else "")
+        raise not_a_journal(path, f"it has no events table; its tables are {shown}")
+    if not create:
+        raise not_a_journal(path, "it is empty: no events table, no tables at all")
+
+
+def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bool = False) -> sqlite3.Connection:
+    """A connection to the journal file in WAL mode; ``create=False`` never makes a file.
+
+    ``verify`` first refuses a file that is not a watcher journal (see ``refuse_foreign``), before
+    WAL mode changes it.
+    """
+    if path.is_dir():
+        raise a_folder(path)
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,16 +141,29 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True) -> sqlite3
         else:  # mode=rw: open an existing file read-write, never create one
             uri = f"{path.resolve().as_uri()}?mode=rw"
             conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True)
+    except (OSError, sqlite3.Error) as exc:
+        raise _cannot_use(path, exc) from exc
+    try:
+        if verify:
+            refuse_foreign(conn, path, create=create)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        return conn
-    except sqlite3.DatabaseError as exc:
-        if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
-            raise damaged(path, exc) from exc
-        raise _cannot_open(path, exc) from exc
-    except (OSError, sqlite3.Error) as exc:
-        raise _cannot_open(path, exc) from exc
+    except (OSError, sqlite3.Error, JournalError) as exc:
+        conn.close()
+        if isinstance(exc, JournalError):
+            raise
+        raise _cannot_use(path, exc) from exc
+    return conn
+
+
+def _cannot_use(path: Path, exc: OSError | sqlite3.Error) -> JournalError:
+    """Why a journal file could not be opened: locked (wait), damaged (move it aside), or unreachable."""
+    if isinstance(exc, sqlite3.Error) and locked(exc):  # the file is whole: moving it aside would lose it
+        return busy(path, exc)
+    if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
+        return damaged(path, exc)
+    return _cannot_open(path, exc)
 
 
 class SqliteStore:
@@ -109,19 +173,19 @@ class SqliteStore:
         self.path = path
         self.where = str(path)
         self._create = create
-        if not create and not path.is_file():
+        if not create and not path.exists():
             raise JournalError(f"no journal at {path} yet; a watched session creates it when it starts")
-        self._writer = connect(path, create=create)
+        self._writer = connect(path, create=create, verify=True)
         try:
             self._writer.executescript(SCHEMA)
         except sqlite3.OperationalError as exc:
             self._writer.close()
-            if not _locked(exc):
+            if not locked(exc):
                 raise JournalError(
                     f"{path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
                 ) from exc
             # an older journal gains an index on first open; another process holds it locked now
-            raise JournalError(f"the journal at {path} is locked by another process ({exc}); retry") from exc
+            raise busy(path, exc) from exc
         except sqlite3.Error as exc:
             self._writer.close()
             raise JournalError(
@@ -137,7 +201,7 @@ class SqliteStore:
                     "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", rows
                 )
         except sqlite3.Error as exc:
-            if _locked(exc):
+            if locked(exc):
                 raise StoreBusy(f"locked by another process ({type(exc).__name__}: {exc})") from exc
             if type(exc) is sqlite3.DatabaseError:  # malformed, not a database
                 raise damaged(self.path, exc) from exc
@@ -156,8 +220,8 @@ class SqliteStore:
         try:
             return self._reader().execute(sql, args)
         except sqlite3.OperationalError as exc:
-            if _locked(exc):
-                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
+            if locked(exc):
+                raise busy(self.path, exc) from exc
             raise damaged(self.path, exc) from exc
         except sqlite3.DatabaseError as exc:
             raise damaged(self.path, exc) from exc
@@ -259,8 +323,8 @@ class SqliteStore:
                     [(status, now, detail, command_id) for command_id, status, detail in marks],
                 )
         except sqlite3.OperationalError as exc:
-            if _locked(exc):
-                raise JournalError(f"the journal at {self.path} is locked by another process ({exc}); retry") from exc
+            if locked(exc):
+                raise busy(self.path, exc) from exc
             raise damaged(self.path, exc) from exc
         except sqlite3.DatabaseError as exc:
             raise damaged(self.path, exc) from exc

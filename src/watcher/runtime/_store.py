@@ -14,10 +14,13 @@ order, so the position packs the writing transaction's id with the row id (see `
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
+
+from watcher.core.errors import JournalLocationError
 
 __all__ = [
     "CommandRow",
@@ -50,18 +53,38 @@ class StoreBusy(Exception):
     """
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 def is_url(target: object) -> bool:
-    """True when ``target`` names a PostgreSQL journal (``postgresql://…``) rather than a file."""
-    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+    """True when ``target`` names a PostgreSQL journal (``postgresql://…``, any case) rather than a file."""
+    return isinstance(target, str) and target[: len(URL_SCHEMES[0])].lower().startswith(URL_SCHEMES)
 
 
 def journal_target(value: str | os.PathLike[str]) -> Path | str:
-    """A journal location as given on a command line or in ``$WATCHER_JOURNAL``: a URL kept as is, else a path.
+    """A journal location as given on a command line or in ``$WATCHER_JOURNAL``: a URL, else a path.
 
-    ``Path("postgresql://host/db")`` would fold the ``//``, so a URL must never become a Path.
+    ``Path("postgresql://host/db")`` would fold the ``//`` into folders, so anything shaped like
+    ``scheme://`` never becomes a Path: PostgreSQL's schemes, in any case, are kept as a URL with
+    the scheme in lower case (libpq knows no other), and any other scheme is refused, as is an
+    empty location (a path to the current folder), with a ``JournalLocationError``.
     """
     text = os.fspath(value)
-    return text if is_url(text) else Path(text).expanduser()
+    if not text.strip():
+        raise JournalLocationError(
+            "the journal location is empty; give a file path (such as .watcher/journal.sqlite3) or a postgresql:// URL"
+        )
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return Path(text).expanduser()
+    name = scheme.group(1).lower()
+    if f"{name}://" in URL_SCHEMES:
+        return name + text[scheme.end(1) :]
+    # only the scheme is named: the rest of a URL may hold a password
+    raise JournalLocationError(
+        f"the journal location starts with {scheme.group(1)}://, a scheme watcher cannot store a journal at; "
+        "give a postgresql:// URL or a file path"
+    )
 
 
 def journal_label(target: Path | str) -> str:

@@ -313,7 +313,12 @@ class Journal(Coordination):
                 return False
             waited = time.monotonic() - started
             if waited - warned >= 30 or attempt == 0:  # a lock held long is worth saying, not every retry
-                log.warning("the journal at %s is %s; retrying", self.where, self._cause)
+                log.warning(
+                    "the journal at %s is %s; retrying until it is free, and nothing is lost while it waits. "
+                    "If the process holding it is stuck, end it; to give up instead, stop this one (Ctrl-C)",
+                    self.where,
+                    self._cause,
+                )
                 warned = waited
             with self._lock:
                 if self._abandon:
