@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
+from pathlib import Path
 from typing import Any
+
+from watcher.cli._numbers import seconds
 
 __all__ = ["register", "run"]
 
@@ -17,7 +22,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     )
     p.add_argument(
         "--idle",
-        type=float,
+        type=seconds,
         help="exit after this many idle seconds (default $WATCHER_SERVE_IDLE or 900)",
     )
     p.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)  # the lock a hook took and handed over
@@ -25,8 +30,23 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve until idle; 1 when another daemon already serves the socket."""
+    """Serve until idle; 1, and a line saying which daemon, when another one already serves the socket."""
     from watcher.hooks._daemon import serve
+    from watcher.hooks.client import socket_path
 
     idle = args.idle if args.idle is not None else args.settings.serve_idle_s
-    return serve(idle_s=idle, lock_fd=args.lock_fd, settings=args.settings)
+    status = serve(idle_s=idle, lock_fd=args.lock_fd, settings=args.settings)
+    if status == 1:
+        print(f"watcher: error: {_already_served(Path(socket_path()))}", file=sys.stderr)
+    return status
+
+
+def _already_served(sock: Path) -> str:
+    """Which daemon holds ``sock`` (its pid, when its pid file says) and what to do about it."""
+    pid = ""
+    with contextlib.suppress(OSError, ValueError):
+        pid = f" (pid {int(sock.with_suffix('.pid').read_text())})"
+    return (
+        f"a hook daemon already serves {sock}{pid}; stop it first with `watcher hooks stop`, "
+        "or set WATCHER_SOCKET to another path to run a second one"
+    )
