@@ -254,3 +254,15 @@ def test_limits_and_fleet_names_are_checked(tmp_path: Path) -> None:
     assert _watcher("stats", "--fleet", "first", "--json", journal=journal).returncode == 0
     done = _watcher("supervise", "--watch-interval", "-1", journal=journal)
     assert done.returncode == 2 and "argument --watch-interval: '-1' is not a number of seconds above 0" in done.stderr
+
+
+def test_a_failed_task_says_why_in_text_too(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.toml"
+    tasks.write_text('[fleet]\nwatch_interval_s = 0.05\n\n[[tasks]]\nname = "a"\nprompt = "p"\n')
+    with StubAnthropicServer(*[Reply.error(400, "invalid_request_error", "the prompt is refused")] * 5) as stub:
+        done = _watcher(
+            "run", str(tasks), "--base-url", stub.base_url, journal=tmp_path / "j.sqlite3", ANTHROPIC_API_KEY="k"
+        )
+    assert done.returncode == 1, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("a: failed (BadRequestError: ") and "the prompt is refused" in first

@@ -90,7 +90,9 @@ def run_fleet(args: argparse.Namespace) -> int:
             "ANTHROPIC_API_KEY, or pass --base-url for a compatible server (offline: a local stub such as "
             "watcher.testing.StubAnthropicServer)"
         ) from exc
-    lines = [f"{name}: {t['status']}" for name, t in out["tasks"].items()]
+    lines = [
+        f"{name}: {t['status']}" + (f" ({t['error']})" if "error" in t else "") for name, t in out["tasks"].items()
+    ]
     lines.append(", ".join(f"{k} {v}" for k, v in out["stats"].items()))
     show(args, out, "\n".join(lines))
     return 0 if all(t["status"] == "completed" for t in out["tasks"].values()) else 1
