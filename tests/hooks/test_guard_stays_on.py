@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -172,3 +173,22 @@ def test_a_call_the_projects_policy_allows_is_allowed_with_or_without_a_daemon(
     finally:
         stop_started_daemon(env)
     assert not any(_denied(a) for a in answers), answers  # the person's rule decides; a watcher's finding is told
+
+
+def test_a_session_id_with_a_lone_surrogate_is_still_journaled(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    with daemon(env):
+        run = run_hook(env, "PreToolUse", RM_HOME, session="s-\ud800")  # json.dumps writes it as \ud800
+        assert _denied(run.answer)
+    with sqlite3.connect(env["WATCHER_JOURNAL"]) as db:
+        sessions = {row[0] for row in db.execute("SELECT DISTINCT session FROM events")}
+    assert "claude:s-?" in sessions, sessions
+
+
+def test_a_call_denied_just_before_the_daemon_stops_is_still_journaled(tmp_path: Path) -> None:
+    env = hook_env(tmp_path)
+    with daemon(env):  # stopped (SIGTERM) as soon as the answer is back, before the watchers are done
+        assert _denied(run_hook(env, "PreToolUse", RM_HOME, session="last-call").answer)
+    with sqlite3.connect(env["WATCHER_JOURNAL"]) as db:
+        kinds = {row[0] for row in db.execute("SELECT kind FROM events WHERE session = 'claude:last-call'")}
+    assert "hook" in kinds, kinds

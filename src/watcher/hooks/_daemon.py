@@ -60,6 +60,7 @@ log = logger("watcher.hooks.daemon")
 # answer this much before the hook's budget ends: before the hook stops waiting (it keeps 0.3 s for its guard)
 _MARGIN_S = 0.4
 _CHECK_S = 0.5  # how often the daemon checks that its socket is still the one it listens on
+_SETTLE_AT_STOP_S = 10.0  # how long a stop waits for the judgments of calls already answered
 _REOPEN_S = 10.0  # a journal that would not open (locked, damaged) is tried again after this long
 
 
@@ -83,7 +84,10 @@ class Daemon:
         self._in_flight = 0
         self._desks: dict[Path | str, Desk] = {}
         self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
-        self._unopened: dict[Path | str, tuple[float, Exception]] = {}  # journals that would not open, and when
+        self._unopened: dict[Path | str, tuple[float, Exception]] = {}
+        self._judging: set[asyncio.Task[Any]] = (
+            set()
+        )  # calls whose watchers still judge  # journals that would not open, and when
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
         self._bound: tuple[int, int] | None = None  # the socket file's (device, inode) when bound
@@ -145,6 +149,8 @@ class Daemon:
             return None if answered else answer.wire(call.event, call.agent)
 
         task = asyncio.get_running_loop().create_task(judge())
+        self._judging.add(task)  # a stop waits for it: a call answered is judged and journaled
+        task.add_done_callback(self._judging.discard)
         if verdict is not None and verdict.denied:
             # The rules decide at once: the reply leaves before the watchers run (a desk's first call
             # imports the security engines and holds the loop). They judge the call all the same,
@@ -270,7 +276,9 @@ class Daemon:
                 self._server.close()
             if not self._socket_lost():  # only our own socket: one put there since is not ours to remove
                 self.path.unlink()
-            for desk in self._desks.values():
+            if self._judging:  # calls answered before the stop (a denial leaves before its judgment)
+                await asyncio.wait(set(self._judging), timeout=_SETTLE_AT_STOP_S)
+            for desk in list(self._desks.values()):
                 await desk.close()
                 await asyncio.to_thread(desk.journal.close)
 

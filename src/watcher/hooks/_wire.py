@@ -85,7 +85,7 @@ class HookCall:
 
     @property
     def session_id(self) -> str:
-        return str(self.payload.get("session_id") or "unknown")
+        return _storable(self.payload.get("session_id") or "unknown")
 
     @property
     def parent_session(self) -> str:
@@ -96,7 +96,7 @@ class HookCall:
     def session(self) -> str:
         """The session this call is about: the CLI session, or a subagent as its child session."""
         agent_id = self.payload.get("agent_id")
-        return f"{self.parent_session}/{agent_id}" if agent_id else self.parent_session
+        return f"{self.parent_session}/{_storable(agent_id)}" if agent_id else self.parent_session
 
     @property
     def turn(self) -> str:
@@ -189,3 +189,8 @@ class Answer:
         if self.kind == "context" and event in CONTEXT_EVENTS:
             return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": self.text}}
         return None
+
+
+def _storable(value: object) -> str:
+    """``value`` as text that can be stored: a lone surrogate (``"\\ud800"`` in the JSON) becomes ``?``."""
+    return str(value).encode("utf-8", "replace").decode("utf-8")
