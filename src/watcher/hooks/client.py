@@ -10,8 +10,8 @@ On the way to the daemon nothing is imported beyond the interpreter's own start 
 warm hook costs little more than the interpreter's start. The installed command is ``watcher-hook
 EVENT ...`` (a script on PATH; ``watcher hook EVENT ...`` works the same): ``watcher._console``
 sends it here before the CLI is loaded, so only ``watcher``, ``watcher.hooks`` (whose names load
-lazily) and this module are imported. Run by path (``python -I -S .../client.py``) it works too, without the site set-up,
-which the in-process fallback then does itself before it imports watcher.
+lazily) and this module are imported. Run by path (``python -I -S .../client.py``) it works too,
+without the site set-up, which the in-process fallback then does itself before it imports watcher.
 
 Without a daemon, a ``PreToolUse`` call is answered by the offline guard alone (``watcher.guard``:
 the only part of watcher it imports), and the watchers judge the call after the answer, in a
@@ -253,24 +253,27 @@ def _guard_only(event: str, config: dict[str, Any], raw: bytes, *, later: bool =
     """
     import json
 
-    _site()
-    from watcher.guard import TOO_DEEP, judge
-
     try:
         data = json.loads(raw.decode("utf-8", "replace")) if raw else {}
     except RecursionError:  # an MCP tool's input nested a thousand deep: what cannot be read is not waved through
-        verdict = TOO_DEEP if event == "PreToolUse" else None
+        if event != "PreToolUse":
+            return None
+        _site()
+        from watcher.guard import TOO_DEEP
+
+        verdict, later = TOO_DEEP, False  # nor can the watchers read it
     else:
         if not isinstance(data, dict) or str(data.get("hook_event_name") or event) != "PreToolUse":
             return None
+        _site()
+        from watcher.guard import judge
+
         tool_input = data.get("tool_input")
         verdict = judge(
             str(data.get("tool_name") or ""),
             tool_input if isinstance(tool_input, dict) else {},
             cwd=str(data.get("cwd") or "."),
         )
-    if verdict is None:
-        return None
     if later:
         _LATER.append((event, config, raw))
     if not verdict.denied:
