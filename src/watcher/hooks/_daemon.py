@@ -84,10 +84,8 @@ class Daemon:
         self._in_flight = 0
         self._desks: dict[Path | str, Desk] = {}
         self._opening: dict[Path | str, asyncio.Task[Desk]] = {}
-        self._unopened: dict[Path | str, tuple[float, Exception]] = {}
-        self._judging: set[asyncio.Task[Any]] = (
-            set()
-        )  # calls whose watchers still judge  # journals that would not open, and when
+        self._unopened: dict[Path | str, tuple[float, Exception]] = {}  # journals that would not open, and when
+        self._judging: set[asyncio.Task[Any]] = set()  # calls whose watchers still judge
         self._last = time.monotonic()
         self._server: asyncio.Server | None = None
         self._bound: tuple[int, int] | None = None  # the socket file's (device, inode) when bound
