@@ -113,12 +113,30 @@ def test_base_url_runs_the_same_harness_against_a_server(capsys: pytest.CaptureF
         (["--follow", "1.5"], "--follow is a probability"),
         (["--conditions", "none,psychic"], "unknown condition"),
         (["--out", "/nonexistent-folder/rows.jsonl"], "the folder /nonexistent-folder does not exist"),
+        (["--conditions", ","], "--conditions names no condition; choose from none, guided, blind, rules"),
+        (["--conditions", ""], "--conditions names no condition"),
+        (["--max-steps", "0"], "--max-steps must be at least 1, not 0"),
+        (["--watcher-timeout", "-1"], "--watcher-timeout takes seconds above 0, not -1.0"),
+        (["--watcher-timeout", "nan"], "--watcher-timeout takes seconds above 0, not nan"),
+        (["--out", ".."], "--out .. is a folder; give a file, such as ../longchain.jsonl"),
+        (["--plot", "."], "--plot . is a folder; give a file, such as longchain.png"),
+        (["--plot", "rates.txt"], "--plot rates.txt: matplotlib cannot draw a .txt file; end the name in .png"),
+        (["--plot", "rates"], "--plot rates: matplotlib cannot draw a file without a suffix"),
     ],
 )
 def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "longchain", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+
+
+def test_rows_that_are_not_text_are_refused_not_appended_to(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = Path("rows.jsonl")  # in the scratch folder
+    rows.write_bytes(b"\xff\xfe\x00binary")
+    assert main(["bench", "longchain", "--tasks", "1", "--chain-length", "2", "--no-plot", "--out", str(rows)]) == 2
+    captured = capsys.readouterr()
+    assert "--out rows.jsonl: not rows of watcher bench (not UTF-8 text: byte 0); move it away" in captured.err
+    assert captured.out == "" and rows.read_bytes() == b"\xff\xfe\x00binary"
 
 
 def test_an_unreachable_server_is_reported_before_the_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -269,6 +269,22 @@ def test_without_a_server_it_refuses_rather_than_simulate(tmp_path: Path) -> Non
         ('{"id": "x", "label": "benign"}', "needs its code"),
         ("not json", "not a labelled case"),
         ('{"label": "benign", "code": "x"}', "it has no 'id' field"),
+        (
+            '{"id": "x", "label": "vulnerable", "code": "x", "lines": "notalist"}',
+            "lines must be a list of line numbers",
+        ),
+        (
+            '{"id": "x", "label": "vulnerable", "code": "x", "lines": ["4"]}',
+            'line numbers, such as [4] or [4, 5], not ["4"]',
+        ),
+        (
+            '{"id": "x", "label": "vulnerable", "code": "a\\nb", "lines": [2, 999]}',
+            "lines [999] are outside the code, which has 2 lines",
+        ),
+        (
+            '{"id": "x", "label": "vulnerable", "code": "x", "lines": [0]}',
+            "lines [0] are outside the code, which has 1 line (numbered from 1)",
+        ),
     ],
 )
 def test_a_bad_case_is_named_with_its_line(tmp_path: Path, line: str, message: str) -> None:
@@ -297,3 +313,69 @@ def test_a_server_that_does_not_answer_fails_before_any_run(tmp_path: Path) -> N
     )
     assert done.returncode == 1 and "cannot reach openai:m's server" in done.stderr  # a failed run, not bad input
     assert not list(tmp_path.iterdir()), "no rows, no plot"
+
+
+def test_a_set_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    binary = tmp_path / "set.jsonl"
+    binary.write_bytes(b"\xff\xfe{\x00")
+    done = watcher_eval("--role", "security", "--set", binary, "--evaluator", "rules", "--no-plot", cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"--set {binary}: not UTF-8 text (byte 0); give a labelled JSONL file saved as UTF-8" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--out", "."], "--out . is a folder; give a file, such as eval-security.jsonl"),
+        (["--plot", "."], "--plot . is a folder; give a file, such as eval-security.png"),
+        (["--plot", "rates.txt"], "--plot rates.txt: matplotlib cannot draw a .txt file; end the name in .png"),
+        (["--plot", "rates"], "--plot rates: matplotlib cannot draw a file without a suffix"),
+    ],
+)
+def test_out_and_plot_are_refused_before_the_run(tmp_path: Path, flags: list[str], message: str) -> None:
+    done = watcher_eval("--role", "security", "--set", SECURITY, "--evaluator", "rules", *flags, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and done.stdout == ""
+    assert not list(tmp_path.iterdir()), "nothing ran: no rows written"
+
+
+@pytest.mark.parametrize(
+    ("earlier", "message"),
+    [
+        (b"\xff\xfe\x00\x01", "rows.jsonl: not rows of watcher eval (not UTF-8 text: byte 0); move it away"),
+        (b"[1, 2]\n", "rows.jsonl, line 1: not a row of watcher eval (a JSON list, not an object); move it away"),
+        (
+            b'{"case": "a", "form": "write", "evaluator": "rules", "found": "yes"}\n',
+            "rows.jsonl, line 1: not a row of watcher eval (it has no 'positive' field); move it away",
+        ),
+        (b"{not json\n", "rows.jsonl, line 1: not a row of watcher eval (Expecting property name"),
+    ],
+    ids=["bytes", "list", "fields", "json"],
+)
+def test_earlier_rows_the_report_cannot_read_are_refused_before_the_run(
+    stub: StubOpenAIServer, tmp_path: Path, earlier: bytes, message: str
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_bytes(earlier)
+    args = ("--role", "security", "--set", SECURITY, "--evaluator", "openai", "--base-url", stub.base_url)
+    done = watcher_eval(*args, "--model", MODEL, "--no-plot", "--out", rows, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and done.stdout == ""
+    assert not [r for r in stub.requests if r.body], "no model was asked: nothing paid for"
+    assert rows.read_bytes() == earlier
+
+
+def test_a_row_with_a_field_of_the_wrong_type_is_named(tmp_path: Path) -> None:
+    first = watcher_eval("--role", "security", "--set", SECURITY, "--evaluator", "rules", "--no-plot", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    rows = tmp_path / "eval-security.jsonl"
+    row = json.loads(rows.read_text().splitlines()[0])
+    rows.write_text(json.dumps({**row, "positive": "yes"}) + "\n")
+    again = watcher_eval("--role", "security", "--set", SECURITY, "--evaluator", "rules", "--no-plot", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "line 1: not a row of watcher eval (its 'positive' is \"yes\", not true or false)" in again.stderr
+
+
+def test_openai_without_a_model_names_evals_own_flag(stub: StubOpenAIServer, tmp_path: Path) -> None:
+    args = ("--role", "security", "--set", SECURITY, "--evaluator", "openai", "--base-url", stub.base_url)
+    done = watcher_eval(*args, "--no-plot", cwd=tmp_path)
+    assert done.returncode == 2 and "watcher eval --evaluator openai needs --model" in done.stderr
+    assert "--watcher-model" not in done.stderr, "eval has no such flag"

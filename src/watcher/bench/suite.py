@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,6 +103,12 @@ class SuiteConfig:
             raise ConfigurationError("--chain-length takes lengths of at least 1, e.g. 8 or 4,8,12")
         if self.distractors < 0 or self.retry_cap < 0 or self.jobs < 1:
             raise ConfigurationError("--distractors and --retry-cap take 0 or more, --jobs 1 or more")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ConfigurationError(f"--max-steps must be at least 1, not {self.max_steps}")
+        if not 0 < self.watcher_timeout < math.inf:  # also false for nan
+            raise ConfigurationError(f"--watcher-timeout takes seconds above 0, not {self.watcher_timeout}")
+        if not self.conditions:
+            raise ConfigurationError(f"--conditions names no condition; choose from {', '.join(CONDITIONS)}")
         unknown = set(self.conditions) - set(CONDITIONS)
         if unknown:
             raise ConfigurationError(f"unknown condition {sorted(unknown)}; choose from {', '.join(CONDITIONS)}")
@@ -111,10 +118,19 @@ class SuiteConfig:
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows saved in ``path`` (a torn last line from an interrupted run is skipped)."""
+    """The rows saved in ``path`` (a torn last line from an interrupted run is skipped).
+
+    A file that is not text is no file of rows: it is refused rather than appended to.
+    """
     rows = []
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigurationError(
+                f"--out {path}: not rows of watcher bench (not UTF-8 text: byte {exc.start}); move it away"
+            ) from exc
+        for line in text.splitlines():
             with contextlib.suppress(ValueError):
                 row = json.loads(line)
                 if isinstance(row, dict):

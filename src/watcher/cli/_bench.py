@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
+from watcher.cli._outputs import check_out, check_plot
 from watcher.core.errors import ConfigurationError
 from watcher.evaluators.preflight import check_url
 
@@ -100,7 +100,7 @@ def _lengths(text: str) -> tuple[int, ...]:
 
 
 def _conditions(args: argparse.Namespace) -> tuple[str, ...]:
-    if args.conditions:
+    if args.conditions is not None:  # "," or "" names none: refused by the check, not read as all
         return tuple(c.strip() for c in args.conditions.split(",") if c.strip())
     if args.enable_watcher or args.watcher:
         return ("none", args.watcher or "guided")
@@ -111,13 +111,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the suite, print the report, write the rows and the plot."""
     from watcher.bench import SimParams, SuiteConfig, plot, report, run_suite
 
-    for flag, path in (("--out", args.out), ("--plot", args.plot)):
-        if path is not None and not path.parent.is_dir():
-            raise ConfigurationError(
-                f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
-            )
-    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
-        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher-agents[jupyter]', or pass --no-plot")
+    if args.out is not None:
+        check_out(args.out, example="longchain.jsonl")
+    if args.plot is not None:
+        check_plot(args.plot, example="longchain.png")
     for name in ("follow", "heed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             raise ConfigurationError(f"--{name} is a probability between 0 and 1, not {getattr(args, name)}")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
+from watcher.cli._outputs import check_out, check_plot
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import Caps
@@ -72,6 +72,12 @@ def _llm(args: argparse.Namespace) -> Evaluator | None:
             "watcher eval --evaluator openai needs --base-url (your server, e.g. http://localhost:1234/v1 for LM "
             "Studio, or https://api.openai.com/v1 with OPENAI_API_KEY); it measures a real model and never simulates one"
         )
+    if args.evaluator == "openai" and not (args.model or args.settings.openai_model):
+        # said here: the evaluator's own message names the flag of replay and spawn (--watcher-model)
+        raise ConfigurationError(
+            "watcher eval --evaluator openai needs --model: the id of a model your server has loaded "
+            "(or set WATCHER_OPENAI_MODEL)"
+        )
     options = {
         "model": args.model,
         "base_url": args.base_url,
@@ -86,7 +92,7 @@ def _llm(args: argparse.Namespace) -> Evaluator | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the set, print the table, write the rows and the plot."""
-    from watcher.judgment import RateLimit, Runner, Throttled, plot, read_cases, table
+    from watcher.judgment import RateLimit, Runner, Throttled, plot, read_cases, read_rows, table
 
     for flag, value in (("--jobs", args.jobs), ("--limit", args.limit), ("--prompt-budget", args.prompt_budget)):
         if value is not None and value < 1:
@@ -95,13 +101,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--rate takes calls a minute above 0, not {args.rate}")
     out = args.out or Path(f"eval-{args.role}.jsonl")
     picture = None if args.no_plot else (args.plot or Path(f"eval-{args.role}.png"))
-    for flag, path in (("--out", out), ("--plot", picture)):
-        if path is not None and not path.resolve().parent.is_dir():
-            raise ConfigurationError(
-                f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
-            )
-    if picture is not None and importlib.util.find_spec("matplotlib") is None:
-        raise ConfigurationError("the plot needs matplotlib: pip install 'watcher-agents[jupyter]', or pass --no-plot")
+    check_out(out, example=f"eval-{args.role}.jsonl")
+    if picture is not None:
+        check_plot(picture, example=f"eval-{args.role}.png")
+    read_rows(out)  # rows of an earlier run that the report could not read are refused before this run
     cases = read_cases(args.cases)
     kind = "security" if args.role == "security" else "loop"
     chosen = [c for c in cases if c.kind == kind][: args.limit]

@@ -73,6 +73,10 @@ def read_cases(path: Path) -> list[Case]:
     """The cases of a labelled set; a line that is not a case is a ``ConfigurationError`` naming it."""
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"--set {path}: not UTF-8 text (byte {exc.start}); give a labelled JSONL file saved as UTF-8"
+        ) from exc
     except OSError as exc:
         raise ConfigurationError(f"--set {path}: cannot read it ({exc.strerror}); give a labelled JSONL file") from exc
     cases: list[Case] = []
@@ -116,7 +120,7 @@ def _case(record: Mapping[str, Any], folder: Path) -> Case:
     if not isinstance(code, str):
         raise ConfigurationError("a security case needs its code (or command) as a string")
     language = str(record.get("language") or ("shell" if "command" in record else "text"))
-    lines = record.get("lines", record.get("vuln_lines")) or []
+    lines = _labelled_lines(record.get("lines", record.get("vuln_lines")) or [], code)
     forms = tuple(record.get("forms") or _forms(language))
     unknown = [f for f in forms if f not in FORMS[:3]]
     if unknown:
@@ -129,8 +133,23 @@ def _case(record: Mapping[str, Any], folder: Path) -> Case:
         language=language,
         code=code,
         path=_file_name(str(record.get("path") or ""), language, case_id),
-        lines=tuple(sorted({int(n) for n in lines})),
+        lines=lines,
     )
+
+
+def _labelled_lines(lines: object, code: str) -> tuple[int, ...]:
+    """The labelled lines, sorted: 1-based line numbers of ``code`` (a line past its end is a typo)."""
+    if not isinstance(lines, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
+        raise ConfigurationError(
+            f"lines must be a list of line numbers, such as [4] or [4, 5], not {json.dumps(lines)}"
+        )
+    count = len(code.splitlines()) or 1
+    outside = sorted({n for n in lines if not 1 <= n <= count})
+    if outside:
+        raise ConfigurationError(
+            f"lines {outside} are outside the code, which has {count} line{'s' if count > 1 else ''} (numbered from 1)"
+        )
+    return tuple(sorted(set(lines)))
 
 
 def _forms(language: str) -> tuple[str, ...]:

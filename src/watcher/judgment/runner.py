@@ -57,20 +57,70 @@ class Throttled:
         return await self.evaluator.evaluate(request)
 
 
+# what the report reads from each row, and the JSON types it must have there
+_NUMBER = (int, float)
+_ROW_FIELDS: dict[str, tuple[type, ...]] = {
+    "case": (str,),
+    "form": (str,),
+    "evaluator": (str,),
+    "positive": (bool,),
+    "outcome": (str,),
+    "located": (bool, type(None)),
+    "input_tokens": _NUMBER,
+    "output_tokens": _NUMBER,
+    "cost_usd": _NUMBER,
+    "latency_s": _NUMBER,
+    "error": (str, type(None)),
+}
+_JSON_TYPES = {str: "a string", bool: "true or false", int: "a number", float: "a number", type(None): "null"}
+
+
+def _not_a_row(value: object) -> str | None:
+    """Why ``value`` is not a row the report can read, or None when it is one."""
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    for name, types in _ROW_FIELDS.items():
+        if name not in value:
+            return f"it has no {name!r} field"
+        field = value[name]
+        if not isinstance(field, types) or (isinstance(field, bool) and bool not in types):
+            wanted = " or ".join(dict.fromkeys(_JSON_TYPES[t] for t in types))
+            return f"its {name!r} is {json.dumps(field)[:40]}, not {wanted}"
+    return None
+
+
 def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of an earlier run (none when the file does not exist)."""
+    """The rows of an earlier run (none when the file does not exist).
+
+    Every row is checked here, before a run starts, so a file that is not watcher eval's fails
+    now, not after the run has been paid for, when the report reads it.
+    """
     if not path.exists():
         return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"--out {path}: not rows of watcher eval (not UTF-8 text: byte {exc.start}); move it away"
+        ) from exc
+    except OSError as exc:
+        raise ConfigurationError(f"--out {path}: cannot read it ({exc.strerror}); choose another file") from exc
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except ValueError as exc:
+            row = json.loads(line)
+        except (ValueError, RecursionError) as exc:
             raise ConfigurationError(
                 f"--out {path}, line {number}: not a row of watcher eval ({exc}); move it away"
             ) from exc
+        problem = _not_a_row(row)
+        if problem is not None:
+            raise ConfigurationError(
+                f"--out {path}, line {number}: not a row of watcher eval ({problem}); move it away"
+            )
+        rows.append(row)
     return rows
 
 
