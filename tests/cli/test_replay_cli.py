@@ -214,6 +214,34 @@ def test_show_prompt_prints_what_the_model_would_be_sent_without_a_key() -> None
     assert beyond.returncode == 2 and "choose N from 1 to" in beyond.stderr and beyond.stdout == ""
 
 
+def test_a_prompt_budget_below_1_is_refused_and_a_prompt_over_budget_is_named() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    transcript = EXAMPLES / "agent_writes_vulnerable_code.jsonl"
+    command = [sys.executable, "-m", "watcher", "replay", str(transcript), "-w", "security", "--evaluator", "anthropic"]
+    for budget in ("-5", "0"):
+        done = subprocess.run(
+            [*command, "--show-prompt", "1", "--prompt-budget", budget],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=ROOT,
+        )
+        assert done.returncode == 2 and done.stdout == ""
+        assert f"--prompt-budget takes a number of tokens from 1, not {budget}" in done.stderr
+    small = subprocess.run(
+        [*command, "--show-prompt", "1", "--prompt-budget", "10"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=ROOT,
+    )
+    assert small.returncode == 2 and small.stdout == ""
+    assert "--show-prompt 1: evaluation 1 of this watcher could not build its request" in small.stderr
+    assert "over the prompt budget of 10" in small.stderr and "choose N from" not in small.stderr
+
+
 def test_show_prompt_json_is_the_body_the_sdk_sends() -> None:
     """The body shown equals, fence nonce aside, what the real SDK sent the stub in a real replay."""
     import re

@@ -124,6 +124,8 @@ async def _replay(args: argparse.Namespace) -> int:
     sessions = transcript.sessions()
     if args.session and len(sessions) == 1:
         sessions = {args.session: next(iter(sessions.values()))}
+    if args.prompt_budget is not None and args.prompt_budget < 1:
+        raise ConfigurationError(f"--prompt-budget takes a number of tokens from 1, not {args.prompt_budget}")
     roles = args.roles or list(DEFAULT_REPLAY_ROLES)
     twice = sorted({role for role in roles if roles.count(role) > 1})
     if twice:

@@ -67,18 +67,28 @@ class PromptCapture:
         self.body: dict[str, Any] | None = None
         self.request: EvaluationRequest | None = None
         self.tokens = 0
+        self.failure: Exception | None = None  # why the wanted request could not be built
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         self.seen += 1
         if self.seen == self.wanted:
             self.request = request
-            self.body, self.tokens = await self.llm.preview(request)
+            try:
+                self.body, self.tokens = await self.llm.preview(request)
+            except Exception as exc:  # the engine records it as a failed evaluation; show() says why
+                self.failure = exc
+                raise
         decision = Continue(note="(prompt shown only; the model was not called)")
         return EvaluationResult(render_decision(decision), decision)
 
 
 def show(capture: PromptCapture, *, as_json: bool) -> str:
     """The captured request: its JSON body (``as_json``), else a header and each part as text."""
+    if capture.failure is not None:
+        raise ConfigurationError(
+            f"--show-prompt {capture.wanted}: evaluation {capture.wanted} of this watcher could not build its "
+            f"request ({capture.failure})"
+        )
     if capture.body is None or capture.request is None:
         raise ConfigurationError(
             f"--show-prompt {capture.wanted}: the replay made {capture.seen} evaluation"
