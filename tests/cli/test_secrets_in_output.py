@@ -107,3 +107,9 @@ def test_replay_shows_and_journals_a_secret_session_id_and_path_redacted(tmp_pat
         everything = "\n".join(map(str, db.execute("SELECT * FROM events").fetchall()))
     assert stored == shown == {"sess-sk-ant-…[REDACTED]"}  # one session, one name, wherever it is shown
     assert SHOWN not in table.stdout + table.stderr + as_json.stdout + as_json.stderr + everything
+
+
+def test_an_error_quoting_a_path_that_holds_a_key_masks_it(tmp_path: Path) -> None:
+    done = watcher("replay", tmp_path / KEY / "missing.jsonl")
+    assert done.returncode == 2 and "sk-ant-…[REDACTED]/missing.jsonl: no such file" in done.stderr
+    assert SHOWN not in done.stderr

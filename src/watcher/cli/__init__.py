@@ -24,6 +24,7 @@ from watcher._version import __version__
 from watcher.cli import _bench, _completion, _eval, _fleet, _formats, _hooks, _journal, _replay, _roles, _serve, _spawn
 from watcher.cli._parser import Parser, help_for_bare_groups
 from watcher.core.errors import UnreachableServerError, WatcherError
+from watcher.core.redact import redact
 from watcher.settings import Settings
 
 __all__ = ["main"]
@@ -61,10 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except UnreachableServerError as exc:  # the run could not happen: a failed run, not bad input
-        print(f"watcher: error: {exc}", file=sys.stderr)
+        print(f"watcher: error: {redact(str(exc))}", file=sys.stderr)
         return 1
-    except WatcherError as exc:
-        print(f"watcher: error: {exc}", file=sys.stderr)
+    except WatcherError as exc:  # redacted: a message may quote a path, a name or a URL holding a key
+        print(f"watcher: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("watcher: interrupted; what was journaled before it is kept", file=sys.stderr)
