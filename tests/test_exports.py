@@ -106,6 +106,7 @@ PUBLIC = {
     ],
     "watcher.guard": [
         "PACKS",
+        "TOO_DEEP",
         "Policy",
         "Verdict",
         "judge",
