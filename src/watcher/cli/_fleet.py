@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from watcher.cli._fleet_show import open_journal, show, status_table
+from watcher.cli._journal import journal_argument
 from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import InvalidCommandError
 from watcher.runtime.fates import APPLIED, NEW, answer
-from watcher.runtime.journal import Journal, journal_target
+from watcher.runtime.journal import Journal
 
 _STEER = ("nudge", "pause", "resume", "abort")
 
@@ -35,7 +36,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         p: argparse.ArgumentParser = fsub.add_parser(name, help=help)
         p.add_argument(
             "--journal",
-            type=journal_target,
+            type=journal_argument,
             default=None,
             help="the journal: a path or a postgresql:// URL (default: the project's)",
         )

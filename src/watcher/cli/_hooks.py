@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.cli import _guard
+from watcher.cli._journal import journal_argument
 from watcher.core.errors import ConfigurationError
 from watcher.hooks import client
 from watcher.hooks._session import DEFAULT_ROLES, HookConfig
@@ -14,7 +15,7 @@ from watcher.hooks._settings import SCOPES, entry_point_problem, install, manife
 from watcher.hooks._status import evaluator_problem, evaluator_unreachable, status_lines
 from watcher.hooks._wire import AGENTS
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import default_journal_path, journal_target
+from watcher.runtime.journal import default_journal_path
 
 __all__ = ["register", "run_hook", "run_hooks", "run_stop"]
 
@@ -76,13 +77,13 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
             p.add_argument("--budget", type=_seconds, default=2.0, help="a hook call's time budget in seconds")
             p.add_argument(
                 "--journal",
-                type=journal_target,
+                type=journal_argument,
                 help="the journal: a path or a postgresql:// URL (default: the project's)",
             )
         if name == "status":
             p.add_argument(
                 "--journal",
-                type=journal_target,
+                type=journal_argument,
                 help="the journal: a path or a postgresql:// URL (default: the project's)",
             )
         p.set_defaults(func=run_hooks)

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from watcher.cli._journal import journal_argument
 from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
-from watcher.runtime.journal import Journal, default_journal_path, journal_target
+from watcher.runtime.journal import Journal, default_journal_path
 from watcher.spawn import SpawnConfig, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.add_argument("--total-timeout", type=seconds, help="seconds before the CLI is stopped whatever it does")
     sp.add_argument(
         "--journal",
-        type=journal_target,
+        type=journal_argument,
         help="the journal: a path or a postgresql:// URL (default: the project's .watcher/journal.sqlite3)",
     )
     sp.add_argument("--json", action="store_true", help="print the report as JSON")
