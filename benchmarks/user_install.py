@@ -64,7 +64,8 @@ def installed(tmp: Path) -> Interpreter:
     problem = "uv is not installed (make installs it in .venv)" if uv is None else ""
     if uv is not None:
         tree, dist, venv = tmp / "tree", tmp / "dist", tmp / "venv"
-        shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        for folder in ("src", "scripts"):  # the package, and the hook command (a script of its own)
+            shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         for name in ("pyproject.toml", "README.md"):
             shutil.copy2(ROOT / name, tree / name)
         base = getattr(sys, "_base_executable", sys.executable)
