@@ -16,7 +16,7 @@ RM_CACHE = {"command": "rm -rf /srv/cache/*"}
 
 
 def _project(tmp_path: Path, policy: str) -> Path:
-    (tmp_path / ".watcher").mkdir()
+    (tmp_path / ".watcher").mkdir(parents=True)
     (tmp_path / ".watcher" / "policy.toml").write_text(policy, encoding="utf-8")
     return tmp_path
 
@@ -32,6 +32,15 @@ def test_a_project_allow_rule_opens_exactly_what_it_names(tmp_path: Path) -> Non
     assert not judge("Bash", RM_CACHE, cwd=str(root)).denied
     assert judge("Bash", {"command": "rm -rf /srv/data/*"}, cwd=str(root)).denied
     assert judge("Bash", {"command": "rm -rf ~/"}, cwd=str(root)).denied
+
+
+def test_a_relative_path_glob_names_only_the_projects_files(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", '[[allow]]\ntool = "Read"\npath = "*"\n[[allow]]\ntool = "Read"\npath = "*.pem"\n')
+    key = os.path.expanduser("~/.ssh/id_rsa")
+    assert judge("Read", {"file_path": key}, cwd=str(root)).denied  # `*` is this project's files, not the home
+    assert not judge("Read", {"file_path": str(root / "certs" / "dev.pem")}, cwd=str(root)).denied
+    rooted = _project(tmp_path / "q", '[[allow]]\ntool = "Read"\npath = "~/.ssh/id_*"\n')
+    assert not judge("Read", {"file_path": key}, cwd=str(rooted)).denied  # written from ~: that very path
 
 
 def test_a_project_deny_rule_closes_a_path_for_the_tools_it_names(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ class ProjectRule(NamedTuple):
         if self.command and not (command and _any(self.command, " ".join(command.split()))):
             return False
         if self.path:
-            return any(_any(self.path, p) or _any(self.path, _relative(p, root)) for p in paths)
+            return any(_path_matches(self.path, p, root) for p in paths)
         return bool(self.command) or self.tool != "*"
 
     def describe(self) -> str:
@@ -63,8 +63,19 @@ def _any(pattern: str, value: str) -> bool:
     return any(fnmatchcase(value, p.strip()) for p in pattern.split("|"))
 
 
-def _relative(path: str, root: str) -> str:
-    return os.path.relpath(path, root) if root and path.startswith(root.rstrip("/") + "/") else path
+def _path_matches(pattern: str, path: str, root: str) -> bool:
+    """Whether ``path`` (absolute) matches a rule's path glob: one written from ``/`` or ``~`` matches
+    the path itself; any other matches the path relative to the project's folder, so ``*.log`` or
+    ``*`` names this project's files, never ``~/.ssh/id_rsa``."""
+    home = os.path.expanduser("~")
+    for p in pattern.split("|"):
+        p = p.strip()
+        if p.startswith(("/", "~")):
+            if fnmatchcase(path, home + p[1:] if p.startswith("~") else p):
+                return True
+        elif root and path.startswith(root.rstrip("/") + "/") and fnmatchcase(os.path.relpath(path, root), p):
+            return True
+    return False
 
 
 class Policy(NamedTuple):
