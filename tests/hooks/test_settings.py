@@ -195,6 +195,17 @@ def test_hooks_an_earlier_version_wrote_still_count_and_a_new_install_replaces_t
     assert "earlier version" not in capsys.readouterr().out
 
 
+def test_status_names_a_journal_that_is_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path))
+    assert main(["hooks", "status"]) == 0
+    out = capsys.readouterr().out
+    assert f"problem: the journal {tmp_path} is a folder" in out and "events: none arrived" not in out
+
+
 def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

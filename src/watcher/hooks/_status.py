@@ -133,6 +133,13 @@ def status_lines(settings: Path, journal_path: Path | str, environment: Settings
         lines.append(f"daemon: pid {daemon.get('pid')}, up {daemon.get('uptime_s')}s, {daemon.get('calls')} calls")
         lines += [f"daemon problem: {p}" for p in daemon.get("problems") or []]
         lines += [f"daemon failure: {f}" for f in daemon.get("failures") or []]
+    if isinstance(journal_path, Path) and journal_path.is_dir():
+        lines.append(
+            f"problem: the journal {journal_path} is a folder, so the hooks can journal nothing there; "
+            "point WATCHER_JOURNAL (or --journal) at a file, such as "
+            f"{journal_path / 'journal.sqlite3'}"
+        )
+        return lines
     summary = last_session_summary(journal_path)
     if summary is None:
         lines.append(f"events: none arrived yet in {journal_path}")
