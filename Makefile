@@ -14,7 +14,7 @@ EXT := editors/vscode
 VSIX := $(EXT)/watcher.vsix
 CODE_SERVER := tests/vscode/host/node_modules/.installed
 
-.PHONY: demo test clis vsix vscode-host check lint types imports unit notebooks bench lab clean
+.PHONY: demo test clis vsix vscode-host check lint types imports unit notebooks bench lab clean dist
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "watcher needs Python 3.11 or newer; set PYTHON=/path/to/python3.11")'

@@ -206,6 +206,40 @@ def test_status_names_a_journal_that_is_a_folder(
     assert f"problem: the journal {tmp_path} is a folder" in out and "events: none arrived" not in out
 
 
+def test_install_from_a_subfolder_goes_to_the_repositorys_root_where_uninstall_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "src" / "sub")
+    assert main(["hooks", "install"]) == 0
+    assert "the repository's root is" in capsys.readouterr().out
+    assert (tmp_path / ".claude" / "settings.local.json").is_file() and not (
+        tmp_path / "src" / "sub" / ".claude"
+    ).exists()
+    monkeypatch.chdir(tmp_path)
+    assert main(["hooks", "uninstall"]) == 0
+    assert "removed 9 watcher hook entries" in capsys.readouterr().out
+
+
+def test_hooks_installed_in_two_scopes_are_named_by_install_and_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+    assert main(["hooks", "install"]) == 0
+    assert main(["hooks", "install", "--scope", "project"]) == 0
+    assert "also installed with --scope local, so the CLI runs them twice" in capsys.readouterr().out
+    assert main(["hooks", "status"]) == 0
+    assert "also installed with --scope project" in capsys.readouterr().out
+
+
+def test_hooks_check_takes_a_file_tools_path_only_as_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hooks", "check", "--tool", "Read", "~/.ssh/id_rsa"]) == 2
+    assert "--tool Read reads or writes a file: give it as --path" in capsys.readouterr().err
+
+
 def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
@@ -29,6 +30,9 @@ def add_parsers(action: argparse._SubParsersAction[Any]) -> None:
     c.add_argument("--cwd", default=".", help="the session's working directory (default: here)")
     c.add_argument("--pack", choices=PACKS, help="judge with this pack instead of the project's")
     c.set_defaults(func=run_check)
+
+
+_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "Grep", "Glob", "LS"})
 
 
 def run_policy(args: argparse.Namespace) -> int:
@@ -56,6 +60,11 @@ def run_policy(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Print the verdict; exit 0 when allowed, 1 when denied."""
     tool = args.tool or ("Read" if args.path and not args.command else "Bash")
+    if args.command and not args.path and tool in _FILE_TOOLS:  # `check --tool Read ~/.ssh/id_rsa`
+        raise ConfigurationError(
+            f"--tool {tool} reads or writes a file: give it as --path {shlex.quote(args.command)} "
+            "(a COMMAND is a shell command, for Bash)"
+        )
     tool_input: dict[str, Any] = {}
     if args.input:
         try:

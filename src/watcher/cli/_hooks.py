@@ -112,7 +112,15 @@ def run_hook(args: argparse.Namespace) -> int:
 
 def run_hooks(args: argparse.Namespace) -> int:
     """Install, show or uninstall."""
-    settings = settings_path(args.scope or _default_scope(args), agent=args.agent, codex_home=args.settings.codex_home)
+    here, scope = _repository_root(), args.scope or _default_scope(args)
+    settings = settings_path(scope, agent=args.agent, project=here, codex_home=args.settings.codex_home)
+    if here != Path.cwd().resolve() and settings.is_relative_to(here):
+        print(f"(the repository's root is {here}: its settings are the ones the CLI reads there)")
+    for other in (s for s in _installed_scopes(args) if s != scope and args.action in ("install", "status")):
+        print(
+            f"note: watcher's hooks are also installed with --scope {other}, so the CLI runs them twice on every "
+            f"event; remove one with `watcher hooks uninstall --scope {other}`"
+        )
     if args.action == "install":
         unreachable = entry_point_problem()
         if unreachable:
@@ -157,16 +165,31 @@ def run_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _repository_root() -> Path:
+    """The git repository's top folder holding the working folder (the working folder outside one).
+
+    Claude Code and Codex read a project's settings at the root they run from: hooks installed from
+    a subfolder would sit in a ``.claude`` nobody reads, and ``uninstall`` at the root would miss them.
+    """
+    here = Path.cwd().resolve()
+    return next((folder for folder in (here, *here.parents) if (folder / ".git").exists()), here)
+
+
 def _default_scope(args: argparse.Namespace) -> str:
     """local for Claude Code, user for Codex; status and uninstall look where an install is recorded."""
     default = "local" if args.agent == "claude" else "user"
     if args.action == "install":
         return default
+    return next(iter(_installed_scopes(args)), default)
+
+
+def _installed_scopes(args: argparse.Namespace) -> list[str]:
+    """The scopes whose settings hold watcher's hooks for ``args.agent`` (by their install records)."""
     scopes = [s for s in SCOPES if args.agent == "claude" or s != "local"]
-    home = args.settings.codex_home
-    return next(
-        (s for s in scopes if manifest_path(settings_path(s, agent=args.agent, codex_home=home)).exists()), default
-    )
+    home, root = args.settings.codex_home, _repository_root()
+    return [
+        s for s in scopes if manifest_path(settings_path(s, agent=args.agent, project=root, codex_home=home)).exists()
+    ]
 
 
 def run_stop(_args: argparse.Namespace) -> int:
