@@ -159,6 +159,18 @@ def test_magic_argument_errors_print_one_clear_line(
     assert not ext().attached
 
 
+def test_a_magic_line_pasted_with_its_comment_works(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_line_magic("watch", "security --mode manual      # you decide: Inject / Edit / Dismiss in the panel")
+    shell.run_line_magic("watch", "errors --name 'err #2'   # autonomous: speaks by itself")
+    shell.run_line_magic("watchers", "                         # what is attached, and its state")
+    out = capsys.readouterr()
+    assert "unrecognized arguments" not in out.err, out.err
+    assert set(ext().attached) == {"security", "err #2"}
+    assert "security" in out.out and "err #2" in out.out
+
+
 @pytest.mark.parametrize("magic", ["watch", "watchers", "unwatch", "watcher_history", "watcher_inject"])
 def test_every_magic_has_help(shell: InteractiveShell, capsys: pytest.CaptureFixture[str], magic: str) -> None:
     shell.run_line_magic(magic, "--help")

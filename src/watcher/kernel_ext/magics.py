@@ -91,10 +91,25 @@ def _accept_parser() -> _Parser:
     return p
 
 
+def _without_comment(line: str) -> str:
+    """``line`` without a trailing ``# comment`` (a ``#`` that starts a word outside quotes), as a
+    shell reads it: ``%watch security --mode manual  # you decide`` is pasted from docs and notes."""
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line
+
+
 def _parse(kind: str, line: str, *, rest_as_text: bool = False) -> argparse.Namespace | None:
     """Parsed arguments, or None after printing help or a clear error."""
     parser = PARSERS[kind]()
     try:
+        line = _without_comment(line)
         words = shlex.split(line)
         if rest_as_text and words and words[0] not in ("-h", "--help"):
             name, _, text = line.strip().partition(" ")
