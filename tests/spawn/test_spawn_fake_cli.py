@@ -297,8 +297,9 @@ async def test_the_report_shows_findings_whole_with_paths_from_the_repository(pr
         ({"watchers": ("security:loud",)}, "the mode after ':' is manual or autonomous"),
         ({"evaluator": "bogus"}, "unknown evaluator 'bogus'"),
         ({"base": "no-such-branch"}, "base branch 'no-such-branch' does not exist"),
+        ({"pr": True, "remote": "upstream"}, "has no remote 'upstream' to push the spawn's branch to"),
     ],
-    ids=["role", "mode", "evaluator", "base"],
+    ids=["role", "mode", "evaluator", "base", "remote"],
 )
 async def test_a_bad_watcher_or_evaluator_stops_before_a_worktree_or_branch_exists(
     project: Project, tmp_path: Path, options: dict[str, object], said: str
@@ -306,7 +307,7 @@ async def test_a_bad_watcher_or_evaluator_stops_before_a_worktree_or_branch_exis
     from watcher.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=said):
-        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), pr=False, **options))
+        await run_spawn(config(project, fake(tmp_path, [*WRITE_A, result()]), **{"pr": False, **options}))
     assert not (project.repo / ".watcher" / "spawns").exists()
     assert (
         git(project.repo, "branch", "--list", "spawn/*") == ""

@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
         return p
 
     r = action("run", "run the tasks of a TOML tasks file")
-    r.add_argument("tasks", type=Path, help="a TOML tasks file: [fleet] settings and one [[task]] table per task")
+    r.add_argument("tasks", type=Path, help="a TOML tasks file: [fleet] settings and one [[tasks]] table per task")
     r.add_argument("--no-supervision", action="store_true", help="run the same tasks with no watcher or syncer loop")
     r.add_argument(
         "--run",

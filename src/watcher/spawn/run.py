@@ -10,6 +10,7 @@ pushed and proposed as a pull request. Every phase is a typed journal event.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from pathlib import Path
 
@@ -75,6 +76,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     recovery = Recovery(config.recovery, config.max_escalations, config.ask)
     specs = [item if isinstance(item, WatcherSpec) else watcher_spec(item) for item in config.watchers]
     sandbox = await asyncio.to_thread(locate, config.repo, base=config.base, spawn_id=config.spawn_id)
+    if config.pr:
+        await asyncio.to_thread(_check_remote, Path(config.repo), config.remote)
     reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
     evaluators = [make_evaluator(config.evaluator, spec.role, settings=settings, **reads) for spec in specs]
     planned = (
@@ -220,3 +223,15 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         await (runtime.close() if config.runtime is None else runtime.settle())
     result.duration_s = round(time.monotonic() - started, 3)
     return result
+
+
+def _check_remote(repo: Path, remote: str) -> None:
+    """The remote the branch is pushed to exists: found before the agent runs, not at the push after it."""
+    found = subprocess.run(
+        ["git", "-C", str(repo), "remote", "get-url", remote], capture_output=True, text=True, check=False
+    )
+    if found.returncode != 0:
+        raise ConfigurationError(
+            f"the repository {repo} has no remote {remote!r} to push the spawn's branch to: add one "
+            f"(git remote add {remote} URL), name another with --remote, or pass --no-pr to keep the work local"
+        )
