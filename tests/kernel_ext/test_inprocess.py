@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from watcher.kernel_ext import current, outbox
+from watcher.kernel_ext import current, extension, outbox
 from watcher.kernel_ext.cells import STDOUT_SAMPLE_CHARS
 from watcher.kernel_ext.extension import KernelExtension
 from watcher.runtime.journal import Journal
@@ -74,6 +75,39 @@ def test_unloading_judges_the_last_cells_still_waiting_for_their_batch(
     ended = [row for row in rows if row.kind == "session" and row.payload["status"] == "ended"]
     assert len(ended) == 1 and ended[0].id > max(row.id for row in rows if row.kind == "evaluation")
     shell.run_line_magic("load_ext", "watcher")  # the fixture unloads it again
+
+
+def test_unloading_during_a_slow_evaluation_ends_the_session_within_seconds(
+    shell: InteractiveShell, journal_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from watcher.testing import Reply, StubAnthropicServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    with StubAnthropicServer(default_reply=Reply.stall(30)) as stub:
+        shell.run_line_magic("watch", f"errors --evaluator anthropic --base-url {stub.root_url} --model claude-test")
+        for i in range(3):
+            shell.run_cell("1/0", cell_id=f"slow{i}")
+        started = time.monotonic()
+        shell.run_line_magic("unload_ext", "watcher")  # a frontend kills a kernel that takes longer to exit
+        took = time.monotonic() - started
+    assert took < extension.CLOSE_BOUND_S + 5, took
+    journal = Journal(journal_path, create=False)
+    try:
+        rows = journal.read(0, limit=10_000)
+    finally:
+        journal.close()
+    assert any(row.kind == "session" and row.payload["status"] == "ended" for row in rows)
+    for name in ("watcher_pending", "watcher_accept", "watcher_dismiss", "watchers"):  # every magic is gone
+        assert name not in shell.magics_manager.magics["line"], name
+    shell.run_line_magic("load_ext", "watcher")  # the fixture unloads it again
+
+
+def test_a_key_typed_as_the_model_is_never_shown(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    from watcher.widgets import PanelState
+
+    key = "sk-ant-api03-" + "Q" * 40
+    state = PanelState("m1", role="errors", evaluator=f"anthropic:{key}")
+    assert key not in state.evaluator and key not in state.text() and key not in str(state.view())
 
 
 def test_a_cell_becomes_an_observation_with_id_count_stdout_and_duration(shell: InteractiveShell) -> None:

@@ -44,6 +44,9 @@ from watcher.widgets import PanelState, WatcherPanel
 __all__ = ["Attached", "KernelExtension", "notebook_session_name"]
 
 WAIT_S = 10.0
+# how long unloading (and a kernel's shutdown) waits for the watchers' last judgments: a frontend
+# kills a kernel that takes longer to exit, and the session's end must reach the journal first
+CLOSE_BOUND_S = 2.0
 
 
 def notebook_session_name(settings: Settings) -> str:
@@ -314,17 +317,25 @@ class KernelExtension:
         """
         self.unregister()
         if self.thread.alive:
-            bound = max((a.spec.caps.timeout_s for a in list(self.attached.values())), default=0.0)
+            longest = max((a.spec.caps.timeout_s for a in list(self.attached.values())), default=0.0)
+            bound = min(longest, CLOSE_BOUND_S)
+            ending = self.thread.submit(self._end(bound))
             try:
-                self.thread.wait(self._end(bound), WAIT_S + bound)
+                ending.result(WAIT_S + bound)
+            except KeyboardInterrupt:  # the session still ends, within the same bound: never half-unloaded
+                print("watcher: interrupted; the notebook session ends without its last judgments", file=sys.stderr)
+                with contextlib.suppress(Exception, KeyboardInterrupt):
+                    ending.result(WAIT_S + bound)
             except Exception as exc:  # noqa: BLE001 - closing never raises into %unload_ext or atexit
                 print(f"watcher: ending the notebook session failed: {exc}", file=sys.stderr)
-        self.thread.stop()
+        self.thread.stop(timeout=CLOSE_BOUND_S)
 
     async def _end(self, bound: float) -> None:
+        """Judge the last cells for at most ``bound`` seconds, then end the session in the journal."""
         self.outbox.publish()  # the last cells, still waiting for their batch
-        try:
-            await asyncio.wait_for(self.runtime.evaluate_session_end(self.session), bound)
-        except TimeoutError:
+        judging = asyncio.ensure_future(self.runtime.evaluate_session_end(self.session))
+        done, _ = await asyncio.wait({judging}, timeout=bound)  # not wait_for: it would wait for the cancellation
+        if not done:
+            judging.cancel()
             print(f"watcher: judging the notebook's last cells took over {bound:g} s; left unjudged", file=sys.stderr)
         self.runtime.end_session(self.session, detail="extension unloaded")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -79,13 +80,23 @@ class RuntimeThread:
         return self.calls.wait(coro, timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Close the runtime (settle, flush the journal), stop the loop and join the thread."""
+        """Close the runtime (settle, flush the journal), stop the loop and join the thread.
+
+        An evaluation still running after ``timeout`` is cancelled: the journal writer is flushed
+        and closed below all the same, so what was published (the session's end) is kept.
+        """
         if not self.alive:
             return
         runtime = self.runtime
         if runtime is not None:
+            closing = self.submit(runtime.close())
             try:
-                self.submit(runtime.close()).result(timeout)
+                closing.result(timeout)
+            except TimeoutError:
+                log.warning("the watchers were still evaluating after %g s; their evaluations were cancelled", timeout)
+                self.loop.call_soon_threadsafe(_cancel_all, self.loop)
+                with contextlib.suppress(Exception):
+                    closing.result(timeout)
             except RuntimeError as exc:
                 # at interpreter exit the default executor is gone before atexit runs, so the
                 # runtime's last asyncio.to_thread fails; the journal is flushed below instead
@@ -95,3 +106,8 @@ class RuntimeThread:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
         self.journal.close()
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel()

@@ -7,6 +7,7 @@ problem prints one clear line to stderr (``watcher: ...``) instead of a tracebac
 from __future__ import annotations
 
 import argparse
+import functools
 import shlex
 import sys
 from collections.abc import Callable
@@ -23,8 +24,6 @@ from watcher.kernel_ext.extension import KernelExtension
 from watcher.roles import ROLE_NAMES
 
 __all__ = ["MAGIC_NAMES", "WatcherMagics"]
-
-MAGIC_NAMES = {"line": ("watch", "watchers", "unwatch", "watcher_history", "watcher_inject"), "cell": ("watch",)}
 
 
 class _Stop(Exception):
@@ -127,6 +126,20 @@ def _parse(kind: str, line: str, *, rest_as_text: bool = False) -> argparse.Name
         return None
 
 
+def _one_line_when_interrupted(magic: Callable[..., Any]) -> Callable[..., Any]:
+    """A magic interrupted while it waits on the watchers' thread says so in one line, not a traceback of ours."""
+
+    @functools.wraps(magic)
+    def run(self: WatcherMagics, *args: Any) -> Any:
+        try:
+            return magic(self, *args)
+        except KeyboardInterrupt:
+            print(f"watcher: %{magic.__name__} interrupted", file=sys.stderr)
+            return None
+
+    return run
+
+
 @magics_class
 class WatcherMagics(Magics):
     """The watcher magics, bound to one ``KernelExtension``."""
@@ -162,6 +175,7 @@ class WatcherMagics(Magics):
         return True
 
     @line_magic
+    @_one_line_when_interrupted
     def watch(self, line: str) -> None:
         """%watch ROLE [--brief TEXT] [--evaluator E] [--model M] [--base-url URL] [--mode M] [--name N]"""
         args = _parse("watch", line)
@@ -169,6 +183,7 @@ class WatcherMagics(Magics):
             self._attach(args, one_cell=False)
 
     @cell_magic("watch")  # type: ignore[arg-type]  # IPython types the name-only form loosely
+    @_one_line_when_interrupted
     def watch_cell(self, line: str, cell: str) -> None:
         """%%watch ROLE [options]: watch this cell only (the same options as %watch)."""
         __tracebackhide__ = True  # the user's errors show as if the cell ran without the magic
@@ -182,6 +197,7 @@ class WatcherMagics(Magics):
             self.shell.run_cell(cell, store_history=False)  # type: ignore[no-untyped-call]
 
     @line_magic
+    @_one_line_when_interrupted
     def watchers(self, line: str) -> None:
         """%watchers: list this notebook's watchers and their state."""
         if _parse("watchers", line) is None:
@@ -200,6 +216,7 @@ class WatcherMagics(Magics):
             print("(some watchers are still evaluating)")
 
     @line_magic
+    @_one_line_when_interrupted
     def unwatch(self, line: str) -> None:
         """%unwatch NAME: detach a watcher."""
         args = _parse("unwatch", line)
@@ -213,6 +230,7 @@ class WatcherMagics(Magics):
         print(f"watcher {args.name!r} detached from {count} session{'s' if count != 1 else ''}")
 
     @line_magic
+    @_one_line_when_interrupted
     def watcher_history(self, line: str) -> Any:
         """%watcher_history: evaluations and interjections of this notebook, as a polars DataFrame."""
         if _parse("history", line) is None:
@@ -231,6 +249,7 @@ class WatcherMagics(Magics):
         return frame.filter(pl.col("session").is_in(sessions))
 
     @line_magic
+    @_one_line_when_interrupted
     def watcher_inject(self, line: str) -> None:
         """%watcher_inject NAME TEXT: inject TEXT by hand, as watcher NAME, into the active agent run."""
         args = _parse("inject", line, rest_as_text=True)
@@ -244,6 +263,7 @@ class WatcherMagics(Magics):
         print(f"{outcome}: {args.text}")
 
     @line_magic
+    @_one_line_when_interrupted
     def watcher_pending(self, line: str) -> None:
         """%watcher_pending: the interjections waiting for you, with the ids the two magics below take."""
         if _parse("pending", line) is None:
@@ -259,6 +279,7 @@ class WatcherMagics(Magics):
         print("%watcher_accept ID [TEXT] delivers one (TEXT replaces it); %watcher_dismiss ID drops it")
 
     @line_magic
+    @_one_line_when_interrupted
     def watcher_accept(self, line: str) -> None:
         """%watcher_accept ID [TEXT]: deliver a pending interjection (TEXT in its place, if given)."""
         args = _parse("accept", line, rest_as_text=True)
@@ -266,6 +287,7 @@ class WatcherMagics(Magics):
             self._act(args.id, accept=True, content=args.text)
 
     @line_magic
+    @_one_line_when_interrupted
     def watcher_dismiss(self, line: str) -> None:
         """%watcher_dismiss ID: drop a pending interjection."""
         args = _parse("dismiss", line)
@@ -279,3 +301,7 @@ class WatcherMagics(Magics):
             print(f"watcher: %watcher_{'accept' if accept else 'dismiss'}: {exc}", file=sys.stderr)
             return
         print(f"{'accepted' if accept else 'dismissed'} {interjection_id} of watcher {watcher!r} for {session}")
+
+
+# every magic the class defines, so that unloading removes them all (three were left behind, bound to a closed loop)
+MAGIC_NAMES = {kind: tuple(names) for kind, names in WatcherMagics.magics.items()}

@@ -69,7 +69,8 @@ class PanelState:
 
     def __init__(self, name: str, *, role: str = "", authority: str = "", mode: str = "", evaluator: str = "") -> None:
         self.name = name
-        self.role, self.authority, self.mode, self.evaluator = role, authority, mode, evaluator
+        # the evaluator's label names its model, which a person may have typed a key into by mistake
+        self.role, self.authority, self.mode, self.evaluator = role, authority, mode, redact(evaluator)
         self.status = "idle"
         self.sessions: set[str] = set()
         self.triggers: frozenset[str] = frozenset()
@@ -122,7 +123,7 @@ class PanelState:
                 self.role = event.role or self.role
                 self.mode = event.mode or self.mode
                 self.authority = event.authority or self.authority
-                self.evaluator = event.evaluator or self.evaluator
+                self.evaluator = redact(event.evaluator) if event.evaluator else self.evaluator
             elif event.status == "detached":
                 self.sessions.discard(event.session)
                 self.status = "detached" if not self.sessions else self.status
