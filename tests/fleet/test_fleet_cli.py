@@ -254,6 +254,8 @@ def test_limits_and_fleet_names_are_checked(tmp_path: Path) -> None:
     assert _watcher("stats", "--fleet", "first", "--json", journal=journal).returncode == 0
     done = _watcher("supervise", "--watch-interval", "-1", journal=journal)
     assert done.returncode == 2 and "argument --watch-interval: '-1' is not a number of seconds above 0" in done.stderr
+    done = _watcher("supervise", "--fleet", "nosuch", "--for", "0.5", journal=journal)  # before its tasks, or a typo
+    assert "fleet 'nosuch' is not in this journal yet (its fleets: first, second)" in done.stderr, done.stderr
 
 
 def test_a_failed_task_says_why_in_text_too(tmp_path: Path) -> None:

@@ -128,13 +128,21 @@ def _supervision_config(
     from dataclasses import replace
 
     from watcher.fleet import FleetConfig
-    from watcher.fleet.runs import run_settings
+    from watcher.fleet.runs import fleets, run_settings
     from watcher.fleet.supervisor import journaled_config
 
     if given is not None:
         config = replace(given, name=name, supervision=True)
     elif (settings := run_settings(journal, name)) is not None:
         config = journaled_config(settings, name)
+    elif name not in (known := fleets(journal)):  # started before its tasks (another machine's), or a typo
+        config = FleetConfig(name=name)
+        held = f"its fleets: {', '.join(known)}" if known else "it holds none yet"
+        print(
+            f"fleet {name!r} is not in this journal yet ({held}): supervising it with the defaults as its tasks "
+            "arrive; if none come, check the name (--tasks FILE gives its tasks file's settings)",
+            file=sys.stderr,
+        )
     else:
         config = FleetConfig(name=name)
         print(
