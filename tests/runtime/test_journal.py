@@ -259,3 +259,28 @@ def test_a_lease_is_held_by_one_holder_until_it_expires_or_is_dropped(journal_at
         assert not journal.hold_lease("lead", "a", 30), "a cannot drop what b holds"
         journal.drop_lease("lead", "b")
         assert journal.hold_lease("lead", "a", 30), "dropped: free at once"
+
+
+def test_a_journal_deleted_while_in_use_is_started_again_and_nothing_after_is_lost(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / ".watcher"
+    journal = Journal(folder / "journal.sqlite3")
+    try:
+        journal.append(ObservationEvent(session="nb", observation=UserMessage(text="before"), index=0))
+        journal.flush()
+        for leftover in folder.iterdir():  # rm -rf .watcher, git clean -fdx: the file is gone under the writer
+            leftover.unlink()
+        folder.rmdir()
+        journal.append(ObservationEvent(session="nb", observation=UserMessage(text="after"), index=1))
+        journal.flush()
+        texts = [row.payload["observation"]["text"] for row in journal.read(0)]
+    finally:
+        journal.close()
+    assert texts == ["after"]  # what the deleted file held went with it; what came after is in the new one
+    assert "was deleted or replaced while in use; a new one is started there" in caplog.text
+    reread = Journal(folder / "journal.sqlite3", create=False)
+    try:
+        assert [row.payload["observation"]["text"] for row in reread.read(0)] == ["after"]
+    finally:
+        reread.close()

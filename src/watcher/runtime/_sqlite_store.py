@@ -7,6 +7,7 @@ nothing. Each thread reads on its own connection. A file another process holds l
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import JournalError
+from watcher.core.logs import logger
 from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
 __all__ = ["SqliteStore", "a_folder", "busy", "connect", "damaged", "locked", "not_a_journal", "refuse_foreign"]
+
+log = logger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -192,9 +196,29 @@ class SqliteStore:
                 f"{path} is not a watcher journal ({exc}); move it aside or set WATCHER_JOURNAL"
             ) from exc
         self._local = threading.local()
+        self._file = _identity(path)  # the file opened: one deleted or moved aside meanwhile is noticed
+        self._generation = 0  # bumped when a new file is opened at the path: readers reconnect
+
+    def _reopened(self) -> None:
+        """Open a new journal at ``path`` when the one in use was deleted or moved aside (``rm -rf
+        .watcher``, ``git clean -fdx``, a damaged journal moved away): what is written next is not lost
+        into a file nobody can read."""
+        if _identity(self.path) == self._file:
+            return
+        log.warning(
+            "the journal %s was deleted or replaced while in use; a new one is started there (what the old file "
+            "held went with it)",
+            self.path,
+        )
+        self._writer.close()
+        self._writer = connect(self.path, create=True, verify=True)
+        self._writer.executescript(SCHEMA)
+        self._file = _identity(self.path)
+        self._generation += 1
 
     def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
         try:
+            self._reopened()
             with self._writer:
                 self._writer.execute("BEGIN IMMEDIATE")
                 self._writer.executemany(
@@ -209,10 +233,13 @@ class SqliteStore:
 
     def _reader(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and getattr(self._local, "generation", 0) != self._generation:
+            conn.close()  # the file it read was replaced: read the new one
+            conn = None
         if conn is None:
             conn = connect(self.path, create=self._create)
             conn.text_factory = _lenient_text  # one bad column must not make a whole batch unreadable
-            self._local.conn = conn
+            self._local.conn, self._local.generation = conn, self._generation
         return conn
 
     def _run(self, sql: str, args: Any = ()) -> sqlite3.Cursor:
@@ -388,3 +415,12 @@ def _commands_sql(after: int, status: str | None, sessions: Sequence[str] | None
         sql += f" AND session IN ({','.join('?' * len(sessions))})"
         args.extend(sessions)
     return sql + " ORDER BY id", args
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
