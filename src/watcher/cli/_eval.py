@@ -73,7 +73,7 @@ def _llm(args: argparse.Namespace) -> Evaluator | None:
             "Studio, or https://api.openai.com/v1 with OPENAI_API_KEY); it measures a real model and never simulates one"
         )
     if args.evaluator == "openai" and not (args.model or args.settings.openai_model):
-        # said here: the evaluator's own message names the flag of replay and spawn (--watcher-model)
+        # said here, before the set is read: the evaluator would say so only at its first case
         raise ConfigurationError(
             "watcher eval --evaluator openai needs --model: the id of a model your server has loaded "
             "(or set WATCHER_OPENAI_MODEL)"

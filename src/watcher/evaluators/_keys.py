@@ -15,6 +15,6 @@ def anthropic_key(explicit: str | None, settings: Settings) -> str:
     if settings.anthropic_key is None:
         raise MissingCredentialsError(
             "the anthropic evaluator needs an API key and ANTHROPIC_API_KEY is not set; "
-            "run `export ANTHROPIC_API_KEY=...` (or pass api_key=), or use the offline `rules` evaluator"
+            "run `export ANTHROPIC_API_KEY=...` (or pass api_key= in Python), or use the offline `rules` evaluator"
         )
     return settings.anthropic_key.reveal()

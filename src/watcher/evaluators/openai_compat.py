@@ -65,7 +65,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
         chosen = model or settings.openai_model
         if not chosen:
             raise ConfigurationError(
-                "the openai evaluator needs a model name: pass model= (the CLI's --watcher-model) "
+                "the openai evaluator needs a model name: pass --model (--watcher-model with watcher bench; model= in "
+                "Python) "
                 "or run `export WATCHER_OPENAI_MODEL=<model id loaded in your server>`"
             )
         base_url = base_url or settings.openai_base_url
