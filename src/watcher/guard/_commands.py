@@ -393,8 +393,15 @@ def _table(x: At, *, captured: bool = True) -> Finding | None:
             continue  # parted/wipefs/sgdisk on ./disk.img: a file, not a disk of this machine
         if x.on(rule["category"]) and _matches(rule, x) and not (rule["category"] == "database" and test_database(x)):
             named = x.name if x.name in rule["program"] else rule["program"][0]  # or the wrapper it runs under
-            return rule["category"], f"{x.name} {rule['reason']}" if rule["words"] else f"{named}: {rule['reason']}"
+            ran = _shown(x.cmd.source) if rule["words"] else named
+            return rule["category"], f"runs `{ran}`, which {rule['reason']}"
     return None
+
+
+def _shown(source: str) -> str:
+    """A command's text as a reason quotes it: one line, at most 60 characters."""
+    line = " ".join(source.split())
+    return line if len(line) <= 60 else line[:57] + "…"
 
 
 _IMAGE = re.compile(r"(?i).+\.(?:img|iso|raw|qcow2?|vhdx?|vmdk|vdi|dmg|sparseimage)")
