@@ -210,7 +210,12 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
                 "$": "a branch named only as it runs",
             }.get(name, name)
             how = "force-pushes (with lease)" if lease_only else "force-pushes"
-            why = "may be shared" if unknown else "is shared" if shared else "is any branch (team policy)"
+            if not (unknown or shared):  # the strict pack: every force-push is the team's call
+                return (
+                    "force-push",
+                    f"{how} to {which}: the team's policy allows no force-push (rewrite history locally, then push a new branch)",
+                )
+            why = "may be shared" if unknown else "is shared"
             return (
                 "force-push",
                 f"{how} to {which}, which {why}: others' commits on it would be overwritten; push a branch of your own and open a pull request",
