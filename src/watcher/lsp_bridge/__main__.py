@@ -16,10 +16,15 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
+    from watcher._version import __version__
+
     parser = argparse.ArgumentParser(
         prog="watcher-lsp",
-        description="Language server showing watcher interjections as diagnostics (stdio unless --tcp).",
+        description="Language server showing watcher interjections as diagnostics (stdio unless --tcp). It "
+        "follows the project's journal: WATCHER_JOURNAL (a file or a postgresql:// URL) if set, else "
+        ".watcher/journal.sqlite3 at the project root of each folder the editor opens.",
     )
+    parser.add_argument("--version", action="version", version=f"watcher-lsp {__version__}")
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="speak the protocol on stdin/stdout (the default)")
     transport.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
