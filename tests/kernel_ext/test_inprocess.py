@@ -180,10 +180,12 @@ def test_magic_argument_errors_print_one_clear_line(
     shell.run_line_magic("unwatch", "ghost")
     shell.run_line_magic("watcher_inject", "errors hello")
     shell.run_line_magic("watch", "'unbalanced")
+    shell.run_line_magic("watch", "errors --name ''")
     err = capsys.readouterr().err
     assert "Traceback" not in err
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 6, err
+    assert len(lines) == 7, err
+    assert "--name is blank" in lines[6]
     assert "unknown role 'no_such_role'" in lines[0]
     assert "invalid choice: 'sometimes'" in lines[1]
     assert "unknown evaluator 'magic'" in lines[2]

@@ -149,6 +149,12 @@ class WatcherMagics(Magics):
         self.ext = extension
 
     def _attach(self, args: argparse.Namespace, *, one_cell: bool) -> bool:
+        if args.name is not None and not args.name.strip():
+            print(
+                "watcher: --name is blank; give the watcher a name, or leave --name out to use the role's",
+                file=sys.stderr,
+            )
+            return False
         if args.evaluator not in EVALUATORS:
             print(
                 f"watcher: unknown evaluator {args.evaluator!r}; expected one of {', '.join(sorted(EVALUATORS))}",
