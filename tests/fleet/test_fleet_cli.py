@@ -71,6 +71,8 @@ def test_fleet_run_then_status_syncs_and_stats(tmp_path: Path) -> None:
     assert stats["learnings"] >= 1 and stats["syncs_relayed"] >= 1
     status = _watcher("status", journal=journal)
     assert status.returncode == 0 and "server" in status.stdout
+    late = _watcher("nudge", "client", "Use the v2 endpoint", journal=journal)  # it completed: nothing will apply it
+    assert late.returncode == 2 and "task 'client' of fleet" in late.stderr and "has ended (completed)" in late.stderr
     missing = _watcher("run", str(tmp_path / "nope.toml"), journal=journal)
     assert (
         missing.returncode == 2 and "cannot read the tasks file" in missing.stderr and "Traceback" not in missing.stderr

@@ -193,6 +193,10 @@ def _live(args: argparse.Namespace, journal: Journal) -> int:
             live.update(frame(), refresh=True)
 
 
+# a task's ends: a paused task may be resumed, a lost one may come back with its host
+_ENDED = frozenset({"completed", "failed", "crashed", "aborted", "interrupted", "cancelled", "timeout"})
+
+
 def _steer(args: argparse.Namespace, journal: Journal) -> int:
     from watcher.fleet import COMMAND_PREFIX  # imported here: see run()
     from watcher.fleet.runs import latest_tasks
@@ -204,6 +208,11 @@ def _steer(args: argparse.Namespace, journal: Journal) -> int:
         raise InvalidCommandError(f"no fleet{named} in this journal: start one with watcher fleet run TASKS.toml")
     if args.task not in tasks:
         raise InvalidCommandError(f"fleet {name!r} has no task {args.task!r}; its tasks: {', '.join(tasks)}")
+    from watcher.fleet.query import read_fleet
+
+    row = read_fleet(journal, name).tasks.get(args.task)
+    if row is not None and row.status in _ENDED:  # nothing will ever apply it: say so rather than record it
+        raise InvalidCommandError(f"task {args.task!r} of fleet {name!r} has ended ({row.status}); nothing to {kind}")
     payload = {"message": args.message} if kind == "nudge" else {"reason": args.reason}
     cid = journal.submit_command(COMMAND_PREFIX + args.task, kind, payload=payload)
     deadline = time.monotonic() + max(args.wait, 0.0)
