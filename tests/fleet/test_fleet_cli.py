@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -270,3 +271,31 @@ def test_a_failed_task_says_why_in_text_too(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     first = done.stdout.splitlines()[0]
     assert first.startswith("a: failed (BadRequestError: ") and "the prompt is refused" in first
+
+
+def test_a_supervisor_stopped_by_sigterm_hands_its_lease_over_at_once(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite3"
+    _announce(journal)
+
+    def supervise() -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "watcher", "fleet", "supervise", "--fleet", "first", "--for", "60",
+             "--host-lost", "30", "--journal", str(journal)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+
+    first = supervise()
+    second: subprocess.Popen[str] | None = None
+    try:
+        assert first.stdout is not None and first.stdout.readline().startswith("leading the supervision")
+        first.send_signal(signal.SIGTERM)  # `timeout`, `kill`, a service manager
+        _, err = first.communicate(timeout=30)
+        assert first.returncode == 143 and "watcher: terminated" in err and "Traceback" not in err, err
+        second = supervise()  # the lease (30 s here) was given back: the next supervisor leads at once
+        assert second.stdout is not None and second.stdout.readline().startswith("leading the supervision")
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.communicate(timeout=30)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -55,6 +56,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:  # bare `watcher`
         parser.print_help()
         return 0
+    # `kill`, `timeout`, a service manager: stopped as cleanly as by Ctrl-C (the handler is the
+    # command's only: a caller in-process, such as a test, gets its own back)
+    previous = signal.signal(signal.SIGTERM, _terminated) if _main_thread() else None
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         # the environment, read once here and handed down in ``args``
         args.settings = Settings.from_env(check_urls=args.command not in _NO_SERVER)
@@ -67,12 +79,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WatcherError as exc:  # redacted: a message may quote a path, a name or a URL holding a key
         print(f"watcher: error: {redact(str(exc))}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("watcher: terminated; what was journaled before it is kept", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("watcher: interrupted; what was journaled before it is kept", file=sys.stderr)
         return 130
     except BrokenPipeError:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a Unix tool killed by it
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: leases are released, journals flushed, children stopped."""
+
+
+def _terminated(_signum: int, _frame: object) -> None:
+    raise Terminated
+
+
+def _main_thread() -> bool:
+    """Whether this is the main thread (only it can set a signal handler; tests call ``main`` from others)."""
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _silence_stdout() -> None:
