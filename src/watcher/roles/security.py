@@ -35,7 +35,8 @@ _MAX_LISTED = 8
 
 def scan(piece: Watched) -> list[Finding]:
     """Every finding in one watched piece of text."""
-    return list(_scan(piece.text, piece.language, piece.label, piece.path, piece.secrets))
+    scanned = _scan if len(piece.text) <= REVIEWED_CHARS else _scan.__wrapped__  # the cache keeps no megabytes
+    return list(scanned(piece.text, piece.language, piece.label, piece.path, piece.secrets))
 
 
 # How much of one piece the role reads. The code review (bandit, the taint engines) costs about
