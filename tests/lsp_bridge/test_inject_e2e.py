@@ -131,3 +131,29 @@ async def test_bad_commands_are_errors_not_crashes(client: LanguageClient, repo:
         )
     )
     assert not result
+
+
+async def test_a_command_carries_a_message_not_a_file(client: LanguageClient, repo: Path) -> None:
+    """Content over 20,000 characters is refused; a dismissal stores none of what it was sent."""
+    (repo / "big.py").write_text("x = 1\n")
+    uri = (repo / "big.py").as_uri()
+    from .conftest import interjection, write_events
+
+    await write_events(
+        journal_of(repo), [interjection("big", session="live", locations=[{"path": "big.py", "start_line": 1}])]
+    )
+    await wait_until(lambda: diagnostics(client, uri), what="the diagnostic")
+    with pytest.raises(Exception, match="at most 20,000"):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="watcher.inject", arguments=[{"interjection_id": "big", "content": "x" * 1_000_000}]
+            )
+        )
+    dismissed = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="watcher.dismiss", arguments=[{"interjection_id": "big", "content": "y" * 1_000_000}]
+        )
+    )
+    with Journal(journal_of(repo)) as journal:
+        [command] = [c for c in journal.commands(status=None) if c.id == dismissed["command_id"]]
+    assert command.kind == "dismiss" and command.payload == {}

@@ -145,6 +145,9 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     )
 
 
+MAX_CONTENT_CHARS = 20_000  # what a person writes in place of an interjection: a message, not a file
+
+
 async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
     """Run ``watcher.inject`` / ``watcher.accept`` / ``watcher.dismiss``; raises ``InvalidCommandError`` on bad input."""
     kind = COMMANDS[command]
@@ -165,7 +168,12 @@ async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> d
             f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows"
         )
     book, finding = located
-    content = arg.get("content")
+    content = arg.get("content") if kind != "dismiss" else None  # a dismissal says nothing
+    if isinstance(content, str) and len(content) > MAX_CONTENT_CHARS:
+        raise InvalidCommandError(
+            f"{command}: 'content' is {len(content):,} characters; an interjection takes at most "
+            f"{MAX_CONTENT_CHARS:,}: say it shorter"
+        )
     payload: dict[str, Any] = {"content": content} if isinstance(content, str) and content.strip() else {}
     if kind in ("inject", "accept") and finding.status != PENDING and not payload:
         raise InvalidCommandError(
