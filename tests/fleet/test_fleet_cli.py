@@ -163,6 +163,7 @@ def test_status_watch_keeps_the_table_live_until_ctrl_c(tmp_path: Path) -> None:
         out, err = live.communicate(timeout=20)
     assert live.returncode == 130, err
     assert "fleet second · 2 task(s)" in out and "new-a" in out
+    assert out.count("fleet second · 2 task(s)") >= 3, "piped, a table is printed at every interval"
     new_b = [line.split() for line in out.splitlines() if line.startswith("new-b")]
     assert new_b and new_b[-1][3] == "7", "the table shows the task's newest iteration"
     assert "Traceback" not in err and len(err.strip().splitlines()) <= 1

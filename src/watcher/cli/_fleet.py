@@ -187,7 +187,12 @@ def _live(args: argparse.Namespace, journal: Journal) -> int:
         head = f"fleet {view.name or '-'} · {len(rows)} task(s) · {time.strftime('%H:%M:%S')} (Ctrl-C to stop)\n"
         return Text(head + (status_table(rows) if rows else "no fleet tasks in this journal yet"))
 
-    with Live(frame(), console=Console(soft_wrap=True), auto_refresh=False) as live:
+    console = Console(soft_wrap=True)
+    if not console.is_terminal:  # a pipe or a log file: a table per interval (a live region draws only at the end)
+        while True:
+            print(frame().plain, flush=True)
+            time.sleep(max(args.watch, 0.1))
+    with Live(frame(), console=console, auto_refresh=False) as live:
         while True:
             time.sleep(max(args.watch, 0.1))
             live.update(frame(), refresh=True)
