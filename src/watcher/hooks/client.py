@@ -30,7 +30,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["lock_path", "main", "runtime_dir", "socket_path", "socket_taken", "start_daemon"]
+__all__ = ["budget_seconds", "lock_path", "main", "runtime_dir", "socket_path", "socket_taken", "start_daemon"]
 
 DEFAULT_BUDGET_S = 2.0
 _GUARD_RESERVE_S = 0.3  # of the budget, kept for the guard to answer alone when the daemon is too slow
@@ -77,7 +77,7 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
         if flag in ("--watcher", "-w"):
             roles.append(value)
         elif flag == "--budget":
-            config["budget_s"] = _budget(value)
+            config["budget_s"] = budget_seconds(value)
         elif flag == "--journal":
             config["journal"] = value
         elif flag == "--answered":  # the guard already answered it: the watchers judge it, nothing is printed
@@ -99,7 +99,8 @@ def parse_args(argv: list[str], journal_env: str | None = None) -> tuple[str, di
     return event, config
 
 
-def _budget(value: str) -> float:
+def budget_seconds(value: str) -> float:
+    """A hook budget: seconds, more than 0 and at most 600 (``ValueError`` otherwise, nan and inf too)."""
     try:
         seconds = float(value)
     except ValueError:
