@@ -23,6 +23,14 @@ USER_HOOKS = {
 }
 
 
+@pytest.fixture
+def in_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work in ``tmp_path``, with a socket and a journal of the test's own."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
+    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+
+
 def settings(project: Path) -> dict[str, object]:
     data: dict[str, object] = json.loads((project / ".claude" / "settings.json").read_text())
     return data
@@ -141,12 +149,10 @@ def test_hooks_check_input_that_is_no_object_is_a_clear_error(capsys: pytest.Cap
     assert "--input is a JSON" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("in_project")
 def test_status_with_a_damaged_install_record_still_shows_the_daemon_and_the_sessions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
-    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
     main(["hooks", "install"])
     (tmp_path / ".claude" / "watcher-hooks.local.json").write_text("{damaged")
     capsys.readouterr()
@@ -156,12 +162,8 @@ def test_status_with_a_damaged_install_record_still_shows_the_daemon_and_the_ses
     assert "daemon: not running" in out and "events: none arrived yet" in out
 
 
-def test_status_says_what_is_installed_and_that_no_events_arrived(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
-    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+@pytest.mark.usefixtures("in_project")
+def test_status_says_what_is_installed_and_that_no_events_arrived(capsys: pytest.CaptureFixture[str]) -> None:
     main(["hooks", "install"])
     capsys.readouterr()
     assert main(["hooks", "status"]) == 0
@@ -171,12 +173,10 @@ def test_status_says_what_is_installed_and_that_no_events_arrived(
     assert "events: none arrived yet" in out
 
 
+@pytest.mark.usefixtures("in_project")
 def test_hooks_an_earlier_version_wrote_still_count_and_a_new_install_replaces_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
-    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
     main(["hooks", "install"])
     # what an earlier version wrote: `watcher hook EVENT ...`, recorded in its manifest
     for name in ("settings.local.json", "watcher-hooks.local.json"):
@@ -222,12 +222,8 @@ def test_install_from_a_subfolder_goes_to_the_repositorys_root_where_uninstall_f
     assert "removed 9 watcher hook entries" in capsys.readouterr().out
 
 
-def test_hooks_installed_in_two_scopes_are_named_by_install_and_status(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "run" / "serve.sock"))
-    monkeypatch.setenv("WATCHER_JOURNAL", str(tmp_path / "journal.sqlite3"))
+@pytest.mark.usefixtures("in_project")
+def test_hooks_installed_in_two_scopes_are_named_by_install_and_status(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["hooks", "install"]) == 0
     assert main(["hooks", "install", "--scope", "project"]) == 0
     assert "also installed with --scope local, so the CLI runs them twice" in capsys.readouterr().out
