@@ -46,16 +46,15 @@ def hook_env(tmp: Path, **extra: str) -> dict[str, str]:
 def run_hook(env: dict[str, str], event: str, fields: dict[str, Any], *options: str, session: str = "s-1") -> HookRun:
     payload = {"session_id": session, "cwd": os.getcwd(), "prompt_id": "p-1", "hook_event_name": event, **fields}
     started = time.monotonic()
-    done = subprocess.run(
-        [*CLIENT, event, *options],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-        check=False,
-    )
+    done = run_raw(env, json.dumps(payload), event, *options)
     return HookRun(done.stdout, done.returncode, time.monotonic() - started)
+
+
+def run_raw(env: dict[str, str], text: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The hook command with ``argv`` and ``text`` on stdin, as the CLI runs it (stdout and stderr kept)."""
+    return subprocess.run(
+        [*CLIENT, *argv], input=text, capture_output=True, text=True, env=env, timeout=30, check=False
+    )
 
 
 def ask_daemon(request: dict[str, Any], timeout: float, env: dict[str, str]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hook_procs import CLIENT, RM_HOME, daemon, hook_env, run_hook, stop_started_daemon
+from hook_procs import RM_HOME, daemon, hook_env, run_hook, run_raw, stop_started_daemon
 
 from watcher.hooks.client import hook_frame
 
@@ -52,15 +52,7 @@ def test_a_hook_command_with_wrong_options_is_still_guarded(
     if with_daemon:
         run_hook(env, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}})  # starts one
     try:
-        done = subprocess.run(
-            [*CLIENT, "PreToolUse", *options],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=30,
-            check=False,
-        )
+        done = run_raw(env, json.dumps(payload), "PreToolUse", *options)
     finally:
         stop_started_daemon(env)
     assert done.returncode == 0
@@ -100,9 +92,7 @@ def test_a_tool_input_nested_too_deeply_to_read_is_denied(tmp_path: Path, with_d
     if with_daemon:
         run_hook(env, "PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
     try:
-        done = subprocess.run(
-            [*CLIENT, "PreToolUse"], input=text, capture_output=True, text=True, env=env, timeout=30, check=False
-        )
+        done = run_raw(env, text, "PreToolUse")
     finally:
         stop_started_daemon(env)
     assert done.returncode == 0
@@ -159,15 +149,7 @@ def test_a_call_the_projects_policy_allows_is_allowed_with_or_without_a_daemon(
     answers = []
     try:
         for n in range(3):  # again and again: what the watchers found on the first is known by the next
-            done = subprocess.run(
-                [*CLIENT, "PreToolUse", "--budget", "10"],
-                input=json.dumps({**payload, "tool_use_id": f"toolu_rm{n}"}),
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=30,
-                check=False,
-            )
+            done = run_raw(env, json.dumps({**payload, "tool_use_id": f"toolu_rm{n}"}), "PreToolUse", "--budget", "10")
             answers.append(json.loads(done.stdout) if done.stdout.strip() else None)
             time.sleep(0.5)
     finally:
