@@ -45,12 +45,19 @@ def test_bare_hooks_shows_the_status(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "suggestion"),
     [(["replya", "x.jsonl"], "'replay'"), (["hooks", "statsu"], "'status'"), (["fleet", "helth", "t"], "'health'"),
-     (["replay", str(LOOP), "-w", "secrity"], "'security'")],
+     (["replay", str(LOOP), "-w", "secrity"], "'security'"), (["replay", str(LOOP), "--jsn"], "'--json'"),
+     (["fleet", "status", "--fleeet", "a"], "'--fleet'")],
 )  # fmt: skip
-def test_a_mistyped_command_or_role_gets_a_suggestion(argv: list[str], suggestion: str) -> None:
+def test_a_mistyped_command_role_or_option_gets_a_suggestion(argv: list[str], suggestion: str) -> None:
     done = watcher(*argv)
     assert done.returncode == 2 and f"did you mean {suggestion}?" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_unknown_option_is_answered_with_its_subcommands_usage() -> None:
+    done = watcher("fleet", "status", "--fleeet", "a")
+    assert done.stderr.startswith("usage: watcher fleet status"), done.stderr
+    assert "watcher fleet status: error: unrecognized arguments: --fleeet a" in done.stderr
 
 
 def test_help_shows_no_markup() -> None:

@@ -38,12 +38,36 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _PlainHelp)
         super().__init__(*args, **kwargs)
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        """As argparse's, but an unknown option is answered by the subcommand it was given to, with the
+        nearest of that subcommand's options (``watcher replay F --jsn`` -> did you mean '--json'?)."""
+        parsed: argparse.Namespace
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            chosen = _chosen(self, parsed)
+            unknown = next((e for e in extras if e.startswith("-")), "")
+            options = [o for action in chosen._actions for o in action.option_strings]
+            hint = did_you_mean(unknown.split("=", 1)[0], options) if unknown else ""
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return parsed
+
     def error(self, message: str) -> NoReturn:
         found = _INVALID_CHOICE.search(message)
         if found:
             choices = re.findall(r"'([^']*)'", found.group(2))
             message += did_you_mean(found.group(1), choices)
         super().error(message)
+
+
+def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest subcommand's parser that ``parsed`` went through (``watcher hooks check`` -> check's)."""
+    while parser._subparsers is not None:
+        group = [a for a in parser._subparsers._group_actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(parsed, group[0].dest, None) if group else None
+        if not isinstance(name, str) or name not in group[0].choices:
+            break
+        parser = group[0].choices[name]
+    return parser
 
 
 def help_for_bare_groups(parser: argparse.ArgumentParser, *, defaults: dict[str, list[str]] | None = None) -> None:
