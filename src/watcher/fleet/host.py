@@ -99,6 +99,7 @@ class TaskHost:
         self._learnings: OrderedDict[str, LearningExtracted] = OrderedDict()
         self._queued: dict[str, list[SyncMessageSent]] = {}  # syncs waiting for a paused task
         self._poller: asyncio.Task[None] | None = None
+        self._starting: set[str] = set()  # claimed, and not yet running here: `settled` must wait for them
 
     def start(self) -> None:
         """Announce and start every task (or, in a shared run, claim some), and the poller that applies actions."""
@@ -229,12 +230,16 @@ class TaskHost:
         for spec in self.specs.values():
             if running >= max_tasks:
                 return
-            if spec.name in started or spec.name in self.channels:
+            if spec.name in started or spec.name in self.channels or spec.name in self._starting:
                 continue
-            if await asyncio.to_thread(journal.claim_task, self._group, spec.name, self.host, lost_s):
-                await asyncio.to_thread(journal.start_task, self._group, spec.name, self.host)
-                self._start_task(spec)
-                running += 1
+            self._starting.add(spec.name)
+            try:
+                if await asyncio.to_thread(journal.claim_task, self._group, spec.name, self.host, lost_s):
+                    await asyncio.to_thread(journal.start_task, self._group, spec.name, self.host)
+                    self._start_task(spec)
+                    running += 1
+            finally:
+                self._starting.discard(spec.name)
 
     async def settled(self) -> None:
         """In a shared run: wait until some host started every task and this host's tasks ended."""
@@ -245,7 +250,9 @@ class TaskHost:
             except JournalError as exc:  # the server is away: the claims poller retries meanwhile
                 log.warning("fleet host: cannot read the run's claims (%s); retrying", exc)
                 started = set()
-            if set(self.specs) <= started and all(channel.ended for channel in self.channels.values()):
+            # a task this host has journaled as started may not run here yet (its start is awaited): it
+            # would read as ended, and the run would close on it, aborting it ("the fleet closed")
+            if set(self.specs) <= started and not self._starting and all(c.ended for c in self.channels.values()):
                 return
             await asyncio.sleep(self.config.command_poll_s)
 
