@@ -7,7 +7,7 @@ in between saw every task started and none running here, and closed on it: the t
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 from fleet_helpers import Scripts, marker
@@ -22,12 +22,20 @@ FAST = FleetConfig(watch_interval_s=0.05, sync_interval_s=0.05, min_task_age_s=0
 
 async def test_a_task_started_while_the_run_looks_is_run_not_aborted(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite3")
-    started = journal.start_task
+    start_task, started_tasks = journal.start_task, journal.started_tasks
+    looked = threading.Event()  # the run read the claims after the start was committed
+
+    def reading(group: str) -> set[str]:
+        found = started_tasks(group)
+        if "slow" in found:
+            looked.set()
+        return found
 
     def slow_to_return(group: str, task: str, host: str) -> None:
-        started(group, task, host)  # committed: every reader sees the task started...
-        time.sleep(0.5)  # ...while this host has not begun to run it
+        start_task(group, task, host)  # committed: every reader sees the task started...
+        looked.wait(10)  # ...and this host begins to run it only after the run has looked
 
+    journal.started_tasks = reading  # type: ignore[method-assign]
     journal.start_task = slow_to_return  # type: ignore[method-assign]
     scripts = Scripts({"slow": lambda n, _request: Reply.text("Done.")})
     try:
@@ -45,4 +53,5 @@ async def test_a_task_started_while_the_run_looks_is_run_not_aborted(tmp_path: P
             await fleet.close()
     finally:
         journal.close()
+    assert looked.is_set(), "the run never read the claims while the task was being started"
     assert results["slow"].status == "completed", results  # type: ignore[union-attr]

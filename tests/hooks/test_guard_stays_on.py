@@ -12,11 +12,10 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from hook_procs import RM_HOME, daemon, hook_env, run_hook, run_raw, stop_started_daemon
+from hook_procs import RM_HOME, daemon, hook_env, run_hook, run_raw, stop_started_daemon, wait_for
 
 from watcher.hooks.client import hook_frame
 
@@ -115,7 +114,8 @@ def test_a_file_at_the_socket_path_is_never_deleted_and_the_guard_still_answers(
         timeout=30,
         check=False,
     )
-    time.sleep(1.0)  # a daemon the hook calls might have started would have bound by now
+    log = (mine.parent / "hooks.log").read_text()
+    assert log.count("is there and is not a socket; no daemon is started there") == 2  # each call said so
     assert mine.read_text() == "precious"
     assert served.returncode != 0 and f"{mine} is there and is not a socket" in served.stderr
     assert "Traceback" not in served.stderr
@@ -151,10 +151,22 @@ def test_a_call_the_projects_policy_allows_is_allowed_with_or_without_a_daemon(
         for n in range(3):  # again and again: what the watchers found on the first is known by the next
             done = run_raw(env, json.dumps({**payload, "tool_use_id": f"toolu_rm{n}"}), "PreToolUse", "--budget", "10")
             answers.append(json.loads(done.stdout) if done.stdout.strip() else None)
-            time.sleep(0.5)
+            wait_for(lambda n=n: _journaled(env, f"toolu_rm{n}"))  # judged: the next call knows what was found
     finally:
         stop_started_daemon(env)
     assert not any(_denied(a) for a in answers), answers  # the person's rule decides; a watcher's finding is told
+
+
+def _journaled(env: dict[str, str], tool_use_id: str) -> bool:
+    """Whether the watchers have journaled the call ``tool_use_id`` (a daemon's, or a later judge's)."""
+    try:
+        with sqlite3.connect(env["WATCHER_JOURNAL"]) as db:
+            found = db.execute(
+                "SELECT 1 FROM events WHERE kind = 'observation' AND payload LIKE ?", (f"%{tool_use_id}%",)
+            ).fetchone()
+    except sqlite3.Error:  # not created yet, or being written: not yet
+        return False
+    return found is not None
 
 
 def test_a_session_id_with_a_lone_surrogate_is_still_journaled(tmp_path: Path) -> None:

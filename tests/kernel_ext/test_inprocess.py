@@ -63,11 +63,8 @@ def test_unloading_judges_the_last_cells_still_waiting_for_their_batch(
     for i in range(3):
         shell.run_cell("x = 1\n{}['k']", cell_id=f"end{i}")
     shell.run_line_magic("unload_ext", "watcher")
-    journal = Journal(journal_path, create=False)
-    try:
+    with Journal(journal_path, create=False) as journal:
         rows = journal.read(0, limit=10_000)
-    finally:
-        journal.close()
     kinds = [row.payload["observation"]["kind"] for row in rows if row.kind == "observation"]
     assert kinds == ["cell_executed"] * 3
     [said] = [row.payload["interjection"] for row in rows if row.kind == "interjection"]
@@ -91,11 +88,8 @@ def test_unloading_during_a_slow_evaluation_ends_the_session_within_seconds(
         shell.run_line_magic("unload_ext", "watcher")  # a frontend kills a kernel that takes longer to exit
         took = time.monotonic() - started
     assert took < extension.CLOSE_BOUND_S + 5, took
-    journal = Journal(journal_path, create=False)
-    try:
+    with Journal(journal_path, create=False) as journal:
         rows = journal.read(0, limit=10_000)
-    finally:
-        journal.close()
     assert any(row.kind == "session" and row.payload["status"] == "ended" for row in rows)
     for name in ("watcher_pending", "watcher_accept", "watcher_dismiss", "watchers"):  # every magic is gone
         assert name not in shell.magics_manager.magics["line"], name
