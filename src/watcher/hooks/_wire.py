@@ -26,6 +26,7 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
+from watcher.hooks._payload import read_payload
 
 __all__ = ["AGENTS", "CONTEXT_EVENTS", "EVENTS", "STOP_EVENTS", "Answer", "HookCall", "render_interjections"]
 
@@ -76,9 +77,7 @@ class HookCall:
     @classmethod
     def parse(cls, agent: str, event: str, raw: str | bytes) -> HookCall:
         """Parse stdin; the event named in the payload wins over the command line's."""
-        if isinstance(raw, bytes):  # a byte that is not UTF-8 (a file name, say) must not cost the guard
-            raw = raw.decode("utf-8", "replace")
-        data = json.loads(raw) if raw else {}
+        data = read_payload(raw)  # leniently: a BOM, UTF-16, a trailing newline or object
         if not isinstance(data, dict):
             raise HookInputError(f"the {event} hook payload is not a JSON object")
         return cls(agent, str(data.get("hook_event_name") or event), data)

@@ -30,7 +30,15 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing would cost t
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["budget_seconds", "lock_path", "main", "runtime_dir", "socket_path", "socket_taken", "start_daemon"]
+__all__ = [
+    "budget_seconds",
+    "lock_path",
+    "main",
+    "runtime_dir",
+    "socket_path",
+    "socket_taken",
+    "start_daemon",
+]
 
 DEFAULT_BUDGET_S = 2.0
 _GUARD_RESERVE_S = 0.3  # of the budget, kept for the guard to answer alone when the daemon is too slow
@@ -252,10 +260,10 @@ def _guard_only(event: str, config: dict[str, Any], raw: bytes, *, later: bool =
 
     ``later``: the watchers judge the call after the answer (not when the hook's own arguments are wrong).
     """
-    import json
+    from watcher.hooks._payload import read_payload
 
     try:
-        data = json.loads(raw.decode("utf-8", "replace")) if raw else {}
+        data = read_payload(raw)
     except RecursionError:  # an MCP tool's input nested a thousand deep: what cannot be read is not waved through
         if event != "PreToolUse":
             return None
@@ -279,6 +287,8 @@ def _guard_only(event: str, config: dict[str, Any], raw: bytes, *, later: bool =
         _LATER.append((event, config, raw))
     if not verdict.denied:
         return b""
+    import json
+
     reason = verdict.render()
     body = {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}
     return json.dumps({"hookSpecificOutput": body}).encode()
