@@ -2,7 +2,8 @@
 
 The set is any labelled JSONL file (``watcher.judgment.cases`` documents the format), the shared
 security corpus included, read where it lies. Nothing is simulated: without a server (``--base-url``)
-or a key the command refuses. Rows go to ``--out`` as they finish, so a rerun resumes.
+or a key the command refuses. Rows go to ``--out`` as they finish, so a rerun resumes. A run whose
+model call failed is no judgement: it is left out of the rates, said on stderr, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from watcher.cli._outputs import check_out, check_plot
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
+from watcher.core.redact import redact
 from watcher.core.spec import Caps
 from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
@@ -161,4 +163,19 @@ def run(args: argparse.Namespace) -> int:
             loops=kind == "loop",
         )
         print(f"plot: {picture}")
-    return 0
+    return _failed_runs(rows)
+
+
+def _failed_runs(rows: list[dict[str, Any]]) -> int:
+    """Say on stderr how many runs had a failed model call (none is counted as a judgement); 1 when any did."""
+    failed = [r for r in rows if r["error"]]
+    if not failed:
+        return 0
+    unjudged = sum(r["outcome"] == "error" for r in failed)
+    print(
+        f"watcher eval: {len(failed)} of {len(rows)} runs had a failed model call; {unjudged} of them judged "
+        f"nothing and are left out of the rates (the first: {redact(str(failed[0]['error']))}); "
+        "run the same command again to retry them",
+        file=sys.stderr,
+    )
+    return 1

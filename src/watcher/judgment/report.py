@@ -46,6 +46,7 @@ def table(rows: Rows, evaluators: Sequence[str], *, loops: bool = False) -> str:
             if loops
             else "located: found runs whose cited lines overlap the labelled lines"
         )
+        + "; errors: runs with a failed model call (one that never interjected judged nothing and is in no rate)"
         + "; tokens, cost and latency per run; intervals are Wilson 95 %."
     )
     return "\n".join(lines)

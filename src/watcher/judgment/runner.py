@@ -2,7 +2,8 @@
 
 Each run replays one case's observations through one watcher exactly as ``watcher replay`` does
 (the role's own breakpoints, fail closed), so the figures are those of the watcher a user runs.
-Rows already in the output file are not run again, unless they recorded an error.
+Rows already in the output file are not run again, unless they recorded an error. A run whose
+model call failed and that never interjected has the outcome ``error``: it is not a judgement.
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ class Runner:
             for loc in (e.interjection.locations if e.interjection else ())
         ]
         errors = [e.error for e in events if e.error]
+        scored = outcome(case, form, first.index if first is not None else None, spans)
+        if errors and first is None:
+            scored = {"outcome": "error", "located": None}  # a failed call is no judgement: not a miss, not quiet
         return {
             "case": case.id,
             "form": form,
@@ -194,7 +198,7 @@ class Runner:
             "interjected": first is not None,
             "first_index": first.index if first is not None else None,
             "locations": [list(span) for span in spans],
-            **outcome(case, form, first.index if first is not None else None, spans),
+            **scored,
             "input_tokens": sum(e.input_tokens + e.cache_read_tokens + e.cache_write_tokens for e in events),
             "output_tokens": sum(e.output_tokens for e in events),
             "cost_usd": sum(e.cost_usd for e in events),

@@ -9,6 +9,9 @@ A run is one case in one form judged by one evaluator. Its *outcome*:
   the loop starts at, ``early`` when it comes before (the watcher cried wolf), ``missed`` when
   none comes; any interjection on a case that is not stuck is a ``false_alarm``.
 
+A run whose model call failed and that never interjected has the outcome ``error``: it judged
+nothing, so it counts in no rate (neither as a miss nor as a quiet run), only among the errors.
+
 Intervals are Wilson score intervals (95 %), which stay inside [0, 1] and behave for small counts.
 """
 
@@ -81,15 +84,16 @@ class Figures:
     cost_usd: float  # per run
     latency_s: float  # per run: the sum of its evaluations' latencies
     latency_p95_s: float
-    errors: int
+    errors: int  # runs with a failed call (those that never interjected are in no rate)
 
     @classmethod
     def of(cls, rows: Iterable[Mapping[str, Any]]) -> Figures:
         """The figures of ``rows`` (one evaluator's, possibly one form's)."""
         rows = list(rows)
-        positive = [r for r in rows if r["positive"]]
-        negative = [r for r in rows if not r["positive"]]
-        can_locate = [r for r in rows if r["located"] is not None]
+        judged = [r for r in rows if r["outcome"] != "error"]  # a failed call judged nothing
+        positive = [r for r in judged if r["positive"]]
+        negative = [r for r in judged if not r["positive"]]
+        can_locate = [r for r in judged if r["located"] is not None]
         latencies = sorted(float(r["latency_s"]) for r in rows)
         count = len(rows) or 1
         return cls(
