@@ -160,7 +160,9 @@ def _visitor(tests: Any) -> Any:
                     self._walk(value)
 
         def _walk(self, node: ast.AST) -> None:
-            if type(node).__name__ not in read:
+            if type(node).__name__ not in read or (
+                type(node) is ast.Constant and not isinstance(node.value, (str, bytes))
+            ):  # a number, True, None: bandit's visit_Constant reads only strings and bytes
                 self.generic_visit(node)
             elif self.pre_visit(node):
                 self.visit(node)
