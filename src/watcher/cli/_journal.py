@@ -158,13 +158,16 @@ def _max_id(conn: sqlite3.Connection) -> int | None:
 def _check_server(url: str) -> int:
     from watcher.runtime._pg_admin import inspect_journal
     from watcher.runtime._pg_schema import VERSION
+    from watcher.runtime._pg_store import migrate_command
 
     health = inspect_journal(url)
     print(f"{health.where}: {'ok' if health.ok else 'needs attention'} (PostgreSQL {health.server})")
     if health.version is None:
-        print(f"  schema: none yet; run `watcher journal migrate {health.where}`")
+        print(f"  schema: none yet; run `{migrate_command(health.where)}`")
     elif health.version != VERSION:
-        print(f"  schema: version {health.version}, this watcher needs {VERSION}; run `watcher journal migrate`")
+        print(
+            f"  schema: version {health.version}, this watcher needs {VERSION}; run `{migrate_command(health.where)}`"
+        )
     else:
         print(f"  schema: version {health.version}")
     print(f"  events: about {health.events}; commands waiting: {health.commands_waiting}")

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from watcher.core.errors import JournalError
 from watcher.runtime._pg_schema import VERSION, migrate, schema_version
-from watcher.runtime._pg_store import connect_error, describe
+from watcher.runtime._pg_store import (
+    configure,
+    connect_error,
+    conninfo,
+    describe,
+    first_line,
+    locked_error,
+    privilege_error,
+)
 
 try:
     import psycopg
@@ -40,8 +48,10 @@ class JournalHealth:
 def migrate_journal(url: str) -> tuple[int | None, int]:
     """Create or upgrade the journal schema at ``url``: (version before, version now)."""
     where = describe(url)
+    target = conninfo(url, connect_timeout=5)
     try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+        with psycopg.connect(target, autocommit=True) as conn:
+            configure(conn)
             found = schema_version(conn)
             if found is not None and found > VERSION:
                 raise JournalError(
@@ -49,17 +59,26 @@ def migrate_journal(url: str) -> tuple[int | None, int]:
                     "upgrade watcher on this machine"
                 )
             return migrate(conn)
+    except psycopg.errors.LockNotAvailable as exc:
+        raise locked_error(where, exc) from exc
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise JournalError(
+            f"the user of {where} may not create the journal's tables there ({first_line(exc)}): run the migration "
+            "as the database's owner, or have it GRANT CREATE ON SCHEMA (or DATABASE) to this user"
+        ) from exc
     except psycopg.OperationalError as exc:
         raise connect_error(where, exc) from exc
     except psycopg.Error as exc:
-        raise JournalError(f"cannot migrate the journal at {where}: {exc}".strip()) from exc
+        raise JournalError(f"cannot migrate the journal at {where}: {first_line(exc)}") from exc
 
 
 def inspect_journal(url: str) -> JournalHealth:
     """The journal at ``url`` as the server sees it now."""
     where = describe(url)
+    target = conninfo(url, connect_timeout=5)
     try:
-        with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+        with psycopg.connect(target, autocommit=True) as conn:
+            configure(conn)
             server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
             version = schema_version(conn)
             events = waiting = 0
@@ -73,8 +92,12 @@ def inspect_journal(url: str) -> JournalHealth:
                 "SELECT COALESCE(max(extract(epoch FROM now() - xact_start)), 0) FROM pg_stat_activity "
                 "WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
             ).fetchone()
+    except psycopg.errors.LockNotAvailable as exc:
+        raise locked_error(where, exc) from exc
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise privilege_error(where, exc) from exc
     except psycopg.OperationalError as exc:
         raise connect_error(where, exc) from exc
     except psycopg.Error as exc:
-        raise JournalError(f"cannot check the journal at {where}: {exc}".strip()) from exc
+        raise JournalError(f"cannot check the journal at {where}: {first_line(exc)}") from exc
     return JournalHealth(where, server, version, events, waiting, float(oldest[0]) if oldest else 0.0)

@@ -26,10 +26,13 @@ to do; no driver traceback reaches a user.
 from __future__ import annotations
 
 import logging
+import re
+import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
@@ -47,7 +50,21 @@ except ImportError as exc:  # the extra is not installed: say how to get it
         "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
     ) from exc
 
-__all__ = ["POOL_SIZE", "PostgresStore", "describe", "position", "split"]
+__all__ = [
+    "LOCK_TIMEOUT_S",
+    "POOL_SIZE",
+    "PostgresStore",
+    "configure",
+    "connect_error",
+    "conninfo",
+    "describe",
+    "first_line",
+    "locked_error",
+    "migrate_command",
+    "position",
+    "privilege_error",
+    "split",
+]
 
 log = logger("watcher.journal")
 # the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
@@ -55,6 +72,8 @@ logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
+# a statement waits this long for a lock another session holds (a migration, a VACUUM FULL), then says so
+LOCK_TIMEOUT_S = 10.0
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
 LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
@@ -69,6 +88,11 @@ _COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, st
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
+def configure(conn: psycopg.Connection[Any]) -> None:
+    """Session settings of every journal connection: no statement waits on another session's lock unbounded."""
+    conn.execute(f"SET lock_timeout = '{LOCK_TIMEOUT_S:g}s'")
+
+
 def position(tx: int | str, id_: int) -> int:
     """The opaque cursor of a row: its transaction id and row id, ordered as the pair is."""
     return int(tx) << 64 | int(id_)
@@ -80,32 +104,97 @@ def split(pos: int) -> tuple[str, int]:
 
 
 def describe(url: str) -> str:
-    """The URL without its password, for messages: ``postgresql://user@host:port/db``."""
+    """The URL without its password, for messages: ``postgresql://user@host:port/db?options=…``.
+
+    Everything but the password is kept, as a URL that works when pasted back (a socket folder
+    as ``%2F…``, the query's ``options`` such as a ``search_path``), so a suggested
+    ``watcher journal migrate …`` acts on the same journal once the password is added back.
+    """
     try:
         parts = conninfo_to_dict(url)
     except psycopg.ProgrammingError:
         return "postgresql://(an unreadable URL)"
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    port = f":{parts['port']}" if parts.get("port") else ""
-    return f"postgresql://{user}{parts.get('host') or 'localhost'}{port}/{parts.get('dbname') or ''}"
+    parts.pop("password", None)
+    user = f"{quote(str(parts.pop('user')), safe='')}@" if parts.get("user") else ""
+    hosts = str(parts.pop("host", "") or "").split(",")
+    ports = str(parts.pop("port", "") or "").split(",")
+    ports += [ports[-1]] * (len(hosts) - len(ports))  # libpq: one port serves every host
+    netloc = ",".join(quote(h, safe="") + (f":{p}" if p else "") for h, p in zip(hosts, ports, strict=False))
+    database = quote(str(parts.pop("dbname", "") or ""), safe="")
+    query = urlencode({k: str(v) for k, v in parts.items()}, quote_via=quote)
+    return f"postgresql://{user}{netloc or 'localhost'}/{database}" + (f"?{query}" if query else "")
 
 
-def _first_line(exc: BaseException) -> str:
+def migrate_command(where: str) -> str:
+    """The command that creates or upgrades the journal at ``where``, quoted for a shell (a URL may hold ``&``)."""
+    return f"watcher journal migrate {shlex.quote(where)}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a driver's message (its detail and hint lines are for a server's log)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+def _unquoted(text: str, url: str) -> str:
+    """``text`` (a driver's message about ``url``) without the parts of the URL it quotes that may hold a password."""
+    try:
+        password = urlsplit(url).password or ""
+    except ValueError:
+        password = ""
+
+    def keep(match: re.Match[str]) -> str:
+        quoted = match.group(1)
+        risky = any(c in quoted for c in ":/@%") or (password and (password in quoted or quoted in password))
+        return '"…"' if risky else match.group(0)
+
+    return re.sub(r'"([^"]*)"', keep, text)
+
+
+def conninfo(url: str, **extra: Any) -> str:
+    """``url`` as libpq's connection string (with ``extra``), or a ``JournalError`` saying what is wrong with it."""
+    try:
+        return make_conninfo(url, **extra)
+    except psycopg.ProgrammingError as exc:
+        raise JournalError(
+            f"the journal location is not a PostgreSQL URL watcher can read ({_unquoted(first_line(exc), url)}); "
+            "write it as postgresql://USER@HOST:PORT/DATABASE, a password after USER and a colon, with any '%', '@', "
+            "':' or '/' in it percent-encoded (%25, %40, %3A, %2F)"
+        ) from exc
+
+
 def connect_error(where: str, exc: BaseException) -> JournalError:
-    """What a failed connection means for the user, and what to do about it."""
-    text = _first_line(exc)
+    """What a failed connection (or first statement) means for the user, and what to do about it."""
+    text = first_line(exc)
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return privilege_error(where, exc)
     if "password authentication failed" in text or "no pg_hba.conf entry" in text:
         hint = "check the user and password in the URL, and the server's pg_hba.conf"
     elif "does not exist" in text and "database" in text:
         hint = "create the database (createdb) or name an existing one in the URL"
     elif "role" in text and "does not exist" in text:
         hint = "create that role on the server (createuser) or name another user in the URL"
+    elif text.startswith(("connection is bad: invalid", "invalid")) or "connection option" in text:
+        hint = "correct that part of the URL (WATCHER_JOURNAL or --journal)"
     else:
         hint = "start the server or correct the host and port in the URL (WATCHER_JOURNAL or --journal)"
     return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
+
+
+def privilege_error(where: str, exc: BaseException) -> JournalError:
+    """The URL's user may not touch the journal's tables: say so, and how to grant it."""
+    return JournalError(
+        f"the user of {where} may not use the journal there ({first_line(exc)}): connect as the user that ran "
+        "`watcher journal migrate`, or have it grant this one SELECT, INSERT, UPDATE and DELETE on the journal's tables"
+    )
+
+
+def locked_error(where: str, exc: BaseException) -> JournalError:
+    """Another session on the server has held a journal table locked longer than ``LOCK_TIMEOUT_S``."""
+    return JournalError(
+        f"the journal at {where} has been locked by another session on its server for over {LOCK_TIMEOUT_S:g}s "
+        f"({first_line(exc)}; a migration, a VACUUM FULL or a LOCK TABLE): retry once it is done; "
+        "pg_stat_activity names the session holding it"
+    )
 
 
 class PostgresStore:
@@ -114,12 +203,10 @@ class PostgresStore:
     def __init__(self, url: str, *, create: bool, pool_size: int = POOL_SIZE) -> None:
         self.url = url
         self.where = describe(url)
-        try:
-            self._conninfo = make_conninfo(url, **LINK)
-        except psycopg.ProgrammingError as exc:
-            raise JournalError(f"{self.where} is not a PostgreSQL URL this watcher can read ({exc})") from exc
+        self._conninfo = conninfo(url, **LINK)
         try:
             with psycopg.connect(self._conninfo, autocommit=True) as conn:
+                configure(conn)
                 found = schema_version(conn)
                 if found is None and create:
                     migrate(conn)
@@ -127,11 +214,11 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise connect_error(self.where, exc) from exc
         if found is None:
-            raise JournalError(f"no journal at {self.where} yet: run `watcher journal migrate {self.where}`")
+            raise JournalError(f"no journal at {self.where} yet: run `{migrate_command(self.where)}`")
         if found < VERSION:
             raise JournalError(
                 f"the journal at {self.where} has schema version {found}, older than this watcher's {VERSION}: "
-                f"run `watcher journal migrate {self.where}` (once, from any machine)"
+                f"run `{migrate_command(self.where)}` (once, from any machine)"
             )
         if found > VERSION:
             raise JournalError(
@@ -144,6 +231,7 @@ class PostgresStore:
             max_size=pool_size,
             kwargs={"autocommit": True, "application_name": "watcher"},
             timeout=RETRY_S,
+            configure=configure,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
             name="watcher-journal",
             open=True,
@@ -171,27 +259,33 @@ class PostgresStore:
                     conn.execute(f"NOTIFY {CHANNEL}")
         except (*_UNREACHABLE, psycopg.Error) as exc:
             if committed:  # only the wake-up is lost: readers find the rows by polling
-                log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, _first_line(exc))
+                log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, first_line(exc))
+            elif isinstance(exc, psycopg.errors.LockNotAvailable):
+                raise StoreBusy(f"locked by another session on its server ({first_line(exc)})") from exc
             elif isinstance(exc, _UNREACHABLE):
-                raise StoreBusy(f"not answering: its server is down or unreachable ({_first_line(exc)})") from exc
+                raise StoreBusy(f"not answering: its server is down or unreachable ({first_line(exc)})") from exc
+            elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
+                raise privilege_error(self.where, exc) from exc
             else:
-                raise JournalError(f"cannot write the journal at {self.where}: {_first_line(exc)}") from exc
+                raise JournalError(f"cannot write the journal at {self.where}: {first_line(exc)}") from exc
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
             with self._pool.connection() as conn:
                 return conn.execute(sql, args).fetchall()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise locked_error(self.where, exc) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise privilege_error(self.where, exc) from exc
         except _UNREACHABLE as exc:
             raise JournalError(
-                f"the journal's PostgreSQL server at {self.where} is not answering ({_first_line(exc)}); "
+                f"the journal's PostgreSQL server at {self.where} is not answering ({first_line(exc)}); "
                 "retrying will work once it is back"
             ) from exc
         except psycopg.errors.UndefinedTable as exc:
-            raise JournalError(
-                f"{self.where} has no journal tables: run `watcher journal migrate {self.where}`"
-            ) from exc
+            raise JournalError(f"{self.where} has no journal tables: run `{migrate_command(self.where)}`") from exc
         except psycopg.Error as exc:
-            raise JournalError(f"cannot read the journal at {self.where}: {_first_line(exc)}") from exc
+            raise JournalError(f"cannot read the journal at {self.where}: {first_line(exc)}") from exc
 
     @staticmethod
     def _rows(raw: list[Any]) -> list[RawEvent]:
@@ -256,14 +350,18 @@ class PostgresStore:
             try:
                 with self._pool.connection() as conn:
                     return run(conn)
+            except psycopg.errors.LockNotAvailable as exc:
+                raise locked_error(self.where, exc) from exc
+            except psycopg.errors.InsufficientPrivilege as exc:
+                raise privilege_error(self.where, exc) from exc
             except _UNREACHABLE as exc:
                 if time.monotonic() - started > RETRY_S:
                     raise JournalError(
                         f"the journal's PostgreSQL server at {self.where} did not answer for {RETRY_S:g}s "
-                        f"({_first_line(exc)}); start it or check the network, then retry"
+                        f"({first_line(exc)}); start it or check the network, then retry"
                     ) from exc
             except psycopg.Error as exc:
-                raise JournalError(f"cannot update the journal at {self.where}: {_first_line(exc)}") from exc
+                raise JournalError(f"cannot update the journal at {self.where}: {first_line(exc)}") from exc
             attempt += 1
             time.sleep(min(0.05 * 2**attempt, 1.0))
 
@@ -395,6 +493,7 @@ class PostgresStore:
         while not self._closed:
             try:
                 with psycopg.connect(self._conninfo, autocommit=True) as conn:
+                    configure(conn)
                     conn.execute(f"LISTEN {CHANNEL}")
                     while not self._closed:
                         if any(True for _ in conn.notifies(timeout=0.5, stop_after=1)):

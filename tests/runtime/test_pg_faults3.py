@@ -1,0 +1,145 @@
+"""A PostgreSQL journal given a bad URL, a user without privileges, or tables another session holds locked.
+
+Each gets one line saying what is wrong and what to do: no traceback, no password (not even its
+first characters), no wait without end.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+
+from watcher.cli import main
+from watcher.core.errors import JournalError
+from watcher.core.observations import UserMessage
+from watcher.runtime import Journal, _pg_store
+from watcher.runtime.events import ObservationEvent
+from watcher.testing.postgres import LocalPostgres
+
+_roles = itertools.count()
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
+    """The ``watcher`` command line, run in this process."""
+
+    def run(*args: str) -> Done:
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return run
+
+
+def _said_once(done: Done) -> str:
+    """The one error line a failed command printed (and nothing resembling a traceback)."""
+    assert done.returncode == 2, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("watcher: error: "), done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://pw:hunter2%ZZsecret@127.0.0.1:5432/j",  # a bad percent-escape, in the password
+        "postgresql://pw:hunter2secret@[::1:5432/j",  # an unclosed IPv6 bracket: libpq quotes the whole URL
+        "postgresql://pw:hunter2secret@127.0.0.1:5432/j?foo=bar",  # a parameter libpq does not know
+    ],
+    ids=["percent", "bracket", "parameter"],
+)
+def test_an_unreadable_url_is_named_without_any_of_its_password(cli: Any, url: str) -> None:
+    for args in (("fleet", "status", "--journal", url), ("journal", "check", url), ("journal", "migrate", url)):
+        line = _said_once(cli(*args))
+        assert "not a PostgreSQL URL watcher can read" in line and "postgresql://USER@HOST" in line, line
+        assert "hu" not in line.replace("https", ""), f"not even the password's first characters: {line}"
+
+
+def test_a_bad_parameter_is_called_that_not_a_server_down(cli: Any, pg_url: str) -> None:
+    line = _said_once(cli("journal", "check", pg_url + "&sslmode=bogus"))
+    assert 'invalid sslmode value: "bogus"' in line and "correct that part of the URL" in line
+    assert "start the server" not in line
+
+
+def test_the_suggested_migration_acts_on_the_journal_the_url_names(cli: Any, pg_url: str) -> None:
+    """The URL's options (here its search_path) stay in what a message suggests, quoted for a shell."""
+    with pytest.raises(JournalError, match="no journal at") as caught:
+        Journal(pg_url, create=False)
+    command = str(caught.value).split("run `", 1)[1].split("`", 1)[0]
+    argv = shlex.split(command)
+    assert argv[:3] == ["watcher", "journal", "migrate"], command
+    assert cli(*argv[1:]).returncode == 0
+    with Journal(pg_url, create=False) as journal:  # the schema the URL names holds it now
+        journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=0))
+        journal.flush()
+
+
+def _role_without_privileges(pg_server: LocalPostgres, pg_url: str) -> str:
+    """A new role that may see the journal's schema but not use its tables; the journal's URL as that role."""
+    role = f"nopriv{next(_roles)}"
+    schema = pg_url.split("search_path%3D", 1)[1]
+    with psycopg.connect(pg_server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO {role}')
+    return pg_url.replace("watcher@", f"{role}@")
+
+
+def test_a_user_without_privileges_is_told_how_to_get_them(cli: Any, pg_server: LocalPostgres, pg_url: str) -> None:
+    Journal(pg_url).close()
+    url = _role_without_privileges(pg_server, pg_url)
+    for args in (
+        ("fleet", "status", "--journal", url),
+        ("journal", "check", url),
+        ("fleet", "nudge", "t", "hi", "--journal", url),
+    ):
+        line = _said_once(cli(*args))
+        assert "may not use the journal there (permission denied" in line and "grant" in line, line
+        assert "start the server" not in line
+    line = _said_once(cli("journal", "migrate", url.split("?")[0]))  # the public schema: no CREATE for it
+    assert "may not create the journal's tables" in line and "owner" in line, line
+
+
+@pytest.fixture
+def short_lock_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Statements wait half a second for another session's lock (10 s in use: too long for a test)."""
+    monkeypatch.setattr(_pg_store, "LOCK_TIMEOUT_S", 0.5)
+    return 0.5
+
+
+def test_a_table_locked_by_another_session_is_a_bounded_wait_then_a_message(
+    cli: Any, pg_url: str, short_lock_timeout: float
+) -> None:
+    Journal(pg_url).close()
+    with psycopg.connect(pg_url) as admin:  # as a VACUUM FULL or a long migration would
+        admin.execute("LOCK TABLE events, commands IN ACCESS EXCLUSIVE MODE")
+        for args in (("fleet", "status", "--journal", pg_url), ("journal", "check", pg_url)):
+            started = time.monotonic()
+            line = _said_once(cli(*args))
+            assert time.monotonic() - started < 10 * short_lock_timeout
+            assert "locked by another session" in line and "pg_stat_activity" in line, line
+
+
+def test_a_write_waits_out_a_lock_and_loses_nothing(pg_url: str, short_lock_timeout: float) -> None:
+    with Journal(pg_url) as journal:
+        with psycopg.connect(pg_url) as admin:
+            admin.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+            journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=0))
+            with pytest.raises(JournalError, match="locked by another session on its server"):
+                journal.flush(timeout=3 * short_lock_timeout)  # the writer met the lock, and retries
+        journal.flush(timeout=30)  # the lock is gone with the admin's transaction
+        assert [r.payload["index"] for r in journal.read()] == [0]
