@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,9 +17,10 @@ from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal, default_journal_path
-from watcher.spawn import SpawnConfig, cleanup, run_spawn
+from watcher.spawn import SpawnConfig, SpawnResult, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
+from watcher.spawn.provision import spawn_directory
 from watcher.spawn.recover import STRATEGIES
 
 DEFAULT_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -95,8 +99,10 @@ class _Progress:
         self._last = key
 
     def done(self) -> None:
-        if self.tty:
+        """End the live line, if one is drawn."""
+        if self.tty and self._last:
             print(file=sys.stderr)
+        self._last = ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         )
     progress = _Progress()
     journal = Journal(args.journal or default_journal_path(settings=args.settings))
+    spawn_id = secrets.token_hex(4)  # known here, so an interruption can say where the work was left
     config = SpawnConfig(
         args.task,
         agent=args.agent,
@@ -145,11 +152,72 @@ def run(args: argparse.Namespace) -> int:
         journal=journal,
         env=args.settings.environ,
         on_progress=progress,
+        spawn_id=spawn_id,
     )
     try:
-        result = asyncio.run(run_spawn(config))
+        result = _run_to_end(config)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the CLI is stopped and the end journaled; say what is left
+        progress.done()
+        _left_behind(args.repo, spawn_id)
+        raise
     finally:
         progress.done()
         journal.close()
     print(json.dumps(result.to_dict(), indent=2) if args.json else result.markdown(), end="" if not args.json else "\n")
     return 0 if result.ok else 1
+
+
+def _run_to_end(config: SpawnConfig) -> SpawnResult:
+    """Run the spawn; SIGTERM stops it as Ctrl-C does: the CLI is stopped and the run's end journaled.
+
+    Python's own SIGTERM handler (``watcher.cli``) raises wherever the loop happens to be, which can
+    skip the spawn's cleanup; here it cancels the spawn's task instead, then raises ``Terminated``.
+    """
+    from watcher.cli import Terminated  # (the package imports this module)
+
+    terminated = False
+
+    async def main() -> SpawnResult | None:
+        nonlocal terminated
+        task, loop = asyncio.current_task(), asyncio.get_running_loop()
+        assert task is not None
+
+        def terminate() -> None:
+            nonlocal terminated
+            terminated = True
+            task.cancel()
+
+        previous = signal.getsignal(signal.SIGTERM)
+        try:
+            loop.add_signal_handler(signal.SIGTERM, terminate)
+            installed = True
+        except (ValueError, RuntimeError):  # not the main thread: whatever handles SIGTERM there stays
+            installed = False
+        try:
+            return await run_spawn(config)
+        except asyncio.CancelledError:
+            if terminated:
+                return None
+            raise
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGTERM)
+                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    result = asyncio.run(main())
+    if result is None or terminated:
+        raise Terminated
+    return result
+
+
+def _left_behind(repo: Path, spawn_id: str) -> None:
+    """Say where an interrupted spawn left its work (nothing when it stopped before its worktree existed)."""
+    with contextlib.suppress(Exception):  # the repository was checked before the run; this is only a courtesy
+        worktree = spawn_directory(repo, spawn_id) / "worktree"
+        if worktree.is_dir():
+            print(
+                f"watcher spawn: spawn {spawn_id} was stopped before its end, and its agent with it; what the "
+                f"agent wrote stays in {worktree} (branch spawn/{spawn_id}): look there, or remove both with "
+                "`watcher spawn --cleanup`",
+                file=sys.stderr,
+            )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 
-__all__ = ["Sandbox", "cleanup", "create", "git", "locate", "provision", "remove"]
+__all__ = ["Sandbox", "cleanup", "create", "git", "locate", "provision", "remove", "spawn_directory"]
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -74,10 +74,19 @@ def locate(repo: str | Path, *, base: str | None = None, spawn_id: str | None = 
     if git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}", check=False) == "":
         raise ConfigurationError(f"base branch {base!r} does not exist in {root}; pass --base with an existing branch")
     spawn_id = spawn_id or secrets.token_hex(4)
-    directory = root / ".watcher" / "spawns" / spawn_id
+    directory = _spawns(root) / spawn_id
     if directory.exists():
         raise ConfigurationError(f"spawn {spawn_id!r} already exists at {directory}; choose another id")
     return Sandbox(spawn_id, root, base, f"spawn/{spawn_id}", directory)
+
+
+def _spawns(root: Path) -> Path:
+    return root / ".watcher" / "spawns"
+
+
+def spawn_directory(repo: str | Path, spawn_id: str) -> Path:
+    """Where spawn ``spawn_id`` of ``repo`` keeps its worktree, its CLI's home and its logs."""
+    return _spawns(_root(Path(repo))) / spawn_id
 
 
 def create(sandbox: Sandbox) -> Sandbox:
@@ -117,7 +126,7 @@ def cleanup(repo: str | Path) -> tuple[list[str], list[str]]:
     not merged into any local branch is kept, since it may be an open pull request's head.
     """
     root = _root(Path(repo))
-    spawns = root / ".watcher" / "spawns"
+    spawns = _spawns(root)
     removed, kept = [], []
     for directory in sorted(spawns.iterdir()) if spawns.is_dir() else []:
         worktree = directory / "worktree"

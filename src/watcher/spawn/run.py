@@ -119,7 +119,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome(EndState.CRASHED, None)
-    interrupted = False
+    interrupted: BaseException | None = None
     try:
         for attempt in range(_MAX_RUNS):
             result.runs = attempt + 1
@@ -173,17 +173,15 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome.status, outcome.detail = EndState.PERMISSION_DENIED, decision.detail
                 break
             manifest, prompt = decision.manifest, decision.message
-    except asyncio.CancelledError:  # Ctrl-C or a signal: the session still ends, with its status
-        interrupted = True
+    except BaseException as exc:  # Ctrl-C, a signal, a fault: the CLI is stopped and the session still ends
+        interrupted = exc
         raise
     finally:
         if session.process is not None:
             await session.process.stop("the spawn ended")
         await runtime.settle()
-        if interrupted:
-            runtime.end_session(
-                session, EndState.INTERRUPTED, "the spawn was interrupted before it finished"
-            )  # settles what still waits undeliverable
+        if interrupted is not None:
+            runtime.end_session(session, *_cut_short(interrupted))  # settles what still waits undeliverable
             await (runtime.close() if config.runtime is None else runtime.settle())
     result.status = session.stopped_as or outcome.status
     result.detail = session.stopped_by or outcome.detail
@@ -216,6 +214,9 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         await integrate(config, sandbox, session.name, runtime, result, repair)
     except SpawnError as exc:  # the work is on the branch; say why it was not proposed
         result.status, result.detail = EndState.INTEGRATION_FAILED, str(exc)
+    except BaseException as exc:  # stopped while committing, pushing or proposing: journaled as such
+        result.status, result.detail = _cut_short(exc)
+        raise
     finally:
         session.end(result.status)
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
@@ -223,6 +224,13 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         await (runtime.close() if config.runtime is None else runtime.settle())
     result.duration_s = round(time.monotonic() - started, 3)
     return result
+
+
+def _cut_short(exc: BaseException) -> tuple[EndState, str]:
+    """How a spawn that did not reach its end ended: interrupted (Ctrl-C, a signal, a cancel) or crashed (a fault)."""
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | SystemExit):
+        return EndState.INTERRUPTED, "the spawn was interrupted before it finished"
+    return EndState.CRASHED, f"the spawn stopped on an unexpected error ({type(exc).__name__}: {exc})"[:500]
 
 
 def _check_remote(repo: Path, remote: str) -> None:

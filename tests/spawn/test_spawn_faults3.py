@@ -1,0 +1,90 @@
+"""``watcher spawn`` under faults: signals mid-run, hostile streams, bad repositories and options.
+
+Each test drives the command or ``run_spawn`` with the fake CLI or none at all (the fault is in
+watcher's own code, before or around the CLI), against real git repositories and the loopback forge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from asyncio.subprocess import PIPE
+from pathlib import Path
+
+import pytest
+from spawn_helpers import Project, git, init, write_script
+
+from watcher.runtime.journal import Journal
+from watcher.testing import wait_until
+from watcher.testing.fake_cli import launcher
+
+pytestmark = pytest.mark.slow
+
+WATCHER = str(Path(sys.executable).parent / "watcher")
+
+
+def spawn_env() -> dict[str, str]:
+    return {**os.environ, "GITHUB_TOKEN": "loopback-token", "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
+
+
+def no_spawn_left(repo: Path) -> None:
+    """Nothing of a spawn exists: no spawn directory, no spawn branch, no worktree but the main one."""
+    assert not (repo / ".watcher" / "spawns").exists()
+    assert git(repo, "branch", "--list", "spawn/*") == ""
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "said"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
+)
+async def test_a_signal_mid_run_stops_the_agent_tree_journals_the_end_and_says_where_the_work_is(
+    project: Project, tmp_path: Path, sig: signal.Signals, code: int, said: str
+) -> None:
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            init(),
+            {"fake": "write", "path": "a.txt", "content": "a\n"},
+            {"fake": "run", "argv": ["sh", "-c", "echo $$ > sleeper.pid; exec sleep 300"]},
+        ],
+    )
+    journal = tmp_path / "j.sqlite3"
+    args = ["spawn", "add a.txt", "--no-pr", "--cli-path", str(launcher(script, tmp_path)), "--journal", str(journal)]
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, *args, cwd=project.repo, env=spawn_env(), stdout=PIPE, stderr=PIPE
+    )
+    try:
+        pid_file = await wait_until(
+            lambda: next(
+                (p for p in project.repo.glob(".watcher/spawns/*/worktree/sleeper.pid") if p.read_text()), None
+            ),
+            30,
+            what="the agent's shell command to start",
+        )
+        sleeper = int(pid_file.read_text())
+        proc.send_signal(sig)
+        _, raw = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+    err = raw.decode()
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and f"watcher: {said}" in err
+    spawn_id = pid_file.parents[1].name
+    assert f"spawn {spawn_id} was stopped before its end" in err and str(pid_file.parent) in err
+    assert "watcher spawn --cleanup" in err
+    await wait_until(lambda: not alive(sleeper), 10, what="the agent's child process to be stopped")
+    assert (pid_file.parent / "a.txt").read_text() == "a\n"  # the work stays where the message says
+    with Journal(journal) as read:
+        ends = [r.payload for r in read.read(kinds={"session"}) if r.payload.get("status") != "started"]
+    assert ends[-1]["status"] == "interrupted", ends
