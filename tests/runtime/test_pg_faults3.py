@@ -6,8 +6,12 @@ first characters), no wait without end.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shlex
+import socket
+import struct
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,3 +147,98 @@ def test_a_write_waits_out_a_lock_and_loses_nothing(pg_url: str, short_lock_time
                 journal.flush(timeout=3 * short_lock_timeout)  # the writer met the lock, and retries
         journal.flush(timeout=30)  # the lock is gone with the admin's transaction
         assert [r.payload["index"] for r in journal.read()] == [0]
+
+
+class AnswerLost:
+    """A loopback proxy to the server that, once armed, loses the link right after one client message.
+
+    Armed with the first bytes of a message (``b"Q"`` and ``"COMMIT"``: a commit; ``b"c"``: the end
+    of a COPY), it forwards that message to the server, answers the client nothing more and closes
+    the client's side: the client cannot know whether the server committed. ``keep_server``: the
+    server's side stays open, as when a cut link has not yet been noticed there.
+    """
+
+    def __init__(self, server_port: int) -> None:
+        self.target = ("127.0.0.1", server_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.trigger: tuple[bytes, bytes] | None = None
+        self.keep_server = False
+        self.fired = threading.Event()
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, database: str = "postgres") -> str:
+        """A URL through this proxy (plain text: the proxy reads the protocol's messages)."""
+        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
+
+    def arm(self, kind: bytes, containing: bytes = b"", *, keep_server: bool = False) -> None:
+        self.trigger, self.keep_server = (kind, containing), keep_server
+
+    def _accept(self) -> None:
+        while True:
+            client, _ = self.listener.accept()
+            server = socket.create_connection(self.target)
+            lost = threading.Event()
+            threading.Thread(target=self._up, args=(client, server, lost), daemon=True).start()
+            threading.Thread(target=self._down, args=(client, server, lost), daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
+        buffer, started = b"", False
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                buffer += data
+                while True:  # one whole message at a time: the startup packet has no type byte
+                    head = 0 if not started else 1
+                    if len(buffer) < head + 4:
+                        break
+                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
+                    if len(buffer) < size:
+                        break
+                    message, buffer, started = buffer[:size], buffer[size:], True
+                    trigger = self.trigger
+                    if trigger and head and message[:1] == trigger[0] and trigger[1] in message:
+                        self.trigger = None
+                        lost.set()
+                        server.sendall(message)
+                        self.fired.set()
+                        client.close()
+                        if self.keep_server:
+                            self.held.append(server)
+                        else:
+                            time.sleep(0.2)  # the server acts on it before it sees the link gone
+                            server.close()
+                        return
+                    server.sendall(message)
+        for end in (client, server):
+            end.close()
+
+    def _down(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while (data := server.recv(65536)) and not lost.is_set():
+                client.sendall(data)
+
+
+@pytest.mark.parametrize(
+    ("kind", "containing", "keep_server"),
+    [(b"Q", b"COMMIT", False), (b"c", b"", True), (b"c", b"", False)],
+    ids=["committed, answer lost", "still running, link not yet seen cut", "rolled back"],
+)
+def test_a_batch_whose_commit_answer_is_lost_is_written_exactly_once(
+    pg_server: LocalPostgres, kind: bytes, containing: bytes, keep_server: bool
+) -> None:
+    proxy = AnswerLost(pg_server.port)
+    try:
+        database = f"lost{next(_roles)}"
+        pg_server.create_database(database)
+        with Journal(proxy.url(database)) as journal:
+            proxy.arm(kind, containing, keep_server=keep_server)
+            for i in range(5):
+                journal.append(ObservationEvent(session="s", observation=UserMessage(text=f"m{i}"), index=i))
+            journal.flush(timeout=30)
+            assert proxy.fired.is_set(), "the link was cut in the batch's transaction"
+            assert [r.payload["index"] for r in journal.read()] == list(range(5)), "every row, once"
+    finally:
+        for held in proxy.held:
+            held.close()
+        proxy.listener.close()
