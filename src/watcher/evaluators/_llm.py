@@ -10,6 +10,7 @@ error journaled, so a watcher never blocks its parent (fail closed).
 from __future__ import annotations
 
 import re
+import ssl
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
@@ -20,7 +21,7 @@ from watcher.core.answers import parse_decision
 from watcher.core.edits import Files
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest
-from watcher.core.interjection import Continue, Decision
+from watcher.core.interjection import Continue, Decision, Interject
 from watcher.core.observations import CellError, CellExecuted, HarnessError, Observation, ToolCall, ToolResult
 from watcher.core.pricing import cost_usd
 from watcher.core.redact import redact, redact_url, redact_value
@@ -28,6 +29,8 @@ from watcher.core.redact import redact, redact_url, redact_value
 __all__ = [
     "DEFAULT_PROMPT_BUDGET",
     "DEFAULT_RECENT",
+    "MAX_ANSWER_CHARS",
+    "MAX_CONTENT_CHARS",
     "Context",
     "EvaluationError",
     "checked_decision",
@@ -120,13 +123,29 @@ def surely_fits(text: str, budget: int) -> bool:
 
 
 _CLOSED_BLOCK = re.compile(r"\[\s*/\s*(?:INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)
+MAX_ANSWER_CHARS = 64_000  # what is read of an answer: a server that ignores max_tokens cannot flood the parser
+MAX_CONTENT_CHARS = 8_000  # what an interjection may say to the parent, whose context it enters
 
 
 def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
-    """Parse the model's answer; an answer with no protocol block continues with an error (fail closed)."""
+    """Parse the model's answer; an answer with no protocol block continues with an error (fail closed).
+
+    An answer longer than ``MAX_ANSWER_CHARS`` is not read (no ``max_tokens`` allows it: the server
+    ignored it), and an interjection's content is clipped to ``MAX_CONTENT_CHARS``, so a server
+    cannot flood the session it watches.
+    """
     if stop_reason == "refusal":
         return Continue(error="the model refused to evaluate (stop_reason: refusal)")
+    if len(raw) > MAX_ANSWER_CHARS:
+        return Continue(
+            error=f"the answer is {len(raw):,} characters long, over the {MAX_ANSWER_CHARS:,} a watcher reads; "
+            "the server did not keep to max_tokens"
+        )
     decision = parse_decision(raw)
+    if isinstance(decision, Interject) and len(decision.interjection.content) > MAX_CONTENT_CHARS:
+        content = decision.interjection.content
+        clipped = f"{content[:MAX_CONTENT_CHARS]}… [{len(content) - MAX_CONTENT_CHARS} more characters left out]"
+        return replace(decision, interjection=replace(decision.interjection, content=clipped))
     if isinstance(decision, Continue) and not decision.error and not _CLOSED_BLOCK.search(raw):
         shown = " ".join(raw.split())[:120] or "(empty)"
         why = (
@@ -151,20 +170,87 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
     if isinstance(exc, sdk.APITimeoutError):
         return f"{who}: no answer from {where} within {timeout:g}s ({attempts}); the watcher continued"
     if isinstance(exc, sdk.APIConnectionError):
-        return f"{who}: could not reach {where} ({attempts}): {exc}; is the server running and the base URL right?"
+        return _connection_failure(exc, who=who, where=where, attempts=attempts)
     if isinstance(exc, sdk.AuthenticationError):
         return f"{who}: {where} rejected the API key (HTTP 401); check the key in your environment"
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
-        label = {429: "rate limited", 529: "overloaded", 503: "unavailable"}.get(status, "failed")
-        return f"{who}: {label} (HTTP {status}) {attempts}: {_error_message(exc)}"
+        if status == 404:
+            return (
+                f"{who}: {_called(exc) or where} does not exist on the server (HTTP 404): {_error_message(exc)}; "
+                f"check the base URL ({_BASE_URL_HINTS.get(sdk.__name__, 'it is the part before the API path')})"
+            )
+        label = {429: "rate limited", 529: "overloaded", 503: "unavailable", 403: "refused"}.get(status, "failed")
+        tried = f" {attempts}" if status in (408, 409, 429) or status >= 500 else ""  # what the SDK retries
+        hint = "; the key may not have access to this model or endpoint" if status == 403 else ""
+        return f"{who}: {label} (HTTP {status}){tried}: {_error_message(exc)}{hint}"
     return f"{who}: {type(exc).__name__}: {exc}"
 
 
+_BASE_URL_HINTS = {
+    "anthropic": "the Anthropic SDK adds /v1/messages itself, so the base URL has no /v1",
+    "openai": "an OpenAI-compatible base URL usually ends in /v1",
+}
+
+
+def _called(exc: BaseException) -> str:
+    """The URL the failed request went to, or ""."""
+    request = getattr(exc, "request", None)
+    return redact_url(str(request.url)) if request is not None and getattr(request, "url", None) else ""
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc``'s causes, nearest first (``__cause__``, else ``__context__``), without cycles."""
+    chain: list[BaseException] = []
+    current = exc.__cause__ or exc.__context__
+    while current is not None and current not in chain and len(chain) < 16:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _connection_failure(exc: BaseException, *, who: str, where: str, attempts: str) -> str:
+    """Why a request got no HTTP answer: the server is down, or it answered something that is not HTTP.
+
+    The transport's exception says which (its class names the case); its text is shown only where
+    it cannot quote the request's headers, which hold the key.
+    """
+    causes = _causes(exc)
+    names = {type(c).__name__ for c in causes}
+    tls = next((c for c in causes if isinstance(c, ssl.SSLError)), None)
+    first = " ".join(str(causes[0]).split())[:200] if causes else str(exc)
+    if tls is not None:
+        return (
+            f"{who}: TLS with {where} failed ({attempts}): {tls.reason or tls}; is it an http:// server given as "
+            "https://, or does its certificate need trusting (SSL_CERT_FILE)?"
+        )
+    if "LocalProtocolError" in names:  # h11 refused to send the request: a header value is illegal
+        return (
+            f"{who}: the request to {where} could not be sent: a header is not valid HTTP (an API key with a "
+            "space or a line break in it?); check the key in your environment"
+        )
+    if "UnsupportedProtocol" in names:
+        return f"{who}: {where} is not an http:// or https:// URL; give the server's URL, e.g. http://127.0.0.1:1234/v1"
+    if names & {"RemoteProtocolError", "ReadError", "WriteError"}:
+        return (
+            f"{who}: the connection to {where} broke before a complete answer ({attempts}): {first}; "
+            "is the base URL an HTTP server of this API?"
+        )
+    return f"{who}: could not reach {where} ({attempts}): {first}; is the server running and the base URL right?"
+
+
 def _error_message(exc: BaseException) -> str:
+    """The server's own words: the error body's message, else the start of the body, else the SDK's text."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
             return redact(str(inner["message"]))[:300]
-    return redact(str(exc))[:300]
+    text = body if isinstance(body, str) else ""
+    if body is None:  # not JSON (an HTML error page, a proxy's text): the SDK may say only "Error code: N"
+        try:
+            text = str(getattr(exc, "response", None).text)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - a streamed or closed response has no text to show
+            text = ""
+    text = " ".join(text.split())
+    return redact(text)[:160] if text else redact(str(exc))[:300]

@@ -25,6 +25,7 @@ from watcher.core.shortening import Shortening
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
+    MAX_ANSWER_CHARS,
     Context,
     describe_failure,
     estimate_tokens,
@@ -52,6 +53,7 @@ class LLMEvaluator(ABC):
     counts: ClassVar[bool] = False  # whether the SDK has a token counter
 
     provider: ClassVar[str]
+    api: ClassVar[str]  # the wire API, as messages name it: "Anthropic Messages API", ...
     sdk: ClassVar[ModuleType]  # ``anthropic`` or ``openai``: they share their exception tree
 
     def __init__(
@@ -128,7 +130,7 @@ class LLMEvaluator(ABC):
         if self.counter == "provider":
             try:
                 return await self._count(body)
-            except self.sdk.APIError:
+            except (self.sdk.APIError, *_NOT_AN_ANSWER):
                 self.counter = "estimate"  # the server has no counter (a gateway, a local server): estimate from now on
         return _estimate(body)
 
@@ -173,13 +175,34 @@ class LLMEvaluator(ABC):
     async def _call(self, body: dict[str, Any]) -> EvaluationResult:
         try:
             answer = await self._send(body)
+            result = self._result(body, answer)
+        except EvaluationError:
+            raise
         except self.sdk.APIError as exc:
             raise EvaluationError(self._failure(exc)) from exc
-        return self._result(body, answer)
+        except _NOT_AN_ANSWER as exc:  # the SDK read a body that is not its API's answer (HTML, {}, a list)
+            raise EvaluationError(self._not_an_answer(exc)) from exc
+        if len(result.raw) > MAX_ANSWER_CHARS:  # kept whole, a server ignoring max_tokens fills memory and logs
+            return replace(
+                result, raw=f"{result.raw[:MAX_ANSWER_CHARS]}… [{len(result.raw) - MAX_ANSWER_CHARS} more characters]"
+            )
+        return result
+
+    def _not_an_answer(self, exc: BaseException) -> str:
+        """Why an answer that is not the API's cannot be read, and what to check."""
+        what = redact(" ".join(f"{type(exc).__name__}: {exc}".split()))[:200]
+        return (
+            f"{self.name}: {self.where} answered with something that is not an answer of the {self.api} ({what}); "
+            f"check that the base URL serves the {self.api}"
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self.client.close()
+
+
+# what reading a body that is not the API's answer raises (JSON errors and pydantic's are ValueErrors)
+_NOT_AN_ANSWER = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
 def _redacted(prompt: EvaluationPrompt) -> EvaluationPrompt:

@@ -42,6 +42,7 @@ class AnthropicEvaluator(LLMEvaluator):
     """
 
     provider: ClassVar[str] = "anthropic"
+    api: ClassVar[str] = "Anthropic Messages API"
     counts: ClassVar[bool] = True  # ``messages.count_tokens``
     sdk: ClassVar[ModuleType] = anthropic
 

@@ -43,6 +43,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
     """
 
     provider: ClassVar[str] = "openai"
+    api: ClassVar[str] = "OpenAI chat-completions API"
     sdk: ClassVar[ModuleType] = openai
 
     def __init__(
@@ -118,9 +119,9 @@ class OpenAICompatEvaluator(LLMEvaluator):
         if answer.usage is not None:
             details = answer.usage.prompt_tokens_details
             cached = (details.cached_tokens or 0) if details is not None else 0
-            usage = Usage(
-                input_tokens=max(answer.usage.prompt_tokens - cached, 0),
-                output_tokens=answer.usage.completion_tokens,
+            usage = Usage(  # a local server may leave counts out: they are unknown, not an error
+                input_tokens=max((answer.usage.prompt_tokens or 0) - cached, 0),
+                output_tokens=answer.usage.completion_tokens or 0,
                 cache_read_tokens=cached,
             )
         model = answer.model or self.model

@@ -1,0 +1,249 @@
+"""The LLM evaluators against a hostile server: every failure is an ``EvaluationError`` that says what happened.
+
+The real ``anthropic`` and ``openai`` SDKs talk to a raw HTTP server on 127.0.0.1 that answers
+whatever a test scripts: bodies that are not the API's answer, HTML error pages, broken
+connections, floods. No failure may escape as a Python error of ours (``AttributeError: 'str'
+object has no attribute 'content'`` told a user nothing), and no answer may flood the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from watcher.core.errors import EvaluationError
+from watcher.core.evaluation import EvaluationRequest
+from watcher.core.interjection import Interject
+from watcher.core.observations import ToolCall, ToolResult
+from watcher.core.spec import WatcherSpec
+from watcher.evaluators._llm import MAX_ANSWER_CHARS, MAX_CONTENT_CHARS
+from watcher.evaluators._llm_base import LLMEvaluator
+from watcher.evaluators.anthropic import AnthropicEvaluator
+from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+from watcher.settings import Settings
+
+SPEC = WatcherSpec(name="sec", role="security", brief="Flag SQL injection.")
+REQUEST = EvaluationRequest(
+    SPEC,
+    "agent",
+    (
+        ToolCall(id="t1", name="Write", input={"file_path": "a.py", "content": "x = 1\n"}),
+        ToolResult(tool_call_id="t1", output="wrote a.py"),
+    ),
+    new=2,
+    index=1,
+    breakpoint="turn_done",
+)
+Answer = Callable[[], bytes]
+
+
+def http(status: str, body: bytes | str, content_type: str = "application/json") -> bytes:
+    """A complete HTTP/1.1 response that closes the connection."""
+    data = body.encode() if isinstance(body, str) else body
+    head = (
+        f"HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {len(data)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + data
+
+
+class RawServer:
+    """Reads each request whole, then sends the bytes ``answer()`` returns and closes."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            with conn:
+                self._one(conn)
+
+    def _one(self, conn: socket.socket) -> None:
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            (int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")), 0
+        )
+        while len(body) < length and (chunk := conn.recv(65536)):
+            body += chunk
+        conn.sendall(self.answer())
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Answer], RawServer]]:
+    servers: list[RawServer] = []
+
+    def start(answer: Answer) -> RawServer:
+        servers.append(RawServer(answer))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def evaluator(provider: str, url: str) -> LLMEvaluator:
+    if provider == "anthropic":
+        return AnthropicEvaluator(
+            base_url=url, api_key="k", max_retries=0, timeout=5, counter="estimate", settings=Settings()
+        )
+    return OpenAICompatEvaluator(model="m", base_url=f"{url}/v1", max_retries=0, timeout=5, settings=Settings())
+
+
+async def failure(provider: str, url: str) -> str:
+    """The message of the ``EvaluationError`` one evaluation against ``url`` raises."""
+    llm = evaluator(provider, url)
+    try:
+        with pytest.raises(EvaluationError) as failed:
+            await llm.evaluate(REQUEST)
+    finally:
+        await llm.aclose()
+    return str(failed.value)
+
+
+PROVIDERS = ["anthropic", "openai"]
+NOT_AN_ANSWER = {
+    "malformed JSON": http("200 OK", "{not json"),
+    "an empty body": http("200 OK", ""),
+    "an HTML page": http("200 OK", "<html><body>Welcome to nginx!</body></html>", "text/html"),
+    "a JSON list": http("200 OK", "[1, 2]"),
+    "JSON null": http("200 OK", "null"),
+    "content of the wrong type": http("200 OK", json.dumps({"content": "hi", "choices": "hi"})),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("answer", NOT_AN_ANSWER.values(), ids=NOT_AN_ANSWER.keys())
+async def test_a_body_that_is_not_the_apis_answer_is_said_so(
+    serve: Callable[[Answer], RawServer], provider: str, answer: bytes
+) -> None:
+    server = serve(lambda: answer)
+    message = await failure(provider, server.url)
+    assert "answered with something that is not an answer of the" in message
+    assert "check that the base URL serves the" in message
+    assert server.url in message
+
+
+async def test_a_chat_answer_without_token_counts_is_read(serve: Callable[[Answer], RawServer]) -> None:
+    message = {"role": "assistant", "content": "[CONTINUE]\nfine\n[/CONTINUE]"}
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None},
+    }
+    server = serve(lambda: http("200 OK", json.dumps(body)))
+    llm = evaluator("openai", server.url)
+    result = await llm.evaluate(REQUEST)
+    await llm.aclose()
+    assert (result.decision.note, result.usage.input_tokens, result.usage.output_tokens) == ("fine", 0, 0)
+
+
+BROKEN = {
+    "a truncated body": (
+        b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"content": [',
+        "broke before a complete answer",
+    ),
+    "a hang-up": (b"", "broke before a complete answer"),
+    "no HTTP at all": (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "broke before a complete answer"),
+    "an HTML 502 page": (
+        http("502 Bad Gateway", "<html>\n<h1>502 Bad Gateway</h1>\n</html>", "text/html"),
+        "(HTTP 502) after 1 attempt: <html> <h1>502 Bad Gateway</h1> </html>",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(("answer", "expected"), BROKEN.values(), ids=BROKEN.keys())
+async def test_a_server_that_answers_badly_is_not_called_unreachable(
+    serve: Callable[[Answer], RawServer], provider: str, answer: bytes, expected: str
+) -> None:
+    message = await failure(provider, serve(lambda: answer).url)
+    assert expected in message
+    assert "could not reach" not in message
+
+
+@pytest.mark.parametrize(
+    ("provider", "hint"),
+    [("anthropic", "the base URL has no /v1"), ("openai", "usually ends in /v1")],
+)
+async def test_a_wrong_path_says_which_url_was_called_and_how_base_urls_look(
+    serve: Callable[[Answer], RawServer], provider: str, hint: str
+) -> None:
+    server = serve(lambda: http("404 Not Found", json.dumps({"detail": "Not Found"})))
+    message = await failure(provider, server.url)
+    assert f"{server.url}/v1/" in message and "does not exist on the server (HTTP 404)" in message
+    assert hint in message
+    assert "attempt" not in message  # a 404 is not retried, so no attempts are counted
+
+
+def flood(provider: str, content: str) -> bytes:
+    """A 200 answer holding ``content`` as the model's text."""
+    if provider == "anthropic":
+        body: dict[str, Any] = {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": "x",
+            "content": [{"type": "text", "text": content}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    else:
+        message = {"role": "assistant", "content": content}
+        body = {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        }
+    return http("200 OK", json.dumps(body))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_enormous_answer_is_not_read(serve: Callable[[Answer], RawServer], provider: str) -> None:
+    content = "[INTERJECT]\nurgent: true\ncontent: stop " + "x" * 2_000_000 + "\n[/INTERJECT]"
+    server = serve(lambda: flood(provider, content))
+    llm = evaluator(provider, server.url)
+    result = await llm.evaluate(REQUEST)
+    await llm.aclose()
+    assert len(result.raw) < MAX_ANSWER_CHARS + 100  # what is kept, journaled and shown
+    assert not isinstance(result.decision, Interject)
+    assert result.decision.error is not None and "did not keep to max_tokens" in result.decision.error
+
+
+async def test_a_long_interjection_is_clipped_before_it_reaches_the_parent(
+    serve: Callable[[Answer], RawServer],
+) -> None:
+    content = "[INTERJECT]\nurgent: true\ncontent: stop " + "x" * 30_000 + "\n[/INTERJECT]"
+    server = serve(lambda: flood("anthropic", content))
+    llm = evaluator("anthropic", server.url)
+    result = await llm.evaluate(REQUEST)
+    await llm.aclose()
+    assert isinstance(result.decision, Interject)
+    said = result.decision.interjection.content
+    assert said.startswith("stop xxx") and len(said) < MAX_CONTENT_CHARS + 100
+    assert said.endswith("more characters left out]")
