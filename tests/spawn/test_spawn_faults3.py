@@ -7,6 +7,7 @@ watcher's own code, before or around the CLI), against real git repositories and
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -14,9 +15,10 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, write_script
+from spawn_helpers import Project, git, init, result, write_script
 
 from watcher.runtime.journal import Journal
+from watcher.spawn import SpawnConfig, run_spawn
 from watcher.testing import wait_until
 from watcher.testing.fake_cli import launcher
 
@@ -88,3 +90,28 @@ async def test_a_signal_mid_run_stops_the_agent_tree_journals_the_end_and_says_w
     with Journal(journal) as read:
         ends = [r.payload for r in read.read(kinds={"session"}) if r.payload.get("status") != "started"]
     assert ends[-1]["status"] == "interrupted", ends
+
+
+def config(project: Project, cli: str, task: str = "add a.txt", **options: object) -> SpawnConfig:
+    defaults: dict[str, object] = {
+        "agent": "claude", "repo": project.repo, "cli_path": cli, "forge_api": project.forge.api_url,
+        "env": project.env(), "journal": project.journal, "idle_timeout_s": 20, "total_timeout_s": 60, "pr": False,
+    }  # fmt: skip
+    return SpawnConfig(task, **{**defaults, **options})  # type: ignore[arg-type]
+
+
+async def test_a_stream_line_over_the_limit_and_garbage_lines_are_dropped_and_the_run_goes_on(
+    project: Project, tmp_path: Path
+) -> None:
+    huge = {
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "x" * (65 << 20)}]},
+    }
+    lines = [init(), huge, "not json {{", "[1, 2]", '"\\u0000"', result("after the huge line")]
+    script = tmp_path / "script.jsonl"
+    script.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    spawned = await run_spawn(config(project, str(launcher(script, tmp_path))))
+    assert spawned.status == "completed" and spawned.summary == "after the huge line", spawned.detail
+    logged = (Path(spawned.logs) / "stream.jsonl").read_text().splitlines()
+    assert "[watcher: a stdout line longer than 64 MiB was dropped]" in logged and "not json {{" in logged
+    assert json.loads(logged[-1])["result"] == "after the huge line"

@@ -47,6 +47,7 @@ class AgentProcess:
         self.last_activity = 0.0
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._dropping = False  # inside a stdout line longer than _LIMIT
 
     @property
     def pid(self) -> int:
@@ -112,14 +113,39 @@ class AgentProcess:
                 )
                 await self.stop(why)
                 return
+            dropping = self._dropping
             try:
-                raw = await asyncio.wait_for(self._proc.stdout.readline(), timeout=min(idle_left, total_left))
+                raw = await asyncio.wait_for(self._read_line(), timeout=min(idle_left, total_left))
             except TimeoutError:
                 continue
-            if not raw:
+            if raw == b"":
                 return
             self.last_activity = time.monotonic()
-            yield raw.decode("utf-8", errors="replace").rstrip("\n")
+            if raw is not None:
+                yield raw.decode("utf-8", errors="replace").rstrip("\n")
+            elif self._dropping and not dropping:  # a note in the stream's log, in place of the line
+                yield f"[watcher: a stdout line longer than {_LIMIT >> 20} MiB was dropped]"
+
+    async def _read_line(self) -> bytes | None:
+        """The next stdout line (b"" at the end), or None while a line longer than ``_LIMIT`` is dropped.
+
+        Such a line is read in pieces to its newline and dropped (``_dropping``), so the next line is
+        whole and the CLI never blocks on a full pipe.
+        """
+        assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
+        try:
+            raw = await stdout.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            raw = exc.partial  # the last line had no newline (b"" at the end)
+        except asyncio.LimitOverrunError as exc:
+            await stdout.readexactly(exc.consumed)  # what was buffered of the long line
+            self._dropping = True
+            return None
+        if self._dropping and raw:
+            self._dropping = False  # that was the long line's end
+            return None
+        return raw
 
     async def wait(self) -> int:
         assert self._proc is not None
