@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from watcher.core.errors import EvaluationError
+from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interject
 from watcher.core.observations import ToolCall, ToolResult
@@ -56,6 +56,7 @@ class RawServer:
 
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
+        self.heads: list[bytes] = []  # each request's head, as it arrived
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         threading.Thread(target=self._serve, daemon=True).start()
@@ -77,6 +78,7 @@ class RawServer:
                 return
             data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
+        self.heads.append(head)
         length = next(
             (int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")), 0
         )
@@ -247,3 +249,59 @@ async def test_a_long_interjection_is_clipped_before_it_reaches_the_parent(
     said = result.decision.interjection.content
     assert said.startswith("stop xxx") and len(said) < MAX_CONTENT_CHARS + 100
     assert said.endswith("more characters left out]")
+
+
+# --- configuration: said before anything starts ------------------------------------------------
+
+
+def build(provider: str, **options: Any) -> LLMEvaluator:
+    """The evaluator of ``provider`` built with ``options`` (model ``m`` for openai)."""
+    if provider == "anthropic":
+        return AnthropicEvaluator(**options)
+    return OpenAICompatEvaluator(model="m", **options)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("   ", "holds only whitespace"),
+        ("sk-ant-abc\nsk-ant-def", "has a space, a line break or a non-ASCII character inside it"),
+        ("sk ant", "has a space, a line break or a non-ASCII character inside it"),
+        ("clé-secrète", "has a space, a line break or a non-ASCII character inside it"),
+    ],
+)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_key_http_cannot_send_is_refused_when_the_evaluator_is_built(provider: str, key: str, expected: str) -> None:
+    variable = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+    settings = Settings.from_env({variable: key})
+    with pytest.raises(ConfigurationError, match=expected) as refused:
+        build(provider, base_url="http://127.0.0.1:9/v1", settings=settings)
+    assert str(refused.value).startswith(variable)
+    assert "sk-ant-def" not in str(refused.value)  # the key itself is never shown
+
+
+async def test_a_key_read_with_its_newline_is_used_without_it(serve: Callable[[Answer], RawServer]) -> None:
+    server = serve(lambda: http("401 Unauthorized", json.dumps({"error": {"message": "who are you"}})))
+    settings = Settings.from_env({"ANTHROPIC_API_KEY": "sk-ant-abc\n"})
+    message = await failure_of(AnthropicEvaluator(base_url=server.url, max_retries=0, settings=settings))
+    assert "rejected the API key (HTTP 401)" in message  # sent and answered, not "could not reach"
+    (head,) = server.heads
+    assert b"Bearer sk-ant-abc\r\n" in head  # the key alone, as the SDK sends it
+
+
+async def failure_of(llm: LLMEvaluator) -> str:
+    try:
+        with pytest.raises(EvaluationError) as failed:
+            await llm.evaluate(REQUEST)
+    finally:
+        await llm.aclose()
+    return str(failed.value)
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:1234/v1", "ftp://127.0.0.1:1234/v1", "http://127.0.0.1:port/v1", "http:///v1"]
+)
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_base_url_that_is_not_an_http_url_is_refused_when_the_evaluator_is_built(provider: str, url: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"is not an http\(s\) URL naming a server; give the server's address"):
+        build(provider, base_url=url, api_key="k", settings=Settings())

@@ -1,20 +1,62 @@
-"""The Anthropic key, found without importing the SDK, so a missing key is said at once."""
+"""What an LLM evaluator is configured with, checked before the SDK loads: its key and its server's URL.
+
+A key or URL the HTTP layer cannot use would otherwise fail at every evaluation, as a "connection
+error" that names neither (an API key read from a file with its newline is an illegal header).
+"""
 
 from __future__ import annotations
 
-from watcher.core.errors import MissingCredentialsError
+from urllib.parse import urlsplit
+
+from watcher.core.errors import ConfigurationError, MissingCredentialsError
+from watcher.core.redact import redact_url
 from watcher.settings import Settings
 
-__all__ = ["anthropic_key"]
+__all__ = ["anthropic_key", "checked_base_url", "checked_key"]
 
 
 def anthropic_key(explicit: str | None, settings: Settings) -> str:
     """``explicit``, else the settings' key (``ANTHROPIC_API_KEY``, else ``ANTHROPIC_AUTH_TOKEN``); raises when none."""
     if explicit:
-        return explicit
+        return checked_key(explicit, "the anthropic evaluator's api_key")
     if settings.anthropic_key is None:
         raise MissingCredentialsError(
             "the anthropic evaluator needs an API key and ANTHROPIC_API_KEY is not set; "
             "run `export ANTHROPIC_API_KEY=...` (or pass api_key= in Python), or use the offline `rules` evaluator"
         )
-    return settings.anthropic_key.reveal()
+    named = (n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if settings.environ.get(n))
+    source = next(named, "the settings' anthropic_key")
+    return checked_key(settings.anthropic_key.reveal(), source)
+
+
+def checked_key(key: str, source: str) -> str:
+    """``key`` without the whitespace around it; raises when what is left cannot be sent as a header.
+
+    A key is one printable ASCII word: a space, a line break or a control character inside it is
+    a key pasted twice or read with more than the key, and HTTP refuses to send it.
+    """
+    stripped = key.strip()
+    if not stripped:
+        raise MissingCredentialsError(f"{source} holds only whitespace; set it to your API key")
+    if not all(33 <= ord(c) <= 126 for c in stripped):
+        raise ConfigurationError(
+            f"{source} has a space, a line break or a non-ASCII character inside it ({len(stripped)} characters); "
+            "a key is one word: set it again, from the key alone"
+        )
+    return stripped
+
+
+def checked_base_url(url: str) -> str:
+    """``url`` when it is an http(s) URL naming a server; else a ``ConfigurationError`` saying what to give."""
+    parts = urlsplit(url.strip())
+    try:
+        host = parts.hostname
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        host = None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigurationError(
+            f"the base URL {redact_url(url)!r} is not an http(s) URL naming a server; give the server's address, "
+            "e.g. --base-url http://localhost:1234/v1 (base_url= in Python)"
+        )
+    return url.strip()

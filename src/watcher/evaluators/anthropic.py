@@ -17,7 +17,7 @@ import anthropic
 
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._keys import anthropic_key
+from watcher.evaluators._keys import anthropic_key, checked_base_url
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -63,7 +63,7 @@ class AnthropicEvaluator(LLMEvaluator):
         settings: Settings | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
-        base_url = base_url or settings.anthropic_base_url
+        base_url = checked_base_url(base_url) if base_url else settings.anthropic_base_url
         client = anthropic.AsyncAnthropic(
             api_key=anthropic_key(api_key, settings), base_url=base_url, timeout=timeout, max_retries=max_retries
         )

@@ -18,6 +18,7 @@ import openai
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
+from watcher.evaluators._keys import checked_base_url, checked_key
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -70,12 +71,13 @@ class OpenAICompatEvaluator(LLMEvaluator):
                 "Python) "
                 "or run `export WATCHER_OPENAI_MODEL=<model id loaded in your server>`"
             )
-        base_url = base_url or settings.openai_base_url
-        key = (
-            api_key
-            or (settings.openai_key.reveal() if settings.openai_key else None)
-            or ("not-needed" if base_url else None)
-        )
+        base_url = checked_base_url(base_url) if base_url else settings.openai_base_url
+        if api_key:
+            key: str | None = checked_key(api_key, "the openai evaluator's api_key")
+        elif settings.openai_key:
+            key = checked_key(settings.openai_key.reveal(), "OPENAI_API_KEY")
+        else:
+            key = "not-needed" if base_url else None
         if not key:
             raise MissingCredentialsError(
                 "the openai evaluator needs OPENAI_API_KEY for api.openai.com; run `export OPENAI_API_KEY=...`, "
