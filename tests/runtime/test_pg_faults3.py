@@ -13,7 +13,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,17 +152,20 @@ def test_a_write_waits_out_a_lock_and_loses_nothing(pg_url: str, short_lock_time
 class AnswerLost:
     """A loopback proxy to the server that, once armed, loses the link right after one client message.
 
-    Armed with the first bytes of a message (``b"Q"`` and ``"COMMIT"``: a commit; ``b"c"``: the end
-    of a COPY), it forwards that message to the server, answers the client nothing more and closes
-    the client's side: the client cannot know whether the server committed. ``keep_server``: the
-    server's side stays open, as when a cut link has not yet been noticed there.
+    Armed with some text (``COMMIT``, ``INSERT INTO task_claims``) and a message type, it forwards
+    the first message of that type from the message holding the text on (``Q``: a simple query,
+    ``S``: the sync that ends a statement, ``c``: the end of a COPY) to the server, answers the
+    client nothing more and closes the client's side: the client cannot know whether the server
+    committed. ``keep_server``: the server's side stays open, as when a cut link has not yet been
+    noticed there.
     """
 
     def __init__(self, server_port: int) -> None:
         self.target = ("127.0.0.1", server_port)
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = int(self.listener.getsockname()[1])
-        self.trigger: tuple[bytes, bytes] | None = None
+        self.trigger: tuple[bytes, bytes] | None = None  # (text, message type)
+        self.seen = False
         self.keep_server = False
         self.fired = threading.Event()
         self.held: list[socket.socket] = []
@@ -172,8 +175,8 @@ class AnswerLost:
         """A URL through this proxy (plain text: the proxy reads the protocol's messages)."""
         return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
 
-    def arm(self, kind: bytes, containing: bytes = b"", *, keep_server: bool = False) -> None:
-        self.trigger, self.keep_server = (kind, containing), keep_server
+    def arm(self, containing: bytes, cut_at: bytes, *, keep_server: bool = False) -> None:
+        self.trigger, self.seen, self.keep_server = (containing, cut_at), False, keep_server
 
     def _accept(self) -> None:
         while True:
@@ -197,7 +200,8 @@ class AnswerLost:
                         break
                     message, buffer, started = buffer[:size], buffer[size:], True
                     trigger = self.trigger
-                    if trigger and head and message[:1] == trigger[0] and trigger[1] in message:
+                    self.seen = self.seen or bool(trigger and head and trigger[0] in message)
+                    if trigger and self.seen and message[:1] == trigger[1]:
                         self.trigger = None
                         lost.set()
                         server.sendall(message)
@@ -220,19 +224,19 @@ class AnswerLost:
 
 
 @pytest.mark.parametrize(
-    ("kind", "containing", "keep_server"),
-    [(b"Q", b"COMMIT", False), (b"c", b"", True), (b"c", b"", False)],
+    ("containing", "cut_at", "keep_server"),
+    [(b"COMMIT", b"Q", False), (b"COPY", b"c", True), (b"COPY", b"c", False)],
     ids=["committed, answer lost", "still running, link not yet seen cut", "rolled back"],
 )
 def test_a_batch_whose_commit_answer_is_lost_is_written_exactly_once(
-    pg_server: LocalPostgres, kind: bytes, containing: bytes, keep_server: bool
+    pg_server: LocalPostgres, containing: bytes, cut_at: bytes, keep_server: bool
 ) -> None:
     proxy = AnswerLost(pg_server.port)
     try:
         database = f"lost{next(_roles)}"
         pg_server.create_database(database)
         with Journal(proxy.url(database)) as journal:
-            proxy.arm(kind, containing, keep_server=keep_server)
+            proxy.arm(containing, cut_at, keep_server=keep_server)
             for i in range(5):
                 journal.append(ObservationEvent(session="s", observation=UserMessage(text=f"m{i}"), index=i))
             journal.flush(timeout=30)
@@ -242,3 +246,38 @@ def test_a_batch_whose_commit_answer_is_lost_is_written_exactly_once(
         for held in proxy.held:
             held.close()
         proxy.listener.close()
+
+
+@pytest.fixture
+def lossy(pg_server: LocalPostgres) -> Iterator[tuple[AnswerLost, str]]:
+    """A proxy that loses answers, and a fresh journal's URL through it."""
+    proxy = AnswerLost(pg_server.port)
+    database = f"lost{next(_roles)}"
+    pg_server.create_database(database)
+    Journal(proxy.url(database)).close()
+    yield proxy, proxy.url(database)
+    for held in proxy.held:
+        held.close()
+    proxy.listener.close()
+
+
+@pytest.mark.parametrize("cut_at", [b"S", b"Q"], ids=["the statement's end", "the commit"])
+def test_a_command_whose_answer_is_lost_is_given_once(lossy: tuple[AnswerLost, str], cut_at: bytes) -> None:
+    proxy, url = lossy
+    with Journal(url) as journal:
+        proxy.arm(b"INSERT INTO commands", cut_at)
+        given = journal.submit_command("fleet:t1", "abort")
+        assert proxy.fired.is_set()
+        assert [c.id for c in journal.commands()] == [given], "one abort, under the id the caller was given"
+
+
+def test_a_task_claim_whose_answer_is_lost_is_still_this_hosts(lossy: tuple[AnswerLost, str]) -> None:
+    """Otherwise the task would stay claimed by a live host that thinks it is not its own: never started."""
+    proxy, url = lossy
+    with Journal(url) as journal:
+        proxy.arm(b"INSERT INTO task_claims", b"S")
+        assert journal.claim_task("run", "t1", "host-a", lost_after_s=60)
+        assert proxy.fired.is_set()
+        journal.start_task("run", "t1", "host-a")
+        assert journal.started_tasks("run") == {"t1"}
+        assert not journal.claim_task("run", "t1", "host-b", lost_after_s=0), "a started task is never claimed again"

@@ -103,6 +103,14 @@ def configure(conn: psycopg.Connection[Any]) -> None:
     )
 
 
+def _begin(conn: psycopg.Connection[Any]) -> tuple[str, int]:
+    """Open a transaction on ``conn`` (one round trip): its id, and the server process that runs it."""
+    cur = conn.execute("BEGIN; SELECT pg_current_xact_id()")
+    cur.nextset()
+    row = cur.fetchone()
+    return str(row[0] if row else 0), conn.info.backend_pid
+
+
 def position(tx: int | str, id_: int) -> int:
     """The opaque cursor of a row: its transaction id and row id, ordered as the pair is."""
     return int(tx) << 64 | int(id_)
@@ -264,17 +272,20 @@ class PostgresStore:
         rows again only if it did not commit.
         """
         if self._unsure is not None:
-            unsure, self._unsure = self._unsure, None
-            if unsure[0] is rows and self._landed(unsure):
+            batch, xid, pid = self._unsure
+            landed = self._landed(xid, pid) if batch is rows else False
+            if landed is None:  # kept: asked again at the next retry
+                raise StoreBusy("not yet saying whether it took a batch whose answer was lost; asking again")
+            self._unsure = None
+            if landed:
                 log.info("the journal at %s had taken a batch whose answer was lost: not written twice", self.where)
                 return
         committed = False
         try:
             with self._pool.connection() as conn:
                 # three round trips: the transaction and its id, the rows, the commit
-                cur = conn.execute("BEGIN; SELECT pg_current_xact_id()")
-                cur.nextset()
-                self._unsure = (rows, str(cur.fetchone()[0]), conn.info.backend_pid)  # type: ignore[index]
+                cur = conn.cursor()
+                self._unsure = (rows, *_begin(conn))
                 with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
@@ -296,15 +307,13 @@ class PostgresStore:
                 self._unsure = None  # the server answered with an error: the transaction did not commit
                 raise JournalError(f"cannot write the journal at {self.where}: {first_line(exc)}") from exc
 
-    def _landed(self, unsure: tuple[Sequence[EventRow], str, int]) -> bool:
-        """Whether the transaction of a batch whose commit went unanswered committed (ending it first if it still runs).
+    def _landed(self, xid: str, pid: int) -> bool | None:
+        """Whether transaction ``xid``, whose commit went unanswered, committed; None while the server cannot say.
 
         A transaction still running belongs to a session the server has not yet seen die (a link
-        cut): it is ended (``pg_terminate_backend``, allowed on one's own sessions), so it can no
-        longer commit after the batch is written again. Raises ``StoreBusy`` (keeping the question
-        for the next retry) while the server cannot say.
+        cut): it is ended first (``pg_terminate_backend``, allowed on one's own sessions), so it
+        cannot commit after its work is done again.
         """
-        _, xid, pid = unsure
         status = "SELECT pg_xact_status(%s::xid8)"
         try:
             with self._pool.connection() as conn:
@@ -316,12 +325,10 @@ class PostgresStore:
                         (pid, xid),
                     )
                     found = conn.execute(status, (xid,)).fetchone()
-        except psycopg.Error as exc:
-            self._unsure = unsure
-            raise StoreBusy(f"not answering whether it took a batch ({first_line(exc)})") from exc
+        except psycopg.Error:
+            return None
         if found and found[0] == "in progress":
-            self._unsure = unsure
-            raise StoreBusy(f"still running the transaction of a batch whose answer was lost (server process {pid})")
+            return None
         return bool(found and found[0] == "committed")
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -397,14 +404,34 @@ class PostgresStore:
 
     # --- commands --------------------------------------------------------------------------------
 
-    def _retrying(self, run: Callable[[psycopg.Connection[Any]], _T]) -> _T:
-        """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer."""
+    def _retrying(self, run: Callable[[psycopg.Connection[Any]], _T], *, once: bool = False) -> _T:
+        """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer.
+
+        ``once``: ``run`` is not idempotent (an insert). It runs in a transaction whose id is read
+        first; when the commit's answer is lost with the link, the server is asked how it ended
+        before ``run`` is tried again, and a committed one's result is returned.
+        """
         started = time.monotonic()
         attempt = 0
+        unsure: tuple[str, int, _T] | None = None
         while True:
             try:
+                if unsure is not None:
+                    landed = self._landed(*unsure[:2])
+                    if landed:
+                        return unsure[2]
+                    if landed is False:
+                        unsure = None
+                    else:  # the server cannot say yet: as if it did not answer
+                        raise psycopg.OperationalError("the outcome of a commit whose answer was lost is not known yet")
                 with self._pool.connection() as conn:
-                    return run(conn)
+                    if not once:
+                        return run(conn)
+                    xid, pid = _begin(conn)
+                    result = run(conn)
+                    unsure = (xid, pid, result)
+                    conn.execute("COMMIT")
+                    return result
             except psycopg.errors.LockNotAvailable as exc:
                 raise locked_error(self.where, exc) from exc
             except psycopg.errors.InsufficientPrivilege as exc:
@@ -429,7 +456,7 @@ class PostgresStore:
             ).fetchone()
             return int(row[0]) if row else 0
 
-        return self._retrying(run)
+        return self._retrying(run, once=True)  # a person's nudge or abort is given once, whatever the link does
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
         sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > %s"
@@ -500,8 +527,10 @@ class PostgresStore:
             lambda conn: (
                 conn.execute(
                     "INSERT INTO task_claims(grp, task, host) VALUES (%s, %s, %s) ON CONFLICT (grp, task) DO UPDATE "
-                    "SET host = excluded.host, beat = now() WHERE task_claims.started = false "
-                    "AND task_claims.beat < now() - make_interval(secs => %s) RETURNING host",
+                    "SET host = excluded.host, beat = now() WHERE task_claims.started = false AND "
+                    # its own claim too: a retry after the first try's answer was lost must not strand the task
+                    "(task_claims.host = excluded.host OR task_claims.beat < now() - make_interval(secs => %s)) "
+                    "RETURNING host",
                     (group, task, host, lost_after_s),
                 ).fetchone()
                 is not None

@@ -375,7 +375,8 @@ class SqliteStore:
         return bool(
             self._query(
                 "INSERT INTO task_claims(grp, task, host, beat) VALUES (?, ?, ?, ?) ON CONFLICT(grp, task) DO UPDATE "
-                "SET host = excluded.host, beat = excluded.beat WHERE task_claims.started = 0 AND task_claims.beat < ? "
+                "SET host = excluded.host, beat = excluded.beat WHERE task_claims.started = 0 "
+                "AND (task_claims.host = excluded.host OR task_claims.beat < ?) "
                 "RETURNING host",
                 (group, task, host, now, now - lost_after_s),
             )

@@ -151,7 +151,10 @@ class Store(Protocol):
         """Give lease ``name`` up, if ``holder`` holds it (a clean exit hands over at once)."""
 
     def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
-        """Claim ``task`` of ``group`` for ``host``: free, or claimed but not started by a host silent ``lost_after_s``."""
+        """Claim ``task`` of ``group`` for ``host``: free, or claimed but not started by a host silent ``lost_after_s``.
+
+        True too when ``host`` holds the claim already (a retry whose first answer was lost).
+        """
 
     def start_task(self, group: str, task: str, host: str) -> None:
         """Record that ``host`` started its claimed ``task`` (it is never claimed again)."""
