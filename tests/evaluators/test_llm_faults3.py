@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +27,8 @@ from watcher.evaluators._llm_base import LLMEvaluator
 from watcher.evaluators.anthropic import AnthropicEvaluator
 from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 from watcher.settings import Settings
+from watcher.testing import Reply, StubAnthropicServer, StubOpenAIServer
+from watcher.testing._http import StubServer
 
 SPEC = WatcherSpec(name="sec", role="security", brief="Flag SQL injection.")
 REQUEST = EvaluationRequest(
@@ -103,12 +106,15 @@ def serve() -> Iterator[Callable[[Answer], RawServer]]:
         server.close()
 
 
-def evaluator(provider: str, url: str) -> LLMEvaluator:
+def evaluator(provider: str, url: str, max_retries: int = 0) -> LLMEvaluator:
+    """An evaluator of ``provider`` for the server at ``url`` (its root: ``/v1`` is added for openai)."""
     if provider == "anthropic":
         return AnthropicEvaluator(
-            base_url=url, api_key="k", max_retries=0, timeout=5, counter="estimate", settings=Settings()
+            base_url=url, api_key="k", max_retries=max_retries, timeout=5, counter="estimate", settings=Settings()
         )
-    return OpenAICompatEvaluator(model="m", base_url=f"{url}/v1", max_retries=0, timeout=5, settings=Settings())
+    return OpenAICompatEvaluator(
+        model="m", base_url=f"{url}/v1", max_retries=max_retries, timeout=5, settings=Settings()
+    )
 
 
 async def failure(provider: str, url: str) -> str:
@@ -305,3 +311,30 @@ async def failure_of(llm: LLMEvaluator) -> str:
 def test_a_base_url_that_is_not_an_http_url_is_refused_when_the_evaluator_is_built(provider: str, url: str) -> None:
     with pytest.raises(ConfigurationError, match=r"is not an http\(s\) URL naming a server; give the server's address"):
         build(provider, base_url=url, api_key="k", settings=Settings())
+
+
+# --- rate limits: a server asking for a long wait is not waited for ------------------------------
+
+
+def stub_server(provider: str, *replies: Reply) -> StubServer:
+    return StubAnthropicServer(*replies) if provider == "anthropic" else StubOpenAIServer(*replies)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_429_asking_for_an_hour_fails_at_once_and_says_so(provider: str) -> None:
+    hour = Reply.error(429, "rate_limit_error", "slow down", retry_after_ms=3_600_000)
+    with stub_server(provider, hour) as stub:
+        started = time.monotonic()
+        message = await failure_of(evaluator(provider, stub.root_url, max_retries=2))
+        assert time.monotonic() - started < 4  # not an hour, nor the engine's timeout
+        assert len(stub.requests) == 1
+    assert "rate limited (HTTP 429): slow down; the server asks to wait 3600s, longer than the watcher waits" in message
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_429_asking_for_a_moment_is_retried(provider: str) -> None:
+    moment = Reply.error(429, "rate_limit_error", "slow down", retry_after_ms=1)
+    with stub_server(provider, moment, moment) as stub:
+        message = await failure_of(evaluator(provider, stub.root_url, max_retries=1))
+        assert len(stub.requests) == 2
+    assert "rate limited (HTTP 429) after 2 attempts: slow down" in message

@@ -157,6 +157,32 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
     return decision
 
 
+def http_client(sdk: ModuleType, *, longest_wait: float) -> Any:
+    """The SDK's own HTTP client, told not to retry when the server asks for a wait over ``longest_wait`` seconds.
+
+    The SDKs honour ``retry-after`` (Anthropic's for up to 50 days): a 429 asking for an hour would
+    hold the evaluation until the engine's timeout, which then reports a timeout, not the rate
+    limit. The server's ``x-should-retry`` header is the SDKs' documented switch; the hook sets it.
+    """
+
+    async def no_long_waits(response: Any) -> None:
+        wait = retry_after(response.headers)
+        if wait is not None and wait > longest_wait:
+            response.headers["x-should-retry"] = "false"
+
+    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [no_long_waits]})
+
+
+def retry_after(headers: Any) -> float | None:
+    """The seconds a response asks the client to wait (``retry-after-ms``, else ``retry-after``), or None."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return float(headers.get(name)) / scale
+        except (TypeError, ValueError):
+            continue
+    return None  # an HTTP date is read by the SDK; it is rare enough to be waited for within the engine's timeout
+
+
 def describe_failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:
     """A message for an SDK exception (``anthropic`` and ``openai`` share their exception tree), secrets redacted.
 
@@ -183,6 +209,11 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
         label = {429: "rate limited", 529: "overloaded", 503: "unavailable", 403: "refused"}.get(status, "failed")
         tried = f" {attempts}" if status in (408, 409, 429) or status >= 500 else ""  # what the SDK retries
         hint = "; the key may not have access to this model or endpoint" if status == 403 else ""
+        response = getattr(exc, "response", None)
+        wait = retry_after(response.headers) if response is not None else None
+        if wait is not None and wait > timeout:  # http_client stopped the SDK from waiting that long
+            tried = ""
+            hint = f"; the server asks to wait {wait:g}s, longer than the watcher waits ({timeout:g}s), so it did not retry"
         return f"{who}: {label} (HTTP {status}){tried}: {_error_message(exc)}{hint}"
     return f"{who}: {type(exc).__name__}: {exc}"
 

@@ -25,6 +25,7 @@ from watcher.evaluators._llm import (
     EvaluationError,
     checked_decision,
     cost_usd,
+    http_client,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
 from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
@@ -65,7 +66,11 @@ class AnthropicEvaluator(LLMEvaluator):
         settings = settings or Settings.from_env()
         base_url = checked_base_url(base_url) if base_url else settings.anthropic_base_url
         client = anthropic.AsyncAnthropic(
-            api_key=anthropic_key(api_key, settings), base_url=base_url, timeout=timeout, max_retries=max_retries
+            api_key=anthropic_key(api_key, settings),
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client(anthropic, longest_wait=timeout),
         )
         super().__init__(
             model=model or settings.anthropic_model,

@@ -26,6 +26,7 @@ from watcher.evaluators._llm import (
     EvaluationError,
     checked_decision,
     cost_usd,
+    http_client,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
 from watcher.settings import Settings
@@ -83,7 +84,13 @@ class OpenAICompatEvaluator(LLMEvaluator):
                 "the openai evaluator needs OPENAI_API_KEY for api.openai.com; run `export OPENAI_API_KEY=...`, "
                 "or give a local server's base URL (e.g. --watcher-base-url http://localhost:1234/v1), which needs no key"
             )
-        client = openai.AsyncOpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        client = openai.AsyncOpenAI(
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client(openai, longest_wait=timeout),
+        )
         super().__init__(
             model=chosen,
             client=client,
