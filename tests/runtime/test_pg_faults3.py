@@ -14,6 +14,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -281,3 +282,17 @@ def test_a_task_claim_whose_answer_is_lost_is_still_this_hosts(lossy: tuple[Answ
         journal.start_task("run", "t1", "host-a")
         assert journal.started_tasks("run") == {"t1"}
         assert not journal.claim_task("run", "t1", "host-b", lost_after_s=0), "a started task is never claimed again"
+
+
+def test_a_server_restarted_between_two_reads_is_not_reported_away(pg_server: LocalPostgres, pg_url: str) -> None:
+    """Every idle pooled connection died with the restart; the reads after it find a live one."""
+    with Journal(pg_url, batch_interval=0.001) as journal:
+        journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=0))
+        journal.flush()
+        with ThreadPoolExecutor(4) as readers:  # several pooled connections, all idle when the server stops
+            list(readers.map(lambda _: journal.read(), range(8)))
+        pg_server.stop()
+        pg_server.start()
+        for read in (journal.read, journal.commands, journal.last_id, lambda: journal.started_tasks("run")):
+            read()  # no "not answering": the server is back
+        assert [r.payload["index"] for r in journal.read()] == [0]

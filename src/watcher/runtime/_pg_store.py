@@ -80,6 +80,7 @@ CHANNEL = "watcher_journal"
 # a statement waits this long for a lock another session holds (a migration, a VACUUM FULL), then says so
 LOCK_TIMEOUT_S = 10.0
 IDLE_IN_TRANSACTION_S = 30.0  # the server ends a transaction of ours that waits this long for its next statement
+REREAD_S = 1.0  # how long a read retried past a dead pooled connection waits for a new one
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
 LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
@@ -333,8 +334,7 @@ class PostgresStore:
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
-            with self._pool.connection() as conn:
-                return conn.execute(sql, args).fetchall()
+            return self._read(sql, args)
         except psycopg.errors.LockNotAvailable as exc:
             raise locked_error(self.where, exc) from exc
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -348,6 +348,26 @@ class PostgresStore:
             raise JournalError(f"{self.where} has no journal tables: run `{migrate_command(self.where)}`") from exc
         except psycopg.Error as exc:
             raise JournalError(f"cannot read the journal at {self.where}: {first_line(exc)}") from exc
+
+    def _read(self, sql: str, args: Sequence[Any]) -> list[Any]:
+        """Run a read, past the pooled connections a restarted server left dead.
+
+        After a restart every idle connection of the pool is closed on the server's side, and the
+        pool learns it only by using one: a read that meets one tries the next, then a new one
+        (waiting at most ``REREAD_S`` for it), so a server already back is never reported away.
+        """
+        for attempt in range(POOL_SIZE + 1):
+            conn: psycopg.Connection[Any] | None = None
+            try:
+                with self._pool.connection(timeout=REREAD_S if attempt else None) as conn:
+                    return conn.execute(sql, args).fetchall()
+            except PoolTimeout:
+                raise
+            except psycopg.OperationalError as exc:
+                if conn is None or not conn.broken or attempt == POOL_SIZE:
+                    raise
+                log.debug("a pooled connection to %s was dead (%s); reading on another", self.where, first_line(exc))
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     @staticmethod
     def _rows(raw: list[Any]) -> list[RawEvent]:
