@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from spawn_helpers import Project, git, init, result, write_script
 
+from watcher.core.errors import ConfigurationError
 from watcher.runtime.journal import Journal
 from watcher.spawn import SpawnConfig, run_spawn
 from watcher.testing import wait_until
@@ -115,3 +116,57 @@ async def test_a_stream_line_over_the_limit_and_garbage_lines_are_dropped_and_th
     logged = (Path(spawned.logs) / "stream.jsonl").read_text().splitlines()
     assert "[watcher: a stdout line longer than 64 MiB was dropped]" in logged and "not json {{" in logged
     assert json.loads(logged[-1])["result"] == "after the huge line"
+
+
+def detach(repo: Path) -> dict[str, object]:
+    git(repo, "checkout", "-q", "--detach")
+    return {}
+
+
+def local_branch(repo: Path) -> dict[str, object]:
+    git(repo, "branch", "feature")  # never pushed: a pull request could not propose to it
+    return {"base": "feature"}
+
+
+def tag(repo: Path) -> dict[str, object]:
+    git(repo, "tag", "v1")
+    return {"base": "v1"}
+
+
+def unreachable_remote(repo: Path) -> dict[str, object]:
+    git(repo, "remote", "set-url", "origin", "http://127.0.0.1:9/acme/shop.git")
+    return {}
+
+
+@pytest.mark.parametrize(
+    ("prepare", "said"),
+    [
+        (detach, "HEAD is detached in "),
+        (tag, "base branch 'v1' does not exist in "),
+        (lambda repo: {"base": ""}, "base branch '' does not exist in "),
+        (local_branch, "the base branch 'feature' is not on the remote 'origin', so no pull request can propose to it"),
+        (unreachable_remote, "cannot reach the remote 'origin' to check the base branch 'main' is there"),
+        (lambda repo: {"forge_api": "not a url"}, "the forge API 'not a url' is not an http(s) URL"),
+        (lambda repo: {"forge_repo": "nobody"}, "--forge-repo 'nobody' is not OWNER/REPO"),
+        (lambda repo: {"forge_repo": "a/b/c"}, "--forge-repo 'a/b/c' is not OWNER/REPO"),
+    ],
+    ids=["detached", "tag", "empty-base", "base-not-pushed", "remote-down", "forge-api", "forge-repo", "forge-repo-3"],
+)
+async def test_a_repository_or_forge_a_spawn_cannot_finish_with_is_refused_before_anything_exists(
+    project: Project, prepare: object, said: str
+) -> None:
+    options = prepare(project.repo)  # type: ignore[operator]
+    with pytest.raises(ConfigurationError) as refused:
+        await run_spawn(config(project, "/bin/false", pr=True, **options))
+    assert said in str(refused.value) and "\n" not in str(refused.value)
+    no_spawn_left(project.repo)
+
+
+async def test_a_repository_with_no_commits_or_a_bare_one_is_named_as_such(project: Project, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(empty))
+    with pytest.raises(ConfigurationError, match="has no commits yet, and a spawn's branch starts from one"):
+        await run_spawn(config(project, "/bin/false", repo=empty))
+    with pytest.raises(ConfigurationError, match="is a bare repository, with no working tree to branch from"):
+        await run_spawn(config(project, "/bin/false", repo=project.forge.root / "acme" / "shop.git"))
+    assert not (empty / ".watcher").exists()

@@ -10,11 +10,15 @@ its files instead of a pull request.
 from __future__ import annotations
 
 import asyncio
+import re
+import urllib.parse
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
-from watcher.core.errors import SpawnError
+from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
+from watcher.settings import Settings
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PRCreated
 from watcher.spawn.integrate import (
@@ -33,10 +37,37 @@ from watcher.spawn.integrate import (
 from watcher.spawn.provision import Sandbox, git
 from watcher.spawn.report import SpawnResult
 
-__all__ = ["SMALL_CONFLICT_HUNKS", "Repair", "integrate"]
+__all__ = ["SMALL_CONFLICT_HUNKS", "Repair", "forge_target", "integrate"]
 
 SMALL_CONFLICT_HUNKS = 3  # at most this many conflicting hunks go to a repair run; more are reported
 Repair = Callable[[str], Awaitable[bool]]
+_NAME = re.compile(r"[\w.-]+")  # an owner's or a repository's name on a forge
+
+
+def forge_target(config: SpawnConfig, settings: Settings, repo: Path) -> tuple[str, str, str]:
+    """(REST API base, owner, repository) the pull request goes to; ``ConfigurationError`` when unclear.
+
+    Checked before the agent runs, so a typo in ``--forge-api`` or ``--forge-repo`` costs no run.
+    """
+    api = config.forge_api or settings.forge_api or GITHUB_API
+    parts = urllib.parse.urlsplit(api)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"the forge API {api!r} is not an http(s) URL; pass --forge-api with the forge's REST API base, "
+            f"such as {GITHUB_API}"
+        )
+    if config.forge_repo is None:
+        try:
+            owner, name = forge_repo(remote_url(repo, config.remote))
+        except SpawnError as exc:
+            raise ConfigurationError(str(exc)) from None
+        return api, owner, name
+    owner, _, name = config.forge_repo.partition("/")
+    if not (_NAME.fullmatch(owner) and _NAME.fullmatch(name)):
+        raise ConfigurationError(
+            f"--forge-repo {config.forge_repo!r} is not OWNER/REPO; give the forge repository as acme/shop"
+        )
+    return api, owner, name
 
 
 async def _repaired(sandbox: Sandbox, conflicts: list[str], repair: Repair | None, result: SpawnResult) -> bool:
@@ -90,11 +121,8 @@ async def integrate(
         why = f" ({result.detail})" if result.detail else ""
         result.detail = f"the base {sandbox.base!r} moved and {len(conflicts)} file(s) conflict{why}; resolve them on {sandbox.branch}"
         return
+    api, owner, repo = await asyncio.to_thread(forge_target, config, settings, sandbox.repo)
     await asyncio.to_thread(push, sandbox, config.remote)
-    owner, repo = (
-        config.forge_repo or "/".join(forge_repo(await asyncio.to_thread(remote_url, sandbox.repo, config.remote)))
-    ).split("/", 1)
-    api = config.forge_api or settings.forge_api or GITHUB_API
     title = config.task.strip().splitlines()[0][:72] if config.task.strip() else f"spawn {sandbox.id}"
     pr = await asyncio.to_thread(
         open_pull_request,

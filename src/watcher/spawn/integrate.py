@@ -160,8 +160,8 @@ def open_pull_request(
         "user-agent": "watcher-spawn",
         "x-github-api-version": "2022-11-28",
     }
-    request = urllib.request.Request(url, data, headers, method="POST")
     try:
+        request = urllib.request.Request(url, data, headers, method="POST")  # (a URL it cannot read: ValueError)
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             reply = json.loads(answer.read())
     except urllib.error.HTTPError as exc:

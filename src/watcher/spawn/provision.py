@@ -21,7 +21,10 @@ __all__ = ["Sandbox", "cleanup", "create", "git", "locate", "provision", "remove
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Run ``git`` in ``cwd``; a failure raises ``SpawnError`` with git's own message."""
-    done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise SpawnError(f"git {' '.join(args)} did not finish within 120s in {cwd}") from None
     if check and done.returncode != 0:
         raise SpawnError(f"git {' '.join(args)} failed in {cwd}: {(done.stderr or done.stdout).strip()}")
     return done.stdout.strip()
@@ -58,6 +61,10 @@ def _root(repo: Path) -> Path:
     try:
         return Path(git(repo, "rev-parse", "--show-toplevel"))
     except SpawnError:
+        if git(repo, "rev-parse", "--is-bare-repository", check=False) == "true":
+            raise ConfigurationError(
+                f"{repo} is a bare repository, with no working tree to branch from; pass --repo with a clone of it"
+            ) from None
         raise ConfigurationError(
             f"{repo} is not a git repository; pass --repo with the repository to work in"
         ) from None
@@ -70,14 +77,41 @@ def locate(repo: str | Path, *, base: str | None = None, spawn_id: str | None = 
     so a spawn checks the rest of its configuration before a worktree or a branch exists.
     """
     root = _root(Path(repo))
-    base = base or git(root, "rev-parse", "--abbrev-ref", "HEAD")
-    if git(root, "rev-parse", "--verify", "-q", f"{base}^{{commit}}", check=False) == "":
-        raise ConfigurationError(f"base branch {base!r} does not exist in {root}; pass --base with an existing branch")
+    base = _current_branch(root) if base is None else base
+    if not _is_branch(root, base):
+        raise ConfigurationError(
+            f"base branch {base!r} does not exist in {root}; pass --base with one of its branches (`git branch` lists them)"
+        )
     spawn_id = spawn_id or secrets.token_hex(4)
     directory = _spawns(root) / spawn_id
     if directory.exists():
         raise ConfigurationError(f"spawn {spawn_id!r} already exists at {directory}; choose another id")
     return Sandbox(spawn_id, root, base, f"spawn/{spawn_id}", directory)
+
+
+def _current_branch(root: Path) -> str:
+    """The branch checked out in ``root``; ``ConfigurationError`` when there is none to start from."""
+    if git(root, "rev-parse", "--verify", "-q", "HEAD", check=False) == "":
+        raise ConfigurationError(
+            f"the repository {root} has no commits yet, and a spawn's branch starts from one: commit something first"
+        )
+    branch = git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    if not branch:
+        raise ConfigurationError(
+            f"HEAD is detached in {root}, so there is no current branch to start from and propose to: "
+            "check out a branch, or pass --base BRANCH"
+        )
+    return branch
+
+
+def _is_branch(root: Path, name: str) -> bool:
+    """Whether ``name`` is a local branch (a tag, a commit or ``origin/main`` is not one a pull request can target)."""
+    if not name or name.startswith("-"):
+        return False
+    found = subprocess.run(
+        ["git", "-C", str(root), "show-ref", "--verify", "-q", f"refs/heads/{name}"], capture_output=True, timeout=120
+    )
+    return found.returncode == 0
 
 
 def _spawns(root: Path) -> Path:

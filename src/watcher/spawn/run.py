@@ -25,7 +25,7 @@ from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.spawn.execute import RunOutcome, execute
-from watcher.spawn.finish import integrate
+from watcher.spawn.finish import forge_target, integrate
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import Plan, plan_manifest
 from watcher.spawn.provision import create, locate
@@ -77,7 +77,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     specs = [item if isinstance(item, WatcherSpec) else watcher_spec(item) for item in config.watchers]
     sandbox = await asyncio.to_thread(locate, config.repo, base=config.base, spawn_id=config.spawn_id)
     if config.pr:
-        await asyncio.to_thread(_check_remote, Path(config.repo), config.remote)
+        await asyncio.to_thread(_check_remote, sandbox.repo, config.remote, sandbox.base)
+        await asyncio.to_thread(forge_target, config, settings, sandbox.repo)
     reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
     evaluators = [make_evaluator(config.evaluator, spec.role, settings=settings, **reads) for spec in specs]
     planned = (
@@ -233,8 +234,8 @@ def _cut_short(exc: BaseException) -> tuple[EndState, str]:
     return EndState.CRASHED, f"the spawn stopped on an unexpected error ({type(exc).__name__}: {exc})"[:500]
 
 
-def _check_remote(repo: Path, remote: str) -> None:
-    """The remote the branch is pushed to exists: found before the agent runs, not at the push after it."""
+def _check_remote(repo: Path, remote: str, base: str) -> None:
+    """The remote exists and holds the base branch: found before the agent runs, not at the push after it."""
     found = subprocess.run(
         ["git", "-C", str(repo), "remote", "get-url", remote], capture_output=True, text=True, check=False
     )
@@ -242,4 +243,26 @@ def _check_remote(repo: Path, remote: str) -> None:
         raise ConfigurationError(
             f"the repository {repo} has no remote {remote!r} to push the spawn's branch to: add one "
             f"(git remote add {remote} URL), name another with --remote, or pass --no-pr to keep the work local"
+        )
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(repo), "ls-remote", "--exit-code", "--heads", remote, f"refs/heads/{base}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        raise ConfigurationError(
+            f"the remote {remote!r} did not answer within 60s; check it (git ls-remote {remote}), or pass --no-pr"
+        ) from None
+    if listed.returncode == 2:
+        raise ConfigurationError(
+            f"the base branch {base!r} is not on the remote {remote!r}, so no pull request can propose to it: "
+            f"push it first (git push -u {remote} {base}), pass --base with a branch that is there, or pass --no-pr"
+        )
+    if listed.returncode != 0:
+        said = (listed.stderr.strip().splitlines() or ["no answer"])[-1]
+        raise ConfigurationError(
+            f"cannot reach the remote {remote!r} to check the base branch {base!r} is there ({said}); "
+            f"fix the remote (git ls-remote {remote}), or pass --no-pr to keep the work local"
         )
