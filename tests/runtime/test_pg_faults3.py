@@ -25,6 +25,7 @@ from watcher.cli import main
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal, _pg_store
+from watcher.runtime._pg_schema import VERSION
 from watcher.runtime.events import ObservationEvent
 from watcher.testing.postgres import LocalPostgres
 
@@ -296,3 +297,29 @@ def test_a_server_restarted_between_two_reads_is_not_reported_away(pg_server: Lo
         for read in (journal.read, journal.commands, journal.last_id, lambda: journal.started_tasks("run")):
             read()  # no "not answering": the server is back
         assert [r.payload["index"] for r in journal.read()] == [0]
+
+
+def test_a_dropped_table_is_named_and_migrate_makes_it_again(cli: Any, pg_url: str) -> None:
+    """Schema version current, a table gone (dropped by hand, a partial restore): not 'already at version'."""
+    Journal(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE events")
+    line = _said_once(cli("fleet", "status", "--journal", pg_url))
+    assert "lacks some of its tables (events)" in line and "journal migrate" in line, line
+    checked = cli("journal", "check", pg_url)
+    assert checked.returncode == 1 and "without events" in checked.stdout, checked
+    migrated = cli("journal", "migrate", pg_url)
+    assert migrated.returncode == 0 and "created again, empty: events" in migrated.stdout, migrated
+    with Journal(pg_url, create=False) as journal:
+        journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=0))
+        journal.flush()
+        assert len(journal.read()) == 1
+
+
+def test_check_of_a_newer_schema_says_upgrade_watcher_not_migrate(cli: Any, pg_url: str) -> None:
+    Journal(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO watcher_schema(version) VALUES (%s)", (VERSION + 1,))
+    checked = cli("journal", "check", pg_url)
+    assert checked.returncode == 1 and "newer than this watcher's" in checked.stdout, checked
+    assert "journal migrate" not in checked.stdout

@@ -64,9 +64,11 @@ def run_migrate(args: argparse.Namespace) -> int:
         return 0
     from watcher.runtime._pg_admin import migrate_journal
 
-    before, after = migrate_journal(args.path)
+    before, after, lost = migrate_journal(args.path)
     said = "created" if before is None else ("already at" if before == after else f"upgraded from {before} to")
     print(f"journal schema {said} version {after}")
+    if lost:
+        print(f"  created again, empty: {', '.join(lost)} (they were missing)")
     return 0
 
 
@@ -164,9 +166,15 @@ def _check_server(url: str) -> int:
     print(f"{health.where}: {'ok' if health.ok else 'needs attention'} (PostgreSQL {health.server})")
     if health.version is None:
         print(f"  schema: none yet; run `{migrate_command(health.where)}`")
+    elif health.version > VERSION:
+        print(f"  schema: version {health.version}, newer than this watcher's {VERSION}: upgrade watcher here")
     elif health.version != VERSION:
         print(
             f"  schema: version {health.version}, this watcher needs {VERSION}; run `{migrate_command(health.where)}`"
+        )
+    elif health.missing:
+        print(
+            f"  schema: version {health.version} without {', '.join(health.missing)}; run `{migrate_command(health.where)}`"
         )
     else:
         print(f"  schema: version {health.version}")

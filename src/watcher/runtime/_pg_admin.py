@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from watcher.core.errors import JournalError
-from watcher.runtime._pg_schema import VERSION, migrate, schema_version
+from watcher.runtime._pg_schema import VERSION, migrate, missing_tables, schema_version
 from watcher.runtime._pg_store import (
     configure,
     connect_error,
@@ -38,15 +38,16 @@ class JournalHealth:
     events: int
     commands_waiting: int
     oldest_transaction_s: float  # a transaction open this long holds every follower back
+    missing: tuple[str, ...] = ()  # tables of the current schema the database lacks
 
     @property
     def ok(self) -> bool:
         """The schema is this watcher's and no transaction holds the followers back for a minute."""
-        return self.version == VERSION and self.oldest_transaction_s < 60
+        return self.version == VERSION and not self.missing and self.oldest_transaction_s < 60
 
 
-def migrate_journal(url: str) -> tuple[int | None, int]:
-    """Create or upgrade the journal schema at ``url``: (version before, version now)."""
+def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
+    """Create or upgrade the journal schema at ``url``: (version before, version now, tables created again)."""
     where = describe(url)
     target = conninfo(url, connect_timeout=5)
     try:
@@ -82,7 +83,8 @@ def inspect_journal(url: str) -> JournalHealth:
             server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
             version = schema_version(conn)
             events = waiting = 0
-            if version is not None:
+            missing = tuple(missing_tables(conn)) if version is not None else ()
+            if version is not None and not missing:
                 # an estimate for a big table (counting 86 M rows a day would take minutes)
                 events = int(conn.execute("SELECT COALESCE(max(id), 0) FROM events").fetchone()[0])  # type: ignore[index]
                 waiting = int(
@@ -100,4 +102,4 @@ def inspect_journal(url: str) -> JournalHealth:
         raise connect_error(where, exc) from exc
     except psycopg.Error as exc:
         raise JournalError(f"cannot check the journal at {where}: {first_line(exc)}") from exc
-    return JournalHealth(where, server, version, events, waiting, float(oldest[0]) if oldest else 0.0)
+    return JournalHealth(where, server, version, events, waiting, float(oldest[0]) if oldest else 0.0, missing)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["VERSION", "migrate", "schema_version"]
+__all__ = ["TABLES", "VERSION", "migrate", "missing_tables", "schema_version"]
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -64,6 +64,7 @@ CREATE INDEX IF NOT EXISTS commands_order ON commands(tx, id);
 """,
 }
 VERSION = max(MIGRATIONS)
+TABLES = ("events", "commands", "leases", "task_claims")  # what the journal's current version has
 
 _LOCK = 0x77617463  # "watc": the advisory lock migrations take
 
@@ -77,14 +78,26 @@ def schema_version(conn: Any) -> int | None:
     return int(row[0]) if row and row[0] is not None else None
 
 
-def migrate(conn: Any) -> tuple[int | None, int]:
-    """Bring the schema to ``VERSION``; returns (version before, version after)."""
+def missing_tables(conn: Any) -> list[str]:
+    """The journal's tables this database lacks (dropped by hand, or a half-restored dump)."""
+    row = conn.execute("SELECT ARRAY[" + ", ".join(f"to_regclass('{t}') IS NULL" for t in TABLES) + "]").fetchone()
+    return [table for table, gone in zip(TABLES, row[0] if row else [], strict=False) if gone]
+
+
+def migrate(conn: Any) -> tuple[int | None, int, list[str]]:
+    """Bring the schema to ``VERSION``: (version before, version after, tables it had to create again).
+
+    Every script only creates what is not there (``IF NOT EXISTS``), so a journal whose version is
+    current but which lost a table has every script run again, which recreates it (empty).
+    """
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS watcher_schema (version int NOT NULL, at timestamptz DEFAULT now())")
         before = schema_version(conn)
+        lost = missing_tables(conn) if before is not None else []
         for version in sorted(MIGRATIONS):
-            if before is None or version > before:
+            if before is None or version > before or lost:
                 conn.execute(MIGRATIONS[version])
+            if before is None or version > before:
                 conn.execute("INSERT INTO watcher_schema(version) VALUES (%s)", (version,))
-    return before, VERSION
+    return before, VERSION, lost

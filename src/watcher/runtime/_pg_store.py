@@ -41,7 +41,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
-from watcher.runtime._pg_schema import VERSION, migrate, schema_version
+from watcher.runtime._pg_schema import VERSION, migrate, missing_tables, schema_version
 from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
 try:
@@ -65,6 +65,7 @@ __all__ = [
     "describe",
     "first_line",
     "locked_error",
+    "lost_tables_error",
     "migrate_command",
     "position",
     "privilege_error",
@@ -207,6 +208,14 @@ def privilege_error(where: str, exc: BaseException) -> JournalError:
     )
 
 
+def lost_tables_error(where: str, lost: Sequence[str]) -> JournalError:
+    """The journal's schema is recorded as current, but tables of it are gone (dropped, or a partial restore)."""
+    return JournalError(
+        f"the journal at {where} lacks some of its tables ({', '.join(lost)}): `{migrate_command(where)}` creates "
+        "them again (empty: what they held is gone unless a backup has it)"
+    )
+
+
 def locked_error(where: str, exc: BaseException) -> JournalError:
     """Another session on the server has held a journal table locked longer than ``LOCK_TIMEOUT_S``."""
     return JournalError(
@@ -230,6 +239,7 @@ class PostgresStore:
                 if found is None and create:
                     migrate(conn)
                     found = VERSION
+                lost = missing_tables(conn) if found == VERSION else []
         except psycopg.Error as exc:
             raise connect_error(self.where, exc) from exc
         if found is None:
@@ -244,6 +254,8 @@ class PostgresStore:
                 f"the journal at {self.where} has schema version {found}, newer than this watcher's {VERSION}: "
                 "upgrade watcher on this machine"
             )
+        if lost:
+            raise lost_tables_error(self.where, lost)
         self._pool = JournalPool(
             self._conninfo,
             min_size=1,
@@ -345,7 +357,7 @@ class PostgresStore:
                 "retrying will work once it is back"
             ) from exc
         except psycopg.errors.UndefinedTable as exc:
-            raise JournalError(f"{self.where} has no journal tables: run `{migrate_command(self.where)}`") from exc
+            raise lost_tables_error(self.where, [first_line(exc)]) from exc
         except psycopg.Error as exc:
             raise JournalError(f"cannot read the journal at {self.where}: {first_line(exc)}") from exc
 
@@ -456,6 +468,8 @@ class PostgresStore:
                 raise locked_error(self.where, exc) from exc
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise privilege_error(self.where, exc) from exc
+            except psycopg.errors.UndefinedTable as exc:
+                raise lost_tables_error(self.where, [first_line(exc)]) from exc
             except _UNREACHABLE as exc:
                 if time.monotonic() - started > RETRY_S:
                     raise JournalError(
