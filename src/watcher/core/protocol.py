@@ -33,6 +33,7 @@ __all__ = [
     "EvaluationPrompt",
     "describe_observation",
     "neutralise",
+    "quoted_name",
     "static_prompt",
 ]
 
@@ -143,9 +144,23 @@ def describe_observation(obs: Observation) -> str:
     return f"[{obs.kind}]"
 
 
+MAX_PARENT_CHARS = 80
+
+
+def quoted_name(name: str) -> str:
+    """A name the prompt quotes: one line of at most ``MAX_PARENT_CHARS``, markers defused, no ``"`` to close the quote.
+
+    A parent's name may come from what is watched (a transcript's session id, a task's name), and
+    it stands in the system prompt, outside the fence: it must not be able to add a line there.
+    """
+    text = neutralise(" ".join(name.split())).replace('"', "'")
+    return text if len(text) <= MAX_PARENT_CHARS else f"{text[: MAX_PARENT_CHARS - 1]}…"
+
+
 def static_prompt(spec: WatcherSpec, parent: str) -> str:
     """The part of the prompt that is the same at every evaluation of ``spec``: who it is, its brief, the rules."""
     title = spec.description or spec.role
+    parent = quoted_name(parent)
     return "\n".join(
         [
             "[WATCHER EVALUATION]",
