@@ -170,3 +170,43 @@ async def test_a_repository_with_no_commits_or_a_bare_one_is_named_as_such(proje
     with pytest.raises(ConfigurationError, match="is a bare repository, with no working tree to branch from"):
         await run_spawn(config(project, "/bin/false", repo=project.forge.root / "acme" / "shop.git"))
     assert not (empty / ".watcher").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        ((b"add a.txt", b"--cleanup"), "--cleanup removes the spawn worktrees of --repo and runs nothing"),
+        (
+            (b"--cleanup", b"--plan"),
+            "--cleanup removes the spawn worktrees of --repo and runs nothing: leave out --plan",
+        ),
+        ((b"add a.txt", b"--cli-path", b""), "--cli-path '' is not an executable file"),
+        ((b"\x89PNG\r\n\x1a\n\xff\xfe", b"--cli-path", b"/bin/false"), "the task holds bytes that are not UTF-8 text"),
+    ],
+    ids=["cleanup-and-task", "cleanup-and-plan", "empty-cli-path", "binary-task"],
+)
+async def test_conflicting_or_nonsense_arguments_are_refused_before_anything_exists(
+    project: Project, tmp_path: Path, argv: tuple[bytes, ...], said: str
+) -> None:
+    spawned = project.repo / ".watcher" / "spawns" / "kept"
+    spawned.mkdir(parents=True)  # what --cleanup would look at: it must not run
+    journal = tmp_path / "j.sqlite3"
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, "spawn", *argv, "--no-pr", "--journal", str(journal), cwd=project.repo, env=spawn_env(),
+        stdout=PIPE, stderr=PIPE,
+    )  # fmt: skip
+    _, raw = await asyncio.wait_for(proc.communicate(), 30)
+    err = raw.decode()
+    assert proc.returncode == 2 and said in err and "Traceback" not in err, err
+    assert err.count("\n") == 1 and spawned.is_dir()
+    assert git(project.repo, "branch", "--list", "spawn/*") == ""
+
+
+async def test_a_task_too_long_for_a_command_line_is_refused_for_the_clis_that_take_it_there(project: Project) -> None:
+    task = "Write the parser this grammar describes:\n" + "rule := term ('|' term)*\n" * 6000  # 150 KB
+    for agent in ("gemini", "codex"):
+        with pytest.raises(ConfigurationError, match=f"the {agent} CLI takes its task on the command line"):
+            await run_spawn(config(project, "/bin/false", task, agent=agent))
+    with pytest.raises(ConfigurationError, match="a spawn needs a task, in words"):
+        SpawnConfig("  \n")
+    no_spawn_left(project.repo)

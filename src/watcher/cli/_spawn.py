@@ -22,6 +22,7 @@ from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
 from watcher.spawn.provision import spawn_directory
 from watcher.spawn.recover import STRATEGIES
+from watcher.spawn.run import watcher_spec
 
 DEFAULT_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
 
@@ -108,6 +109,12 @@ class _Progress:
 def run(args: argparse.Namespace) -> int:
     """Plan, clean up, or run one spawn and print its report; 0 when it succeeded."""
     if args.cleanup:
+        if args.task is not None or args.plan:
+            raise ConfigurationError(
+                "--cleanup removes the spawn worktrees of --repo and runs nothing: leave out "
+                + ("the TASK" if args.task is not None else "--plan")
+                + ", or run the task without --cleanup"
+            )
         removed, kept = cleanup(args.repo)
         print(
             f"removed {len(removed)} spawn worktree(s) and their branches"
@@ -129,7 +136,6 @@ def run(args: argparse.Namespace) -> int:
             "--recovery interactive asks on the terminal, and stdin is not one; use moderate or aggressive"
         )
     progress = _Progress()
-    journal = Journal(args.journal or default_journal_path(settings=args.settings))
     spawn_id = secrets.token_hex(4)  # known here, so an interruption can say where the work was left
     config = SpawnConfig(
         args.task,
@@ -149,11 +155,13 @@ def run(args: argparse.Namespace) -> int:
         cli_path=args.cli_path,
         idle_timeout_s=args.idle_timeout,
         total_timeout_s=args.total_timeout,
-        journal=journal,
         env=args.settings.environ,
         on_progress=progress,
         spawn_id=spawn_id,
     )
+    for role in config.watchers:  # a bad role or mode is refused before the journal file is created
+        watcher_spec(str(role))
+    journal = config.journal = Journal(args.journal or default_journal_path(settings=args.settings))
     try:
         result = _run_to_end(config)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the CLI is stopped and the end journaled; say what is left

@@ -29,6 +29,7 @@ __all__ = ["AgentCLI", "Denial", "Final", "find_executable"]
 
 # Variables every CLI gets when the parent has them: the program search path, the locale.
 _BASE = ("PATH", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
+_MAX_ARG = 128 * 1024 - 1  # the longest single argument Linux passes to a program (MAX_ARG_STRLEN, with its NUL)
 _PROJECT = Path(__file__).resolve().parents[3]  # the source checkout, where `make clis` installs
 
 
@@ -60,8 +61,8 @@ class Final:
 
 def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
     """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH."""
-    if explicit:
-        found = shutil.which(explicit)  # a path that is an executable file, or a name on PATH
+    if explicit is not None:
+        found = shutil.which(explicit) if explicit else None  # a path that is an executable file, or a name on PATH
         if found is None:
             raise ConfigurationError(
                 f"--cli-path {explicit!r} is not an executable file (nor a command on PATH); give the path of "
@@ -94,6 +95,7 @@ class AgentCLI(ABC):
     endpoint: ClassVar[str] = ""  # the variable naming the model server the CLI calls, if one is set
     fixed_env: ClassVar[Mapping[str, str]] = {}  # variables that keep the CLI quiet and offline
     reader_format: ClassVar[str]  # the ``watcher.transcripts`` reader of the CLI's stream
+    prompt_in_argv: ClassVar[bool] = False  # the task goes on the command line (else on stdin)
 
     def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
         """``env -i`` plus exactly what the CLI needs: base, endpoint/key, manifest env, secrets by name."""
@@ -122,6 +124,16 @@ class AgentCLI(ABC):
             f"the {self.name} CLI needs credentials and none are set: set {ways} (it runs with a private HOME, "
             "so a login saved by the CLI itself is not used)"
         )
+
+    def check_task(self, task: str) -> None:
+        """Raise ``ConfigurationError`` when ``task`` cannot reach the CLI (too long for a command line)."""
+        size = len(task.encode("utf-8", "surrogateescape"))
+        if self.prompt_in_argv and size > _MAX_ARG:
+            raise ConfigurationError(
+                f"the task is {size // 1024} KiB, and the {self.name} CLI takes its task on the command line, "
+                f"which holds at most {_MAX_ARG // 1024} KiB: shorten it, or write the details to a file in the "
+                "repository and name that file in the task"
+            )
 
     def prepare(self, sandbox: Sandbox, manifest: SandboxManifest, env: Mapping[str, str]) -> None:  # noqa: B027 - optional
         """Write the CLI's configuration into the spawn's private home (nothing by default)."""

@@ -37,6 +37,7 @@ class Codex(AgentCLI):
     binary = "codex"
     live = False
     reader_format = "codex-exec"
+    prompt_in_argv = True
     passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
     credentials = (("OPENAI_API_KEY",), ("CODEX_API_KEY",))
     endpoint = "OPENAI_BASE_URL"

@@ -60,7 +60,8 @@ class SpawnConfig:
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:
-        """Refuse limits that would never fire or fire at once (``-5``, ``nan``), before anything is created."""
+        """Refuse a task that is no text, and limits that would never fire or fire at once (``-5``, ``nan``)."""
+        _check_task(self.task)
         for name in ("idle_timeout_s", "total_timeout_s"):
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
@@ -73,3 +74,19 @@ class SpawnConfig:
     def settings(self) -> Settings:
         """What ``env`` (or, without one, this process's environment read now) configures."""
         return Settings.from_env(self.env)
+
+
+def _check_task(task: object) -> None:
+    """A task is text with words in it: not empty, no NUL, no bytes that were not UTF-8 (a file pasted whole)."""
+    if not isinstance(task, str) or not task.strip():
+        raise ConfigurationError(
+            f'a spawn needs a task, in words: watcher spawn "fix the failing test" (got {task!r:.40})'
+        )
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError:  # a byte that is not UTF-8 reaches Python's argv as a lone surrogate
+        raise ConfigurationError(
+            "the task holds bytes that are not UTF-8 text (a binary file?); write the task in words"
+        ) from None
+    if "\0" in task:
+        raise ConfigurationError("the task holds a NUL character (a binary file?); write the task in words")

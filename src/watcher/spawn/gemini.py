@@ -48,6 +48,7 @@ class GeminiCLI(AgentCLI):
     binary = "gemini"
     live = False
     reader_format = "gemini-stream"
+    prompt_in_argv = True
     passthrough = (
         "GOOGLE_GEMINI_BASE_URL",
         "GEMINI_API_KEY",

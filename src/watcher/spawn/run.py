@@ -67,6 +67,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     adapter = adapter_for(config.agent)
     executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
     adapter.check_credentials(parent_env)
+    adapter.check_task(config.task)
     if adapter.endpoint and parent_env.get(adapter.endpoint):
         check_url(parent_env[adapter.endpoint], who=f"the {adapter.name} CLI's model server", fix=adapter.endpoint)
     if config.pr and not (config.token or settings.github_token):
