@@ -210,3 +210,16 @@ async def test_a_task_too_long_for_a_command_line_is_refused_for_the_clis_that_t
     with pytest.raises(ConfigurationError, match="a spawn needs a task, in words"):
         SpawnConfig("  \n")
     no_spawn_left(project.repo)
+
+
+async def test_gemini_clis_own_reason_for_a_failed_run_is_in_the_report(project: Project, tmp_path: Path) -> None:
+    said = '[API Error: {"error":{"code":401,"message":"bad key","status":"UNAUTHENTICATED"}}]'
+    lines = [
+        {"type": "init", "session_id": "57e8045b-0000-4000-8000-000000000001", "model": "gemini-2.5-flash"},
+        {"type": "message", "role": "user", "content": "add a.txt"},
+        {"type": "result", "status": "error", "error": {"type": "unknown", "message": said}, "stats": {}},
+    ]
+    spawned = await run_spawn(
+        config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path)), agent="gemini")
+    )
+    assert spawned.status == "failed" and spawned.detail == f"error: {said}" and spawned.summary == said

@@ -128,4 +128,8 @@ class GeminiCLI(AgentCLI):
         if record.get("type") != "result":
             return None
         status = "success" if record.get("status") == "success" else str(record.get("status") or "error")
-        return Final(status, summary="".join(self._text))
+        error = record.get("error")
+        said = str(error.get("message") or error.get("type") or "") if isinstance(error, Mapping) else ""
+        if status != "success" and said:  # the CLI's own reason (an API error's code and message)
+            status = f"{status}: {said[:300]}"
+        return Final(status, summary="".join(self._text) or said)
