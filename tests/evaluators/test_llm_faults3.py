@@ -338,3 +338,31 @@ async def test_a_429_asking_for_a_moment_is_retried(provider: str) -> None:
         message = await failure_of(evaluator(provider, stub.root_url, max_retries=1))
         assert len(stub.requests) == 2
     assert "rate limited (HTTP 429) after 2 attempts: slow down" in message
+
+
+# --- secrets the patterns do not know: masked by value -------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_the_evaluators_own_key_and_the_environments_tokens_never_reach_the_prompt(provider: str) -> None:
+    key, token = "mygw-7fa9c2e1b4d8a6f3", "corp-tok-9b8a7c6d5e"
+    environ = {"GATEWAY_TOKEN": token, "HOME": "/home/me", "TOKENIZERS_PARALLELISM": "false"}
+    observations = (
+        ToolCall(id="t1", name="Bash", input={"command": "echo $KEY $GATEWAY_TOKEN"}),
+        ToolResult(tool_call_id="t1", output=f"{key} {token} /home/me false"),
+    )
+    request = EvaluationRequest(SPEC, "agent", observations, new=2, index=1, breakpoint="turn_done")
+    with stub_server(provider, Reply.text("[CONTINUE]\nfine\n[/CONTINUE]")) as stub:
+        settings = Settings.from_env(environ)
+        if provider == "anthropic":
+            llm: LLMEvaluator = AnthropicEvaluator(
+                base_url=stub.base_url, api_key=key, settings=settings, counter="estimate"
+            )
+        else:
+            llm = OpenAICompatEvaluator(model="m", base_url=stub.base_url, api_key=key, settings=settings)
+        await llm.evaluate(request)
+        await llm.aclose()
+        (sent,) = stub.requests
+    assert key.encode() not in sent.raw and token.encode() not in sent.raw
+    assert b"mygw\\u2026[REDACTED]" in sent.raw or "mygw…[REDACTED]".encode() in sent.raw
+    assert b"/home/me false" in sent.raw  # what is not secret is shown as it is

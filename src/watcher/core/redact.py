@@ -15,7 +15,7 @@ A redacted secret keeps a short prefix so a person can tell which key leaked, ne
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "mask",
     "may_hold_secret",
     "redact",
+    "redact_known",
     "redact_url",
     "redact_value",
 ]
@@ -75,6 +76,14 @@ PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
     "Artifactory token": re.compile(r"(?P<secret>AKC(?<![A-Za-z0-9]...)[a-zA-Z0-9]{10,}+)"),
     "Azure storage key": re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/=]{40,}+)"),
     "URL password": re.compile(r"://[^\s:/?#\[\]@]{1,256}+:(?P<secret>[^\s:/?#\[\]@]{3,256}+)@"),
+    "Hugging Face token": re.compile(r"(?P<secret>hf_(?<![A-Za-z0-9]...)[A-Za-z0-9]{30,}+)"),
+    "Google OAuth token": re.compile(r"(?P<secret>ya29\.[0-9A-Za-z_\-]{20,}+)"),
+    "Docker token": re.compile(r"(?P<secret>dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,}+)"),
+    "Authorization header": re.compile(
+        r"(?i:authorization)['\"]?+[ \t]{0,16}+[:=][ \t]{0,16}+['\"]?+(?i:basic|token|digest)[ \t]{1,16}+"
+        r"(?P<secret>(?=[A-Za-z_\-.]{0,256}+[0-9+/=])[A-Za-z0-9+/_\-.=]{8,}+)"  # with a digit, + / or =: not prose
+    ),
+    "User option": re.compile(r"(?<![\w-])(?:-u|--user)[ \t=]{1,16}+[^\s:'\"]{1,64}+:(?P<secret>[^\s'\"]{3,256}+)"),
 }
 
 _ALL = {name: p for name, p in {**SECRET_PATTERNS, **PROVIDER_PATTERNS}.items() if name != "Secret assignment"}
@@ -115,6 +124,11 @@ _GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
     "Artifactory token": re.compile(r"AKC"),
     "Azure storage key": ("accountkey=",),
     "URL password": ("://",),
+    "Hugging Face token": ("hf_",),
+    "Google OAuth token": ("ya29.",),
+    "Docker token": ("dckr_",),
+    "Authorization header": ("authorization",),
+    "User option": ("-u ", "-u=", "-u\t", "--user"),
 }
 
 
@@ -173,15 +187,18 @@ def _redact_assignments(text: str, lower: str) -> str:
     if len(lower) != len(text):  # a few characters change length when lower-cased: keep offsets exact
         return SECRET_PATTERNS["Secret assignment"].sub(_masked, text)
     out: list[str] = []
-    done = 0
-    for match in _ASSIGNMENT.finditer(lower):
+    done = at = 0
+    while (match := _ASSIGNMENT.search(lower, at)) is not None:
         group = "quoted" if match.group("quoted") is not None else "bare"
         start, end = match.span(group)
         secret = text[start:end]
         if group == "bare" and not (any(c.isdigit() for c in secret) or (len(secret) >= 24 and "." not in secret)):
-            continue  # an unquoted value is a secret only if it looks like one (not self.token, None)
+            # an unquoted value is a secret only if it looks like one (not self.token, None); it may hold
+            # the next assignment (token=abc&password=…), so the search goes on inside it
+            at = start
+            continue
         out += (text[done:start], mask(secret))
-        done = end
+        done = at = end
     return "".join(out) + text[done:] if out else text
 
 
@@ -205,6 +222,17 @@ def _masked(match: re.Match[str]) -> str:
     offset = match.start(0)
     whole = match.group(0)
     return whole[: start - offset] + mask(match.group("secret")) + whole[end - offset :]
+
+
+def redact_known(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every occurrence of the given secret values masked, longest first.
+
+    For secrets whose shape no pattern knows: a gateway's key, a token in an environment variable.
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        if secret and secret in text:
+            text = text.replace(secret, mask(secret))
+    return text
 
 
 def redact_value(value: Any) -> Any:

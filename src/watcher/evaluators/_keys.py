@@ -6,13 +6,19 @@ error" that names neither (an API key read from a file with its newline is an il
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.redact import redact_url
 from watcher.settings import Settings
 
-__all__ = ["anthropic_key", "checked_base_url", "checked_key"]
+__all__ = ["anthropic_key", "checked_base_url", "checked_key", "known_secrets"]
+
+# an environment variable whose name says it holds a secret: OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD, STRIPE_KEY
+_SECRET_VARIABLE = re.compile(r"(?i)api[_-]?key|secret|token|passw|credential|private[_-]?key|access[_-]?key|_key$")
+_PLACEHOLDERS = frozenset({"not-needed", "no-key-the-prompt-is-only-shown"})
 
 
 def anthropic_key(explicit: str | None, settings: Settings) -> str:
@@ -60,3 +66,18 @@ def checked_base_url(url: str) -> str:
             "e.g. --base-url http://localhost:1234/v1 (base_url= in Python)"
         )
     return url.strip()
+
+
+def known_secrets(environ: Mapping[str, str], *keys: str | None) -> tuple[str, ...]:
+    """The secret values a prompt must not carry whatever their shape: ``keys`` and secret-named variables' values.
+
+    A value is taken when it is one word of at least 8 characters that is not a path; the patterns
+    of ``redact`` catch secrets by shape, these by value (an agent that echoes ``$GATEWAY_KEY``).
+    """
+    values = [v for name, v in environ.items() if _SECRET_VARIABLE.search(name)] + [k for k in keys if k]
+    return tuple(
+        sorted(
+            {v for v in values if len(v) >= 8 and not v.startswith("/") and not any(c.isspace() for c in v)}
+            - _PLACEHOLDERS
+        )
+    )

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Literal
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.protocol import EvaluationPrompt
-from watcher.core.redact import redact, redact_url
+from watcher.core.redact import redact, redact_known, redact_url
 from watcher.core.shortening import Shortening
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
@@ -48,6 +48,8 @@ class LLMEvaluator(ABC):
     bound): an evaluation too long for it is shortened (see ``Shortening``), counted with the
     provider's counter where the SDK has one (``counter="provider"``), else estimated.
     ``worktree`` is where the parent's files are read when an edit's file was not shown.
+    ``secrets`` are values masked in every prompt whatever their shape: the evaluator's own key, the
+    environment's secret-named variables.
     """
 
     counts: ClassVar[bool] = False  # whether the SDK has a token counter
@@ -70,8 +72,10 @@ class LLMEvaluator(ABC):
         prompt_budget: int | None = DEFAULT_PROMPT_BUDGET,
         counter: Counter = "provider",
         worktree: Path | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.model = model
+        self.secrets = secrets  # values masked in every prompt whatever their shape (``known_secrets``)
         self.client = client
         self.where = redact_url(where)  # shown in every message; a key in the URL's userinfo must not be
         self.max_tokens = max_tokens
@@ -99,7 +103,7 @@ class LLMEvaluator(ABC):
         A step is measured only when it might not fit: the counter is asked, and its answer
         (tokens per character) guides a binary search to the next step worth measuring.
         """
-        step, body = 0, self.body(_redacted(shortening.at(0)))
+        step, body = 0, self.body(self._redacted(shortening.at(0)))
         budget = self.prompt_budget
         if budget is None:
             return body
@@ -123,7 +127,7 @@ class LLMEvaluator(ABC):
                     high = middle
                 else:
                     low = middle + 1
-            step, body = low, self.body(_redacted(shortening.at(low)))
+            step, body = low, self.body(self._redacted(shortening.at(low)))
 
     async def count_tokens(self, body: dict[str, Any]) -> int:
         """The prompt tokens of ``body``: the provider's count, else an estimate (``estimate_tokens``)."""
@@ -167,6 +171,14 @@ class LLMEvaluator(ABC):
         body = await self.request_body(request)
         return body, await self.count_tokens(body)
 
+    def _redacted(self, prompt: EvaluationPrompt) -> EvaluationPrompt:
+        """Both parts of ``prompt`` redacted, by shape and by the known values: nothing secret leaves."""
+        return replace(
+            prompt,
+            static=redact_known(redact(prompt.static), self.secrets),
+            activity=redact_known(redact(prompt.activity), self.secrets),
+        )
+
     def _failure(self, exc: BaseException) -> str:
         return describe_failure(
             self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
@@ -203,11 +215,6 @@ class LLMEvaluator(ABC):
 
 # what reading a body that is not the API's answer raises (JSON errors and pydantic's are ValueErrors)
 _NOT_AN_ANSWER = (ValueError, TypeError, AttributeError, KeyError, IndexError)
-
-
-def _redacted(prompt: EvaluationPrompt) -> EvaluationPrompt:
-    """Both parts of ``prompt`` redacted: nothing secret leaves."""
-    return replace(prompt, static=redact(prompt.static), activity=redact(prompt.activity))
 
 
 def _parts(body: dict[str, Any]) -> list[str]:

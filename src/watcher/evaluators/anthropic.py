@@ -17,7 +17,7 @@ import anthropic
 
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._keys import anthropic_key, checked_base_url
+from watcher.evaluators._keys import anthropic_key, checked_base_url, known_secrets
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -65,8 +65,9 @@ class AnthropicEvaluator(LLMEvaluator):
     ) -> None:
         settings = settings or Settings.from_env()
         base_url = checked_base_url(base_url) if base_url else settings.anthropic_base_url
+        key = anthropic_key(api_key, settings)
         client = anthropic.AsyncAnthropic(
-            api_key=anthropic_key(api_key, settings),
+            api_key=key,
             base_url=base_url,
             timeout=timeout,
             max_retries=max_retries,
@@ -84,6 +85,7 @@ class AnthropicEvaluator(LLMEvaluator):
             prompt_budget=prompt_budget,
             counter=counter,
             worktree=worktree,
+            secrets=known_secrets(settings.environ, key),
         )
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:

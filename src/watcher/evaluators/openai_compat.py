@@ -18,7 +18,7 @@ import openai
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._keys import checked_base_url, checked_key
+from watcher.evaluators._keys import checked_base_url, checked_key, known_secrets
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -103,6 +103,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
             prompt_budget=prompt_budget,
             counter=counter,
             worktree=worktree,
+            secrets=known_secrets(settings.environ, key),
         )
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
