@@ -223,3 +223,62 @@ async def test_gemini_clis_own_reason_for_a_failed_run_is_in_the_report(project:
         config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path)), agent="gemini")
     )
     assert spawned.status == "failed" and spawned.detail == f"error: {said}" and spawned.summary == said
+
+
+async def test_cleanup_leaves_a_running_spawn_alone_and_removes_it_once_it_ended(
+    project: Project, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.jsonl", [init(), {"fake": "write", "path": "a.txt", "content": "a\n"}, {"fake": "hang"}]
+    )
+    args = [
+        "spawn",
+        "add a.txt",
+        "--no-pr",
+        "--cli-path",
+        str(launcher(script, tmp_path)),
+        "--journal",
+        str(tmp_path / "j"),
+    ]
+    running = await asyncio.create_subprocess_exec(
+        WATCHER, *args, cwd=project.repo, env=spawn_env(), stdout=PIPE, stderr=PIPE
+    )
+    try:
+        written = await wait_until(
+            lambda: next(project.repo.glob(".watcher/spawns/*/worktree/a.txt"), None), 30, what="the agent's write"
+        )
+        cleanup = await asyncio.create_subprocess_exec(
+            WATCHER, "spawn", "--cleanup", cwd=project.repo, env=spawn_env(), stdout=PIPE
+        )
+        out = (await asyncio.wait_for(cleanup.communicate(), 30))[0].decode()
+        spawn_id = written.parents[1].name
+        assert (
+            "removed 0 spawn worktree(s)" in out
+            and f"kept the branch spawn/{spawn_id} and its worktree (the spawn is running, in process {running.pid})"
+            in out
+        )
+        assert written.read_text() == "a\n" and git(project.repo, "branch", "--list", f"spawn/{spawn_id}")
+        running.send_signal(signal.SIGINT)
+        await asyncio.wait_for(running.communicate(), 30)
+    finally:
+        if running.returncode is None:
+            running.kill()
+    cleanup = await asyncio.create_subprocess_exec(
+        WATCHER, "spawn", "--cleanup", cwd=project.repo, env=spawn_env(), stdout=PIPE
+    )
+    out = (await asyncio.wait_for(cleanup.communicate(), 30))[0].decode()
+    assert f"removed 1 spawn worktree(s) and their branches: {spawn_id}" in out and not written.exists()
+
+
+async def test_a_file_where_spawns_keep_their_folders_or_a_taken_branch_is_refused_before_anything_exists(
+    project: Project,
+) -> None:
+    git(project.repo, "branch", "spawn/taken")
+    with pytest.raises(ConfigurationError, match="the branch spawn/taken already exists in "):
+        await run_spawn(config(project, "/bin/false", spawn_id="taken"))
+    (project.repo / ".watcher").write_text("not a folder")
+    with pytest.raises(
+        ConfigurationError, match=r"\.watcher is a file, and spawns keep their worktrees and logs in a folder there"
+    ):
+        await run_spawn(config(project, "/bin/false"))
+    assert git(project.repo, "worktree", "list").count("\n") == 0

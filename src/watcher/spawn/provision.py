@@ -8,7 +8,9 @@ user's own CLI history is never touched) and the logs (``stream.jsonl``, ``stder
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, replace
@@ -16,7 +18,9 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 
-__all__ = ["Sandbox", "cleanup", "create", "git", "locate", "provision", "remove", "spawn_directory"]
+__all__ = ["Sandbox", "cleanup", "create", "git", "hold", "locate", "provision", "release", "remove", "spawn_directory"]
+
+_RUNNING = "running"  # in a spawn's folder while a process runs it: the pid
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
@@ -84,8 +88,15 @@ def locate(repo: str | Path, *, base: str | None = None, spawn_id: str | None = 
         )
     spawn_id = spawn_id or secrets.token_hex(4)
     directory = _spawns(root) / spawn_id
+    for folder in (directory.parent.parent, directory.parent):
+        if folder.exists() and not folder.is_dir():
+            raise ConfigurationError(
+                f"{folder} is a file, and spawns keep their worktrees and logs in a folder there: move the file away"
+            )
     if directory.exists():
         raise ConfigurationError(f"spawn {spawn_id!r} already exists at {directory}; choose another id")
+    if _is_branch(root, f"spawn/{spawn_id}"):
+        raise ConfigurationError(f"the branch spawn/{spawn_id} already exists in {root}; choose another spawn id")
     return Sandbox(spawn_id, root, base, f"spawn/{spawn_id}", directory)
 
 
@@ -124,13 +135,44 @@ def spawn_directory(repo: str | Path, spawn_id: str) -> Path:
 
 
 def create(sandbox: Sandbox) -> Sandbox:
-    """Create the branch and the worktree ``locate`` placed; the sandbox again, with the time it took."""
+    """Create the branch and the worktree ``locate`` placed; the sandbox again, with the time it took.
+
+    A failure leaves nothing behind (no directory that would make the id look taken) and raises ``SpawnError``.
+    """
     started = time.perf_counter()
-    _exclude(sandbox.repo)
-    sandbox.directory.mkdir(parents=True)
-    git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
-    sandbox.home.mkdir()
+    try:
+        _exclude(sandbox.repo)
+        sandbox.directory.mkdir(parents=True)
+    except OSError as exc:
+        raise SpawnError(f"cannot make the spawn's folder {sandbox.directory}: {exc.strerror or exc}") from None
+    try:
+        git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
+        sandbox.home.mkdir()
+    except BaseException:
+        remove(sandbox, delete_branch=True)
+        shutil.rmtree(sandbox.directory, ignore_errors=True)
+        raise
     return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000)
+
+
+def hold(sandbox: Sandbox) -> None:
+    """Mark the spawn as running in this process, so ``cleanup`` leaves its worktree alone."""
+    (sandbox.directory / _RUNNING).write_text(str(os.getpid()))
+
+
+def release(sandbox: Sandbox) -> None:
+    """The spawn no longer runs: ``cleanup`` may remove it."""
+    (sandbox.directory / _RUNNING).unlink(missing_ok=True)
+
+
+def _running(directory: Path) -> int | None:
+    """The pid of the process running the spawn in ``directory``, if it still runs."""
+    try:
+        pid = int((directory / _RUNNING).read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):  # no mark, a broken one, or its process is gone (a crash, a SIGKILL)
+        return None
+    return pid
 
 
 def provision(repo: str | Path, *, base: str | None = None, spawn_id: str | None = None) -> Sandbox:
@@ -165,6 +207,10 @@ def cleanup(repo: str | Path) -> tuple[list[str], list[str]]:
     for directory in sorted(spawns.iterdir()) if spawns.is_dir() else []:
         worktree = directory / "worktree"
         if not worktree.exists():
+            continue
+        pid = _running(directory)
+        if pid is not None and pid != os.getpid():
+            kept.append(f"spawn/{directory.name} and its worktree (the spawn is running, in process {pid})")
             continue
         branch = git(worktree, "rev-parse", "--abbrev-ref", "HEAD", check=False)
         git(root, "worktree", "remove", "--force", str(worktree), check=False)

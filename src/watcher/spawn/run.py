@@ -28,7 +28,7 @@ from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import forge_target, integrate
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import Plan, plan_manifest
-from watcher.spawn.provision import create, locate
+from watcher.spawn.provision import create, hold, locate, release
 from watcher.spawn.recover import Recovery
 from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
@@ -89,6 +89,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     )
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     sandbox = await asyncio.to_thread(create, sandbox)  # the first thing a spawn leaves behind
+    hold(sandbox)  # `watcher spawn --cleanup` in another shell leaves it alone until it ends
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
     session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
     runtime.add_session(session, detail=config.task[:500])
@@ -183,6 +184,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             await session.process.stop("the spawn ended")
         await runtime.settle()
         if interrupted is not None:
+            release(sandbox)
             runtime.end_session(session, *_cut_short(interrupted))  # settles what still waits undeliverable
             await (runtime.close() if config.runtime is None else runtime.settle())
     result.status = session.stopped_as or outcome.status
@@ -220,6 +222,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         result.status, result.detail = _cut_short(exc)
         raise
     finally:
+        release(sandbox)
         session.end(result.status)
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
         runtime.end_session(session, detail=result.detail[:500])
