@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise JournalError(f"no journal at {path}; give the path of a journal file")
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        conn = sqlite3.connect(_read_only_uri(path), uri=True, timeout=5)
         conn.text_factory = bytes
         refuse_foreign(conn, path, create=False)
     except sqlite3.DatabaseError as exc:
@@ -115,6 +116,22 @@ def run(args: argparse.Namespace) -> int:
     if not whole:
         print(f"  to start afresh: mv {path} {path}.damaged")
     return 0 if whole else 1
+
+
+def _read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` for reading only, also where nothing can be written (a read-only mount).
+
+    A journal in WAL mode is read through a shared-memory file beside it, which SQLite must be
+    able to create: in a folder nobody can write to, it is opened as ``immutable`` instead (no one
+    can be changing it there), else SQLite says "unable to open database file" of a whole journal.
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    folder = path.resolve().parent
+    try:
+        frozen = bool(os.statvfs(folder).f_flag & os.ST_RDONLY) or not os.access(folder, os.W_OK)
+    except OSError:
+        frozen = False
+    return uri + "&immutable=1" if frozen else uri
 
 
 def _count(conn: sqlite3.Connection) -> tuple[int, int]:

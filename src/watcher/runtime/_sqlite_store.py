@@ -229,6 +229,11 @@ class SqliteStore:
                 raise StoreBusy(f"locked by another process ({type(exc).__name__}: {exc})") from exc
             if type(exc) is sqlite3.DatabaseError:  # malformed, not a database
                 raise damaged(self.path, exc) from exc
+            if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise JournalError(
+                    f"cannot write the journal at {self.path}: its disk is full. Free some space on it "
+                    "or set WATCHER_JOURNAL to a path on another disk."
+                ) from exc
             raise JournalError(f"cannot write the journal at {self.path}: {exc}.") from exc
 
     def _reader(self) -> sqlite3.Connection:

@@ -1,0 +1,81 @@
+"""A SQLite journal on a read-only mount and on a full disk (small tmpfs mounts: root only, as CI runs)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from watcher.cli import main
+from watcher.core.errors import JournalError
+from watcher.core.observations import UserMessage
+from watcher.runtime import Journal
+from watcher.runtime.events import ObservationEvent
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
+)
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs mounted at a fresh folder (unmounted afterwards)."""
+    folder = tmp_path / f"mnt{next(_counter)}"
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True)
+
+
+def _event(i: int, text: str = "x") -> ObservationEvent:
+    return ObservationEvent(session="s", observation=UserMessage(text=text), index=i)
+
+
+def test_check_reads_a_whole_journal_on_a_read_only_mount(tmpfs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'cannot be read as a journal … move it aside' of a healthy journal (WAL needs its -shm file)."""
+    path = tmpfs / "journal.sqlite3"
+    with Journal(path) as journal:
+        journal.append(_event(0))
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True, capture_output=True)
+    code = main(["journal", "check", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert f"{path}: ok" in out and "events readable: 1, unreadable: 0" in out
+    assert "move it aside" not in out + err
+
+
+def _fill(journal: Journal) -> tuple[int, str]:
+    """Append and flush until the disk is full: the last index flushed, and what the failed flush said."""
+    flushed = -1
+    for i in range(100_000):
+        journal.append(_event(i, "x" * 2000))
+        if i % 50 == 49:
+            try:
+                journal.flush(timeout=10)
+            except JournalError as exc:
+                return flushed, str(exc)
+            flushed = i
+    raise AssertionError("the 1 MB disk never filled")
+
+
+def test_a_full_disk_is_named_and_what_was_flushed_stays(tmpfs: Path) -> None:
+    path = tmpfs / "journal.sqlite3"
+    journal = Journal(path)
+    flushed, said = _fill(journal)
+    assert "its disk is full. Free some space on it or set WATCHER_JOURNAL" in said, said
+    with pytest.raises(JournalError, match="disk is full"):
+        journal.close()
+    with Journal(path, create=False) as reader:
+        indices = [row.payload["index"] for row in reader.read(limit=100_000)]
+    assert flushed > 0 and indices[: flushed + 1] == list(range(flushed + 1)), "every flushed event is kept"
