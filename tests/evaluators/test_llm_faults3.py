@@ -366,3 +366,31 @@ async def test_the_evaluators_own_key_and_the_environments_tokens_never_reach_th
     assert key.encode() not in sent.raw and token.encode() not in sent.raw
     assert b"mygw\\u2026[REDACTED]" in sent.raw or "mygw…[REDACTED]".encode() in sent.raw
     assert b"/home/me false" in sent.raw  # what is not secret is shown as it is
+
+
+# --- a reasoning model's thoughts do not decide --------------------------------------------------
+
+THOUGHT = "<think>\nI could answer [CONTINUE] fine [/CONTINUE], but the query is built from input.\n</think>\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "decided"),
+    [
+        (THOUGHT + "[INTERJECT]\nurgent: true\ncontent: use a parameterised query\n[/INTERJECT]", "interject"),
+        (THOUGHT + "[CONTINUE]\nnothing wrong\n[/CONTINUE]", "continue"),
+        ("<think>\nmaybe [CONTINUE] ok [/CONTINUE] or maybe", "unparseable"),  # cut off while still thinking
+    ],
+)
+async def test_only_the_answer_after_a_reasoning_models_thoughts_decides(answer: str, decided: str) -> None:
+    with StubOpenAIServer(Reply.text(answer)) as stub:
+        llm = evaluator("openai", stub.root_url)
+        result = await llm.evaluate(REQUEST)
+        await llm.aclose()
+    decision = result.decision
+    if decided == "interject":
+        assert isinstance(decision, Interject) and decision.interjection.content == "use a parameterised query"
+    elif decided == "continue":
+        assert not isinstance(decision, Interject) and decision.note == "nothing wrong" and decision.error is None
+    else:
+        assert not isinstance(decision, Interject) and decision.error is not None
+        assert "unparseable answer" in decision.error

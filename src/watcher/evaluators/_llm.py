@@ -123,6 +123,9 @@ def surely_fits(text: str, budget: int) -> bool:
 
 
 _CLOSED_BLOCK = re.compile(r"\[\s*/\s*(?:INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)
+# what a local reasoning model (DeepSeek-R1, Qwen3 under Ollama or LM Studio) thinks before it answers;
+# an unclosed one runs to the end (the answer was cut off while it was still thinking)
+_THINKING = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
 MAX_ANSWER_CHARS = 64_000  # what is read of an answer: a server that ignores max_tokens cannot flood the parser
 MAX_CONTENT_CHARS = 8_000  # what an interjection may say to the parent, whose context it enters
 
@@ -130,7 +133,8 @@ MAX_CONTENT_CHARS = 8_000  # what an interjection may say to the parent, whose c
 def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
     """Parse the model's answer; an answer with no protocol block continues with an error (fail closed).
 
-    An answer longer than ``MAX_ANSWER_CHARS`` is not read (no ``max_tokens`` allows it: the server
+    A reasoning model's ``<think>`` section is not read: only its answer decides. An answer longer
+    than ``MAX_ANSWER_CHARS`` is not read (no ``max_tokens`` allows it: the server
     ignored it), and an interjection's content is clipped to ``MAX_CONTENT_CHARS``, so a server
     cannot flood the session it watches.
     """
@@ -141,6 +145,7 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
             error=f"the answer is {len(raw):,} characters long, over the {MAX_ANSWER_CHARS:,} a watcher reads; "
             "the server did not keep to max_tokens"
         )
+    raw = _THINKING.sub("", raw)  # a reasoning model's thoughts may mention a block it then decides against
     decision = parse_decision(raw)
     if isinstance(decision, Interject) and len(decision.interjection.content) > MAX_CONTENT_CHARS:
         content = decision.interjection.content
