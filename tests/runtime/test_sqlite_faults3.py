@@ -1,4 +1,5 @@
-"""A SQLite journal on a read-only mount and on a full disk (small tmpfs mounts: root only, as CI runs)."""
+"""A SQLite journal at odd locations: a read-only mount, a full disk (small tmpfs mounts: root only, as
+CI runs), a named pipe, a URL with its slashes mistyped."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
 from watcher.runtime.events import ObservationEvent
 
-pytestmark = pytest.mark.skipif(
+needs_mount = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a tmpfs needs root"
 )
 
@@ -42,6 +43,7 @@ def _event(i: int, text: str = "x") -> ObservationEvent:
     return ObservationEvent(session="s", observation=UserMessage(text=text), index=i)
 
 
+@needs_mount
 def test_check_reads_a_whole_journal_on_a_read_only_mount(tmpfs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """It said 'cannot be read as a journal … move it aside' of a healthy journal (WAL needs its -shm file)."""
     path = tmpfs / "journal.sqlite3"
@@ -69,6 +71,7 @@ def _fill(journal: Journal) -> tuple[int, str]:
     raise AssertionError("the 1 MB disk never filled")
 
 
+@needs_mount
 def test_a_full_disk_is_named_and_what_was_flushed_stays(tmpfs: Path) -> None:
     path = tmpfs / "journal.sqlite3"
     journal = Journal(path)
@@ -79,3 +82,23 @@ def test_a_full_disk_is_named_and_what_was_flushed_stays(tmpfs: Path) -> None:
     with Journal(path, create=False) as reader:
         indices = [row.payload["index"] for row in reader.read(limit=100_000)]
     assert flushed > 0 and indices[: flushed + 1] == list(range(flushed + 1)), "every flushed event is kept"
+
+
+def test_a_named_pipe_is_called_that(tmp_path: Path) -> None:
+    """SQLite says "disk I/O error" of a pipe, and the message blamed the folder's permissions."""
+    pipe = tmp_path / "journal.sqlite3"
+    os.mkfifo(pipe)
+    with pytest.raises(JournalError, match="is a named pipe, not a journal file"):
+        Journal(pipe)
+
+
+@pytest.mark.parametrize("location", ["postgresql:/db", "postgres:host/db", "POSTGRESQL:host"])
+def test_a_url_with_its_slashes_mistyped_is_not_taken_for_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], location: str
+) -> None:
+    """As a path it would become a folder named 'postgresql:' once a session started."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_JOURNAL", location)
+    assert main(["fleet", "status"]) == 2
+    assert "postgresql://HOST/DATABASE (two slashes)" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

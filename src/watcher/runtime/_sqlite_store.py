@@ -19,7 +19,17 @@ from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
-__all__ = ["SqliteStore", "a_folder", "busy", "connect", "damaged", "locked", "not_a_journal", "refuse_foreign"]
+__all__ = [
+    "SqliteStore",
+    "a_folder",
+    "busy",
+    "connect",
+    "damaged",
+    "locked",
+    "not_a_file",
+    "not_a_journal",
+    "refuse_foreign",
+]
 
 log = logger(__name__)
 
@@ -88,6 +98,14 @@ def a_folder(path: Path) -> JournalError:
     )
 
 
+def not_a_file(path: Path) -> JournalError:
+    """The error for a journal path that names a pipe, a socket or a device (SQLite says "disk I/O error")."""
+    kind = "a named pipe" if path.is_fifo() else "a socket" if path.is_socket() else "a device"
+    return JournalError(
+        f"{path} is {kind}, not a journal file; give the path of a file, such as .watcher/journal.sqlite3"
+    )
+
+
 def not_a_journal(path: Path, why: str) -> JournalError:
     """The error for a database that is not watcher's: it is someone else's, so it is left untouched."""
     return JournalError(
@@ -138,6 +156,8 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
     """
     if path.is_dir():
         raise a_folder(path)
+    if path.exists() and not path.is_file():
+        raise not_a_file(path)
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)

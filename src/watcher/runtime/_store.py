@@ -54,6 +54,7 @@ class StoreBusy(Exception):
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_ALMOST_URL = re.compile(r"postgres(?:ql)?:", re.IGNORECASE)
 
 
 def is_url(target: object) -> bool:
@@ -76,6 +77,11 @@ def journal_target(value: str | os.PathLike[str]) -> Path | str:
         )
     scheme = _SCHEME.match(text)
     if scheme is None:
+        if _ALMOST_URL.match(text):  # postgresql:/host/db, postgres:host: a URL with its slashes mistyped
+            raise JournalLocationError(
+                f"the journal location starts with {text.split(':', 1)[0]}: but not ://; write a PostgreSQL URL "
+                "as postgresql://HOST/DATABASE (two slashes), or give a file path such as ./postgresql/journal.sqlite3"
+            )
         return Path(text).expanduser()
     name = scheme.group(1).lower()
     if f"{name}://" in URL_SCHEMES:
