@@ -282,3 +282,21 @@ async def test_a_file_where_spawns_keep_their_folders_or_a_taken_branch_is_refus
     ):
         await run_spawn(config(project, "/bin/false"))
     assert git(project.repo, "worktree", "list").count("\n") == 0
+
+
+async def test_the_pull_request_carries_no_key_and_describes_the_branch_it_proposes(
+    project: Project, tmp_path: Path
+) -> None:
+    key = "sk-ant-api03-" + "Q" * 40
+    lines = [
+        init(),
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        result("Done; the forge token was loopback-token."),
+    ]
+    cli = str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))
+    spawned = await run_spawn(config(project, cli, f"call the API with {key} and add a.txt", pr=True))
+    assert spawned.status == "completed" and spawned.pr is not None
+    (pull,) = project.forge.pulls
+    assert key not in pull["title"] and key not in pull["body"] and "loopback-token" not in pull["body"]
+    assert f"**Branch:** `{spawned.branch}` into `main`" in pull["body"] and "no pull request" not in pull["body"]
+    assert "0.0s" not in pull["body"]

@@ -16,9 +16,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
+from watcher.core.redact import redact
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
+from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PRCreated
 from watcher.spawn.integrate import (
@@ -123,7 +125,9 @@ async def integrate(
         return
     api, owner, repo = await asyncio.to_thread(forge_target, config, settings, sandbox.repo)
     await asyncio.to_thread(push, sandbox, config.remote)
-    title = config.task.strip().splitlines()[0][:72] if config.task.strip() else f"spawn {sandbox.id}"
+    # the forge publishes both: no key the task names or the agent's summary quotes goes with them
+    scrub = Scrubber(secret_values(settings.environ, ()))
+    title = scrub(redact(config.task.strip().splitlines()[0]))[:72]
     pr = await asyncio.to_thread(
         open_pull_request,
         api,
@@ -131,7 +135,7 @@ async def integrate(
         repo,
         token=token,
         title=title,
-        body=result.markdown(),
+        body=scrub(redact(result.markdown(proposal=True))),
         head=sandbox.branch,
         base=sandbox.base,
     )

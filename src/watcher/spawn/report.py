@@ -52,15 +52,22 @@ class SpawnResult:
         data["pr"] = asdict(self.pr) if self.pr else None
         return data
 
-    def markdown(self) -> str:
-        """The seed's report: status and duration, PR, changes, the agent's summary, the logs."""
+    def markdown(self, *, proposal: bool = False) -> str:
+        """The seed's report: status and duration, PR, changes, the agent's summary, the logs.
+
+        ``proposal``: the pull request's own description, written before the spawn has ended
+        (no duration yet, and the branch is the one proposed).
+        """
         minutes, seconds = divmod(round(self.duration_s), 60)
-        took = f"{minutes}m {seconds}s" if minutes else f"{self.duration_s:.1f}s"
+        took = f"{minutes}m {seconds}s, " if minutes else f"{self.duration_s:.1f}s, "
         title = self.task.strip().splitlines()[0][:60] if self.task.strip() else "spawn"
         lines = [f"## Spawn {'Complete' if self.ok else 'Ended'}: {title} (spawn-id: {self.id})", ""]
-        lines.append(f"**Status:** {self.status.replace('_', ' ').capitalize()} ({took}, {self.agent})")
+        status = self.status.replace("_", " ").capitalize()
+        lines.append(f"**Status:** {status} ({'' if proposal else took}{self.agent})")
         if self.pr:
             lines.append(f"**PR:** #{self.pr.number} - {self.pr.url}")
+        elif proposal:
+            lines.append(f"**Branch:** `{self.branch}` into `{self.base}`")
         else:
             lines.append(f"**Branch:** `{self.branch}` (no pull request)")
         if self.detail:
