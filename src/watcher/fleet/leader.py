@@ -88,9 +88,9 @@ async def supervise_while_leading(
         while time.monotonic() < ends:
             leading = await leadership.renew()
             if leading and supervisor is None:
-                supervisor = make()
-                await supervisor.start()
-                say(f"leading the supervision of fleet {config.name} ({leadership.holder})")
+                supervisor = await _started(make, leadership)
+                if supervisor is not None:
+                    say(f"leading the supervision of fleet {config.name} ({leadership.holder})")
             elif not leading and (supervisor is not None or not totals):
                 if supervisor is not None:
                     await supervisor.close()
@@ -105,6 +105,26 @@ async def supervise_while_leading(
             totals = _add(totals, supervisor)
         await leadership.release()
     return totals
+
+
+async def _started(make: Callable[[], Supervisor], leadership: Leadership) -> Supervisor | None:
+    """A started ``Supervisor``, or None (the lease handed back, to try again) when the journal will not let it start.
+
+    Taking over is when the journal is least likely to answer (the server that lost the old leader
+    may be restarting, a migration may hold its tables): a supervisor that cannot read its roster
+    yet must not end the process that was standing by for this very moment.
+    """
+    supervisor: Supervisor | None = None
+    try:
+        supervisor = make()
+        await supervisor.start()
+    except JournalError as exc:
+        if supervisor is not None:
+            await supervisor.close()
+        log.warning("fleet: cannot start supervising (%s); handing the lease back and trying again", exc)
+        await leadership.release()
+        return None
+    return supervisor
 
 
 def _add(totals: dict[str, Any], supervisor: Supervisor) -> dict[str, Any]:
