@@ -8,6 +8,7 @@ object has no attribute 'content'`` told a user nothing), and no answer may floo
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -394,3 +395,29 @@ async def test_only_the_answer_after_a_reasoning_models_thoughts_decides(answer:
     else:
         assert not isinstance(decision, Interject) and decision.error is not None
         assert "unparseable answer" in decision.error
+
+
+# --- a huge observation: the prompt stays bounded, and the event loop keeps running --------------
+
+
+async def test_a_huge_output_is_prepared_off_the_event_loop_into_a_bounded_prompt() -> None:
+    output = "line of build log\n" * 1_500_000  # 27 MB
+    request = EvaluationRequest(
+        SPEC,
+        "agent",
+        (ToolCall(id="t", name="Bash", input={"command": "make"}), ToolResult(tool_call_id="t", output=output)),
+        new=2,
+        index=1,
+        breakpoint="turn_done",
+    )
+    llm = evaluator("openai", "http://127.0.0.1:9")
+    ticks = 0
+    preparing = asyncio.create_task(llm.preview(request))
+    while not preparing.done():  # the session's work on the same loop goes on meanwhile
+        ticks += 1
+        await asyncio.sleep(0.001)
+    body, tokens = await preparing
+    await llm.aclose()
+    assert ticks >= 3
+    assert tokens < 2_000
+    assert "lines omitted" in body["messages"][1]["content"]

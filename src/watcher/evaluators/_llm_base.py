@@ -11,6 +11,7 @@ prompt (a role with a prompt of its own, such as the fleet's ``health``) is sent
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from pathlib import Path
@@ -94,8 +95,12 @@ class LLMEvaluator(ABC):
         return minimal_context(request, recent=self.recent, context=self.context).shortening(lookup=lookup)
 
     async def request_body(self, request: EvaluationRequest) -> dict[str, Any]:
-        """The SDK call's arguments for ``request``: the fullest prompt that fits the budget."""
-        return await self.fit(self.shortening(request))
+        """The SDK call's arguments for ``request``: the fullest prompt that fits the budget.
+
+        The observations are redacted and rendered in a worker thread: a tool's output of tens of
+        megabytes takes seconds, and the event loop it would hold runs the watched session too.
+        """
+        return await self.fit(await asyncio.to_thread(self.shortening, request))
 
     async def fit(self, shortening: Shortening) -> dict[str, Any]:
         """The body of the first shortening step whose prompt fits ``prompt_budget`` tokens.
