@@ -26,6 +26,7 @@ from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal, _pg_store
 from watcher.runtime._pg_schema import VERSION
+from watcher.runtime._store import journal_label
 from watcher.runtime.events import ObservationEvent
 from watcher.testing.postgres import LocalPostgres
 
@@ -323,3 +324,17 @@ def test_check_of_a_newer_schema_says_upgrade_watcher_not_migrate(cli: Any, pg_u
     checked = cli("journal", "check", pg_url)
     assert checked.returncode == 1 and "newer than this watcher's" in checked.stdout, checked
     assert "journal migrate" not in checked.stdout
+
+
+@pytest.mark.parametrize(
+    ("url", "label"),
+    [
+        ("postgresql://pw:hunter2@h:5/db", "postgresql://pw@h:5/db"),
+        ("postgresql:///db?host=/tmp/s&password=hunter2&user=w", "postgresql:///db?host=/tmp/s&user=w"),
+        ("postgresql://w@h/db?PASSWORD=hunter2", "postgresql://w@h/db"),
+        ("postgresql://pw:hunter2@[::1:5/db", "postgresql://(an unreadable URL)"),
+    ],
+)
+def test_a_journal_label_holds_no_password(url: str, label: str) -> None:
+    """What an editor is told the journal is: the password is neither in the user part nor in the query."""
+    assert journal_label(url) == label

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from watcher.core.errors import JournalLocationError
 
@@ -97,12 +97,18 @@ def journal_label(target: Path | str) -> str:
     """How a journal is named to a person or an editor: its path, or its URL without a password."""
     if not is_url(target):
         return str(target)
-    parts = urlsplit(str(target))
-    if parts.password is None:
-        return str(target)
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = f"{parts.username}@" if parts.username else ""
-    return urlunsplit(parts._replace(netloc=user + netloc))
+    try:
+        parts = urlsplit(str(target))
+        secret = parts.password is not None
+    except ValueError:  # an unclosed IPv6 bracket: nothing of it can be told safely
+        return "postgresql://(an unreadable URL)"
+    if secret:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        user = f"{parts.username}@" if parts.username else ""
+        parts = parts._replace(netloc=user + netloc)
+    # libpq also takes the password as a query parameter (?password=…)
+    query = "&".join(kv for kv in parts.query.split("&") if kv.split("=", 1)[0].lower() != "password")
+    return f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
 class Store(Protocol):
