@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from watcher.cli._show_prompt import prompt_evaluator
 from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interject
@@ -421,3 +422,10 @@ async def test_a_huge_output_is_prepared_off_the_event_loop_into_a_bounded_promp
     assert ticks >= 3
     assert tokens < 2_000
     assert "lines omitted" in body["messages"][1]["content"]
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
+def test_show_prompt_names_the_variable_of_a_bad_key(provider: str, variable: str) -> None:
+    settings = Settings.from_env({variable: "two words"})
+    with pytest.raises(ConfigurationError, match=f"^{variable} has a space"):
+        prompt_evaluator(provider, settings, model=None, base_url=None)

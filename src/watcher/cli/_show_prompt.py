@@ -35,12 +35,12 @@ def prompt_evaluator(
     if name == "anthropic":
         from watcher.evaluators.anthropic import AnthropicEvaluator
 
-        key = settings.anthropic_key.reveal() if settings.anthropic_key else None
+        has_key = settings.anthropic_key is not None
         return AnthropicEvaluator(
             model=model,
             base_url=base_url,
-            api_key=key or _NO_KEY,
-            counter="provider" if key else "estimate",
+            api_key=None if has_key else _NO_KEY,  # the settings' key is checked and named as its variable
+            counter="provider" if has_key else "estimate",
             max_retries=0,
             settings=settings,
             **options,
@@ -49,7 +49,7 @@ def prompt_evaluator(
         from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
         chosen = model or settings.openai_model or "MODEL"
-        key = settings.openai_key.reveal() if settings.openai_key else _NO_KEY
+        key = None if settings.openai_key else _NO_KEY  # the settings' key is checked and named as its variable
         return OpenAICompatEvaluator(model=chosen, base_url=base_url, api_key=key, settings=settings, **options)
     raise ConfigurationError(
         f"--show-prompt shows what an LLM evaluator sends; give --evaluator anthropic or openai, not {name!r}"
