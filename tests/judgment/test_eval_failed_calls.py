@@ -82,3 +82,20 @@ def test_failed_runs_are_left_out_of_the_rates(stub: StubOpenAIServer, tmp_path:
     # V2 (2 runs) and V4 found, V3 missed: 3 of the 4 judged positive runs; the 4 benign runs quiet
     assert llm_line(out)[1:10] == ["all", "10", "3/4", "75%", "[30-95]", "1", "0/4", "0%", "[0-49]"]
     assert "2 of 20 runs had a failed model call" in err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--timeout", "0"), ("--timeout", "-5"), ("--timeout", "nan"), ("--timeout", "inf"), ("--rate", "nan")],
+)
+def test_a_timeout_or_rate_that_cannot_work_is_refused_before_any_call(
+    stub: StubOpenAIServer, tmp_path: Path, flag: str, value: str
+) -> None:
+    args = ["eval", "--role", "security", "--set", str(SECURITY), "--evaluator", "openai"]
+    args += ["--base-url", stub.base_url, "--model", "m", "--no-plot", flag, value]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(args)
+    assert status == 2
+    assert f"watcher: error: {flag} takes" in err.getvalue() and f"not {value}" in err.getvalue()
+    assert stub.requests == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,8 +100,10 @@ def run(args: argparse.Namespace) -> int:
     for flag, value in (("--jobs", args.jobs), ("--limit", args.limit), ("--prompt-budget", args.prompt_budget)):
         if value is not None and value < 1:
             raise ConfigurationError(f"{flag} takes a number from 1, not {value}")
-    if args.rate is not None and args.rate <= 0:
+    if args.rate is not None and not (math.isfinite(args.rate) and args.rate > 0):
         raise ConfigurationError(f"--rate takes calls a minute above 0, not {args.rate}")
+    if not (math.isfinite(args.timeout) and args.timeout > 0):  # else every call fails, or none ever ends
+        raise ConfigurationError(f"--timeout takes seconds above 0, such as 60, not {args.timeout}")
     out = args.out or Path(f"eval-{args.role}.jsonl")
     picture = None if args.no_plot else (args.plot or Path(f"eval-{args.role}.png"))
     check_out(out, example=f"eval-{args.role}.jsonl")
