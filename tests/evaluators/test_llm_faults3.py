@@ -429,3 +429,19 @@ def test_show_prompt_names_the_variable_of_a_bad_key(provider: str, variable: st
     settings = Settings.from_env({variable: "two words"})
     with pytest.raises(ConfigurationError, match=f"^{variable} has a space"):
         prompt_evaluator(provider, settings, model=None, base_url=None)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_server_quoting_the_key_in_its_error_does_not_get_it_journaled(provider: str) -> None:
+    key = "mygw-7fa9c2e1b4d8a6f3"
+    refused = Reply.error(403, "permission_error", f"key {key} may not use this model", should_retry=False)
+    with stub_server(provider, refused) as stub:
+        if provider == "anthropic":
+            llm: LLMEvaluator = AnthropicEvaluator(
+                base_url=stub.base_url, api_key=key, settings=Settings(), counter="estimate"
+            )
+        else:
+            llm = OpenAICompatEvaluator(model="m", base_url=stub.base_url, api_key=key, settings=Settings())
+        message = await failure_of(llm)
+    assert "refused (HTTP 403): key mygw…[REDACTED] may not use this model" in message
+    assert key not in message

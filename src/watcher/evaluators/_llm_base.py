@@ -185,9 +185,11 @@ class LLMEvaluator(ABC):
         )
 
     def _failure(self, exc: BaseException) -> str:
-        return describe_failure(
+        """The message of an SDK failure; the server's words may quote the key, whatever its shape."""
+        message = describe_failure(
             self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
         )
+        return redact_known(message, self.secrets)
 
     async def _call(self, body: dict[str, Any]) -> EvaluationResult:
         try:
@@ -207,7 +209,7 @@ class LLMEvaluator(ABC):
 
     def _not_an_answer(self, exc: BaseException) -> str:
         """Why an answer that is not the API's cannot be read, and what to check."""
-        what = redact(" ".join(f"{type(exc).__name__}: {exc}".split()))[:200]
+        what = redact_known(redact(" ".join(f"{type(exc).__name__}: {exc}".split())), self.secrets)[:200]
         return (
             f"{self.name}: {self.where} answered with something that is not an answer of the {self.api} ({what}); "
             f"check that the base URL serves the {self.api}"
