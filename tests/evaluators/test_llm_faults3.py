@@ -445,3 +445,12 @@ async def test_a_server_quoting_the_key_in_its_error_does_not_get_it_journaled(p
         message = await failure_of(llm)
     assert "refused (HTTP 403): key mygw…[REDACTED] may not use this model" in message
     assert key not in message
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_unknown_model_is_named_as_such_not_as_a_wrong_url(provider: str) -> None:
+    unknown = Reply.error(404, "not_found_error", "model: claude-nope-9", should_retry=False)
+    with stub_server(provider, unknown) as stub:
+        message = await failure_of(evaluator(provider, stub.root_url))
+    assert "the server does not know this model (HTTP 404): model: claude-nope-9; check the model id" in message
+    assert "check the base URL" not in message

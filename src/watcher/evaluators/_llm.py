@@ -206,6 +206,11 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
         return f"{who}: {where} rejected the API key (HTTP 401); check the key in your environment"
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
+        if status == 404 and "model" in _error_message(exc).lower():  # the path is right: the model is not
+            return (
+                f"{who}: the server does not know this model (HTTP 404): {_error_message(exc)}; check the model id "
+                "(--model, or the provider's MODEL variable)"
+            )
         if status == 404:
             return (
                 f"{who}: {_called(exc) or where} does not exist on the server (HTTP 404): {_error_message(exc)}; "
