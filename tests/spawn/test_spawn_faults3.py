@@ -300,3 +300,16 @@ async def test_the_pull_request_carries_no_key_and_describes_the_branch_it_propo
     assert key not in pull["title"] and key not in pull["body"] and "loopback-token" not in pull["body"]
     assert f"**Branch:** `{spawned.branch}` into `main`" in pull["body"] and "no pull request" not in pull["body"]
     assert "0.0s" not in pull["body"]
+
+
+async def test_a_child_the_cli_left_holding_its_output_neither_hangs_the_spawn_nor_outlives_it(
+    project: Project, tmp_path: Path
+) -> None:
+    lines = "\n".join(json.dumps(line) for line in (init(), result("done, with a server left running")))
+    cli = tmp_path / "agent"
+    cli.write_text(f"#!/bin/sh\ncat <<'EOF'\n{lines}\nEOF\nsleep 300 &\necho $! > {tmp_path}/child\nexit 0\n")
+    cli.chmod(0o755)
+    spawned = await asyncio.wait_for(run_spawn(config(project, str(cli), idle_timeout_s=60, total_timeout_s=120)), 30)
+    assert spawned.status == "completed" and spawned.summary == "done, with a server left running"
+    child = int((tmp_path / "child").read_text())
+    await wait_until(lambda: not alive(child), 10, what="the child the CLI left to be stopped")

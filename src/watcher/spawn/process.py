@@ -3,7 +3,9 @@
 The CLIs never time out a stalled model stream themselves, so the supervisor does: ``lines()``
 yields stdout lines and ends with a ``Stop`` reason when no line came for ``idle_s`` or the run
 exceeded ``total_s``; ``stop()`` sends SIGTERM to the whole group, then SIGKILL after a grace
-period (a CLI's children, such as a hung shell command, go with it). stderr goes to a log file.
+period (a CLI's children, such as a hung shell command, go with it). When the CLI exits, what it
+left running in its group is stopped too, so a background child holding its stdout cannot keep
+the run open. stderr goes to a log file.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from watcher.core.errors import SpawnError
 __all__ = ["AgentProcess"]
 
 _LIMIT = 64 * 1024 * 1024  # one stream-json line can hold a whole file the agent read
+_STRAGGLE_S = 2.0  # after the CLI exits, how long what it left running may still hold its output
+_POLL_S = 0.05
 
 
 class AgentProcess:
@@ -103,6 +107,7 @@ class AgentProcess:
     async def lines(self, idle_s: float, total_s: float) -> AsyncIterator[str]:
         """stdout lines until EOF, or until a timeout stops the process (``stop_reason`` says which)."""
         assert self._proc is not None and self._proc.stdout is not None
+        exited = 0.0  # when the CLI was first seen exited: a child it left may hold its stdout open
         while True:
             now = time.monotonic()
             idle_left = idle_s - (now - self.last_activity)
@@ -113,9 +118,16 @@ class AgentProcess:
                 )
                 await self.stop(why)
                 return
+            if self._proc.returncode is not None:
+                exited = exited or now
+                if now - exited >= 2 * _STRAGGLE_S:  # held by a process outside the group: stop reading
+                    return
+                if now - exited >= _STRAGGLE_S:  # what the CLI left running goes with it, and stdout closes
+                    _signal_group(self._proc.pid, signal.SIGKILL)
             dropping = self._dropping
+            wait = min(idle_left, total_left, _STRAGGLE_S / 4)  # (wakes to see whether the CLI has exited)
             try:
-                raw = await asyncio.wait_for(self._read_line(), timeout=min(idle_left, total_left))
+                raw = await asyncio.wait_for(self._read_line(), timeout=wait)
             except TimeoutError:
                 continue
             if raw == b"":
@@ -148,26 +160,43 @@ class AgentProcess:
         return raw
 
     async def wait(self) -> int:
+        """The CLI's exit status, once it exited; what it left running in its group is stopped."""
         assert self._proc is not None
-        code = await self._proc.wait()
-        if self._stderr_task is not None:
+        await self._exited()
+        _signal_group(self._proc.pid, signal.SIGKILL)
+        if self._stderr_task is not None:  # a process outside the group may still hold stderr: give up on it
+            await asyncio.wait({self._stderr_task}, timeout=_STRAGGLE_S)
+            self._stderr_task.cancel()
             await asyncio.gather(self._stderr_task, return_exceptions=True)
-        return code
+        return self._proc.returncode if self._proc.returncode is not None else -1
 
     async def stop(self, reason: str, grace_s: float = 3.0) -> None:
         """SIGTERM the process group, SIGKILL it after ``grace_s``; records ``reason``."""
         self.stop_reason = self.stop_reason or reason
         proc = self._proc
-        if proc is None or proc.returncode is not None:
+        if proc is None:
             return
-        self.close_stdin()
-        _signal_group(proc.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(proc.wait(), timeout=grace_s)
-        except TimeoutError:
-            _signal_group(proc.pid, signal.SIGKILL)
-            await proc.wait()
-        _signal_group(proc.pid, signal.SIGKILL)  # children that ignored SIGTERM outlive their leader otherwise
+        if proc.returncode is None:
+            self.close_stdin()
+            _signal_group(proc.pid, signal.SIGTERM)
+            if not await self._exited(grace_s):
+                _signal_group(proc.pid, signal.SIGKILL)
+                await self._exited()
+        _signal_group(proc.pid, signal.SIGKILL)  # children that ignored SIGTERM, or outlived their leader
+
+    async def _exited(self, within: float | None = None) -> bool:
+        """Wait until the CLI's process exited; False after ``within`` seconds.
+
+        ``Process.wait()`` also waits for every pipe to close, which a child the CLI left running
+        can hold open for ever: the exit status the child watcher recorded is polled instead.
+        """
+        assert self._proc is not None
+        deadline = None if within is None else time.monotonic() + within
+        while self._proc.returncode is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+        return True
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
