@@ -15,12 +15,12 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, result, write_script
+from spawn_helpers import Project, cli, git, init, result, write_script
 
 from watcher.core.errors import ConfigurationError
 from watcher.runtime.journal import Journal
 from watcher.spawn import SpawnConfig, run_spawn
-from watcher.testing import wait_until
+from watcher.testing import Reply, StubGeminiServer, StubResponsesServer, wait_until
 from watcher.testing.fake_cli import launcher
 
 pytestmark = pytest.mark.slow
@@ -313,3 +313,21 @@ async def test_a_child_the_cli_left_holding_its_output_neither_hangs_the_spawn_n
     assert spawned.status == "completed" and spawned.summary == "done, with a server left running"
     child = int((tmp_path / "child").read_text())
     await wait_until(lambda: not alive(child), 10, what="the child the CLI left to be stopped")
+
+
+@pytest.mark.parametrize("agent", ["gemini", "codex"])
+async def test_a_task_that_starts_with_a_dash_reaches_the_model_as_the_task_not_as_an_option(
+    project: Project, agent: str
+) -> None:
+    task = "--yolo: add a.txt"  # a CLI that read it as options would refuse it, or widen its own sandbox
+    stub_type, variable = (
+        (StubGeminiServer, "GOOGLE_GEMINI_BASE_URL") if agent == "gemini" else (StubResponsesServer, "OPENAI_BASE_URL")
+    )
+    with stub_type(Reply.text("Nothing to add."), default_reply=Reply.text("Nothing to add.")) as stub:
+        url = stub.root_url if agent == "gemini" else stub.base_url
+        spawned = await run_spawn(
+            config(project, str(cli(agent)), task, agent=agent, env=project.env(**{variable: url}))
+        )
+        (request, *_) = stub.wait_for_requests(1)
+    assert spawned.status == "completed", spawned.detail
+    assert task in json.dumps(request.body)

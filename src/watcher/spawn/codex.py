@@ -80,9 +80,10 @@ class Codex(AgentCLI):
     ) -> list[str]:
         head = [executable, "exec", "-s", "workspace-write", "--skip-git-repo-check", *_DISABLE]
         head += self._add_dirs(sandbox, manifest)
+        # after "--", a task that starts with "-" is the task, not an option of the CLI's
         if resume:
-            return [*head, "resume", "--json", resume, prompt]
-        return [*head, "--json", prompt]
+            return [*head, "resume", "--json", resume, "--", prompt]
+        return [*head, "--json", "--", prompt]
 
     def observations(self, record: Mapping[str, Any]) -> list[Observation]:
         item = record.get("item")

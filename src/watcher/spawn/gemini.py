@@ -81,7 +81,8 @@ class GeminiCLI(AgentCLI):
         self, executable: str, sandbox: Sandbox, manifest: SandboxManifest, prompt: str, *, resume: str | None
     ) -> list[str]:
         model = manifest.environment.get("GEMINI_MODEL", DEFAULT_MODEL)
-        argv = [executable, "-p", prompt, "--output-format", "stream-json", "--skip-trust", "-m", model]
+        # one word: a task that starts with "-" is the prompt's value, not an option of the CLI's
+        argv = [executable, f"--prompt={prompt}", "--output-format", "stream-json", "--skip-trust", "-m", model]
         for tool in gemini_tools(manifest):  # one flag per tool: as an array it swallows what follows
             argv += ["--allowed-tools", tool]
         if resume:
