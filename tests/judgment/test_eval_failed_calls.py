@@ -10,12 +10,15 @@ import contextlib
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from watcher.cli import main
+from watcher.core.errors import ConfigurationError
+from watcher.judgment import read_cases
 from watcher.testing import RecordedRequest, Reply, StubOpenAIServer
 
 SECURITY = Path(__file__).parent / "data" / "security_cases.jsonl"
@@ -99,3 +102,28 @@ def test_a_timeout_or_rate_that_cannot_work_is_refused_before_any_call(
     assert status == 2
     assert f"watcher: error: {flag} takes" in err.getvalue() and f"not {value}" in err.getvalue()
     assert stub.requests == []
+
+
+SETS = {
+    "stuck_from past the end": (
+        '{"id": "a", "label": "stuck", "stuck_from": 9, "transcript": [{"kind": "done"}]}',
+        "stuck_from 9 is past the transcript's end (1 observations)",
+    ),
+    "forms as a string": (
+        '{"id": "a", "label": "vulnerable", "code": "x", "forms": "write"}',
+        'forms must be a list such as ["write", "cell"], not "write"',
+    ),
+}
+
+
+@pytest.mark.parametrize(("line", "message"), SETS.values(), ids=SETS.keys())
+def test_a_case_that_cannot_be_scored_is_refused_with_its_line(tmp_path: Path, line: str, message: str) -> None:
+    cases = tmp_path / "set.jsonl"
+    cases.write_text(line + "\n")
+    with pytest.raises(ConfigurationError, match=re.escape(f"--set {cases}, line 1: not a labelled case: {message}")):
+        read_cases(cases)
+
+
+def test_a_device_as_the_set_is_refused_rather_than_read_forever() -> None:
+    with pytest.raises(ConfigurationError, match="is a device, not a file"):
+        read_cases(Path("/dev/zero"))

@@ -79,7 +79,8 @@ def test_outcomes_follow_the_documented_rules() -> None:
     assert outcome(vulnerable, "write", None, []) == {"outcome": "missed", "located": None}
     assert outcome(benign, "write", 2, [(1, 1)])["outcome"] == "false_alarm"
     assert outcome(benign, "write", None, [])["outcome"] == "quiet"
-    assert [outcome(stuck, "transcript", i, [])["outcome"] for i in (None, 6, 7, 12)] == [
+    # indices count observations from 0, stuck_from from 1: index 6 is the 7th observation, where the loop starts
+    assert [outcome(stuck, "transcript", i, [])["outcome"] for i in (None, 5, 6, 12)] == [
         "missed",
         "early",
         "found",

@@ -71,6 +71,8 @@ class Case:
 
 def read_cases(path: Path) -> list[Case]:
     """The cases of a labelled set; a line that is not a case is a ``ConfigurationError`` naming it."""
+    if path.is_char_device():  # /dev/zero, /dev/urandom: reading it whole would never end
+        raise ConfigurationError(f"--set {path} is a device, not a file; give a labelled JSONL file")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -111,9 +113,13 @@ def _case(record: Mapping[str, Any], folder: Path) -> Case:
         stuck_from = record.get("stuck_from")
         if label == "stuck" and not (isinstance(stuck_from, int) and stuck_from >= 1):
             raise ConfigurationError("a stuck case needs stuck_from: the 1-based observation the loop starts at")
-        return Case(
-            case_id, label, "loop", ("transcript",), stuck_from=stuck_from, observations=_transcript(record, folder)
-        )
+        observations = _transcript(record, folder)
+        if label == "stuck" and stuck_from is not None and stuck_from > len(observations):
+            raise ConfigurationError(
+                f"stuck_from {stuck_from} is past the transcript's end ({len(observations)} observations): "
+                "no watcher could find that loop"
+            )
+        return Case(case_id, label, "loop", ("transcript",), stuck_from=stuck_from, observations=observations)
     if label not in SECURITY_LABELS:
         raise ConfigurationError(f"a security case's label is one of {', '.join(SECURITY_LABELS)}, not {label!r}")
     code = record.get("code", record.get("command"))
@@ -121,7 +127,10 @@ def _case(record: Mapping[str, Any], folder: Path) -> Case:
         raise ConfigurationError("a security case needs its code (or command) as a string")
     language = str(record.get("language") or ("shell" if "command" in record else "text"))
     lines = _labelled_lines(record.get("lines", record.get("vuln_lines")) or [], code)
-    forms = tuple(record.get("forms") or _forms(language))
+    given = record.get("forms")
+    if given is not None and not (isinstance(given, list) and all(isinstance(f, str) for f in given)):
+        raise ConfigurationError(f'forms must be a list such as ["write", "cell"], not {json.dumps(given)[:60]}')
+    forms = tuple(given or _forms(language))
     unknown = [f for f in forms if f not in FORMS[:3]]
     if unknown:
         raise ConfigurationError(f"unknown forms {unknown}; a security case runs as write, cell or bash")

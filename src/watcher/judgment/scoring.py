@@ -38,7 +38,8 @@ def outcome(case: Case, form: str, first_index: int | None, spans: Sequence[tupl
         elif not interjected:
             result = "missed"
         else:
-            result = "found" if first_index is not None and first_index >= (case.stuck_from or 1) else "early"
+            # ``first_index`` counts observations from 0, ``stuck_from`` from 1
+            result = "found" if first_index is not None and first_index + 1 >= (case.stuck_from or 1) else "early"
     elif case.positive:
         result = "found" if interjected else "missed"
         if interjected and case.lines and form != "bash":
