@@ -331,3 +331,20 @@ async def test_a_task_that_starts_with_a_dash_reaches_the_model_as_the_task_not_
         (request, *_) = stub.wait_for_requests(1)
     assert spawned.status == "completed", spawned.detail
     assert task in json.dumps(request.body)
+
+
+async def test_the_agents_work_is_committed_where_git_knows_no_committer(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"):
+        monkeypatch.setenv(variable, os.devnull)  # no identity from the machine either
+    monkeypatch.delenv("EMAIL", raising=False)
+    git(project.repo, "config", "--unset", "user.name")
+    git(project.repo, "config", "--unset", "user.email")
+    lines = [init(), {"fake": "write", "path": "a.txt", "content": "a\n"}, result("Added a.txt.")]
+    spawned = await run_spawn(config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))))
+    assert spawned.status == "completed", spawned.detail
+    assert [f.path for f in spawned.files] == ["a.txt"]
+    assert (
+        git(project.repo, "log", "-1", "--format=%an <%ae>", spawned.branch) == "watcher spawn <spawn@watcher.invalid>"
+    )

@@ -59,8 +59,18 @@ def commit_leftovers(sandbox: Sandbox) -> str | None:
     if not git(sandbox.worktree, "status", "--porcelain"):
         return None
     git(sandbox.worktree, "add", "-A")
-    git(sandbox.worktree, "commit", "-q", "-m", f"spawn {sandbox.id}: changes the agent left uncommitted")
+    message = f"spawn {sandbox.id}: changes the agent left uncommitted"
+    git(sandbox.worktree, *_identity(sandbox.worktree), "commit", "-q", "-m", message)
     return git(sandbox.worktree, "rev-parse", "HEAD")
+
+
+def _identity(worktree: Path) -> tuple[str, ...]:
+    """``-c`` options naming a committer where git knows none, as the CLI is given: the work is committed anyway."""
+    options: tuple[str, ...] = ()
+    for key, fallback in (("user.name", "watcher spawn"), ("user.email", "spawn@watcher.invalid")):
+        if not git(worktree, "config", key, check=False):
+            options += ("-c", f"{key}={fallback}")
+    return options
 
 
 def changed_files(sandbox: Sandbox) -> list[FileChange]:
@@ -124,7 +134,7 @@ def finish_merge(sandbox: Sandbox) -> bool:
     if any(f.is_file() and "<<<<<<< " in f.read_text(errors="replace") for f in files):
         return False
     git(sandbox.worktree, "add", "-A")
-    git(sandbox.worktree, "commit", "-q", "--no-edit")
+    git(sandbox.worktree, *_identity(sandbox.worktree), "commit", "-q", "--no-edit")
     return True
 
 
