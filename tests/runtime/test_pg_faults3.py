@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import shlex
+import shutil
+import signal
 import socket
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -338,3 +342,43 @@ def test_check_of_a_newer_schema_says_upgrade_watcher_not_migrate(cli: Any, pg_u
 def test_a_journal_label_holds_no_password(url: str, label: str) -> None:
     """What an editor is told the journal is: the password is neither in the user part nor in the query."""
     assert journal_label(url) == label
+
+
+@pytest.fixture
+def hung(pg_server: LocalPostgres) -> Iterator[Callable[[], None]]:
+    """``hang()`` stops every process of the server (SIGSTOP): its host still acknowledges packets, nothing answers.
+
+    The server is let go on again when the test ends.
+    """
+    stopped: list[int] = []
+
+    def hang() -> None:
+        postmaster = pg_server.pid()
+        assert postmaster is not None
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
+        for pid in (postmaster, *map(int, children)):
+            os.kill(pid, signal.SIGSTOP)
+            stopped.append(pid)
+
+    yield hang
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep to find the server's processes")
+def test_a_hung_server_is_a_bounded_wait_for_a_reader_and_for_close(
+    pg_url: str, hung: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_pg_store, "QUERY_TIMEOUT_S", 0.5)  # 30 s in use
+    journal = Journal(pg_url)
+    journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=0))
+    journal.flush()
+    hung()
+    started = time.monotonic()
+    with pytest.raises(JournalError, match=r"did not answer a read within 0.5s: it may be hung"):
+        journal.read()
+    journal.append(ObservationEvent(session="s", observation=UserMessage(text="x"), index=1))
+    with pytest.raises(JournalError, match="1 events could not be written"):
+        journal.close(timeout=0.5)
+    assert time.monotonic() - started < 10, "neither waited for ever"

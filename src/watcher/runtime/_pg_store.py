@@ -49,7 +49,7 @@ try:
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import PoolTimeout
 
-    from watcher.runtime._pg_pool import JournalPool
+    from watcher.runtime._pg_pool import JournalPool, Watch, Watchdog
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
         "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
@@ -81,6 +81,8 @@ CHANNEL = "watcher_journal"
 # a statement waits this long for a lock another session holds (a migration, a VACUUM FULL), then says so
 LOCK_TIMEOUT_S = 10.0
 IDLE_IN_TRANSACTION_S = 30.0  # the server ends a transaction of ours that waits this long for its next statement
+# a statement whose server has not answered for this long is given up (its link cut): a hung server
+QUERY_TIMEOUT_S = 30.0
 REREAD_S = 1.0  # how long a read retried past a dead pooled connection waits for a new one
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
@@ -271,6 +273,7 @@ class PostgresStore:
         self._wakes = 0
         self._listener: threading.Thread | None = None
         self._closed = False
+        self._watchdog = Watchdog()
         # the batch being written, its transaction's id and server process, until the commit's answer comes
         self._unsure: tuple[Sequence[EventRow], str, int] | None = None
 
@@ -295,7 +298,7 @@ class PostgresStore:
                 return
         committed = False
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, self._watchdog.watching(conn, QUERY_TIMEOUT_S):
                 # three round trips: the transaction and its id, the rows, the commit
                 cur = conn.cursor()
                 self._unsure = (rows, *_begin(conn))
@@ -329,7 +332,7 @@ class PostgresStore:
         """
         status = "SELECT pg_xact_status(%s::xid8)"
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, self._watchdog.watching(conn, QUERY_TIMEOUT_S):
                 found = conn.execute(status, (xid,)).fetchone()
                 if found and found[0] == "in progress":
                     conn.execute(
@@ -370,12 +373,21 @@ class PostgresStore:
         """
         for attempt in range(POOL_SIZE + 1):
             conn: psycopg.Connection[Any] | None = None
+            watch: Watch | None = None
             try:
-                with self._pool.connection(timeout=REREAD_S if attempt else None) as conn:
+                with (
+                    self._pool.connection(timeout=REREAD_S if attempt else None) as conn,
+                    self._watchdog.watching(conn, QUERY_TIMEOUT_S) as watch,
+                ):
                     return conn.execute(sql, args).fetchall()
             except PoolTimeout:
                 raise
             except psycopg.OperationalError as exc:
+                if watch is not None and watch.cut:
+                    raise JournalError(
+                        f"the journal's PostgreSQL server at {self.where} did not answer a read within "
+                        f"{QUERY_TIMEOUT_S:g}s: it may be hung or overloaded; retrying will work once it answers"
+                    ) from exc
                 if conn is None or not conn.broken or attempt == POOL_SIZE:
                     raise
                 log.debug("a pooled connection to %s was dead (%s); reading on another", self.where, first_line(exc))
@@ -432,16 +444,19 @@ class PostgresStore:
             ).rowcount
             return events, commands
 
-        return self._retrying(run)
+        return self._retrying(run, bounded=False)  # millions of rows may take minutes
 
     # --- commands --------------------------------------------------------------------------------
 
-    def _retrying(self, run: Callable[[psycopg.Connection[Any]], _T], *, once: bool = False) -> _T:
+    def _retrying(
+        self, run: Callable[[psycopg.Connection[Any]], _T], *, once: bool = False, bounded: bool = True
+    ) -> _T:
         """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer.
 
         ``once``: ``run`` is not idempotent (an insert). It runs in a transaction whose id is read
         first; when the commit's answer is lost with the link, the server is asked how it ended
-        before ``run`` is tried again, and a committed one's result is returned.
+        before ``run`` is tried again, and a committed one's result is returned. ``bounded``: each
+        try is given up after ``QUERY_TIMEOUT_S`` without an answer (not so for a long ``prune``).
         """
         started = time.monotonic()
         attempt = 0
@@ -456,7 +471,10 @@ class PostgresStore:
                         unsure = None
                     else:  # the server cannot say yet: as if it did not answer
                         raise psycopg.OperationalError("the outcome of a commit whose answer was lost is not known yet")
-                with self._pool.connection() as conn:
+                with (
+                    self._pool.connection() as conn,
+                    self._watchdog.watching(conn, QUERY_TIMEOUT_S if bounded else None),
+                ):
                     if not once:
                         return run(conn)
                     xid, pid = _begin(conn)
@@ -473,7 +491,8 @@ class PostgresStore:
             except _UNREACHABLE as exc:
                 if time.monotonic() - started > RETRY_S:
                     raise JournalError(
-                        f"the journal's PostgreSQL server at {self.where} did not answer for {RETRY_S:g}s "
+                        f"the journal's PostgreSQL server at {self.where} did not answer for "
+                        f"{time.monotonic() - started:.0f}s "
                         f"({first_line(exc)}); start it or check the network, then retry"
                     ) from exc
             except psycopg.Error as exc:
@@ -623,4 +642,4 @@ class PostgresStore:
 
     def close(self) -> None:
         self._closed = True
-        self._pool.close()
+        self._pool.close(timeout=1.0)  # a worker still trying a server that went away is not waited for

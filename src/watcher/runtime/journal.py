@@ -249,14 +249,21 @@ class Journal(Coordination):
         if self._thread.is_alive():
             with self._lock:
                 self._abandon = True
-            self._thread.join()
+            self._thread.join(timeout=timeout)  # it stops at its next retry, unless a write never returns
+        if self._thread.is_alive():  # a server that stopped answering mid-write: closing its connections would wait too
+            with self._lock:
+                unwritten = self._queued - self._written
+            raise JournalError(
+                f"the journal at {self.where} did not answer a write for {2 * timeout:g}s of closing it "
+                f"({self._cause or 'a write in progress never returned'}); {unwritten} events were not written"
+            )
         self._store.close()
         with self._lock:
             unwritten = self._queued - self._written
             if unwritten and self._failure is None:
                 raise JournalError(
                     f"{unwritten} events could not be written to the journal at {self.where} within {timeout:g}s "
-                    f"of closing it ({self._cause}); another process held it locked"
+                    f"of closing it ({self._cause})"
                 )
             if self._failure is not None and unwritten:
                 self._raise_if_lost()
