@@ -382,3 +382,13 @@ def test_a_hung_server_is_a_bounded_wait_for_a_reader_and_for_close(
     with pytest.raises(JournalError, match="1 events could not be written"):
         journal.close(timeout=0.5)
     assert time.monotonic() - started < 10, "neither waited for ever"
+
+
+@pytest.mark.skipif(shutil.which("pgrep") is None, reason="needs pgrep to find the server's processes")
+def test_a_hung_server_at_connect_is_said_to_answer_too_slowly(cli: Any, pg_url: str, hung: Callable[[], None]) -> None:
+    """The URL's own connect_timeout is kept (watcher's default is 10 s, 5 s for check), and the hint fits."""
+    hung()
+    started = time.monotonic()
+    line = _said_once(cli("journal", "check", pg_url + "&connect_timeout=2"))
+    assert time.monotonic() - started < 4.5, "the URL's 2 s, not watcher's 5 s"
+    assert "did not answer in time" in line and "start the server" not in line, line

@@ -173,9 +173,14 @@ def _unquoted(text: str, url: str) -> str:
 
 
 def conninfo(url: str, **extra: Any) -> str:
-    """``url`` as libpq's connection string (with ``extra``), or a ``JournalError`` saying what is wrong with it."""
+    """``url`` as libpq's connection string, or a ``JournalError`` saying what is wrong with it.
+
+    ``extra`` are defaults: a parameter the URL sets itself (``?connect_timeout=30`` for a slow
+    link) is the user's choice and is kept.
+    """
     try:
-        return make_conninfo(url, **extra)
+        given = conninfo_to_dict(url)
+        return make_conninfo(url, **{key: value for key, value in extra.items() if key not in given})
     except psycopg.ProgrammingError as exc:
         raise JournalError(
             f"the journal location is not a PostgreSQL URL watcher can read ({_unquoted(first_line(exc), url)}); "
@@ -195,6 +200,10 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
         hint = "create the database (createdb) or name an existing one in the URL"
     elif "role" in text and "does not exist" in text:
         hint = "create that role on the server (createuser) or name another user in the URL"
+    elif "timeout expired" in text:
+        hint = (
+            "it did not answer in time: check that it runs and is not overloaded, and that no firewall drops the link"
+        )
     elif text.startswith(("connection is bad: invalid", "invalid")) or "connection option" in text:
         hint = "correct that part of the URL (WATCHER_JOURNAL or --journal)"
     else:
