@@ -138,6 +138,16 @@ def unreachable_remote(repo: Path) -> dict[str, object]:
     return {}
 
 
+def other_forge(repo: Path) -> dict[str, object]:
+    git(repo, "remote", "set-url", "origin", "git@gitlab.example.com:acme/shop.git")  # never asked: refused first
+    return {"forge_api": None}
+
+
+def local_remote(repo: Path) -> dict[str, object]:
+    git(repo, "remote", "set-url", "origin", str(repo.parent / "elsewhere.git"))
+    return {"forge_api": None}
+
+
 @pytest.mark.parametrize(
     ("prepare", "said"),
     [
@@ -149,8 +159,21 @@ def unreachable_remote(repo: Path) -> dict[str, object]:
         (lambda repo: {"forge_api": "not a url"}, "the forge API 'not a url' is not an http(s) URL"),
         (lambda repo: {"forge_repo": "nobody"}, "--forge-repo 'nobody' is not OWNER/REPO"),
         (lambda repo: {"forge_repo": "a/b/c"}, "--forge-repo 'a/b/c' is not OWNER/REPO"),
+        (other_forge, "the remote 'origin' is at gitlab.example.com, not on github.com, and no forge API is named"),
+        (local_remote, "the remote 'origin' is a local path, not on github.com, and no forge API is named"),
     ],
-    ids=["detached", "tag", "empty-base", "base-not-pushed", "remote-down", "forge-api", "forge-repo", "forge-repo-3"],
+    ids=[
+        "detached",
+        "tag",
+        "empty-base",
+        "base-not-pushed",
+        "remote-down",
+        "forge-api",
+        "forge-repo",
+        "forge-repo-3",
+        "other-forge",
+        "local-remote",
+    ],
 )
 async def test_a_repository_or_forge_a_spawn_cannot_finish_with_is_refused_before_anything_exists(
     project: Project, prepare: object, said: str

@@ -58,9 +58,16 @@ def forge_target(config: SpawnConfig, settings: Settings, repo: Path) -> tuple[s
             f"the forge API {api!r} is not an http(s) URL; pass --forge-api with the forge's REST API base, "
             f"such as {GITHUB_API}"
         )
+    url = remote_url(repo, config.remote)
+    host = _host(url)
+    if api == GITHUB_API and host != "github.com":  # GitHub's API would be asked about another forge's repository
+        raise ConfigurationError(
+            f"the remote {config.remote!r} is {f'at {host}' if host else 'a local path'}, not on github.com, and no "
+            "forge API is named: pass --forge-api with its forge's REST API (or set WATCHER_FORGE_API), or --no-pr"
+        )
     if config.forge_repo is None:
         try:
-            owner, name = forge_repo(remote_url(repo, config.remote))
+            owner, name = forge_repo(url)
         except SpawnError as exc:
             raise ConfigurationError(str(exc)) from None
         return api, owner, name
@@ -70,6 +77,14 @@ def forge_target(config: SpawnConfig, settings: Settings, repo: Path) -> tuple[s
             f"--forge-repo {config.forge_repo!r} is not OWNER/REPO; give the forge repository as acme/shop"
         )
     return api, owner, name
+
+
+def _host(url: str) -> str:
+    """The host a remote URL names (``https://host/...``, ``ssh://git@host/...``, ``git@host:...``); '' for a path."""
+    if "://" in url:
+        return (urllib.parse.urlsplit(url).hostname or "").lower()
+    scp = re.match(r"(?:[^@/]+@)?([^:/]+):", url)  # git's scp-like syntax (a path has a slash before any colon)
+    return scp[1].lower() if scp else ""
 
 
 async def _repaired(sandbox: Sandbox, conflicts: list[str], repair: Repair | None, result: SpawnResult) -> bool:

@@ -78,8 +78,9 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     specs = [item if isinstance(item, WatcherSpec) else watcher_spec(item) for item in config.watchers]
     sandbox = await asyncio.to_thread(locate, config.repo, base=config.base, spawn_id=config.spawn_id)
     if config.pr:
-        await asyncio.to_thread(_check_remote, sandbox.repo, config.remote, sandbox.base)
-        await asyncio.to_thread(forge_target, config, settings, sandbox.repo)
+        await asyncio.to_thread(_check_remote, sandbox.repo, config.remote)
+        await asyncio.to_thread(forge_target, config, settings, sandbox.repo)  # (before asking the remote anything)
+        await asyncio.to_thread(_check_base_on_remote, sandbox.repo, config.remote, sandbox.base)
     reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
     evaluators = [make_evaluator(config.evaluator, spec.role, settings=settings, **reads) for spec in specs]
     planned = (
@@ -238,8 +239,8 @@ def _cut_short(exc: BaseException) -> tuple[EndState, str]:
     return EndState.CRASHED, f"the spawn stopped on an unexpected error ({type(exc).__name__}: {exc})"[:500]
 
 
-def _check_remote(repo: Path, remote: str, base: str) -> None:
-    """The remote exists and holds the base branch: found before the agent runs, not at the push after it."""
+def _check_remote(repo: Path, remote: str) -> None:
+    """The remote the branch is pushed to exists: found before the agent runs, not at the push after it."""
     found = subprocess.run(
         ["git", "-C", str(repo), "remote", "get-url", remote], capture_output=True, text=True, check=False
     )
@@ -248,6 +249,10 @@ def _check_remote(repo: Path, remote: str, base: str) -> None:
             f"the repository {repo} has no remote {remote!r} to push the spawn's branch to: add one "
             f"(git remote add {remote} URL), name another with --remote, or pass --no-pr to keep the work local"
         )
+
+
+def _check_base_on_remote(repo: Path, remote: str, base: str) -> None:
+    """The remote answers and holds the base branch the pull request will propose to."""
     try:
         listed = subprocess.run(
             ["git", "-C", str(repo), "ls-remote", "--exit-code", "--heads", remote, f"refs/heads/{base}"],
