@@ -33,13 +33,16 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "Context",
     "EvaluationError",
+    "bounded",
     "checked_decision",
     "cost_usd",
     "describe_failure",
     "digest",
     "estimate_tokens",
+    "http_client",
     "minimal_context",
     "redacted",
+    "retry_after",
     "surely_fits",
 ]
 
@@ -147,10 +150,8 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
         )
     raw = _THINKING.sub("", raw)  # a reasoning model's thoughts may mention a block it then decides against
     decision = parse_decision(raw)
-    if isinstance(decision, Interject) and len(decision.interjection.content) > MAX_CONTENT_CHARS:
-        content = decision.interjection.content
-        clipped = f"{content[:MAX_CONTENT_CHARS]}… [{len(content) - MAX_CONTENT_CHARS} more characters left out]"
-        return replace(decision, interjection=replace(decision.interjection, content=clipped))
+    if isinstance(decision, Interject):
+        return bounded(decision)
     if isinstance(decision, Continue) and not decision.error and not _CLOSED_BLOCK.search(raw):
         shown = " ".join(raw.split())[:120] or "(empty)"
         why = (
@@ -160,6 +161,15 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
         )
         return Continue(error=f"unparseable answer ({why}): {redact(shown)!r}")
     return decision
+
+
+def bounded(decision: Decision) -> Decision:
+    """``decision`` with an interjection's content clipped to ``MAX_CONTENT_CHARS``: it enters the parent's context."""
+    if not isinstance(decision, Interject) or len(decision.interjection.content) <= MAX_CONTENT_CHARS:
+        return decision
+    content = decision.interjection.content
+    clipped = f"{content[:MAX_CONTENT_CHARS]}… [{len(content) - MAX_CONTENT_CHARS} more characters left out]"
+    return replace(decision, interjection=replace(decision.interjection, content=clipped))
 
 
 def http_client(sdk: ModuleType, *, longest_wait: float) -> Any:

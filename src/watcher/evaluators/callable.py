@@ -3,7 +3,9 @@
 A synchronous function runs in a thread of its own, never on the event loop: one that blocks
 (or never returns) then only holds its thread, and the watcher's timeout ends the evaluation
 while the agent run it watches goes on. The thread is a daemon so a stuck function cannot keep
-the process from exiting.
+the process from exiting. A judge that calls ``exit()`` or raises ``KeyboardInterrupt`` fails
+its evaluation: asyncio would otherwise stop the loop, and the session on it. What an
+interjection says is clipped as an LLM's is (``bounded``): it enters the parent's context.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from watcher.core.answers import parse_decision, render_decision
 from watcher.core.errors import EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue, Decision, Interject, Interjection
+from watcher.evaluators._llm import bounded
 
 __all__ = ["CallableEvaluator"]
 
@@ -37,14 +40,17 @@ class CallableEvaluator:
         self.name = name or f"callable:{getattr(fn, '__name__', 'fn')}"
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
-            answer = self.fn(request)
-        else:
-            answer = await _in_thread(self.fn, request, name=self.name)
-        if inspect.isawaitable(answer):
-            answer = await answer
+        try:
+            if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
+                answer = self.fn(request)
+            else:
+                answer = await _in_thread(self.fn, request, name=self.name)
+            if inspect.isawaitable(answer):
+                answer = await answer
+        except SystemExit as exc:  # asyncio would end the loop, and the session it runs, with it
+            raise EvaluationError(f"{self.name} called exit({exc.code!r}); a judge returns its answer") from None
         if isinstance(answer, str):
-            return EvaluationResult(answer, parse_decision(answer))
+            return EvaluationResult(answer, bounded(parse_decision(answer)))
         decision: Decision
         if answer is None:
             decision = Continue()
@@ -56,6 +62,7 @@ class CallableEvaluator:
             raise EvaluationError(
                 f"{self.name} returned {type(answer).__name__}; return a str, Decision, Interjection or None"
             )
+        decision = bounded(decision)
         return EvaluationResult(render_decision(decision), decision)
 
 
@@ -77,8 +84,10 @@ async def _in_thread(fn: Callable[[EvaluationRequest], Any], request: Evaluation
         error: BaseException | None = None
         try:
             outcome = fn(request)
+        except (KeyboardInterrupt, GeneratorExit) as exc:  # the judge's own (a signal never reaches this thread)
+            error = EvaluationError(f"{name} raised {type(exc).__name__}; a judge returns its answer")
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting evaluation, which fails closed
-            error = exc
+            error = exc  # SystemExit included: ``evaluate`` turns it into an EvaluationError
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting any more
             loop.call_soon_threadsafe(settle, outcome, error)
 
