@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from watcher.core.errors import JournalError
-from watcher.core.redact import redact, redact_value
-from watcher.runtime._storable import stored_session
+from watcher.core.redact import redact
+from watcher.runtime._storable import encode_payload, storable_text, stored_session
 from watcher.runtime._store import CommandRow, Store
 
 __all__ = ["COMMAND_KINDS", "Command", "Coordination"]
@@ -100,7 +100,8 @@ class Coordination:
         """Record a command for the process that owns ``session``; returns its id."""
         if kind not in COMMAND_KINDS:
             raise JournalError(f"unknown command {kind!r}; expected one of {', '.join(COMMAND_KINDS)}")
-        body = json.dumps(redact_value(payload or {}), ensure_ascii=False)
+        body = encode_payload(payload or {})  # redacted, and storable (a message with a byte that is not UTF-8)
+        watcher, interjection_id = storable_text(watcher), storable_text(interjection_id)
         return self._store.submit_command(stored_session(session), watcher, kind, interjection_id, body)
 
     def commands(

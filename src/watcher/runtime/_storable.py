@@ -17,7 +17,7 @@ import orjson
 
 from watcher.core.redact import may_hold_secret, redact, redact_value
 
-__all__ = ["MAX_DEPTH", "MAX_PAYLOAD", "MAX_STRING", "encode_payload", "stored_session"]
+__all__ = ["MAX_DEPTH", "MAX_PAYLOAD", "MAX_STRING", "encode_payload", "storable_text", "stored_session"]
 
 MAX_PAYLOAD = 1_000_000  # characters of JSON; above it, long strings are clipped
 MAX_STRING = 64_000  # what a clipped string keeps: the first 3/4 and the last 1/4
@@ -28,6 +28,19 @@ def _dumps(data: Any) -> str:
     return orjson.dumps(data, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
+def storable_text(value: str) -> str:
+    """``value`` with each lone surrogate replaced by U+FFFD: both stores take UTF-8 only.
+
+    A name read from a path or an argument holding a byte that is not UTF-8 (``\udcff``) would
+    otherwise fail its whole batch, and stop the journal's writer with every event after it.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def stored_session(name: str) -> str:
     """``name`` as the journal's ``session`` columns hold it: redacted, as everything the journal stores.
@@ -36,7 +49,7 @@ def stored_session(name: str) -> str:
     a name read back from the journal maps to itself. Cached: a poller asks about the same names
     every cycle, and a name with a ``sk-`` in it (``task-1``) takes the slow path of ``redact``.
     """
-    return redact(name)
+    return redact(storable_text(name))
 
 
 def encode_payload(data: Mapping[str, Any]) -> str:

@@ -37,7 +37,7 @@ import orjson
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._coordination import Command, Coordination
-from watcher.runtime._storable import encode_payload, stored_session
+from watcher.runtime._storable import encode_payload, storable_text, stored_session
 from watcher.runtime._store import EventRow, RawEvent, Store, StoreBusy, is_url, journal_label, journal_target
 from watcher.runtime.events import Event, event_from_payload
 from watcher.settings import Settings
@@ -138,7 +138,8 @@ def _encode(event: Event) -> EventRow | None:
     except Exception:  # a bug in one event class must not break its publisher (logged with its traceback)
         log.exception("cannot journal a %s event of session %r; skipped", event.kind, stored_session(event.session))
         return None
-    return (event.ts, stored_session(event.session), event.watcher, event.kind, encode_payload(data))
+    watcher, kind = storable_text(event.watcher), storable_text(event.kind)
+    return (event.ts, stored_session(event.session), watcher, kind, encode_payload(data))
 
 
 class Journal(Coordination):
