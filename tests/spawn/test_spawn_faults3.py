@@ -371,3 +371,35 @@ async def test_the_agents_work_is_committed_where_git_knows_no_committer(
     assert (
         git(project.repo, "log", "-1", "--format=%an <%ae>", spawned.branch) == "watcher spawn <spawn@watcher.invalid>"
     )
+
+
+async def test_file_names_with_spaces_tabs_or_accents_are_reported_as_they_are(
+    project: Project, tmp_path: Path
+) -> None:
+    names = ["ünï code.txt", "tab\tname.txt"]
+    lines = [init(), *[{"fake": "write", "path": name, "content": "x\n"} for name in names]]
+    lines += [{"fake": "run", "argv": ["git", "mv", "README.md", "READ ME.md"]}, result()]
+    spawned = await run_spawn(config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))))
+    assert sorted(f.path for f in spawned.files) == sorted([*names, "README.md => READ ME.md"])
+    assert all(f.summary.endswith("changes the agent left uncommitted") for f in spawned.files)
+
+
+async def test_a_conflict_in_a_file_with_an_accented_name_is_reported_by_its_name(
+    project: Project, tmp_path: Path
+) -> None:
+    name = "ü big.txt"
+    (project.repo / name).write_text("".join(f"line {i}\n" for i in range(40)))
+    git(project.repo, "add", "-A")
+    git(project.repo, "commit", "-qm", "big")
+    git(project.repo, "push", "-q", "origin", "HEAD:main")
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", git(project.repo, "remote", "get-url", "origin"), str(upstream))
+    (upstream / name).write_text("".join(f"line {i}{' theirs' if i % 8 == 2 else ''}\n" for i in range(40)))
+    git(upstream, "-c", "user.name=o", "-c", "user.email=o@e", "commit", "-qam", "upstream")
+    git(upstream, "push", "-q", "origin", "HEAD:main")
+    mine = "".join(f"line {i}{' mine' if i % 8 == 2 else ''}\n" for i in range(40))
+    lines = [init(), {"fake": "write", "path": name, "content": mine}, result()]
+    spawned = await run_spawn(
+        config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path)), pr=True)
+    )
+    assert spawned.status == "conflict" and spawned.conflicts == [name], (spawned.detail, spawned.conflicts)

@@ -76,11 +76,19 @@ def _identity(worktree: Path) -> tuple[str, ...]:
 def changed_files(sandbox: Sandbox) -> list[FileChange]:
     """Every file the branch changed against its base, with the last commit subject that touched it."""
     span = f"{sandbox.base}...{sandbox.branch}"
+    fields = iter(git(sandbox.worktree, "diff", "--numstat", "-z", span).split("\0"))  # names as they are, unquoted
     out = []
-    for row in git(sandbox.worktree, "diff", "--numstat", span).splitlines():
+    for row in fields:
+        if not row:
+            continue
         added, removed, path = row.split("\t", 2)
-        subject = git(sandbox.worktree, "log", "-1", "--format=%s", f"{sandbox.base}..{sandbox.branch}", "--", path)
-        out.append(FileChange(path, int(added) if added != "-" else 0, int(removed) if removed != "-" else 0, subject))
+        shown = path
+        if not path:  # a rename: its old and new names follow
+            old, path = next(fields, ""), next(fields, "")
+            shown = f"{old} => {path}"
+        since = f"{sandbox.base}..{sandbox.branch}"
+        subject = git(sandbox.worktree, "log", "-1", "--format=%s", since, "--", f":(literal){path}")
+        out.append(FileChange(shown, int(added) if added != "-" else 0, int(removed) if removed != "-" else 0, subject))
     return out
 
 
@@ -91,16 +99,16 @@ def conflicting_files(sandbox: Sandbox, remote: str) -> list[str]:
     except SpawnError:
         return []  # the base is not on the remote yet: nothing to conflict with
     done = subprocess.run(
-        ["git", "-C", str(sandbox.worktree), "merge-tree", "--write-tree", "--name-only", "FETCH_HEAD", "HEAD"],
+        ["git", "-C", str(sandbox.worktree), "merge-tree", "--write-tree", "--name-only", "-z", "FETCH_HEAD", "HEAD"],
         capture_output=True,
         text=True,
         timeout=120,
     )
     if done.returncode != 1:
         return []
-    # the tree id, then the conflicting paths, a blank line, then git's messages
-    lines = done.stdout.splitlines()[1:]
-    return [line for line in lines[: lines.index("")] if line] if "" in lines else [line for line in lines if line]
+    # the tree id, then the conflicting paths (unquoted), then an empty field before git's messages
+    fields = done.stdout.split("\0")[1:]
+    return fields[: fields.index("")] if "" in fields else [f for f in fields if f]
 
 
 def start_merge(sandbox: Sandbox) -> int:
@@ -115,7 +123,7 @@ def start_merge(sandbox: Sandbox) -> int:
 
 def conflict_hunks(sandbox: Sandbox) -> int:
     """Conflict markers left in the worktree's unmerged files (a deleted file counts as one)."""
-    files = git(sandbox.worktree, "diff", "--name-only", "--diff-filter=U").splitlines()
+    files = [f for f in git(sandbox.worktree, "diff", "--name-only", "-z", "--diff-filter=U").split("\0") if f]
     hunks = 0
     for path in files:
         file = sandbox.worktree / path
@@ -130,7 +138,8 @@ def finish_merge(sandbox: Sandbox) -> bool:
     """Conclude the merge once no markers are left (committing what a repair run left); False if it cannot."""
     if not git(sandbox.worktree, "rev-parse", "--verify", "-q", "MERGE_HEAD", check=False):
         return True  # the repair run concluded the merge itself
-    files = [sandbox.worktree / f for f in git(sandbox.worktree, "diff", "--name-only", "HEAD").splitlines()]
+    names = git(sandbox.worktree, "diff", "--name-only", "-z", "HEAD").split("\0")
+    files = [sandbox.worktree / f for f in names if f]
     if any(f.is_file() and "<<<<<<< " in f.read_text(errors="replace") for f in files):
         return False
     git(sandbox.worktree, "add", "-A")
