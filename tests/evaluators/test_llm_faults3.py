@@ -454,3 +454,20 @@ async def test_an_unknown_model_is_named_as_such_not_as_a_wrong_url(provider: st
         message = await failure_of(evaluator(provider, stub.root_url))
     assert "the server does not know this model (HTTP 404): model: claude-nope-9; check the model id" in message
     assert "check the base URL" not in message
+
+
+async def test_a_chat_answer_in_content_parts_is_read(serve: Callable[[Answer], RawServer]) -> None:
+    parts = [{"type": "text", "text": "[INTERJECT]\ncontent: "}, {"type": "text", "text": "stop\n[/INTERJECT]"}]
+    message = {"role": "assistant", "content": parts}
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
+    server = serve(lambda: http("200 OK", json.dumps(body)))
+    llm = evaluator("openai", server.url)
+    result = await llm.evaluate(REQUEST)
+    await llm.aclose()
+    assert isinstance(result.decision, Interject) and result.decision.interjection.content == "stop"

@@ -124,7 +124,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
         if not answer.choices:
             raise EvaluationError(f"{self.name}: {self.where} answered with no choices")
         choice = answer.choices[0]
-        raw = choice.message.content or ""
+        raw = _text(choice.message.content)
         usage = Usage()
         if answer.usage is not None:
             details = answer.usage.prompt_tokens_details
@@ -143,3 +143,12 @@ class OpenAICompatEvaluator(LLMEvaluator):
             model=model,
             prompt="\n\n".join(m["content"] for m in body["messages"]),
         )
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string, or (some servers, e.g. Mistral's) a list of parts whose text parts are joined."""
+    if isinstance(content, list):
+        return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"the message's content is {type(content).__name__}, not text")
+    return content or ""
