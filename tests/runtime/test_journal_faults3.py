@@ -31,3 +31,14 @@ def test_a_command_whose_message_holds_a_lone_surrogate_is_recorded(journal_at: 
         [command] = journal.commands(sessions=["fleet:t\udcff"])
         assert command.id == given and command.session == "fleet:t\udcff"
         assert command.payload["message"] == "hello \ufffd" and command.interjection_id == "i\ufffd"
+
+
+def test_a_name_holding_a_nul_is_journaled(journal_at: Path | str) -> None:
+    """PostgreSQL's text refuses NUL: the batch failed and the writer stopped."""
+    with Journal(journal_at) as journal:
+        journal.append(ObservationEvent(session="s\x00", observation=UserMessage(text="a\x00b"), index=0))
+        journal.submit_command("fleet:t\x00", "nudge", payload={"message": "a\x00"})
+        journal.flush()
+        [row] = journal.read()
+        assert row.session == "s\ufffd" and row.payload["observation"]["text"] == "a\x00b", "the payload keeps it"
+        assert [c.payload["message"] for c in journal.commands(sessions=["fleet:t\x00"])] == ["a\x00"]

@@ -29,11 +29,14 @@ def _dumps(data: Any) -> str:
 
 
 def storable_text(value: str) -> str:
-    """``value`` with each lone surrogate replaced by U+FFFD: both stores take UTF-8 only.
+    """``value`` with each lone surrogate and NUL replaced by U+FFFD: what both stores hold as text.
 
-    A name read from a path or an argument holding a byte that is not UTF-8 (``\udcff``) would
-    otherwise fail its whole batch, and stop the journal's writer with every event after it.
+    A name read from a path or an argument holding a byte that is not UTF-8 (``\\udcff``), or a
+    NUL (PostgreSQL's text refuses it), would otherwise fail its whole batch, and stop the
+    journal's writer with every event after it.
     """
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
