@@ -38,6 +38,20 @@ def text_pieces(text: str, words: int = 3) -> list[str]:
     return ["".join(pieces[i : i + words]) for i in range(0, len(pieces), words)]
 
 
+MAX_BODY_BYTES = 64 * 1024 * 1024  # what one request may send: more is refused, not read into memory
+
+
+def _content_length(value: str | None) -> int | None:
+    """The request body's length in bytes (0 when none is given), or None when it is not one the stub reads."""
+    if not value:
+        return 0
+    try:
+        length = int(value)
+    except ValueError:
+        return None
+    return length if 0 <= length <= MAX_BODY_BYTES else None
+
+
 class ClientGone(Exception):
     """The client closed the connection while the stub was still answering."""
 
@@ -259,7 +273,11 @@ class StubServer(ABC):
     # --- serving -------------------------------------------------------------------------------
 
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("content-length") or 0)
+        length = _content_length(handler.headers.get("content-length"))
+        if length is None:  # not a length, or more than any request of a test: answered, never read
+            handler.close_connection = True
+            handler.send_error(400, "content-length must be a number of bytes up to 64 MB")
+            return
         raw = handler.rfile.read(length) if length else b""
         if len(raw) < length:  # the client gave up before its body was sent (a cancelled call): no request
             handler.close_connection = True
