@@ -392,3 +392,23 @@ def test_a_hung_server_at_connect_is_said_to_answer_too_slowly(cli: Any, pg_url:
     line = _said_once(cli("journal", "check", pg_url + "&connect_timeout=2"))
     assert time.monotonic() - started < 4.5, "the URL's 2 s, not watcher's 5 s"
     assert "did not answer in time" in line and "start the server" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        (
+            "postgresql://u:hunter2@h1:1,h2:2/db?target_session_attrs=read-write",
+            "postgresql://u@h1:1,h2:2/db?target_session_attrs=read-write",
+        ),
+        ("postgresql://u:hunter2@[::1]:5432/db", "postgresql://u@[::1]:5432/db"),
+        ("postgresql://w@%2Ftmp%2Fpg:5/db?password=hunter2", "postgresql://w@%2Ftmp%2Fpg:5/db"),
+        (
+            "postgresql://us%40er:hunter2@h/db?options=-csearch_path%3Dt1",
+            "postgresql://us%40er@h/db?options=-csearch_path%3Dt1",
+        ),
+    ],
+    ids=["hosts", "ipv6", "socket", "options"],
+)
+def test_a_journal_is_named_by_a_url_that_works_pasted_back_without_its_password(url: str, said: str) -> None:
+    assert _pg_store.describe(url) == said

@@ -141,10 +141,15 @@ def describe(url: str) -> str:
     hosts = str(parts.pop("host", "") or "").split(",")
     ports = str(parts.pop("port", "") or "").split(",")
     ports += [ports[-1]] * (len(hosts) - len(ports))  # libpq: one port serves every host
-    netloc = ",".join(quote(h, safe="") + (f":{p}" if p else "") for h, p in zip(hosts, ports, strict=False))
+    netloc = ",".join(_host(h) + (f":{p}" if p else "") for h, p in zip(hosts, ports, strict=False))
     database = quote(str(parts.pop("dbname", "") or ""), safe="")
     query = urlencode({k: str(v) for k, v in parts.items()}, quote_via=quote)
     return f"postgresql://{user}{netloc or 'localhost'}/{database}" + (f"?{query}" if query else "")
+
+
+def _host(host: str) -> str:
+    """A host as a URL writes it: an IPv6 address in brackets, a socket folder percent-encoded."""
+    return f"[{host}]" if ":" in host and not host.startswith("/") else quote(host, safe="")
 
 
 def migrate_command(where: str) -> str:
