@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.core.errors import EvaluationError, UnreachableServerError
+from watcher.core.errors import ConfigurationError, EvaluationError, UnreachableServerError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.observations import ToolCall, ToolResult
 from watcher.core.spec import WatcherSpec
@@ -44,9 +44,16 @@ def _evaluator(provider: str, url: str) -> LLMEvaluator:
 URLS = {
     "user and key": "http://u:{key}@127.0.0.1:{port}/v1",
     "key as the user": "http://{key}@127.0.0.1:{port}/v1",
-    "key in the query": "http://127.0.0.1:{port}/v1?api_key={key}",
 }
 CASES = [(p, shape) for p in ("anthropic", "openai") for shape in URLS]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_key_in_the_query_is_refused_without_showing_it(provider: str) -> None:
+    # a query never works (the SDK puts the API's path after it), so it is refused when the evaluator is built
+    with pytest.raises(ConfigurationError, match="has a query or fragment") as refused:
+        _evaluator(provider, f"http://127.0.0.1:{_closed_port()}/v1?api_key={KEY}")
+    assert KEY not in str(refused.value) and KEY[10:30] not in str(refused.value)
 
 
 @pytest.mark.parametrize(("provider", "shape"), CASES)

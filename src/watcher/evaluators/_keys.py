@@ -65,6 +65,11 @@ def checked_base_url(url: str) -> str:
             f"the base URL {redact_url(url)!r} is not an http(s) URL naming a server; give the server's address, "
             "e.g. --base-url http://localhost:1234/v1 (base_url= in Python)"
         )
+    if parts.query or parts.fragment:  # the SDK appends the API's path after it: every call would miss
+        raise ConfigurationError(
+            f"the base URL {redact_url(url)!r} has a query or fragment (?… or #…), which the SDK would put before "
+            "the API's path; give the server's address alone, and a key as the provider's API_KEY variable"
+        )
     return url.strip()
 
 
