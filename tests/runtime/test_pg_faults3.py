@@ -412,3 +412,13 @@ def test_a_hung_server_at_connect_is_said_to_answer_too_slowly(cli: Any, pg_url:
 )
 def test_a_journal_is_named_by_a_url_that_works_pasted_back_without_its_password(url: str, said: str) -> None:
     assert _pg_store.describe(url) == said
+
+
+def test_a_search_path_naming_no_schema_is_said_so(cli: Any, pg_server: LocalPostgres) -> None:
+    """'run journal migrate', said before, failed with 'no schema has been selected to create in'."""
+    url = f"{pg_server.url()}?options=-csearch_path%3Dno_such_schema"
+    for args in (("journal", "migrate", url), ("journal", "check", url), ("fleet", "status", "--journal", url)):
+        line = _said_once(cli(*args))
+        assert "has no schema to live in" in line and "CREATE SCHEMA" in line, line
+    with pytest.raises(JournalError, match="has no schema to live in"):
+        Journal(url)  # creating one: not 'cannot reach the server'

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from watcher.core.errors import JournalError
-from watcher.runtime._pg_schema import VERSION, migrate, missing_tables, schema_version
+from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
 from watcher.runtime._pg_store import (
     configure,
     connect_error,
@@ -17,6 +17,7 @@ from watcher.runtime._pg_store import (
     describe,
     first_line,
     locked_error,
+    no_schema_error,
     privilege_error,
 )
 
@@ -54,6 +55,8 @@ def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
         with psycopg.connect(target, autocommit=True) as conn:
             configure(conn)
             found = schema_version(conn)
+            if found is None and creates_in(conn) is None:
+                raise no_schema_error(where)
             if found is not None and found > VERSION:
                 raise JournalError(
                     f"the journal at {where} has schema version {found}, newer than this watcher's {VERSION}: "
@@ -82,6 +85,8 @@ def inspect_journal(url: str) -> JournalHealth:
             configure(conn)
             server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
             version = schema_version(conn)
+            if version is None and creates_in(conn) is None:
+                raise no_schema_error(where)
             events = waiting = 0
             missing = tuple(missing_tables(conn)) if version is not None else ()
             if version is not None and not missing:

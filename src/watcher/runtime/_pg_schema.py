@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["TABLES", "VERSION", "migrate", "missing_tables", "schema_version"]
+__all__ = ["TABLES", "VERSION", "creates_in", "migrate", "missing_tables", "schema_version"]
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -76,6 +76,12 @@ def schema_version(conn: Any) -> int | None:
         return None
     row = conn.execute("SELECT max(version) FROM watcher_schema").fetchone()
     return int(row[0]) if row and row[0] is not None else None
+
+
+def creates_in(conn: Any) -> str | None:
+    """The schema the journal's tables are (or would be) created in; None when the search_path names none that exists."""
+    row = conn.execute("SELECT current_schema()").fetchone()
+    return str(row[0]) if row and row[0] is not None else None
 
 
 def missing_tables(conn: Any) -> list[str]:

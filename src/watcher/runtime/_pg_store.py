@@ -41,7 +41,7 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
-from watcher.runtime._pg_schema import VERSION, migrate, missing_tables, schema_version
+from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
 from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
 
 try:
@@ -67,6 +67,7 @@ __all__ = [
     "locked_error",
     "lost_tables_error",
     "migrate_command",
+    "no_schema_error",
     "position",
     "privilege_error",
     "split",
@@ -232,6 +233,14 @@ def lost_tables_error(where: str, lost: Sequence[str]) -> JournalError:
     )
 
 
+def no_schema_error(where: str) -> JournalError:
+    """The URL's ``search_path`` (in its ``options``) names no schema that exists in the database."""
+    return JournalError(
+        f"the journal at {where} has no schema to live in: the search_path in the URL's options names none that "
+        "exists in that database; create it (CREATE SCHEMA name) or correct the URL"
+    )
+
+
 def locked_error(where: str, exc: BaseException) -> JournalError:
     """Another session on the server has held a journal table locked longer than ``LOCK_TIMEOUT_S``."""
     return JournalError(
@@ -252,6 +261,8 @@ class PostgresStore:
             with psycopg.connect(self._conninfo, autocommit=True) as conn:
                 configure(conn)
                 found = schema_version(conn)
+                if found is None and creates_in(conn) is None:
+                    raise no_schema_error(self.where)
                 if found is None and create:
                     migrate(conn)
                     found = VERSION
