@@ -482,3 +482,10 @@ async def test_a_chat_answer_in_content_parts_is_read(serve: Callable[[Answer], 
     result = await llm.evaluate(REQUEST)
     await llm.aclose()
     assert isinstance(result.decision, Interject) and result.decision.interjection.content == "stop"
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_BASE_URL"), ("openai", "OPENAI_BASE_URL")])
+def test_a_base_url_variable_with_a_query_is_refused_too(provider: str, variable: str) -> None:
+    settings = Settings.from_env({variable: "http://127.0.0.1:1234/v1?key=abc", "ANTHROPIC_API_KEY": "k"})
+    with pytest.raises(ConfigurationError, match="has a query or fragment"):
+        build(provider, settings=settings)

@@ -64,7 +64,8 @@ class AnthropicEvaluator(LLMEvaluator):
         settings: Settings | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
-        base_url = checked_base_url(base_url) if base_url else settings.anthropic_base_url
+        base_url = base_url or settings.anthropic_base_url
+        base_url = checked_base_url(base_url) if base_url else None
         key = anthropic_key(api_key, settings)
         client = anthropic.AsyncAnthropic(
             api_key=key,

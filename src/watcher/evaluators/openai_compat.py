@@ -72,7 +72,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
                 "Python) "
                 "or run `export WATCHER_OPENAI_MODEL=<model id loaded in your server>`"
             )
-        base_url = checked_base_url(base_url) if base_url else settings.openai_base_url
+        base_url = base_url or settings.openai_base_url
+        base_url = checked_base_url(base_url) if base_url else None
         if api_key:
             key: str | None = checked_key(api_key, "the openai evaluator's api_key")
         elif settings.openai_key:
