@@ -422,3 +422,14 @@ def test_a_search_path_naming_no_schema_is_said_so(cli: Any, pg_server: LocalPos
         assert "has no schema to live in" in line and "CREATE SCHEMA" in line, line
     with pytest.raises(JournalError, match="has no schema to live in"):
         Journal(url)  # creating one: not 'cannot reach the server'
+
+
+def test_a_statement_timeout_too_short_is_named_not_called_an_outage(pg_url: str, short_lock_timeout: float) -> None:
+    """A statement_timeout (the URL's here, a role's or a database's alike) cancels a read waiting on a lock
+    (0.1 s, before the lock timeout of 0.5 s)."""
+    Journal(pg_url).close()
+    url = pg_url.replace("options=", "options=-cstatement_timeout%3D100%20")
+    with Journal(url, create=False) as journal, psycopg.connect(pg_url) as admin:
+        admin.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(JournalError, match=r"cancelled a statement \(canceling statement due to statement timeout"):
+            journal.read()

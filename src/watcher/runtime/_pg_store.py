@@ -59,6 +59,7 @@ __all__ = [
     "LOCK_TIMEOUT_S",
     "POOL_SIZE",
     "PostgresStore",
+    "cancelled_error",
     "configure",
     "connect_error",
     "conninfo",
@@ -200,6 +201,10 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
     text = first_line(exc)
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return privilege_error(where, exc)
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return cancelled_error(where, exc)
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return locked_error(where, exc)
     if "password authentication failed" in text or "no pg_hba.conf entry" in text:
         hint = "check the user and password in the URL, and the server's pg_hba.conf"
     elif "does not exist" in text and "database" in text:
@@ -239,6 +244,17 @@ def no_schema_error(where: str) -> JournalError:
         f"the journal at {where} has no schema to live in: the search_path in the URL's options names none that "
         "exists in that database; create it (CREATE SCHEMA name) or correct the URL"
     )
+
+
+_CANCELLED_HINT = (
+    "a statement_timeout set for this user or database, or in the URL's options, may be too short for the "
+    "journal: raise it (ALTER ROLE … SET statement_timeout = '1min')"
+)
+
+
+def cancelled_error(where: str, exc: BaseException) -> JournalError:
+    """The server cancelled a statement: its ``statement_timeout`` (or a person's ``pg_cancel_backend``)."""
+    return JournalError(f"the journal's server at {where} cancelled a statement ({first_line(exc)}): {_CANCELLED_HINT}")
 
 
 def locked_error(where: str, exc: BaseException) -> JournalError:
@@ -340,6 +356,8 @@ class PostgresStore:
                 log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, first_line(exc))
             elif isinstance(exc, psycopg.errors.LockNotAvailable):
                 raise StoreBusy(f"locked by another session on its server ({first_line(exc)})") from exc
+            elif isinstance(exc, psycopg.errors.QueryCanceled):
+                raise StoreBusy(f"cancelling its statements ({first_line(exc)}); {_CANCELLED_HINT}") from exc
             elif isinstance(exc, _UNREACHABLE):
                 raise StoreBusy(f"not answering: its server is down or unreachable ({first_line(exc)})") from exc
             elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
@@ -377,6 +395,8 @@ class PostgresStore:
             return self._read(sql, args)
         except psycopg.errors.LockNotAvailable as exc:
             raise locked_error(self.where, exc) from exc
+        except psycopg.errors.QueryCanceled as exc:
+            raise cancelled_error(self.where, exc) from exc
         except psycopg.errors.InsufficientPrivilege as exc:
             raise privilege_error(self.where, exc) from exc
         except _UNREACHABLE as exc:
@@ -509,6 +529,8 @@ class PostgresStore:
                     return result
             except psycopg.errors.LockNotAvailable as exc:
                 raise locked_error(self.where, exc) from exc
+            except psycopg.errors.QueryCanceled as exc:
+                raise cancelled_error(self.where, exc) from exc
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise privilege_error(self.where, exc) from exc
             except psycopg.errors.UndefinedTable as exc:
