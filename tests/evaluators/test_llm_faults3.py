@@ -489,3 +489,11 @@ def test_a_base_url_variable_with_a_query_is_refused_too(provider: str, variable
     settings = Settings.from_env({variable: "http://127.0.0.1:1234/v1?key=abc", "ANTHROPIC_API_KEY": "k"})
     with pytest.raises(ConfigurationError, match="has a query or fragment"):
         build(provider, settings=settings)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_https_to_a_plain_http_server_says_to_use_http(provider: str) -> None:
+    with stub_server(provider) as stub:
+        message = await failure_of(evaluator(provider, stub.root_url.replace("http://", "https://")))
+    assert "TLS with https://127.0.0.1:" in message
+    assert "the server speaks plain HTTP: give its address with http://" in message

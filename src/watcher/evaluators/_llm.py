@@ -271,10 +271,14 @@ def _connection_failure(exc: BaseException, *, who: str, where: str, attempts: s
     tls = next((c for c in causes if isinstance(c, ssl.SSLError)), None)
     first = " ".join(str(causes[0]).split())[:200] if causes else str(exc)
     if tls is not None:
-        return (
-            f"{who}: TLS with {where} failed ({attempts}): {tls.reason or tls}; is it an http:// server given as "
-            "https://, or does its certificate need trusting (SSL_CERT_FILE)?"
-        )
+        reason = str(tls.reason or tls)
+        if "CERTIFICATE" in reason.upper():
+            hint = "its certificate is not one this machine trusts (self-signed, or signed by a private CA)"
+        elif reason.upper() in ("WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST"):
+            hint = "the server speaks plain HTTP: give its address with http://"
+        else:
+            hint = "is it an http:// server given as https://, or one whose certificate this machine does not trust?"
+        return f"{who}: TLS with {where} failed ({attempts}): {reason}; {hint}"
     if "LocalProtocolError" in names:  # h11 refused to send the request: a header value is illegal
         return (
             f"{who}: the request to {where} could not be sent: a header is not valid HTTP (an API key with a "
