@@ -100,6 +100,8 @@ class TaskHost:
         self._queued: dict[str, list[SyncMessageSent]] = {}  # syncs waiting for a paused task
         self._poller: asyncio.Task[None] | None = None
         self._starting: set[str] = set()  # claimed, and not yet running here: `settled` must wait for them
+        # journaled as started by this host, whose answer never came: started here once the journal shows it
+        self._unsure_starts: set[str] = set()
 
     def start(self) -> None:
         """Announce and start every task (or, in a shared run, claim some), and the poller that applies actions."""
@@ -230,12 +232,22 @@ class TaskHost:
         for spec in self.specs.values():
             if running >= max_tasks:
                 return
+            if spec.name in self._unsure_starts and spec.name not in self.channels:
+                self._unsure_starts.discard(spec.name)
+                if spec.name in started:  # the start this host journaled did land: the task is this host's
+                    self._start_task(spec)
+                    running += 1
+                    continue
             if spec.name in started or spec.name in self.channels or spec.name in self._starting:
                 continue
             self._starting.add(spec.name)
             try:
                 if await asyncio.to_thread(journal.claim_task, self._group, spec.name, self.host, lost_s):
-                    await asyncio.to_thread(journal.start_task, self._group, spec.name, self.host)
+                    try:
+                        await asyncio.to_thread(journal.start_task, self._group, spec.name, self.host)
+                    except JournalError:  # it may have landed (the answer lost): the next look tells
+                        self._unsure_starts.add(spec.name)
+                        raise
                     self._start_task(spec)
                     running += 1
             finally:
@@ -252,7 +264,8 @@ class TaskHost:
                 started = set()
             # a task this host has journaled as started may not run here yet (its start is awaited): it
             # would read as ended, and the run would close on it, aborting it ("the fleet closed")
-            if set(self.specs) <= started and not self._starting and all(c.ended for c in self.channels.values()):
+            quiet = not self._starting and not self._unsure_starts
+            if set(self.specs) <= started and quiet and all(c.ended for c in self.channels.values()):
                 return
             await asyncio.sleep(self.config.command_poll_s)
 
