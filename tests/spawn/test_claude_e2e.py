@@ -129,7 +129,7 @@ async def test_an_overload_storm_ends_the_run_as_failed_with_the_clis_words(proj
         result = await run_spawn(
             SpawnConfig(
                 "Write NOTES.md.", agent="claude", repo=project.repo, cli_path=str(claude), env=env,
-                journal=project.journal, idle_timeout_s=30, total_timeout_s=60,
+                journal=project.journal, idle_timeout_s=30, total_timeout_s=60, forge_api=project.forge.api_url,
             )
         )  # fmt: skip
     assert result.status == "failed" and result.pr is None, (result.status, result.detail)

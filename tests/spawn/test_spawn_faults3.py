@@ -403,3 +403,15 @@ async def test_a_conflict_in_a_file_with_an_accented_name_is_reported_by_its_nam
         config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path)), pr=True)
     )
     assert spawned.status == "conflict" and spawned.conflicts == [name], (spawned.detail, spawned.conflicts)
+
+
+async def test_the_total_timeout_bounds_the_whole_spawn_not_each_resumed_run(project: Project, tmp_path: Path) -> None:
+    command = "git commit -qm 'add a'"
+    denied = [{"tool_name": "Bash", "tool_use_id": "d1", "tool_input": {"command": command}}]
+    first = [init(), {"fake": "sleep", "s": 1.0}, result("I was not allowed to commit.", denials=denied)]
+    write_script(tmp_path / "s.resume.jsonl", [init(), {"fake": "sleep", "s": 3.5}, result("Committed.")])
+    cli = str(launcher(write_script(tmp_path / "s.jsonl", first), tmp_path))
+    spawned = await run_spawn(config(project, cli, idle_timeout_s=30, total_timeout_s=4))  # each run alone fits
+    assert spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"  # the resume did start
+    assert spawned.status == "timeout" and spawned.detail == "total timeout (4s)"
+    assert spawned.duration_s < 10

@@ -49,6 +49,7 @@ class RunOutcome:
     cost_usd: float = 0.0
     denials: list[Denial] = field(default_factory=list)
     detail: str = ""
+    spent_s: float = 0.0  # the spawn's time against its total timeout, this run included (pauses are not)
 
 
 async def execute(
@@ -65,8 +66,12 @@ async def execute(
     attempt: int,
     on_progress: Callable[[ProgressState], None] | None = None,
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None,
+    spent_s: float = 0.0,
 ) -> RunOutcome:
-    """Run the CLI once (fresh, or resuming ``resume`` with ``prompt``) until it exits or times out."""
+    """Run the CLI once (fresh, or resuming ``resume`` with ``prompt``) until it exits or times out.
+
+    ``spent_s``: what the spawn's earlier runs used of the total timeout, which bounds the whole spawn.
+    """
     adapter = session.adapter
     env = adapter.environment(sandbox, manifest, parent_env)
     adapter.prepare(sandbox, manifest, env)
@@ -77,6 +82,7 @@ async def execute(
         argv, cwd=sandbox.worktree, env=env, stderr_log=sandbox.directory / "stderr.log", scrub=scrub.bytes
     )
     await proc.start()
+    proc.started -= spent_s  # the total timeout counts from the spawn's first run, not from this one
     session.attach(proc)
     progress.phase = "execute" if attempt == 0 else f"resume {attempt}"
     runtime.publish(
@@ -162,6 +168,7 @@ async def execute(
                 if finished_turns >= session.turns_sent and not session.queued:
                     proc.close_stdin()
     code = await proc.wait()
+    outcome.spent_s = time.monotonic() - proc.started
     for extra in adapter.poll():  # what the CLI wrote to its side files last
         take(extra)
     for obs in adapter.end_run():  # what the reader still held (text streamed in deltas)

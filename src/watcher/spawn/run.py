@@ -131,7 +131,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
                 outcome = await execute(
                     runtime=runtime, session=session, sandbox=sandbox, manifest=manifest, executable=executable,
                     prompt=prompt, resume=resume, parent_env=parent_env, progress=progress, attempt=attempt,
-                    on_progress=config.on_progress, at_boundary=config.at_boundary,
+                    on_progress=config.on_progress, at_boundary=config.at_boundary, spent_s=outcome.spent_s,
                 )  # fmt: skip
             except SpawnError as exc:  # the CLI could not even start: a crash, reported like one
                 outcome = RunOutcome(EndState.CRASHED, None, cli_session=resume or "", detail=str(exc))
@@ -211,7 +211,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         done = await execute(
             runtime=runtime, session=session, sandbox=sandbox, manifest=widened, executable=executable,
             prompt=prompt, resume=None, parent_env=parent_env, progress=progress, attempt=result.runs - 1,
-            on_progress=config.on_progress,
+            on_progress=config.on_progress, spent_s=outcome.spent_s,
         )  # fmt: skip
         return done.status == EndState.COMPLETED
 
