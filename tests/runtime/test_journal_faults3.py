@@ -42,3 +42,14 @@ def test_a_name_holding_a_nul_is_journaled(journal_at: Path | str) -> None:
         [row] = journal.read()
         assert row.session == "s\ufffd" and row.payload["observation"]["text"] == "a\x00b", "the payload keeps it"
         assert [c.payload["message"] for c in journal.commands(sessions=["fleet:t\x00"])] == ["a\x00"]
+
+
+def test_a_run_and_a_lease_named_with_a_lone_surrogate_are_claimed(journal_at: Path | str) -> None:
+    """``--run`` and a host's name come from arguments: a byte that is not UTF-8 ended in a driver's traceback."""
+    with Journal(journal_at) as journal:
+        assert journal.claim_task("f:r\udcff", "t1", "h\udcff", lost_after_s=60)
+        journal.start_task("f:r\udcff", "t1", "h\udcff")
+        journal.beat_claims("f:r\udcff", "h\udcff")
+        assert journal.started_tasks("f:r\udcff") == {"t1"}
+        assert journal.hold_lease("fleet-supervisor:f\udcff", "h\udcff", 5)
+        journal.drop_lease("fleet-supervisor:f\udcff", "h\udcff")

@@ -169,11 +169,11 @@ class Coordination:
         Expiry is judged on the store's clock (a server's), so holders on machines whose clocks
         disagree still agree on who holds it.
         """
-        return self._store.hold_lease(name, holder, ttl_s)
+        return self._store.hold_lease(storable_text(name), storable_text(holder), ttl_s)
 
     def drop_lease(self, name: str, holder: str) -> None:
         """Give lease ``name`` up if ``holder`` holds it, so a standby takes over at once."""
-        self._store.drop_lease(name, holder)
+        self._store.drop_lease(storable_text(name), storable_text(holder))
 
     # --- task claims (a run shared by several task hosts) --------------------------------------
 
@@ -183,16 +183,16 @@ class Coordination:
         A task another host claimed is taken over only while unstarted and once that host has not
         beaten for ``lost_after_s`` (the store's clock); a started task is never claimed again.
         """
-        return self._store.claim_task(group, task, host, lost_after_s)
+        return self._store.claim_task(storable_text(group), storable_text(task), storable_text(host), lost_after_s)
 
     def start_task(self, group: str, task: str, host: str) -> None:
         """Record that ``host`` started ``task``: from now on it runs there or is lost with it."""
-        self._store.start_task(group, task, host)
+        self._store.start_task(storable_text(group), storable_text(task), storable_text(host))
 
     def beat_claims(self, group: str, host: str) -> None:
         """``host`` is alive: its unstarted claims are not taken over."""
-        self._store.beat_claims(group, host)
+        self._store.beat_claims(storable_text(group), storable_text(host))
 
     def started_tasks(self, group: str) -> set[str]:
         """The tasks of run ``group`` some host started."""
-        return self._store.started_tasks(group)
+        return self._store.started_tasks(storable_text(group))
