@@ -126,6 +126,11 @@ class OpenAICompatEvaluator(LLMEvaluator):
             raise EvaluationError(f"{self.name}: {self.where} answered with no choices")
         choice = answer.choices[0]
         raw = _text(choice.message.content)
+        if raw is None:
+            raise EvaluationError(
+                f"{self.name}: {self.where} answered with something that is not an answer of the {self.api} (its "
+                f"message content is {type(choice.message.content).__name__}); check that the base URL serves the {self.api}"
+            )
         usage = Usage()
         if answer.usage is not None:
             details = answer.usage.prompt_tokens_details
@@ -146,10 +151,13 @@ class OpenAICompatEvaluator(LLMEvaluator):
         )
 
 
-def _text(content: Any) -> str:
-    """A message's text: a string, or (some servers, e.g. Mistral's) a list of parts whose text parts are joined."""
+def _text(content: Any) -> str | None:
+    """A message's text: a string, or (some servers, e.g. Mistral's) a list of parts whose text parts are joined.
+
+    None when the content is neither (a number, an object): not a chat answer.
+    """
     if isinstance(content, list):
         return "".join(str(p.get("text") or "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    if content is not None and not isinstance(content, str):
-        raise TypeError(f"the message's content is {type(content).__name__}, not text")
-    return content or ""
+    if content is None or isinstance(content, str):
+        return content or ""
+    return None
