@@ -415,3 +415,40 @@ async def test_the_total_timeout_bounds_the_whole_spawn_not_each_resumed_run(pro
     assert spawned.runs == 2 and spawned.recoveries[0]["outcome"] == "resumed"  # the resume did start
     assert spawned.status == "timeout" and spawned.detail == "total timeout (4s)"
     assert spawned.duration_s < 10
+
+
+async def test_work_the_agent_committed_on_a_branch_of_its_own_is_brought_back_and_proposed(
+    project: Project, tmp_path: Path
+) -> None:
+    lines = [
+        init(),
+        {"fake": "run", "argv": ["git", "checkout", "-q", "-b", "fix/login"]},
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        {"fake": "run", "argv": ["sh", "-c", "git add -A && git commit -qm 'Add a'"]},
+        {"fake": "write", "path": "b.txt", "content": "b\n"},
+        result("Added a and b."),
+    ]
+    spawned = await run_spawn(
+        config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path)), pr=True)
+    )
+    assert spawned.status == "completed" and spawned.pr is not None, spawned.detail
+    assert [f.path for f in spawned.files] == ["a.txt", "b.txt"]
+    assert spawned.detail == f"the agent moved the worktree to branch fix/login; its commits are on {spawned.branch}"
+    assert project.forge_file(spawned.branch, "b.txt") == "b"
+
+
+async def test_work_on_a_branch_that_does_not_continue_the_spawns_is_named_not_called_nothing(
+    project: Project, tmp_path: Path
+) -> None:
+    lines = [
+        init(),
+        {"fake": "run", "argv": ["git", "checkout", "-q", "--orphan", "scratch"]},
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        {"fake": "run", "argv": ["sh", "-c", "git add -A && git commit -qm 'Start over'"]},
+        result("Started over."),
+    ]
+    spawned = await run_spawn(config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))))
+    assert spawned.status == "integration_failed"
+    assert spawned.detail.startswith(
+        f"the agent switched the worktree to branch scratch, which does not continue {spawned.branch}"
+    )

@@ -33,6 +33,7 @@ from watcher.spawn.integrate import (
     forge_repo,
     open_pull_request,
     push,
+    rejoin_branch,
     remote_url,
     start_merge,
 )
@@ -119,10 +120,13 @@ async def integrate(
     ``repair(prompt)`` runs the same CLI once more in the worktree (a small conflict with a moved
     base); True when it ended well.
     """
+    moved = await asyncio.to_thread(rejoin_branch, sandbox)
     await asyncio.to_thread(commit_leftovers, sandbox)
     result.files = await asyncio.to_thread(changed_files, sandbox)
     log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
     result.commits = log.splitlines()
+    if moved:
+        result.detail = result.detail or f"the agent moved the worktree to {moved}; its commits are on {sandbox.branch}"
     if not result.ok or not config.pr:
         return
     if not result.commits:

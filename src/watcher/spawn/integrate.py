@@ -32,6 +32,7 @@ __all__ = [
     "forge_repo",
     "open_pull_request",
     "push",
+    "rejoin_branch",
     "start_merge",
 ]
 
@@ -52,6 +53,29 @@ class FileChange:
 class PullRequest:
     number: int
     url: str
+
+
+def rejoin_branch(sandbox: Sandbox) -> str:
+    """Put the worktree back on the spawn's branch if the agent left it; '' when it never did, else what it was on.
+
+    When the agent made a branch of its own (``git checkout -b fix``) or detached HEAD, what it
+    committed there continues the spawn's branch, which is moved up to it. ``SpawnError`` when it
+    does not (the agent switched to an unrelated branch): its work is there, not on the spawn's.
+    """
+    here = git(sandbox.worktree, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    if here == sandbox.branch:
+        return ""
+    head = git(sandbox.worktree, "rev-parse", "HEAD")
+    was = f"branch {here}" if here else f"a detached HEAD ({head[:10]})"
+    if git(sandbox.worktree, "merge-base", sandbox.branch, head, check=False) != git(
+        sandbox.worktree, "rev-parse", sandbox.branch
+    ):
+        raise SpawnError(
+            f"the agent switched the worktree to {was}, which does not continue {sandbox.branch}: "
+            f"its work is there, not on {sandbox.branch}; look in {sandbox.worktree}"
+        )
+    git(sandbox.worktree, "checkout", "-q", "-B", sandbox.branch, head)  # uncommitted changes stay as they are
+    return was
 
 
 def commit_leftovers(sandbox: Sandbox) -> str | None:
