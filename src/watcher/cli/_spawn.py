@@ -24,6 +24,7 @@ from watcher.spawn.provision import spawn_directory
 from watcher.spawn.recover import STRATEGIES
 from watcher.spawn.run import watcher_spec
 
+_STOPPING = (signal.SIGTERM, signal.SIGHUP)  # a service manager or `kill`; the terminal closed
 DEFAULT_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
 
 
@@ -176,10 +177,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_to_end(config: SpawnConfig) -> SpawnResult:
-    """Run the spawn; SIGTERM stops it as Ctrl-C does: the CLI is stopped and the run's end journaled.
+    """Run the spawn; SIGTERM or SIGHUP stops it as Ctrl-C does: the CLI is stopped and the run's end journaled.
 
     Python's own SIGTERM handler (``watcher.cli``) raises wherever the loop happens to be, which can
-    skip the spawn's cleanup; here it cancels the spawn's task instead, then raises ``Terminated``.
+    skip the spawn's cleanup, and SIGHUP (the terminal closed) killed watcher at once, leaving the
+    CLI running on its own; here both cancel the spawn's task instead, then raise ``Terminated``.
     """
     from watcher.cli import Terminated  # (the package imports this module)
 
@@ -195,12 +197,12 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
             terminated = True
             task.cancel()
 
-        previous = signal.getsignal(signal.SIGTERM)
+        previous = {sig: signal.getsignal(sig) for sig in _STOPPING}
         try:
-            loop.add_signal_handler(signal.SIGTERM, terminate)
-            installed = True
-        except (ValueError, RuntimeError):  # not the main thread: whatever handles SIGTERM there stays
-            installed = False
+            for sig in _STOPPING:
+                loop.add_signal_handler(sig, terminate)
+        except (ValueError, RuntimeError):  # not the main thread: whatever handles them there stays
+            previous = {}
         try:
             return await run_spawn(config)
         except asyncio.CancelledError:
@@ -208,9 +210,9 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
                 return None
             raise
         finally:
-            if installed:
-                loop.remove_signal_handler(signal.SIGTERM)
-                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+            for sig, handler in previous.items():
+                loop.remove_signal_handler(sig)
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
     result = asyncio.run(main())
     if result is None or terminated:
