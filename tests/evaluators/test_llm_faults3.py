@@ -497,3 +497,12 @@ async def test_https_to_a_plain_http_server_says_to_use_http(provider: str) -> N
         message = await failure_of(evaluator(provider, stub.root_url.replace("http://", "https://")))
     assert "TLS with https://127.0.0.1:" in message
     assert "the server speaks plain HTTP: give its address with http://" in message
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_failure_the_server_says_not_to_retry_counts_no_attempts(provider: str) -> None:
+    final = Reply.error(500, "api_error", "the model crashed", should_retry=False)
+    with stub_server(provider, final) as stub:
+        message = await failure_of(evaluator(provider, stub.root_url, max_retries=2))
+        assert len(stub.requests) == 1
+    assert "failed (HTTP 500): the model crashed" in message

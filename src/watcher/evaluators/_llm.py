@@ -230,6 +230,8 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
         tried = f" {attempts}" if status in (408, 409, 429) or status >= 500 else ""  # what the SDK retries
         hint = "; the key may not have access to this model or endpoint" if status == 403 else ""
         response = getattr(exc, "response", None)
+        if response is not None and response.headers.get("x-should-retry") == "false":
+            tried = ""  # the server said not to retry: one attempt, whatever max_retries
         wait = retry_after(response.headers) if response is not None else None
         if wait is not None and wait > timeout:  # http_client stopped the SDK from waiting that long
             tried = ""
