@@ -48,7 +48,8 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("sig", "code", "said"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")]
+    ("sig", "code", "said"),
+    [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted"), (signal.SIGHUP, 143, "terminated")],
 )
 async def test_a_signal_mid_run_stops_the_agent_tree_journals_the_end_and_says_where_the_work_is(
     project: Project, tmp_path: Path, sig: signal.Signals, code: int, said: str
