@@ -11,6 +11,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +129,18 @@ def test_a_case_that_cannot_be_scored_is_refused_with_its_line(tmp_path: Path, l
 def test_a_device_as_the_set_is_refused_rather_than_read_forever() -> None:
     with pytest.raises(ConfigurationError, match="is a device, not a file"):
         read_cases(Path("/dev/zero"))
+
+
+def test_failed_calls_are_summed_up_once_not_logged_per_evaluation(stub: StubOpenAIServer, tmp_path: Path) -> None:
+    stub.default_reply = FAILED
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WATCHER_OPENAI_"))}
+    args = ["eval", "--role", "security", "--set", str(SECURITY), "--evaluator", "openai", "--limit", "2"]
+    args += ["--base-url", stub.base_url, "--model", "m", "--no-plot"]
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher", *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
+    assert done.returncode == 1
+    assert "evaluator failed" not in done.stderr
+    assert (
+        done.stderr.count("HTTP 500") == 1 and "4 of 8 runs had a failed model call" in done.stderr
+    )  # V1, V2: 4 forms, twice

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import math
 import sys
 from pathlib import Path
@@ -145,7 +146,13 @@ def run(args: argparse.Namespace) -> int:
             if llm is not None:
                 await llm.aclose()  # type: ignore[attr-defined]
 
-    rows = asyncio.run(go())
+    engine_log = logging.getLogger("watcher.engine")
+    level = engine_log.level
+    engine_log.setLevel(logging.ERROR)  # a failed call is in its row and summed up below, not a line per evaluation
+    try:
+        rows = asyncio.run(go())
+    finally:
+        engine_log.setLevel(level)
     if show:
         print(file=sys.stderr)
     wanted = {(c.id, f, n) for c in chosen for f in c.forms for n in names}
