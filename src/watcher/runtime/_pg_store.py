@@ -332,7 +332,10 @@ class PostgresStore:
             batch, xid, pid = self._unsure
             landed = self._landed(xid, pid) if batch is rows else False
             if landed is None:  # kept: asked again at the next retry
-                raise StoreBusy("not yet saying whether it took a batch whose answer was lost; asking again")
+                raise StoreBusy(
+                    "not yet saying whether it took a batch whose answer was lost; asking again",
+                    "If it stays so, start the server or restore the link",
+                )
             self._unsure = None
             if landed:
                 log.info("the journal at %s had taken a batch whose answer was lost: not written twice", self.where)
@@ -355,11 +358,17 @@ class PostgresStore:
             if committed:  # only the wake-up is lost: readers find the rows by polling
                 log.debug("the journal at %s took a batch but not its wake-up (%s)", self.where, first_line(exc))
             elif isinstance(exc, psycopg.errors.LockNotAvailable):
-                raise StoreBusy(f"locked by another session on its server ({first_line(exc)})") from exc
+                raise StoreBusy(
+                    f"locked by another session on its server ({first_line(exc)})",
+                    "pg_stat_activity names the session holding it: end it if it is stuck",
+                ) from exc
             elif isinstance(exc, psycopg.errors.QueryCanceled):
-                raise StoreBusy(f"cancelling its statements ({first_line(exc)}); {_CANCELLED_HINT}") from exc
+                raise StoreBusy(f"cancelling its statements ({first_line(exc)})", _CANCELLED_HINT) from exc
             elif isinstance(exc, _UNREACHABLE):
-                raise StoreBusy(f"not answering: its server is down or unreachable ({first_line(exc)})") from exc
+                raise StoreBusy(
+                    f"not answering: its server is down or unreachable ({first_line(exc)})",
+                    "If it stays so, start the server or restore the link",
+                ) from exc
             elif isinstance(exc, psycopg.errors.InsufficientPrivilege):
                 raise privilege_error(self.where, exc) from exc
             else:

@@ -49,8 +49,13 @@ class StoreBusy(Exception):
     """The store cannot take a write now (a file locked by another process, a server gone away).
 
     Retrying helps; the journal retries with backoff for as long as it lasts. The message completes
-    "the journal at … is …" (``locked by another process (…)``).
+    "the journal at … is …" (``locked by another process (…)``); ``remedy`` says what a person can
+    do meanwhile.
     """
+
+    def __init__(self, message: str, remedy: str = "If the process holding it is stuck, end it") -> None:
+        super().__init__(message)
+        self.remedy = remedy
 
 
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")

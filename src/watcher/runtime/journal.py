@@ -314,7 +314,7 @@ class Journal(Coordination):
                     log.warning("the journal at %s is free again; %d events written", self.where, len(batch))
                 return True
             except StoreBusy as exc:
-                self._cause = str(exc)
+                self._cause, remedy = str(exc), exc.remedy
             except JournalError as exc:
                 self._cause = str(exc)
                 self._stop(exc)
@@ -323,9 +323,10 @@ class Journal(Coordination):
             if waited - warned >= 30 or attempt == 0:  # a lock held long is worth saying, not every retry
                 log.warning(
                     "the journal at %s is %s; retrying until it is free, and nothing is lost while it waits. "
-                    "If the process holding it is stuck, end it; to give up instead, stop this one (Ctrl-C)",
+                    "%s; to give up instead, stop this one (Ctrl-C)",
                     self.where,
                     self._cause,
+                    remedy,
                 )
                 warned = waited
             with self._lock:
