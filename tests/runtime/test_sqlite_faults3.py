@@ -102,3 +102,14 @@ def test_a_url_with_its_slashes_mistyped_is_not_taken_for_a_file(
     assert main(["fleet", "status"]) == 2
     assert "postgresql://HOST/DATABASE (two slashes)" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_prune_to_a_date_still_to_come_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped year (2062 for 2026) deleted every event, those of running sessions too."""
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path) as journal:
+        journal.append(_event(0))
+    assert main(["journal", "prune", str(path), "--before", "2999-01-01"]) == 2
+    assert "is still to come" in capsys.readouterr().err
+    with Journal(path, create=False) as journal:
+        assert len(journal.read()) == 1
