@@ -7,6 +7,7 @@ watcher's own code, before or around the CLI), against real git repositories and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -453,3 +454,47 @@ async def test_work_on_a_branch_that_does_not_continue_the_spawns_is_named_not_c
     assert spawned.detail.startswith(
         f"the agent switched the worktree to branch scratch, which does not continue {spawned.branch}"
     )
+
+
+async def test_one_ctrl_c_at_interactive_recoverys_question_stops_the_spawn(project: Project, tmp_path: Path) -> None:
+    denied = [{"tool_name": "Bash", "tool_use_id": "d1", "tool_input": {"command": "git commit -qm x"}}]
+    cli = launcher(write_script(tmp_path / "s.jsonl", [init(), result("Not allowed.", denials=denied)]), tmp_path)
+    journal = tmp_path / "j.sqlite3"
+    args = [
+        "spawn",
+        "add a.txt",
+        "--no-pr",
+        "--recovery",
+        "interactive",
+        "--cli-path",
+        str(cli),
+        "--journal",
+        str(journal),
+    ]
+    terminal, tty = os.openpty()  # the question needs a terminal on stdin; stderr shows what a person sees
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            WATCHER, *args, cwd=project.repo, env=spawn_env(), stdin=tty, stderr=tty
+        )
+        os.set_blocking(terminal, False)
+        seen = bytearray()
+
+        def asked() -> bool:
+            with contextlib.suppress(BlockingIOError):
+                seen.extend(os.read(terminal, 65536))
+            return b"[y/N] " in seen
+
+        await wait_until(asked, 30, what="the recovery question")
+        proc.send_signal(signal.SIGINT)  # once
+        assert await asyncio.wait_for(proc.wait(), 30) == 130
+        with contextlib.suppress(BlockingIOError, OSError):
+            seen.extend(os.read(terminal, 65536))
+    finally:
+        os.close(tty)
+        os.close(terminal)
+    shown = seen.decode()
+    assert "\nwatcher spawn: Allow command `git commit *` and resume? [y/N] " in shown.replace("\r", "")
+    assert "was stopped before its end" in shown and "Traceback" not in shown
+    with Journal(journal) as read:
+        ends = [r.payload for r in read.read(kinds={"session"}) if r.payload.get("status") != "started"]
+    assert ends[-1]["status"] == "interrupted", ends

@@ -9,6 +9,7 @@ import json
 import secrets
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +80,27 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.set_defaults(func=run)
 
 
-def _ask(question: str) -> bool:
-    print(f"watcher spawn: {question} [y/N] ", end="", file=sys.stderr, flush=True)
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+def _asker(progress: _Progress) -> Callable[[str], bool]:
+    """Interactive recovery's question on the terminal, on a line of its own; one Ctrl-C stops the spawn there."""
+
+    def ask(question: str) -> bool:
+        progress.done()
+        # the event loop waits for the answer, so asyncio's Ctrl-C (a cancel it would run) cannot act: raise instead
+        try:
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        except ValueError:  # not the main thread
+            previous = None
+        try:
+            print(f"watcher spawn: {question} [y/N] ", end="", file=sys.stderr, flush=True)
+            return sys.stdin.readline().strip().lower() in ("y", "yes")
+        except KeyboardInterrupt:
+            print(file=sys.stderr)  # what follows starts on a line of its own
+            raise
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    return ask
 
 
 class _Progress:
@@ -148,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         planner=args.planner,
         recovery=args.recovery,
         max_escalations=args.max_escalations,
-        ask=_ask if args.recovery == "interactive" else None,
+        ask=_asker(progress) if args.recovery == "interactive" else None,
         pr=args.pr,
         remote=args.remote,
         forge_api=args.forge_api,
