@@ -472,10 +472,10 @@ async def test_one_ctrl_c_at_interactive_recoverys_question_stops_the_spawn(proj
         str(journal),
     ]
     terminal, tty = os.openpty()  # the question needs a terminal on stdin; stderr shows what a person sees
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, *args, cwd=project.repo, env=spawn_env(), stdin=tty, stderr=tty
+    )
     try:
-        proc = await asyncio.create_subprocess_exec(
-            WATCHER, *args, cwd=project.repo, env=spawn_env(), stdin=tty, stderr=tty
-        )
         os.set_blocking(terminal, False)
         seen = bytearray()
 
@@ -490,6 +490,8 @@ async def test_one_ctrl_c_at_interactive_recoverys_question_stops_the_spawn(proj
         with contextlib.suppress(BlockingIOError, OSError):
             seen.extend(os.read(terminal, 65536))
     finally:
+        if proc.returncode is None:
+            proc.kill()
         os.close(tty)
         os.close(terminal)
     shown = seen.decode()
