@@ -454,3 +454,11 @@ def test_a_statement_timeout_too_short_is_named_not_called_an_outage(pg_url: str
         admin.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
         with pytest.raises(JournalError, match=r"cancelled a statement \(canceling statement due to statement timeout"):
             journal.read()
+
+
+def test_a_server_full_of_connections_is_said_so(cli: Any, pg_server: LocalPostgres, pg_url: str) -> None:
+    role = f"full{next(_roles)}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 0")  # as a server at max_connections
+    line = _said_once(cli("fleet", "status", "--journal", pg_url.replace("watcher@", f"{role}@")))
+    assert "takes no more connections" in line and "start the server" not in line, line

@@ -211,6 +211,11 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
         hint = "create the database (createdb) or name an existing one in the URL"
     elif "role" in text and "does not exist" in text:
         hint = "create that role on the server (createuser) or name another user in the URL"
+    elif any(said in text for said in ("too many connections", "too many clients", "connection slots")):
+        hint = (
+            f"the server takes no more connections: raise max_connections (or the role's CONNECTION LIMIT), or put "
+            f"PgBouncer in front; each watcher process holds up to {POOL_SIZE + 1}"
+        )
     elif "timeout expired" in text:
         hint = (
             "it did not answer in time: check that it runs and is not overloaded, and that no firewall drops the link"
