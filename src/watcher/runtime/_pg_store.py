@@ -216,6 +216,8 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
             f"the server takes no more connections: raise max_connections (or the role's CONNECTION LIMIT), or put "
             f"PgBouncer in front; each watcher process holds up to {POOL_SIZE + 1}"
         )
+    elif "SSL" in text or "certificate" in text:
+        hint = "the URL's SSL settings and the server's disagree: correct sslmode (or the certificate paths) in the URL"
     elif "timeout expired" in text:
         hint = (
             "it did not answer in time: check that it runs and is not overloaded, and that no firewall drops the link"
