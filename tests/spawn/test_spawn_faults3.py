@@ -500,3 +500,14 @@ async def test_one_ctrl_c_at_interactive_recoverys_question_stops_the_spawn(proj
     with Journal(journal) as read:
         ends = [r.payload for r in read.read(kinds={"session"}) if r.payload.get("status") != "started"]
     assert ends[-1]["status"] == "interrupted", ends
+
+
+async def test_a_machine_without_git_is_told_so(project: Project, tmp_path: Path) -> None:
+    env = {**spawn_env(), "PATH": str(tmp_path)}  # no git on it
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, "spawn", "add a.txt", "--no-pr", "--cli-path", "/bin/false", cwd=project.repo, env=env, stderr=PIPE
+    )
+    _, raw = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2 and raw.decode() == (
+        "watcher: error: git was not found on PATH, and a spawn works in a git worktree: install git\n"
+    )

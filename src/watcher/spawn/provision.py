@@ -29,6 +29,10 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
         done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         raise SpawnError(f"git {' '.join(args)} did not finish within 120s in {cwd}") from None
+    except FileNotFoundError:
+        raise ConfigurationError(
+            "git was not found on PATH, and a spawn works in a git worktree: install git"
+        ) from None
     if check and done.returncode != 0:
         raise SpawnError(f"git {' '.join(args)} failed in {cwd}: {(done.stderr or done.stdout).strip()}")
     return done.stdout.strip()
