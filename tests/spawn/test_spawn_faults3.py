@@ -511,3 +511,11 @@ async def test_a_machine_without_git_is_told_so(project: Project, tmp_path: Path
     assert proc.returncode == 2 and raw.decode() == (
         "watcher: error: git was not found on PATH, and a spawn works in a git worktree: install git\n"
     )
+
+
+async def test_the_clis_private_home_is_readable_by_its_owner_only(project: Project, tmp_path: Path) -> None:
+    lines = [init(), result()]
+    spawned = await run_spawn(config(project, str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))))
+    assert (
+        Path(spawned.logs) / "home"
+    ).stat().st_mode & 0o777 == 0o700  # Codex snapshots its environment, key included

@@ -151,7 +151,7 @@ def create(sandbox: Sandbox) -> Sandbox:
         raise SpawnError(f"cannot make the spawn's folder {sandbox.directory}: {exc.strerror or exc}") from None
     try:
         git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
-        sandbox.home.mkdir()
+        sandbox.home.mkdir(mode=0o700)  # the CLI keeps its sessions there, and Codex a snapshot of its environment
     except BaseException:
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)
