@@ -23,7 +23,7 @@ from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interject
 from watcher.core.observations import ToolCall, ToolResult
-from watcher.core.spec import WatcherSpec
+from watcher.core.spec import Caps, WatcherSpec
 from watcher.evaluators._llm import MAX_ANSWER_CHARS, MAX_CONTENT_CHARS
 from watcher.evaluators._llm_base import LLMEvaluator
 from watcher.evaluators.anthropic import AnthropicEvaluator
@@ -506,3 +506,25 @@ async def test_a_failure_the_server_says_not_to_retry_counts_no_attempts(provide
         message = await failure_of(evaluator(provider, stub.root_url, max_retries=2))
         assert len(stub.requests) == 1
     assert "failed (HTTP 500): the model crashed" in message
+
+
+# --- a server that accepts and never answers: the evaluator, not the engine's deadline, says so -----
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_silent_server_is_named_within_the_watchers_budget(provider: str) -> None:
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the backlog), never reads, never answers
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    spec = WatcherSpec(name="sec", role="security", brief="b", caps=Caps(timeout_s=3.0))
+    request = EvaluationRequest(spec, "agent", REQUEST.observations, new=2, index=1, breakpoint="turn_done")
+    llm = evaluator(provider, url, max_retries=1)  # its own timeout is 5 s a call: two would overrun 3 s
+    started = time.monotonic()
+    try:
+        with pytest.raises(EvaluationError) as failed:
+            await asyncio.wait_for(llm.evaluate(request), 10)
+    finally:
+        await llm.aclose()
+        silent.close()
+    assert time.monotonic() - started < 3.0  # within the engine's deadline: it would have said only "timed out"
+    # (0.9 × 3 s - the SDK's 0.5 s wait between attempts) / 2 attempts
+    assert f"no answer from {url}" in str(failed.value) and "within 1.1s (after 2 attempts)" in str(failed.value)

@@ -152,8 +152,8 @@ class LLMEvaluator(ABC):
         """The SDK call's arguments for an already redacted ``prompt``."""
 
     @abstractmethod
-    async def _send(self, body: dict[str, Any]) -> Any:
-        """Call the SDK with ``body``; its exceptions are translated by ``evaluate``."""
+    async def _send(self, body: dict[str, Any], attempt_s: float) -> Any:
+        """Call the SDK with ``body``, each attempt within ``attempt_s`` seconds; ``evaluate`` translates its exceptions."""
 
     @abstractmethod
     def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
@@ -165,7 +165,16 @@ class LLMEvaluator(ABC):
             body = await self.request_body(request)
         except self.sdk.APIError as exc:
             raise EvaluationError(self._failure(exc)) from exc
-        return await self._call(body)
+        return await self._call(body, self.attempt_timeout(request.spec.caps.timeout_s))
+
+    def attempt_timeout(self, budget: float) -> float:
+        """Seconds one attempt may take: ``timeout``, shortened so that every attempt fits the watcher's ``budget``.
+
+        A server that accepts and never answers then fails here, with a message naming it, rather
+        than at the engine's deadline, which can only say that the evaluation timed out.
+        """
+        backoff = sum(min(0.5 * 2.0**i, 8.0) for i in range(self.max_retries))  # the SDKs' waits between attempts
+        return min(self.timeout, max(0.5, (0.9 * budget - backoff) / (self.max_retries + 1)))
 
     async def preview(self, request: EvaluationRequest) -> tuple[dict[str, Any], int]:
         """What ``evaluate`` would send for ``request``, without calling the model: the body and its prompt tokens.
@@ -184,21 +193,21 @@ class LLMEvaluator(ABC):
             activity=redact_known(redact(prompt.activity), self.secrets),
         )
 
-    def _failure(self, exc: BaseException) -> str:
+    def _failure(self, exc: BaseException, timeout: float | None = None) -> str:
         """The message of an SDK failure; the server's words may quote the key, whatever its shape."""
         message = describe_failure(
-            self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
+            self.sdk, exc, who=self.name, where=self.where, timeout=timeout or self.timeout, retries=self.max_retries
         )
         return redact_known(message, self.secrets)
 
-    async def _call(self, body: dict[str, Any]) -> EvaluationResult:
+    async def _call(self, body: dict[str, Any], attempt_s: float) -> EvaluationResult:
         try:
-            answer = await self._send(body)
+            answer = await self._send(body, attempt_s)
             result = self._result(body, answer)
         except EvaluationError:
             raise
         except self.sdk.APIError as exc:
-            raise EvaluationError(self._failure(exc)) from exc
+            raise EvaluationError(self._failure(exc, attempt_s)) from exc
         except _NOT_AN_ANSWER as exc:  # the SDK read a body that is not its API's answer (HTML, {}, a list)
             raise EvaluationError(self._not_an_answer(exc)) from exc
         if len(result.raw) > MAX_ANSWER_CHARS:  # kept whole, a server ignoring max_tokens fills memory and logs
