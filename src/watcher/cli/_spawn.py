@@ -247,6 +247,6 @@ def _left_behind(repo: Path, spawn_id: str) -> None:
             print(
                 f"watcher spawn: spawn {spawn_id} was stopped before its end, and its agent with it; what the "
                 f"agent wrote stays in {worktree} (branch spawn/{spawn_id}): look there, or remove both with "
-                "`watcher spawn --cleanup`",
+                "`watcher spawn --cleanup` (what is not committed goes with them)",
                 file=sys.stderr,
             )
