@@ -528,3 +528,13 @@ async def test_a_silent_server_is_named_within_the_watchers_budget(provider: str
     assert time.monotonic() - started < 3.0  # within the engine's deadline: it would have said only "timed out"
     # (0.9 × 3 s - the SDK's 0.5 s wait between attempts) / 2 attempts
     assert f"no answer from {url}" in str(failed.value) and "within 1.1s (after 2 attempts)" in str(failed.value)
+
+
+def test_secret_named_settings_that_are_plain_words_are_not_masked_everywhere() -> None:
+    environ = {
+        "SECRET_SCANNING": "disabled",
+        "GATEWAY_TOKEN": "corp-tok-9b8a7c6d5e",
+        "PASSWORD_STORE_DIR": "/home/me/.pw",
+    }
+    llm = OpenAICompatEvaluator(model="m", base_url="http://127.0.0.1:9/v1", settings=Settings.from_env(environ))
+    assert llm.secrets == ("corp-tok-9b8a7c6d5e",)

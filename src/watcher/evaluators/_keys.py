@@ -76,13 +76,17 @@ def checked_base_url(url: str) -> str:
 def known_secrets(environ: Mapping[str, str], *keys: str | None) -> tuple[str, ...]:
     """The secret values a prompt must not carry whatever their shape: ``keys`` and secret-named variables' values.
 
-    A value is taken when it is one word of at least 8 characters that is not a path; the patterns
-    of ``redact`` catch secrets by shape, these by value (an agent that echoes ``$GATEWAY_KEY``).
+    A variable's value is taken when it looks like a secret: one word that is not a path, of at least
+    8 characters with a digit, or of at least 20 (not ``SECRET_SCANNING=disabled``, whose every
+    "disabled" would be masked). The patterns of ``redact`` catch secrets by shape, these by value
+    (an agent that echoes ``$GATEWAY_KEY``).
     """
-    values = [v for name, v in environ.items() if _SECRET_VARIABLE.search(name)] + [k for k in keys if k]
-    return tuple(
-        sorted(
-            {v for v in values if len(v) >= 8 and not v.startswith("/") and not any(c.isspace() for c in v)}
-            - _PLACEHOLDERS
-        )
-    )
+    named = [v for name, v in environ.items() if _SECRET_VARIABLE.search(name) and _looks_secret(v)]
+    return tuple(sorted({*named, *(k for k in keys if k and len(k) >= 8)} - _PLACEHOLDERS))
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether a secret-named variable's ``value`` looks like a secret rather than a setting or a path."""
+    if len(value) < 8 or value.startswith("/") or any(c.isspace() for c in value):
+        return False
+    return len(value) >= 20 or any(c.isdigit() for c in value)
