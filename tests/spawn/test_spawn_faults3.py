@@ -519,3 +519,19 @@ async def test_the_clis_private_home_is_readable_by_its_owner_only(project: Proj
     assert (
         Path(spawned.logs) / "home"
     ).stat().st_mode & 0o777 == 0o700  # Codex snapshots its environment, key included
+
+
+async def test_changes_not_committed_in_the_checkout_are_said_to_stay_out_of_the_spawn(
+    project: Project, tmp_path: Path
+) -> None:
+    (project.repo / "README.md").write_text("# shop, edited and not committed\n")
+    cli = launcher(write_script(tmp_path / "s.jsonl", [init(), result()]), tmp_path)
+    args = ["spawn", "add a.txt", "--no-pr", "--cli-path", str(cli), "--journal", str(tmp_path / "j.sqlite3")]
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, *args, cwd=project.repo, env=spawn_env(), stdout=PIPE, stderr=PIPE
+    )
+    _, raw = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0
+    assert (
+        "note: the checkout has changes that are not committed; the agent starts from the last commit" in raw.decode()
+    )

@@ -8,6 +8,7 @@ import contextlib
 import json
 import secrets
 import signal
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -182,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
     for role in config.watchers:  # a bad role or mode is refused before the journal file is created
         watcher_spec(str(role))
     journal = config.journal = Journal(args.journal or default_journal_path(settings=args.settings))
+    if args.base is None:
+        _note_uncommitted(args.repo)
     try:
         result = _run_to_end(config)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the CLI is stopped and the end journaled; say what is left
@@ -237,6 +240,19 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
     if result is None or terminated:
         raise Terminated
     return result
+
+
+def _note_uncommitted(repo: Path) -> None:
+    """Say that changes not committed in the checkout stay out of the spawn (it starts from the last commit)."""
+    found = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
+    if found.returncode == 0 and found.stdout.strip():
+        print(
+            "watcher spawn: note: the checkout has changes that are not committed; the agent starts from the "
+            "last commit, without them (commit them first for the agent to see them)",
+            file=sys.stderr,
+        )
 
 
 def _left_behind(repo: Path, spawn_id: str) -> None:
