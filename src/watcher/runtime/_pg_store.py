@@ -90,6 +90,13 @@ RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that 
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
 LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
         "tcp_user_timeout": 10_000}  # fmt: skip
+# the same on the server's side of each of our connections (settable by any user; a socket ignores them)
+SERVER_LINK = {
+    "tcp_keepalives_idle": 5,
+    "tcp_keepalives_interval": 2,
+    "tcp_keepalives_count": 3,
+    "tcp_user_timeout": 10_000,
+}
 _T = TypeVar("_T")
 
 _VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
@@ -102,10 +109,15 @@ _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 def configure(conn: psycopg.Connection[Any]) -> None:
     """Session settings of every journal connection: no statement waits on another session's lock unbounded,
-    and a transaction of ours left open (its host cut off between two statements) ends instead of
-    holding back every follower (they read below the oldest running transaction)."""
+    and a transaction of ours left open ends instead of holding back every follower (they read below
+    the oldest running transaction): one left idle by its client, after ``IDLE_IN_TRANSACTION_S``;
+    one whose host was cut off, once the server's own keepalives (``SERVER_LINK``, the client's
+    ``LINK`` mirrored) find the link dead, in seconds rather than the system's two hours.
+    """
+    link = "; ".join(f"SET {name} = {value}" for name, value in SERVER_LINK.items())
     conn.execute(
-        f"SET lock_timeout = '{LOCK_TIMEOUT_S:g}s'; SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_S:g}s'"
+        f"SET lock_timeout = '{LOCK_TIMEOUT_S:g}s'; SET idle_in_transaction_session_timeout = "
+        f"'{IDLE_IN_TRANSACTION_S:g}s'; {link}"
     )
 
 
