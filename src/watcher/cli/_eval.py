@@ -19,6 +19,7 @@ from typing import Any
 from watcher.cli._outputs import check_out, check_plot
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
+from watcher.core.logs import logger
 from watcher.core.redact import redact
 from watcher.core.spec import Caps
 from watcher.evaluators.preflight import check_reachable
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
             if llm is not None:
                 await llm.aclose()  # type: ignore[attr-defined]
 
-    engine_log = logging.getLogger("watcher.engine")
+    engine_log = logger("watcher.engine")
     level = engine_log.level
     engine_log.setLevel(logging.ERROR)  # a failed call is in its row and summed up below, not a line per evaluation
     try:
