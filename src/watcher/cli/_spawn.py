@@ -8,7 +8,6 @@ import contextlib
 import json
 import secrets
 import signal
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from watcher.runtime.journal import Journal, default_journal_path
 from watcher.spawn import SpawnConfig, SpawnResult, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
-from watcher.spawn.provision import spawn_directory
+from watcher.spawn.provision import git, spawn_directory
 from watcher.spawn.recover import STRATEGIES
 from watcher.spawn.run import watcher_spec
 
@@ -244,10 +243,7 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
 
 def _note_uncommitted(repo: Path) -> None:
     """Say that changes not committed in the checkout stay out of the spawn (it starts from the last commit)."""
-    found = subprocess.run(
-        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
-    )
-    if found.returncode == 0 and found.stdout.strip():
+    if git(repo, "status", "--porcelain", "--untracked-files=no", check=False):  # ('' outside a repository)
         print(
             "watcher spawn: note: the checkout has changes that are not committed; the agent starts from the "
             "last commit, without them (commit them first for the agent to see them)",
