@@ -86,6 +86,8 @@ def test_a_bad_parameter_is_called_that_not_a_server_down(cli: Any, pg_url: str)
     line = _said_once(cli("journal", "check", pg_url + "&sslmode=bogus"))
     assert 'invalid sslmode value: "bogus"' in line and "correct that part of the URL" in line
     assert "start the server" not in line
+    line = _said_once(cli("journal", "check", pg_url + "&connect_timeout=abc"))
+    assert "bad value for connect_timeout" in line and "correct that part of the URL" in line, line
     line = _said_once(cli("journal", "check", pg_url + "&sslmode=require"))  # the test server has no SSL
     assert "SSL settings and the server's disagree" in line and "start the server" not in line, line
 

@@ -234,7 +234,7 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
         hint = (
             "it did not answer in time: check that it runs and is not overloaded, and that no firewall drops the link"
         )
-    elif text.startswith(("connection is bad: invalid", "invalid")) or "connection option" in text:
+    elif text.startswith(("connection is bad: invalid", "invalid", "bad value")) or "connection option" in text:
         hint = "correct that part of the URL (WATCHER_JOURNAL or --journal)"
     else:
         hint = "start the server or correct the host and port in the URL (WATCHER_JOURNAL or --journal)"
