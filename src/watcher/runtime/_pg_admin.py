@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from watcher.core.errors import JournalError
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
@@ -47,12 +48,21 @@ class JournalHealth:
         return self.version == VERSION and not self.missing and self.oldest_transaction_s < 60
 
 
+def _connect(target: str, where: str) -> psycopg.Connection[Any]:
+    """A connection to the journal's server; whatever keeps it from being made is said as ``connect_error``
+    (a bad parameter value such as ``connect_timeout=abc`` is a ``ProgrammingError``, not an outage)."""
+    try:
+        return psycopg.connect(target, autocommit=True)
+    except psycopg.Error as exc:
+        raise connect_error(where, exc) from exc
+
+
 def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
     """Create or upgrade the journal schema at ``url``: (version before, version now, tables created again)."""
     where = describe(url)
     target = conninfo(url, connect_timeout=5)
     try:
-        with psycopg.connect(target, autocommit=True) as conn:
+        with _connect(target, where) as conn:
             configure(conn)
             found = schema_version(conn)
             if found is None and creates_in(conn) is None:
@@ -81,7 +91,7 @@ def inspect_journal(url: str) -> JournalHealth:
     where = describe(url)
     target = conninfo(url, connect_timeout=5)
     try:
-        with psycopg.connect(target, autocommit=True) as conn:
+        with _connect(target, where) as conn:
             configure(conn)
             server = str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
             version = schema_version(conn)
