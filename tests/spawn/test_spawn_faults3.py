@@ -535,3 +535,12 @@ async def test_changes_not_committed_in_the_checkout_are_said_to_stay_out_of_the
     assert (
         "note: the checkout has changes that are not committed; the agent starts from the last commit" in raw.decode()
     )
+
+
+async def test_a_timeout_says_what_the_cli_last_complained_of(project: Project, tmp_path: Path) -> None:
+    said = 'Attempt 3 failed with status 500. Retrying with backoff... {"error":{"code":500,"message":"boom"}}'
+    lines = [init(), {"fake": "stderr", "text": said}, {"fake": "stderr", "text": "  status: 500\n}"}, {"fake": "hang"}]
+    cli = str(launcher(write_script(tmp_path / "s.jsonl", lines), tmp_path))
+    spawned = await run_spawn(config(project, cli, idle_timeout_s=1))
+    assert spawned.status == "timeout"
+    assert spawned.detail == f"idle timeout (no output for 1s); the CLI last said: {said}"

@@ -14,6 +14,7 @@ against neither the idle nor the total timeout.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -181,6 +182,9 @@ async def execute(
     if proc.stop_reason:
         outcome.status = EndState.TIMEOUT if "timeout" in proc.stop_reason else EndState.INTERRUPTED
         outcome.detail = proc.stop_reason
+        said = _last_error_line(sandbox.directory / "stderr.log", errors_only=True)
+        if said and outcome.status == EndState.TIMEOUT:  # such as a model server failing every retry
+            outcome.detail += f"; the CLI last said: {said}"
     elif final is None:
         said = _last_error_line(sandbox.directory / "stderr.log")
         outcome.status = EndState.CRASHED
@@ -207,8 +211,14 @@ async def execute(
     return outcome
 
 
-def _last_error_line(log: Path, limit: int = 300) -> str:
-    """The CLI's last non-blank stderr line (its own reason, such as a missing key), cut to ``limit``."""
+_ERROR = re.compile(r"error|fail|retry|refused|denied|timed out", re.I)
+
+
+def _last_error_line(log: Path, limit: int = 300, *, errors_only: bool = False) -> str:
+    """The CLI's last non-blank stderr line (its own reason, such as a missing key), cut to ``limit``.
+
+    ``errors_only``: the last line that reads as an error or a retry, if any ('' otherwise).
+    """
     try:
         with log.open("rb") as f:
             f.seek(max(0, log.stat().st_size - 8192))
@@ -216,6 +226,8 @@ def _last_error_line(log: Path, limit: int = 300) -> str:
     except OSError:
         return ""
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    if errors_only:
+        lines = [line for line in lines if _ERROR.search(line) and not line.startswith("at ")]
     if not lines:
         return ""
     line = redact(lines[-1])  # the log is scrubbed of secret values already; redact catches key shapes too
