@@ -152,29 +152,40 @@ class LLMEvaluator(ABC):
         """The SDK call's arguments for an already redacted ``prompt``."""
 
     @abstractmethod
-    async def _send(self, body: dict[str, Any], attempt_s: float) -> Any:
-        """Call the SDK with ``body``, each attempt within ``attempt_s`` seconds; ``evaluate`` translates its exceptions."""
+    async def _send(self, body: dict[str, Any]) -> Any:
+        """Call the SDK with ``body``; its exceptions are translated by ``evaluate``."""
 
     @abstractmethod
     def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
         """The evaluation result from the SDK's answer."""
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
-        """Ask the model about ``request``; raises ``EvaluationError`` when the call fails."""
+        """Ask the model about ``request``; raises ``EvaluationError`` when the call fails.
+
+        The call ends a moment before the watcher's budget (``caps.timeout_s``) does, so a server that
+        accepts and never answers is named here rather than at the engine's deadline, which can only
+        say that the evaluation timed out. Each attempt keeps the whole ``timeout``: a slow model is
+        not cut shorter than before.
+        """
+        budget = request.spec.caps.timeout_s
+        deadline = budget - max(1.0, 0.05 * budget)
+        if deadline <= 0:  # too short a budget to say anything before the engine does
+            return await self._evaluate(request)
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._evaluate(request)
+        except TimeoutError:
+            raise EvaluationError(
+                f"{self.name}: no answer from {self.where} within {deadline:g}s, the watcher's budget "
+                f"(caps.timeout_s {budget:g}s) less a margin; the watcher continued"
+            ) from None
+
+    async def _evaluate(self, request: EvaluationRequest) -> EvaluationResult:
         try:
             body = await self.request_body(request)
         except self.sdk.APIError as exc:
             raise EvaluationError(self._failure(exc)) from exc
-        return await self._call(body, self.attempt_timeout(request.spec.caps.timeout_s))
-
-    def attempt_timeout(self, budget: float) -> float:
-        """Seconds one attempt may take: ``timeout``, shortened so that every attempt fits the watcher's ``budget``.
-
-        A server that accepts and never answers then fails here, with a message naming it, rather
-        than at the engine's deadline, which can only say that the evaluation timed out.
-        """
-        backoff = sum(min(0.5 * 2.0**i, 8.0) for i in range(self.max_retries))  # the SDKs' waits between attempts
-        return min(self.timeout, max(0.5, (0.9 * budget - backoff) / (self.max_retries + 1)))
+        return await self._call(body)
 
     async def preview(self, request: EvaluationRequest) -> tuple[dict[str, Any], int]:
         """What ``evaluate`` would send for ``request``, without calling the model: the body and its prompt tokens.
@@ -193,21 +204,21 @@ class LLMEvaluator(ABC):
             activity=redact_known(redact(prompt.activity), self.secrets),
         )
 
-    def _failure(self, exc: BaseException, timeout: float | None = None) -> str:
+    def _failure(self, exc: BaseException) -> str:
         """The message of an SDK failure; the server's words may quote the key, whatever its shape."""
         message = describe_failure(
-            self.sdk, exc, who=self.name, where=self.where, timeout=timeout or self.timeout, retries=self.max_retries
+            self.sdk, exc, who=self.name, where=self.where, timeout=self.timeout, retries=self.max_retries
         )
         return redact_known(message, self.secrets)
 
-    async def _call(self, body: dict[str, Any], attempt_s: float) -> EvaluationResult:
+    async def _call(self, body: dict[str, Any]) -> EvaluationResult:
         try:
-            answer = await self._send(body, attempt_s)
+            answer = await self._send(body)
             result = self._result(body, answer)
         except EvaluationError:
             raise
         except self.sdk.APIError as exc:
-            raise EvaluationError(self._failure(exc, attempt_s)) from exc
+            raise EvaluationError(self._failure(exc)) from exc
         except _NOT_AN_ANSWER as exc:  # the SDK read a body that is not its API's answer (HTML, {}, a list)
             raise EvaluationError(self._not_an_answer(exc)) from exc
         if len(result.raw) > MAX_ANSWER_CHARS:  # kept whole, a server ignoring max_tokens fills memory and logs

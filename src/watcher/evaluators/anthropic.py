@@ -104,8 +104,8 @@ class AnthropicEvaluator(LLMEvaluator):
         )
         return int(counted.input_tokens)
 
-    async def _send(self, body: dict[str, Any], attempt_s: float) -> Any:
-        return await self.client.messages.create(**body, timeout=attempt_s)
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.messages.create(**body)
 
     def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
         raw = "".join(block.text for block in answer.content if block.type == "text")

@@ -118,8 +118,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
             ],
         }
 
-    async def _send(self, body: dict[str, Any], attempt_s: float) -> Any:
-        return await self.client.chat.completions.create(**body, timeout=attempt_s)
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self.client.chat.completions.create(**body)
 
     def _result(self, body: dict[str, Any], answer: Any) -> EvaluationResult:
         if not answer.choices:
