@@ -12,6 +12,7 @@ prompt (a role with a prompt of its own, such as the fleet's ``health``) is sent
 from __future__ import annotations
 
 import asyncio
+import math
 from abc import ABC, abstractmethod
 from dataclasses import replace
 from pathlib import Path
@@ -169,7 +170,7 @@ class LLMEvaluator(ABC):
         """
         budget = request.spec.caps.timeout_s
         deadline = budget - max(1.0, 0.05 * budget)
-        if deadline <= 0:  # too short a budget to say anything before the engine does
+        if not deadline > 0 or math.isinf(deadline):  # too short a budget to say anything first, or none at all
             return await self._evaluate(request)
         try:
             async with asyncio.timeout(deadline):
