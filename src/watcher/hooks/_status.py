@@ -14,7 +14,7 @@ from watcher.hooks._events import HookEvent
 from watcher.hooks._settings import HOOK_PROGRAM, entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import PENDING, Fates
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, journal_label
 from watcher.settings import Settings
 
 __all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
@@ -142,7 +142,7 @@ def status_lines(settings: Path, journal_path: Path | str, environment: Settings
         return lines
     summary = last_session_summary(journal_path)
     if summary is None:
-        lines.append(f"events: none arrived yet in {journal_path}")
+        lines.append(f"events: none arrived yet in {journal_label(journal_path)}")
     else:
         answers = ", ".join(f"{k} {v}" for k, v in sorted(summary["answers"].items()))
         ago = _ago(time.time() - float(summary["last_call_ts"]))

@@ -75,10 +75,11 @@ class WatcherLanguageServer(LanguageServer):
                 continue
             follower = JournalFollower(journal, root, self.on_batch, interval=self.interval, warn=self.warn)
             self.followers[journal] = follower
-            task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{journal}")
+            label = journal_label(journal)  # a URL's password stays out of task names and the log
+            task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{label}")
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
-            log.info("watching %s for the workspace folder %s", journal, folder)
+            log.info("watching %s for the workspace folder %s", label, folder)
 
     def warn(self, problem: str) -> None:
         """A journal problem (damaged, locked, not a journal), shown to the person once."""

@@ -42,7 +42,7 @@ from urllib.parse import quote, urlencode, urlsplit
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
+from watcher.runtime._store import SECRET_PARAMETERS, CommandRow, EventRow, RawEvent, StoreBusy
 
 try:
     import psycopg
@@ -150,7 +150,8 @@ def describe(url: str) -> str:
         parts = conninfo_to_dict(url)
     except psycopg.ProgrammingError:
         return "postgresql://(an unreadable URL)"
-    parts.pop("password", None)
+    for secret in SECRET_PARAMETERS:
+        parts.pop(secret, None)
     user = f"{quote(str(parts.pop('user')), safe='')}@" if parts.get("user") else ""
     hosts = str(parts.pop("host", "") or "").split(",")
     ports = str(parts.pop("port", "") or "").split(",")

@@ -98,6 +98,10 @@ def journal_target(value: str | os.PathLike[str]) -> Path | str:
     )
 
 
+SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+"""The connection parameters a PostgreSQL URL may carry that are secrets: never shown."""
+
+
 def journal_label(target: Path | str) -> str:
     """How a journal is named to a person or an editor: its path, or its URL without a password."""
     if not is_url(target):
@@ -111,8 +115,8 @@ def journal_label(target: Path | str) -> str:
         netloc = parts.netloc.rsplit("@", 1)[1]
         user = f"{parts.username}@" if parts.username else ""
         parts = parts._replace(netloc=user + netloc)
-    # libpq also takes the password as a query parameter (?password=…)
-    query = "&".join(kv for kv in parts.query.split("&") if kv.split("=", 1)[0].lower() != "password")
+    # libpq also takes the password, and the client key's, as query parameters (?password=…)
+    query = "&".join(kv for kv in parts.query.split("&") if kv.split("=", 1)[0].lower() not in SECRET_PARAMETERS)
     return f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
 
 
