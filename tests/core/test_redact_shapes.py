@@ -37,6 +37,7 @@ def test_the_secret_is_masked(text: str, secret: str) -> None:
 
 KEPT = [
     "git push -u origin main",
+    "docker run -u 1000:1000 image",
     "the authorization: basic functionality of the server",
     "shelf_abcdefghijklmnopqrstuvwxyzABCDEFGH",  # hf_ inside a word
     "pip install -U requests",

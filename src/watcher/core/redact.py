@@ -83,7 +83,9 @@ PROVIDER_PATTERNS: dict[str, re.Pattern[str]] = {
         r"(?i:authorization)['\"]?+[ \t]{0,16}+[:=][ \t]{0,16}+['\"]?+(?i:basic|token|digest)[ \t]{1,16}+"
         r"(?P<secret>(?=[A-Za-z_\-.]{0,256}+[0-9+/=])[A-Za-z0-9+/_\-.=]{8,}+)"  # with a digit, + / or =: not prose
     ),
-    "User option": re.compile(r"(?<![\w-])(?:-u|--user)[ \t=]{1,16}+[^\s:'\"]{1,64}+:(?P<secret>[^\s'\"]{3,256}+)"),
+    "User option": re.compile(  # curl -u user:password; not docker's -u 1000:1000 (a uid and a gid)
+        r"(?<![\w-])(?:-u|--user)[ \t=]{1,16}+[^\s:'\"]{1,64}+:(?P<secret>(?![0-9]{1,10}+(?![^\s'\"]))[^\s'\"]{3,256}+)"
+    ),
 }
 
 _ALL = {name: p for name, p in {**SECRET_PATTERNS, **PROVIDER_PATTERNS}.items() if name != "Secret assignment"}
