@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -215,7 +216,19 @@ def load_tasks(
 
 
 def check_names(specs: Sequence[TaskSpec]) -> None:
-    """Task names are unique (a parent may name a task outside the fleet: siblings share it)."""
+    """Task names are unique and plain text (a parent may name a task outside the fleet: siblings share it).
+
+    A control character (TOML lets ``"\\u0000"`` through) or a lone surrogate cannot be journaled
+    as written: the journal would store another name, which then matches no task of the file.
+    """
+    for spec in specs:
+        for key, value in (("name", spec.name), ("parent", spec.parent)):
+            bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs")), None)
+            if bad is not None:
+                raise ConfigurationError(
+                    f"task {spec.name!r}: its {key} holds the control character U+{ord(bad):04X}; "
+                    "name tasks with printable characters"
+                )
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
