@@ -11,6 +11,8 @@ thinking dropped, event copies counted twice) are each pinned by one of them.
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +145,17 @@ def test_a_type_or_kind_that_is_no_string_is_named_not_a_crash(tmp_path: Path, r
     path.write_text(record + "\n")
     with pytest.raises(TranscriptError, match="no reader recognises it: found record type"):
         read_file(path)
+
+
+def test_a_device_is_refused_at_once_and_a_pipe_is_read(tmp_path: Path) -> None:
+    with pytest.raises(TranscriptError, match="/dev/zero: is a device, not a file"):
+        read_file("/dev/zero")  # read as a file, it would fill memory and never end
+    fifo = tmp_path / "t.pipe"
+    os.mkfifo(fifo)
+    record = b'{"type":"user","message":{"role":"user","content":"hi"},"sessionId":"a","uuid":"u1"}\n'
+    writer = threading.Thread(target=fifo.write_bytes, args=(record,))
+    writer.start()
+    try:
+        assert read_file(fifo).format == "claude-code"
+    finally:
+        writer.join(timeout=10)

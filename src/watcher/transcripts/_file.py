@@ -8,6 +8,7 @@ counted (``invalid JSON``) unless ``strict``; a strict error names the file and 
 from __future__ import annotations
 
 import json
+import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -52,6 +53,15 @@ class Transcript:
         return groups
 
 
+def _is_device(path: Path) -> bool:
+    """A character or block device (a pipe, as ``<(cat t.jsonl)`` gives, is read: it ends)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # read_bytes says what is wrong
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
 def read_file(
     path: str | Path, *, format: str | None = None, strict: bool = False, session: str | None = None
 ) -> Transcript:
@@ -59,6 +69,8 @@ def read_file(
     path = Path(path)
     source = str(path)
     try:
+        if _is_device(path):  # /dev/zero or a disk would be read until memory ran out
+            raise TranscriptError("is a device, not a file; give the path of a transcript file", source=source)
         data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # orjson decodes (and checks) UTF-8 itself
     except FileNotFoundError:
         raise TranscriptError("no such file; give the path of a transcript", source=source) from None
