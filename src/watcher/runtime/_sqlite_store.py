@@ -7,6 +7,7 @@ nothing. Each thread reads on its own connection. A file another process holds l
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -161,6 +162,8 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
     try:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                keep_out_of_git(path)
             conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
         else:  # mode=rw: open an existing file read-write, never create one
             uri = f"{path.resolve().as_uri()}?mode=rw"
@@ -179,6 +182,23 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
             raise
         raise _cannot_use(path, exc) from exc
     return conn
+
+
+def keep_out_of_git(path: Path) -> None:
+    """A ``.gitignore`` beside a new journal in a project's ``.watcher`` folder, naming the journal's files.
+
+    The journal is this checkout's own record (and large): an agent's ``git add -A`` must not
+    commit it. The rest of the folder (``policy.toml``) stays tracked, and a ``.gitignore``
+    someone already keeps there is left as it is.
+    """
+    ignore = path.parent / ".gitignore"
+    if path.parent.name != ".watcher" or ignore.exists():
+        return
+    with contextlib.suppress(OSError):  # a read-only folder: the journal's own open says what is wrong
+        ignore.write_text(
+            f"# watcher's journal: this checkout's own record, never committed\n/{path.name}\n/{path.name}-*\n",
+            encoding="utf-8",
+        )
 
 
 def _cannot_use(path: Path, exc: OSError | sqlite3.Error) -> JournalError:
