@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, get_args
 
@@ -44,6 +45,21 @@ class Caps:
     cooldown_s: float = 0.0
     buffer_size: int = 200
     timeout_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        # a zero, negative or nan timeout fails every evaluation; an infinite one bounds none
+        if not (isinstance(self.timeout_s, int | float) and math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise ConfigurationError(
+                f"a watcher's timeout_s must be a finite number of seconds above 0, got {self.timeout_s!r}"
+            )
+        if not (isinstance(self.cooldown_s, int | float) and math.isfinite(self.cooldown_s) and self.cooldown_s >= 0):
+            raise ConfigurationError(
+                f"a watcher's cooldown_s must be a finite number of seconds, 0 or more, got {self.cooldown_s!r}"
+            )
+        for name in ("max_interjections_per_turn", "buffer_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"a watcher's {name} must be a whole number of at least 1, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)
