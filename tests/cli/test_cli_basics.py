@@ -123,3 +123,10 @@ def test_the_language_server_refuses_a_bad_variable_at_start(tmp_path: Path) -> 
     )  # fmt: skip
     assert done.returncode == 2 and done.stdout == ""  # stdout stays the protocol's
     assert done.stderr.startswith("watcher-lsp: WATCHER_FORGE_API='api.github.com' is not an http(s) URL")
+
+
+def test_an_option_given_after_double_dash_is_said_to_be_there_not_suggested_as_itself() -> None:
+    done = watcher("spawn", "--", "-rf", "--no-pr")
+    assert done.returncode == 2
+    assert "'--no-pr' came after '--', where every word is a value: put options before '--'" in done.stderr
+    assert "did you mean" not in done.stderr

@@ -47,7 +47,11 @@ class Parser(argparse.ArgumentParser):
             chosen = _chosen(self, parsed)
             unknown = next((e for e in extras if e.startswith("-")), "")
             options = [o for action in chosen._actions for o in action.option_strings]
-            hint = did_you_mean(unknown.split("=", 1)[0], options) if unknown else ""
+            name = unknown.split("=", 1)[0]
+            if name in options:  # given after `--`: an option's own name, taken as a value
+                hint = f" ({name!r} came after '--', where every word is a value: put options before '--')"
+            else:
+                hint = did_you_mean(name, options) if unknown else ""
             chosen.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
         return parsed
 
