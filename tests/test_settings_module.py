@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,32 @@ def test_without_check_urls_a_bad_url_variable_stops_nothing() -> None:
     assert "Qx7vT2mKp9" not in repr(settings)
     with pytest.raises(ConfigurationError, match="WATCHER_OPENAI_BASE_URL"):
         Settings.from_env(env)
+
+
+def test_a_url_variable_a_flag_overrides_stops_nothing_and_the_others_are_still_checked() -> None:
+    env = {"WATCHER_OPENAI_BASE_URL": "ftp://x", "WATCHER_FORGE_API": "ftp://y"}
+    with pytest.raises(ConfigurationError, match="WATCHER_FORGE_API"):
+        Settings.from_env(env, overridden={"WATCHER_OPENAI_BASE_URL"})
+    del env["WATCHER_FORGE_API"]
+    assert Settings.from_env(env, overridden={"WATCHER_OPENAI_BASE_URL"}).openai_base_url == "ftp://x"
+    replayed = subprocess.run(  # `--base-url` replaces the variable: its bad value is not in the way
+        [
+            sys.executable,
+            "-m",
+            "watcher",
+            "replay",
+            "none.jsonl",
+            "--evaluator",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ],
+        env={**os.environ, "WATCHER_OPENAI_BASE_URL": "ftp://x"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "WATCHER_OPENAI_BASE_URL" not in replayed.stderr and "none.jsonl" in replayed.stderr, replayed.stderr
 
 
 def test_secrets_never_show_in_the_repr() -> None:

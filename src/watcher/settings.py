@@ -33,7 +33,7 @@ them, so a settings object can be logged or journaled.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -98,13 +98,16 @@ class Settings:
     environ: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), repr=False, compare=False)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, check_urls: bool = True) -> Settings:
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, check_urls: bool = True, overridden: Collection[str] = ()
+    ) -> Settings:
         """The settings ``environ`` gives (default: this process's environment, read now).
 
         Raises ``ConfigurationError`` naming the variable when one holds what it cannot (a base URL
         that is not an http(s) URL, an idle time that is not a positive number); the message never
         shows a secret the value holds. ``check_urls=False`` keeps the URL variables unchecked, for
-        a caller that uses none of them (``watcher roles``), so a bad one does not stop it.
+        a caller that uses none of them (``watcher roles``), so a bad one does not stop it;
+        ``overridden`` names variables a flag given on the command line replaces (``--base-url``).
         """
         env = dict(os.environ if environ is None else environ)
 
@@ -118,7 +121,7 @@ class Settings:
         def url(*names: str) -> str | None:
             for name in names:
                 if env.get(name):
-                    return _checked_url(name, env[name]) if check_urls else env[name]
+                    return _checked_url(name, env[name]) if check_urls and name not in overridden else env[name]
             return None
 
         return cls(

@@ -66,10 +66,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signal.SIGTERM, previous)
 
 
+_EVALUATOR_URLS = ("ANTHROPIC_BASE_URL", "WATCHER_OPENAI_BASE_URL", "OPENAI_BASE_URL")
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         # the environment, read once here and handed down in ``args``
-        args.settings = Settings.from_env(check_urls=args.command not in _NO_SERVER)
+        args.settings = Settings.from_env(
+            check_urls=args.command not in _NO_SERVER,
+            overridden=_EVALUATOR_URLS if getattr(args, "base_url", None) else (),  # the flag's URL is used
+        )
         status: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
