@@ -74,3 +74,26 @@ def test_a_denied_call_is_denied_again_and_still_observed(tmp_path: Path) -> Non
     finally:
         journal.close()
     assert kinds.count("observation") >= 2  # the stuck role sees a retried denial
+
+
+def test_the_status_summary_is_of_the_newest_session_and_its_subagents_only(tmp_path: Path) -> None:
+    ls = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
+
+    async def run() -> None:
+        journal = Journal(tmp_path / "journal.sqlite3")
+        desk = Desk(journal)
+        config = HookConfig(roles=("stuck",))
+        try:
+            calls = [("old", {}), ("old", {}), ("old", {}), ("new", {}), ("new", {"agent_id": "helper"})]
+            for i, (session, extra) in enumerate(calls):
+                payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "PreToolUse"}
+                payload |= {**ls, "tool_use_id": f"t{i}", **extra}
+                await desk.handle(HookCall(config.agent, "PreToolUse", payload), config)
+        finally:
+            await desk.close()
+            journal.close()
+
+    asyncio.run(run())
+    summary = last_session_summary(tmp_path / "journal.sqlite3")
+    assert summary is not None
+    assert summary["session"] == "claude:new" and summary["hook_calls"] == 2  # its subagent's call counts

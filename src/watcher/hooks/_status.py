@@ -14,7 +14,7 @@ from watcher.hooks._events import HookEvent
 from watcher.hooks._settings import HOOK_PROGRAM, entry_point_problem, installed
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import PENDING, Fates
-from watcher.runtime.journal import Journal, journal_label
+from watcher.runtime.journal import Journal, JournalRow, journal_label
 from watcher.settings import Settings
 
 __all__ = ["evaluator_problem", "evaluator_unreachable", "last_session_summary", "status_lines"]
@@ -57,15 +57,21 @@ def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
         return None
     journal = Journal(journal_path, create=False)
     try:
-        rows = journal.read(0, limit=1_000_000)
+        # the newest hook call's session, then only its rows and its subagents': a journal of months
+        # of sessions is not read whole for one summary
+        newest = journal.latest(HookEvent.kind)
+        if not newest:
+            return None
+        session = max(newest, key=lambda row: row[0])[1].split("/", 1)[0]
+        names = {name for _, name, _ in newest if name == session or name.startswith(session + "/")}
+        rows = [row for name in names for row in _all_of(journal, name)]
     finally:
         journal.close()
-    events = list(readable(rows, log, "hooks status"))
-    hooks = [e for e in events if isinstance(e, HookEvent)]
+    rows.sort(key=lambda row: row.id)
+    mine = list(readable(rows, log, "hooks status"))
+    hooks = [e for e in mine if isinstance(e, HookEvent)]
     if not hooks:
         return None
-    session = hooks[-1].session.split("/", 1)[0]
-    mine = [e for e in events if e.session == session or e.session.startswith(session + "/")]
     fates = Fates()
     for event in mine:
         fates.apply(event)
@@ -81,6 +87,14 @@ def last_session_summary(journal_path: Path | str) -> dict[str, Any] | None:
         PENDING: len(fates.with_status(PENDING)),
         "problems": next((list(h.problems) for h in reversed(hooks) if h.problems), []),
     }
+
+
+def _all_of(journal: Journal, session: str) -> list[JournalRow]:
+    """Every row of ``session``, read page by page."""
+    rows: list[JournalRow] = []
+    while page := journal.read(rows[-1].id if rows else 0, limit=10_000, session=session):
+        rows += page
+    return rows
 
 
 def _ago(seconds: float) -> str:
