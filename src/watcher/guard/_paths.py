@@ -79,6 +79,10 @@ class Place(NamedTuple):
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
         if text.startswith("$(") and (found := self._folder_of(text, assigned)) is not None:
             return found
+        if text.startswith("${") and (m := _CHANGED_VAR.match(text)) and (value := self._value_of(m["n"])):
+            changed = _changed(value, m["op"])  # ${HOME%/*}: the home's value, changed as the shell changes it
+            if changed is not None:
+                return self.resolve(changed + text[m.end() :], assigned)
         text = _HOME_VARS.sub(lambda _: self.home, text, count=1)
         text = _PWD_VARS.sub(lambda _: self.cwd, text, count=1)
         text = _TOP_VARS.sub(lambda _: self.project, text, count=1)
@@ -121,6 +125,15 @@ class Place(NamedTuple):
         rest = text[end + 1 :]
         return self.resolve(folder + "/" + rest.lstrip("/"), assigned) if rest else folder
 
+    def _value_of(self, name: str) -> str | None:
+        """The value of the variable ``name`` known here: the home, the working folder, or one the line sets."""
+        if name in ("HOME", "USERPROFILE"):
+            return self.home
+        if name == "PWD":
+            return self.cwd
+        value = dict(self.values).get(name)
+        return value if value and not value.startswith("$") else None
+
     def known(self, word: str) -> bool:
         """Whether ``word`` starts with a variable whose value is known here: the home, the working
         folder, the repository's top, or one the line sets to a written-out path."""
@@ -145,6 +158,68 @@ class Place(NamedTuple):
 
     def expand(self, pattern: str) -> str:
         return self.home + pattern[1:] if pattern.startswith("~") else pattern
+
+
+# ${NAME#pat} ${NAME%%pat} ${NAME/pat/new} ${NAME:1:4} ${NAME^^}: a known value, changed by the shell
+_CHANGED_VAR = re.compile(r"^\$\{(?P<n>[A-Za-z_]\w*)(?P<op>(?:##?|%%?|//?|:\s*\d|:\s+-\d|\^\^?|,,?)[^}]*)\}")
+
+
+def _glob_re(pattern: str) -> str:
+    """A shell pattern as a regular expression (``*`` ``?`` ``[…]``, the rest literal)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and (end := pattern.find("]", i + 2)) > 0:
+            inside = pattern[i + 1 : end]
+            out.append("[" + ("^" + inside[1:] if inside[:1] == "!" else inside).replace("\\", "\\\\") + "]")
+            i = end
+        elif ch == "\\" and i + 1 < len(pattern):
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def _changed(value: str, op: str) -> str | None:
+    """``value`` after the expansion operator ``op`` (``%/*``, ``##*/``, ``/a/b``, ``:0:5``, ``^^``);
+    None for one not worked out here."""
+    try:
+        if op[0] in "#%":
+            longest = op[:2] in ("##", "%%")
+            pattern = re.compile(_glob_re(op[2 if longest else 1 :]), re.S)
+            ends = range(len(value) + 1)
+            if op[0] == "#":  # a prefix: the shortest (or longest) that matches goes
+                cuts = [n for n in ends if pattern.fullmatch(value[:n])]
+                return value[(max(cuts) if longest else min(cuts)) :] if cuts else value
+            cuts = [n for n in ends if pattern.fullmatch(value[n:])]  # a suffix
+            return value[: (min(cuts) if longest else max(cuts))] if cuts else value
+        if op[0] == "/":
+            every = op.startswith("//")
+            pattern_text, _, new = op[2 if every else 1 :].partition("/")
+            if not pattern_text:
+                return value
+            anchor = {"#": "^", "%": "$"}.get(pattern_text[0], "") if not every else ""
+            body = _glob_re(pattern_text[1:] if anchor else pattern_text)
+            expression = "^" + body if anchor == "^" else body + "$" if anchor else body
+            return re.sub(expression, lambda _: new, value, count=0 if every else 1, flags=re.S)
+        if op[0] == ":":
+            parts = [p.strip() for p in op[1:].split(":")]
+            start = int(parts[0])
+            length = int(parts[1]) if len(parts) > 1 and parts[1] else None
+            part = value[start:]
+            return part if length is None else part[:length]  # a negative length counts from the end
+        if op[0] in "^,":
+            change = str.upper if op[0] == "^" else str.lower
+            return change(value) if len(op) == 2 else change(value[:1]) + value[1:]
+    except (ValueError, re.error):
+        return None
+    return None
 
 
 def _closing(text: str) -> int:

@@ -326,6 +326,8 @@ def inner_script(cmd: Command) -> str | None:
             # cmd and PowerShell have no backslash escapes: C:\Users\dev is a path, as written
             return script.replace("\\", "/") if cmd.name in ("cmd", "powershell", "pwsh") else _here_text(script)
     positional = [a for a in args if not a.startswith("-")]
+    if positional and positional[0].startswith("<(") and positional[0].endswith(")"):
+        return _substituted_text(positional[0][2:-1])  # bash <(echo 'rm -rf ~'): the script is what it prints
     if positional and positional[0] not in STDIN_PATHS:
         return None  # a script file: its text is not on the line
     if cmd.name in ("source", ".") and not positional:
@@ -358,6 +360,27 @@ def _here_text(script: str) -> str:
     """``bash -c "$(cat <<EOF … EOF)"``: the here-document is the script."""
     m = _CAT_HEREDOC.match(script)
     return m.group(2) if m else script
+
+
+def _substituted_text(line: str) -> str | None:
+    """What the pipeline inside ``<(…)`` prints, when the line spells it (``echo``, ``printf``, their
+    base64 decoded): a shell given that file as its script runs it."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return None
+    feeder: Command | None = None
+    stage: list[str] = []
+    for word in [*words, "|"]:
+        if word != "|":
+            stage.append(word)
+            continue
+        if not stage or any(set(w) <= set(";&<>()") for w in stage):
+            return None  # a list, a redirection, a subshell: not one plain pipeline
+        feeder, stage = Command(tuple(stage), feeder=feeder), []
+    return _piped_text(feeder)
 
 
 def _piped_text(feeder: Command | None) -> str | None:
