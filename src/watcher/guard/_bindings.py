@@ -131,7 +131,8 @@ _MKTEMP = re.compile(_SETS + r"[\"']?\$\(\s*mktemp\b[^)\n]{0,200}\)")
 _AT_HOME = re.compile(_SETS + r"[\"']?((?:\$HOME|\$\{HOME\})[\w./-]{0,300})")
 _DISK = re.compile(_SETS + r"[\"']?(?:\$\(|`)\s*(?:sudo\s+)?(?:findmnt|lsblk|blkid|losetup|df)\b")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")  # a quoted part of a word: its text, quotes dropped
-_PROGRAM_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+# $x, ${x}, ${x:-rm}: a program named through a variable, with the word run when it is unset
+_PROGRAM_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?::?[-=]([\w./-]*))?\}|\$([A-Za-z_]\w*)")
 
 
 def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
@@ -149,8 +150,14 @@ def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Co
     out: list[Command] = []
     for c in cmds:
         m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None
-        if m and m.group(1) in words and c.source:
-            written = _PROGRAM_VAR.sub(lambda v: words.get(v.group(1), v.group(0)), c.source)
+        if m and ((m.group(1) or m.group(3)) in words or m.group(2)) and c.source:
+            written = _PROGRAM_VAR.sub(lambda v: _program_word(v, words), c.source)
             with contextlib.suppress(TooLong):
                 out += commands(written, 1, deadline)
     return out
+
+
+def _program_word(m: re.Match[str], words: dict[str, str]) -> str:
+    """What runs for ``$x``/``${x:-rm}``: the word the line sets it to, else its default, else as written."""
+    name = m.group(1) or m.group(3)
+    return words.get(name) or m.group(2) or m.group(0)

@@ -4,11 +4,12 @@ files it walks (``-delete``, ``-exec rm … {} ;``)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from watcher.guard._simple import SHELLS, Command, printed, program, skip_options
 
-__all__ = ["INPUT", "find_runs", "input_file", "input_runs", "runs_its_input"]
+__all__ = ["INPUT", "fd_as_find", "find_runs", "input_file", "input_runs", "runs_its_input"]
 
 INPUT = "{xargs input"  # the words xargs reads, unknown here: "{xargs input}", or "{xargs input:FILE}" from a file
 
@@ -219,6 +220,51 @@ def _find_tests(args: list[str]) -> list[str]:
             out.append(a)
         i += 1
     return out
+
+
+# fd's options that take a value (fd PATTERN PATH -x CMD: the command runs on every entry it finds)
+_FD_VALUE = frozenset(
+    {"-e", "--extension", "-t", "--type", "-d", "--max-depth", "--min-depth", "--exact-depth", "-E", "--exclude",
+     "-S", "--size", "--changed-within", "--changed-before", "-o", "--owner", "-j", "--threads", "-c", "--color",
+     "--base-directory", "--search-path", "--ignore-file", "--max-results", "--format", "--path-separator",
+     "--batch-size", "--max-buffer-time", "--and"}
+)  # fmt: skip
+_FD_EXEC = frozenset({"-x", "--exec", "-X", "--exec-batch"})
+_FD_EVERY = frozenset({"", ".", "^", ".*", "^.*$", "*"})  # a pattern that matches every name
+
+
+def fd_as_find(fd: Command) -> Command | None:
+    """``fd PATTERN PATH… -x CMD`` as the ``find PATH… -exec CMD {} +`` it amounts to (narrowed by a
+    pattern, an extension or a glob that picks names); None when it runs nothing."""
+    args = list(fd.args)
+    words: list[str] = []
+    narrowing: list[str] = []
+    run: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in _FD_EXEC:
+            run = list(itertools.takewhile(lambda b: b not in (";", "\\;"), args[i + 1 :]))
+            i += len(run) + 2
+            continue
+        if a in ("-e", "--extension") and i + 1 < len(args):
+            narrowing = ["-name", f"*.{args[i + 1]}"]
+        elif a == "--search-path" and i + 1 < len(args):
+            words.append(args[i + 1]) if words else words.extend(["", args[i + 1]])
+        if a in _FD_VALUE:
+            i += 2
+            continue
+        if not a.startswith("-") or a == "-":
+            words.append(a)
+        i += 1
+    if not run:
+        return None
+    pattern, starts = (words[0], words[1:]) if words else ("", [])
+    if pattern not in _FD_EVERY and not narrowing:
+        narrowing = ["-name", pattern]
+    if not any("{" in w for w in run):
+        run.append("{}")
+    return Command(("find", *(starts or ["."]), *narrowing, "-exec", *run, "+"), wrapped_by=(*fd.wrapped_by, "fd"))
 
 
 def find_runs(find: Command) -> list[Command]:

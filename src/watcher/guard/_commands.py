@@ -97,6 +97,11 @@ def _findings(
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
     cmds += named_programs(script, cmds, deadline) + _git.aliased(script, cmds)
+    for line in _git.shell_aliased(script, cmds):  # git -c alias.x='!rm -rf ~' x: the shell runs the alias
+        try:
+            cmds += commands(line, depth + 1, deadline)
+        except TooLong:
+            continue
     called, given = defined_calls(script, cmds, deadline)
     cmds += called
     cmds += [  # os.chmod('/etc/sudoers', 0o666) in inline code: the chmod it amounts to

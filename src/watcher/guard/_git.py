@@ -18,7 +18,7 @@ from watcher.guard._paths import Place
 from watcher.guard._policy import Policy
 from watcher.guard._simple import Command
 
-__all__ = ["aliased", "clean_finding", "current_branch", "push_finding"]
+__all__ = ["aliased", "clean_finding", "current_branch", "push_finding", "shell_aliased"]
 
 _GLOBAL_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PUSH_VALUE = frozenset({"--repo", "--receive-pack", "--exec", "-o", "--push-option", "--signed"})
@@ -74,6 +74,16 @@ _ALIAS = re.compile(r"^alias\.([\w-]+)=(.*)$", re.S)
 def aliased(script: str, cmds: list[Command]) -> list[Command]:
     """The git commands the line runs through an alias it defines itself (``git config alias.pf
     'push --force' && git pf origin main``, ``git -c alias.pf='push --force' pf …``), written out."""
+    return [c for c in _through_aliases(script, cmds) if isinstance(c, Command)]
+
+
+def shell_aliased(script: str, cmds: list[Command]) -> list[str]:
+    """The shell lines the line runs through a shell alias it defines itself (``git -c alias.x='!rm -rf ~'
+    x``: git hands ``rm -rf ~`` to the shell, with the alias's arguments after it)."""
+    return [c for c in _through_aliases(script, cmds) if isinstance(c, str)]
+
+
+def _through_aliases(script: str, cmds: list[Command]) -> list[Command | str]:
     if "alias." not in script:
         return []
     aliases: dict[str, str] = {}
@@ -87,7 +97,7 @@ def aliased(script: str, cmds: list[Command]) -> list[Command]:
             words = [a for a in args[at + 1 :] if not a.startswith("-")]
             if len(words) >= 2 and words[0].startswith("alias."):
                 aliases[words[0][6:]] = words[1]
-    out = []
+    out: list[Command | str] = []
     for c in cmds:
         if c.name != "git":
             continue
@@ -96,7 +106,9 @@ def aliased(script: str, cmds: list[Command]) -> list[Command]:
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in _GLOBAL_VALUE else 1
         value = aliases.get(args[i]) if i < len(args) else None
-        if value and not value.startswith("!"):  # a shell alias (`!…`) is the config rule's to judge
+        if value and value.startswith("!"):  # a shell alias: the shell runs the rest, then the arguments
+            out.append(" ".join([value[1:], *(shlex.quote(a) for a in args[i + 1 :])]))
+        elif value:
             try:
                 out.append(c._replace(argv=(c.argv[0], *args[:i], *shlex.split(value), *args[i + 1 :])))
             except ValueError:

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable
 from itertools import pairwise
 
-from watcher.guard._built import find_runs, input_runs
+from watcher.guard._built import fd_as_find, find_runs, input_runs
 from watcher.guard._code_shell import shell_strings
 from watcher.guard._containers import container_run, mounted
 from watcher.guard._readable import readable_code
@@ -115,6 +115,8 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
             out += unwrap(inner, depth, parse)
     elif name == "find":
         out += [run for c in find_runs(here) for run in unwrap(c, depth, parse)]
+    elif name in ("fd", "fdfind") and (as_find := fd_as_find(here)) is not None:  # fd . ~ -x rm -rf
+        out += [run for c in find_runs(as_find) for run in unwrap(c, depth, parse)]
     elif name == "ssh" and (remote := _ssh_command(list(here.args))):  # it runs on the other machine
         out += [c._replace(wrapped_by=(*wrapped, *c.wrapped_by, name)) for c in parse(remote, depth + 1)]
     elif (line := _command_line(here)) is not None:  # watch 'rm …', tmux new 'rm …', at <<< 'rm …'
