@@ -95,8 +95,11 @@ class Place(NamedTuple):
                     value = op.lstrip(":")[1:]  # ${TMPDIR:-/tmp}: the default, since nothing set it here
                 elif name in _TEMP_VARS:
                     value = "/tmp"  # the system's temporary folder, set by the OS or the user's session
+            rest = text[m.end() :]
             if value is not None and not value.startswith("$"):
-                return self.resolve(value.rstrip("/") + "/" + text[m.end() :].lstrip("/"), assigned)
+                if rest and not rest.startswith("/"):  # x=.en; ${x}v: the value and the rest make one name
+                    return self.resolve(value + rest, assigned)
+                return self.resolve(value.rstrip("/") + "/" + rest.lstrip("/"), assigned)
             if op.startswith((":?", "?")) or name in assigned:
                 return os.path.join(self.cwd, "{set-variable}", text[m.end() :].lstrip("/"))
             if text[m.end() :].strip("/*") == "":

@@ -105,6 +105,8 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
             c.kind() in _REDIRECTS or _last_of_list(c).kind() in _COMPOUND for c in node.children() if c.is_named()
         ):  # `> /dev/sda` alone, `{ …; } > ~/.bashrc`, `while read l; …; done < .env`, `cd x && a | b > f`:
             out.append((node, None, sub, parent, after))  # the redirection is a write or a read of its own
+        if kind == "command_substitution" and _reads_file(node):
+            out.append((node, None, node, parent, after))  # `$(< .env)`: bash reads the file, as `$(cat < .env)`
         children = node.children()
         inner = node if kind == "command_substitution" else sub
         if kind == "pipeline":
@@ -133,6 +135,16 @@ def _walk_commands(root: SgNode, out: list[Walked], deadline: float | None = Non
             (c, inherited, inner, parent if c is last else node, n)
             for c, n in zip(reversed(children), reversed(nexts), strict=True)
         )
+
+
+def _reads_file(substitution: SgNode) -> bool:
+    """``$(< FILE)``: a substitution that is one input redirection, no command (bash prints the file)."""
+    named = [c for c in substitution.children() if c.is_named()]
+    return (
+        len(named) == 1
+        and named[0].kind() == "file_redirect"
+        and any(c.text() == "<" for c in named[0].children() if not c.is_named())
+    )
 
 
 def _last_of_list(node: SgNode) -> SgNode:
@@ -248,6 +260,8 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
         if words_read > MAX_WORDS:
             raise TooLong(f"over {MAX_WORDS:,} words")
         argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
+        if node.kind() == "command_substitution":
+            argv, words = ("cat",), []  # $(< FILE): the file, printed into the line
         if node.kind() == "declaration_command":
             keyword = node.child(0)
             argv = (keyword.text() if keyword is not None else "declare", *(_value(c) for c in words))
