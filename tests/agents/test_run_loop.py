@@ -157,3 +157,13 @@ async def test_a_run_on_another_threads_loop_is_awaitable_and_injectable_from_he
         other.call_soon_threadsafe(other.stop)
         thread.join(5)
         other.close()
+
+
+async def test_a_rate_limit_asking_for_an_hour_fails_the_run_at_once(tmp_path: Path) -> None:
+    with StubAnthropicServer() as stub:
+        stub.push(Reply.error(429, "rate_limit_error", "slow down", retry_after_ms=3_600_000))
+        run = start(stub, "hi", name="limited", max_retries=2)
+        with pytest.raises(anthropic.RateLimitError):
+            await asyncio.wait_for(run, timeout=30)  # not the hour the server asked for
+        assert len(stub.requests) == 1  # the SDK did not retry a wait it must not make
+    assert run.status == "failed" and "RateLimitError" in run.detail

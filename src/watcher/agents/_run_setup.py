@@ -22,6 +22,7 @@ from watcher.agents.run import AgentRun
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import WatcherSpec
+from watcher.evaluators._llm import http_client
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
@@ -31,6 +32,7 @@ from watcher.settings import Settings
 __all__ = ["RunHost", "WatcherLike", "agent", "make_client", "set_host"]
 
 WatcherLike = str | WatcherSpec | tuple[WatcherSpec, Evaluator]
+LONGEST_RETRY_WAIT_S = 60.0  # the longest retry-after an agent run's model calls wait out
 
 
 class RunHost(Protocol):
@@ -71,7 +73,12 @@ def make_client(
             "or pass api_key= or client=. Offline, point base_url= at watcher.testing.StubAnthropicServer."
         )
     return anthropic.AsyncAnthropic(
-        api_key=key, base_url=base_url or settings.anthropic_base_url, max_retries=max_retries
+        api_key=key,
+        base_url=base_url or settings.anthropic_base_url,
+        max_retries=max_retries,
+        # a rate limit asking for longer than a minute fails the step, saying so, instead of holding
+        # the run (and the notebook waiting on it) for as long as the server asks: up to 50 days
+        http_client=http_client(anthropic, longest_wait=LONGEST_RETRY_WAIT_S),
     )
 
 
