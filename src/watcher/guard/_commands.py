@@ -37,7 +37,7 @@ from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._shell import Command, TooLong, commands
-from watcher.guard._simple import printed_text
+from watcher.guard._simple import option_outputs, printed_text
 from watcher.guard._wrappers import unwrap
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
@@ -232,6 +232,7 @@ def _written(x: At) -> list[tuple[str, str]]:
         content += " ".join(x.cmd.feeder.args)
     out = [(t, content) for op, t in x.cmd.redirects if ">" in op and not t.isdigit() and t != "&1"]
     name = x.name
+    out += [(w, "") for w in option_outputs(name, x.args)]  # curl -o ~/.bashrc URL, sort -o F
     if name == "tee":
         out += [(p, content) for p in x.positional]
     elif name in ("cp", "mv", "install", "ln", "rsync", "scp") and len(x.positional) >= 2:

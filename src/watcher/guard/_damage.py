@@ -14,6 +14,7 @@ from watcher.guard._files import Finding, config_inside, delete_loss, device, re
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place, glob_parent, matches_any
 from watcher.guard._shell import Command
+from watcher.guard._simple import option_outputs
 
 __all__ = ["deletes", "devices", "emptied_buckets", "permissions"]
 
@@ -174,6 +175,7 @@ def devices(x: At) -> Finding | None:
         outs += [a[3:] for a in x.args if a.startswith("of=")]
     if x.name in ("tee", "cp", "cat", "pv", "install"):
         outs += x.positional[-1:] if x.name != "tee" else x.positional
+    outs += option_outputs(x.name, x.args)  # curl -o /dev/sda URL, tar -cf /dev/sda .
     for word in outs:
         path = x.path(word)
         if device(path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["SHELLS", "Command", "printed", "printed_text", "program", "skip_options"]
+__all__ = ["SHELLS", "Command", "option_outputs", "printed", "printed_text", "program", "skip_options"]
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "powershell", "pwsh", "cmd"})
 
@@ -85,3 +85,43 @@ def printed_text(c: Command) -> str:
     else:
         text = " ".join(words) + "\n"
     return re.sub(r"\\([nt])", lambda m: "\n" if m[1] == "n" else "\t", text)
+
+
+# the options that name the file a program writes: (short letters, long names)
+_OUTPUT_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "curl": ("o", ("--output",)),
+    "wget": ("O", ("--output-document",)),
+    "sort": ("o", ("--output",)),
+    "tar": ("f", ("--file",)),
+    "bsdtar": ("f", ("--file",)),
+}
+_TAR_WRITES = re.compile(r"-?[A-Za-z]*[cru][A-Za-z]*|--(?:create|append|update)")
+
+
+def option_outputs(name: str, args: list[str] | tuple[str, ...]) -> list[str]:
+    """The files ``name`` writes that its options name: ``curl -o F``, ``wget -qO F``, ``sort -o F``,
+    ``tar -czf F`` (when it creates an archive; not ``-``, the standard output)."""
+    if name not in _OUTPUT_OPTIONS:
+        return []
+    letters, longs = _OUTPUT_OPTIONS[name]
+    if name in ("tar", "bsdtar") and not any(
+        _TAR_WRITES.fullmatch(a) for i, a in enumerate(args) if a.startswith("-") or i == 0
+    ):
+        return []  # tar -xf, tar -tf: the archive is read
+    out: list[str] = []
+    for i, a in enumerate(args):
+        following = args[i + 1] if i + 1 < len(args) else ""
+        if a in longs:
+            out.append(following)
+        elif any(a.startswith(f"{long}=") for long in longs):
+            out.append(a.split("=", 1)[1])
+        elif letters and ((a.startswith("-") and not a.startswith("--")) or (i == 0 and name in ("tar", "bsdtar"))):
+            bundle = a.lstrip("-")
+            at = next((n for n, ch in enumerate(bundle) if ch in letters), -1)
+            if at < 0 or (at and not bundle[:at].isalpha()):
+                continue
+            if name in ("tar", "bsdtar"):
+                out.append(following)  # tar -cvf F, tar cf F: the archive is the next word
+            else:
+                out.append(bundle[at + 1 :] or following)  # -o F, -oF, -sSLo F, -qO-
+    return [w for w in out if w and w != "-"]

@@ -250,6 +250,8 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
         return next(
             (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--command" or re.fullmatch(r"-\w*c", a)), None
         )
+    if name == "trap" and len(args) >= 2 and not args[0].startswith("-"):  # trap 'rm -rf ~' EXIT: run on a signal
+        return args[0]
     if name in ("at", "batch"):
         return cmd.stdin if cmd.stdin is not None else _piped_text(cmd.feeder)
     if name in _AWK:
