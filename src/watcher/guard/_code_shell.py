@@ -16,7 +16,7 @@ __all__ = ["shell_strings"]
 
 # a call that runs a command: its name, then its arguments (in parentheses, or to the line's end)
 _SHELL_CALL = lazy(
-    r"(?:\b(?:os\.)?(?:system|popen|spawnl?p?e?|execl?p?e?)"
+    r"(?:\b(?:os\.)?(?:system|popen|spawn[lv]?p?e?|exec[lv]?p?e?)"
     r"|\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)"
     r"|\b(?:check_output|check_call|Popen|getoutput|getstatusoutput)"
     r"|\b(?:execSync|execFileSync|execFile|spawnSync|spawn|execa|execaSync|exec|\$)"
@@ -74,8 +74,9 @@ def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]
     its list of arguments (``spawnSync("rm", ["-rf", dir])``, ``execFile``) runs them."""
     program = _PROGRAM_THEN_LIST.match(region)
     lines = [line for m in _LIST.finditer(region) for line in _list_lines(m.group(0), values or {})]
-    if program is not None and lines:
-        lines[0] = _word(program.group(1) or program.group(2)) + " " + lines[0]
+    named = (program.group(1) or program.group(2)) if program is not None else ""
+    if named and lines and lines[0].split(" ", 1)[0] != named.rsplit("/", 1)[-1]:
+        lines[0] = _word(named) + " " + lines[0]  # os.execvp('rm', ['rm', …]): the list holds the name already
     region = _LIST.sub(" ", region)
     return lines + [_QUOTED_ESCAPE.sub(r"\1", a or b) if a or b else c for a, b, c in _LITERAL.findall(region)]
 

@@ -378,6 +378,10 @@ class _Reader:
                     [*bound.args, *node.args],
                     [*bound.keywords, *node.keywords],
                 )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in env:
+            full = self.aliases.get(node.func.id, "")  # from shutil import rmtree as r; r(p): shutil.rmtree(p)
+            if "." in full and full.rsplit(".", 1)[-1] != node.func.id:
+                node.func = ast.parse(full, mode="eval").body
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # the value it is called on
             node.func = copy.copy(node.func)
             folded, values["receiver"] = self._expr(node.func.value, env)

@@ -278,7 +278,7 @@ def _command_line(cmd: Command) -> str | tuple[str, ...] | None:
 # interpreters whose inline code can hand a string to the shell (os.system, subprocess, execSync, ``...``)
 _RUNS_CODE = {"python": "-c", "python3": "-c", "perl": "-e", "ruby": "-e", "node": "-e", "php": "-r", "bun": "-e"}
 _SHELLS_OUT = re.compile(
-    r"system\s*[(\"']|subprocess|popen|exec(?:Sync|File(?:Sync)?)?\s*[(\"']|spawn|`|%x|\bqx|Runtime|shell_exec|passthru|check_output"
+    r"system\s*[(\"']|subprocess|popen|exec(?:Sync|File(?:Sync)?|[lv]p?e?)?\s*[(\"']|spawn|`|%x|\bqx|Runtime|shell_exec|passthru|check_output"
     r"|run\s*\(|Open3\."
 )
 
@@ -290,9 +290,12 @@ def _shelled_out(cmd: Command) -> str:
     code = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == flag), "")
     if not code and not [a for a in args if not a.startswith("-")]:
         code = cmd.stdin or ""  # python3 <<EOF … EOF: the here-document is the program
-    if not code or not _SHELLS_OUT.search(code):
+    if not code:
         return ""
-    return "\n".join(shell_strings(readable_code(code), backticks=cmd.name in ("ruby", "perl", "php")))
+    readable = readable_code(code)  # from os import system as s: s('…') reads as os.system('…')
+    if not _SHELLS_OUT.search(code) and not _SHELLS_OUT.search(readable):
+        return ""
+    return "\n".join(shell_strings(readable, backticks=cmd.name in ("ruby", "perl", "php")))
 
 
 _ANSIBLE_RUNS = frozenset({"shell", "command", "raw", "ansible.builtin.shell", "ansible.builtin.command"})
