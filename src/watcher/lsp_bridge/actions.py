@@ -127,6 +127,12 @@ def code_actions(ls: FindingHost, params: types.CodeActionParams) -> list[types.
     return actions
 
 
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters: a client's huge value is not echoed back in full."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
+
+
 def _kind(kind: types.CodeActionKind | str) -> str:
     return kind.value if isinstance(kind, types.CodeActionKind) else str(kind)
 
@@ -146,6 +152,7 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 
 
 MAX_CONTENT_CHARS = 20_000  # what a person writes in place of an interjection: a message, not a file
+MAX_ID_CHARS = 200  # ids are short; a longer one is not ours, and is not echoed back in full
 
 
 async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> dict[str, Any]:
@@ -156,13 +163,22 @@ async def run_command(ls: FindingHost, command: str, args: tuple[Any, ...]) -> d
             f"{command} takes one argument: an object with 'interjection_id' (and optionally 'content')"
         )
     arg = args[0]
+    for name in ("interjection_id", "content"):
+        value = arg.get(name)
+        if value is not None and not isinstance(value, str):
+            raise InvalidCommandError(f"{command}: '{name}' must be a string, not {type(value).__name__}")
+    if len(arg["interjection_id"]) > MAX_ID_CHARS:
+        raise InvalidCommandError(
+            f"{command}: 'interjection_id' is {len(arg['interjection_id']):,} characters; an id has at most "
+            f"{MAX_ID_CHARS}: pass the id from the diagnostic's data"
+        )
     journal = arg.get("journal")
     if journal is not None and (not isinstance(journal, str) or not journal or "\0" in journal):
         raise InvalidCommandError(
             f"{command}: 'journal' must be the path of a journal this server follows (a non-empty string "
-            f"without NUL), not {journal!r}; leave it out to search every journal"
+            f"without NUL), not {_short(journal)}; leave it out to search every journal"
         )
-    located = ls.find(str(arg["interjection_id"]), journal=journal)
+    located = ls.find(arg["interjection_id"], journal=journal)
     if located is None:
         raise InvalidCommandError(
             f"{command}: no interjection {arg['interjection_id']!r} in the journals this server follows"

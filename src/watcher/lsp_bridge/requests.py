@@ -3,16 +3,20 @@
 pygls turns a request whose params do not fit the method's type into an exception inside its
 reader loop, where no response is sent: the client waits for ever. ``AnsweringProtocol`` catches
 that while the message is decoded and answers the request with ``Invalid params``, saying which
-field is wrong. Command errors are answered the same way, with our message and no traceback.
+field is wrong. Command errors are answered the same way, with our message, and logged as one
+line (pygls logs a traceback for each, which editors show in the server's output). A request
+after ``shutdown``, which pygls drops unanswered, is answered with ``Invalid request``.
 """
 
 from __future__ import annotations
 
+import logging
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from cattrs import transform_error
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
 
 from watcher.core.logs import logger
@@ -29,6 +33,16 @@ class _Refused:
     id: int | str
     method: str
     reason: str
+
+
+class _NoDecodeTraceback(logging.Filter):
+    """Drops pygls' traceback for a message it cannot decode: ``AnsweringProtocol`` logs one line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoDecodeTraceback())
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -53,7 +67,22 @@ class AnsweringProtocol(LanguageServerProtocol):
             text = f"invalid params for {message.method}: {message.reason}"
             self._send_response(message.id, None, invalid_params(text).to_response_error())
             return
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, "exit") and getattr(message, "id", None) is not None:
+            text = f"{method} after shutdown: the server is shutting down and serves no more requests"
+            self._send_response(message.id, None, JsonRpcInvalidRequest(text).to_response_error())
+            return
         super().handle_message(message)
+
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        """Our own -32602 (a bad command argument) is answered and logged as one line, no traceback."""
+        failed = future.exception() if future.done() and not future.cancelled() else None
+        if isinstance(failed, JsonRpcInvalidParams):
+            self._request_futures.pop(msg_id, None)
+            log.warning("answered request %r with invalid params: %s", msg_id, failed.message)
+            self._send_response(msg_id, None, failed.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
 
 
 def _reason(exc: BaseException) -> str:

@@ -54,6 +54,7 @@ class WatcherLanguageServer(LanguageServer):
         self.settings = settings or Settings.from_env()  # $WATCHER_JOURNAL names every folder's journal
         self.followers: dict[Path | str, JournalFollower] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self.follow_tasks: dict[Path | str, asyncio.Task[None]] = {}  # each followed journal's task
         self.published = DiagnosticSet()
 
     # --- journals -----------------------------------------------------------------------------
@@ -67,8 +68,7 @@ class WatcherLanguageServer(LanguageServer):
     def follow_workspace(self) -> None:
         """Start following the journal of every workspace folder not followed yet."""
         for folder in self.folders():
-            journal, root = default_journal_path(folder, settings=self.settings), project_root(folder)
-            journal = journal.resolve() if isinstance(journal, Path) else journal
+            journal, root = self._journal_of(folder), project_root(folder)
             if root == folder.resolve():
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
@@ -78,8 +78,34 @@ class WatcherLanguageServer(LanguageServer):
             label = journal_label(journal)  # a URL's password stays out of task names and the log
             task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{label}")
             self.tasks.add(task)
+            self.follow_tasks[journal] = task
             task.add_done_callback(self.tasks.discard)
             log.info("watching %s for the workspace folder %s", label, folder)
+
+    async def unfollow_removed(self) -> None:
+        """Stop following the journals no workspace folder names any more, and clear their diagnostics."""
+        wanted = {self._journal_of(folder) for folder in self.folders()}
+        for journal in [j for j in self.followers if j not in wanted]:
+            follower = self.followers.pop(journal)
+            task = self.follow_tasks.pop(journal, None)
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            await follower.close()
+            dirty: set[str] = set()
+            for key in [k for k in self.published.uris_of if k[0] == str(journal)]:
+                dirty |= self.published.remove(key)
+            self._publish(dirty)
+            log.info("stopped watching %s: no workspace folder uses it now", journal_label(journal))
+
+    def _journal_of(self, folder: Path) -> Path | str:
+        journal = default_journal_path(folder, settings=self.settings)
+        return journal.resolve() if isinstance(journal, Path) else journal
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A failure outside any request (say, an edit to a document the client never opened): one log
+        line. pygls would show it to the person as "Error in server: KeyError ...", which they cannot act on."""
+        log.warning("ignored a message the server could not apply (%s): %s", getattr(source, "__name__", source), error)
 
     def warn(self, problem: str) -> None:
         """A journal problem (damaged, locked, not a journal), shown to the person once."""
@@ -216,7 +242,8 @@ def create_server(*, interval: float = 0.05, settings: Settings | None = None) -
         ls.follow_workspace()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def folders_changed(ls: WatcherLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    async def folders_changed(ls: WatcherLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        await ls.unfollow_removed()
         ls.follow_workspace()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)

@@ -1,0 +1,125 @@
+"""A careless or unlucky client: edits to documents it never opened, arguments of the wrong type,
+a folder removed from the workspace, requests after ``shutdown``. Each gets a clear answer (or
+none it would show), and the server carries on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from watcher.testing import wait_until
+
+from .conftest import (
+    SERVER,
+    diagnostics,
+    interjection,
+    journal_of,
+    make_workspace,
+    server_env,
+    start_session,
+    write_events,
+)
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.xdist_group("test_client_faults_e2e")]
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(SERVER, server_env=server_env()), scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
+    repo = make_workspace(tmp_path_factory.mktemp("lsp-faults"))
+    lsp_client.repo = repo  # type: ignore[attr-defined]
+    await start_session(lsp_client, "visual-studio-code", repo)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def repo(client: LanguageClient) -> Path:
+    return client.repo  # type: ignore[attr-defined,no-any-return]
+
+
+async def _history(client: LanguageClient) -> dict[str, list[dict[str, object]]]:
+    params = types.ExecuteCommandParams(command="watcher.history", arguments=[])
+    return await client.workspace_execute_command_async(params)  # type: ignore[no-any-return]
+
+
+async def test_an_edit_to_a_document_never_opened_is_not_shown_as_an_error(client: LanguageClient, repo: Path) -> None:
+    start = types.Position(0, 0)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version=2, uri=(repo / "never-opened.py").as_uri()),
+            [types.TextDocumentContentChangePartial(range=types.Range(start, start), text="x")],
+        )
+    )
+    client.notebook_document_did_change(
+        types.DidChangeNotebookDocumentParams(
+            types.VersionedNotebookDocumentIdentifier(version=2, uri=(repo / "never.ipynb").as_uri()),
+            types.NotebookDocumentChangeEvent(
+                cells=types.NotebookDocumentCellChanges(
+                    structure=types.NotebookDocumentCellChangeStructure(types.NotebookCellArrayChange(0, 1))
+                )
+            ),
+        )
+    )
+    await _history(client)  # answered after both notifications were handled
+    assert not [m.message for m in client.messages if "Error in server" in m.message]
+
+
+@pytest.mark.parametrize(
+    ("argument", "said"),
+    [
+        ({"interjection_id": ["wrong-type"]}, "'interjection_id' must be a string, not list"),
+        ({"interjection_id": "wrong-type", "content": 5}, "'content' must be a string, not int"),
+        ({"interjection_id": "x" * 100_000}, "'interjection_id' is 100,000 characters"),
+    ],
+)
+async def test_command_arguments_of_the_wrong_type_say_which(
+    client: LanguageClient, argument: dict[str, object], said: str
+) -> None:
+    params = types.ExecuteCommandParams(command="watcher.inject", arguments=[argument])
+    with pytest.raises(JsonRpcException, match=said) as raised:
+        await client.workspace_execute_command_async(params)
+    assert len(str(raised.value)) < 400  # a huge argument is not echoed back
+
+
+async def test_a_folder_removed_from_the_workspace_is_no_longer_followed(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    other = make_workspace(tmp_path)
+    (other / "gone.py").write_text("a = 1\n")
+    await write_events(
+        journal_of(other), [interjection("in-removed-folder", locations=[{"path": "gone.py", "start_line": 1}])]
+    )
+    folder = types.WorkspaceFolder(other.as_uri(), "other")
+    change = types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change))
+    uri = (other / "gone.py").as_uri()
+    await wait_until(lambda: diagnostics(client, uri), what="the finding of the added folder")
+
+    change = types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change))
+    await wait_until(lambda: not diagnostics(client, uri), what="its diagnostics cleared")
+    history = await _history(client)
+    assert "in-removed-folder" not in [f["interjection"]["id"] for f in history["findings"]]  # type: ignore[index]
+
+
+async def test_a_request_after_shutdown_is_answered_not_dropped(tmp_path: Path) -> None:
+    """pygls drops it unanswered; a client awaiting it would wait for ever."""
+    lsp = LanguageClient()
+    await lsp.start_io(*SERVER, env=server_env())
+    try:
+        await start_session(lsp, "neovim", make_workspace(tmp_path))
+        await lsp.shutdown_async(None)
+        with pytest.raises(JsonRpcException, match="after shutdown"):
+            await asyncio.wait_for(_history(lsp), 10)
+        lsp.exit(None)
+        assert lsp._server is not None
+        await asyncio.wait_for(lsp._server.wait(), 10)
+    finally:
+        await lsp.stop()
