@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from collections.abc import Sequence
 
@@ -29,14 +30,36 @@ def _parser() -> argparse.ArgumentParser:
     transport.add_argument("--stdio", action="store_true", help="speak the protocol on stdin/stdout (the default)")
     transport.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     parser.add_argument("--host", default="127.0.0.1", help="TCP address to bind (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=2087, help="TCP port (default: 2087)")
+    parser.add_argument("--port", type=_port, default=2087, help="TCP port (default: 2087)")
     parser.add_argument(
-        "--poll", type=float, default=0.05, metavar="SECONDS", help="journal poll period (default: 0.05)"
+        "--poll", type=_period, default=0.05, metavar="SECONDS", help="journal poll period (default: 0.05)"
     )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="stderr log level"
     )
     return parser
+
+
+def _port(text: str) -> int:
+    """A TCP port number, 0 to 65535 (0: any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; give one from 1 to 65535") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number; give one from 1 to 65535")
+    return port
+
+
+def _period(text: str) -> float:
+    """A poll period in seconds: finite and at least 0.01 (0 or less would poll the journal in a busy loop)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, such as 0.05") from None
+    if not math.isfinite(seconds) or seconds < 0.01:
+        raise argparse.ArgumentTypeError(f"{text} is not a poll period; give 0.01 seconds or more, such as 0.05")
+    return seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,7 +84,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     server = create_server(interval=args.poll, settings=settings)
     if args.tcp:
-        server.start_tcp(args.host, args.port)
+        try:
+            server.start_tcp(args.host, args.port)
+        except OSError as exc:  # the port is taken, the host unknown, or not ours to bind
+            print(
+                f"watcher-lsp: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}; "
+                "choose another --port or --host",
+                file=sys.stderr,
+            )
+            return 1
     else:
         server.start_io()
     return 0
