@@ -31,7 +31,7 @@ from watcher.guard._files import Finding, config_inside, secret_file, write_find
 from watcher.guard._lazy import lazy
 from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
-from watcher.guard._paths import Place, matches_any, under_any
+from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
 from watcher.guard._remote import download_exec, downloaded_then_run
@@ -96,6 +96,8 @@ def _findings(
     assigned, values = bindings(script)
     if values:  # TMPDIR=/Users rm -rf $TMPDIR/x: the path is the one written
         place = place._replace(values=values)
+    if "ln" in script and (links := _links(cmds, place)):  # ln -s ~ h && rm -rf h/: h/ is the home
+        place = place._replace(links=links)
     cmds += named_programs(script, cmds, deadline) + _git.aliased(script, cmds)
     for line in _git.shell_aliased(script, cmds):  # git -c alias.x='!rm -rf ~' x: the shell runs the alias
         try:
@@ -151,6 +153,27 @@ def _findings(
         for word, text in _written(ctx):
             path = ctx.path(word)
             written[path] = written.get(path, "") + text if text and ">>" in _operator(c, word) else text
+
+
+def _links(cmds: list[Command], place: Place) -> tuple[tuple[str, str], ...]:
+    """The symbolic links ``cmds`` make (``ln -s TARGET [NAME]``, ``ln -sfn …``): (the link, its target)."""
+    out = []
+    for c in cmds:
+        if c.name != "ln" or not any(re.fullmatch(r"-[a-zA-Z]*s[a-zA-Z]*|--symbolic", a) for a in c.args):
+            continue
+        words = [a for a in c.args if not a.startswith("-")]
+        if not words or len(words) > 2:
+            continue
+        link = place.resolve(words[1] if len(words) == 2 else os.path.basename(words[0].rstrip("/")) or ".")
+        if link == UNSET:
+            continue
+        relative = not words[0].startswith(("/", "~", "$"))  # a relative target is from the link's folder
+        target = (
+            os.path.normpath(os.path.join(os.path.dirname(link), words[0])) if relative else place.resolve(words[0])
+        )
+        if target != UNSET and link != target:
+            out.append((link, target))
+    return tuple(out)
 
 
 _MAX_SCRIPT_DEPTH = 2  # a script run by a script run by the line is read; one further is not

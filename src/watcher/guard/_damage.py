@@ -91,7 +91,8 @@ def deletes(x: At) -> Finding | None:
                 continue
         parent, whole = glob_parent(word)
         partial = not whole and parent != word  # *.tmp: the entries it names, not their folder
-        path = x.path(word if partial else parent)
+        # a whole folder's entries: inside it (`link/*` goes through a link the line makes, `link` alone not)
+        path = x.path(word if partial else parent.rstrip("/") + "/" if whole else parent)
         loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
         if loss is None and partial and name not in ("mv", "rsync"):
             loss = _swept(x, word, parent)

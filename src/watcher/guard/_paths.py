@@ -56,6 +56,7 @@ class Place(NamedTuple):
     home: str
     root: str = ""  # the project: the session's cwd, where a `cd` in the command line does not move it
     values: tuple[tuple[str, str], ...] = ()  # variables the command line sets to a written-out path
+    links: tuple[tuple[str, str], ...] = ()  # symbolic links the command line makes: (link, the path it points to)
 
     @property
     def project(self) -> str:
@@ -64,7 +65,9 @@ class Place(NamedTuple):
     def moved(self, word: str) -> Place:
         """This place after ``cd word``."""
         target = self.home if word in ("", "~") else self.resolve(word)
-        return self if target == UNSET or word == "-" else Place(target, self.home, self.project, self.values)
+        return (
+            self if target == UNSET or word == "-" else Place(target, self.home, self.project, self.values, self.links)
+        )
 
     @classmethod
     def of(cls, cwd: str, home: str | None = None) -> Place:
@@ -107,7 +110,18 @@ class Place(NamedTuple):
             text = "/" + text[m.end() :].lstrip("/")  # $UNSET/etc -> /etc: what runs when it is empty
         if text.startswith("file://"):
             text = text[len("file://") :]
-        return os.path.normpath(os.path.join(self.cwd, text))
+        path = os.path.normpath(os.path.join(self.cwd, text))
+        return self._through_links(path, text) if self.links else path
+
+    def _through_links(self, path: str, text: str) -> str:
+        """``path`` through a link the line makes (``ln -s ~ h && rm -rf h/``): what is under the link
+        is what it points to; the link itself, named without a trailing ``/``, is only the link."""
+        for link, target in self.links:
+            if path.startswith(link.rstrip("/") + "/"):
+                return os.path.normpath(target + path[len(link.rstrip("/")) :])
+            if path == link and text.rstrip().endswith(("/", "/.", "/*")):
+                return target
+        return path
 
     def _folder_of(self, text: str, assigned: frozenset[str]) -> str | None:
         """``$(dirname "$(pwd)")/x`` and the like as the path they print, followed by the rest of the
