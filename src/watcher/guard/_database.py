@@ -53,6 +53,9 @@ def test_database(x: At) -> bool:
     ]  # DB=app_test; dropdb "$DB"
     if bool(_TEST_ENV.search(x.cmd.source)) or any(_TEST_NAME.search(a.split("=", 1)[-1]) for a in args):
         return True
+    if x.name in ("sqlite3", "sqlite", "duckdb") and x.positional[:1] == [":memory:"]:
+        # sqlite3 :memory: 'DROP TABLE x': a database in memory, gone when the client exits (unless it attaches a file)
+        return not re.search(r"(?i)\battach\b|\.open\b", x.cmd.source)
     # docker exec app-test-redis redis-cli FLUSHALL: a container named for tests holds a test database
     container = re.match(
         r"\s*(?:docker|podman)\s+(?:compose\s+)?exec\s+(?:(?:-[uew]|--user|--env|--workdir|--env-file)[\s=]\S+\s+|-\w+\s+)*([\w.-]+)",
