@@ -71,6 +71,25 @@ def _value(node: SgNode) -> str:
     return _value(inner) if inner is not None else node.text()  # "rm", '/bin/rm': quoted, it still runs
 
 
+def _words(node: SgNode) -> list[str]:
+    """The words a command's word becomes: itself, or its brace expansion (``{/etc,/usr}``,
+    ``~/{a,b}/x``: one word for each choice, as the shell passes them)."""
+    if node.kind() != "concatenation":
+        return [_value(node)]
+    parts = node.children()
+    opening = next((i for i, c in enumerate(parts) if c.kind() == "word" and c.text() == "{"), -1)
+    closing = next((i for i, c in enumerate(parts) if i > opening and c.kind() == "word" and c.text() == "}"), -1)
+    if opening < 0 or closing != opening + 2 or "," not in parts[opening + 1].text():
+        return [_value(node)]
+    head = "".join(_value(c) for c in parts[:opening])
+    tail = "".join(_value(c) for c in parts[closing + 1 :])
+    choices = _unescape(parts[opening + 1].text()).split(",")
+    return [head + choice + tail for choice in choices[:_MAX_BRACES]]
+
+
+_MAX_BRACES = 32  # a brace's choices read: {a,b,…} past these is not a path list
+
+
 _DEFINES = re.compile(r"\(\s*\)|\bfunction\s")  # `name() …`, `function name …`
 
 
@@ -259,7 +278,7 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
         words_read += len(words)
         if words_read > MAX_WORDS:
             raise TooLong(f"over {MAX_WORDS:,} words")
-        argv = tuple(_value(c) for c in words) if node.kind() == "command" else (":",)
+        argv = tuple(w for c in words for w in _words(c)) if node.kind() == "command" else (":",)
         if node.kind() == "command_substitution":
             argv, words = ("cat",), []  # $(< FILE): the file, printed into the line
         if node.kind() == "declaration_command":

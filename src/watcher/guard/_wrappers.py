@@ -326,7 +326,8 @@ def inner_script(cmd: Command) -> str | None:
     for i, a in enumerate(args):
         script = None
         if _C_BUNDLE.fullmatch(a) and i + 1 < len(args):  # -c, -lc, -xec; not -ExecutionPolicy
-            script = args[i + 2] if args[i + 1] == "--" and i + 2 < len(args) else args[i + 1]
+            at = i + 2 if args[i + 1] == "--" and i + 2 < len(args) else i + 1
+            script = _with_parameters(args[at], args[at + 1 :]) if cmd.name not in ("cmd", "su") else args[at]
         elif a.lower() in ("--command", "-command", "/c", "/k") and i + 1 < len(args):
             script = " ".join(args[i + 1 :]) if cmd.name == "cmd" else args[i + 1]
         if script is not None:
@@ -342,6 +343,26 @@ def inner_script(cmd: Command) -> str | None:
     if cmd.stdin is not None:
         return cmd.stdin
     return _piped_text(cmd.feeder)
+
+
+def _with_parameters(script: str, given: list[str]) -> str:
+    """``sh -c 'rm -rf "$@"' _ ~``: the script with the words after it in place of ``$0``, ``$1``…,
+    ``$@`` and ``$*`` (the first word is ``$0``)."""
+    if not given or "$" not in script:
+        return script
+
+    def quoted(w: str) -> str:  # a word as given (~ and globs already the outer shell's), quoted if it must be
+        return shlex.quote(w) if re.search(r"[\s'\"\\;&|<>()$`]", w) or not w else w
+
+    def word(m: re.Match[str]) -> str:
+        name = next(g for g in m.groups() if g)
+        if name in ("@", "*"):
+            return " ".join(quoted(w) for w in given[1:])
+        n = int(name)
+        return quoted(given[n]) if n < len(given) else ""
+
+    every = re.sub(r'"\$([@*])"', word, script)  # "$@": the words, each one
+    return re.sub(r"\$\{(\d+|[@*])\}|\$(\d|[@*])", word, every)
 
 
 _C_BUNDLE = re.compile(r"-[abefhiklmnprstuvxBCEHOPT]*c[abefhiklmnprstuvxBCEHOPT]*")
