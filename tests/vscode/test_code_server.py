@@ -269,6 +269,58 @@ def test_a_server_that_cannot_start_says_how_to_fix_it(host: Host) -> None:
             browser.close()
 
 
+def _folder_with(tmp_path: Path, settings: dict[str, object]) -> Path:
+    """A project whose .vscode/settings.json holds ``settings`` (as a person might have written them)."""
+    folder = tmp_path / "settings-project"
+    (folder / ".vscode").mkdir(parents=True)
+    (folder / ".git").mkdir()
+    (folder / ".vscode" / "settings.json").write_text(json.dumps(settings))
+    (folder / "main.py").write_text("print('hello')\n")
+    return folder
+
+
+def test_settings_of_the_wrong_type_are_named_and_the_defaults_used(host: Host, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    folder = _folder_with(tmp_path, {"watcher.serverCommand": "watcher-lsp", "watcher.pollInterval": "fast"})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(f"{host.base}/?folder={folder}")
+            page.locator(".monaco-workbench").wait_for(timeout=60_000)
+            _open(page, "main.py")
+            toast = page.locator(".notifications-toasts")
+            expect(toast).to_contain_text('"watcher.serverCommand" must be a list of strings', timeout=30_000)
+            expect(toast).to_contain_text('"watcher.pollInterval" must be a number of seconds')
+            # the extension carried on with the defaults: watcher-lsp from PATH answered
+            expect(page.locator('[id$="watcher.status"]')).to_contain_text("pending", timeout=60_000)
+        finally:
+            browser.close()
+
+
+def test_a_server_that_exits_at_start_says_why(host: Host, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    command = [sys.executable, "-m", "watcher.lsp_bridge", "--log-level", "LOUD"]  # a wrong flag: exits at once
+    folder = _folder_with(tmp_path, {"watcher.serverCommand": command})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(f"{host.base}/?folder={folder}")
+            page.locator(".monaco-workbench").wait_for(timeout=60_000)
+            _open(page, "main.py")
+            toast = page.locator(".notifications-toasts")
+            expect(toast).to_contain_text("stopped before it answered, saying:", timeout=30_000)
+            expect(toast).to_contain_text("invalid choice: 'LOUD'")  # the server's own reason
+            expect(toast).not_to_contain_text("pip install")  # it is installed: installing is not the fix
+            expect(toast).not_to_contain_text("EPIPE")
+            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+        finally:
+            browser.close()
+
+
 def _open(page: Page, name: str) -> None:
     """Quick Open (Ctrl+P) a file of the workspace."""
     page.keyboard.press("Control+P")

@@ -10,6 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { WatcherExtension } from "./extension";
 import { Finding, WAITING, act, history } from "./history";
+import { readSettings } from "./settings";
 
 const ICONS = { critical: "$(error)", warning: "$(warning)", hint: "$(info)" } as const;
 
@@ -112,7 +113,7 @@ async function showHistory(extension: WatcherExtension): Promise<void> {
 
 /** The journal the server follows for the first folder: the setting, else the project's own. */
 function journalPath(folder: string): string {
-  const configured = vscode.workspace.getConfiguration("watcher").get<string>("journal", "").trim();
+  const configured = readSettings().journal;
   if (configured !== "") {
     return path.resolve(folder, configured);
   }
@@ -145,9 +146,9 @@ async function replay(extension: WatcherExtension, uri?: vscode.Uri): Promise<vo
   if (transcript === undefined) {
     return;
   }
-  const config = vscode.workspace.getConfiguration("watcher");
-  const roles = config.get<string[]>("roles", []).flatMap((role) => ["--watcher", role]);
-  const evaluator = config.get<string>("evaluator", "rules");
+  const settings = readSettings();
+  const roles = settings.roles.flatMap((role) => ["--watcher", role]);
+  const evaluator = settings.evaluator;
   const args = ["replay", transcript, "--journal", journalPath(folder), "--evaluator", evaluator, ...roles];
   const [command, prefix] = await extension.cliCommand();
   extension.log.info(`replaying: ${[command, ...prefix, ...args].join(" ")}`);

@@ -6,12 +6,23 @@
 // output channel with the server's log. It sends no telemetry.
 
 import * as vscode from "vscode";
-import { LanguageClient, LanguageClientOptions, RevealOutputChannelOn } from "vscode-languageclient/node";
+import {
+  CloseAction,
+  ErrorHandler,
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  State,
+} from "vscode-languageclient/node";
 import { registerCommands } from "./commands";
 import { MINIMUM_SERVER_VERSION, ServerCommand, atLeast, cliFor, serverCommand, serverEnvironment } from "./server";
+import { readSettings, warnAbout } from "./settings";
 import { WatcherStatus } from "./status";
 
 const LANGUAGES = ["python", "javascript", "javascriptreact", "typescript", "typescriptreact", "shellscript"];
+
+/** How many times a server that crashes is restarted within 3 minutes before the extension gives up. */
+const MAX_RESTARTS = 4;
 
 /** The settings whose change needs a new server process. */
 const RESTART_ON = ["watcher.serverCommand", "watcher.journal", "watcher.pollInterval"];
@@ -19,8 +30,37 @@ const RESTART_ON = ["watcher.serverCommand", "watcher.journal", "watcher.pollInt
 /** A client whose start-up failure is reported by the extension's own notification (with the fix). */
 class WatcherClient extends LanguageClient {
   override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
-    const startFailed = message.includes("couldn't create connection to server");
+    const startFailed =
+      message.includes("couldn't create connection to server") ||
+      (this.state !== State.Running && message.includes("connection to server is erroring")); // EPIPE, twice
     super.error(message, data, startFailed ? false : showNotification);
+  }
+}
+
+/** The output channel the client writes the server's stderr to, keeping its last line for our messages. */
+class LastWords {
+  private tail = "";
+  readonly channel: vscode.LogOutputChannel;
+
+  constructor(log: vscode.LogOutputChannel) {
+    this.channel = new Proxy(log, {
+      get: (target, name) => {
+        if (name === "append") {
+          return (text: string) => {
+            this.tail = (this.tail + text).slice(-2000);
+            target.append(text);
+          };
+        }
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** The last line the server wrote to stderr (empty when it wrote none). */
+  last(): string {
+    const lines = this.tail.split(/\r?\n/).filter((line) => line.trim() !== "");
+    return (lines.pop() ?? "").trim().slice(0, 300);
   }
 }
 
@@ -71,6 +111,7 @@ export class WatcherExtension implements vscode.Disposable {
   }
 
   private async startServer(): Promise<void> {
+    void warnAbout(readSettings().problems, this.log);
     const server = await serverCommand(this.log);
     this.server = server;
     this.log.info(`starting ${[server.command, ...server.args].join(" ")} (${server.origin})`);
@@ -79,12 +120,14 @@ export class WatcherExtension implements vscode.Disposable {
       { scheme: "untitled", language },
       { scheme: "vscode-notebook-cell", language },
     ]);
+    const stderr = new LastWords(this.log);
     const clientOptions: LanguageClientOptions = {
       documentSelector: selector,
-      outputChannel: this.log,
+      outputChannel: stderr.channel,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false, // no retry: the notification says how to fix it
+      errorHandler: this.errorHandler(() => client),
     };
     const client = new WatcherClient(
       "watcher",
@@ -97,7 +140,7 @@ export class WatcherExtension implements vscode.Disposable {
     } catch (error) {
       await client.dispose().catch(() => undefined);
       this.status.show();
-      void this.cannotStart(server, error);
+      void this.cannotStart(server, error, stderr.last());
       return;
     }
     const info = client.initializeResult?.serverInfo;
@@ -113,17 +156,52 @@ export class WatcherExtension implements vscode.Disposable {
     this.status.show();
   }
 
-  private async cannotStart(server: ServerCommand, error: unknown): Promise<void> {
-    const reason = String(error instanceof Error ? error.message : error);
-    const missing = /ENOENT/.test(reason) ? `${server.command} was not found` : "it stopped before it answered";
-    this.log.error(`the language server did not start (${server.origin}): ${reason}`);
+  /** vscode-languageclient's restart policy; when it gives up, the status bar and a message say so. */
+  private errorHandler(client: () => LanguageClient): ErrorHandler {
+    let fallback: ErrorHandler | undefined;
+    const policy = () => (fallback ??= client().createDefaultErrorHandler(MAX_RESTARTS));
+    return {
+      error: (error, message, count) => policy().error(error, message, count),
+      closed: async () => {
+        const result = await policy().closed();
+        if (result.action === CloseAction.DoNotRestart && this.client === client()) {
+          void this.lost();
+          return { ...result, handled: true };
+        }
+        return result;
+      },
+    };
+  }
+
+  /** The server crashed once too often: it stays stopped until the person restarts it. */
+  private async lost(): Promise<void> {
+    this.client = undefined;
+    this.status.show();
+    this.log.error(`the language server stopped ${MAX_RESTARTS + 1} times in 3 minutes; it is not restarted again`);
     const choice = await vscode.window.showErrorMessage(
-      `Watcher: the language server did not start: ${missing} (${server.origin}). ` +
-        `Install it with pip install 'watcher[lsp]' in the environment VS Code runs in, ` +
-        `or set "watcher.serverCommand" to the full path of watcher-lsp.`,
-      "Open Settings",
+      `Watcher: the language server stopped ${MAX_RESTARTS + 1} times in 3 minutes and is not restarted again. ` +
+        `See the log for why, then run "Watcher: Restart Server".`,
       "Show Log",
+      "Restart Server",
     );
+    if (choice === "Show Log") {
+      this.log.show();
+    } else if (choice === "Restart Server") {
+      await this.restart();
+    }
+  }
+
+  private async cannotStart(server: ServerCommand, error: unknown, said: string): Promise<void> {
+    const reason = String(error instanceof Error ? error.message : error);
+    this.log.error(`the language server did not start (${server.origin}): ${reason}`);
+    const message = /ENOENT/.test(reason)
+      ? `Watcher: the language server did not start: ${server.command} was not found (${server.origin}). ` +
+        `Install it with pip install 'watcher[lsp]' in the environment VS Code runs in, ` +
+        `or set "watcher.serverCommand" to the full path of watcher-lsp.`
+      : `Watcher: the language server did not start: ${server.command} (${server.origin}) stopped before it answered` +
+        (said ? `, saying: ${said}` : "; its reason is in the log") +
+        `. Fix that, then run "Watcher: Restart Server".`;
+    const choice = await vscode.window.showErrorMessage(message, "Open Settings", "Show Log");
     await this.followUp(choice);
   }
 

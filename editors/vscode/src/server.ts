@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { readSettings } from "./settings";
 
 /** The program and arguments that start `watcher-lsp` over stdio, and where they came from. */
 export interface ServerCommand {
@@ -28,9 +29,9 @@ interface PythonEnvironmentApi {
 }
 
 export async function serverCommand(log: vscode.LogOutputChannel): Promise<ServerCommand> {
-  const config = vscode.workspace.getConfiguration("watcher");
-  const poll = ["--poll", String(config.get<number>("pollInterval", 0.05))];
-  const configured = config.get<string[]>("serverCommand", []).filter((part) => part.trim() !== "");
+  const settings = readSettings();
+  const poll = ["--poll", String(settings.pollInterval)];
+  const configured = settings.serverCommand;
   if (configured.length > 0) {
     const [command, ...args] = configured;
     return { command, args: [...args, ...poll], origin: 'the "watcher.serverCommand" setting' };
@@ -74,7 +75,7 @@ function hasWatcher(python: string): Promise<boolean> {
 /** The server's environment: the editor's own, plus the journal chosen in the settings. */
 export function serverEnvironment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  const journal = vscode.workspace.getConfiguration("watcher").get<string>("journal", "").trim();
+  const journal = readSettings().journal;
   if (journal !== "") {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
     env.WATCHER_JOURNAL = path.resolve(folder, journal);
