@@ -162,6 +162,10 @@ def _xargs_words(cmd: Command) -> tuple[str, ...]:
         words = [w for a in args for w in a.replace("\\n", " ").split()]
         if words and not any("%" in w or "$(" in w or "`" in w for w in words):
             return tuple(words)
+    if feeder is None and cmd.stdin is not None and cmd.stdin.strip():  # xargs -I % sh -c 'rm -rf %' <<< ~
+        words = cmd.stdin.split()[:_MOST_LINES]
+        if not any("$(" in w or "`" in w for w in words):
+            return tuple(words)
     listed = _list_file(cmd)
     return (f"{INPUT}:{listed}}}" if listed else INPUT + "}",)
 
@@ -194,9 +198,14 @@ def input_file(word: str) -> str | None:
     return word[len(INPUT) + 1 : -1] if word.startswith(INPUT + ":") else ""
 
 
+_MOST_LINES = 64  # a here-document's lines read as xargs's inputs
+
+
 def _input_lines(cmd: Command) -> list[str]:
-    """The lines an ``echo``/``printf`` written out on the line feeds ``cmd``, each one whole."""
+    """The lines an ``echo``/``printf`` written out on the line (or a here-string) feeds ``cmd``, each one whole."""
     feeder = cmd.feeder
+    if feeder is None and cmd.stdin is not None:  # xargs -I % sh -c 'rm -rf %' <<< ~
+        return [line.strip() for line in cmd.stdin.split("\n") if line.strip()][:_MOST_LINES]
     if feeder is None or feeder.name not in ("echo", "printf") or feeder.feeder is not None:
         return []
     args = printed(feeder)
