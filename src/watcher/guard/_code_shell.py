@@ -72,6 +72,12 @@ def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]
     """The strings in ``region``: a list of words joined as one command (a name in it as the strings
     it holds: one command for each of a loop's values), a string as it is; a program named before
     its list of arguments (``spawnSync("rm", ["-rf", dir])``, ``execFile``) runs them."""
+    if _STRINGS_ONLY.fullmatch(region) and _PROGRAM_WORD.match(region):
+        # system "rm", "-rf", "/etc" (Perl, Ruby), os.execl('/bin/rm', 'rm', '-rf', '/'): one program and its words
+        words = [_QUOTED_ESCAPE.sub(r"\1", a or b) for a, b, _ in _LITERAL.findall(region)]
+        if len(words) > 2 and words[1] == words[0].rsplit("/", 1)[-1]:
+            words = words[1:]  # execl's path, then the program's own name as its first word
+        return [" ".join(_word(w) for w in words)]
     program = _PROGRAM_THEN_LIST.match(region)
     lines = [line for m in _LIST.finditer(region) for line in _list_lines(m.group(0), values or {})]
     named = (program.group(1) or program.group(2)) if program is not None else ""
@@ -81,6 +87,11 @@ def _texts(region: str, values: dict[str, list[str]] | None = None) -> list[str]
     return lines + [_QUOTED_ESCAPE.sub(r"\1", a or b) if a or b else c for a, b, c in _LITERAL.findall(region)]
 
 
+# a call's arguments that are strings alone, two or more: `"rm", "-rf", "/etc"`
+_STRINGS_ONLY = lazy(
+    r"""\s*(?:[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,\s*)+[fFrRbB]{0,2}(?:"[^"\n]*"|'[^'\n]*')\s*,?\s*"""
+)
+_PROGRAM_WORD = lazy(r"""\s*(?:"[\w./+-]{1,200}"|'[\w./+-]{1,200}')""")  # the first: a program's name, one word
 _QUOTED_ESCAPE = lazy(r"\\([\"'\\])")  # a quote or a backslash escaped in a string: "rm -rf \"$dir\""
 
 
