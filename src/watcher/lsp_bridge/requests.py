@@ -5,21 +5,25 @@ reader loop, where no response is sent: the client waits for ever. ``AnsweringPr
 that while the message is decoded and answers the request with ``Invalid params``, saying which
 field is wrong. Command errors are answered the same way, with our message, and logged as one
 line (pygls logs a traceback for each, which editors show in the server's output). A request
-after ``shutdown``, which pygls drops unanswered, is answered with ``Invalid request``.
+after ``shutdown``, which pygls drops unanswered, is answered with ``Invalid request``. The
+workspace it makes at ``initialize`` holds ``documents.EditedDocument``s (edits cost what they touch).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Generator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from cattrs import transform_error
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from watcher.core.logs import logger
+from watcher.lsp_bridge.documents import EditedWorkspace
 
 __all__ = ["AnsweringProtocol", "invalid_params"]
 
@@ -60,6 +64,16 @@ class AnsweringProtocol(LanguageServerProtocol):
             if not (isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str)):
                 raise
             return _Refused(data["id"], data["method"], _reason(exc))
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, types.InitializeResult]:
+        """pygls' initialize, then the same workspace as an ``EditedWorkspace`` (no document is open yet)."""
+        result = yield from super().lsp_initialize(params)
+        made = self.workspace
+        self._workspace = EditedWorkspace(
+            made.root_uri, made._sync_kind, list(made.folders.values()), made.position_encoding
+        )
+        return result
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Refused):
