@@ -90,3 +90,25 @@ async def test_cell_found_by_observed_source(client: LanguageClient, repo: Path)
     [by_index] = await wait_until(lambda: diagnostics(client, third), what="a diagnostic matched by index")
     assert by_index.severity == types.DiagnosticSeverity.Information
     assert diagnostics(client, first) == []
+
+
+async def test_closing_the_notebook_clears_the_findings_matched_to_its_cells(
+    client: LanguageClient, repo: Path
+) -> None:
+    notebook = repo / "closed.ipynb"
+    cell = f"{notebook.as_uri()}#cell0"
+    source = "total = sum(range(10))\n"
+    where = [{"cell_id": "closing-1", "start_line": 1}]
+    await write_events(
+        journal_of(repo),
+        [_observed("kernel-3", 0, source, "closing-1"), interjection("nb-closed", session="kernel-3", locations=where)],
+    )
+    _open_notebook(client, notebook, {cell: source})
+    await wait_until(lambda: diagnostics(client, cell), what="a diagnostic on the matching cell")
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook.as_uri()),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=cell)],
+        )
+    )
+    await wait_until(lambda: not diagnostics(client, cell), what="the closed cell's diagnostic cleared")

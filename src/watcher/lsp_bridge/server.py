@@ -259,6 +259,10 @@ def create_server(*, interval: float = 0.05, settings: Settings | None = None) -
     def notebook_changed(ls: WatcherLanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
         ls.refresh_all(cells_only=True)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_closed(ls: WatcherLanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.refresh_all(cells_only=True)  # a finding matched to a closed notebook's cell has nowhere to be
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
     )
