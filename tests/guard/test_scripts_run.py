@@ -37,6 +37,11 @@ WRITTEN = {  # file, text an earlier call wrote -> a command that runs it: denie
         "destructive-delete",
     ),
     "leak.py": ("import os\nos.system('cat ~/.ssh/id_rsa')\n", "uv run python leak.py", "secret-read"),
+    "sweep.py": (  # uv runs a .py file with Python, with no #! line
+        "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n",
+        "uv run sweep.py",
+        "destructive-delete",
+    ),
     "drop.ipynb": (
         _notebook("import pandas as pd", "!psql -h db.prod.example.com -c 'DROP DATABASE app'"),
         "jupyter nbconvert --execute --to notebook drop.ipynb",

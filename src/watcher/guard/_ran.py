@@ -35,6 +35,7 @@ MAX_SCRIPT_BYTES = 16 * 1024
 RECENT_S = 30 * 60
 _TEMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/private/tmp")
 _SH_FAMILY = frozenset(SHELLS - {"powershell", "pwsh", "cmd", "fish", "busybox"}) | {"source", "."}
+_PY_LAUNCHERS = frozenset({"uv", "pdm", "rye", "pipx"})  # `uv run x.py`: a .py file is run with Python
 _FILE_INTERPRETERS = frozenset({"python", "python2", "python3", "perl", "ruby", "node", "php", "bun", "Rscript"})
 # database clients that run a file of SQL: the options that name it (and any client fed one by `<`)
 _SQL_FILE_CLIENTS: dict[str, frozenset[str]] = {
@@ -77,6 +78,8 @@ def script_ran(c: Command, place: Place) -> Ran | None:
         return None
     if notebook := notebook_run(c):
         return Ran(notebook, place.resolve(notebook), "notebook")
+    if c.wrapped_by[-1:] and c.wrapped_by[-1] in _PY_LAUNCHERS and c.argv[0].endswith((".py", ".pyw")):
+        return Ran(c.argv[0], place.resolve(c.argv[0]), "python3")  # uv run x.py: Python runs it, #! or not
     if "/" in c.argv[0] and "://" not in c.argv[0] and c.name not in SHELLS and c.name not in INTERPRETERS:  # ./x.sh
         return Ran(c.argv[0], place.resolve(c.argv[0]), "")
     ts = [a for a in c.args if not a.startswith("-")]
