@@ -5,6 +5,7 @@ none it would show), and the server carries on."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -146,3 +147,19 @@ async def test_a_replace_all_in_a_large_open_file_does_not_stall_the_server(clie
     await write_events(journal_of(repo), [interjection("big", locations=[{"path": "big.py", "start_line": 148_600}])])
     [diag] = await wait_until(lambda: diagnostics(client, uri), what="the finding on the edited line")
     assert diag.range.end.character == len("RENAMED_148599 = 148599  # some text here é")
+
+
+async def test_a_finding_on_a_fifo_or_a_device_does_not_hang_the_server(client: LanguageClient, repo: Path) -> None:
+    """Reading a FIFO (or /dev/stdin) for line lengths blocked the server for ever; /dev/zero filled its memory."""
+    os.mkfifo(repo / "pipe.py")
+    (repo / "after.py").write_text("a = 1\n")
+    events = [
+        interjection("on-fifo", locations=[{"path": "pipe.py", "start_line": 2}]),
+        interjection("on-zero", locations=[{"path": "/dev/zero", "start_line": 1}]),
+        interjection("after-them", locations=[{"path": "after.py", "start_line": 1}]),
+    ]
+    await write_events(journal_of(repo), events)
+    [diag] = await wait_until(lambda: diagnostics(client, (repo / "pipe.py").as_uri()), what="the finding on the FIFO")
+    assert diag.range == types.Range(types.Position(1, 0), types.Position(2, 0))  # whole lines: its text is unknown
+    await wait_until(lambda: diagnostics(client, (repo / "after.py").as_uri()), what="the findings after it")
+    await asyncio.wait_for(_history(client), 10)

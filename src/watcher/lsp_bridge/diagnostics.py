@@ -10,10 +10,12 @@ because each ``publishDiagnostics`` replaces everything the client holds for tha
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
 from watcher.core.interjection import Location
@@ -62,12 +64,31 @@ def location_uris(workspace: Workspace, book: FindingBook, finding: Finding, loc
     return cell_uris_for(workspace, location.cell_id, book.source_of(finding, location.cell_id))
 
 
+MAX_READ_BYTES = 20_000_000  # a file on disk read for its line lengths; past this, whole lines will do
+
+
+def _readable(uri: str) -> bool:
+    """Whether the file ``uri`` names may be read on the server's loop: a regular file, not too large.
+
+    A location's path comes from the journal (an agent's tool call): a FIFO or ``/dev/stdin`` would
+    block the server for ever, ``/dev/zero`` would fill its memory.
+    """
+    path = to_fs_path(uri)
+    try:
+        found = os.stat(path) if path else None
+    except (OSError, ValueError):
+        return False
+    return found is not None and stat.S_ISREG(found.st_mode) and found.st_size <= MAX_READ_BYTES
+
+
 def _lines(workspace: Workspace, uri: str) -> list[str] | None:
     """The document's lines: the editor's copy when synced, else the file on disk, else None."""
     synced = workspace.text_documents
     document = synced.get(uri) or synced.get(unquote(uri))
     try:
         if document is None and uri.startswith("file:"):
+            if not _readable(uri):
+                return None
             document = workspace.get_text_document(uri)
         if document is not None:
             return [line.rstrip("\r\n") for line in document.lines]
