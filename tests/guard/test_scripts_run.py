@@ -179,3 +179,34 @@ def test_a_package_script_doing_the_projects_work_or_the_projects_own_is_allowed
     decision = _judge(place, "npm run nuke")[0]
     package.unlink()
     assert decision == "allow"
+
+
+MAKEFILE = (
+    "APP = web\n.PHONY: build clean deploy\nbuild: deps\n\tgo build ./...\n\n"
+    "clean:\n\t@echo cleaning $(APP)\n\trm -rf $(HOME)/*\n\ntidy:\n\t-rm -rf build dist\n\n"
+    "deploy: build ; git push -f origin main\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "decision"),
+    [
+        ("make clean", "deny"),
+        ("make -C . clean", "deny"),
+        ("make -j4 deploy", "deny"),
+        ("make", "allow"),  # the first target: build
+        ("make tidy", "allow"),
+        ("make -n clean", "allow"),  # printed, not run
+    ],
+)
+def test_a_makefile_the_session_wrote_is_judged_when_make_builds_a_target(
+    place: tuple[Path, Path], command: str, decision: str
+) -> None:
+    makefile = place[0] / "Makefile"
+    makefile.write_text(MAKEFILE)
+    try:
+        found = _judge(place, command)
+    finally:
+        makefile.unlink()  # the project is shared by this module's tests
+    assert found[0] == decision, found
+    assert decision == "allow" or found[2].startswith("runs the make target "), found

@@ -32,7 +32,7 @@ from watcher.guard._files import Finding, config_inside, secret_file, write_find
 from watcher.guard._lazy import lazy
 from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
-from watcher.guard._package import package_scripts
+from watcher.guard._package import make_recipes, package_scripts
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
@@ -153,12 +153,14 @@ def _findings(
         if depth < _MAX_SCRIPT_DEPTH and not INTERPRETERS.keys() & set(c.wrapped_by) and (ran := script_ran(c, here)):
             yield from _script_findings(ran, c, written, here, policy, deadline, depth)  # not a string in code
         if depth < _MAX_SCRIPT_DEPTH and c.name in _PACKAGE_MANAGERS:  # npm run clean: package.json's line
-            for script, line in package_scripts(c, here.cwd, functools.partial(readable, place=here)):
+            read = functools.partial(readable, place=here)
+            for script, line in [*package_scripts(c, here.cwd, read), *make_recipes(c, here.cwd, read)]:
                 for category, reason in _findings(
                     line, commands(line, depth + 1, deadline), here, policy, deadline, depth + 1
                 ):
                     if category != "unreadable":
-                        yield category, f"runs the package script {script} ({_shown(line)}), which {reason}"
+                        kind = "make target" if c.name in ("make", "gmake") else "package script"
+                        yield category, f"runs the {kind} {script} ({_shown(line)}), which {reason}"
         for word, text in _written(ctx):
             path = ctx.path(word)
             written[path] = written.get(path, "") + text if text and ">>" in _operator(c, word) else text
@@ -185,10 +187,8 @@ def _links(cmds: list[Command], place: Place) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-_MAX_SCRIPT_DEPTH = 2
-_PACKAGE_MANAGERS = frozenset(
-    {"npm", "pnpm", "yarn", "bun"}
-)  # a script run by a script run by the line is read; one further is not
+_MAX_SCRIPT_DEPTH = 2  # a script run by a script run by the line is read; one further is not
+_PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun", "make", "gmake"})  # they run a file's scripts
 
 
 def _operator(c: Command, word: str) -> str:

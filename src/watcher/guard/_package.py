@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 
 from watcher.guard._simple import Command
 
-__all__ = ["package_scripts"]
+__all__ = ["make_recipes", "package_scripts"]
 
 _RUNS = frozenset({"run", "run-script", "rum", "urn"})
 _LIFECYCLE = {"test": "test", "t": "test", "tst": "test", "start": "start", "stop": "stop", "restart": "restart"}
@@ -65,3 +66,54 @@ def _scripts(path: str, read: Callable[[str], str | None]) -> dict[str, object]:
         return {}
     scripts = data.get("scripts") if isinstance(data, dict) else None
     return scripts if isinstance(scripts, dict) else {}
+
+
+_MAKE_VALUED = frozenset({"-C", "--directory", "-f", "--file", "--makefile", "-j", "--jobs", "-l", "-o", "-W", "-I"})
+_MAKE_DRY = frozenset({"-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-p", "--print-data-base"})
+_MAKE_VAR = re.compile(r"\$[({]([A-Za-z_][\w]*)[)}]")  # $(HOME), ${HOME}: the environment's, as the shell names it
+
+
+def make_recipes(c: Command, folder: str, read: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """(target, its recipe as shell lines) for each target ``make`` builds from ``folder``'s Makefile
+    (the first target when none is named), when ``read`` gives its text (one the session wrote)."""
+    if c.name not in ("make", "gmake") or _MAKE_DRY & set(c.args):
+        return []  # make -n: the recipes printed, not run
+    args, targets, makefile, i = list(c.args), [], "", 0
+    while i < len(args):
+        a = args[i]
+        if a in _MAKE_VALUED and i + 1 < len(args):
+            if a in ("-C", "--directory"):
+                folder = os.path.normpath(os.path.join(folder, args[i + 1]))
+            elif a in ("-f", "--file", "--makefile"):
+                makefile = args[i + 1]
+            i += 2
+            continue
+        if not a.startswith("-") and "=" not in a:
+            targets.append(a)
+        i += 1
+    names = [makefile] if makefile else ["GNUmakefile", "makefile", "Makefile"]
+    text = next((t for n in names if (t := read(os.path.normpath(os.path.join(folder, n))))), None)
+    if not text:
+        return []
+    recipes = _recipes(text)
+    wanted = targets or list(recipes)[:1]
+    return [(t, recipes[t]) for t in wanted if recipes.get(t)]
+
+
+def _recipes(text: str) -> dict[str, str]:
+    """Each rule's target and its recipe lines (``@``/``-``/``+`` prefixes dropped, ``$$`` as ``$``)."""
+    out: dict[str, str] = {}
+    current: list[str] = []
+    for line in text.replace("\\\n", " ").split("\n"):
+        if line.startswith("\t"):
+            body = line[1:].lstrip("@-+ ")
+            if current and body.strip():
+                for t in current:
+                    out[t] = (out.get(t, "") + "\n" + _MAKE_VAR.sub(r"$\1", body).replace("$$", "$")).strip()
+            continue
+        m = re.match(r"^([^\s:=#][^:=#]*?)\s*::?(?!=)", line)
+        current = [t for t in m.group(1).split() if not t.startswith(".")] if m else []
+        if m and (rest := line[m.end() :]).find(";") >= 0:  # target: deps ; recipe
+            for t in current:
+                out[t] = (out.get(t, "") + "\n" + rest.split(";", 1)[1].strip()).strip()
+    return out
