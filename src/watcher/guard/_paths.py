@@ -82,6 +82,10 @@ class Place(NamedTuple):
             text = os.path.join("/root" if user == "root" else f"/home/{user}", text[len(user) + 2 :])
         if text.startswith("$(") and (found := self._folder_of(text, assigned)) is not None:
             return found
+        if text.startswith("${!") and (m := _INDIRECT.match(text)):
+            named = dict(self.values).get(m[1], "")  # v=HOME; ${!v}: the variable v names
+            if re.fullmatch(r"[A-Za-z_]\w*", named):
+                return self.resolve("${" + named + "}" + text[m.end() :], assigned)
         if text.startswith("${") and (m := _CHANGED_VAR.match(text)) and (value := self._value_of(m["n"])):
             changed = _changed(value, m["op"])  # ${HOME%/*}: the home's value, changed as the shell changes it
             if changed is not None:
@@ -177,6 +181,7 @@ class Place(NamedTuple):
         return self.home + pattern[1:] if pattern.startswith("~") else pattern
 
 
+_INDIRECT = re.compile(r"^\$\{!([A-Za-z_]\w*)\}")  # ${!v}: the value of the variable whose name v holds
 # ${NAME#pat} ${NAME%%pat} ${NAME/pat/new} ${NAME:1:4} ${NAME^^}: a known value, changed by the shell
 _CHANGED_VAR = re.compile(r"^\$\{(?P<n>[A-Za-z_]\w*)(?P<op>(?:##?|%%?|//?|:\s*\d|:\s+-\d|\^\^?|,,?)[^}]*)\}")
 
