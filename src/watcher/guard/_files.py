@@ -333,7 +333,7 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     ``recursive``: the delete takes folders; ``whole``: a glob names everything in ``path``.
     """
     if path == UNSET:
-        return "a path built from a variable that is not set: with it empty, that is the filesystem root"
+        return "a path built from a variable this call does not set: what it holds is unknown here, and empty it can make the path the filesystem root"
     if not (recursive or whole) and (path in ("/", place.home) or place.holds_project(path)):
         return None  # a folder: a delete without -r refuses it
     if path == "/":
