@@ -180,6 +180,12 @@ async def test_history_lists_findings_and_attached_watchers(client: LanguageClie
     assert {"session": "history-1", "watcher": "security", "journal": str(journal_of(repo))} in history["watchers"]
     [h1] = [f for f in history["findings"] if f["interjection"]["id"] == "h1"]
     assert (h1["status"], h1["shown"], h1["injectable"]) == ("pending", True, True)
+    # the status bar's question, every 3 s: counts, not every finding
+    params = types.ExecuteCommandParams(command="watcher.history", arguments=[{"summary": True}])
+    counts = await client.workspace_execute_command_async(params)
+    waiting = [f for f in history["findings"] if f["shown"] and f["status"] in ("pending", "queued", "requested")]
+    assert (counts["waiting"], counts["total"]) == (len(waiting), len(history["findings"])) and "findings" not in counts
+    assert counts["watchers"] == history["watchers"]
 
     await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="watcher.dismiss", arguments=[{"interjection_id": "h1"}])

@@ -5,6 +5,7 @@ The server follows ``$WATCHER_JOURNAL`` (a ``postgresql://`` URL) instead of the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,18 @@ async def test_the_language_server_follows_a_postgresql_journal(tmp_path: Path, 
     client = await ClientServerConfig(SERVER, server_env=server_env(WATCHER_JOURNAL=secret)).start()
     try:
         await start_session(client, "visual-studio-code", repo)  # type: ignore[arg-type]
-        await write_events(pg_url, [interjection("pg1", severity="warning")])
+        payload = {"status": "attached", "role": "security", "mode": "manual", "authority": "supervisor"}
+        attached = {"kind": "watcher", "session": "agent-1", "watcher": "security", "payload": payload}
+        await write_events(pg_url, [attached, interjection("pg1", severity="warning")])
         [diag] = await wait_until(lambda: diagnostics(client, uri), within=30, what="a diagnostic from the server")  # type: ignore[arg-type]
         assert diag.severity == types.DiagnosticSeverity.Warning and diag.data["interjection_id"] == "pg1"
         assert not (repo / ".watcher").exists(), "the server read the server's journal, made no file"
         assert "hunter2" not in str(diag.data) and diag.data["journal"].startswith("postgresql://watcher@")
+        for asked in ([], [{"summary": True}]):  # the history view's and the status bar's
+            history = await client.workspace_execute_command_async(  # type: ignore[attr-defined]
+                types.ExecuteCommandParams(command="watcher.history", arguments=asked)
+            )
+            assert history["watchers"] and "hunter2" not in json.dumps(history)  # the watchers' journal carried it
         await client.workspace_execute_command_async(  # type: ignore[attr-defined]
             types.ExecuteCommandParams(
                 command="watcher.dismiss", arguments=[{"interjection_id": "pg1", "journal": diag.data["journal"]}]
