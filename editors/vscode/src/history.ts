@@ -38,6 +38,28 @@ export async function history(client: LanguageClient): Promise<History> {
   return client.sendRequest(ExecuteCommandRequest.type, { command: "watcher.history", arguments: [] });
 }
 
+/** The attached watchers and the counts of interjections, without the interjections themselves. */
+export interface Summary {
+  watchers: { session: string; watcher: string; journal: string }[];
+  waiting: number;
+  total: number;
+}
+
+/** What the status bar shows, asked every few seconds: counts, not every finding (a server older than
+ * the `summary` argument answers with the whole history, which is counted here). */
+export async function summary(client: LanguageClient): Promise<Summary> {
+  const answer: Partial<Summary> & Partial<History> = await client.sendRequest(ExecuteCommandRequest.type, {
+    command: "watcher.history",
+    arguments: [{ summary: true }],
+  });
+  const findings = answer.findings ?? [];
+  return {
+    watchers: answer.watchers ?? [],
+    waiting: answer.waiting ?? findings.filter((f) => f.shown && WAITING.has(f.status)).length,
+    total: answer.total ?? findings.length,
+  };
+}
+
 /** Ask the server to inject (optionally edited text) or dismiss; the journal's owner applies it. */
 export async function act(
   client: LanguageClient,

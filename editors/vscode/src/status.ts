@@ -2,7 +2,7 @@
 
 import * as vscode from "vscode";
 import type { WatcherExtension } from "./extension";
-import { WAITING, history } from "./history";
+import { summary } from "./history";
 
 const REFRESH_MS = 3000;
 
@@ -50,14 +50,13 @@ export class WatcherStatus implements vscode.Disposable {
       return;
     }
     try {
-      const { watchers, findings } = await history(client);
-      const waiting = findings.filter((f) => f.shown && WAITING.has(f.status)).length;
+      const { watchers, waiting, total } = await summary(client);
       const names = [...new Set(watchers.map((w) => `${w.watcher} on ${w.session}`))];
       this.item.text = `$(eye) ${watchers.length} watcher${watchers.length === 1 ? "" : "s"} · ${waiting} pending`;
       this.item.tooltip = new vscode.MarkdownString(
         `**Watcher**\n\n${names.length ? names.map((n) => `- ${n}`).join("\n") : "No watcher attached now."}\n\n` +
           `${waiting} interjection${waiting === 1 ? "" : "s"} waiting to reach ${waiting === 1 ? "its" : "their"} session, ` +
-          `${findings.length} in the history. Click to show the history.`,
+          `${total} in the history. Click to show the history.`,
       );
     } catch (error) {
       this.extension.log.warn(`cannot read the watcher history: ${String(error)}`);
