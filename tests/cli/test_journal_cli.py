@@ -166,3 +166,11 @@ def test_a_locked_journal_is_busy_not_damaged(tmp_path: Path) -> None:
             assert locker.stdin is not None
             locker.stdin.close()
     assert watcher("journal", "check", path).returncode == 0
+
+
+def test_a_folder_at_a_journals_own_path_is_said_to_be_moved_aside(tmp_path: Path) -> None:
+    taken = tmp_path / "journal.sqlite3"
+    taken.mkdir()
+    done = watcher("journal", "check", str(taken))
+    refused(done, f"{taken} is a folder, not a journal file; move the folder aside, or give another path")
+    assert "journal.sqlite3/journal.sqlite3" not in done.stderr

@@ -94,6 +94,8 @@ def busy(path: Path, exc: BaseException) -> JournalError:
 
 def a_folder(path: Path) -> JournalError:
     """The error for a journal path that names a folder (SQLite only says "unable to open")."""
+    if path.suffix in (".sqlite3", ".sqlite", ".db"):  # a journal's own path, taken by a folder: move that aside
+        return JournalError(f"{path} is a folder, not a journal file; move the folder aside, or give another path")
     return JournalError(
         f"{path} is a folder, not a journal file; give the path of a file, such as {path / 'journal.sqlite3'}"
     )
