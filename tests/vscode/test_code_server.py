@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Locator, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")
@@ -166,6 +166,26 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(5)
 
 
+def _quick_fixes(page: Page, menu: Locator, line: str) -> None:
+    """Open the quick-fix menu at ``line`` until it lists Dismiss, as a person presses Ctrl+. again.
+
+    On a loaded machine the editor can answer "No code actions available" (its TypeScript
+    refactorings absent too) when the code-action request comes back late; a second try gets them.
+    """
+    from playwright.sync_api import expect
+
+    for attempt in range(4):
+        _go_to_line(page, line)
+        page.keyboard.press("Control+.")
+        try:
+            expect(menu).to_contain_text("Dismiss", timeout=15_000)
+            return
+        except AssertionError:
+            if attempt == 3:
+                raise
+            page.keyboard.press("Escape")
+
+
 def _replay(transcript: Path, journal: Path, cwd: Path) -> None:
     """A watcher running over a recorded session, writing to the journal (another process)."""
     subprocess.run(
@@ -221,10 +241,8 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
 
             # the quick fix on line 4: Ctrl+. lists Inject/Dismiss; Dismiss goes through the server
             editor.click()
-            _go_to_line(page, "4:10")  # inside the finding (it starts at column 3)
-            page.keyboard.press("Control+.")
             menu = page.locator(".action-widget")
-            expect(menu).to_contain_text("Dismiss", timeout=15_000)
+            _quick_fixes(page, menu, "4:10")  # inside the finding (it starts at column 3)
             page.screenshot(path=str(ARTIFACTS / "vscode.png"))
             _choose(page, "Dismiss")
             expect(problems).not_to_contain_text("SQL injection in login()", timeout=15_000)
