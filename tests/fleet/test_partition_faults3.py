@@ -33,7 +33,7 @@ pytestmark = [
 # (5 + 3 x 2 s in use) so the test is quick
 HOST = textwrap.dedent(
     """
-    import sys, time
+    import sys
     import psycopg
     from watcher.runtime import _pg_store
     _pg_store.SERVER_LINK = {"tcp_keepalives_idle": 1, "tcp_keepalives_interval": 1, "tcp_keepalives_count": 2,
@@ -43,7 +43,7 @@ HOST = textwrap.dedent(
     cur = conn.execute("BEGIN; SELECT pg_current_xact_id()")
     cur.nextset()
     print(cur.fetchone()[0], flush=True)
-    time.sleep(120)
+    sys.stdin.read()  # quiet inside the transaction until the test ends this process
     """
 )
 
@@ -64,6 +64,7 @@ def test_a_transaction_of_a_host_cut_off_ends_within_seconds(machine: tuple[Loca
     Journal(url).close()
     proc = subprocess.Popen(
         host.command([sys.executable, "-c", HOST, server.url("cut", host=host.server_ip)]),
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
