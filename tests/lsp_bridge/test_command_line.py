@@ -28,7 +28,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
         (["--poll", "0"], "give 0.01 seconds or more"),  # 0 would read the journal in a busy loop
         (["--poll", "nan"], "give 0.01 seconds or more"),
         (["--poll", "soon"], "'soon' is not a number of seconds"),
-        (["--tcp", "--port", "99999"], "99999 is not a port number; give one from 1 to 65535"),
+        (["--tcp", "--port", "99999"], "99999 is not a port number; give one from 0 to 65535 (0: any free port)"),
     ],
 )
 def test_a_bad_flag_value_is_a_usage_error(args: list[str], said: str) -> None:
