@@ -45,7 +45,9 @@ def _port(text: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; give one from 0 to 65535 (0: any free port)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port number; give one from 0 to 65535 (0: any free port)"
+        ) from None
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port number; give one from 0 to 65535 (0: any free port)")
     return port
