@@ -1,5 +1,5 @@
 """A careless or unlucky client: edits to documents it never opened, arguments of the wrong type,
-a folder removed from the workspace, requests after ``shutdown``. Each gets a clear answer (or
+a folder removed from the workspace, requests after ``shutdown``, ``exit`` without it. Each gets a clear answer (or
 none it would show), and the server carries on."""
 
 from __future__ import annotations
@@ -121,7 +121,20 @@ async def test_a_request_after_shutdown_is_answered_not_dropped(tmp_path: Path) 
             await asyncio.wait_for(_history(lsp), 10)
         lsp.exit(None)
         assert lsp._server is not None
-        await asyncio.wait_for(lsp._server.wait(), 10)
+        assert await asyncio.wait_for(lsp._server.wait(), 10) == 0  # exit after shutdown: a clean one
+    finally:
+        await lsp.stop()
+
+
+async def test_exit_without_shutdown_exits_with_1(tmp_path: Path) -> None:
+    """The LSP rule: ``exit`` not preceded by ``shutdown`` ends the process with 1 (it was 0)."""
+    lsp = LanguageClient()
+    await lsp.start_io(*SERVER, env=server_env())
+    try:
+        await start_session(lsp, "neovim", make_workspace(tmp_path))
+        lsp.exit(None)
+        assert lsp._server is not None
+        assert await asyncio.wait_for(lsp._server.wait(), 10) == 1
     finally:
         await lsp.stop()
 

@@ -65,7 +65,7 @@ def _period(text: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the language server until the client disconnects."""
+    """Run the language server until the client disconnects; the process's exit code."""
     args = _parser().parse_args(argv)
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="watcher-lsp %(levelname)s %(name)s: %(message)s"
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
     else:
         server.start_io()
-    return 0
+    return server.exit_code  # 1 when the client sent ``exit`` without ``shutdown`` first (the LSP rule)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,8 @@ class WatcherLanguageServer(LanguageServer):
         self.tasks: set[asyncio.Task[None]] = set()
         self.follow_tasks: dict[Path | str, asyncio.Task[None]] = {}  # each followed journal's task
         self.published = DiagnosticSet()
+        self.shut_down = False  # the client asked for ``shutdown``: the ``exit`` after it is a clean one
+        self.exit_code = 0  # what the process exits with (the LSP rule: 1 when ``exit`` came without ``shutdown``)
 
     # --- journals -----------------------------------------------------------------------------
 
@@ -289,7 +291,12 @@ def create_server(*, interval: float = 0.05, settings: Settings | None = None) -
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: WatcherLanguageServer, params: None) -> None:
+        ls.shut_down = True
         await ls.stop_following()
+
+    @server.feature(types.EXIT)
+    def exit_(ls: WatcherLanguageServer, params: None) -> None:
+        ls.exit_code = 0 if ls.shut_down else 1  # pygls computes the same, but its exit is swallowed by start_io
 
     return server
 
