@@ -28,7 +28,7 @@ import pytest
 from watcher.cli import main
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
-from watcher.runtime import Journal, _pg_store
+from watcher.runtime import Journal, _pg_messages, _pg_store
 from watcher.runtime._pg_schema import VERSION
 from watcher.runtime._store import journal_label
 from watcher.runtime.events import ObservationEvent
@@ -133,7 +133,8 @@ def test_a_user_without_privileges_is_told_how_to_get_them(cli: Any, pg_server: 
 @pytest.fixture
 def short_lock_timeout(monkeypatch: pytest.MonkeyPatch) -> float:
     """Statements wait half a second for another session's lock (10 s in use: too long for a test)."""
-    monkeypatch.setattr(_pg_store, "LOCK_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(_pg_store, "LOCK_TIMEOUT_S", 0.5)  # what each connection sets
+    monkeypatch.setattr(_pg_messages, "LOCK_TIMEOUT_S", 0.5)  # what a message says it waited
     return 0.5
 
 
@@ -361,7 +362,12 @@ def test_check_of_a_newer_schema_says_upgrade_watcher_not_migrate(cli: Any, pg_u
         ("postgresql://pw:hunter2@h:5/db", "postgresql://pw@h:5/db"),
         ("postgresql:///db?host=/tmp/s&password=hunter2&user=w", "postgresql:///db?host=/tmp/s&user=w"),
         ("postgresql://w@h/db?PASSWORD=hunter2", "postgresql://w@h/db"),
-        ("postgresql://pw:hunter2@[::1:5/db", "postgresql://(an unreadable URL)"),
+        ("postgresql://pw:hunter2@[::1:5/db", "postgresql://pw@[::1:5/db"),
+        ("postgresql://u:hun?ter2@h/db", "postgresql://u@h/db"),  # libpq reads '?' and '#' in a password as its own
+        ("postgresql://u:hun#ter2@h", "postgresql://u@h"),
+        ("postgresql://u:hun@ter2@h/db", "postgresql://u@h/db"),  # a stray '@': dropped whole, not shown in part
+        ("postgresql://u:hun/ter2@h/db", "postgresql://(an unreadable URL)"),
+        ("postgresql://u@h/db?pass%77ord=hunter2&sslmode=require", "postgresql://u@h/db?sslmode=require"),
     ],
 )
 def test_a_journal_label_holds_no_password(url: str, label: str) -> None:
@@ -436,7 +442,7 @@ def test_a_hung_server_at_connect_is_said_to_answer_too_slowly(cli: Any, pg_url:
     ids=["hosts", "ipv6", "socket", "options"],
 )
 def test_a_journal_is_named_by_a_url_that_works_pasted_back_without_its_password(url: str, said: str) -> None:
-    assert _pg_store.describe(url) == said
+    assert journal_label(url) == said
 
 
 def test_a_search_path_naming_no_schema_is_said_so(cli: Any, pg_server: LocalPostgres) -> None:

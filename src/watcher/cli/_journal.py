@@ -186,8 +186,8 @@ def _max_id(conn: sqlite3.Connection) -> int | None:
 
 def _check_server(url: str) -> int:
     from watcher.runtime._pg_admin import inspect_journal
+    from watcher.runtime._pg_messages import migrate_command
     from watcher.runtime._pg_schema import VERSION
-    from watcher.runtime._pg_store import migrate_command
 
     health = inspect_journal(url)
     print(f"{health.where}: {'ok' if health.ok else 'needs attention'} (PostgreSQL {health.server})")

@@ -10,17 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from watcher.core.errors import JournalError
+from watcher.runtime._pg_messages import connect_error, first_line, locked_error, no_schema_error, privilege_error
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._pg_store import (
-    configure,
-    connect_error,
-    conninfo,
-    describe,
-    first_line,
-    locked_error,
-    no_schema_error,
-    privilege_error,
-)
+from watcher.runtime._pg_store import configure
+from watcher.runtime._pg_urls import conninfo
+from watcher.runtime._store import journal_label
 
 try:
     import psycopg
@@ -59,7 +53,7 @@ def _connect(target: str, where: str) -> psycopg.Connection[Any]:
 
 def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
     """Create or upgrade the journal schema at ``url``: (version before, version now, tables created again)."""
-    where = describe(url)
+    where = journal_label(url)
     target = conninfo(url, connect_timeout=5)
     try:
         with _connect(target, where) as conn:
@@ -88,7 +82,7 @@ def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
 
 def inspect_journal(url: str) -> JournalHealth:
     """The journal at ``url`` as the server sees it now."""
-    where = describe(url)
+    where = journal_label(url)
     target = conninfo(url, connect_timeout=5)
     try:
         with _connect(target, where) as conn:

@@ -27,8 +27,9 @@ from typing import Any
 from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
-__all__ = ["RECONNECT_MAX_S", "JournalPool", "Watch", "Watchdog"]
+__all__ = ["POOL_SIZE", "RECONNECT_MAX_S", "JournalPool", "Watch", "Watchdog"]
 
+POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 RECONNECT_MAX_S = 1.0  # the longest wait between two tries to reach a server that went away
 
 

@@ -31,57 +31,46 @@ to do; no driver traceback reaches a user.
 from __future__ import annotations
 
 import logging
-import re
-import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urlsplit
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._store import SECRET_PARAMETERS, CommandRow, EventRow, RawEvent, StoreBusy
+from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, journal_label
 
 try:
     import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
     from psycopg_pool import PoolTimeout
 
-    from watcher.runtime._pg_pool import JournalPool, Watch, Watchdog
+    from watcher.runtime._pg_messages import (
+        CANCELLED_HINT,
+        LOCK_TIMEOUT_S,
+        cancelled_error,
+        connect_error,
+        first_line,
+        locked_error,
+        lost_tables_error,
+        migrate_command,
+        no_schema_error,
+        privilege_error,
+    )
+    from watcher.runtime._pg_pool import POOL_SIZE, JournalPool, Watch, Watchdog
+    from watcher.runtime._pg_urls import conninfo
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
         "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
     ) from exc
 
-__all__ = [
-    "LOCK_TIMEOUT_S",
-    "POOL_SIZE",
-    "PostgresStore",
-    "cancelled_error",
-    "configure",
-    "connect_error",
-    "conninfo",
-    "describe",
-    "first_line",
-    "locked_error",
-    "lost_tables_error",
-    "migrate_command",
-    "no_schema_error",
-    "position",
-    "privilege_error",
-    "split",
-]
+__all__ = ["PostgresStore", "configure", "position", "split"]
 
 log = logger("watcher.journal")
 # the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
-POOL_SIZE = 4  # connections per process: the writer thread and a few readers
 CHANNEL = "watcher_journal"
-# a statement waits this long for a lock another session holds (a migration, a VACUUM FULL), then says so
-LOCK_TIMEOUT_S = 10.0
 IDLE_IN_TRANSACTION_S = 30.0  # the server ends a transaction of ours that waits this long for its next statement
 # a statement whose server has not answered for this long is given up (its link cut): a hung server
 QUERY_TIMEOUT_S = 30.0
@@ -139,159 +128,12 @@ def split(pos: int) -> tuple[str, int]:
     return str(pos >> 64), pos & (2**64 - 1)
 
 
-def describe(url: str) -> str:
-    """The URL without its password, for messages: ``postgresql://user@host:port/db?options=…``.
-
-    Everything but the password is kept, as a URL that works when pasted back (a socket folder
-    as ``%2F…``, the query's ``options`` such as a ``search_path``), so a suggested
-    ``watcher journal migrate …`` acts on the same journal once the password is added back.
-    """
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "postgresql://(an unreadable URL)"
-    for secret in SECRET_PARAMETERS:
-        parts.pop(secret, None)
-    user = f"{quote(str(parts.pop('user')), safe='')}@" if parts.get("user") else ""
-    hosts = str(parts.pop("host", "") or "").split(",")
-    ports = str(parts.pop("port", "") or "").split(",")
-    ports += [ports[-1]] * (len(hosts) - len(ports))  # libpq: one port serves every host
-    netloc = ",".join(_host(h) + (f":{p}" if p else "") for h, p in zip(hosts, ports, strict=False))
-    database = quote(str(parts.pop("dbname", "") or ""), safe="")
-    query = urlencode({k: str(v) for k, v in parts.items()}, quote_via=quote)
-    return f"postgresql://{user}{netloc or 'localhost'}/{database}" + (f"?{query}" if query else "")
-
-
-def _host(host: str) -> str:
-    """A host as a URL writes it: an IPv6 address in brackets, a socket folder percent-encoded."""
-    return f"[{host}]" if ":" in host and not host.startswith("/") else quote(host, safe="")
-
-
-def migrate_command(where: str) -> str:
-    """The command that creates or upgrades the journal at ``where``, quoted for a shell (a URL may hold ``&``)."""
-    return f"watcher journal migrate {shlex.quote(where)}"
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of a driver's message (its detail and hint lines are for a server's log)."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def _unquoted(text: str, url: str) -> str:
-    """``text`` (a driver's message about ``url``) without the parts of the URL it quotes that may hold a password."""
-    try:
-        password = urlsplit(url).password or ""
-    except ValueError:
-        password = ""
-
-    def keep(match: re.Match[str]) -> str:
-        quoted = match.group(1)
-        risky = any(c in quoted for c in ":/@%") or (password and (password in quoted or quoted in password))
-        return '"…"' if risky else match.group(0)
-
-    return re.sub(r'"([^"]*)"', keep, text)
-
-
-def conninfo(url: str, **extra: Any) -> str:
-    """``url`` as libpq's connection string, or a ``JournalError`` saying what is wrong with it.
-
-    ``extra`` are defaults: a parameter the URL sets itself (``?connect_timeout=30`` for a slow
-    link) is the user's choice and is kept.
-    """
-    try:
-        given = conninfo_to_dict(url)
-        return make_conninfo(url, **{key: value for key, value in extra.items() if key not in given})
-    except psycopg.ProgrammingError as exc:
-        raise JournalError(
-            f"the journal location is not a PostgreSQL URL watcher can read ({_unquoted(first_line(exc), url)}); "
-            "write it as postgresql://USER@HOST:PORT/DATABASE, a password after USER and a colon, with any '%', '@', "
-            "':' or '/' in it percent-encoded (%25, %40, %3A, %2F)"
-        ) from exc
-
-
-def connect_error(where: str, exc: BaseException) -> JournalError:
-    """What a failed connection (or first statement) means for the user, and what to do about it."""
-    text = first_line(exc)
-    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return privilege_error(where, exc)
-    if isinstance(exc, psycopg.errors.QueryCanceled):
-        return cancelled_error(where, exc)
-    if isinstance(exc, psycopg.errors.LockNotAvailable):
-        return locked_error(where, exc)
-    if "password authentication failed" in text or "no pg_hba.conf entry" in text:
-        hint = "check the user and password in the URL, and the server's pg_hba.conf"
-    elif "does not exist" in text and "database" in text:
-        hint = "create the database (createdb) or name an existing one in the URL"
-    elif "role" in text and "does not exist" in text:
-        hint = "create that role on the server (createuser) or name another user in the URL"
-    elif any(said in text for said in ("too many connections", "too many clients", "connection slots")):
-        hint = (
-            f"the server takes no more connections: raise max_connections (or the role's CONNECTION LIMIT), or put "
-            f"PgBouncer in front; each watcher process holds up to {POOL_SIZE + 1}"
-        )
-    elif "SSL" in text or "certificate" in text:
-        hint = "the URL's SSL settings and the server's disagree: correct sslmode (or the certificate paths) in the URL"
-    elif "timeout expired" in text:
-        hint = (
-            "it did not answer in time: check that it runs and is not overloaded, and that no firewall drops the link"
-        )
-    elif text.startswith(("connection is bad: invalid", "invalid", "bad value")) or "connection option" in text:
-        hint = "correct that part of the URL (WATCHER_JOURNAL or --journal)"
-    else:
-        hint = "start the server or correct the host and port in the URL (WATCHER_JOURNAL or --journal)"
-    return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
-
-
-def privilege_error(where: str, exc: BaseException) -> JournalError:
-    """The URL's user may not touch the journal's tables: say so, and how to grant it."""
-    return JournalError(
-        f"the user of {where} may not use the journal there ({first_line(exc)}): connect as the user that ran "
-        "`watcher journal migrate`, or have it grant this one SELECT, INSERT, UPDATE and DELETE on the journal's tables"
-    )
-
-
-def lost_tables_error(where: str, lost: Sequence[str]) -> JournalError:
-    """The journal's schema is recorded as current, but tables of it are gone (dropped, or a partial restore)."""
-    return JournalError(
-        f"the journal at {where} lacks some of its tables ({', '.join(lost)}): `{migrate_command(where)}` creates "
-        "them again (empty: what they held is gone unless a backup has it)"
-    )
-
-
-def no_schema_error(where: str) -> JournalError:
-    """The URL's ``search_path`` (in its ``options``) names no schema that exists in the database."""
-    return JournalError(
-        f"the journal at {where} has no schema to live in: the search_path in the URL's options names none that "
-        "exists in that database; create it (CREATE SCHEMA name) or correct the URL"
-    )
-
-
-_CANCELLED_HINT = (
-    "a statement_timeout set for this user or database, or in the URL's options, may be too short for the "
-    "journal: raise it (ALTER ROLE … SET statement_timeout = '1min')"
-)
-
-
-def cancelled_error(where: str, exc: BaseException) -> JournalError:
-    """The server cancelled a statement: its ``statement_timeout`` (or a person's ``pg_cancel_backend``)."""
-    return JournalError(f"the journal's server at {where} cancelled a statement ({first_line(exc)}): {_CANCELLED_HINT}")
-
-
-def locked_error(where: str, exc: BaseException) -> JournalError:
-    """Another session on the server has held a journal table locked longer than ``LOCK_TIMEOUT_S``."""
-    return JournalError(
-        f"the journal at {where} has been locked by another session on its server for over {LOCK_TIMEOUT_S:g}s "
-        f"({first_line(exc)}; a migration, a VACUUM FULL or a LOCK TABLE): retry once it is done; "
-        "pg_stat_activity names the session holding it"
-    )
-
-
 class PostgresStore:
     """The journal's statements on a PostgreSQL database; safe to share between threads."""
 
     def __init__(self, url: str, *, create: bool, pool_size: int = POOL_SIZE) -> None:
         self.url = url
-        self.where = describe(url)
+        self.where = journal_label(url)
         self._conninfo = conninfo(url, **LINK)
         try:
             with psycopg.connect(self._conninfo, autocommit=True) as conn:
@@ -383,7 +225,7 @@ class PostgresStore:
                     "pg_stat_activity names the session holding it: end it if it is stuck",
                 ) from exc
             elif isinstance(exc, psycopg.errors.QueryCanceled):
-                raise StoreBusy(f"cancelling its statements ({first_line(exc)})", _CANCELLED_HINT) from exc
+                raise StoreBusy(f"cancelling its statements ({first_line(exc)})", CANCELLED_HINT) from exc
             elif isinstance(exc, _UNREACHABLE):
                 raise StoreBusy(
                     f"not answering: its server is down or unreachable ({first_line(exc)})",

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from watcher.core.errors import JournalLocationError
 
@@ -103,21 +103,38 @@ SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 
 
 def journal_label(target: Path | str) -> str:
-    """How a journal is named to a person or an editor: its path, or its URL without a password."""
+    """How a journal is named to a person, an editor or a log: its path, or its URL without its secrets.
+
+    The one place a PostgreSQL URL is named (messages, ``journal check``, the language server). It
+    keeps the URL as it was written, so the label works when pasted back (a suggested ``watcher
+    journal migrate …`` acts on the same journal once the password is added back), and drops what
+    libpq would read as a secret: the password after the user, and ``password=`` or
+    ``sslpassword=`` in the query (any case, percent-encoded or not). It parses as libpq does, not
+    as a web URL: a ``#`` or ``?`` in a password is part of it, and the user part ends at the last
+    ``@`` before the query, so a password with a stray ``@`` is dropped whole rather than shown in part.
+    """
     if not is_url(target):
         return str(target)
-    try:
-        parts = urlsplit(str(target))
-        secret = parts.password is not None
-    except ValueError:  # an unclosed IPv6 bracket: nothing of it can be told safely
-        return "postgresql://(an unreadable URL)"
-    if secret:
-        netloc = parts.netloc.rsplit("@", 1)[1]
-        user = f"{parts.username}@" if parts.username else ""
-        parts = parts._replace(netloc=user + netloc)
-    # libpq also takes the password, and the client key's, as query parameters (?password=…)
-    query = "&".join(kv for kv in parts.query.split("&") if kv.split("=", 1)[0].lower() not in SECRET_PARAMETERS)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}" + (f"?{query}" if query else "")
+    scheme, rest = str(target).split("://", 1)
+    # the user part is what comes before an '@' ahead of the first '/': the last such '@', so a
+    # password holding a stray '@' (or '?', '#', which libpq reads as part of it) is dropped whole
+    slash = rest.find("/")
+    authority, path = (rest[:slash], rest[slash:]) if slash >= 0 else (rest, "")
+    if "@" in authority:
+        credentials, host = authority.rsplit("@", 1)
+        authority = credentials.split(":", 1)[0] + "@" + host
+    elif ":" in authority and "@" in path.split("?", 1)[0]:
+        return "postgresql://(an unreadable URL)"  # user:pass/word@host: where the password ends is unclear
+    path, query = path.split("?", 1) if "?" in path else (path, "")
+    if not path and "?" in authority:
+        authority, query = authority.split("?", 1)
+    kept = [pair for pair in query.split("&") if pair and _key(pair) not in SECRET_PARAMETERS]
+    return f"{scheme}://{authority}{path}" + (f"?{'&'.join(kept)}" if kept else "")
+
+
+def _key(pair: str) -> str:
+    """The keyword of a query's ``key=value`` as libpq reads it (percent-decoded), in lower case."""
+    return unquote(pair.split("=", 1)[0]).strip().lower()
 
 
 class Store(Protocol):
