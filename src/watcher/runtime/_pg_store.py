@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, journal_label
+from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, future_cutoff, journal_label
 
 try:
     import psycopg
@@ -354,6 +354,10 @@ class PostgresStore:
 
     def prune(self, before_ts: float) -> tuple[int, int]:
         def run(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+            row = conn.execute("SELECT extract(epoch FROM now())::float8").fetchone()
+            refused = future_cutoff(before_ts, float(row[0]) if row else 0.0, self.where, "the server's clock")
+            if refused is not None:
+                raise refused
             events = conn.execute("DELETE FROM events WHERE ts < %s", (before_ts,)).rowcount
             commands = conn.execute(
                 "DELETE FROM commands WHERE ts < %s AND status IN ('applied', 'failed')", (before_ts,)

@@ -18,7 +18,7 @@ from typing import Any
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
-from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy
+from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, future_cutoff
 
 __all__ = [
     "SqliteStore",
@@ -439,6 +439,9 @@ class SqliteStore:
         return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = ? AND started = 1", (group,))}
 
     def prune(self, before_ts: float) -> tuple[int, int]:
+        # a file is written and pruned on one machine: its clock is the store's
+        if (refused := future_cutoff(before_ts, time.time(), self.where, "this machine's clock")) is not None:
+            raise refused
         events = self._run("DELETE FROM events WHERE ts < ?", (before_ts,)).rowcount
         commands = self._run(
             "DELETE FROM commands WHERE ts < ? AND status IN ('applied', 'failed')", (before_ts,)

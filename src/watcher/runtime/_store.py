@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote
 
-from watcher.core.errors import JournalLocationError
+from watcher.core.errors import JournalError, JournalLocationError
 
 __all__ = [
     "CommandRow",
@@ -28,6 +29,7 @@ __all__ = [
     "RawEvent",
     "Store",
     "StoreBusy",
+    "future_cutoff",
     "is_url",
     "journal_label",
     "journal_target",
@@ -137,6 +139,22 @@ def _key(pair: str) -> str:
     return unquote(pair.split("=", 1)[0]).strip().lower()
 
 
+def future_cutoff(before_ts: float, now: float, where: str, clock: str) -> JournalError | None:
+    """The refusal of a prune to ``before_ts`` when that is still to come by the store's clock (``now``), else None.
+
+    Pruning to a date to come would delete every event, those of running sessions too (a mistyped
+    year, most likely). The store's clock judges, not the pruning machine's: a host whose clock runs
+    a year ahead must not delete the rows other hosts wrote this morning.
+    """
+    if before_ts <= now:
+        return None
+    when = f"{datetime.fromtimestamp(before_ts, UTC):%Y-%m-%d %H:%M} UTC"
+    return JournalError(
+        f"{when} is still to come by {clock} ({datetime.fromtimestamp(now, UTC):%Y-%m-%d %H:%M} UTC): pruning the "
+        f"journal at {where} to it would delete every event, those of running sessions too; give a date in the past"
+    )
+
+
 class Store(Protocol):
     """The statements a journal runs; a store raises ``JournalError`` (saying what to do) or ``StoreBusy``."""
 
@@ -204,7 +222,10 @@ class Store(Protocol):
         """The tasks of ``group`` that some host started."""
 
     def prune(self, before_ts: float) -> tuple[int, int]:
-        """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted."""
+        """Delete events and finished commands older than ``before_ts``; returns (events, commands) deleted.
+
+        A ``before_ts`` still to come by the store's clock is refused (``future_cutoff``) and nothing is deleted.
+        """
 
     def wait(self, timeout: float) -> bool:
         """Block up to ``timeout`` s for a wake-up from a writer; False at the timeout (or if the store has none)."""
