@@ -93,7 +93,8 @@ def deletes(x: At) -> Finding | None:
         partial = not whole and parent != word  # *.tmp: the entries it names, not their folder
         # a whole folder's entries: inside it (`link/*` goes through a link the line makes, `link` alone not)
         path = x.path(word if partial else parent.rstrip("/") + "/" if whole else parent)
-        loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole)
+        inside = word.rstrip().endswith(("/", "/.", "/*"))  # rm -rf h/: what the link h points to goes
+        loss = delete_loss(x.place, path, x.policy, recursive=recursive, whole=whole, inside=inside)
         if loss is None and partial and name not in ("mv", "rsync"):
             loss = _swept(x, word, parent)
         if loss is not None and (recursive or whole or not loss.startswith("a path built from a variable")):

@@ -135,9 +135,18 @@ _TEST_FILE = lazy(
 
 
 def secret_file(place: Place, path: str, policy: Policy, written: str | None = None) -> str | None:
-    """Why ``path`` holds a credential, or None. ``written``: what a write puts into it, when known."""
+    """Why ``path`` holds a credential, or None. ``written``: what a write puts into it, when known.
+    A link to a credential (``ln -s ~/.ssh/id_rsa notes`` in an earlier call) is read and written through."""
     if path == UNSET:
         return None
+    why = _secret_at(place, path, policy, written)
+    if why is None and (real := place.on_disk(path, last=True)) != path:
+        why = _secret_at(place, real, policy, written)
+        return f"{why}, reached through a link ({_short(place, path)})" if why else None
+    return why
+
+
+def _secret_at(place: Place, path: str, policy: Policy, written: str | None) -> str | None:
     secrets = policy.data["secrets"]
     if matches_any(place, path, secrets["not"]):
         return None
@@ -252,9 +261,18 @@ def device(path: str) -> bool:
 
 
 def write_finding(place: Place, path: str, policy: Policy, content: str = "") -> Finding | None:
-    """Writing ``path`` (with ``content``, when known) changes something the agent must not change."""
+    """Writing ``path`` (with ``content``, when known) changes something the agent must not change;
+    through a link on its way, what the link points to is written."""
     if path == UNSET:
         return None
+    found = _write_at(place, path, policy, content)
+    if found is None and (real := place.on_disk(path, last=True)) != path:
+        found = _write_at(place, real, policy, content)
+        return (found[0], f"{found[1]} (reached through a link: {_short(place, path)})") if found else None
+    return found
+
+
+def _write_at(place: Place, path: str, policy: Policy, content: str) -> Finding | None:
     if device(path):
         return "device-write", f"writes to the device {path}: the data on it is overwritten"
     if matches_any(place, path, policy.data["config"]["paths"]) or matches_any(
@@ -327,11 +345,23 @@ def config_inside(place: Place, folder: str, policy: Policy) -> str:
     return ""
 
 
-def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool) -> str | None:
+def delete_loss(
+    place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool, inside: bool = False
+) -> str | None:
     """What deleting ``path`` would lose for good (None: an ordinary delete).
 
-    ``recursive``: the delete takes folders; ``whole``: a glob names everything in ``path``.
+    ``recursive``: the delete takes folders; ``whole``: a glob names everything in ``path``; ``inside``:
+    the path names a folder's entries (``h/``), so a link ``h`` is gone through, not only removed. A link
+    on the way (``h/sub`` with ``h`` a link an earlier call made to the home) is judged where it points.
     """
+    loss = _loss_at(place, path, policy, recursive=recursive, whole=whole)
+    if loss is None and path != UNSET and (real := place.on_disk(path, last=whole or inside)) != path:
+        loss = _loss_at(place, real, policy, recursive=recursive, whole=whole)
+        return f"{loss}, reached through a link ({_short(place, path)})" if loss else None
+    return loss
+
+
+def _loss_at(place: Place, path: str, policy: Policy, *, recursive: bool, whole: bool) -> str | None:
     if path == UNSET:
         return "a path built from a variable this call does not set: what it holds is unknown here, and empty it can make the path the filesystem root"
     if not (recursive or whole) and (path in ("/", place.home) or place.holds_project(path)):
@@ -345,7 +375,7 @@ def delete_loss(place: Place, path: str, policy: Policy, *, recursive: bool, who
     if place.holds_project(path) and (recursive or whole):
         return "the project" if path == place.project else "a folder that holds the project"
     paths = policy.data["paths"]
-    if under_any(place, path, paths["secret_dirs"]) or (not recursive and secret_file(place, path, policy)):
+    if under_any(place, path, paths["secret_dirs"]) or (not recursive and _secret_at(place, path, policy, None)):
         return f"credentials ({_short(place, path)})"
     if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"

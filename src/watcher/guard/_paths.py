@@ -1,10 +1,11 @@
 """Where a path points, seen from the session: resolved against its ``cwd`` and the user's home,
 and what it is (the filesystem root, a system tree, the home, the project, a secret, a setting).
 
-Paths are resolved as text (``~``, ``$HOME``, ``$PWD``, ``..``), never by touching the disk, so a
-verdict is the same whether or not the file exists yet. The project is the session's ``cwd``. (The
-guard's reads of the disk are elsewhere: a script a command runs, in ``_ran``; a file whose content
-tells whether it is a secret, in ``_files``.)
+Paths are resolved as text (``~``, ``$HOME``, ``$PWD``, ``..``), so a verdict is the same whether
+or not the file exists yet. The project is the session's ``cwd``. Where a path is judged, the rules
+also ask ``Place.on_disk`` where it really is: a symbolic link an earlier call made (``ln -s ~ h``,
+then ``rm -rf h/``) exists by then. (The guard's other reads of the disk: a script a command runs,
+in ``_ran``; a file whose content tells whether it is a secret, in ``_files``.)
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from fnmatch import translate
 from typing import Any, NamedTuple
 
@@ -71,6 +73,7 @@ class Place(NamedTuple):
 
     @classmethod
     def of(cls, cwd: str, home: str | None = None) -> Place:
+        _REAL.clear()  # a new call: the disk may have changed since the last one
         home = os.path.normpath(_drive(home or os.path.expanduser("~")))
         return cls(os.path.normpath(os.path.expanduser(_drive(cwd) or home)), home)
 
@@ -127,6 +130,46 @@ class Place(NamedTuple):
                 return target
         return path
 
+    def on_disk(self, path: str, *, last: bool = False) -> str:
+        """Where ``path`` really is: through the symbolic links of the folders on its way that exist
+        (``h/x`` with ``h`` a link to the home is ``~/x``), and of its last name too when ``last`` (a read or
+        a write goes through a link; a delete of the link itself does not). The path as written when no link
+        is on its way, or nothing of it exists. The project and the home are taken as they are named:
+        a session in ``/tmp/p`` where ``/tmp`` is a link still works in ``/tmp/p``."""
+        if path == UNSET or not path.startswith("/") or path.startswith(_NOT_FOLLOWED) or "{set-variable}" in path:
+            return path
+        folder, name = (path, "") if last else os.path.split(path)
+        real = _REAL.get(folder)
+        if real is None:
+            real = _REAL[folder] = self._real_folder(folder)
+        if real == folder:
+            return path
+        return os.path.join(real, name) if name else real
+
+    def _real_folder(self, folder: str) -> str:
+        """``folder`` through the first link on its way below the project or the home (or ``/``)."""
+        anchor = max(
+            (a for a in (self.project, self.home) if folder == a or folder.startswith(a.rstrip("/") + "/")),
+            key=len,
+            default="/",
+        )
+        current = anchor
+        parts = folder[len(anchor) :].strip("/").split("/")
+        for n, part in enumerate(p for p in parts if p):
+            current = os.path.join(current, part)
+            try:
+                if not stat.S_ISLNK(os.lstat(current).st_mode):
+                    continue
+            except OSError:
+                return folder  # missing from here on: as written
+            real = os.path.realpath(os.path.join(current, *[p for p in parts if p][n + 1 :]))
+            for named in sorted((self.project, self.home), key=len, reverse=True):  # its real name, as named here
+                seen = _REAL.get("\0" + named) or _REAL.setdefault("\0" + named, os.path.realpath(named))
+                if named != "/" and (real == seen or real.startswith(seen.rstrip("/") + "/")):
+                    return named + real[len(seen) :]
+            return real
+        return folder
+
     def _folder_of(self, text: str, assigned: frozenset[str]) -> str | None:
         """``$(dirname "$(pwd)")/x`` and the like as the path they print, followed by the rest of the
         word; None when the substitution is none of those, or its word is not known here."""
@@ -180,6 +223,9 @@ class Place(NamedTuple):
     def expand(self, pattern: str) -> str:
         return self.home + pattern[1:] if pattern.startswith("~") else pattern
 
+
+_REAL: dict[str, str] = {}  # folders of this call -> where they really are (a link is followed once per call)
+_NOT_FOLLOWED = ("/dev/", "/proc/", "/sys/")  # /dev/stdout is a link to the terminal: a device is judged by its name
 
 _INDIRECT = re.compile(r"^\$\{!([A-Za-z_]\w*)\}")  # ${!v}: the value of the variable whose name v holds
 # ${NAME#pat} ${NAME%%pat} ${NAME/pat/new} ${NAME:1:4} ${NAME^^}: a known value, changed by the shell
