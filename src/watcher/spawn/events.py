@@ -34,6 +34,7 @@ class SandboxCreated(Event):
     base: str
     agent: str
     provision_ms: float = 0.0
+    notes: tuple[str, ...] = ()  # what provisioning could not do (a submodule left empty)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,7 @@
 """Provision: a branch ``spawn/<id>`` and a git worktree for it, from the base branch (seed 002).
 
 Everything a spawn leaves on disk lives under ``<repo>/.watcher/spawns/<id>/``: the worktree
-(``worktree/``), the CLI's private home (``home/``: its config, sessions and caches, so the
+(``worktree/``, its submodules checked out), the CLI's private home (``home/``: its config, sessions and caches, so the
 user's own CLI history is never touched) and the logs (``stream.jsonl``, ``stderr.log``).
 ``.watcher/`` is added to the repository's ``info/exclude`` so the main checkout stays clean.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
+from watcher.spawn._submodules import check_out_submodules
 
 __all__ = ["Sandbox", "cleanup", "create", "git", "hold", "locate", "provision", "release", "remove", "spawn_directory"]
 
@@ -48,6 +49,7 @@ class Sandbox:
     branch: str
     directory: Path
     provision_ms: float = 0.0
+    notes: tuple[str, ...] = ()  # what provisioning could not do (a submodule it could not check out)
 
     @property
     def worktree(self) -> Path:
@@ -152,11 +154,14 @@ def create(sandbox: Sandbox) -> Sandbox:
     try:
         git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
         sandbox.home.mkdir(mode=0o700)  # the CLI keeps its sessions there, and Codex a snapshot of its environment
+        common = Path(git(sandbox.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+        remote = git(sandbox.repo, "config", "remote.origin.url", check=False) or str(sandbox.repo)
+        notes = check_out_submodules(sandbox.worktree, common / "modules", remote)
     except BaseException:
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)
         raise
-    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000)
+    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes))
 
 
 def hold(sandbox: Sandbox) -> None:

@@ -41,6 +41,7 @@ class SpawnResult:
     conflicts: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)  # conflicting files a repair run resolved
     runs: int = 0
+    notes: list[str] = field(default_factory=list)  # what went wrong beside the run: a submodule left empty, ...
     plan: dict[str, Any] = field(default_factory=dict)  # the manifest used, where it came from, any note
 
     @property
@@ -72,6 +73,7 @@ class SpawnResult:
             lines.append(f"**Branch:** `{self.branch}` (no pull request)")
         if self.detail:
             lines.append(f"**Detail:** {self.detail}")
+        lines += [f"**Note:** {note}" for note in self.notes]
         lines += ["", "### Changes"]
         lines += [f"- `{f.path}` (+{f.added}, -{f.removed}) - {f.summary or 'changed'}" for f in self.files] or [
             "- none"

@@ -103,6 +103,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             base=sandbox.base,
             agent=adapter.name,
             provision_ms=round(sandbox.provision_ms, 2),
+            notes=sandbox.notes,
         )
     )
     for spec, evaluator in zip(specs, evaluators, strict=True):
@@ -120,6 +121,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         str(sandbox.worktree),
         str(sandbox.directory),
     )
+    result.notes = list(sandbox.notes)
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome(EndState.CRASHED, None)
