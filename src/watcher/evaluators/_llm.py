@@ -25,14 +25,17 @@ from watcher.core.interjection import Continue, Decision, Interject
 from watcher.core.observations import CellError, CellExecuted, HarnessError, Observation, ToolCall, ToolResult
 from watcher.core.pricing import cost_usd
 from watcher.core.redact import redact, redact_url, redact_value
+from watcher.evaluators._transport import MAX_RESPONSE_BYTES, ResponseTooLarge, http_client, retry_after
 
 __all__ = [
     "DEFAULT_PROMPT_BUDGET",
     "DEFAULT_RECENT",
     "MAX_ANSWER_CHARS",
     "MAX_CONTENT_CHARS",
+    "MAX_RESPONSE_BYTES",
     "Context",
     "EvaluationError",
+    "ResponseTooLarge",
     "bounded",
     "checked_decision",
     "cost_usd",
@@ -172,32 +175,6 @@ def bounded(decision: Decision) -> Decision:
     return replace(decision, interjection=replace(decision.interjection, content=clipped))
 
 
-def http_client(sdk: ModuleType, *, longest_wait: float) -> Any:
-    """The SDK's own HTTP client, told not to retry when the server asks for a wait over ``longest_wait`` seconds.
-
-    The SDKs honour ``retry-after`` (Anthropic's for up to 50 days): a 429 asking for an hour would
-    hold the evaluation until the engine's timeout, which then reports a timeout, not the rate
-    limit. The server's ``x-should-retry`` header is the SDKs' documented switch; the hook sets it.
-    """
-
-    async def no_long_waits(response: Any) -> None:
-        wait = retry_after(response.headers)
-        if wait is not None and wait > longest_wait:
-            response.headers["x-should-retry"] = "false"
-
-    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [no_long_waits]})
-
-
-def retry_after(headers: Any) -> float | None:
-    """The seconds a response asks the client to wait (``retry-after-ms``, else ``retry-after``), or None."""
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return float(headers.get(name)) / scale
-        except (TypeError, ValueError):
-            continue
-    return None  # an HTTP date is read by the SDK; it is rare enough to be waited for within the engine's timeout
-
-
 def describe_failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:
     """A message for an SDK exception (``anthropic`` and ``openai`` share their exception tree), secrets redacted.
 
@@ -216,6 +193,8 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
         return f"{who}: {where} rejected the API key (HTTP 401); check the key in your environment"
     if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
+        if 300 <= status < 400:
+            return _redirected(exc, who=who, where=where)
         if status == 404 and "model" in _error_message(exc).lower():  # the path is right: the model is not
             return (
                 f"{who}: the server does not know this model (HTTP 404): {_error_message(exc)}; check the model id "
@@ -238,6 +217,16 @@ def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeo
             hint = f"; the server asks to wait {wait:g}s, longer than the watcher waits ({timeout:g}s), so it did not retry"
         return f"{who}: {label} (HTTP {status}){tried}: {_error_message(exc)}{hint}"
     return f"{who}: {type(exc).__name__}: {exc}"
+
+
+def _redirected(exc: Any, *, who: str, where: str) -> str:
+    """A redirect is not followed: it would carry the key (``x-api-key``) and the prompt to the host it names."""
+    location = exc.response.headers.get("location") or ""
+    target = f"to {redact_url(location)!r} " if location else ""
+    return (
+        f"{who}: {where} redirected {target}(HTTP {exc.status_code}); a watcher does not follow redirects, which "
+        "would send its key and prompt to another address: give the address the API is served at as the base URL"
+    )
 
 
 _BASE_URL_HINTS = {

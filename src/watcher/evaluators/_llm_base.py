@@ -29,6 +29,7 @@ from watcher.evaluators._llm import (
     DEFAULT_RECENT,
     MAX_ANSWER_CHARS,
     Context,
+    ResponseTooLarge,
     describe_failure,
     estimate_tokens,
     minimal_context,
@@ -186,6 +187,8 @@ class LLMEvaluator(ABC):
             body = await self.request_body(request)
         except self.sdk.APIError as exc:
             raise EvaluationError(self._failure(exc)) from exc
+        except ResponseTooLarge as exc:  # the token counter's answer
+            raise EvaluationError(f"{self.name}: {exc}; the watcher continued") from exc
         return await self._call(body)
 
     async def preview(self, request: EvaluationRequest) -> tuple[dict[str, Any], int]:
@@ -218,6 +221,8 @@ class LLMEvaluator(ABC):
             result = self._result(body, answer)
         except EvaluationError:
             raise
+        except ResponseTooLarge as exc:  # a hostile or broken server's endless body: read no further
+            raise EvaluationError(f"{self.name}: {exc}; the watcher continued") from exc
         except self.sdk.APIError as exc:
             raise EvaluationError(self._failure(exc)) from exc
         except _NOT_AN_ANSWER as exc:  # the SDK read a body that is not its API's answer (HTML, {}, a list)

@@ -21,6 +21,7 @@ from watcher.evaluators._keys import anthropic_key, checked_base_url, known_secr
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
+    MAX_RESPONSE_BYTES,
     Context,
     EvaluationError,
     checked_decision,
@@ -72,7 +73,7 @@ class AnthropicEvaluator(LLMEvaluator):
             base_url=base_url,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client(anthropic, longest_wait=timeout),
+            http_client=http_client(anthropic, longest_wait=timeout, max_body_bytes=MAX_RESPONSE_BYTES),
         )
         super().__init__(
             model=model or settings.anthropic_model,

@@ -22,6 +22,7 @@ from watcher.evaluators._keys import checked_base_url, checked_key, known_secret
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
+    MAX_RESPONSE_BYTES,
     Context,
     EvaluationError,
     checked_decision,
@@ -90,7 +91,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
             base_url=base_url,
             timeout=timeout,
             max_retries=max_retries,
-            http_client=http_client(openai, longest_wait=timeout),
+            http_client=http_client(openai, longest_wait=timeout, max_body_bytes=MAX_RESPONSE_BYTES),
         )
         super().__init__(
             model=chosen,

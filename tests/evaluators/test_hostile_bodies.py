@@ -1,0 +1,240 @@
+"""A server's answer is read up to a bound, and a redirect is not followed, by both real SDKs.
+
+The server here is a raw socket on 127.0.0.1 that answers every request with what the test
+writes: an endless chunked body, a declared length of gigabytes, a gzip bomb, a redirect to a
+second server that records what reaches it. The evaluation must fail closed, saying why, after
+reading no more than the bound, and never send the key on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from watcher.core.errors import EvaluationError
+from watcher.core.evaluation import EvaluationRequest
+from watcher.core.observations import ToolCall, ToolResult
+from watcher.core.spec import WatcherSpec
+from watcher.evaluators._llm import MAX_RESPONSE_BYTES
+from watcher.evaluators._llm_base import LLMEvaluator
+from watcher.evaluators.anthropic import AnthropicEvaluator
+from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+from watcher.settings import Settings
+
+KEY = "sk-ant-api03-hostile-body-test-key-0000000000"
+REQUEST = EvaluationRequest(
+    WatcherSpec(name="sec", role="security", brief="Flag SQL injection."),
+    "agent",
+    (
+        ToolCall(id="t1", name="Write", input={"file_path": "a.py", "content": "x = 1\n"}),
+        ToolResult(tool_call_id="t1", output="wrote a.py"),
+    ),
+    new=2,
+    index=1,
+    breakpoint="turn_done",
+)
+Writer = Callable[[socket.socket], None]
+
+
+class Server:
+    """Answers each request by handing the connection to ``write``; counts requests, bytes sent, hang-ups."""
+
+    def __init__(self, write: Writer) -> None:
+        self.write = write
+        self.heads: list[bytes] = []
+        self.sent = 0
+        self.hung_up = threading.Event()
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            self.heads.append(head)
+            length = next(
+                (int(v.split(b":")[1]) for v in head.lower().split(b"\r\n") if v.startswith(b"content-length:")), 0
+            )
+            while len(body) < length and (chunk := conn.recv(65536)):
+                body += chunk
+            try:
+                self.write(conn)
+            except OSError:  # the client closed the connection: it stopped reading
+                self.hung_up.set()
+
+    def send(self, conn: socket.socket, data: bytes) -> None:
+        conn.sendall(data)
+        self.sent += len(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Writer], Server]]:
+    servers: list[Server] = []
+
+    def start(write: Writer) -> Server:
+        servers.append(Server(write))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def evaluator(provider: str, url: str) -> LLMEvaluator:
+    """An evaluator that would retry once: a body too large must not be read twice."""
+    if provider == "anthropic":
+        return AnthropicEvaluator(
+            base_url=url, api_key=KEY, max_retries=1, timeout=20, counter="estimate", settings=Settings()
+        )
+    return OpenAICompatEvaluator(
+        model="m", base_url=f"{url}/v1", api_key=KEY, max_retries=1, timeout=20, settings=Settings()
+    )
+
+
+async def failure(provider: str, url: str) -> str:
+    llm = evaluator(provider, url)
+    try:
+        with pytest.raises(EvaluationError) as failed:
+            await llm.evaluate(REQUEST)
+    finally:
+        await llm.aclose()
+    return str(failed.value)
+
+
+PROVIDERS = ["anthropic", "openai"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_endless_body_is_read_up_to_the_bound_and_fails_closed(
+    provider: str, serve: Callable[[Writer], Server]
+) -> None:
+    def endless(conn: socket.socket) -> None:
+        server.send(conn, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+        chunk = b"x" * 65536
+        while True:  # until the client hangs up (the test's timeout bounds a client that never does)
+            server.send(conn, b"%x\r\n%s\r\n" % (len(chunk), chunk))
+
+    server = serve(endless)
+    message = await failure(provider, server.url)
+    assert f"longer than {MAX_RESPONSE_BYTES // 2**20} MiB" in message and server.url in message
+    assert server.hung_up.wait(5), "the client closed the connection"
+    assert len(server.heads) == 1, "a body too large is not asked for again"
+    assert server.sent < MAX_RESPONSE_BYTES + 16 * 2**20  # the bound, and what the sockets' buffers took
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_declared_length_over_the_bound_is_not_read_at_all(
+    provider: str, serve: Callable[[Writer], Server]
+) -> None:
+    def huge(conn: socket.socket) -> None:
+        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 10000000000\r\n\r\n"
+        server.send(conn, head + b"{")
+        conn.recv(1)  # returns when the client closes
+
+    server = serve(huge)
+    assert "longer than" in await failure(provider, server.url)
+    assert len(server.heads) == 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_gzip_bomb_is_stopped_at_the_bound_of_what_it_expands_to(
+    provider: str, serve: Callable[[Writer], Server]
+) -> None:
+    bomb = gzip.compress(b"\0" * (4 * MAX_RESPONSE_BYTES), compresslevel=9)  # about 130 kB on the wire
+    assert len(bomb) < MAX_RESPONSE_BYTES // 10
+
+    def gzipped(conn: socket.socket) -> None:
+        head = (
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+            f"content-length: {len(bomb)}\r\nconnection: close\r\n\r\n"
+        )
+        server.send(conn, head.encode() + bomb)
+
+    server = serve(gzipped)
+    assert "longer than" in await failure(provider, server.url)
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_a_redirect_is_not_followed_with_the_key(provider: str, serve: Callable[[Writer], Server]) -> None:
+    elsewhere = serve(lambda conn: elsewhere.send(conn, b"HTTP/1.1 500 x\r\ncontent-length: 0\r\n\r\n"))
+
+    def redirect(conn: socket.socket) -> None:
+        target = f"{elsewhere.url}/steal/v1/messages"
+        head = (
+            f"HTTP/1.1 307 Temporary Redirect\r\nlocation: {target}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        )
+        server.send(conn, head.encode())
+
+    server = serve(redirect)
+    message = await failure(provider, server.url)
+    assert "redirected to" in message and elsewhere.url in message and "HTTP 307" in message
+    assert elsewhere.heads == [], "nothing (no key, no prompt) reached the address the redirect named"
+    assert KEY not in message
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_an_answer_within_the_bound_is_read_as_before(provider: str, serve: Callable[[Writer], Server]) -> None:
+    import json
+
+    if provider == "anthropic":
+        answer = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-haiku-4-5",
+            "content": [{"type": "text", "text": "[CONTINUE]\nfine\n[/CONTINUE]"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 3},
+        }
+    else:
+        answer = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "[CONTINUE]\nfine\n[/CONTINUE]"},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    body = gzip.compress(json.dumps(answer).encode())
+
+    def ok(conn: socket.socket) -> None:
+        head = (
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        )
+        server.send(conn, head.encode() + body)
+
+    server = serve(ok)
+    llm = evaluator(provider, server.url)
+    try:
+        result = await llm.evaluate(REQUEST)
+    finally:
+        await llm.aclose()
+    assert result.decision.note == "fine"
