@@ -8,7 +8,8 @@ restarted with exponential backoff; ``health()`` reports ``SupervisionHealth`` a
 journals it (``SupervisionReport``). Commands written to the journal by another process
 (``watcher fleet nudge|pause|resume|abort``, session ``fleet:<task>``) become actions within
 ``command_poll_s``; a command is claimed before it is applied, so two processes polling the same
-journal never apply it twice.
+journal never apply it twice, and its outcome is kept until its mark is written, so a mark lost
+with the journal's server is written later instead of the command being applied again.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class Supervisor:
         self.syncer = SyncCycle(config, self.actions, self.roster)
         self._health = SupervisionHealth()
         self._background: list[asyncio.Task[None]] = []
+        self._unmarked: dict[int, tuple[CommandState, str]] = {}  # command id: its outcome, applied and not yet marked
 
     @property
     def stats(self) -> Stats:
@@ -174,6 +176,7 @@ class Supervisor:
 
         async def look() -> None:
             nonlocal release_at
+            await self._mark()  # what was applied before the journal went away is marked before anything is released
             await self.roster.refresh()
             sessions = [COMMAND_PREFIX + name for name in self.roster.members]
             now = self.roster.clock.monotonic()
@@ -184,11 +187,10 @@ class Supervisor:
                         "fleet: %d command(s) claimed over %gs ago, never applied, taken again", released, lease
                     )
             while claimed := await asyncio.to_thread(self.journal.claim_commands, sessions, COMMAND_BATCH):
-                marks = []  # claimed in one statement (another poller's are not among them), marked in one
-                for command in claimed:
-                    status, detail = await self.apply(command)
-                    marks.append((command.id, status, detail))
-                await asyncio.to_thread(self.journal.mark_commands, marks)
+                for command in claimed:  # claimed in one statement (another poller's are not among them)
+                    if command.id not in self._unmarked:  # else applied already, its mark lost: never twice
+                        self._unmarked[command.id] = await self.apply(command)
+                await self._mark()  # marked in one statement
                 if len(claimed) < COMMAND_BATCH:
                     break
 
@@ -200,6 +202,20 @@ class Supervisor:
             recovered="fleet: journal commands are applied again",
             nap=self.journal.nap,
         )
+
+    async def _mark(self) -> None:
+        """Mark the commands applied (or failed) here and not yet marked; they are forgotten once marked.
+
+        An outcome is kept from the moment its command is applied until its mark is written: when
+        the journal goes away in between (the mark raises after ``RETRY_S``), the next look marks it
+        first, before claims are released, and a command released and claimed again meanwhile is
+        marked with its outcome instead of being applied again (a person's nudge sent twice).
+        """
+        if self._unmarked:
+            marks = [(cid, status, detail) for cid, (status, detail) in self._unmarked.items()]
+            await asyncio.to_thread(self.journal.mark_commands, marks)
+            for cid, _, _ in marks:
+                del self._unmarked[cid]
 
     async def apply(self, command: Command) -> tuple[CommandState, str]:
         """Apply one ``fleet:<task>`` command as an action: (applied|failed, detail)."""

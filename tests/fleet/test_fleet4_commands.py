@@ -1,0 +1,147 @@
+"""A person's command is applied once, even when the journal's server goes away between applying it and marking it.
+
+The supervisor claims a command, applies it (a nudge is written for the task), then marks it
+applied. Before, a mark that failed for longer than the journal's retries left the command
+``claimed``; once its lease ran out it was released and applied again: the task got the person's
+nudge twice. Here the link to a real PostgreSQL server goes down exactly when the mark is sent,
+stays down past the lease, and comes back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+
+import psycopg
+import pytest
+
+from watcher.fleet import FleetConfig, Supervisor
+from watcher.fleet.events import FleetTask
+from watcher.runtime import Journal, _pg_store
+from watcher.testing import wait_until
+from watcher.testing.postgres import LocalPostgres
+
+CONFIG = FleetConfig(name="once", command_poll_s=0.05, command_lease_s=0.5)
+
+
+class Outage:
+    """A loopback proxy to the server that goes down (every link closed, new ones refused) when a
+    client sends a message holding ``arm``'s text, before the server sees it, until ``up()``."""
+
+    def __init__(self, server_port: int) -> None:
+        self.target = ("127.0.0.1", server_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.trigger: bytes | None = None
+        self.down = threading.Event()
+        self.links: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, database: str) -> str:
+        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
+
+    def arm(self, containing: bytes) -> None:
+        self.trigger = containing
+
+    def up(self) -> None:
+        self.down.clear()
+
+    def _cut_all(self) -> None:
+        self.down.set()
+        with self.lock:
+            for link in self.links:
+                with contextlib.suppress(OSError):
+                    link.shutdown(socket.SHUT_RDWR)
+                link.close()
+            self.links.clear()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                if self.down.is_set():
+                    client.close()  # as a server that went away
+                    continue
+                server = socket.create_connection(self.target)
+                with self.lock:
+                    self.links += [client, server]
+                threading.Thread(target=self._up, args=(client, server), daemon=True).start()
+                threading.Thread(target=self._pipe, args=(server, client), daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket) -> None:
+        buffer, started = b"", False
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                buffer += data
+                while True:  # one whole message at a time: the startup packet has no type byte
+                    head = 1 if started else 0
+                    if len(buffer) < head + 4:
+                        break
+                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
+                    if len(buffer) < size:
+                        break
+                    message, buffer, started = buffer[:size], buffer[size:], True
+                    if self.trigger and head and self.trigger in message:
+                        self.trigger = None
+                        self._cut_all()
+                        return
+                    server.sendall(message)
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+
+
+@pytest.fixture
+def outage(pg_server: LocalPostgres) -> Iterator[tuple[Outage, str, str]]:
+    """The proxy, a fresh journal's URL through it, and the same journal's direct URL."""
+    proxy = Outage(pg_server.port)
+    name = "once_" + str(proxy.port)
+    direct = pg_server.create_database(name)
+    Journal(direct).close()
+    yield proxy, proxy.url(name), direct
+    proxy.up()
+    proxy.listener.close()
+
+
+async def test_a_command_whose_mark_is_lost_with_the_server_is_not_applied_again(
+    outage: tuple[Outage, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy, through, direct = outage
+    monkeypatch.setattr(_pg_store, "RETRY_S", 0.3)  # how long the mark retries a server gone away (5 s in use)
+    person = Journal(direct)  # another machine, whose link stays up
+    journal = Journal(through, batch_interval=0.001)
+    supervisor = Supervisor(replace(CONFIG), journal)
+    try:
+        journal.append(FleetTask(session="t1", fleet=CONFIG.name, run="r1"))
+        journal.flush()
+        await supervisor.start(loops=False)
+        proxy.arm(b"FROM unnest(")  # the mark: the link goes down as it is sent
+        cid = person.submit_command("fleet:t1", "nudge", payload={"message": "look at the failing test"})
+        await wait_until(proxy.down.is_set, 20, what="the supervisor applied the nudge and sent its mark")
+        # down for longer than the lease: a claim that old is released as a dead process's
+        with psycopg.connect(direct, autocommit=True) as admin:  # judged on the server's clock, as the lease is
+            old = "SELECT 1 FROM commands WHERE id = %s AND status = 'claimed' AND claimed_at < now() - interval '1s'"
+            await wait_until(lambda: admin.execute(old, [cid]).fetchone(), 20, what="the claim outlived its lease")
+        proxy.up()
+        command = await wait_until(
+            lambda: next(
+                (c for c in person.commands(status=None) if c.id == cid and c.status in ("applied", "failed")), None
+            ),
+            20,
+            what="the command marked once the server is back",
+        )
+        assert command.status == "applied" and command.detail.startswith("queued as nudge-"), command
+        nudges = [r for r in person.read(0, kinds=("watcher_nudge",)) if r.session == "t1"]
+        assert len(nudges) == 1, f"the person's nudge was given {len(nudges)} times"
+    finally:
+        await supervisor.close()
+        journal.close(timeout=5)
+        person.close()
