@@ -20,6 +20,7 @@ from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
+from watcher.roles._stuck_recurring import delegating
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
@@ -439,3 +440,23 @@ def test_a_rerun_with_new_results_is_no_change_of_approach_so_its_nudges_climb()
         (50, "nudge", "critical"),
         (60, "pause", "critical"),  # five nudges went unanswered
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "delegates"),
+    [
+        ("Task", True),
+        ("Agent", True),
+        ("new_task", True),
+        ("spawn_agent", True),
+        ("sessions_spawn", True),
+        ("run_subagent", True),
+        ("TaskCreate", False),
+        ("TaskOutput", False),
+        ("AgentOutputTool", False),
+        ("task_tracker", False),
+        ("Bash", False),
+    ],
+)
+def test_which_tools_hand_work_to_a_sub_agent(name: str, delegates: bool) -> None:
+    assert delegating(name) is delegates

@@ -128,6 +128,12 @@ CLASSES = {
         "benign_harness_error_then_new_command_works",
         0,
     ),
+    "the same failure with edits between": (
+        "recurring_failure_edits_between",
+        "benign_failure_moves_with_each_edit",
+        0,
+    ),
+    "the same brief to a sub-agent again": ("respawn_same_brief", "benign_subagents_with_different_briefs", 0),
 }
 
 

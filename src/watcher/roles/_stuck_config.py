@@ -32,6 +32,10 @@ class StuckConfig:
     inside one reply; ``chant_lines``: one line of prose said this many times in one reply.
     ``rerun_nudge``: the same action this many times in a row whatever its results (they change,
     but nothing else is done), nudged, and again at every further as many.
+    ``recurring_nudge``: one action failing the same way this many times with other steps between
+    (edits that do not touch the failure), nudged, and again at every further as many.
+    ``respawn_nudge``: the same brief handed to a sub-agent this many times since the person last
+    spoke, nudged, and again at every further as many.
     ``alternation_cycles`` / ``alternation_pause``: full cycles of two distinct action/result steps
     (A B A B A B) that nudge, then pause; ``long_cycle_nudge``: full cycles of 3 to 5 steps
     (A B C A B C ...) that nudge (each round covers more ground, so it takes one more round to be
@@ -57,6 +61,8 @@ class StuckConfig:
     same_error_pause: int = 8
     missing_tool_pause: int = 10
     rerun_nudge: int = 10
+    recurring_nudge: int = 5
+    respawn_nudge: int = 3
     monologue_pause: int = 3
     reply_run_pause: int = 0
     chant_repeats: int = 10

@@ -62,6 +62,11 @@ class CycleDetector:
         level = self.levels.level(self.count)
         return level, (list(steps)[-period:] if level else [])
 
+    @property
+    def going_on(self) -> bool:
+        """Whether a cycle long enough to be reported is going on."""
+        return self._period != 0
+
     def rearm(self, new_loop: Callable[[], int], *, at_once: bool) -> None:
         """Someone spoke: a cycle already flagged counts afresh, or (``at_once``) is flagged at its next full cycle."""
         if self._period and self.levels.rearm(self.count, at_once=at_once):

@@ -21,6 +21,8 @@ Rule = Literal[
     "harness",
     "waiting",
     "tool_error",
+    "recurring",
+    "respawn",
 ]
 Action = Literal["nudge", "pause", "abort"]
 

@@ -31,6 +31,7 @@ from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_pending import PendingCalls, unanswered
+from watcher.roles._stuck_recurring import RecurringFailures, Redelegations, delegating
 from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
@@ -59,6 +60,9 @@ class LoopTracker:
         self._fail_levels = Levels(config.failing_nudge, config.failing_pause, 0, config.repeat_again)
         # the same action whatever its results
         self._reruns = Reruns(config.rerun_nudge)
+        # the same failure with other steps between; the same brief handed to a sub-agent again
+        self._recurring = RecurringFailures(config.recurring_nudge)
+        self._delegations = Redelegations(config.respawn_nudge)
         # one tool failing the same way under varying arguments, per tool name
         self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
@@ -155,6 +159,9 @@ class LoopTracker:
         self._reruns.rearm(self._new_loop, at_once=at_once)
         self._cycles.rearm(self._new_loop, at_once=at_once)
         self._waits.rearm(self._new_loop, at_once=at_once)
+        if not at_once:  # a person may well ask for another try
+            self._recurring.clear()
+            self._delegations.clear()
 
     # --- messages and harness errors ---------------------------------------------------------
 
@@ -188,7 +195,7 @@ class LoopTracker:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
-        hits: list[tuple[Literal["failing", "repeat", "rerun"], Action, int, int]] = []
+        hits: list[tuple[Literal["failing", "repeat", "rerun", "recurring", "respawn"], Action, int, int]] = []
         config = self.config
 
         if (akey, rkey) == self._run:
@@ -220,6 +227,13 @@ class LoopTracker:
         due, loop = self._reruns.feed(akey, self._new_loop)
         if due and self._run_len < self.config.repeat_nudge and self._fail_len < self.config.failing_nudge:
             hits.append(("rerun", "nudge", self._reruns.count, loop))  # results that change: the rules above are silent
+        count, loop = self._recurring.feed(akey, rkey, self._fail_len, self._new_loop)
+        if count and not self._cycles.going_on:  # a cycle reported is the same loop, seen whole
+            hits.append(("recurring", "nudge", count, loop))
+        if delegating(call.name):
+            count, loop = self._delegations.feed(akey, self._new_loop)
+            if count:
+                hits.append(("respawn", "nudge", count, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)

@@ -125,6 +125,10 @@ def _what(f: Finding) -> str:
         return f"{f.subject} has been run {_times(f.count)} in a row with the same result{last}."
     if f.rule == "rerun":
         return f"{f.subject} has been run {f.count} times in a row; its results change, but nothing else is being done."
+    if f.rule == "recurring":
+        return f"{f.subject} has failed the same way {f.count} times, with other steps between that did not change the failure{last}."
+    if f.rule == "respawn":
+        return f"The same task has been handed to a sub-agent {f.count} times ({f.subject})."
     if f.rule == "cycle" and len(f.others) == 1:
         return f"The agent alternates between {f.subject} and {f.others[0]}, with the same results each time, for {f.count} full cycles."
     if f.rule == "cycle":
@@ -157,6 +161,8 @@ _ADVICE = {
     "failing": "Running it again will not change the result: read the error, change the code or the command, or try a different approach.",
     "repeat": "Repeating it will not tell you anything new: use the result you already have, or try a different approach.",
     "rerun": "If it waits for something, wait longer between checks; otherwise use what it showed and take the next step.",
+    "recurring": "What was changed between the runs does not reach the failure: read the error again, find the code it comes from and change that, or try a different approach.",
+    "respawn": "Another sub-agent with the same brief will not do better: read what the last one reported, then change the brief, do the step yourself, or try a different approach.",
     "cycle": "None of the steps changes anything: stop, reconsider the plan, and try a different approach.",
     "tool_error": "Changing the arguments has not helped: read the error, use a tool you have, or try a different approach.",
     "monologue": "Act on it with a tool, or ask the user for what you need.",
