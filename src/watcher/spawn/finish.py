@@ -20,6 +20,7 @@ from watcher.core.redact import redact
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
+from watcher.spawn._commit import CommitRefused, unsigned_note
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PRCreated
@@ -121,12 +122,24 @@ async def integrate(
     base); True when it ended well.
     """
     moved = await asyncio.to_thread(rejoin_branch, sandbox)
-    await asyncio.to_thread(commit_leftovers, sandbox)
+    refused: CommitRefused | None = None
+    try:
+        await asyncio.to_thread(commit_leftovers, sandbox)
+    except CommitRefused as exc:  # the work stays staged in the worktree; nothing unverified is pushed
+        refused = exc
     result.files = await asyncio.to_thread(changed_files, sandbox)
     log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
     result.commits = log.splitlines()
+    unsigned = await asyncio.to_thread(unsigned_note, sandbox)
+    result.notes += [unsigned] if unsigned else []
     if moved:
         result.detail = result.detail or f"the agent moved the worktree to {moved}; its commits are on {sandbox.branch}"
+    if refused is not None:
+        if result.ok:
+            result.status, result.detail = EndState.INTEGRATION_FAILED, str(refused)
+        else:  # the run's own end stays the status; the refused commit is said beside it
+            result.notes.append(str(refused))
+        return
     if not result.ok or not config.pr:
         return
     if not result.commits:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from watcher.core.errors import SpawnError
+from watcher.spawn._commit import commit_leftovers, identity
 from watcher.spawn.provision import Sandbox, git
 
 __all__ = [
@@ -76,25 +77,6 @@ def rejoin_branch(sandbox: Sandbox) -> str:
         )
     git(sandbox.worktree, "checkout", "-q", "-B", sandbox.branch, head)  # uncommitted changes stay as they are
     return was
-
-
-def commit_leftovers(sandbox: Sandbox) -> str | None:
-    """Commit anything the agent left uncommitted; returns the new commit's hash, or None."""
-    if not git(sandbox.worktree, "status", "--porcelain"):
-        return None
-    git(sandbox.worktree, "add", "-A")
-    message = f"spawn {sandbox.id}: changes the agent left uncommitted"
-    git(sandbox.worktree, *_identity(sandbox.worktree), "commit", "-q", "-m", message)
-    return git(sandbox.worktree, "rev-parse", "HEAD")
-
-
-def _identity(worktree: Path) -> tuple[str, ...]:
-    """``-c`` options naming a committer where git knows none, as the CLI is given: the work is committed anyway."""
-    options: tuple[str, ...] = ()
-    for key, fallback in (("user.name", "watcher spawn"), ("user.email", "spawn@watcher.invalid")):
-        if not git(worktree, "config", key, check=False):
-            options += ("-c", f"{key}={fallback}")
-    return options
 
 
 def changed_files(sandbox: Sandbox) -> list[FileChange]:
@@ -167,7 +149,7 @@ def finish_merge(sandbox: Sandbox) -> bool:
     if any(f.is_file() and "<<<<<<< " in f.read_text(errors="replace") for f in files):
         return False
     git(sandbox.worktree, "add", "-A")
-    git(sandbox.worktree, *_identity(sandbox.worktree), "commit", "-q", "--no-edit")
+    git(sandbox.worktree, *identity(sandbox.worktree), "commit", "-q", "--no-edit")
     return True
 
 

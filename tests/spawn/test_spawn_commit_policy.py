@@ -1,0 +1,103 @@
+"""watcher's commit of the agent's leftovers runs the repository's hooks and signs as its config says.
+
+A refused commit keeps the work staged in the worktree, pushes nothing, and says what refused it
+and how to finish; a formatter hook that rewrote files gets a second commit; the agent's own
+unsigned commits are said when the user signs every commit. Real git, real hooks, the fake CLI.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from spawn_helpers import Project, git, init, result, write_script
+
+from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
+from watcher.testing.fake_cli import launcher
+
+
+def executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+async def spawn(project: Project, tmp_path: Path, steps: list[dict[str, object]], **options: object) -> SpawnResult:
+    script = write_script(tmp_path / "script.jsonl", [init(), *steps, result()])
+    defaults: dict[str, object] = {
+        "repo": project.repo, "cli_path": str(launcher(script, tmp_path)), "env": project.env(),
+        "journal": project.journal, "forge_api": project.forge.api_url, "watchers": (),
+        "idle_timeout_s": 20, "total_timeout_s": 60,
+    }  # fmt: skip
+    return await run_spawn(SpawnConfig("add a.txt", **{**defaults, **options}))  # type: ignore[arg-type]
+
+
+WRITE = {"fake": "write", "path": "a.txt", "content": "a  \n"}
+
+
+async def test_a_refusing_pre_commit_hook_keeps_the_work_staged_pushes_nothing_and_says_how_to_finish(
+    project: Project, tmp_path: Path
+) -> None:
+    executable(
+        project.repo / ".git" / "hooks" / "pre-commit",
+        "#!/bin/sh\necho 'a.txt:1: trailing whitespace' >&2\nexit 1\n",
+    )
+    spawned = await spawn(project, tmp_path, [WRITE])
+
+    assert spawned.status == "integration_failed"
+    assert "hooks refused it" in spawned.detail and "a.txt:1: trailing whitespace" in spawned.detail
+    assert f"git -C {spawned.worktree} commit" in spawned.detail and "not pushed" in spawned.detail
+    assert git(Path(spawned.worktree), "diff", "--cached", "--name-only") == "a.txt"  # kept, staged
+    assert project.forge.pulls == [] and "spawn/" not in git(project.repo, "ls-remote", "origin")
+
+
+async def test_a_formatter_hook_that_rewrote_the_files_gets_a_second_commit(project: Project, tmp_path: Path) -> None:
+    executable(
+        project.repo / ".git" / "hooks" / "pre-commit",
+        "#!/bin/sh\nif grep -q ' $' a.txt; then sed -i 's/ *$//' a.txt; echo 'fixed trailing whitespace'; exit 1; fi\n",
+    )
+    spawned = await spawn(project, tmp_path, [WRITE], pr=False)
+
+    assert spawned.status == "completed", spawned.detail
+    assert git(Path(spawned.worktree), "show", f"{spawned.branch}:a.txt") == "a"
+    assert git(Path(spawned.worktree), "status", "--porcelain") == ""
+
+
+async def test_a_commit_that_cannot_be_signed_is_not_made_unsigned(project: Project, tmp_path: Path) -> None:
+    git(project.repo, "config", "commit.gpgsign", "true")
+    git(project.repo, "config", "gpg.program", "false")  # as a missing key: the signer fails
+    spawned = await spawn(project, tmp_path, [WRITE])
+
+    assert spawned.status == "integration_failed"
+    assert "could not sign" in spawned.detail and "commit.gpgsign" in spawned.detail
+    assert git(Path(spawned.worktree), "log", "--format=%s", f"main..{spawned.branch}") == ""  # no unsigned commit
+    assert git(Path(spawned.worktree), "diff", "--cached", "--name-only") == "a.txt"
+    assert project.forge.pulls == []
+
+
+async def test_the_agents_unsigned_commits_are_said_when_the_user_signs_every_commit(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    signer = executable(
+        tmp_path / "fake-gpg",
+        "#!/bin/sh\ncat >/dev/null\nprintf '\\n[GNUPG:] SIG_CREATED D 1 8 00 0 X\\n' >&2\n"
+        "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\nx\\n-----END PGP SIGNATURE-----\\n'\n",
+    )
+    config = tmp_path / "gitconfig"  # the user's global config: the agent, with a private HOME, does not see it
+    config.write_text(f"[commit]\n\tgpgsign = true\n[gpg]\n\tprogram = {signer}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    steps: list[dict[str, object]] = [
+        {"fake": "write", "path": "b.txt", "content": "b\n"},
+        {"fake": "run", "argv": ["git", "add", "b.txt"]},
+        {"fake": "run", "argv": ["git", "commit", "-qm", "add b"]},
+        WRITE,
+    ]
+    spawned = await spawn(project, tmp_path, steps, pr=False)
+
+    assert spawned.status == "completed", spawned.detail
+    assert len(spawned.commits) == 2
+    (note,) = spawned.notes
+    agent_commit = git(Path(spawned.worktree), "log", "-1", "--format=%h", "--", "b.txt")
+    assert note.startswith(f"1 commit(s) on {spawned.branch} are not signed ({agent_commit})")
+    assert "rebase --exec" in note and f"**Note:** {note}" in spawned.markdown()
