@@ -143,10 +143,10 @@ def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Co
     words = {
         name: _QUOTED.sub(lambda q: q.group(1) or q.group(2) or "", value)
         for name, value in re.findall(
-            r"""(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=((?:[\w./-]+|'[^'\n]{0,200}'|"[^"$`\n]{0,200}")+)(?=[\s;&|)]|$)""",
+            r"""(?:^|[\s;&|(])(?:export\s+)?([A-Za-z_]\w*)=((?:[\w./-]+|'[^'\n]{0,200}'|"(?:[^"$`\n]|\$HOME\b|\$\{HOME\}){0,200}")+)(?=[\s;&|)]|$)""",
             script,
         )
-    }  # x=rm, A='rm -rf', x="r""m": the program, or the program and its first words, quotes joined
+    }  # x=rm, A='rm -rf', x="r""m", c="rm -rf $HOME": the program, or the program and its first words, quotes joined
     out: list[Command] = []
     for c in cmds:
         m = _PROGRAM_VAR.fullmatch(c.argv[0]) if c.argv else None

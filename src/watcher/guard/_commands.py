@@ -38,6 +38,7 @@ from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
+from watcher.guard._set_by import builtins_assigned
 from watcher.guard._shell import Command, TooLong, commands
 from watcher.guard._simple import option_outputs, printed_text
 from watcher.guard._wrappers import unwrap
@@ -82,7 +83,7 @@ def shell_findings(script: str, place: Place, policy: Policy) -> Iterator[Findin
     deadline = time.monotonic() + READ_BUDGET_S
     if "IFS" in script:  # rm${IFS}-rf${IFS}~: the shell splits the words where $IFS stands
         script = _IFS.sub(" ", script)
-    script = _with_readings(script, arrays_in_place, loops_unrolled)
+    script = _with_readings(script, builtins_assigned, arrays_in_place, loops_unrolled)
     try:
         cmds = commands(script, deadline=deadline)
     except TooLong as exc:
