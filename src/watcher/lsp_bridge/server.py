@@ -1,10 +1,10 @@
 """The language server: thin wiring between LSP and the journals it follows.
 
 One ``JournalFollower`` per journal (found per workspace folder by the design's rule,
-``WATCHER_JOURNAL`` overriding) feeds the server on its own loop. Findings with a location are
+``WATCHER_JOURNAL`` overriding), all read by one ``JournalPoller`` on the server's loop. Findings with a location are
 published as push diagnostics; interjections without one are shown as messages and announced
 with a ``watcher/interjection`` notification. Features live in their own modules:
-``diagnostics``, ``actions``, ``notebooks``, ``follow``, ``findings``.
+``diagnostics``, ``actions``, ``notebooks``, ``follow``, ``poller``, ``findings``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
+from watcher.lsp_bridge.poller import JournalPoller
 from watcher.lsp_bridge.requests import AnsweringProtocol, invalid_params
 from watcher.runtime.fates import PENDING, QUEUED, REQUESTED
 from watcher.runtime.journal import default_journal_path, journal_label, project_root
@@ -52,11 +53,10 @@ class WatcherLanguageServer(LanguageServer):
         super().__init__(
             "watcher-lsp", __version__, notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AnsweringProtocol
         )
-        self.interval = interval
         self.settings = settings or Settings.from_env()  # $WATCHER_JOURNAL names every folder's journal
-        self.followers: dict[Path | str, JournalFollower] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
-        self.follow_tasks: dict[Path | str, asyncio.Task[None]] = {}  # each followed journal's task
+        self.poller = JournalPoller(interval)
+        self.followers = self.poller.followers  # by journal
+        self.polling: asyncio.Task[None] | None = None
         self.published = DiagnosticSet()
         self.shut_down = False  # the client asked for ``shutdown``: the ``exit`` after it is a clean one
         self.exit_code = 0  # what the process exits with (the LSP rule: 1 when ``exit`` came without ``shutdown``)
@@ -77,25 +77,17 @@ class WatcherLanguageServer(LanguageServer):
                 root = folder  # keep the editor's spelling of the path, so file URIs match its own
             if journal in self.followers:
                 continue
-            follower = JournalFollower(journal, root, self.on_batch, interval=self.interval, warn=self.warn)
-            self.followers[journal] = follower
-            label = journal_label(journal)  # a URL's password stays out of task names and the log
-            task = asyncio.get_running_loop().create_task(follower.run(), name=f"watcher-follow:{label}")
-            self.tasks.add(task)
-            self.follow_tasks[journal] = task
-            task.add_done_callback(self.tasks.discard)
-            log.info("watching %s for the workspace folder %s", label, folder)
+            self.poller.add(JournalFollower(journal, root, self.on_batch, warn=self.warn))
+            # a URL's password stays out of the log
+            log.info("watching %s for the workspace folder %s", journal_label(journal), folder)
+        if self.polling is None:
+            self.polling = asyncio.get_running_loop().create_task(self.poller.run(), name="watcher-poll")
 
     async def unfollow_removed(self) -> None:
         """Stop following the journals no workspace folder names any more, and clear their diagnostics."""
         wanted = {self._journal_of(folder) for folder in self.folders()}
         for journal in [j for j in self.followers if j not in wanted]:
-            follower = self.followers.pop(journal)
-            task = self.follow_tasks.pop(journal, None)
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-            await follower.close()
+            await self.poller.remove(journal)
             dirty: set[str] = set()
             for key in [k for k in self.published.uris_of if k[0] == str(journal)]:
                 dirty |= self.published.remove(key)
@@ -129,13 +121,12 @@ class WatcherLanguageServer(LanguageServer):
             self.announce(finding)
 
     async def stop_following(self) -> None:
-        """Cancel the followers and release their journals."""
-        tasks = list(self.tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        for follower in self.followers.values():
-            await follower.close()
+        """Stop polling and release every journal."""
+        polling, self.polling = self.polling, None
+        if polling is not None:
+            polling.cancel()
+            await asyncio.gather(polling, return_exceptions=True)
+        await self.poller.close()
 
     # --- findings ----------------------------------------------------------------------------
 
