@@ -161,6 +161,10 @@ def test_bidirectional_control_characters_are_found_on_their_line_and_nothing_el
         ("df = pd.read_sql(f'SELECT * FROM {table}', conn)\n", None),
         ("df.to_csv('/tmp/out.csv')\n", None),
         ("import hashlib\nh = hashlib.md5(data).hexdigest()\n", "B324"),
+        # strings bandit reads on their own (a bind address) and through their parent (`.format`)
+        ('import socket\ns = socket.socket()\ns.bind(("0.0.0.0", 8080))\n', "B104"),
+        ("def q(cur, name):\n    cur.execute(\"DELETE FROM t WHERE name = '{}'\".format(name))\n", "B608"),
+        ('config = {"host": "db", "query": "SELECT 1"}\nrun(config, "SELECT * FROM t")\n', None),
     ],
 )
 def test_python_findings(code: str, rule: str | None) -> None:

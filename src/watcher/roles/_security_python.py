@@ -70,6 +70,11 @@ AUTH_WORDS = re.compile(r"(?i)\b\w*(?:login|log_in|signin|sign_in|authenticat|pa
 _AUTH_LOWER = re.compile(r"login|log_in|signin|sign_in|authenticat|passw(?:or)?d|credential")
 _VALUE_SPLICE = re.compile(r"""(?i)(?:=|<|>|\blike|\bin\s*\(|\bvalues\s*\(|,)\s*['"]?\s*(?:\{|%s|%\(|['"]\s*\+)""")
 
+# bandit's tests of strings whose reading ``_visitor`` knows: B104 compares a string with "0.0.0.0";
+# B608 reads the SQL a string makes with its parent (``+``/``%``, an f-string, ``.format``/``.replace``)
+_STRING_TESTS = frozenset({"B104", "B608"})
+_STRING_PARENTS = (ast.BinOp, ast.JoinedStr, ast.Attribute)
+
 _PRELUDE = (
     "import os, subprocess, pickle, yaml, requests, hashlib, ssl, urllib.request, tempfile, marshal, jinja2, dill\n"
 )
@@ -111,7 +116,8 @@ def _bandit() -> tuple[Any, Any, Any, Any, re.Pattern[str]]:
             plain = copy.copy(tests)
             plain.tests = {kind: ts for kind, ts in tests.tests.items() if kind != "File"}
             bidi = re.compile("|".join(map(re.escape, BIDI_CHARACTERS)))
-            _engine = (mgr.b_ma, tests, plain, _visitor(tests), bidi)
+            strings = {t._test_id for t in tests.tests.get("Str", ())}
+            _engine = (mgr.b_ma, tests, plain, _visitor(tests, lone_strings=strings <= _STRING_TESTS), bidi)
         return _engine
 
 
@@ -120,13 +126,18 @@ def _no_nosec(context: Any, test_result: Any = None) -> None:
     return None
 
 
-def _visitor(tests: Any) -> Any:
+def _visitor(tests: Any, *, lone_strings: bool) -> Any:
     """bandit's node visitor, without its per-node work on the nodes nothing reads.
 
     bandit builds a context (a dict, the node's line range) for every node it walks; on a name, an
     operator or an argument list no test and no ``visit_`` method reads it. The walk only passes
     through those, each still linked to its parent and next sibling as bandit's tests expect; the
     findings are the same.
+
+    ``lone_strings``: the string tests are only those of ``_STRING_TESTS``, which read a string on
+    its own only when it is ``"0.0.0.0"``; any other string they read through its parent (a
+    concatenation, an f-string, a ``.format``/``.replace``). The other strings (a dict's keys, a
+    call's arguments: most of a file's strings) are passed through too.
     """
     from bandit.core.node_visitor import BanditNodeVisitor
 
@@ -161,13 +172,25 @@ def _visitor(tests: Any) -> Any:
 
         def _walk(self, node: ast.AST) -> None:
             if type(node).__name__ not in read or (
-                type(node) is ast.Constant and not isinstance(node.value, (str, bytes))
+                type(node) is ast.Constant and not _read_constant(node)
             ):  # a number, True, None: bandit's visit_Constant reads only strings and bytes
                 self.generic_visit(node)
             elif self.pre_visit(node):
                 self.visit(node)
                 self.generic_visit(node)
                 self.post_visit(node)
+
+    def _read_constant(node: ast.Constant) -> bool:
+        value = node.value
+        if isinstance(value, bytes):
+            return True
+        if not isinstance(value, str):
+            return False
+        return (
+            not lone_strings
+            or value == "0.0.0.0"  # the value B104 looks for
+            or isinstance(node._bandit_parent, _STRING_PARENTS)  # type: ignore[attr-defined]
+        )
 
     return Visitor
 
