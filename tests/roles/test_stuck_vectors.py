@@ -134,6 +134,11 @@ CLASSES = {
         0,
     ),
     "the same brief to a sub-agent again": ("respawn_same_brief", "benign_subagents_with_different_briefs", 0),
+    "the same answer to a query reworded": (
+        "same_answer_reworded_search",
+        "benign_searches_find_new_pages_and_rewrites",
+        0,
+    ),
 }
 
 

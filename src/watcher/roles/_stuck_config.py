@@ -35,7 +35,10 @@ class StuckConfig:
     ``recurring_nudge``: one action failing the same way this many times with other steps between
     (edits that do not touch the failure), nudged, and again at every further as many.
     ``respawn_nudge``: the same brief handed to a sub-agent this many times since the person last
-    spoke, nudged, and again at every further as many.
+    spoke, nudged, and again at every further as many. ``same_answer_nudge``: one tool asked this
+    many times in a row, its query (``query``, ``pattern``, ``url``...) worded anew each time, bringing
+    back the same answer (of two lines or more) each time (a search reworded that finds the same pages), nudged, and again at every
+    further as many.
     ``alternation_cycles`` / ``alternation_pause``: full cycles of two distinct action/result steps
     (A B A B A B) that nudge, then pause; ``long_cycle_nudge``: full cycles of 3 to 5 steps
     (A B C A B C ...) that nudge (each round covers more ground, so it takes one more round to be
@@ -63,6 +66,7 @@ class StuckConfig:
     rerun_nudge: int = 10
     recurring_nudge: int = 5
     respawn_nudge: int = 3
+    same_answer_nudge: int = 4
     monologue_pause: int = 3
     reply_run_pause: int = 0
     chant_repeats: int = 10

@@ -23,6 +23,7 @@ Rule = Literal[
     "tool_error",
     "recurring",
     "respawn",
+    "same_answer",
 ]
 Action = Literal["nudge", "pause", "abort"]
 

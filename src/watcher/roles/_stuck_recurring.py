@@ -1,4 +1,4 @@
-"""Recurring failures and re-delegation: a loop whose steps are spread out among other steps.
+"""Recurring failures, re-delegation, the same answer to varied calls: loops the in-a-row rules miss.
 
 The failing and repeat rules see an action run again *in a row*. Two loops that real agents show
 hide from them because something else happens between the runs:
@@ -12,21 +12,41 @@ hide from them because something else happens between the runs:
 - **The same task handed to a sub-agent again.** A sub-agent (``Task``, ``Agent``, ``new_task``,
   ``spawn_agent``...) given the same brief ``respawn_nudge`` times since the person last spoke is
   nudged, whatever each one reported: another sub-agent with the same brief will not do better.
+- **The same answer to a query reworded.** One tool asked ``same_answer_nudge`` times in a row,
+  worded anew each time, bringing back the same answer each time (see ``SameAnswers``).
 
-A person's message ends both counts: after they speak, the agent may well be asked to try again.
+A person's message ends every count: after they speak, the agent may well be asked to try again.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from watcher.roles._stuck_results import ResultKey
 
-__all__ = ["RecurringFailures", "Redelegations", "delegating"]
+__all__ = ["RecurringFailures", "Redelegations", "SameAnswers", "delegating"]
 
 _MAX_KEPT = 256  # actions followed at most; an agent touching more is not repeating one of them
+# Arguments that say what is asked rather than what is changed: a search's words, a page's address.
+_QUERY_KEYS = frozenset(
+    {
+        "query",
+        "q",
+        "queries",
+        "search",
+        "search_query",
+        "search_term",
+        "keywords",
+        "question",
+        "pattern",
+        "regex",
+        "url",
+        "urls",
+    }
+)
 # Tools that hand a task to a sub-agent, across harnesses (Claude Code, Roo Code, Codex, OpenClaw).
 _DELEGATE = re.compile(
     r"(?:task|agent|new_?task|dispatch_?agent|spawn_?agent|sessions_?spawn|delegate\w*|\w*sub_?agent\w*)",
@@ -97,3 +117,49 @@ class Redelegations:
     def clear(self) -> None:
         """A person spoke: every count starts afresh."""
         self._briefs.clear()
+
+
+class SameAnswers:
+    """Per tool: how many queries in a row, each worded anew, brought back the same answer.
+
+    A web search reworded again and again that finds the same pages, a docs lookup asked one way
+    and another: the query varies, so no rule about the same action sees it, yet the agent learns
+    nothing new. Only calls that differ from the one before in what they ask (``query``,
+    ``pattern``, ``url``...) count, not in what they change: a file written anew answers
+    ``File written`` whatever it holds, which says nothing about a loop. Only answers of some
+    substance count (two lines or more): ``No matches`` is the same for any query too.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._last: dict[str, tuple[Mapping[str, Any], ResultKey, int]] = {}
+
+    def feed(
+        self, name: str, asked: Mapping[str, Any], result: ResultKey, output: str, new_loop: Callable[[], int]
+    ) -> tuple[int, int]:
+        """Take one result of tool ``name`` called with ``asked``: (count, loop id) when due a nudge, else (0, 0)."""
+        last = self._last.get(name)
+        if result.failed or not _substantial(output):
+            self._last.pop(name, None)
+            return 0, 0
+        changed = {
+            k for k in asked.keys() | (last[0].keys() if last else ()) if last and last[0].get(k) != asked.get(k)
+        }
+        if last is not None and not changed:
+            return 0, 0  # the same call again is the repeat rule's; it neither adds nor breaks a run
+        count = last[2] + 1 if last is not None and changed <= _QUERY_KEYS and last[1] == result else 1
+        if name not in self._last and len(self._last) >= _MAX_KEPT:
+            self._last.clear()
+        self._last[name] = (asked, result, count)
+        if count % self.budget:
+            return 0, 0
+        return count, new_loop()
+
+    def clear(self) -> None:
+        """A person spoke: every count starts afresh."""
+        self._last.clear()
+
+
+def _substantial(output: str) -> bool:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return len(lines) >= 2 and sum(map(len, lines)) >= 80

@@ -31,7 +31,7 @@ from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_pending import PendingCalls, unanswered
-from watcher.roles._stuck_recurring import RecurringFailures, Redelegations, delegating
+from watcher.roles._stuck_recurring import RecurringFailures, Redelegations, SameAnswers, delegating
 from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
@@ -63,6 +63,7 @@ class LoopTracker:
         # the same failure with other steps between; the same brief handed to a sub-agent again
         self._recurring = RecurringFailures(config.recurring_nudge)
         self._delegations = Redelegations(config.respawn_nudge)
+        self._answers = SameAnswers(config.same_answer_nudge)
         # one tool failing the same way under varying arguments, per tool name
         self._tool_errors = ToolErrors(config)
         # cycles of 2 to 5 steps
@@ -162,6 +163,7 @@ class LoopTracker:
         if not at_once:  # a person may well ask for another try
             self._recurring.clear()
             self._delegations.clear()
+            self._answers.clear()
 
     # --- messages and harness errors ---------------------------------------------------------
 
@@ -195,7 +197,9 @@ class LoopTracker:
             if len(self._seen_calls) >= _MAX_OPEN:
                 self._seen_calls.clear()
             self._seen_calls[akey] = call
-        hits: list[tuple[Literal["failing", "repeat", "rerun", "recurring", "respawn"], Action, int, int]] = []
+        hits: list[
+            tuple[Literal["failing", "repeat", "rerun", "recurring", "respawn", "same_answer"], Action, int, int]
+        ] = []
         config = self.config
 
         if (akey, rkey) == self._run:
@@ -234,6 +238,9 @@ class LoopTracker:
             count, loop = self._delegations.feed(akey, self._new_loop)
             if count:
                 hits.append(("respawn", "nudge", count, loop))
+        count, loop = self._answers.feed(call.name, call.input, rkey, result.output, self._new_loop)
+        if count:
+            hits.append(("same_answer", "nudge", count, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)

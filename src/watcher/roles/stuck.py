@@ -129,6 +129,8 @@ def _what(f: Finding) -> str:
         return f"{f.subject} has failed the same way {f.count} times, with other steps between that did not change the failure{last}."
     if f.rule == "respawn":
         return f"The same task has been handed to a sub-agent {f.count} times ({f.subject})."
+    if f.rule == "same_answer":
+        return f"{f.subject.split(' ', 1)[0]} has been asked {f.count} times in a row, worded anew each time (last: {f.subject}), and has brought back the same answer each time."
     if f.rule == "cycle" and len(f.others) == 1:
         return f"The agent alternates between {f.subject} and {f.others[0]}, with the same results each time, for {f.count} full cycles."
     if f.rule == "cycle":
@@ -163,6 +165,7 @@ _ADVICE = {
     "rerun": "If it waits for something, wait longer between checks; otherwise use what it showed and take the next step.",
     "recurring": "What was changed between the runs does not reach the failure: read the error again, find the code it comes from and change that, or try a different approach.",
     "respawn": "Another sub-agent with the same brief will not do better: read what the last one reported, then change the brief, do the step yourself, or try a different approach.",
+    "same_answer": "Rewording the query does not change what comes back: use what it already told you, look in another place, or try a different approach.",
     "cycle": "None of the steps changes anything: stop, reconsider the plan, and try a different approach.",
     "tool_error": "Changing the arguments has not helped: read the error, use a tool you have, or try a different approach.",
     "monologue": "Act on it with a tool, or ask the user for what you need.",
