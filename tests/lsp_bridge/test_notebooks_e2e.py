@@ -112,3 +112,26 @@ async def test_closing_the_notebook_clears_the_findings_matched_to_its_cells(
         )
     )
     await wait_until(lambda: not diagnostics(client, cell), what="the closed cell's diagnostic cleared")
+
+
+async def test_a_finding_on_a_vscode_cell_uri_shows_only_while_its_notebook_is_open(
+    client: LanguageClient, repo: Path
+) -> None:
+    """It stayed on the closed notebook's cell (VS Code kept it in Problems) after the notebook closed."""
+    notebook = repo / "uri-closed.ipynb"
+    cell = f"vscode-notebook-cell:{notebook}#W0sZmlsZQ%3D%3D"
+    where = [{"cell_id": cell, "start_line": 1}]
+    await write_events(journal_of(repo), [interjection("nb-uri-closed", session="kernel-4", locations=where)])
+    await wait_until(
+        lambda: any(n.interjection.id == "nb-uri-closed" for n in client.interjections), what="the interjection"
+    )
+    assert diagnostics(client, cell) == []  # its notebook is not open: nowhere to put it
+    _open_notebook(client, notebook, {cell: "secret = 'x'\n"})
+    await wait_until(lambda: diagnostics(client, cell), what="a diagnostic on the cell URI once it is open")
+    client.notebook_document_did_close(
+        types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=notebook.as_uri()),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=cell)],
+        )
+    )
+    await wait_until(lambda: not diagnostics(client, cell), what="the closed cell's diagnostic cleared")

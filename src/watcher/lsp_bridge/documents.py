@@ -59,7 +59,13 @@ class EditedDocument(TextDocument):
 
 
 class EditedWorkspace(Workspace):
-    """pygls' workspace, holding ``EditedDocument``s."""
+    """pygls' workspace, holding ``EditedDocument``s.
+
+    ``syncs_notebooks``: the client said at ``initialize`` that it syncs notebooks (so a notebook
+    it has not opened is closed).
+    """
+
+    syncs_notebooks = True
 
     def _create_text_document(
         self,

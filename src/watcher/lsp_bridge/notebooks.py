@@ -1,7 +1,8 @@
 """Finding the notebook cell an interjection is about.
 
 A kernel records the cell id its frontend sent. VS Code sends the cell's document URI
-(``vscode-notebook-cell:…``), so such an id is the URI to publish to. JupyterLab sends the
+(``vscode-notebook-cell:…``), so such an id is the URI to publish to, while a synced notebook
+holds that cell (a client that syncs no notebooks gets it always: the server cannot tell). JupyterLab sends the
 nbformat cell id, and nbval/nbclient send none; then the cell is found by comparing the source
 the kernel observed with the cells the editor has synced (``notebookDocument/*``), ignoring
 trailing whitespace. A cell that has been edited since it ran no longer matches, and its finding
@@ -15,6 +16,8 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import Workspace
+
+from watcher.lsp_bridge.documents import EditedWorkspace
 
 __all__ = ["NOTEBOOK_SYNC", "cell_uris_for", "normalise_source"]
 
@@ -42,10 +45,18 @@ def _cells(workspace: Workspace) -> Iterable[tuple[types.NotebookCell, str]]:
             yield cell, cell.document
 
 
+def _shown(workspace: Workspace, cell_uri: str) -> bool:
+    """Whether a cell named by its URI may be published to: a synced notebook holds it (or none are synced)."""
+    if isinstance(workspace, EditedWorkspace) and not workspace.syncs_notebooks:
+        return True
+    wanted = unquote(cell_uri)
+    return any(uri == cell_uri or unquote(uri) == wanted for _cell, uri in _cells(workspace))
+
+
 def cell_uris_for(workspace: Workspace, cell_id: str, source: str | None) -> list[str]:
     """The URIs of the synced cells ``cell_id`` names, or whose text is ``source`` (maybe none)."""
-    if _looks_like_uri(cell_id):
-        return [cell_id]  # VS Code: the kernel's cell id is the cell's document URI
+    if _looks_like_uri(cell_id):  # VS Code: the kernel's cell id is the cell's document URI
+        return [cell_id] if _shown(workspace, cell_id) else []  # a closed notebook's cell has nowhere to be
     by_id = [
         uri for cell, uri in _cells(workspace) if isinstance(cell.metadata, dict) and cell.metadata.get("id") == cell_id
     ]

@@ -73,6 +73,7 @@ class AnsweringProtocol(LanguageServerProtocol):
         self._workspace = EditedWorkspace(
             made.root_uri, made._sync_kind, list(made.folders.values()), made.position_encoding
         )
+        self._workspace.syncs_notebooks = params.capabilities.notebook_document is not None
         return result
 
     def handle_message(self, message: Any) -> None:
