@@ -544,3 +544,46 @@ async def test_a_timeout_says_what_the_cli_last_complained_of(project: Project, 
     spawned = await run_spawn(config(project, cli, idle_timeout_s=1))
     assert spawned.status == "timeout"
     assert spawned.detail == f"idle timeout (no output for 1s); the CLI last said: {said}"
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+async def test_json_prints_the_report_so_far_marked_interrupted_when_a_signal_stops_the_spawn(
+    project: Project, tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    script = write_script(
+        tmp_path / "script.jsonl",
+        [
+            init(),
+            {"fake": "write", "path": "a.txt", "content": "a\n"},
+            {"fake": "run", "argv": ["git", "add", "a.txt"]},
+            {"fake": "run", "argv": ["git", "commit", "-qm", "add a"]},
+            {"fake": "write", "path": "b.txt", "content": "b\n"},
+            {"fake": "run", "argv": ["sh", "-c", "echo $$ > sleeper.pid; exec sleep 300"]},
+        ],
+    )
+    journal = tmp_path / "j.sqlite3"
+    args = ["spawn", "add a.txt", "--json", "--no-pr", "--cli-path", str(launcher(script, tmp_path))]
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, *args, "--journal", str(journal), cwd=project.repo, env=spawn_env(), stdout=PIPE, stderr=PIPE
+    )
+    try:
+        pid_file = await wait_until(
+            lambda: next(
+                (p for p in project.repo.glob(".watcher/spawns/*/worktree/sleeper.pid") if p.read_text()), None
+            ),
+            30,
+            what="the agent's shell command to start",
+        )
+        proc.send_signal(sig)
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+    assert proc.returncode == code, err.decode()
+    report = json.loads(out)
+    assert report["status"] == "interrupted" and report["id"] == pid_file.parents[1].name
+    assert "interrupted" in report["detail"] and report["worktree"] == str(pid_file.parent)
+    assert [c.split(" ", 1)[1] for c in report["commits"]] == ["add a"]
+    assert [f["path"] for f in report["files"]] == ["a.txt"]
+    assert any("uncommitted changes stay in" in note for note in report["notes"]), report["notes"]
+    assert "Traceback" not in err.decode() and "was stopped before its end" in err.decode()

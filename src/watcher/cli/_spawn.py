@@ -9,6 +9,7 @@ import json
 import secrets
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import ConfigurationError
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal, default_journal_path
+from watcher.runtime.session import EndState
 from watcher.spawn import SpawnConfig, SpawnResult, cleanup, run_spawn
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         )
     progress = _Progress()
     spawn_id = secrets.token_hex(4)  # known here, so an interruption can say where the work was left
+    ended: list[SpawnResult] = []  # the report, however the spawn ends (an interrupted one's: what happened so far)
     config = SpawnConfig(
         args.task,
         agent=args.agent,
@@ -178,16 +181,21 @@ def run(args: argparse.Namespace) -> int:
         env=args.settings.environ,
         on_progress=progress,
         spawn_id=spawn_id,
+        on_end=ended.append,
     )
     for role in config.watchers:  # a bad role or mode is refused before the journal file is created
         watcher_spec(str(role))
     journal = config.journal = Journal(args.journal or default_journal_path(settings=args.settings))
     if args.base is None:
         _note_uncommitted(args.repo)
+    started = time.monotonic()
     try:
         result = _run_to_end(config)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the CLI is stopped and the end journaled; say what is left
         progress.done()
+        if args.json:  # a script reading stdout gets the report of what happened so far, marked interrupted
+            cut = ended[-1] if ended else _not_started(config, spawn_id, time.monotonic() - started)
+            print(json.dumps(cut.to_dict(), indent=2), flush=True)
         _left_behind(args.repo, spawn_id)
         raise
     finally:
@@ -239,6 +247,15 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
     if result is None or terminated:
         raise Terminated
     return result
+
+
+def _not_started(config: SpawnConfig, spawn_id: str, took: float) -> SpawnResult:
+    """The report of a spawn interrupted before its worktree existed: nothing was made, nothing ran."""
+    detail = "the spawn was interrupted before its worktree was made: nothing ran, nothing was left behind"
+    return SpawnResult(
+        spawn_id, config.task, config.agent, EndState.INTERRUPTED, round(took, 3), "", config.base or "", "", "",
+        detail=detail,
+    )  # fmt: skip
 
 
 def _note_uncommitted(repo: Path) -> None:

@@ -15,6 +15,7 @@ from watcher.runtime.journal import Journal
 from watcher.settings import Settings
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.monitor import ProgressState
+from watcher.spawn.report import SpawnResult
 
 __all__ = ["SpawnConfig"]
 
@@ -58,6 +59,8 @@ class SpawnConfig:
     runtime: Runtime | None = None
     session_name: str | None = None
     at_boundary: Callable[[Boundary], Awaitable[None]] | None = None
+    # the report, however the spawn ends: at its end, or what happened so far when it is interrupted
+    on_end: Callable[[SpawnResult], None] | None = None
 
     def __post_init__(self) -> None:
         """Refuse a task that is no text, and limits that would never fire or fire at once (``-5``, ``nan``)."""

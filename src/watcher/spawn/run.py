@@ -26,9 +26,10 @@ from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.spawn.execute import RunOutcome, execute
 from watcher.spawn.finish import forge_target, integrate
+from watcher.spawn.integrate import changed_files
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import Plan, plan_manifest
-from watcher.spawn.provision import create, hold, locate, release
+from watcher.spawn.provision import Sandbox, create, git, hold, locate, release
 from watcher.spawn.recover import Recovery
 from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
@@ -190,20 +191,11 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             release(sandbox)
             runtime.end_session(session, *_cut_short(interrupted))  # settles what still waits undeliverable
             await (runtime.close() if config.runtime is None else runtime.settle())
+            _took(result, session, outcome, progress)
+            _report_cut_short(config, result, sandbox, interrupted, started)
+    _took(result, session, outcome, progress)
     result.status = session.stopped_as or outcome.status
     result.detail = session.stopped_by or outcome.detail
-    result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
-    result.interjections = [
-        {
-            "watcher": i.watcher,
-            "urgent": i.urgent,
-            "severity": i.severity,
-            "action": i.action,
-            "content": i.content,
-            "via": via,
-        }
-        for i, via in session.delivered
-    ]
     progress.phase = "integrate"
 
     async def repair(prompt: str) -> bool:
@@ -217,12 +209,14 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         )  # fmt: skip
         return done.status == EndState.COMPLETED
 
+    cut: BaseException | None = None
     try:
         await integrate(config, sandbox, session.name, runtime, result, repair)
     except SpawnError as exc:  # the work is on the branch; say why it was not proposed
         result.status, result.detail = EndState.INTEGRATION_FAILED, str(exc)
     except BaseException as exc:  # stopped while committing, pushing or proposing: journaled as such
         result.status, result.detail = _cut_short(exc)
+        cut = exc
         raise
     finally:
         release(sandbox)
@@ -230,8 +224,48 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
         runtime.end_session(session, detail=result.detail[:500])
         await (runtime.close() if config.runtime is None else runtime.settle())
+        if cut is not None:
+            _report_cut_short(config, result, sandbox, cut, started)
     result.duration_s = round(time.monotonic() - started, 3)
+    if config.on_end is not None:
+        config.on_end(result)
     return result
+
+
+def _took(result: SpawnResult, session: SpawnSession, outcome: RunOutcome, progress: ProgressState) -> None:
+    """What the CLI's runs gave, into the report: its summary, cost, session and the interjections it took."""
+    result.summary, result.cost_usd, result.cli_session = outcome.summary, progress.cost_usd, outcome.cli_session
+    result.interjections = [
+        {
+            "watcher": i.watcher,
+            "urgent": i.urgent,
+            "severity": i.severity,
+            "action": i.action,
+            "content": i.content,
+            "via": via,
+        }
+        for i, via in session.delivered
+    ]
+
+
+def _report_cut_short(
+    config: SpawnConfig, result: SpawnResult, sandbox: Sandbox, exc: BaseException, started: float
+) -> None:
+    """Hand ``on_end`` the report of a spawn stopped before its end: what happened so far, and how it ended."""
+    if config.on_end is None:
+        return
+    result.status, result.detail = _cut_short(exc)
+    result.duration_s = round(time.monotonic() - started, 3)
+    try:  # what is on the branch so far; the uncommitted rest stays in the worktree
+        result.files = changed_files(sandbox)
+        result.commits = git(
+            sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}"
+        ).splitlines()
+    except (SpawnError, OSError) as err:
+        result.notes.append(f"what the branch holds could not be read: {err}")
+    if git(sandbox.worktree, "status", "--porcelain", check=False):
+        result.notes.append(f"the agent's uncommitted changes stay in {sandbox.worktree}, not committed")
+    config.on_end(result)
 
 
 def _cut_short(exc: BaseException) -> tuple[EndState, str]:
