@@ -31,6 +31,7 @@ from watcher.core.logs import logger
 from watcher.core.redact import redact
 from watcher.runtime.fates import answer
 from watcher.runtime.host import FleetBoard
+from watcher.widgets._plain import TextBox
 from watcher.widgets.fleet_html import LIVE, FleetView, describe_learnings, describe_row, describe_stats, escaped
 
 __all__ = ["COMMANDS", "FleetDashboard"]
@@ -82,7 +83,7 @@ class FleetDashboard:
         self.rows_box = w.VBox()
         self.learnings = w.HTML()
         self.notice = w.HTML()
-        self.widget = w.VBox(
+        self.widget = TextBox(
             [self.header, self.rows_box, self.notice, self.learnings],
             layout=w.Layout(border="1px solid #d8e1e8", padding="4px"),
         )

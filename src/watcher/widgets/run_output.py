@@ -16,6 +16,7 @@ import ipywidgets as w
 from watcher.agents import RunEvent
 from watcher.core.redact import redact
 from watcher.widgets._flush import FlushLimiter
+from watcher.widgets._plain import TextOutput
 
 __all__ = ["MAX_CHARS", "RunOutput", "describe_run_event"]
 
@@ -47,7 +48,10 @@ class RunOutput:
     """An Output widget fed by a run's events, coalesced and bounded."""
 
     def __init__(self, title: str = "") -> None:
-        self.widget = w.Output(layout=w.Layout(max_height="320px", overflow="auto", border="1px solid #d8e1e8"))
+        self.widget = TextOutput(
+            f"agent run: {title}" if title else "agent run",
+            layout=w.Layout(max_height="320px", overflow="auto", border="1px solid #d8e1e8"),
+        )
         self.title = title
         self.text = ""
         self.flushes = 0

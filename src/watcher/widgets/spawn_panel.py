@@ -16,6 +16,7 @@ import ipywidgets as w
 
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
 from watcher.spawn.monitor import ProgressState
+from watcher.widgets._plain import TextBox
 from watcher.widgets.panel import MAX_FLUSHES_PER_S
 
 __all__ = ["SpawnPanel", "spawn_with_panel"]
@@ -31,7 +32,7 @@ class SpawnPanel:
         self.status = w.HTML("<i>starting…</i>")
         self.files = w.HTML("")
         self.report = w.HTML("")
-        self.widget = w.VBox(
+        self.widget = TextBox(
             [self.title, self.status, self.files, self.report],
             layout=w.Layout(border="1px solid #d8e1e8", padding="4px"),
         )
