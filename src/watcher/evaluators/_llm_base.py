@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -60,6 +61,8 @@ class LLMEvaluator(ABC):
     provider: ClassVar[str]
     api: ClassVar[str]  # the wire API, as messages name it: "Anthropic Messages API", ...
     sdk: ClassVar[ModuleType]  # ``anthropic`` or ``openai``: they share their exception tree
+    key_variable: ClassVar[str]  # where the key is set: messages about a refused key name it
+    model_variable: ClassVar[str]  # where the model is set: messages about an unknown model name it
 
     def __init__(
         self,
@@ -148,6 +151,14 @@ class LLMEvaluator(ABC):
     async def _count(self, body: dict[str, Any]) -> int:
         """The provider's token count of ``body``; a provider whose SDK has no counter (``counts`` False) estimates."""
         return _estimate(body)
+
+    @abstractmethod
+    async def check_model(self, client: Any) -> Sequence[str] | None:
+        """Ask the server, through ``client`` (a copy of this evaluator's), whether it serves ``self.model``.
+
+        None when it does, or cannot say; else the models it has. The SDK's errors (a refused
+        key, no models endpoint) are raised to the caller, ``preflight.prove``, which reads them.
+        """
 
     @abstractmethod
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:

@@ -9,6 +9,7 @@ Tokens, cache reads and writes and a cost estimate are returned with the decisio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -47,6 +48,8 @@ class AnthropicEvaluator(LLMEvaluator):
     api: ClassVar[str] = "Anthropic Messages API"
     counts: ClassVar[bool] = True  # ``messages.count_tokens``
     sdk: ClassVar[ModuleType] = anthropic
+    key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
+    model_variable: ClassVar[str] = "WATCHER_ANTHROPIC_MODEL"
 
     def __init__(
         self,
@@ -89,6 +92,21 @@ class AnthropicEvaluator(LLMEvaluator):
             worktree=worktree,
             secrets=known_secrets(settings.environ, key),
         )
+
+    async def check_model(self, client: Any) -> Sequence[str] | None:
+        """The Models API's word on ``model`` (aliases included); after a 404, the models it lists.
+
+        A gateway without the Models API answers the list with 404 too, which the caller takes
+        as a server that cannot say.
+        """
+        try:
+            await client.models.retrieve(self.model)
+            return None
+        except anthropic.NotFoundError:
+            pass
+        page = await client.models.list(limit=1000)
+        listed = [str(m.id) for m in page.data]
+        return None if self.model in listed else listed
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
         """The Messages-API arguments for ``prompt``: cached static system prompt, activity as the user turn."""

@@ -9,6 +9,7 @@ cached prompt tokens they report are recorded as cache reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar
@@ -48,6 +49,8 @@ class OpenAICompatEvaluator(LLMEvaluator):
     provider: ClassVar[str] = "openai"
     api: ClassVar[str] = "OpenAI chat-completions API"
     sdk: ClassVar[ModuleType] = openai
+    key_variable: ClassVar[str] = "OPENAI_API_KEY"
+    model_variable: ClassVar[str] = "WATCHER_OPENAI_MODEL"
 
     def __init__(
         self,
@@ -107,6 +110,26 @@ class OpenAICompatEvaluator(LLMEvaluator):
             worktree=worktree,
             secrets=known_secrets(settings.environ, key),
         )
+
+    async def check_model(self, client: Any) -> Sequence[str] | None:
+        """None when ``GET /v1/models`` lists ``model`` (Ollama's ``:latest`` tag aside) or lists nothing.
+
+        A model the list lacks is asked for by name (an alias may be served unlisted). A key
+        that may not list models (403: an OpenAI key restricted to chat) cannot say: None.
+        """
+        try:
+            page = await client.models.list()
+        except openai.PermissionDeniedError:
+            return None
+        listed = [str(m.id) for m in page.data]
+        names = {self.model, f"{self.model}:latest", self.model.removesuffix(":latest")}
+        if not listed or names & set(listed):
+            return None
+        try:
+            await client.models.retrieve(self.model)
+        except openai.NotFoundError:
+            return listed
+        return None
 
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:
         """The chat-completions arguments for ``prompt``: static system message, activity as the user message."""

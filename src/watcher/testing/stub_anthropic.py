@@ -5,7 +5,12 @@
 ``content_block_start`` / ``content_block_delta`` (``text_delta``, ``input_json_delta``) /
 ``content_block_stop``, ``message_delta`` with usage, ``message_stop``). Authentication is
 accepted from ``x-api-key`` or ``Authorization: Bearer`` with any ``anthropic-version``, as SDK
-1.x and 2.x send them. ``POST /v1/messages/count_tokens`` is answered without using the script.
+1.x and 2.x send them (``api_keys`` narrows that to the keys given: another is refused with the
+API's ``401 authentication_error``). ``POST /v1/messages/count_tokens`` is answered without using
+the script, and so is the Models API: ``GET /v1/models/{model_id}`` (a ``ModelInfo``, or the API's
+``404 not_found_error`` "model: …" for a model not in ``models``) and ``GET /v1/models`` (a page:
+``data``, ``first_id``, ``last_id``, ``has_more``). Model lookups are recorded in ``lookups``, not
+in ``requests``, so a test counting the evaluations a run made counts those alone.
 
 Usage is computed from the request unless the reply says otherwise: the prefix up to the last
 ``cache_control`` marker (tools, then system, then messages) is a cache *write* the first time
@@ -16,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from watcher.testing._http import Exchange, StubServer, estimate_tokens, text_pieces
 from watcher.testing.scripts import RecordedRequest, Reply, next_id
@@ -60,7 +66,9 @@ class StubAnthropicServer(StubServer):
 
     ``min_cache_tokens`` mimics the model's minimum cacheable prefix: shorter prefixes are neither
     written nor read, as the real API does silently. ``default_reply`` answers requests that offer
-    no tools (Claude Code's side requests) without consuming the script.
+    no tools (Claude Code's side requests) without consuming the script. ``models`` are the models
+    the Models API knows (None: any model asked for, and a few listed); ``models_endpoint=False``
+    answers the Models API with 404, as a Messages-API gateway without it does.
     """
 
     name = "stub-anthropic"
@@ -72,18 +80,41 @@ class StubAnthropicServer(StubServer):
         port: int = 0,
         min_cache_tokens: int = 0,
         default_reply: Reply | None = None,
+        models: Sequence[str] | None = None,
+        api_keys: Collection[str] | None = None,
+        models_endpoint: bool = True,
     ) -> None:
         super().__init__(*replies, host=host, port=port, default_reply=default_reply)
         self.min_cache_tokens = min_cache_tokens
+        self.models = tuple(models) if models is not None else None
+        self.api_keys = frozenset(api_keys) if api_keys is not None else None
+        self.models_endpoint = models_endpoint
+        self.lookups: list[RecordedRequest] = []  # Models API requests, oldest first
         self._cached: set[str] = set()
 
     # --- routing -------------------------------------------------------------------------------
 
+    def _record(self, request: RecordedRequest) -> None:
+        if _is_lookup(request):
+            with self._lock:
+                self.lookups.append(request)
+            return
+        super()._record(request)
+
     def answer(self, exchange: Exchange) -> None:
         request = exchange.request
+        key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
         if not (request.headers.get("x-api-key") or request.headers.get("authorization", "").startswith("Bearer ")):
             message = "missing credentials: send x-api-key or Authorization: Bearer"
             exchange.send_json(401, _error_body("authentication_error", message), {"x-should-retry": "false"})
+            return
+        if self.api_keys is not None and key not in self.api_keys:
+            exchange.send_json(
+                401, _error_body("authentication_error", "invalid x-api-key"), {"x-should-retry": "false"}
+            )
+            return
+        if _is_lookup(request):
+            self._answer_lookup(exchange)
             return
         if request.method != "POST" or request.path not in ("/v1/messages", "/v1/messages/count_tokens"):
             exchange.send_json(404, _error_body("not_found_error", f"no route {request.method} {request.path}"))
@@ -99,6 +130,24 @@ class StubAnthropicServer(StubServer):
             exchange.send_json(500, _error_body("api_error", self.script_ran_out()), {"x-should-retry": "false"})
             return
         self.answer_with(exchange, reply.resolve(request))
+
+    def _answer_lookup(self, exchange: Exchange) -> None:
+        """The Models API: one model's ``ModelInfo``, or the first page of the list."""
+        path = exchange.request.path
+        if not self.models_endpoint:
+            exchange.send_json(404, _error_body("not_found_error", f"no route GET {path}"))
+            return
+        listed = self.models if self.models is not None else _DEFAULT_MODELS
+        if path == "/v1/models":
+            data = [_model_info(m) for m in listed]
+            page = {"data": data, "first_id": listed[0] if listed else None, "last_id": listed[-1] if listed else None}
+            exchange.send_json(200, {**page, "has_more": False})
+            return
+        model = unquote(path.removeprefix("/v1/models/"))
+        if self.models is not None and model not in self.models:
+            exchange.send_json(404, _error_body("not_found_error", f"model: {model}"))
+            return
+        exchange.send_json(200, _model_info(model))
 
     def answer_with(self, exchange: Exchange, reply: Reply) -> None:
         """Answer one request with ``reply`` in the format the request asked for."""
@@ -236,6 +285,19 @@ class StubAnthropicServer(StubServer):
         for name, data in events:
             exchange.send_event(data, name)
         exchange.end_stream()
+
+
+_DEFAULT_MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5", "claude-opus-4-1")
+
+
+def _is_lookup(request: RecordedRequest) -> bool:
+    """A Models API request: ``GET /v1/models`` or ``GET /v1/models/{model_id}``."""
+    return request.method == "GET" and (request.path == "/v1/models" or request.path.startswith("/v1/models/"))
+
+
+def _model_info(model: str) -> dict[str, Any]:
+    """A ``ModelInfo`` as the Models API answers it."""
+    return {"type": "model", "id": model, "display_name": model, "created_at": "2025-10-01T00:00:00Z"}
 
 
 def _error_body(kind: str, message: str) -> dict[str, Any]:

@@ -4,15 +4,22 @@
 (no ``event:`` lines) ending with ``data: [DONE]`` when ``"stream": true``; a usage chunk with
 ``choices: []`` comes last when ``stream_options.include_usage`` is set. Tool calls are sent as
 ``tool_calls`` with their ``arguments`` split across chunks. Errors use the
-``{"error": {message, type, param, code}}`` body. ``GET /v1/models`` lists the stub's model.
-Local servers need no key, so none is required here.
+``{"error": {message, type, param, code}}`` body. ``GET /v1/models`` lists the stub's models
+(``models``, default ``stub-model``) and ``GET /v1/models/{model}`` answers one, or the API's
+``404 model_not_found`` for a model not in ``models`` (None: any model asked for is known);
+``models_endpoint=False`` answers both with 404, as many local servers do. Model lookups are
+recorded in ``lookups``, not in ``requests``. Local servers need no key, so none is required
+here unless ``api_keys`` is given: then another key (or none) is refused with the API's
+``401 invalid_api_key``, which quotes the key masked as the API does.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Collection, Sequence
 from typing import Any
+from urllib.parse import unquote
 
 from watcher.testing._http import Exchange, StubServer, estimate_tokens, text_pieces
 from watcher.testing.scripts import RecordedRequest, Reply, next_id
@@ -25,6 +32,29 @@ class StubOpenAIServer(StubServer):
 
     name = "stub-openai"
 
+    def __init__(
+        self,
+        *replies: Reply,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default_reply: Reply | None = None,
+        models: Sequence[str] | None = None,
+        api_keys: Collection[str] | None = None,
+        models_endpoint: bool = True,
+    ) -> None:
+        super().__init__(*replies, host=host, port=port, default_reply=default_reply)
+        self.models = tuple(models) if models is not None else None
+        self.api_keys = frozenset(api_keys) if api_keys is not None else None
+        self.models_endpoint = models_endpoint
+        self.lookups: list[RecordedRequest] = []  # model lookups, oldest first
+
+    def _record(self, request: RecordedRequest) -> None:
+        if _is_lookup(request):
+            with self._lock:
+                self.lookups.append(request)
+            return
+        super()._record(request)
+
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1``, what ``openai.OpenAI(base_url=...)`` expects."""
@@ -32,10 +62,14 @@ class StubOpenAIServer(StubServer):
 
     def answer(self, exchange: Exchange) -> None:
         request = exchange.request
-        if request.method == "GET" and request.path == "/v1/models":
-            exchange.send_json(
-                200, {"object": "list", "data": [{"id": "stub-model", "object": "model", "owned_by": "watcher"}]}
-            )
+        key = request.headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            body = _error_body("invalid_request_error", f"Incorrect API key provided: {_masked(key)}.", 401)
+            body["error"]["code"] = "invalid_api_key"
+            exchange.send_json(401, body)
+            return
+        if _is_lookup(request):
+            self._answer_lookup(exchange)
             return
         if request.method != "POST" or request.path != "/v1/chat/completions":
             exchange.send_json(404, _error_body("not_found_error", f"no route {request.method} {request.path}", 404))
@@ -50,6 +84,25 @@ class StubOpenAIServer(StubServer):
             )
             return
         self.answer_with(exchange, reply.resolve(request))
+
+    def _answer_lookup(self, exchange: Exchange) -> None:
+        """``GET /v1/models`` (a list) or ``GET /v1/models/{model}`` (one model)."""
+        path = exchange.request.path
+        if not self.models_endpoint:
+            exchange.send_json(404, _error_body("not_found_error", f"no route GET {path}", 404))
+            return
+        if path == "/v1/models":
+            listed = self.models if self.models is not None else ("stub-model",)
+            exchange.send_json(200, {"object": "list", "data": [_model(m) for m in listed]})
+            return
+        model = unquote(path.removeprefix("/v1/models/"))
+        if self.models is not None and model not in self.models:
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            body = _error_body("invalid_request_error", message, 404)
+            body["error"]["code"] = "model_not_found"
+            exchange.send_json(404, body)
+            return
+        exchange.send_json(200, _model(model))
 
     def answer_with(self, exchange: Exchange, reply: Reply) -> None:
         """Answer one request with ``reply`` in the format the request asked for."""
@@ -166,6 +219,19 @@ class StubOpenAIServer(StubServer):
             exchange.send_event(data)
         exchange.send_event("[DONE]")
         exchange.end_stream()
+
+
+def _is_lookup(request: RecordedRequest) -> bool:
+    return request.method == "GET" and (request.path == "/v1/models" or request.path.startswith("/v1/models/"))
+
+
+def _model(model: str) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "watcher"}
+
+
+def _masked(key: str) -> str:
+    """A key as the API quotes a wrong one: its first and last characters around stars."""
+    return f"{key[:3]}{'*' * max(len(key) - 7, 0)}{key[-4:]}" if len(key) > 8 else "*" * len(key)
 
 
 def _finish(reply: Reply) -> str:
