@@ -32,7 +32,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from watcher.guard._python_loops import MUTATORS, changed, counted, picks
+from watcher.guard._python_loops import MUTATORS, changed, counted, kind_test, picks
 from watcher.guard._python_values import (
     CANONICAL,
     FUNCTIONS,
@@ -245,6 +245,8 @@ class _Reader:
         ``folder/*`` (unless its body picks some)."""
         s = copy.copy(s)
         s.iter, over = self._expr(s.iter, env)
+        if isinstance(over, Names):  # for name in files, files from os.walk(folder): the folder's entries
+            over = Entries(over)
         counted(s.body, env)
         listed = isinstance(over, (list, tuple)) and 0 < len(over) <= _MAX_UNROLL
         if listed and self.unrolling and self._afford(s.body, len(over) - 1):
@@ -419,6 +421,12 @@ class _Reader:
             return node, value
         if isinstance(node, ast.Call) and not isinstance(value, (str, list, tuple)):
             return node, value  # sys.exit(main()): a call kept as written unless it names a path or a command
+        if (
+            isinstance(node, ast.IfExp)
+            and values.get("body") is UNKNOWN
+            and any(isinstance(n, ast.Call) for n in ast.walk(node.body))
+        ):
+            return node, value  # p.unlink() if p.is_file() else None: the call stays, whichever branch runs
         if isinstance(node, (ast.List, ast.Tuple)) and holed(value):
             return node, value  # ["sudo", "cp", path, f"/etc/sudoers.d/{user}"]: its own words stay as written
         return literal(value) or node, value
@@ -449,7 +457,10 @@ class _Reader:
         node.generators = [copy.copy(g) for g in node.generators]
         for g in node.generators:
             g.iter, over = self._expr(g.iter, inner)
-            chosen = isinstance(over, Entries) and not g.ifs
+            over = Entries(over) if isinstance(over, Names) else over
+            chosen = isinstance(over, Entries) and all(
+                kind_test(test) for test in g.ifs
+            )  # `if p.is_file()`: every file
             self._bind(g.target, over.value if chosen else UNKNOWN, None, inner)
             g.ifs = [self._expr(test, inner)[0] for test in g.ifs]
         if isinstance(node, ast.DictComp):

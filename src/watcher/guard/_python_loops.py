@@ -9,7 +9,7 @@ from typing import Any
 
 from watcher.guard._python_values import UNKNOWN, called, dotted, target_name
 
-__all__ = ["MUTATORS", "changed", "counted", "picks"]
+__all__ = ["MUTATORS", "changed", "counted", "kind_test", "picks"]
 
 
 def counted(body: list[ast.stmt], env: dict[str, Any]) -> None:
@@ -52,7 +52,7 @@ def picks(body: list[ast.stmt]) -> bool:
     """Whether a loop's body acts on some entries only: a branch chosen by a condition other than the
     entry's kind, whose branch does more than skip, stop, print or count."""
     for node in (n for s in body for n in ast.walk(s)):
-        if isinstance(node, (ast.If, ast.IfExp)) and not _kind_test(node.test):
+        if isinstance(node, (ast.If, ast.IfExp)) and not kind_test(node.test):
             branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]
             if isinstance(node, ast.IfExp) or not all(_idle(s) for s in branches):
                 return True
@@ -66,12 +66,12 @@ def picks(body: list[ast.stmt]) -> bool:
     return False
 
 
-def _kind_test(test: ast.expr) -> bool:
+def kind_test(test: ast.expr) -> bool:
     """A test of the entry's kind alone: ``p.is_dir()``, ``not os.path.islink(p) and p.is_file()``."""
     if isinstance(test, ast.BoolOp):
-        return all(_kind_test(v) for v in test.values)
+        return all(kind_test(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _kind_test(test.operand)
+        return kind_test(test.operand)
     if isinstance(test, ast.Call):
         return called(test) in _KIND
     return False
