@@ -12,10 +12,12 @@ from watcher.core.redact import redact
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators import CallableEvaluator
 from watcher.runtime import Journal, RecordingSession, Runtime
+from watcher.runtime.events import SessionEvent
+from watcher.runtime.journal import stored_session as journal_session
 
 KEY = "sk-ant-api03-Qx7vT2mKp9LwZr4nBc8dFh1jYs6uEe3oGi5aNt0lXq"
 NAME = f"sess-{KEY}"
-STORED = "sess-sk-ant-…[REDACTED]"
+STORED = "sess-sk-ant-…[REDACTED]~3090397a"  # the key masked, a digest of the whole name after it
 SPEC = WatcherSpec(name="w", role="test", mode="manual")
 TURN = [
     UserMessage(text="go"),
@@ -83,3 +85,15 @@ def test_two_processes_claim_a_secret_session_s_commands_by_its_real_name(tmp_pa
     assert (again.id, again.session, again.payload) == (ids[0], NAME, {"message": "go"})
     one.close()
     two.close()
+
+
+def test_two_sessions_whose_names_differ_only_in_a_key_stay_two(tmp_path: Path) -> None:
+    other = NAME.replace("Qx7v", "Zz9w")
+    with Journal(tmp_path / "j.sqlite3") as journal:
+        journal.append(SessionEvent(session=NAME, status="started"))
+        journal.append(SessionEvent(session=other, status="started"))
+        journal.flush()
+        stored = {row.session for row in journal.read()}
+        assert len(stored) == 2 and all(name.startswith("sess-sk-ant-…[REDACTED]~") for name in stored)
+        assert [r.session for r in journal.read(session=other)] == [journal_session(other)]
+        assert not any(KEY[10:30] in name or other[15:35] in name for name in stored)

@@ -26,7 +26,7 @@ from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
 from watcher.runtime.events import EvaluationEvent
-from watcher.runtime.journal import Journal
+from watcher.runtime.journal import Journal, stored_session
 from watcher.transcripts import FORMATS, Transcript, read_file
 
 DEFAULT_REPLAY_ROLES = tuple(r for r in ("security", "stuck", "errors") if r in ROLE_NAMES)
@@ -240,7 +240,7 @@ def evaluation_json(event: EvaluationEvent, *, session: str | None = None) -> di
     i = event.interjection
     shown: dict[str, object] = redact_value(
         {
-            "session": session if session is not None else event.session,
+            "session": stored_session(session if session is not None else event.session),
             "watcher": event.watcher,
             "index": event.index,
             "decision": event.decision,
@@ -260,8 +260,9 @@ def _table(result: ReplayResult, *, show_all: bool, wide: bool = False) -> None:
     rows = [e for e in result.evaluations if show_all or e.decision == "interject" or e.error]
     width = shutil.get_terminal_size((160, 20)).columns
     interjections = sum(e.decision == "interject" for e in result.evaluations)
-    session = redact(result.session)  # as --json and the journal name it: a key in a session id is masked
-    of = f"the subagent {session!r} of {redact(result.parent_session)!r}" if result.parent_session else repr(session)
+    session = stored_session(result.session)  # as --json and the journal name it: a key in a session id is masked
+    parent = stored_session(result.parent_session or "")
+    of = f"the subagent {session!r} of {parent!r}" if result.parent_session else repr(session)
     print(
         f"\nreplayed {len(result.observations)} observations of {of}: "
         f"{len(result.evaluations)} evaluations, {interjections} interjections"

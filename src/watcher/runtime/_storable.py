@@ -10,6 +10,7 @@ sees is not the whole observation. Clipping happens before redaction, which boun
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,10 +50,19 @@ def stored_session(name: str) -> str:
     """``name`` as the journal's ``session`` columns hold it: redacted, as everything the journal stores.
 
     ``redact`` is deterministic and idempotent, so one session is always stored under one name, and
-    a name read back from the journal maps to itself. Cached: a poller asks about the same names
-    every cycle, and a name with a ``sk-`` in it (``task-1``) takes the slow path of ``redact``.
+    a name read back from the journal maps to itself. A name that redaction changed also gets a
+    short digest of the whole name (``…[REDACTED]~1a2b3c4d``): two sessions whose names differ only
+    in their key stay two sessions, and every process and host computes the same stored name. The
+    digest is 32 bits of a hash; it tells names apart, it cannot give back a key. Cached: a poller
+    asks about the same names every cycle, and a name with a ``sk-`` in it (``task-1``) takes the
+    slow path of ``redact``.
     """
-    return redact(storable_text(name))
+    text = storable_text(name)
+    shown = redact(text)
+    if shown == text:
+        return text
+    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=4, person=b"watcher-session").hexdigest()
+    return f"{shown}~{digest}"
 
 
 def encode_payload(data: Mapping[str, Any]) -> str:

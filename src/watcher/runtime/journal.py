@@ -51,6 +51,7 @@ __all__ = [
     "journal_label",
     "journal_target",
     "project_root",
+    "stored_session",
 ]
 
 log = logger("watcher.journal")
