@@ -12,7 +12,7 @@ from typing import Any
 from watcher.core.errors import JournalError
 from watcher.runtime._pg_messages import connect_error, first_line, locked_error, no_schema_error, privilege_error
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._pg_store import configure
+from watcher.runtime._pg_store import configure, limits
 from watcher.runtime._pg_urls import conninfo
 from watcher.runtime._store import journal_label
 
@@ -66,7 +66,7 @@ def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
                     f"the journal at {where} has schema version {found}, newer than this watcher's {VERSION}: "
                     "upgrade watcher on this machine"
                 )
-            return migrate(conn)
+            return migrate(conn, limits())
     except psycopg.errors.LockNotAvailable as exc:
         raise locked_error(where, exc) from exc
     except psycopg.errors.InsufficientPrivilege as exc:

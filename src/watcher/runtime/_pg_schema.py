@@ -14,6 +14,7 @@ task host runs which task of a run shared by several hosts. Version 4 gives ``co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["TABLES", "VERSION", "creates_in", "migrate", "missing_tables", "schema_version"]
@@ -90,13 +91,18 @@ def missing_tables(conn: Any) -> list[str]:
     return [table for table, gone in zip(TABLES, row[0] if row else [], strict=False) if gone]
 
 
-def migrate(conn: Any) -> tuple[int | None, int, list[str]]:
+def migrate(conn: Any, limits: Sequence[str] = ()) -> tuple[int | None, int, list[str]]:
     """Bring the schema to ``VERSION``: (version before, version after, tables it had to create again).
+
+    ``limits`` (``SET LOCAL …``) run first in its transaction: a lock it waits for is bounded
+    behind a pooler too, where the session's own settings are not the journal's.
 
     Every script only creates what is not there (``IF NOT EXISTS``), so a journal whose version is
     current but which lost a table has every script run again, which recreates it (empty).
     """
     with conn.transaction():
+        for limit in limits:
+            conn.execute(limit)
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
         conn.execute("CREATE TABLE IF NOT EXISTS watcher_schema (version int NOT NULL, at timestamptz DEFAULT now())")
         before = schema_version(conn)

@@ -58,13 +58,14 @@ try:
         privilege_error,
     )
     from watcher.runtime._pg_pool import POOL_SIZE, JournalPool, Watch, Watchdog
+    from watcher.runtime._pg_pooler import OwnTransactions, Statements, behind_pooler, in_own_transaction
     from watcher.runtime._pg_urls import conninfo
 except ImportError as exc:  # the extra is not installed: say how to get it
     raise JournalError(
         "a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'; or give a file path instead"
     ) from exc
 
-__all__ = ["PostgresStore", "configure", "position", "split"]
+__all__ = ["PostgresStore", "configure", "limits", "position", "split"]
 
 log = logger("watcher.journal")
 # the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
@@ -96,26 +97,50 @@ _COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, st
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
-def configure(conn: psycopg.Connection[Any]) -> None:
+def configure(conn: psycopg.Connection[Any]) -> bool:
     """Session settings of every journal connection: no statement waits on another session's lock unbounded,
     and a transaction of ours left open ends instead of holding back every follower (they read below
     the oldest running transaction): one left idle by its client, after ``IDLE_IN_TRANSACTION_S``;
     one whose host was cut off, once the server's own keepalives (``SERVER_LINK``, the client's
     ``LINK`` mirrored) find the link dead, in seconds rather than the system's two hours.
+
+    Behind a connection pooler nothing is set in the session, which the pooler may hand to another
+    client (``_pg_pooler``): the limits are set in each transaction (``limits``) and no statement is
+    prepared on the server. Returns True when ``conn`` is behind a pooler.
     """
+    if behind_pooler(conn):
+        conn.prepare_threshold = None
+        return True
     link = "; ".join(f"SET {name} = {value}" for name, value in SERVER_LINK.items())
     conn.execute(
         f"SET lock_timeout = '{LOCK_TIMEOUT_S:g}s'; SET idle_in_transaction_session_timeout = "
         f"'{IDLE_IN_TRANSACTION_S:g}s'; {link}"
     )
+    return False
+
+
+def _configure_pooled(conn: psycopg.Connection[Any]) -> None:
+    """``configure`` for each connection the pool opens (all reach the server as the first one did)."""
+    configure(conn)
+
+
+def limits() -> list[str]:
+    """The limits of ``configure`` for one transaction (``SET LOCAL``): what a transaction sets behind a pooler."""
+    return [
+        f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT_S:g}s'",
+        f"SET LOCAL idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_S:g}s'",
+    ]
 
 
 def _begin(conn: psycopg.Connection[Any]) -> tuple[str, int]:
-    """Open a transaction on ``conn`` (one round trip): its id, and the server process that runs it."""
-    cur = conn.execute("BEGIN; SELECT pg_current_xact_id()")
-    cur.nextset()
+    """Open a transaction on ``conn`` that sets its own limits (one round trip): its id, and the server process
+    that runs it (asked of the server: a pooler gives its clients a process id of its own making)."""
+    local = limits()
+    cur = conn.execute("; ".join(["BEGIN", *local, "SELECT pg_current_xact_id(), pg_backend_pid()"]))
+    for _ in range(len(local) + 1):
+        cur.nextset()
     row = cur.fetchone()
-    return str(row[0] if row else 0), conn.info.backend_pid
+    return (str(row[0]), int(row[1])) if row else ("0", 0)
 
 
 def position(tx: int | str, id_: int) -> int:
@@ -137,12 +162,12 @@ class PostgresStore:
         self._conninfo = conninfo(url, **LINK)
         try:
             with psycopg.connect(self._conninfo, autocommit=True) as conn:
-                configure(conn)
+                self._pooled = configure(conn)
                 found = schema_version(conn)
                 if found is None and creates_in(conn) is None:
                     raise no_schema_error(self.where)
                 if found is None and create:
-                    migrate(conn)
+                    migrate(conn, limits())
                     found = VERSION
                 lost = missing_tables(conn) if found == VERSION else []
         except psycopg.Error as exc:
@@ -161,13 +186,19 @@ class PostgresStore:
             )
         if lost:
             raise lost_tables_error(self.where, lost)
+        if self._pooled:
+            log.info(
+                "the journal at %s is reached through a connection pooler: nothing is kept in a session, and "
+                "readers poll (LISTEN needs a direct connection)",
+                self.where,
+            )
         self._pool = JournalPool(
             self._conninfo,
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True, "application_name": "watcher"},
             timeout=RETRY_S,
-            configure=configure,
+            configure=_configure_pooled,
             reconnect_timeout=float("inf"),  # a server down for long comes back: keep trying
             name="watcher-journal",
             open=True,
@@ -295,6 +326,8 @@ class PostgresStore:
                     self._pool.connection(timeout=REREAD_S if attempt else None) as conn,
                     self._watchdog.watching(conn, QUERY_TIMEOUT_S) as watch,
                 ):
+                    if self._pooled:
+                        return in_own_transaction(conn, limits(), sql, args).fetchall()
                     return conn.execute(sql, args).fetchall()
             except PoolTimeout:
                 raise
@@ -353,7 +386,7 @@ class PostgresStore:
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
-        def run(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+        def run(conn: Statements) -> tuple[int, int]:
             row = conn.execute("SELECT extract(epoch FROM now())::float8").fetchone()
             refused = future_cutoff(before_ts, float(row[0]) if row else 0.0, self.where, "the server's clock")
             if refused is not None:
@@ -368,9 +401,7 @@ class PostgresStore:
 
     # --- commands --------------------------------------------------------------------------------
 
-    def _retrying(
-        self, run: Callable[[psycopg.Connection[Any]], _T], *, once: bool = False, bounded: bool = True
-    ) -> _T:
+    def _retrying(self, run: Callable[[Statements], _T], *, once: bool = False, bounded: bool = True) -> _T:
         """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer.
 
         ``once``: ``run`` is not idempotent (an insert). It runs in a transaction whose id is read
@@ -396,7 +427,7 @@ class PostgresStore:
                     self._watchdog.watching(conn, QUERY_TIMEOUT_S if bounded else None),
                 ):
                     if not once:
-                        return run(conn)
+                        return run(OwnTransactions(conn, limits()) if self._pooled else conn)
                     xid, pid = _begin(conn)
                     result = run(conn)
                     unsure = (xid, pid, result)
@@ -423,7 +454,7 @@ class PostgresStore:
             time.sleep(min(0.05 * 2**attempt, 1.0))
 
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
-        def run(conn: psycopg.Connection[Any]) -> int:
+        def run(conn: Statements) -> int:
             row = conn.execute(  # one statement: the insert and its wake-up (sent when it commits)
                 "WITH added AS (INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
                 f"VALUES (%s, %s, %s, %s, %s) RETURNING id) SELECT id, pg_notify('{CHANNEL}', '') FROM added",
@@ -540,6 +571,9 @@ class PostgresStore:
     # --- wake-ups --------------------------------------------------------------------------------
 
     def wait(self, timeout: float) -> bool:
+        if self._pooled:  # a LISTEN would stay on a server session the pooler hands to other clients
+            time.sleep(timeout)
+            return False
         with self._news:
             if self._listener is None and not self._closed:
                 self._listener = threading.Thread(target=self._listen, name="watcher-journal-listener", daemon=True)
