@@ -14,6 +14,7 @@ import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import make_test_lsp_client
 
 from watcher.testing import wait_until
 
@@ -43,6 +44,9 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
 @pytest.fixture
 def repo(client: LanguageClient) -> Path:
     return client.repo  # type: ignore[attr-defined,no-any-return]
+
+
+_HISTORY = types.ExecuteCommandParams(command="watcher.history", arguments=[])
 
 
 async def _history(client: LanguageClient) -> dict[str, list[dict[str, object]]]:
@@ -199,3 +203,24 @@ async def test_a_fix_for_a_file_outside_the_project_is_not_offered(
     )
     titles = [action.title for action in actions or []]
     assert "Dismiss" in titles and "Harden the shell" not in titles
+
+
+async def test_a_request_before_initialize_is_refused_as_not_initialized(tmp_path: Path) -> None:
+    """The LSP's -32002; it was answered as if all were well (an empty history, no code actions)."""
+    lsp = make_test_lsp_client()
+    await lsp.start_io(*SERVER, env=server_env())
+    lsp.capabilities = types.ClientCapabilities()  # pytest-lsp itself refuses to send before initialize
+    try:
+        with pytest.raises(JsonRpcException, match="before initialize") as raised:
+            await asyncio.wait_for(lsp.protocol.send_request_async(types.WORKSPACE_EXECUTE_COMMAND, _HISTORY), 10)
+        assert raised.value.code == -32002
+        repo = make_workspace(tmp_path)
+        (repo / "early.py").write_text("a = 1\n")
+        await write_events(
+            journal_of(repo), [interjection("after-early", locations=[{"path": "early.py", "start_line": 1}])]
+        )
+        await start_session(lsp, "neovim", repo)  # the session starts as usual afterwards
+        await wait_until(lambda: diagnostics(lsp, (repo / "early.py").as_uri()), what="the finding")
+        await lsp.shutdown_session()
+    finally:
+        await lsp.stop()

@@ -5,7 +5,9 @@ reader loop, where no response is sent: the client waits for ever. ``AnsweringPr
 that while the message is decoded and answers the request with ``Invalid params``, saying which
 field is wrong. Command errors are answered the same way, with our message, and logged as one
 line (pygls logs a traceback for each, which editors show in the server's output). A request
-after ``shutdown``, which pygls drops unanswered, is answered with ``Invalid request``. The
+after ``shutdown``, which pygls drops unanswered, is answered with ``Invalid request``; one before
+``initialize``, which pygls answered as if all were well (an empty history), with ``Server not
+initialized`` (-32002), and a notification before it (but ``exit``) is dropped, as the LSP says. The
 workspace it makes at ``initialize`` holds ``documents.EditedDocument``s (edits cost what they touch).
 """
 
@@ -19,7 +21,12 @@ from typing import Any
 
 from cattrs import transform_error
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcInvalidRequest
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from watcher.core.logs import logger
@@ -57,6 +64,9 @@ def invalid_params(message: str) -> JsonRpcInvalidParams:
 class AnsweringProtocol(LanguageServerProtocol):
     """pygls' protocol, except that a request it cannot decode is answered with -32602."""
 
+    asked_to_initialize = False  # an ``initialize`` request came: other messages may follow it
+    _early = False  # a message came before initialize (logged once)
+
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
             return super().structure_message(data)
@@ -83,6 +93,16 @@ class AnsweringProtocol(LanguageServerProtocol):
             self._send_response(message.id, None, invalid_params(text).to_response_error())
             return
         method = getattr(message, "method", None)
+        if method == types.INITIALIZE:
+            self.asked_to_initialize = True
+        elif not self.asked_to_initialize and method not in (None, types.EXIT):
+            if getattr(message, "id", None) is not None:
+                text = f"{method} before initialize: send the initialize request first"
+                self._send_response(message.id, None, JsonRpcServerNotInitialized(text).to_response_error())
+            if not self._early:  # one line: a client that floods before initialize must not flood the log
+                log.warning("dropped %s and whatever else comes before initialize", method)
+            self._early = True
+            return
         if self._shutdown and method not in (None, "exit") and getattr(message, "id", None) is not None:
             text = f"{method} after shutdown: the server is shutting down and serves no more requests"
             self._send_response(message.id, None, JsonRpcInvalidRequest(text).to_response_error())
