@@ -101,3 +101,22 @@ async def test_the_agents_unsigned_commits_are_said_when_the_user_signs_every_co
     agent_commit = git(Path(spawned.worktree), "log", "-1", "--format=%h", "--", "b.txt")
     assert note.startswith(f"1 commit(s) on {spawned.branch} are not signed ({agent_commit})")
     assert "rebase --exec" in note and f"**Note:** {note}" in spawned.markdown()
+
+
+async def test_a_very_large_change_is_integrated_quickly_and_proposed_with_a_readable_description(
+    project: Project, tmp_path: Path
+) -> None:
+    many = "import pathlib\nfor i in range(3000): pathlib.Path(f'gen/f{i:04}.txt').write_text(f'{i}\\n' * 50)\n"
+    steps: list[dict[str, object]] = [
+        {"fake": "run", "argv": ["sh", "-c", 'mkdir gen && python3 -c "$0"', many]},
+        {"fake": "run", "argv": ["git", "add", "-A"]},
+        {"fake": "run", "argv": ["git", "commit", "-qm", "generate 3000 files"]},
+        {"fake": "write", "path": "huge.txt", "content": "y" * (20 << 20)},  # and 20 MiB left uncommitted
+    ]
+    spawned = await spawn(project, tmp_path, steps, total_timeout_s=120)
+
+    assert spawned.status == "completed", spawned.detail
+    assert len(spawned.files) == 3001 and spawned.files[0].summary == "generate 3000 files"
+    (pull,) = project.forge.pulls
+    assert len(pull["body"]) < 60_000 and "... and 2901 more file(s) (+" in pull["body"]
+    assert "... and 2901 more file(s)" in spawned.markdown()

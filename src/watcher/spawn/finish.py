@@ -45,6 +45,7 @@ __all__ = ["SMALL_CONFLICT_HUNKS", "Repair", "forge_target", "integrate"]
 
 SMALL_CONFLICT_HUNKS = 3  # at most this many conflicting hunks go to a repair run; more are reported
 Repair = Callable[[str], Awaitable[bool]]
+_BODY_LIMIT = 60_000  # characters of a pull request's description
 _NAME = re.compile(r"[\w.-]+")  # an owner's or a repository's name on a forge
 
 
@@ -108,6 +109,26 @@ async def _repaired(sandbox: Sandbox, conflicts: list[str], repair: Repair | Non
     return False
 
 
+def _bounded(body: str, limit: int = _BODY_LIMIT) -> str:
+    """A pull request's description within what forges take (GitHub refuses a body over 65,536 characters)."""
+    if len(body) <= limit:
+        return body
+    return body[: limit - 200].rsplit("\n", 1)[0] + "\n\n(cut here: the whole report is in the spawn's logs)\n"
+
+
+def _worktree_gone(sandbox: Sandbox, result: SpawnResult) -> None:
+    """Report a spawn whose agent deleted its worktree: its commits, and how to get the worktree back."""
+    result.files = changed_files(sandbox)
+    result.commits = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}").splitlines()
+    result.status = EndState.INTEGRATION_FAILED
+    result.detail = (
+        f"the agent deleted its worktree {sandbox.worktree}, so what it left uncommitted is gone and nothing was "
+        f"pushed or proposed; what it committed is on {sandbox.branch} ({len(result.commits)} commit(s)): "
+        f"read it with `git log -p {sandbox.base}..{sandbox.branch}`, or bring the worktree back with "
+        f"`git worktree prune && git worktree add {sandbox.worktree} {sandbox.branch}`"
+    )
+
+
 async def integrate(
     config: SpawnConfig,
     sandbox: Sandbox,
@@ -121,6 +142,9 @@ async def integrate(
     ``repair(prompt)`` runs the same CLI once more in the worktree (a small conflict with a moved
     base); True when it ended well.
     """
+    if not sandbox.worktree.is_dir():  # the agent removed it: what it committed is still on the branch
+        await asyncio.to_thread(_worktree_gone, sandbox, result)
+        return
     moved = await asyncio.to_thread(rejoin_branch, sandbox)
     refused: CommitRefused | None = None
     try:
@@ -167,7 +191,7 @@ async def integrate(
         repo,
         token=token,
         title=title,
-        body=scrub(redact(result.markdown(proposal=True))),
+        body=_bounded(scrub(redact(result.markdown(proposal=True)))),
         head=sandbox.branch,
         base=sandbox.base,
     )

@@ -21,14 +21,20 @@ from watcher.core.errors import ConfigurationError
 from watcher.spawn._adapter import Denial
 from watcher.spawn.manifest import SandboxManifest
 
-__all__ = ["STRATEGIES", "Fix", "Recovery", "RecoveryDecision", "compute_fix", "objection"]
+__all__ = ["STRATEGIES", "Fix", "Recovery", "RecoveryDecision", "compute_fix", "objection", "pushes_for_watcher"]
 
 STRATEGIES = ("moderate", "aggressive", "interactive")
 _SPLIT = re.compile(r"&&|\|\||;|\n")
+_PUSH = re.compile(r"^git\s+((-C|-c)\s+\S+\s+|-\S+\s+)*push\b")  # (``git -C dir push`` too)
+PUSHED_BY_WATCHER = (
+    "watcher pushes the spawn's branch and proposes it as a pull request itself; the agent does not push "
+    "(a push of its own, to the base branch say, would skip the review)"
+)
 _PIPE_TO_SHELL = re.compile(r"\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da)?sh\b")
 _DANGEROUS = (
     (re.compile(r"(^|\s)sudo\s"), "runs a command as root (sudo)"),
     (re.compile(r"\bgit\s+push\b.*(--force|\s-f\b)"), "force-pushes over the remote's history"),
+    (re.compile(r"\bgit\s+((-C|-c)\s+\S+\s+|-\S+\s+)*push\b"), "pushes from the agent: " + PUSHED_BY_WATCHER),
     (re.compile(r"\bchmod\s+(-R\s+)?777\b"), "makes files world-writable"),
     (re.compile(r"\b(mkfs|dd)\b"), "writes raw devices"),
 )
@@ -56,6 +62,18 @@ def _pattern(command: str) -> str:
     words = command.split()
     keep = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
     return " ".join(keep) + " *"
+
+
+def pushes_for_watcher(denial: Denial, manifest: SandboxManifest) -> bool:
+    """Whether ``denial`` is a ``git push`` (with nothing else refused): watcher's integration does it instead.
+
+    Such a denial needs no widening and no resume: the work is committed, pushed and proposed
+    after the run, as a pull request, whatever branch the agent meant to push to.
+    """
+    parts = [p.strip() for p in _SPLIT.split(denial.command) if p.strip()]
+    return any(_PUSH.match(p) for p in parts) and all(
+        _PUSH.match(p) or _pattern(p) in manifest.allowed_commands for p in parts
+    )
 
 
 def compute_fix(denial: Denial, manifest: SandboxManifest, git_dirs: Sequence[Path] = ()) -> Fix | None:

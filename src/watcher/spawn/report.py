@@ -12,7 +12,9 @@ from typing import Any
 from watcher.runtime.session import EndState
 from watcher.spawn.integrate import FileChange, PullRequest
 
-__all__ = ["SpawnResult"]
+__all__ = ["LISTED_FILES", "SpawnResult"]
+
+LISTED_FILES = 100  # changed files the markdown report lists one by one
 
 
 @dataclass(slots=True)
@@ -75,9 +77,13 @@ class SpawnResult:
             lines.append(f"**Detail:** {self.detail}")
         lines += [f"**Note:** {note}" for note in self.notes]
         lines += ["", "### Changes"]
-        lines += [f"- `{f.path}` (+{f.added}, -{f.removed}) - {f.summary or 'changed'}" for f in self.files] or [
-            "- none"
-        ]
+        listed, rest = self.files[:LISTED_FILES], self.files[LISTED_FILES:]
+        lines += [f"- `{f.path}` (+{f.added}, -{f.removed}) - {f.summary or 'changed'}" for f in listed] or ["- none"]
+        if rest:  # the JSON has them all; a terminal or a pull request holds a readable list
+            lines.append(
+                f"- ... and {len(rest)} more file(s) (+{sum(f.added for f in rest)}, -{sum(f.removed for f in rest)}): "
+                f"`git diff --stat {self.base}...{self.branch}` lists them all"
+            )
         if self.conflicts:
             lines += ["", "### Conflicts with the base", *[f"- `{path}`" for path in self.conflicts]]
         if self.repaired:

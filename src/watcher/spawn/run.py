@@ -30,7 +30,7 @@ from watcher.spawn.integrate import changed_files
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import Plan, plan_manifest
 from watcher.spawn.provision import Sandbox, create, git, hold, locate, release
-from watcher.spawn.recover import Recovery
+from watcher.spawn.recover import PUSHED_BY_WATCHER, Recovery, pushes_for_watcher
 from watcher.spawn.report import SpawnResult
 from watcher.spawn.session import SpawnSession
 
@@ -148,6 +148,18 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
             if session.queued and resume:
                 prompt = session.resume_prompt()
                 continue
+            for push in [d for d in outcome.denials if pushes_for_watcher(d, manifest)]:
+                outcome.denials.remove(push)  # integration pushes the branch and proposes it instead
+                runtime.publish(
+                    PermissionDenied(
+                        session=session.name, spawn_id=sandbox.id, tool=push.tool, detail=push.command,
+                        objection=PUSHED_BY_WATCHER,
+                    )
+                )  # fmt: skip
+                result.permission_errors.append(
+                    {"tool": push.tool, "command": push.command, "fix": "", "objection": PUSHED_BY_WATCHER}
+                )
+                result.notes.append(f"the agent was not let push ({push.command}): {PUSHED_BY_WATCHER}")
             if not outcome.denials:
                 break
             decision = recovery.decide(outcome.denials, manifest, sandbox.worktree, sandbox.git_dirs)
