@@ -134,6 +134,8 @@ CLASSES = {
         0,
     ),
     "the same brief to a sub-agent again": ("respawn_same_brief", "benign_subagents_with_different_briefs", 0),
+    "waiting whose output only ages": ("waiting_only_the_age_moves", "benign_waiting_steps_move_on", 0),
+    "waiting whose output only spins": ("waiting_only_the_spinner_moves", "benign_waiting_steps_move_on", 0),
     "the same answer to a query reworded": (
         "same_answer_reworded_search",
         "benign_searches_find_new_pages_and_rewrites",

@@ -1,8 +1,8 @@
 """What the ``stuck`` role compares about tool results: outputs and errors, volatile details blurred.
 
-Two results are *the same* when their outputs agree once volatile details (durations, clock times,
-memory addresses, UUIDs, message/run/session ids, pids, epoch timestamps, temporary paths) are
-blurred, so ``1 failed in 0.21s`` and ``1 failed in 0.23s`` are one result, and so are two sends
+Two results are *the same* when their outputs agree once volatile details (durations and ages such
+as ``5m12s``, a spinner's frame, clock times, memory addresses, UUIDs, message/run/session ids,
+pids, epoch timestamps, temporary paths) are blurred, so ``1 failed in 0.21s`` and ``1 failed in 0.23s`` are one result, and so are two sends
 whose receipts carry fresh ``messageId`` values. Progress counters in plain text (``line 7``) are
 kept: they are progress. Two errors are *the same error* when their telling lines agree once what
 they were about (quoted names, paths, numbers) is blurred; a missing tool is recognised by what
@@ -18,7 +18,9 @@ from watcher.core.redact import redact
 __all__ = ["ResultKey", "error_key", "error_line", "missing_tool", "result_key"]
 
 _VOLATILE = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds|min|minutes)\b"  # durations
+    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|min|mins|minutes?|hrs?|hours?|days?)\b"  # durations
+    r"|\b\d+(?:ms|[dhms])(?:\d+(?:ms|[hms]))+\b|\b\d+[hm]\b"  # compact ages: `5m12s`, `2d3h`, `7m` (kubectl's AGE)
+    r"|[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]"  # spinner frames (braille dots, quarter circles)
     r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\S*"  # timestamps
     r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"  # clock times
     r"|\b0x[0-9a-fA-F]+\b"  # memory addresses
