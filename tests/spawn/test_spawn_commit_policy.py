@@ -120,3 +120,33 @@ async def test_a_very_large_change_is_integrated_quickly_and_proposed_with_a_rea
     (pull,) = project.forge.pulls
     assert len(pull["body"]) < 60_000 and "... and 2901 more file(s) (+" in pull["body"]
     assert "... and 2901 more file(s)" in spawned.markdown()
+
+
+async def test_a_remote_that_refuses_the_push_is_said_with_its_reason_and_how_to_finish(
+    project: Project, tmp_path: Path
+) -> None:
+    executable(
+        project.forge.root / "acme" / "shop.git" / "hooks" / "pre-receive",
+        "#!/bin/sh\necho 'GH006: Protected branch policy: spawn/* branches need a signed commit' >&2\nexit 1\n",
+    )
+    spawned = await spawn(project, tmp_path, [WRITE])
+
+    assert spawned.status == "integration_failed"
+    assert "GH006: Protected branch policy" in spawned.detail and "Traceback" not in spawned.detail
+    assert f"The work is committed on {spawned.branch} (nothing is lost)" in spawned.detail
+    assert f"git -C {spawned.worktree} push origin {spawned.branch}" in spawned.detail
+    assert project.forge.pulls == []
+
+
+async def test_a_branch_of_the_same_name_on_the_remote_is_not_overwritten(project: Project, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(project.forge.root / "acme" / "shop.git"), other.name)
+    git(other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-q", "--allow-empty", "-m", "theirs")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/spawn/cafe0001")
+    theirs = git(other, "rev-parse", "HEAD")
+
+    spawned = await spawn(project, tmp_path, [WRITE], spawn_id="cafe0001")
+
+    assert spawned.status == "integration_failed"
+    assert "already has a branch spawn/cafe0001 with other commits, which watcher does not overwrite" in spawned.detail
+    assert git(project.repo, "ls-remote", "origin", "refs/heads/spawn/cafe0001").split()[0] == theirs

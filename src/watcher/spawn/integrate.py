@@ -177,7 +177,21 @@ def abort_merge(sandbox: Sandbox) -> None:
 
 def push(sandbox: Sandbox, remote: str) -> None:
     """Push ``spawn/<id>`` under its own name (the worktree's upstream is the base, so name it)."""
-    git(sandbox.worktree, "push", "-q", remote, f"{sandbox.branch}:refs/heads/{sandbox.branch}")
+    try:
+        git(sandbox.worktree, "push", "-q", remote, f"{sandbox.branch}:refs/heads/{sandbox.branch}")
+    except SpawnError as exc:
+        said = str(exc).split(": ", 1)[-1] if " failed in " in str(exc) else str(exc)
+        words = [line.strip() for line in said.splitlines() if line.strip().startswith(("remote:", "!", "fatal:"))]
+        why = " ".join(words) or said
+        if "non-fast-forward" in said or "fetch first" in said:
+            why = (
+                f"it already has a branch {sandbox.branch} with other commits, which watcher does not overwrite ({why})"
+            )
+        raise SpawnError(
+            f"the remote {remote!r} refused the push of {sandbox.branch}: {why}. The work is committed on "
+            f"{sandbox.branch} (nothing is lost): deal with what the remote says, then push it "
+            f"(git -C {sandbox.worktree} push {remote} {sandbox.branch}) and open the pull request"
+        ) from None
 
 
 def forge_repo(remote_url: str) -> tuple[str, str]:
