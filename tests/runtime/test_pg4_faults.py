@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,6 +16,7 @@ import pytest
 from watcher.cli import main
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
+from watcher.runtime._pg_pool import JournalPool
 from watcher.runtime.events import ObservationEvent
 
 YEAR_S = 365 * 86400
@@ -68,3 +72,26 @@ def test_prune_to_a_past_date_by_the_servers_clock_deletes_what_is_older(cli: An
     assert done.returncode == 0 and "deleted 1 events" in done.stdout, done
     with Journal(pg_url, create=False) as journal:
         assert [r.payload["index"] for r in journal.read()] == [1]
+
+
+def test_a_pool_left_open_and_collected_on_its_own_thread_says_nothing(pg_url: str) -> None:
+    """A journal closed on a hung server leaves its pool open; collected later on one of the pool's own threads,
+    psycopg_pool's ``__del__`` joined that thread: "cannot join current thread", failing whichever test ran then."""
+    raised: list[BaseException | None] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: raised.append(unraisable.exc_value)
+    try:
+        held = [JournalPool(pg_url, min_size=1, open=True)]
+        collected = threading.Event()
+
+        class Drop:  # a task the pool's worker runs: the last reference goes there
+            def run(self) -> None:
+                held.clear()
+                gc.collect()
+                collected.set()
+
+        held[0]._tasks.put_nowait(Drop())  # psycopg_pool's own queue of worker tasks
+        assert collected.wait(10), "the pool's worker ran the task"
+    finally:
+        sys.unraisablehook = hook
+    assert raised == []

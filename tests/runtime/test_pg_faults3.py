@@ -388,8 +388,9 @@ def hung(pg_server: LocalPostgres) -> Iterator[Callable[[], None]]:
         assert postmaster is not None
         children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
         for pid in (postmaster, *map(int, children)):
-            os.kill(pid, signal.SIGSTOP)
-            stopped.append(pid)
+            with contextlib.suppress(ProcessLookupError):  # a backend that ended since pgrep listed it
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
 
     yield hang
     for pid in stopped:

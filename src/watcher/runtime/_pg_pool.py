@@ -42,6 +42,16 @@ class JournalPool(ConnectionPool):
             attempt.delay = RECONNECT_MAX_S / AttemptWithBackoff.DELAY_BACKOFF
         super()._add_connection(attempt, growing)
 
+    def __del__(self) -> None:
+        """A pool never closed is told to stop, not waited for.
+
+        A journal gives up closing on a server that stopped answering mid-write (closing would wait
+        too), so its pool is left open; the garbage collector may then run this on one of the pool's
+        own threads, which psycopg_pool's ``__del__`` tries to join: "cannot join current thread".
+        """
+        if not getattr(self, "_closed", True):
+            self._signal_stop_worker()
+
 
 class Watch:
     """One statement (or a few) under watch: ``cut`` tells whether the watchdog cut its link."""
