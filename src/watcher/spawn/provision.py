@@ -93,6 +93,10 @@ def locate(repo: str | Path, *, base: str | None = None, spawn_id: str | None = 
             f"base branch {base!r} does not exist in {root}; pass --base with one of its branches (`git branch` lists them)"
         )
     spawn_id = spawn_id or secrets.token_hex(4)
+    if "/" in spawn_id or not _is_branch_name(root, f"spawn/{spawn_id}"):  # it names a folder and a branch
+        raise ConfigurationError(
+            f"the spawn id {spawn_id!r} cannot name both a folder and a git branch: use letters, digits, '-' and '_'"
+        )
     directory = _spawns(root) / spawn_id
     for folder in (directory.parent.parent, directory.parent):
         if folder.exists() and not folder.is_dir():
@@ -129,6 +133,14 @@ def _is_branch(root: Path, name: str) -> bool:
         ["git", "-C", str(root), "show-ref", "--verify", "-q", f"refs/heads/{name}"], capture_output=True, timeout=120
     )
     return found.returncode == 0
+
+
+def _is_branch_name(root: Path, name: str) -> bool:
+    """Whether git takes ``name`` as a branch name (no ``..``, spaces, ``~``, a trailing ``.lock``...)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "check-ref-format", "--branch", name], capture_output=True, timeout=120
+    )
+    return done.returncode == 0
 
 
 def _spawns(root: Path) -> Path:
