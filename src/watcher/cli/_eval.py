@@ -90,7 +90,8 @@ def _llm(args: argparse.Namespace) -> Evaluator | None:
         "settings": args.settings,
     }
     try:
-        return make_evaluator(args.evaluator, args.role, timeout=args.timeout, max_retries=2, **options)
+        # backstop=False: a failed call is no judgement of the model's, never the rules' judgement in its name
+        return make_evaluator(args.evaluator, args.role, timeout=args.timeout, max_retries=2, backstop=False, **options)
     except MissingCredentialsError as exc:
         raise MissingCredentialsError(f"{exc}; watcher eval measures a real model and never simulates one") from None
 

@@ -21,10 +21,11 @@ from types import ModuleType
 from typing import Any, ClassVar, Literal
 
 from watcher.core.errors import EvaluationError
-from watcher.core.evaluation import EvaluationRequest, EvaluationResult
+from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
 from watcher.core.protocol import EvaluationPrompt
 from watcher.core.redact import redact, redact_known, redact_url
 from watcher.core.shortening import Shortening
+from watcher.evaluators._backstop import backstopped, failed
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -53,7 +54,8 @@ class LLMEvaluator(ABC):
     provider's counter where the SDK has one (``counter="provider"``), else estimated.
     ``worktree`` is where the parent's files are read when an edit's file was not shown.
     ``secrets`` are values masked in every prompt whatever their shape: the evaluator's own key, the
-    environment's secret-named variables.
+    environment's secret-named variables. ``backstop`` (the role's offline rules) judges an
+    evaluation whose call failed; without one such an evaluation raises and the engine continues.
     """
 
     counts: ClassVar[bool] = False  # whether the SDK has a token counter
@@ -79,8 +81,10 @@ class LLMEvaluator(ABC):
         counter: Counter = "provider",
         worktree: Path | None = None,
         secrets: tuple[str, ...] = (),
+        backstop: Evaluator | None = None,
     ) -> None:
         self.model = model
+        self.backstop = backstop  # judges an evaluation the model failed (``_backstop``); None: it fails closed
         self.secrets = secrets  # values masked in every prompt whatever their shape (``known_secrets``)
         self.client = client
         self.where = redact_url(where)  # shown in every message; a key in the URL's userinfo must not be
@@ -173,6 +177,22 @@ class LLMEvaluator(ABC):
         """The evaluation result from the SDK's answer."""
 
     async def evaluate(self, request: EvaluationRequest) -> EvaluationResult:
+        """Ask the model about ``request``; when that fails, the ``backstop`` judges it, else ``EvaluationError``.
+
+        A failure is a call that raised, timed out, or whose answer decides nothing (no protocol
+        block, a refusal): the backstop's decision then carries the failure as its ``error``.
+        """
+        if self.backstop is None:
+            return await self.ask(request)
+        try:
+            result = await self.ask(request)
+        except Exception as exc:  # noqa: BLE001 - any failure of the model is judged by the rules instead
+            failure = redact_known(redact(f"{type(exc).__name__}: {exc}"), self.secrets)
+            return await backstopped(self.backstop, request, failure)
+        unusable = failed(result)
+        return result if unusable is None else await backstopped(self.backstop, request, unusable, result)
+
+    async def ask(self, request: EvaluationRequest) -> EvaluationResult:
         """Ask the model about ``request``; raises ``EvaluationError`` when the call fails.
 
         The call ends a moment before the watcher's budget (``caps.timeout_s``) does, so a server that

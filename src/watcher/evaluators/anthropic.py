@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import anthropic
 
-from watcher.core.evaluation import EvaluationResult, Usage
+from watcher.core.evaluation import EvaluationResult, Evaluator, Usage
 from watcher.core.protocol import EvaluationPrompt
 from watcher.evaluators._keys import anthropic_key, checked_base_url, known_secrets
 from watcher.evaluators._llm import (
@@ -66,6 +66,7 @@ class AnthropicEvaluator(LLMEvaluator):
         counter: Counter = "provider",
         worktree: Path | None = None,
         settings: Settings | None = None,
+        backstop: Evaluator | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
         base_url = base_url or settings.anthropic_base_url
@@ -91,6 +92,7 @@ class AnthropicEvaluator(LLMEvaluator):
             counter=counter,
             worktree=worktree,
             secrets=known_secrets(settings.environ, key),
+            backstop=backstop,
         )
 
     async def check_model(self, client: Any) -> Sequence[str] | None:

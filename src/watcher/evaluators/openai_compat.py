@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import openai
 
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
-from watcher.core.evaluation import EvaluationResult, Usage
+from watcher.core.evaluation import EvaluationResult, Evaluator, Usage
 from watcher.core.protocol import EvaluationPrompt
 from watcher.evaluators._keys import checked_base_url, checked_key, known_secrets
 from watcher.evaluators._llm import (
@@ -67,6 +67,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
         counter: Counter = "provider",
         worktree: Path | None = None,
         settings: Settings | None = None,
+        backstop: Evaluator | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
         chosen = model or settings.openai_model
@@ -109,6 +110,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
             counter=counter,
             worktree=worktree,
             secrets=known_secrets(settings.environ, key),
+            backstop=backstop,
         )
 
     async def check_model(self, client: Any) -> Sequence[str] | None:

@@ -9,7 +9,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import Evaluator
 from watcher.evaluators._keys import anthropic_key
 from watcher.evaluators.rules import RulesEvaluator
-from watcher.roles import make_role
+from watcher.roles import ROLE_NAMES, make_role
 from watcher.settings import Settings
 
 __all__ = ["EVALUATORS", "make_evaluator"]
@@ -20,23 +20,34 @@ def _rules(role: str, settings: Settings | None = None, **options: Any) -> Evalu
     return RulesEvaluator(make_role(role, **options))
 
 
-def _anthropic(role: str, settings: Settings | None = None, **options: Any) -> Evaluator:
+def _anthropic(role: str, settings: Settings | None = None, backstop: bool = True, **options: Any) -> Evaluator:
     settings = settings or Settings.from_env()
     options["api_key"] = anthropic_key(options.get("api_key"), settings)  # a missing key is said before the SDK loads
     # imported here so the SDK loads only when an LLM watcher is asked for
     from watcher.evaluators.anthropic import AnthropicEvaluator
 
-    return AnthropicEvaluator(settings=settings, **options)
+    return AnthropicEvaluator(settings=settings, backstop=_backstop(role) if backstop else None, **options)
 
 
-def _openai(role: str, settings: Settings | None = None, **options: Any) -> Evaluator:
+def _openai(role: str, settings: Settings | None = None, backstop: bool = True, **options: Any) -> Evaluator:
     from watcher.evaluators.openai_compat import OpenAICompatEvaluator
 
-    return OpenAICompatEvaluator(settings=settings, **options)
+    return OpenAICompatEvaluator(settings=settings, backstop=_backstop(role) if backstop else None, **options)
+
+
+def _backstop(role: str) -> Evaluator | None:
+    """The role's offline rules, which judge an evaluation the model failed; None for a role that has none.
+
+    Off the event loop when a call is heavy, as the hook daemon runs its rules: one session's large
+    file must not hold the others'.
+    """
+    return RulesEvaluator(make_role(role), off_loop=True) if role in ROLE_NAMES else None
 
 
 # name -> factory(role, settings=None, **options). The LLM evaluators take model=, base_url=, api_key=, ...;
-# what they are not given comes from the settings (None: read from the environment at that call)
+# what they are not given comes from the settings (None: read from the environment at that call). They
+# fall back on the role's offline rules for an evaluation the model failed; backstop=False (watcher eval,
+# which measures the model alone) lets such an evaluation fail
 EVALUATORS: dict[str, Callable[..., Evaluator]] = {
     "anthropic": _anthropic,
     "openai": _openai,
