@@ -33,7 +33,8 @@ class StuckConfig:
     ``rerun_nudge``: the same action this many times in a row whatever its results (they change,
     but nothing else is done), nudged, and again at every further as many.
     ``recurring_nudge``: one action failing the same way this many times with other steps between
-    (edits that do not touch the failure), nudged, and again at every further as many.
+    (edits that do not touch the failure), nudged, and again at every further as many; paused from
+    three times as many (as are ``respawn_nudge`` and ``same_answer_nudge``).
     ``respawn_nudge``: the same brief handed to a sub-agent this many times since the person last
     spoke, nudged, and again at every further as many. ``same_answer_nudge``: one tool asked this
     many times in a row, its query (``query``, ``pattern``, ``url``...) worded anew each time, bringing

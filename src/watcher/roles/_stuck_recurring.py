@@ -1,6 +1,6 @@
 """Recurring failures, re-delegation, the same answer to varied calls: loops the in-a-row rules miss.
 
-The failing and repeat rules see an action run again *in a row*. Two loops that real agents show
+The failing and repeat rules see an action run again *in a row*. Three loops that real agents show
 hide from them because something else happens between the runs:
 
 - **The same failure, edits between.** A test is run, fails, the agent edits something, runs it
@@ -8,14 +8,17 @@ hide from them because something else happens between the runs:
   The edits do not touch the failure (a comment reworded, a line moved back and forth, a change in
   the wrong place). An edit that matters changes the output, and a run that passes ends the count,
   so ``recurring_nudge`` identical failures of one action with other steps between are nudged, and
-  again at every further as many. It is only a nudge: a slow fix can take a few tries.
+  again at every further as many. It is nudged first: a slow fix can take a few tries.
 - **The same task handed to a sub-agent again.** A sub-agent (``Task``, ``Agent``, ``new_task``,
   ``spawn_agent``...) given the same brief ``respawn_nudge`` times since the person last spoke is
   nudged, whatever each one reported: another sub-agent with the same brief will not do better.
 - **The same answer to a query reworded.** One tool asked ``same_answer_nudge`` times in a row,
   worded anew each time, bringing back the same answer each time (see ``SameAnswers``).
 
-A person's message ends every count: after they speak, the agent may well be asked to try again.
+Each is nudged at its budget and again at every further as many; at three times its budget the
+loop has outlasted two nudges, and the edits or new wordings between, which count as progress
+for the role's ladder, are not: it is paused then, and at every further budget. A person's message
+ends every count: after they speak, the agent may well be asked to try again.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from watcher.roles._stuck_results import ResultKey
 
-__all__ = ["RecurringFailures", "Redelegations", "SameAnswers", "delegating"]
+__all__ = ["RecurringFailures", "Redelegations", "SameAnswers", "delegating", "due_action"]
 
 _MAX_KEPT = 256  # actions followed at most; an agent touching more is not repeating one of them
 # Arguments that say what is asked rather than what is changed: a search's words, a page's address.
@@ -52,6 +55,11 @@ _DELEGATE = re.compile(
     r"(?:task|agent|new_?task|dispatch_?agent|spawn_?agent|sessions_?spawn|delegate\w*|\w*sub_?agent\w*)",
     re.IGNORECASE,
 )
+
+
+def due_action(count: int, budget: int) -> Literal["nudge", "pause"]:
+    """How a loop due at ``count`` occurrences is flagged: nudged, then paused from three budgets on."""
+    return "pause" if count >= 3 * budget else "nudge"
 
 
 def delegating(name: str) -> bool:

@@ -31,7 +31,7 @@ from watcher.roles._stuck_findings import Action, Finding
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
 from watcher.roles._stuck_pending import PendingCalls, unanswered
-from watcher.roles._stuck_recurring import RecurringFailures, Redelegations, SameAnswers, delegating
+from watcher.roles._stuck_recurring import RecurringFailures, Redelegations, SameAnswers, delegating, due_action
 from watcher.roles._stuck_replies import Replies
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import ResultKey, error_line, result_key
@@ -233,14 +233,14 @@ class LoopTracker:
             hits.append(("rerun", "nudge", self._reruns.count, loop))  # results that change: the rules above are silent
         count, loop = self._recurring.feed(akey, rkey, self._fail_len, self._new_loop)
         if count and not self._cycles.going_on:  # a cycle reported is the same loop, seen whole
-            hits.append(("recurring", "nudge", count, loop))
+            hits.append(("recurring", due_action(count, config.recurring_nudge), count, loop))
         if delegating(call.name):
             count, loop = self._delegations.feed(akey, self._new_loop)
             if count:
-                hits.append(("respawn", "nudge", count, loop))
+                hits.append(("respawn", due_action(count, config.respawn_nudge), count, loop))
         count, loop = self._answers.feed(call.name, call.input, rkey, result.output, self._new_loop)
         if count:
-            hits.append(("same_answer", "nudge", count, loop))
+            hits.append(("same_answer", due_action(count, config.same_answer_nudge), count, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
             path = target_path(call.input)
