@@ -33,10 +33,10 @@ def _closed_port() -> int:
 def test_a_server_that_does_not_answer_is_refused_then_allowed_by_the_flag(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{_closed_port()}"
     refused = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=url)
-    assert refused.returncode == 2 and "cannot reach its server 127.0.0.1" in refused.stderr
+    assert refused.returncode == 2 and "cannot reach anthropic:" in refused.stderr and url in refused.stderr
     assert "Traceback" not in refused.stderr and not (tmp_path / ".claude").exists()
     allowed = _install(tmp_path, "--allow-missing-key", ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=url)
-    assert allowed.returncode == 0 and "warning: the anthropic evaluator cannot reach" in allowed.stdout
+    assert allowed.returncode == 0 and "warning: cannot reach anthropic:" in allowed.stdout
 
 
 def test_a_key_and_a_server_that_answers_install_quietly(tmp_path: Path) -> None:
@@ -44,3 +44,25 @@ def test_a_key_and_a_server_that_answers_install_quietly(tmp_path: Path) -> None
         done = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-test", ANTHROPIC_BASE_URL=stub.root_url)
     assert done.returncode == 0 and "warning" not in done.stdout
     assert (tmp_path / ".claude" / "settings.local.json").exists()
+
+
+def test_a_key_the_server_refuses_is_found_at_install(tmp_path: Path) -> None:
+    with StubAnthropicServer(api_keys=["sk-ant-right"]) as stub:
+        refused = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-wrong", ANTHROPIC_BASE_URL=stub.root_url)
+        assert refused.returncode == 2 and "refused the key" in refused.stderr, refused.stderr
+        assert "sk-ant-wrong" not in refused.stderr and "Traceback" not in refused.stderr
+        assert not (tmp_path / ".claude").exists()
+        done = _install(tmp_path, ANTHROPIC_API_KEY="sk-ant-right", ANTHROPIC_BASE_URL=stub.root_url)
+    assert done.returncode == 0 and "warning" not in done.stdout, done.stdout + done.stderr
+
+
+def test_a_model_the_server_does_not_have_is_found_at_install(tmp_path: Path) -> None:
+    with StubAnthropicServer(models=["claude-sonnet-4-5"]) as stub:
+        refused = _install(
+            tmp_path,
+            ANTHROPIC_API_KEY="sk-ant-x",
+            ANTHROPIC_BASE_URL=stub.root_url,
+            WATCHER_ANTHROPIC_MODEL="claude-sonet-4-5",
+        )
+    assert refused.returncode == 2 and "has no model 'claude-sonet-4-5'" in refused.stderr, refused.stderr
+    assert "claude-sonnet-4-5" in refused.stderr

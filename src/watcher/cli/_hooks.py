@@ -146,7 +146,7 @@ def run_hooks(args: argparse.Namespace) -> int:
         print(f"watchers: {', '.join(config.roles)} ({config.mode}); backup: {done.backup or 'none (new file)'}")
         if problem:
             print(
-                f"warning: {problem}: the watchers judge with the offline rules until it is set; the guard denies as usual"
+                f"warning: {problem}.\nUntil that is fixed the watchers judge with the offline rules; the guard denies as usual"
             )
         if config.agent == "codex":
             print("Codex runs new hooks only once you trust them: open /hooks in Codex and trust watcher's.")

@@ -31,23 +31,21 @@ def evaluator_problem(evaluator: str, settings: Settings) -> str:
     return ""
 
 
-def evaluator_unreachable(evaluator: str, settings: Settings, timeout: float = 3.0) -> str:
-    """Why ``evaluator``'s server cannot be reached from here ("" when a connection opens, or no server is used)."""
-    servers = {
-        "anthropic": settings.anthropic_base_url or "https://api.anthropic.com",
-        "openai": settings.openai_base_url or "https://api.openai.com",
-    }
-    if evaluator not in servers:
-        return ""
-    import socket
-    from urllib.parse import urlsplit
+def evaluator_unreachable(evaluator: str, settings: Settings) -> str:
+    """Why ``evaluator`` cannot judge from here: its server unreachable, its key refused or its model
+    unknown, proved with one models request ("" when it answers, or for the offline rules).
 
-    url = urlsplit(servers[evaluator])
-    host, port = url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+    Checked once, when the hooks are installed: a hook call never pays for it.
+    """
+    if evaluator not in ("anthropic", "openai"):
+        return ""
+    from watcher.evaluators.preflight import check_reachable
+    from watcher.evaluators.registry import make_evaluator
+
     try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as exc:
-        return f"the {evaluator} evaluator cannot reach its server {host}:{port} ({exc.strerror or exc})"
+        check_reachable(make_evaluator(evaluator, "security", settings=settings))
+    except ConfigurationError as exc:
+        return str(exc).rstrip(".")
     return ""
 
 
