@@ -150,3 +150,26 @@ async def test_a_branch_of_the_same_name_on_the_remote_is_not_overwritten(projec
     assert spawned.status == "integration_failed"
     assert "already has a branch spawn/cafe0001 with other commits, which watcher does not overwrite" in spawned.detail
     assert git(project.repo, "ls-remote", "origin", "refs/heads/spawn/cafe0001").split()[0] == theirs
+
+
+async def test_a_moved_base_is_checked_while_another_spawn_holds_the_remote_tracking_ref(
+    project: Project, tmp_path: Path
+) -> None:
+    other = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", str(project.forge.root / "acme" / "shop.git"), other.name)
+    (other / "README.md").write_text("# shop, rewritten upstream\n")
+    git(other, "-c", "user.name=O", "-c", "user.email=o@example.com", "commit", "-qam", "upstream")
+    git(other, "push", "-q", "origin", "HEAD:main")
+    # a fetch in another spawn of this repository holds origin/main's lock at this moment
+    lock = project.repo / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    steps: list[dict[str, object]] = [{"fake": "write", "path": "README.md", "content": "# shop, rewritten here\n"}]
+
+    spawned = await spawn(project, tmp_path, steps, watchers=())
+
+    # the conflict was found (not skipped as 'the base is not on the remote') and went to a repair run
+    assert spawned.status == "completed", spawned.detail
+    assert spawned.repaired == ["README.md"] and spawned.runs == 2
+    bare = project.forge.root / "acme" / "shop.git"
+    git(bare, "merge-base", "--is-ancestor", "main", spawned.branch)  # the proposed branch has merged the moved base

@@ -119,7 +119,9 @@ def _last_subjects(sandbox: Sandbox) -> dict[str, str]:
 def conflicting_files(sandbox: Sandbox, remote: str) -> list[str]:
     """Files that conflict between the branch and the remote's base (empty when it merges cleanly)."""
     try:
-        git(sandbox.worktree, "fetch", "-q", remote, sandbox.base)
+        # FETCH_HEAD only (each worktree has its own): updating origin/<base> too failed on its lock whenever
+        # another spawn of the repository fetched at the same moment, and the conflict check was skipped
+        git(sandbox.worktree, "fetch", "-q", "--refmap=", remote, f"refs/heads/{sandbox.base}")
     except SpawnError:
         return []  # the base is not on the remote yet: nothing to conflict with
     done = subprocess.run(
