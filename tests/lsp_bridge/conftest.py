@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -144,10 +145,16 @@ def delivery(id: str, outcome: str, *, session: str = "agent-1", watcher: str = 
 
 async def write_events(journal: Path | str, events: list[dict[str, Any]]) -> None:
     """Commit ``events`` to ``journal`` from a separate Python process."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(WRITER), str(journal), json.dumps(events), stderr=asyncio.subprocess.PIPE
-    )
-    _, err = await proc.communicate()
+    spec = json.dumps(events)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:  # argv holds 128 kB at most
+        file.write(spec)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(WRITER), str(journal), f"@{file.name}", stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await proc.communicate()
+    finally:
+        os.unlink(file.name)
     assert proc.returncode == 0, err.decode()
 
 

@@ -1,6 +1,6 @@
 """Write events to a journal from a separate process, as a kernel or an agent run would.
 
-Usage: ``python journal_writer.py JOURNAL EVENTS_JSON`` where EVENTS_JSON is a list of
+Usage: ``python journal_writer.py JOURNAL EVENTS_JSON`` (or ``@FILE`` holding it) where EVENTS_JSON is a list of
 ``{"kind", "session", "watcher", "payload"}`` objects; ``{"kind": "raw", "payload": "..."}``
 inserts a row whose payload is the given text verbatim (a corrupt row).
 """
@@ -17,6 +17,9 @@ from watcher.runtime.journal import Journal
 
 
 def main(path: str, spec: str) -> None:
+    if spec.startswith("@"):  # too long for a command line
+        with open(spec[1:], encoding="utf-8") as given:
+            spec = given.read()
     with Journal(path) as journal:
         for item in json.loads(spec):
             if item["kind"] == "raw":

@@ -224,3 +224,16 @@ async def test_a_request_before_initialize_is_refused_as_not_initialized(tmp_pat
         await lsp.shutdown_session()
     finally:
         await lsp.stop()
+
+
+async def test_many_findings_on_a_large_file_show_in_seconds(client: LanguageClient, repo: Path) -> None:
+    """The file was read again for every finding: 2,000 findings on a 5 MB file were not shown after two
+    minutes, and nothing was answered meanwhile."""
+    path = repo / "large.py"
+    path.write_text("value = compute(1)  # a line of some length, padded out\n" * 100_000)
+    where = [{"path": "large.py", "start_line": 1 + 97 * i} for i in range(1000)]
+    events = [interjection(f"many-{i}", locations=[spot]) for i, spot in enumerate(where)]
+    await write_events(journal_of(repo), events)
+    uri = path.as_uri()
+    await wait_until(lambda: len(diagnostics(client, uri)) == 1000, within=30, what="all 1,000 findings shown")
+    await asyncio.wait_for(_history(client), 5)

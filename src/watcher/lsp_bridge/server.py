@@ -22,7 +22,7 @@ from watcher._version import __version__
 from watcher.core.errors import InvalidCommandError, WatcherError
 from watcher.core.logs import logger
 from watcher.lsp_bridge import actions
-from watcher.lsp_bridge.diagnostics import DiagnosticSet, diagnostics_for
+from watcher.lsp_bridge.diagnostics import DiagnosticSet, Lines, diagnostics_for
 from watcher.lsp_bridge.findings import Finding, FindingBook
 from watcher.lsp_bridge.follow import Batch, JournalFollower
 from watcher.lsp_bridge.notebooks import NOTEBOOK_SYNC
@@ -195,9 +195,10 @@ class WatcherLanguageServer(LanguageServer):
     def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]]) -> None:
         """Re-place the diagnostics of these findings and publish every URI that changed."""
         dirty: set[str] = set()
+        known: Lines = {}  # each document read once for all the findings on it
         for book, finding in pairs:
             try:
-                placed = diagnostics_for(self.workspace, book, finding)
+                placed = diagnostics_for(self.workspace, book, finding, known)
             except Exception:
                 log.exception("cannot place interjection %s; skipping it", finding.id)
                 continue
