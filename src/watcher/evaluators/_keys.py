@@ -1,11 +1,13 @@
-"""What an LLM evaluator is configured with, checked before the SDK loads: its key and its server's URL.
+"""What an LLM evaluator is configured with, checked before the SDK loads: key, server URL, model, limits.
 
 A key or URL the HTTP layer cannot use would otherwise fail at every evaluation, as a "connection
-error" that names neither (an API key read from a file with its newline is an illegal header).
+error" that names neither (an API key read from a file with its newline is an illegal header);
+so would a model name with a line break in it, or a timeout of 0 or NaN.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -14,7 +16,7 @@ from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.redact import redact_url
 from watcher.settings import Settings
 
-__all__ = ["anthropic_key", "checked_base_url", "checked_key", "known_secrets"]
+__all__ = ["anthropic_key", "check_limits", "checked_base_url", "checked_key", "checked_model", "known_secrets"]
 
 # an environment variable whose name says it holds a secret: OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD, STRIPE_KEY
 _SECRET_VARIABLE = re.compile(r"(?i)api[_-]?key|secret|token|passw|credential|private[_-]?key|access[_-]?key|_key$")
@@ -90,3 +92,40 @@ def _looks_secret(value: str) -> bool:
     if len(value) < 8 or value.startswith("/") or any(c.isspace() for c in value):
         return False
     return len(value) >= 20 or any(c.isdigit() for c in value)
+
+
+def checked_model(model: str, variable: str) -> str:
+    """``model`` without the whitespace around it; raises when it is empty or holds a control character.
+
+    ``variable`` is where the model is set, for the message (``WATCHER_ANTHROPIC_MODEL``).
+    """
+    name = model.strip() if isinstance(model, str) else ""
+    if not name or not name.isprintable():
+        raise ConfigurationError(
+            f"the model name {model!r} is empty or has a line break or another control character in it; give the "
+            f"model's id alone (--model, --watcher-model, model= in Python, or {variable})"
+        )
+    return name
+
+
+def check_limits(
+    *, timeout: float, max_tokens: int, max_retries: int, recent: int, prompt_budget: int | None, context: str
+) -> None:
+    """Raise a ``ConfigurationError`` naming the first limit an LLM evaluator cannot work with."""
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (math.isfinite(timeout) and timeout > 0)
+    ):
+        raise ConfigurationError(f"an LLM evaluator's timeout takes seconds above 0, such as 30, not {timeout!r}")
+    for name, value, least in (("max_tokens", max_tokens, 1), ("max_retries", max_retries, 0), ("recent", recent, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ConfigurationError(f"an LLM evaluator's {name} takes a whole number from {least}, not {value!r}")
+    if prompt_budget is not None and (
+        isinstance(prompt_budget, bool) or not isinstance(prompt_budget, int) or prompt_budget < 1
+    ):
+        raise ConfigurationError(
+            f"an LLM evaluator's prompt_budget takes tokens from 1 (or None), not {prompt_budget!r}"
+        )
+    if context not in ("minimal", "full"):
+        raise ConfigurationError(f"an LLM evaluator's context is 'minimal' or 'full', not {context!r}")

@@ -130,8 +130,11 @@ def surely_fits(text: str, budget: int) -> bool:
 
 _CLOSED_BLOCK = re.compile(r"\[\s*/\s*(?:INTERJECT|CONTINUE)\s*\]", re.IGNORECASE)
 # what a local reasoning model (DeepSeek-R1, Qwen3 under Ollama or LM Studio) thinks before it answers;
-# an unclosed one runs to the end (the answer was cut off while it was still thinking)
-_THINKING = re.compile(r"<(think|thinking)>.*?(?:</\1>|\Z)", re.IGNORECASE | re.DOTALL)
+# an unclosed one runs to the end (the answer was cut off while it was still thinking). Only a section
+# that opens the answer is thinking, and it runs to its last closing tag: observed content the model
+# quotes (a "<think>" in its interjection, a "</think>" in its thoughts) must not hide the answer, nor
+# end the thoughts early so that a block drafted in them decides
+_THINKING = re.compile(r"\A\s*<(think|thinking)>(?:.*</\1>|.*)", re.IGNORECASE | re.DOTALL)
 MAX_ANSWER_CHARS = 64_000  # what is read of an answer: a server that ignores max_tokens cannot flood the parser
 MAX_CONTENT_CHARS = 8_000  # what an interjection may say to the parent, whose context it enters
 
@@ -151,7 +154,7 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
             error=f"the answer is {len(raw):,} characters long, over the {MAX_ANSWER_CHARS:,} a watcher reads; "
             "the server did not keep to max_tokens"
         )
-    raw = _THINKING.sub("", raw)  # a reasoning model's thoughts may mention a block it then decides against
+    raw = _THINKING.sub("", raw, count=1)  # a reasoning model's thoughts may mention a block it then decides against
     decision = parse_decision(raw)
     if isinstance(decision, Interject):
         return bounded(decision)

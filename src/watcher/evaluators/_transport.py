@@ -17,6 +17,9 @@ from collections.abc import AsyncIterator
 from types import ModuleType
 from typing import Any
 
+from watcher.core.errors import ConfigurationError
+from watcher.core.redact import redact
+
 __all__ = ["MAX_RESPONSE_BYTES", "ResponseTooLarge", "http_client", "retry_after"]
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # an evaluation's answer is under 1 MB; a models list of a big gateway about 2
@@ -50,9 +53,21 @@ def http_client(sdk: ModuleType, *, longest_wait: float, max_body_bytes: int | N
             response.headers["x-should-retry"] = "false"
 
     hooks = {"response": [no_long_waits]}
-    if max_body_bytes is None:
-        return sdk.DefaultAsyncHttpxClient(event_hooks=hooks)
-    client = _capped_class(sdk)(event_hooks=hooks, follow_redirects=False)
+    try:  # the client reads the environment's proxy variables here
+        if max_body_bytes is None:
+            return sdk.DefaultAsyncHttpxClient(event_hooks=hooks)
+        client = _capped_class(sdk)(event_hooks=hooks, follow_redirects=False)
+    except ImportError as exc:  # ALL_PROXY=socks5://…, set for another tool, without socksio installed
+        raise ConfigurationError(
+            "a proxy variable of the environment (ALL_PROXY, HTTPS_PROXY or HTTP_PROXY) names a SOCKS proxy, and "
+            "the socksio package it needs is not installed: run `pip install 'httpx2[socks]'`, or unset the "
+            "variable for watcher"
+        ) from exc
+    except ValueError as exc:  # a proxy URL of a scheme no client speaks (ftp://…)
+        raise ConfigurationError(
+            f"a proxy variable of the environment (ALL_PROXY, HTTPS_PROXY or HTTP_PROXY) is not a proxy's URL "
+            f"({redact(str(exc))}): set it to http://HOST:PORT, or unset it"
+        ) from exc
     client.max_body_bytes = max_body_bytes
     return client
 

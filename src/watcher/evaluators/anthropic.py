@@ -18,7 +18,7 @@ import anthropic
 
 from watcher.core.evaluation import EvaluationResult, Evaluator, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._keys import anthropic_key, checked_base_url, known_secrets
+from watcher.evaluators._keys import anthropic_key, check_limits, checked_base_url, checked_model, known_secrets
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -69,6 +69,15 @@ class AnthropicEvaluator(LLMEvaluator):
         backstop: Evaluator | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
+        check_limits(
+            timeout=timeout,
+            max_tokens=max_tokens,
+            max_retries=max_retries,
+            recent=recent,
+            prompt_budget=prompt_budget,
+            context=context,
+        )
+        chosen = checked_model(model or settings.anthropic_model, self.model_variable)
         base_url = base_url or settings.anthropic_base_url
         base_url = checked_base_url(base_url) if base_url else None
         key = anthropic_key(api_key, settings)
@@ -80,7 +89,7 @@ class AnthropicEvaluator(LLMEvaluator):
             http_client=http_client(anthropic, longest_wait=timeout, max_body_bytes=MAX_RESPONSE_BYTES),
         )
         super().__init__(
-            model=model or settings.anthropic_model,
+            model=chosen,
             client=client,
             where=base_url or str(client.base_url),
             max_tokens=max_tokens,

@@ -19,7 +19,7 @@ import openai
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import EvaluationResult, Evaluator, Usage
 from watcher.core.protocol import EvaluationPrompt
-from watcher.evaluators._keys import checked_base_url, checked_key, known_secrets
+from watcher.evaluators._keys import check_limits, checked_base_url, checked_key, checked_model, known_secrets
 from watcher.evaluators._llm import (
     DEFAULT_PROMPT_BUDGET,
     DEFAULT_RECENT,
@@ -70,6 +70,14 @@ class OpenAICompatEvaluator(LLMEvaluator):
         backstop: Evaluator | None = None,
     ) -> None:
         settings = settings or Settings.from_env()
+        check_limits(
+            timeout=timeout,
+            max_tokens=max_tokens,
+            max_retries=max_retries,
+            recent=recent,
+            prompt_budget=prompt_budget,
+            context=context,
+        )
         chosen = model or settings.openai_model
         if not chosen:
             raise ConfigurationError(
@@ -77,6 +85,7 @@ class OpenAICompatEvaluator(LLMEvaluator):
                 "Python) "
                 "or run `export WATCHER_OPENAI_MODEL=<model id loaded in your server>`"
             )
+        chosen = checked_model(chosen, self.model_variable)
         base_url = base_url or settings.openai_base_url
         base_url = checked_base_url(base_url) if base_url else None
         if api_key:
