@@ -64,7 +64,7 @@ def deletes(x: At) -> Finding | None:
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
         code = readable_code(code)
         targets = re.findall(
-            r"(?:rmtree|remove_tree|rmSync|(?:fs|fsp|promises)\.rm|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync"
+            r"(?:rmtree|remove_tree|rmSync|Deno\.remove(?:Sync)?(?=\([^;\n]{0,200}recursive\s*:\s*true)|(?:fs|fsp|promises)\.rm|rm_rf|rm_r|rimraf(?:\.sync)?|removedirs|rmdirSync"
             r"|remove_dir_all|rmdir)\(\s*(?:(?:Dir\.glob|glob\.glob|glob)\(\s*)?[fFrRbB]{0,2}['\"`]([^'\"`]+)['\"`]",
             code,
         ) + re.findall(r"\bunlink\(\s*['\"]([^'\"]+)['\"][^)]{0,100}recursive\s*=\s*T", code)  # R

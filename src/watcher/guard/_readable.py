@@ -26,6 +26,8 @@ def readable_code(code: str) -> str:
     Python is first read by its syntax tree (``python_readable``), which follows values further."""
     if not code.strip():
         return code  # no code: nothing to read (and no parser imported for it)
+    if "__import__" in code:  # __import__('shutil').rmtree(p): the module, as if imported
+        code = _IMPORTED.sub(r"\1", code)
     from watcher.guard._python import python_readable  # its parser imported by the calls with code only
 
     python = python_readable(code)
@@ -39,6 +41,9 @@ def readable_code(code: str) -> str:
     code = _joined(_home_written(_CWD_EXPR.sub("'.'", code) if "cwd" in code or "pwd" in code else code))
     code = _folder_of(code) if "parent" in code or "dirname" in code else code
     return _joined(_constants(code)) if "=" in code else code  # home = Path.home() / '.ssh'; open(home …
+
+
+_IMPORTED = lazy(r"""__import__\(\s*['"]([\w.]+)['"]\s*\)""")
 
 
 def _folder_of(code: str) -> str:
@@ -75,6 +80,8 @@ def _joined(code: str) -> str:
         )
     for _ in range(3):  # '~' + '/.netrc', $ENV{HOME} . '/x', '/srv/app' / 'build': a part at a time
         joined = _JOINED.sub(lambda m: "'" + "/".join(p.rstrip("/") for p in m.groups() if p) + "'", code)
+        if "' " in joined or '" ' in joined:  # "rm -rf " . '~': a command's words and a path, one string
+            joined = _WORDS_JOINED.sub(lambda m: "'" + m.group(2) + m.group(4) + "'", joined)
         if joined == code:
             break
         code = joined
@@ -170,6 +177,8 @@ _JOIN_ENTRIES = lazy(r"""\b(?:os\.path|path|File)\.join\(\s*(['"])([^'"\n]+)\1\s
 _QUOTE_OPERATOR = lazy(
     r"(?<![\w$@%])(?:%[qQ]|qq?)(?:\{([^{}'\n]{0,500})\}|\(([^()'\n]{0,500})\)|\[([^\[\]'\n]{0,500})\])"
 )
+# "rm -rf " + "~", "rm -rf " . '~': a string of words that ends in a blank, and the string joined to it
+_WORDS_JOINED = lazy(r"""(['"])(\w[^'"\n]*\s)\1(?:\s+\.\s+|\s*\+\s*)(['"])([^'"\n]*)\3""")
 _JOINED = lazy(r"""['"]((?:~|/)[^'"\n]*?)/?['"]\s*(?:\.|\+|/)\s*['"]/?([^'"\n]*)['"]""")  # a path and a part
 # os.path.join('~', '.ssh'), path.join('~/.claude', 'settings.json'), a bare join( imported from path
 _PATH_JOIN = lazy(
@@ -177,10 +186,11 @@ _PATH_JOIN = lazy(
 )
 
 
-# The home folder as inline code names it (Python, Node, Ruby, Perl): read as the path `~`.
+# The home folder as inline code names it (Python, Node, Deno, Ruby, Perl, PHP): read as the path `~`.
 _HOME_EXPR = lazy(
     r"""os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?:pathlib\.)?Path\.home\(\)"""
-    r"""|os\.(?:environ\[|environ\.get\(|getenv\()\s*['"]HOME['"]\s*[\])]"""
+    r"""|(?:os\.environ\[|os\.environ\.get\(|os\.getenv\(|(?<![\w.$])getenv\(|Deno\.env\.get\(|ENV\.fetch\(|\$_(?:SERVER|ENV)\[)"""
+    r"""\s*['"]HOME['"]\s*[\])]"""  # Python's, PHP's getenv and $_SERVER, Deno's, Ruby's ENV.fetch
     r"""|process\.env(?:\.HOME\b|\[\s*['"]HOME['"]\s*\])|(?:require\(\s*['"](?:node:)?os['"]\s*\)\.|\bos\.|(?<![\w.]))homedir\(\)"""
     r"""|\bDir\.home\b|\bENV\[\s*['"]HOME['"]\s*\]|File\.expand_path\(\s*['"]~['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}"""
 )

@@ -356,6 +356,30 @@ def _names_only(x: At) -> bool:
     return False
 
 
+def _counts_only(x: At) -> bool:
+    """``grep -c``, ``-l``, ``-L``, ``-q``: a count, the files' names or an exit status, not their lines."""
+    if x.name not in ("grep", "egrep", "fgrep", "rg", "zgrep"):
+        return False
+    return bool(set(x.short) & set("clLq")) or any(a in _COUNT_FLAGS for a in x.args)
+
+
+_COUNT_FLAGS = frozenset({"--count", "--files-with-matches", "--files-without-match", "--quiet", "--silent"})
+
+
+def _git_shown(x: At) -> str | None:
+    """``git show REV:.env``, ``git cat-file -p HEAD:.env``: a file's text as a commit holds it."""
+    words = [a for a in x.positional if not a.startswith("-")]
+    if not words or words[0] not in ("show", "cat-file") or len(words) < 2:
+        return None
+    for word in words[1:]:
+        rev, colon, path = word.partition(":")
+        if colon and path and not rev.startswith(("http", "ssh")):
+            why = secret_file(x.place, x.path(path), x.policy)
+            if why:
+                return f"{why} as the commit {rev or 'in the index'} holds it"
+    return None
+
+
 def leaked(x: At) -> str | None:
     """What secret this command's output carries: a credential file, the environment, a secret variable."""
     cmd = x.cmd
@@ -409,7 +433,9 @@ def leaked(x: At) -> str | None:
         for word in [b for a, b in pairwise(x.args) if a == "-in"]:
             if why := secret_file(x.place, x.path(word), x.policy):
                 return why
-    if x.name in _OPAQUE or x.name.lower() in _OPAQUE_CMDLETS or x.name in SHELLS or _names_only(x):
+    if x.name == "git" and (shown := _git_shown(x)):
+        return shown
+    if x.name in _OPAQUE or x.name.lower() in _OPAQUE_CMDLETS or x.name in SHELLS or _names_only(x) or _counts_only(x):
         return None
     words = x.positional + [
         a.split("=", 1)[1]

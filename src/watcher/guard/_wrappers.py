@@ -63,6 +63,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nyc": frozenset({"-r", "--reporter", "-n", "--include", "-x", "--exclude", "--report-dir", "--temp-dir", "-i"}),
     "cross-env": frozenset(),
     "env-cmd": frozenset({"-f", "--file", "-e", "--environments", "-r", "--rc-file"}),
+    "firejail": frozenset(),  # its options are --name=value words: the command follows them
     "rtk": frozenset(),  # a proxy that compacts a command's output for the agent: `rtk rm …`, `rtk proxy rm …`
 }
 _TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1, "chroot": 1}  # duration, lock, …, new root
