@@ -18,8 +18,8 @@ from watcher.core.redact import redact
 __all__ = ["ResultKey", "error_key", "error_line", "missing_tool", "result_key"]
 
 _VOLATILE = re.compile(
-    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|min|mins|minutes?|hrs?|hours?|days?)\b"  # durations
-    r"|\b\d+(?:ms|[dhms])(?:\d+(?:ms|[hms]))+\b|\b\d+[hm]\b"  # compact ages: `5m12s`, `2d3h`, `7m` (kubectl's AGE)
+    # durations (`0.21s`, `3 minutes`) and compact ages (`5m12s`, `2d3h`, `7m`: kubectl's AGE)
+    r"\b\d+(?:(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|min|mins|minutes?|hrs?|hours?|days?)|(?:ms|[dhms])(?:\d+(?:ms|[hms]))+|[hm])\b"
     r"|[\u2800-\u28ff\u25d0-\u25d3\u25f4-\u25f7]"  # spinner frames (braille dots, quarter circles)
     r"|\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?\S*"  # timestamps
     r"|\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"  # clock times
