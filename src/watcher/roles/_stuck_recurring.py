@@ -147,15 +147,15 @@ class SameAnswers:
     ) -> tuple[int, int]:
         """Take one result of tool ``name`` called with ``asked``: (count, loop id) when due a nudge, else (0, 0)."""
         last = self._last.get(name)
-        if result.failed or not _substantial(output):
+        if result.failed:
             self._last.pop(name, None)
             return 0, 0
-        changed = {
-            k for k in asked.keys() | (last[0].keys() if last else ()) if last and last[0].get(k) != asked.get(k)
-        }
+        changed = {k for k in asked.keys() | last[0].keys() if last[0].get(k) != asked.get(k)} if last else set()
         if last is not None and not changed:
             return 0, 0  # the same call again is the repeat rule's; it neither adds nor breaks a run
-        count = last[2] + 1 if last is not None and changed <= _QUERY_KEYS and last[1] == result else 1
+        # the cheap tests first: most calls change more than a query, or bring back something new
+        same = last is not None and changed <= _QUERY_KEYS and last[1] == result and _substantial(output)
+        count = last[2] + 1 if same and last is not None else 1
         if name not in self._last and len(self._last) >= _MAX_KEPT:
             self._last.clear()
         self._last[name] = (asked, result, count)
