@@ -59,8 +59,11 @@ class Final:
     turn_only: bool = False  # the end of one turn of a live session, not of the process
 
 
-def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
-    """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH."""
+def find_executable(binary: str, explicit: str | None, repo: Path, package: str = "", version: str = "") -> str:
+    """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH.
+
+    ``package`` and ``version``: what installs it, for the message when it is nowhere.
+    """
     if explicit is not None:
         found = shutil.which(explicit) if explicit else None  # a path that is an executable file, or a name on PATH
         if found is None:
@@ -76,8 +79,9 @@ def find_executable(binary: str, explicit: str | None, repo: Path) -> str:
     found = shutil.which(binary)
     if found is None:
         raise ConfigurationError(
-            f"the {binary!r} CLI was not found in node_modules/.bin or on PATH: run `make clis` (npm) "
-            f"or pass --cli-path"
+            f"the {binary!r} CLI was not found in node_modules/.bin or on PATH: install it"
+            + (f" (npm install -g {package}@{version})" if package else "")
+            + " or pass --cli-path with its executable"
         )
     return found
 
@@ -89,6 +93,8 @@ class AgentCLI(ABC):
 
     name: ClassVar[str]
     binary: ClassVar[str]
+    package: ClassVar[str]  # the npm package that installs it
+    checked_version: ClassVar[str]  # the version its flags and stream format are checked against
     live: ClassVar[bool] = False  # interjections reach the running process (else: stop and resume)
     passthrough: ClassVar[tuple[str, ...]] = ()  # the parent's variables the CLI needs (its endpoint, key)
     credentials: ClassVar[tuple[tuple[str, ...], ...]] = ()  # ways to sign in: each a set of variables, all set

@@ -35,6 +35,8 @@ class ClaudeCode(AgentCLI):
 
     name = "claude"
     binary = "claude"
+    package = "@anthropic-ai/claude-code"
+    checked_version = "2.1.330"  # the version in package.json this adapter is checked against
     live = True
     reader_format = "claude-code"
     passthrough = (

@@ -35,6 +35,8 @@ class Codex(AgentCLI):
 
     name = "codex"
     binary = "codex"
+    package = "@openai/codex"
+    checked_version = "0.169.0"  # the version in package.json this adapter is checked against
     live = False
     reader_format = "codex-exec"
     prompt_in_argv = True

@@ -46,6 +46,8 @@ class GeminiCLI(AgentCLI):
 
     name = "gemini"
     binary = "gemini"
+    package = "@google/gemini-cli"
+    checked_version = "0.61.0"  # the version in package.json this adapter is checked against
     live = False
     reader_format = "gemini-stream"
     prompt_in_argv = True

@@ -22,6 +22,7 @@ from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn._adapter import AgentCLI, find_executable
+from watcher.spawn._version import cli_version, version_note
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
 from watcher.spawn.execute import RunOutcome, execute
@@ -66,7 +67,9 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     parent_env = dict(settings.environ)
     # everything that can be checked is checked before a worktree, a branch or a journal row exists
     adapter = adapter_for(config.agent)
-    executable = find_executable(adapter.binary, config.cli_path, Path(config.repo))
+    executable = find_executable(
+        adapter.binary, config.cli_path, Path(config.repo), adapter.package, adapter.checked_version
+    )
     adapter.check_credentials(parent_env)
     adapter.check_task(config.task)
     if adapter.endpoint and parent_env.get(adapter.endpoint):
@@ -90,6 +93,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         else await plan_manifest(config.task, config.planner, settings=settings)
     )
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
+    version = await asyncio.to_thread(cli_version, executable, adapter.package)
+    other_version = version_note(adapter.name, adapter.package, version, adapter.checked_version)
     sandbox = await asyncio.to_thread(create, sandbox)  # the first thing a spawn leaves behind
     hold(sandbox)  # `watcher spawn --cleanup` in another shell leaves it alone until it ends
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
@@ -122,7 +127,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         str(sandbox.worktree),
         str(sandbox.directory),
     )
-    result.notes = list(sandbox.notes)
+    result.notes = [*sandbox.notes, *([other_version] if other_version else [])]
     result.plan = {"source": planned.source, "note": planned.note, "manifest": manifest.to_dict()}
     prompt, resume = config.task, None
     outcome = RunOutcome(EndState.CRASHED, None)
@@ -208,6 +213,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     _took(result, session, outcome, progress)
     result.status = session.stopped_as or outcome.status
     result.detail = session.stopped_by or outcome.detail
+    if result.status == EndState.CRASHED and other_version:  # the likeliest cause of a CLI that would not run
+        result.detail += f" ({other_version})"
     progress.phase = "integrate"
 
     async def repair(prompt: str) -> bool:

@@ -22,6 +22,7 @@ exists beside the script, that one is replayed instead. Run with ``--input-forma
 (as the Claude adapter does), it first reads the task line from stdin, as Claude Code does.
 With ``--replay-user-messages`` among the flags, each ``user`` line it reads (the task included) is
 echoed back with ``"isReplay": true``, as Claude Code acknowledges a message it took.
+``--version`` alone prints a line with no version number (it imitates no version in particular).
 ``@CWD@`` in any line is replaced by the working directory. Every stdin line received is appended
 to the file named by ``WATCHER_FAKE_CLI_INBOX`` when it is set, and every argv to
 ``WATCHER_FAKE_CLI_ARGV``, so a test can check what the supervisor sent. ``launcher(script, dir)``
@@ -157,6 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         print("usage: python -m watcher.testing.fake_cli SCRIPT.jsonl [CLI flags ...]", file=sys.stderr)
         return 2
+    if args[1:] == ["--version"]:  # asked as a real CLI is; it imitates no version in particular
+        print("fake agent CLI (replays a recorded stream)")
+        return 0
     _NOTES.update((k, v) for k, v in os.environ.items() if k.startswith("WATCHER_FAKE_CLI_"))
     _note("WATCHER_FAKE_CLI_ARGV", json.dumps(args[1:]))
     _REPLAY["on"] = "--replay-user-messages" in args[1:]
