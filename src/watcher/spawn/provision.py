@@ -164,16 +164,46 @@ def create(sandbox: Sandbox) -> Sandbox:
     except OSError as exc:
         raise SpawnError(f"cannot make the spawn's folder {sandbox.directory}: {exc.strerror or exc}") from None
     try:
-        git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
+        _add_worktree(sandbox)
         sandbox.home.mkdir(mode=0o700)  # the CLI keeps its sessions there, and Codex a snapshot of its environment
         common = Path(git(sandbox.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
         remote = git(sandbox.repo, "config", "remote.origin.url", check=False) or str(sandbox.repo)
-        notes = check_out_submodules(sandbox.worktree, common / "modules", remote)
+        notes = check_out_submodules(sandbox.worktree, common / "modules", remote) + _lfs_notes(sandbox)
     except BaseException:
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)
         raise
     return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes))
+
+
+def _add_worktree(sandbox: Sandbox) -> None:
+    """``git worktree add``; a checkout that fails on a filter the repository configures (Git LFS) says so."""
+    try:
+        git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
+    except SpawnError as exc:
+        said = str(exc).split(": ", 1)[-1]
+        if "filter" not in said and "git-lfs" not in said:
+            raise
+        lfs = " (for Git LFS: install git-lfs and run `git lfs install`, and let it reach its server)"
+        raise SpawnError(
+            f"checking out {sandbox.base} in the spawn's worktree failed on a git filter the repository configures: "
+            f"{' '.join(said.split())}. Make that filter work here{lfs if 'lfs' in said else ''}, then spawn again"
+        ) from None
+
+
+def _lfs_notes(sandbox: Sandbox) -> list[str]:
+    """A note when the repository tracks files with Git LFS and no LFS filter is set up: the agent sees pointers."""
+    attributes = sandbox.worktree / ".gitattributes"
+    try:
+        tracked = "filter=lfs" in attributes.read_text(errors="replace")
+    except OSError:
+        return []
+    if not tracked or git(sandbox.repo, "config", "--get-regexp", r"^filter\.lfs\.", check=False):
+        return []
+    return [
+        "the repository tracks files with Git LFS, and git-lfs is not set up here: the agent sees (and may commit) "
+        "pointer files instead of their content; install git-lfs and run `git lfs install` for the real files"
+    ]
 
 
 def hold(sandbox: Sandbox) -> None:
