@@ -1,4 +1,4 @@
-"""The real Claude Code CLI driven as a careless or hostile user would: pushes, a deleted worktree, a refusing remote.
+"""The real agent CLIs driven as a careless or hostile user would: pushes to main, a deleted worktree.
 
 Each model is scripted against the stub server; git, the worktree and the loopback forge are real.
 """
@@ -12,7 +12,7 @@ import pytest
 from spawn_helpers import Project, cli, git
 
 from watcher.spawn import SpawnConfig, SpawnResult, infer_manifest, run_spawn
-from watcher.testing import Reply, StubAnthropicServer
+from watcher.testing import Reply, StubAnthropicServer, StubGeminiServer, StubResponsesServer
 from watcher.testing.scripted_agents import ScriptedModel
 from watcher.testing.scripts import RecordedRequest
 
@@ -76,3 +76,28 @@ async def test_an_agent_that_deletes_its_worktree_ends_with_a_report_that_says_s
     assert f"git worktree add {spawned.worktree} {spawned.branch}" in spawned.detail
     assert [c.split(" ", 1)[1] for c in spawned.commits] == ["add x"] and spawned.files[0].path == "x.txt"
     shutil.rmtree(project.repo / ".watcher", ignore_errors=True)
+
+
+@pytest.mark.parametrize("agent", ["gemini", "codex"])
+async def test_gemini_and_codex_told_to_push_to_main_leave_main_alone_and_their_work_is_proposed(
+    project: Project, agent: str
+) -> None:
+    main_before = git(project.repo, "ls-remote", "origin", "refs/heads/main")
+    model = Steps(agent=agent, commands=("git add -A && git commit -qm 'add x' && git push origin HEAD:main",))
+    server = StubGeminiServer if agent == "gemini" else StubResponsesServer
+    with server(*model.replies()) as stub:
+        endpoint = {"gemini": ("GOOGLE_GEMINI_BASE_URL", stub.root_url), "codex": ("OPENAI_BASE_URL", stub.base_url)}
+        name, url = endpoint[agent]
+        env = project.env(**{name: url})
+        spawned = await run_spawn(
+            SpawnConfig(
+                "Write x.txt, commit it and push it to main yourself.", agent=agent, repo=project.repo,
+                cli_path=str(cli(agent)), env=env, forge_api=project.forge.api_url, journal=project.journal,
+                idle_timeout_s=60, total_timeout_s=120, watchers=(),
+            )
+        )  # fmt: skip
+
+    assert spawned.status == "completed", (spawned.detail, model.steps, spawned.recoveries)
+    assert git(project.repo, "ls-remote", "origin", "refs/heads/main") == main_before
+    assert spawned.pr is not None and project.forge_file(spawned.branch, "x.txt") == "x"
+    assert not any("git push *" in r["fix"] for r in spawned.recoveries)
