@@ -122,12 +122,14 @@ def test_base_url_runs_the_same_harness_against_a_server(capsys: pytest.CaptureF
         (["--plot", "."], "--plot . is a folder; give a file, such as longchain.png"),
         (["--plot", "rates.txt"], "--plot rates.txt: matplotlib cannot draw a .txt file; end the name in .png"),
         (["--plot", "rates"], "--plot rates: matplotlib cannot draw a file without a suffix"),
+        (["--out", "/proc/rows.jsonl"], "--out /proc/rows.jsonl: cannot write there (No such file or directory)"),
     ],
 )
 def test_bad_flags_say_what_to_change(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "longchain", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
+    assert not Path("rates.txt").exists()  # a file made to check the path is not left behind
 
 
 def test_rows_that_are_not_text_are_refused_not_appended_to(capsys: pytest.CaptureFixture[str]) -> None:

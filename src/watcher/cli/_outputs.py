@@ -1,8 +1,8 @@
 """The files a long command writes (``--out`` rows, a ``--plot``), checked before it starts.
 
 ``watcher eval`` and ``watcher bench`` run for minutes and may spend a model's tokens; a path they
-could only fail on at the end (a folder, a missing folder, a format matplotlib cannot draw) is
-refused first, with the flag and what to give instead.
+could only fail on at the end (a folder, a missing folder, a place it cannot write, a format
+matplotlib cannot draw) is refused first, with the flag and what to give instead.
 """
 
 from __future__ import annotations
@@ -48,3 +48,22 @@ def _check_file(flag: str, path: Path, example: str) -> None:
         raise ConfigurationError(
             f"{flag} {path}: the folder {path.parent} does not exist; create it or choose another path"
         )
+    _check_writable(flag, path)
+
+
+def _check_writable(flag: str, path: Path) -> None:
+    """Open ``path`` for appending, as the command will (a file this creates is removed again).
+
+    A read-only folder or mount, a file without write permission, a full disk's refusal to create,
+    a special filesystem (``/proc``) each fail here, before the run, with the system's reason.
+    """
+    existed = path.exists()
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigurationError(
+            f"{flag} {path}: cannot write there ({exc.strerror or exc}); choose another path"
+        ) from None
+    if not existed:
+        path.unlink(missing_ok=True)
