@@ -9,6 +9,7 @@ import shlex
 from typing import Any
 
 from watcher.core.errors import ConfigurationError
+from watcher.core.redact import redact_value
 from watcher.guard import PACKS, judge, load_policy
 
 __all__ = ["add_parsers", "run_check", "run_policy"]
@@ -29,6 +30,9 @@ def add_parsers(action: argparse._SubParsersAction[Any]) -> None:
     c.add_argument("--input", default="", help="the tool's whole input as JSON (e.g. an MCP tool's)")
     c.add_argument("--cwd", default=".", help="the session's working directory (default: here)")
     c.add_argument("--pack", choices=PACKS, help="judge with this pack instead of the project's")
+    c.add_argument(
+        "--json", action="store_true", help="print the verdict as one JSON object (decision, category, reason, rule)"
+    )
     c.set_defaults(func=run_check)
 
 
@@ -84,10 +88,13 @@ def run_check(args: argparse.Namespace) -> int:
         raise ConfigurationError("nothing to check: give a COMMAND, --path or --input")
     cwd = os.path.abspath(args.cwd)
     verdict = judge(tool, tool_input, cwd=cwd, policy=load_policy(cwd, pack=args.pack))
-    if verdict.denied:
+    if args.json:
+        shown = {"tool": tool, **verdict._asdict(), "problems": list(verdict.problems)}
+        print(json.dumps(redact_value(shown), ensure_ascii=False))
+    elif verdict.denied:
         print(f"deny [{verdict.category}]: this call {verdict.reason} (policy: {verdict.rule})")
     else:
         print(f"allow: {verdict.reason or 'no rule of the ' + verdict.rule + ' pack applies'}")
-    for problem in verdict.problems:
+    for problem in () if args.json else verdict.problems:
         print(f"problem: {problem}")
     return 1 if verdict.denied else 0
