@@ -4,9 +4,12 @@ An agent that repeats itself burns tokens without getting anywhere. This role wa
 loops that public agent frameworks detect (the same action and result over and over, the same
 failing command, the same command re-run with nothing else done, a tool that is missing or fails
 the same way whatever its arguments, a monologue or an empty reply repeated, one reply chanting
-the same text, cycles of two to five steps, condensation storms, harness failures, a notebook cell failing the same way, waiting that brings
-nothing new) and escalates as seed 001 does: a nudge while the agent can still recover (hint, then
-warning, then critical on successive unanswered nudges), a pause when the loop is definite or after
+the same text, cycles of two to five steps, condensation storms, harness failures, a notebook cell
+failing the same way, waiting that brings nothing new) and for loops real agents show that those
+frameworks do not look for (the same failure coming back however the code is edited between, the
+same brief handed to a sub-agent again, a query reworded that brings back the same answer; see
+``_stuck_recurring``), and escalates as seed 001 does: a nudge while the agent can still recover
+(hint, then warning, then critical on successive unanswered nudges), a pause when the loop is definite or after
 five unanswered nudges, an abort when the harness itself keeps failing. A loop that is definite but
 young is nudged first and paused a little later (the same result a 4th time, then a 5th), as
 Cline and OpenClaw warn before they block.
@@ -46,7 +49,9 @@ class StuckRole(Role):
     description = "Stuck and loop detector"
     brief = (
         "Watch for an agent going round in circles: the same action with the same result, the same "
-        "failing command, a missing tool or one failing the same way whatever its arguments, the same "
+        "failing command, the same failure coming back however the code is edited between, the same task "
+        "handed to a sub-agent again, a query reworded that brings back the same answer, "
+        "a missing tool or one failing the same way whatever its arguments, the same "
         "(or an empty) message, one reply repeating itself, cycles of two to five steps, repeated context "
         "condensation, repeated harness errors, a notebook cell failing the same way. Waiting (sleep, poll, status) "
         "is not a loop while it brings news. Nudge while the agent can recover, saying what "
