@@ -173,3 +173,28 @@ async def test_a_moved_base_is_checked_while_another_spawn_holds_the_remote_trac
     assert spawned.repaired == ["README.md"] and spawned.runs == 2
     bare = project.forge.root / "acme" / "shop.git"
     git(bare, "merge-base", "--is-ancestor", "main", spawned.branch)  # the proposed branch has merged the moved base
+
+
+async def test_an_agent_that_deletes_the_worktrees_git_link_never_reaches_the_main_checkout(
+    project: Project, tmp_path: Path
+) -> None:
+    (project.repo / "README.md").write_text("# the user's own unfinished work\n")  # not committed, not the agent's
+    main_before = git(project.repo, "rev-parse", "main")
+    steps: list[dict[str, object]] = [
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        {"fake": "run", "argv": ["rm", ".git"]},
+        {"fake": "run", "argv": ["sh", "-c", "git add -A; git commit -qm sneaky > git-said.txt 2>&1"]},
+    ]
+    spawned = await spawn(project, tmp_path, steps)
+
+    # the agent's git found no repository (not the main checkout above the worktree) ...
+    assert "not a git repository" in (Path(spawned.worktree) / "git-said.txt").read_text()
+    # ... and watcher relinked the worktree: the user's checkout, branch and changes are untouched
+    assert (
+        git(project.repo, "branch", "--show-current") == "main"
+        and git(project.repo, "rev-parse", "main") == main_before
+    )
+    assert git(project.repo, "status", "--porcelain", "--untracked-files=no") == "M README.md"
+    assert spawned.status == "completed", spawned.detail
+    assert sorted(f.path for f in spawned.files) == ["a.txt", "git-said.txt"]
+    assert "the user's own" not in project.forge_file(spawned.branch, "README.md")

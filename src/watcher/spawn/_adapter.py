@@ -108,6 +108,8 @@ class AgentCLI(ABC):
         env = {name: parent[name] for name in (*_BASE, *self.passthrough) if parent.get(name)}
         env.setdefault("PATH", os.defpath)
         env["HOME"] = str(sandbox.home)
+        # git in the worktree never finds the main checkout above it, even with the worktree's .git deleted
+        env["GIT_CEILING_DIRECTORIES"] = str(sandbox.directory)
         env.update(self.fixed_env)
         env.update(_git_identity(sandbox.repo, parent))
         env.update(manifest.environment)

@@ -21,6 +21,7 @@ from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
 from watcher.spawn._commit import CommitRefused, unsigned_note
+from watcher.spawn._link import relink
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PRCreated
@@ -144,6 +145,11 @@ async def integrate(
     """
     if not sandbox.worktree.is_dir():  # the agent removed it: what it committed is still on the branch
         await asyncio.to_thread(_worktree_gone, sandbox, result)
+        return
+    broken = await asyncio.to_thread(relink, sandbox)  # else git there would act on the main checkout
+    if broken:
+        await asyncio.to_thread(_worktree_gone, sandbox, result)
+        result.detail = broken
         return
     moved = await asyncio.to_thread(rejoin_branch, sandbox)
     refused: CommitRefused | None = None

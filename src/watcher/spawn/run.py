@@ -22,6 +22,7 @@ from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn._adapter import AgentCLI, find_executable
+from watcher.spawn._link import relink
 from watcher.spawn._version import cli_version, version_note
 from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PermissionDenied, RecoveryAttempt, SandboxCreated
@@ -277,12 +278,11 @@ def _report_cut_short(
     result.duration_s = round(time.monotonic() - started, 3)
     try:  # what is on the branch so far; the uncommitted rest stays in the worktree
         result.files = changed_files(sandbox)
-        result.commits = git(
-            sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}"
-        ).splitlines()
+        result.commits = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}").splitlines()
     except (SpawnError, OSError) as err:
         result.notes.append(f"what the branch holds could not be read: {err}")
-    if git(sandbox.worktree, "status", "--porcelain", check=False):
+    linked = sandbox.worktree.is_dir() and not relink(sandbox)  # (git there must not reach the main checkout)
+    if linked and git(sandbox.worktree, "status", "--porcelain", check=False):
         result.notes.append(f"the agent's uncommitted changes stay in {sandbox.worktree}, not committed")
     config.on_end(result)
 
