@@ -9,20 +9,24 @@ reading no more than the bound, and never send the key on.
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
 
-from watcher.core.errors import EvaluationError
+from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.observations import ToolCall, ToolResult
-from watcher.core.spec import WatcherSpec
+from watcher.core.spec import Caps, WatcherSpec
 from watcher.evaluators._llm import MAX_RESPONSE_BYTES
 from watcher.evaluators._llm_base import LLMEvaluator
 from watcher.evaluators.anthropic import AnthropicEvaluator
 from watcher.evaluators.openai_compat import OpenAICompatEvaluator
+from watcher.evaluators.preflight import check_reachable
 from watcher.settings import Settings
 
 KEY = "sk-ant-api03-hostile-body-test-key-0000000000"
@@ -195,8 +199,6 @@ async def test_a_redirect_is_not_followed_with_the_key(provider: str, serve: Cal
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_an_answer_within_the_bound_is_read_as_before(provider: str, serve: Callable[[Writer], Server]) -> None:
-    import json
-
     if provider == "anthropic":
         answer = {
             "id": "msg_1",
@@ -238,3 +240,45 @@ async def test_an_answer_within_the_bound_is_read_as_before(provider: str, serve
     finally:
         await llm.aclose()
     assert result.decision.note == "fine"
+
+
+ESCAPES = "\x1b[2J\x1b]8;;http://evil.example\x07click here\x1b]8;;\x07\r\x08"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_terminal_escapes_in_a_servers_words_never_reach_a_message(
+    provider: str, serve: Callable[[Writer], Server]
+) -> None:
+    data = json.dumps({"error": {"message": ESCAPES}}).encode()
+
+    def answer(status: str) -> Writer:
+        head = f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n\r\n"
+        return lambda conn: conn.sendall(head.encode() + data)
+
+    with pytest.raises(ConfigurationError) as refused:
+        check_reachable(evaluator(provider, serve(answer("401 Unauthorized")).url))  # the pre-start check's message
+    failed = await failure(provider, serve(answer("400 Bad Request")).url)  # a failed evaluation's
+    for message in (str(refused.value), failed):
+        assert "click here" in message
+        assert not any(c in message for c in "\x1b\x07\r\x08"), repr(message)
+
+
+async def test_a_server_that_answers_a_byte_at_a_time_is_cut_at_the_watchers_budget(
+    serve: Callable[[Writer], Server],
+) -> None:
+    def trickle(conn: socket.socket) -> None:
+        server.send(conn, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n")
+        while not server.hung_up.is_set():
+            server.send(conn, b" ")
+            server.hung_up.wait(0.1)  # the pace of the trickle, not a synchronisation
+
+    server = serve(trickle)
+    llm = evaluator("anthropic", server.url)  # each read gets a byte well within its 20 s read timeout
+    request = replace(REQUEST, spec=replace(REQUEST.spec, caps=Caps(timeout_s=3.0)))
+    started = time.monotonic()
+    try:
+        with pytest.raises(EvaluationError, match=r"no answer from .* within 2s"):
+            await llm.evaluate(request)
+    finally:
+        await llm.aclose()
+    assert time.monotonic() - started < 3.0

@@ -44,6 +44,7 @@ __all__ = [
     "estimate_tokens",
     "http_client",
     "minimal_context",
+    "plain",
     "redacted",
     "retry_after",
     "surely_fits",
@@ -159,7 +160,7 @@ def checked_decision(raw: str, *, stop_reason: str | None = None) -> Decision:
     if isinstance(decision, Interject):
         return bounded(decision)
     if isinstance(decision, Continue) and not decision.error and not _CLOSED_BLOCK.search(raw):
-        shown = " ".join(raw.split())[:120] or "(empty)"
+        shown = plain(raw)[:120] or "(empty)"
         why = (
             "it hit max_tokens before closing a block"
             if stop_reason == "max_tokens"
@@ -181,9 +182,19 @@ def bounded(decision: Decision) -> Decision:
 def describe_failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:
     """A message for an SDK exception (``anthropic`` and ``openai`` share their exception tree), secrets redacted.
 
-    The message is journaled and printed, and the SDK's own text may name the URL it called.
+    The message is journaled and printed, and the SDK's own text may name the URL it called; what
+    the server said is shown as plain text (``plain``).
     """
-    return redact(_failure(sdk, exc, who=who, where=redact_url(where), timeout=timeout, retries=retries))
+    return redact(plain(_failure(sdk, exc, who=who, where=redact_url(where), timeout=timeout, retries=retries)))
+
+
+def plain(text: str) -> str:
+    """``text`` on one line with no control character: what a server or a model wrote, fit to print.
+
+    An error body or an answer may hold terminal escapes (``ESC[2J`` clears the screen, ``ESC]8``
+    makes a link) that would act on the terminal of whoever reads the journal or the CLI's table.
+    """
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
 
 
 def _failure(sdk: ModuleType, exc: BaseException, *, who: str, where: str, timeout: float, retries: int) -> str:

@@ -35,6 +35,7 @@ from watcher.evaluators._llm import (
     describe_failure,
     estimate_tokens,
     minimal_context,
+    plain,
     surely_fits,
 )
 from watcher.evaluators._worktree import worktree_lookup
@@ -266,7 +267,7 @@ class LLMEvaluator(ABC):
 
     def _not_an_answer(self, exc: BaseException) -> str:
         """Why an answer that is not the API's cannot be read, and what to check."""
-        what = redact_known(redact(" ".join(f"{type(exc).__name__}: {exc}".split())), self.secrets)[:200]
+        what = redact_known(redact(plain(f"{type(exc).__name__}: {exc}")), self.secrets)[:200]
         return (
             f"{self.name}: {self.where} answered with something that is not an answer of the {self.api} ({what}); "
             f"check that the base URL serves the {self.api}"

@@ -31,6 +31,7 @@ from watcher.core.errors import ConfigurationError, UnreachableServerError
 from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.core.redact import redact, redact_known, redact_url
+from watcher.evaluators._llm import plain
 from watcher.evaluators._transport import MAX_RESPONSE_BYTES, ResponseTooLarge, http_client
 
 __all__ = ["check_reachable", "check_url", "prove"]
@@ -118,15 +119,15 @@ async def _prove(llm: Any, connect_s: float, budget_s: float) -> None:
 
 
 def _said(llm: Any, exc: BaseException | None, message: str) -> str:
-    """``message`` with every secret masked: the server's words may quote the key."""
-    return redact_known(redact(message), llm.secrets)
+    """``message`` with every secret masked (the server's words may quote the key) and no control character."""
+    return redact_known(redact(plain(message)), llm.secrets)
 
 
 def _server_words(exc: Any) -> str:
     body = getattr(exc, "body", None)
     inner = body.get("error", body) if isinstance(body, dict) else None
     said = inner.get("message") if isinstance(inner, dict) else None
-    return f": {' '.join(str(said).split())[:200]}" if said else ""
+    return f": {plain(str(said))[:200]}" if said else ""
 
 
 def _refused_key(llm: Any, exc: Any) -> str:
@@ -144,6 +145,7 @@ def _denied(llm: Any, exc: Any) -> str:
 
 
 def _unknown_model(llm: Any, available: Sequence[str]) -> str:
+    available = [plain(m)[:100] for m in available]  # a server's words: no escapes, no novel for a name
     near = difflib.get_close_matches(llm.model, available, n=3, cutoff=0.5)
     shown = list(dict.fromkeys([*near, *available]))[:_SHOWN_MODELS]
     more = f" and {len(available) - len(shown)} more" if len(available) > len(shown) else ""
@@ -165,13 +167,11 @@ def _no_answer(llm: Any, budget_s: float) -> str:
 def _unreachable(llm: Any, exc: BaseException) -> str:
     cause = exc.__cause__ or exc.__context__
     reason = " ".join(str(cause or exc).split())[:200] or type(cause or exc).__name__
-    return redact_known(
-        redact(
-            f"cannot reach {llm.name}'s server at {llm.where} ({reason}): start the server or fix --base-url "
-            "(or the provider's BASE_URL variable); the offline `rules` evaluator needs no server"
-        ),
-        llm.secrets,
+    message = (
+        f"cannot reach {llm.name}'s server at {llm.where} ({reason}): start the server or fix --base-url "
+        "(or the provider's BASE_URL variable); the offline `rules` evaluator needs no server"
     )
+    return redact_known(redact(plain(message)), llm.secrets)
 
 
 def check_url(
