@@ -249,3 +249,33 @@ def test_codex_install_writes_hooks_json_without_the_events_codex_lacks(
     assert "matcher" not in group and "--agent codex" in group["hooks"][0]["command"]
     assert main(["hooks", "uninstall", "--agent", "codex", "--user"]) == 0
     assert not (tmp_path / "codex-home").exists()  # it made the folder and the file: both are gone
+
+
+@pytest.mark.usefixtures("in_project")
+def test_status_checks_the_settings_file_holds_what_the_record_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record says installed; the CLI reads the settings file, which a hand edit may have broken."""
+    main(["hooks", "install"])
+    path = tmp_path / ".claude" / "settings.local.json"
+    capsys.readouterr()
+    assert main(["hooks", "status"]) == 0 and "problem" not in capsys.readouterr().out
+
+    data = json.loads(path.read_text())
+    del data["hooks"]["PreToolUse"], data["hooks"]["Stop"]
+    path.write_text(json.dumps(data))
+    main(["hooks", "status"])
+    out = capsys.readouterr().out
+    assert f"problem: 2 of watcher's 9 hook entries are no longer in {path} (PreToolUse, Stop)" in out
+
+    path.write_text("{," + path.read_text()[1:])
+    main(["hooks", "status"])
+    assert f"problem: {path} cannot be read as JSON" in capsys.readouterr().out
+
+    path.unlink()
+    main(["hooks", "status"])
+    assert f"problem: {path} is gone" in capsys.readouterr().out
+    assert main(["hooks", "install"]) == 0  # installing again puts them back
+    capsys.readouterr()
+    main(["hooks", "status"])
+    assert "problem" not in capsys.readouterr().out

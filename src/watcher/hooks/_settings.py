@@ -47,6 +47,7 @@ __all__ = [
     "install",
     "installed",
     "manifest_path",
+    "missing_entries",
     "settings_path",
     "uninstall",
 ]
@@ -217,6 +218,41 @@ def installed(settings: Path) -> Installed | None:
             "untouched: delete the record, remove watcher's hook entries from the settings by hand if any "
             "remain, then install again"
         ) from exc
+
+
+def missing_entries(found: Installed) -> str:
+    """Why the CLI would not run some of the hooks the install record names ("" when it runs them all).
+
+    The record says what watcher wrote; the settings file is what the CLI reads, and a hand edit,
+    a settings sync or another tool may have broken or rewritten it since.
+    """
+    path = found.settings
+    if not path.exists():
+        return f"{path} is gone, so the CLI runs none of watcher's hooks; run `watcher hooks install` again"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        return (
+            f"{path} cannot be read as JSON ({exc}), so the CLI runs none of the hooks in it, watcher's "
+            "included; fix the file (or move it aside and run `watcher hooks install` again)"
+        )
+    groups = data.get("hooks") if isinstance(data, dict) else None
+    present = {
+        str(entry.get("command"))
+        for listed in (groups.values() if isinstance(groups, dict) else ())
+        if isinstance(listed, list)
+        for group in listed
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for entry in group["hooks"]
+        if isinstance(entry, dict)
+    }
+    gone = sorted(event for event, command in found.commands.items() if command not in present)
+    if not gone:
+        return ""
+    return (
+        f"{len(gone)} of watcher's {len(found.commands)} hook entries are no longer in {path} "
+        f"({', '.join(gone)}), so the CLI does not run them; run `watcher hooks install` again"
+    )
 
 
 def install(settings: Path, config: HookConfig) -> Installed:

@@ -11,7 +11,7 @@ from watcher.core.errors import ConfigurationError
 from watcher.core.logs import logger
 from watcher.hooks import client
 from watcher.hooks._events import HookEvent
-from watcher.hooks._settings import HOOK_PROGRAM, entry_point_problem, installed
+from watcher.hooks._settings import HOOK_PROGRAM, entry_point_problem, installed, missing_entries
 from watcher.runtime.events import EvaluationEvent, InterjectionEvent, readable
 from watcher.runtime.fates import PENDING, Fates
 from watcher.runtime.journal import Journal, JournalRow, journal_label
@@ -120,6 +120,9 @@ def status_lines(settings: Path, journal_path: Path | str, environment: Settings
             f"(agent {cfg.get('agent')}, watchers {', '.join(cfg.get('roles') or [])}, mode {cfg.get('mode')}, "
             f"evaluator {cfg.get('evaluator')})"
         )
+        entries = missing_entries(found)
+        if entries:
+            lines.append(f"problem: {entries}")
         programs = {command.split(" ", 1)[0] for command in found.commands.values()}
         for program in sorted(programs):
             missing = entry_point_problem(program)
