@@ -282,3 +282,26 @@ async def test_a_server_that_answers_a_byte_at_a_time_is_cut_at_the_watchers_bud
     finally:
         await llm.aclose()
     assert time.monotonic() - started < 3.0
+
+
+async def test_the_unbounded_client_of_an_agent_run_does_not_follow_a_redirect_either(
+    serve: Callable[[Writer], Server],
+) -> None:
+    import anthropic
+
+    from watcher.evaluators._llm import http_client
+
+    elsewhere = serve(lambda conn: conn.sendall(b"HTTP/1.1 500 x\r\ncontent-length: 0\r\n\r\n"))
+    head = f"HTTP/1.1 308 Permanent Redirect\r\nlocation: {elsewhere.url}/v1/messages\r\ncontent-length: 0\r\n\r\n"
+    server = serve(lambda conn: conn.sendall(head.encode()))
+    client = anthropic.AsyncAnthropic(
+        api_key=KEY, base_url=server.url, max_retries=0, http_client=http_client(anthropic, longest_wait=60)
+    )
+    try:
+        with pytest.raises(anthropic.APIStatusError) as answered:
+            await client.messages.create(
+                model="claude-haiku-4-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+            )
+    finally:
+        await client.close()
+    assert answered.value.status_code == 308 and elsewhere.heads == []

@@ -43,8 +43,8 @@ def http_client(sdk: ModuleType, *, longest_wait: float, max_body_bytes: int | N
     The SDKs honour ``retry-after`` (Anthropic's for up to 50 days): a 429 asking for an hour would
     hold the evaluation until the engine's timeout, which then reports a timeout, not the rate
     limit. The server's ``x-should-retry`` header is the SDKs' documented switch; the hook sets it.
-    ``max_body_bytes`` (None: unbounded, for a streamed agent run) bounds every answer and turns
-    redirects off (see the module docstring).
+    ``max_body_bytes`` (None: unbounded, for a streamed agent run) bounds every answer. Redirects
+    are never followed (see the module docstring).
     """
 
     async def no_long_waits(response: Any) -> None:
@@ -54,8 +54,8 @@ def http_client(sdk: ModuleType, *, longest_wait: float, max_body_bytes: int | N
 
     hooks = {"response": [no_long_waits]}
     try:  # the client reads the environment's proxy variables here
-        if max_body_bytes is None:
-            return sdk.DefaultAsyncHttpxClient(event_hooks=hooks)
+        if max_body_bytes is None:  # a redirect is answered as it is here too: it would carry the key away
+            return sdk.DefaultAsyncHttpxClient(event_hooks=hooks, follow_redirects=False)
         client = _capped_class(sdk)(event_hooks=hooks, follow_redirects=False)
     except ImportError as exc:  # ALL_PROXY=socks5://…, set for another tool, without socksio installed
         raise ConfigurationError(
