@@ -81,17 +81,9 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """An observation's blocks; ``has_code``/``has_output`` say which shortening levels change it."""
+    """An observation's blocks; ``shortens`` says which shortening levels change it."""
 
     blocks: tuple[Block, ...]
-
-    @property
-    def has_code(self) -> bool:
-        return any(b.code and b.lines for b in self.blocks)
-
-    @property
-    def has_output(self) -> bool:
-        return any(not b.code and b.lines for b in self.blocks)
 
     def shortens(self, *, code: bool, keep: int) -> bool:
         """Whether keeping ``keep`` lines of its code (or of its outputs) leaves something out."""
