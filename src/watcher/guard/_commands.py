@@ -271,6 +271,8 @@ def _written(x: At) -> list[tuple[str, str]]:
     out += [(w, "") for w in option_outputs(name, x.args)]  # curl -o ~/.bashrc URL, sort -o F
     if name == "tee":
         out += [(p, content) for p in x.positional]
+    elif name == "sponge":  # jq … f | sponge f: what it soaks up is written over f
+        out += [(p, "") for p in x.positional[:1]]
     elif name in ("cp", "mv", "install", "ln", "rsync", "scp") and len(x.positional) >= 2:
         out.append((x.positional[-1], ""))
         if name == "mv":  # the sources are gone from where they were

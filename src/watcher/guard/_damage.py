@@ -59,6 +59,8 @@ def deletes(x: At) -> Finding | None:
             return "destructive-delete", "deletes with --no-preserve-root: the filesystem root itself"
     elif name == "mv" and len(x.positional) >= 2:
         targets, recursive = x.positional[:-1], True  # the sources leave where they were
+    elif (archived := _archived_away(x)) is not None:  # tar --remove-files, zip -m: the files packed go
+        targets, recursive = archived, True
     elif name == "rsync" and any(a.startswith("--delete") for a in x.args) and x.positional:
         targets, recursive = x.positional[-1:], True
     elif name in INTERPRETERS and (code := inline_code(x.cmd)):
@@ -110,6 +112,26 @@ def deletes(x: At) -> Finding | None:
     return None
 
 
+def _archived_away(x: At) -> list[str] | None:
+    """The files an archiver deletes once it has packed them (``tar --remove-files``, ``zip -m``,
+    ``7z a -sdel``, ``rsync --remove-source-files``); None for an archiver that keeps them."""
+    args, positional = x.args, x.positional
+    if x.name in ("tar", "bsdtar", "gtar") and "--remove-files" in args:
+        archive = next((a[7:] for a in args if a.startswith("--file=")), None)
+        for i, a in enumerate(args[:-1]):
+            if a == "--file" or (a.startswith("-") and not a.startswith("--") and "f" in a) or (i == 0 and "f" in a):
+                archive = args[i + 1]  # -czf NAME, or the old form: czf NAME
+                break
+        return [p for i, p in enumerate(positional) if p != archive and not (i == 0 and p == args[0])]
+    if x.name == "zip" and ("m" in x.short or "--move" in args) and len(positional) > 1:
+        return positional[1:]  # zip -rm out.zip dir: the archive, then what goes into it
+    if x.name in ("7z", "7za", "7zz") and "-sdel" in args and len(positional) > 2:
+        return positional[2:]  # 7z a out.7z dir -sdel
+    if x.name == "rsync" and "--remove-source-files" in args and len(positional) > 1:
+        return positional[:-1]
+    return None
+
+
 def _swept(x: At, word: str, parent: str) -> str | None:
     """Every file of a kind in a folder of the person's own outside the project (``rm
     ~/Documents/*.docx``; ``find ~ -name '*.ipynb' -delete``, the whole tree): their work, not the
@@ -151,11 +173,13 @@ def _xargs_source(cmd: Command) -> str:
         return cmd.stdin.split()[0] if cmd.stdin.split() else ""
     feeder = cmd.feeder
     while feeder is not None and feeder.name in _FILTERS and feeder.feeder is not None:
-        if feeder.name in ("head", "tail") or (
+        # tail -n +2: all but the first line (find's start folder, ls -l's total); tail -n +6 keeps the newest five
+        skips_first = feeder.name == "tail" and any(a in ("+1", "+2", "-n+1", "-n+2") for a in feeder.args)
+        if (feeder.name in ("head", "tail") and not skips_first) or (
             feeder.name.endswith("grep") and not {"-v", "--invert-match"} & set(feeder.args)
         ):
             return ""  # ls | grep '.log$' | xargs rm: only what the filter picks, not known here
-        feeder = feeder.feeder  # ls -A | grep -v '^src$' | xargs rm -rf: what ls lists, less a few
+        feeder = feeder.feeder  # ls -A | grep -v '^src$' (or tail -n +2) | xargs rm -rf: what ls lists, less a few
     if feeder is None or feeder.name not in ("find", "ls", "echo", "printf"):
         return ""
     if feeder.name == "ls" and not [a for a in feeder.args if not a.startswith("-")]:

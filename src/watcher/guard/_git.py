@@ -80,7 +80,24 @@ def aliased(script: str, cmds: list[Command]) -> list[Command]:
 def shell_aliased(script: str, cmds: list[Command]) -> list[str]:
     """The shell lines the line runs through a shell alias it defines itself (``git -c alias.x='!rm -rf ~'
     x``: git hands ``rm -rf ~`` to the shell, with the alias's arguments after it)."""
-    return [c for c in _through_aliases(script, cmds) if isinstance(c, str)]
+    lines = [c for c in _through_aliases(script, cmds) if isinstance(c, str)]
+    if "-c" in script:  # git -c core.pager='rm -rf ~' log: git hands the setting's command to the shell
+        lines += [
+            m.group(2).removeprefix("!")
+            for c in cmds
+            if c.name == "git"
+            for before, a in zip(c.args, c.args[1:], strict=False)
+            if before == "-c" and (m := _RUN_SETTING.match(a))
+        ]
+    return lines
+
+
+# settings whose value git runs as a shell command
+_RUN_SETTING = re.compile(
+    r"(?i)(core\.(?:pager|editor|sshcommand|fsmonitor|askpass)|sequence\.editor|diff\.external|gpg\.program"
+    r"|credential\.helper|pager\.\w+|(?:diff|merge)tool\.\w+\.cmd|filter\.\w+\.(?:clean|smudge|process))=(.+)",
+    re.S,
+)
 
 
 def _through_aliases(script: str, cmds: list[Command]) -> list[Command | str]:

@@ -88,6 +88,8 @@ _WRITE_VERBS = re.compile(
     r"(?i)write|edit|create|update|delete|remove|move|rename|put|upload|patch|replace|append|save|insert|set_|mkdir"
 )
 _DELETE_TOOL = lazy(r"(?i)delete|remove|(?:^|_)rm(?:$|_)|unlink|trash|purge")
+_FLUSH_TOOL = lazy(r"(?i)flush(?:[_-]?(?:db|all|database))?$")  # redis's flushdb as a tool of its own
+_MOVE_TOOL = lazy(r"(?i)move|rename|(?:^|_)mv(?:$|_)")
 _SEND_VERBS = lazy(
     r"(?i)send|post|message|comment|issue|publish|upload|webhook|email|mail|tweet|chat|reply|create|gist|paste|push|commit"
 )
@@ -204,7 +206,17 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     writes = key in _WRITE_TOOLS or mcp_write
     content = _content(tool_input)
     deletes = mcp_write and bool(_DELETE_TOOL.search(key.rsplit("__", 1)[-1]))
+    moved = [str(tool_input.get(k) or "") for k in ("source", "destination")]
+    if mcp_write and all(moved) and _MOVE_TOOL.search(key.rsplit("__", 1)[-1]):  # gone from where it was, as `mv`
+        yield from shell_findings(f"mv -- {shlex.quote(moved[0])} {shlex.quote(moved[1])}", place, policy)
+    # Grep's names of the files that match, or their counts: no line of a file reaches the model
+    names_only = key in ("grep", "search_file_content") and tool_input.get("output_mode") in (
+        "files_with_matches",
+        "count",
+    )
     for raw in _paths(tool_input) if key not in _LIST_TOOLS else ():
+        if names_only:
+            continue
         if deletes:  # a tool that deletes a path: judged as `rm -rf` of it (a home, a tree holding the project)
             yield from (
                 f for f in shell_findings(f"rm -rf -- {shlex.quote(raw)}", place, policy) if f[0] != "secret-write"
@@ -302,6 +314,9 @@ def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Poli
                     "runs a destructive database statement (DROP, TRUNCATE, DELETE without WHERE, FLUSHALL)",
                 )
                 return
+    if _DB_TOOL.search(key) and _FLUSH_TOOL.match(key.rsplit("__", 1)[-1]) and policy.enabled("database"):
+        yield "database", f"empties a whole database through the tool {key} (as FLUSHDB or FLUSHALL does)"
+        return
     if _DB_TOOL.search(key):
         for text in texts:
             if (abuse := server_abuse(text)) and policy.enabled(abuse[0]):

@@ -207,10 +207,18 @@ _INTERPOLATED = lazy(
 )
 
 
+# the home interpolated as a word of its own in a string (a command's operand)
+_INTERPOLATED_WORD = lazy(
+    r"""(?<=["'`\s])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
+    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\})(?=["'`\s])"""
+)
+
+
 def _home_written(code: str) -> str:
     """``code`` with the home folder's expressions written as the path ``'~'``, so a delete of it is read."""
     if "HOME" not in code and "home" not in code and "expand" not in code:
         return code
     code = _INTERPOLATED.sub("~", code)  # "$ENV{HOME}/work", f"{Path.home()}/x", `${os.homedir()}/x`
+    code = _INTERPOLATED_WORD.sub("~", code)  # "rm -rf #{Dir.home}", f"du -sh {Path.home()}": a word of its own
     code = _STR.sub(r"\1", _HOME_EXPR.sub("'~'", _EXPANDED.sub(r"\1", code)))
     return code

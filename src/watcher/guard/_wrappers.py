@@ -165,6 +165,7 @@ _RUNNERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "yarn": (frozenset({"exec", "dlx"}), frozenset({"-p", "--package"})),
     "npm": (frozenset({"exec", "x"}), frozenset({"-p", "--package", "-w", "--workspace"})),
     "bun": (frozenset({"x", "run"}), frozenset()),
+    "bundle": (frozenset({"exec"}), frozenset({"--gemfile"})),  # bundle exec rake db:drop
     "mise": (frozenset({"exec", "x"}), frozenset()),
     "asdf": (frozenset({"exec"}), frozenset()),
     "docker": (
