@@ -5,10 +5,11 @@ hide from them because something else happens between the runs:
 
 - **The same failure, edits between.** A test is run, fails, the agent edits something, runs it
   again, and it fails exactly as before (volatile details such as durations blurred); then again.
-  The edits do not touch the failure (a comment reworded, a line moved back and forth, a change in
-  the wrong place). An edit that matters changes the output, and a run that passes ends the count,
-  so ``recurring_nudge`` identical failures of one action with other steps between are nudged, and
-  again at every further as many. It is nudged first: a slow fix can take a few tries.
+  The edits do not touch the failure (a comment reworded, a line moved back and forth). An edit
+  that matters changes the output, and a run that passes ends the count, so ``recurring_nudge``
+  identical failures of one action with other steps between, on the same files, are nudged, and
+  again at every further as many. It is nudged first: a slow fix can take a few tries. Work that
+  spreads to new files meanwhile is not this loop (``RecurringFailures``).
 - **The same task handed to a sub-agent again.** A sub-agent (``Task``, ``Agent``, ``new_task``,
   ``spawn_agent``...) given the same brief ``respawn_nudge`` times since the person last spoke is
   nudged, whatever each one reported: another sub-agent with the same brief will not do better.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from watcher.roles._stuck_results import ResultKey
@@ -71,17 +72,27 @@ def delegating(name: str) -> bool:
 class _Failure:
     result: ResultKey
     count: int = 0
+    files: set[str] = field(default_factory=set)  # the files worked on since the failure first came
+    spread: bool = False  # a file not worked on before was, since the last report
 
 
 class RecurringFailures:
-    """Per action: how many times in a row its runs failed the same way, other steps between or not."""
+    """Per action: how many times in a row its runs failed the same way, other steps between or not.
+
+    A failure that stays while the agent's work spreads to files it had not touched since the
+    failure first came is likely one it has set aside (a test that failed before it began) while it
+    works on other things: it is not reported then, only when the work between stays on the same
+    files (a comment reworded, a line moved back and forth).
+    """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self._failures: dict[str, _Failure] = {}
 
-    def feed(self, action: str, result: ResultKey, in_a_row: int, new_loop: Callable[[], int]) -> tuple[int, int]:
-        """Take one run of ``action``: (count, loop id) when it is due a nudge, else (0, 0).
+    def feed(
+        self, action: str, result: ResultKey, in_a_row: int, new_loop: Callable[[], int]
+    ) -> tuple[int, int, Literal["nudge", "pause"]]:
+        """Take one run of ``action``: (count, loop id, action) when it is due, else (0, 0, "nudge").
 
         ``in_a_row`` is how many of these failures came back to back: a streak with nothing between
         is the failing rule's to report, so only one broken by other steps is reported here.
@@ -89,7 +100,7 @@ class RecurringFailures:
         failures = self._failures
         if not result.failed:
             failures.pop(action, None)  # it works now
-            return 0, 0
+            return 0, 0, "nudge"
         known = failures.get(action)
         if known is None or known.result != result:
             if len(failures) >= _MAX_KEPT:
@@ -97,8 +108,18 @@ class RecurringFailures:
             known = failures[action] = _Failure(result)
         known.count += 1
         if known.count % self.budget or in_a_row >= known.count:
-            return 0, 0
-        return known.count, new_loop()
+            return 0, 0, "nudge"
+        spread, known.spread = known.spread, False
+        if spread:
+            return 0, 0, "nudge"
+        return known.count, new_loop(), due_action(known.count, self.budget)
+
+    def worked_on(self, path: str) -> None:
+        """The agent worked on ``path`` (read, edited, wrote it): note it for every failure followed."""
+        for failure in self._failures.values():
+            if path not in failure.files:
+                failure.spread = failure.spread or bool(failure.files)
+                failure.files.add(path)
 
     def clear(self) -> None:
         """A person spoke: every count starts afresh."""

@@ -231,9 +231,12 @@ class LoopTracker:
         due, loop = self._reruns.feed(akey, self._new_loop)
         if due and self._run_len < self.config.repeat_nudge and self._fail_len < self.config.failing_nudge:
             hits.append(("rerun", "nudge", self._reruns.count, loop))  # results that change: the rules above are silent
-        count, loop = self._recurring.feed(akey, rkey, self._fail_len, self._new_loop)
+        path = target_path(call.input)
+        if path:
+            self._recurring.worked_on(path)
+        count, loop, recurring = self._recurring.feed(akey, rkey, self._fail_len, self._new_loop)
         if count and not self._cycles.going_on:  # a cycle reported is the same loop, seen whole
-            hits.append(("recurring", due_action(count, config.recurring_nudge), count, loop))
+            hits.append(("recurring", recurring, count, loop))
         if delegating(call.name):
             count, loop = self._delegations.feed(akey, self._new_loop)
             if count:
@@ -243,7 +246,6 @@ class LoopTracker:
             hits.append(("same_answer", due_action(count, config.same_answer_nudge), count, loop))
         found: list[Finding] = []
         if hits:  # the texts are built only for what is reported: most steps report nothing
-            path = target_path(call.input)
             where = Location(path=path) if path else None
             detail = error_line(result.output) if failed else ""
             lost = unanswered(result)
