@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from spawn_helpers import Project, git, init, result, write_script
 
-from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
+from watcher.spawn import Recovery, SpawnConfig, SpawnResult, infer_manifest, run_spawn
+from watcher.spawn._adapter import Denial
 from watcher.testing.fake_cli import launcher
 
 
@@ -198,3 +199,26 @@ async def test_an_agent_that_deletes_the_worktrees_git_link_never_reaches_the_ma
     assert spawned.status == "completed", spawned.detail
     assert sorted(f.path for f in spawned.files) == ["a.txt", "git-said.txt"]
     assert "the user's own" not in project.forge_file(spawned.branch, "README.md")
+
+
+async def test_a_base_branch_the_agent_moved_onto_its_own_commit_is_said(project: Project, tmp_path: Path) -> None:
+    start = git(project.repo, "rev-parse", "main")
+    steps: list[dict[str, object]] = [
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        {
+            "fake": "run",
+            "argv": ["sh", "-c", "git add -A && git commit -qm 'add a' && git update-ref refs/heads/main HEAD"],
+        },
+    ]
+    spawned = await spawn(project, tmp_path, steps, pr=False)
+
+    (note,) = spawned.notes
+    assert f"the base branch main was moved during the spawn from {start[:10]}" in note
+    assert f"git branch -f main {start[:10]}" in note
+
+
+def test_recovery_never_widens_to_moving_or_deleting_branches(tmp_path: Path) -> None:
+    manifest = infer_manifest("add a.txt and commit it")
+    for command in ("git branch -f main HEAD", "git update-ref refs/heads/main HEAD", "git branch -D main"):
+        decision = Recovery().decide([Denial("Bash", {"command": command})], manifest, tmp_path)
+        assert decision.outcome == "refused" and "moves, renames or deletes branches" in decision.detail, command

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -117,6 +118,25 @@ def _bounded(body: str, limit: int = _BODY_LIMIT) -> str:
     return body[: limit - 200].rsplit("\n", 1)[0] + "\n\n(cut here: the whole report is in the spawn's logs)\n"
 
 
+def _base_moved_onto_branch(sandbox: Sandbox) -> str:
+    """A note when the base branch was moved onto the spawn's own commits during the run ('' otherwise).
+
+    Nobody but the agent makes the base point into the spawn's branch (``git branch -f main``,
+    ``git update-ref``): the pull request would then show no change, and the user's base moved unreviewed.
+    """
+    now = git(sandbox.repo, "rev-parse", "--verify", "-q", f"{sandbox.base}^{{commit}}", check=False)
+    if not sandbox.start or not now or now == sandbox.start:
+        return ""
+    onto = ["git", "-C", str(sandbox.repo), "merge-base", "--is-ancestor", now, sandbox.branch]
+    if subprocess.run(onto, capture_output=True, timeout=120).returncode != 0:
+        return ""
+    return (
+        f"the base branch {sandbox.base} was moved during the spawn from {sandbox.start[:10]} to {now[:10]}, one of "
+        f"the spawn's own commits: the agent moved it, unreviewed. If that was not you, put it back with "
+        f"`git branch -f {sandbox.base} {sandbox.start[:10]}` (git reflog {sandbox.base} shows its moves)"
+    )
+
+
 def _worktree_gone(sandbox: Sandbox, result: SpawnResult) -> None:
     """Report a spawn whose agent deleted its worktree: its commits, and how to get the worktree back."""
     result.files = changed_files(sandbox)
@@ -162,6 +182,9 @@ async def integrate(
     result.commits = log.splitlines()
     unsigned = await asyncio.to_thread(unsigned_note, sandbox)
     result.notes += [unsigned] if unsigned else []
+    moved_base = await asyncio.to_thread(_base_moved_onto_branch, sandbox)
+    if moved_base:
+        result.notes.append(moved_base)
     if moved:
         result.detail = result.detail or f"the agent moved the worktree to {moved}; its commits are on {sandbox.branch}"
     if refused is not None:

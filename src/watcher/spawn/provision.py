@@ -50,6 +50,7 @@ class Sandbox:
     directory: Path
     provision_ms: float = 0.0
     notes: tuple[str, ...] = ()  # what provisioning could not do (a submodule it could not check out)
+    start: str = ""  # the base's commit when the spawn began
 
     @property
     def worktree(self) -> Path:
@@ -173,7 +174,8 @@ def create(sandbox: Sandbox) -> Sandbox:
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)
         raise
-    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes))
+    start = git(sandbox.repo, "rev-parse", "--verify", f"{sandbox.base}^{{commit}}")
+    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes), start=start)
 
 
 def _add_worktree(sandbox: Sandbox) -> None:

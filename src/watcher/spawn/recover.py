@@ -35,6 +35,10 @@ _DANGEROUS = (
     (re.compile(r"(^|\s)sudo\s"), "runs a command as root (sudo)"),
     (re.compile(r"\bgit\s+push\b.*(--force|\s-f\b)"), "force-pushes over the remote's history"),
     (re.compile(r"\bgit\s+((-C|-c)\s+\S+\s+|-\S+\s+)*push\b"), "pushes from the agent: " + PUSHED_BY_WATCHER),
+    (
+        re.compile(r"\bgit\s+(update-ref\b|branch\s+(.*\s)?(-[fDdMm]\b|--force|--delete|--move))"),
+        "moves, renames or deletes branches (the base branch among them), not only the spawn's own",
+    ),
     (re.compile(r"\bchmod\s+(-R\s+)?777\b"), "makes files world-writable"),
     (re.compile(r"\b(mkfs|dd)\b"), "writes raw devices"),
 )
