@@ -138,7 +138,7 @@ _PROGRAM_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?::?[-=]([\w./-]*))?\}|\$([A-Za-z
 def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Command]:
     """The commands run through a variable the line sets to a program (``x=rm; $x -rf ~``): read
     again with the name written out, as the shell runs them."""
-    if not any(c.argv and c.argv[0].startswith("$") for c in cmds):
+    if not any(c.argv and ("$" in c.argv[0] or "`" in c.argv[0]) for c in cmds):
         return []  # the usual line: no program named through a variable, no pass over the script
     words = {
         name: _QUOTED.sub(lambda q: q.group(1) or q.group(2) or "", value)
@@ -154,7 +154,34 @@ def named_programs(script: str, cmds: list[Command], deadline: float) -> list[Co
             written = _PROGRAM_VAR.sub(lambda v: _program_word(v, words), c.source)
             with contextlib.suppress(TooLong):
                 out += commands(written, 1, deadline)
+        elif c.argv and c.source and (name := _built_name(c.argv[0], words)) and c.source.startswith(c.argv[0]):
+            with contextlib.suppress(TooLong):  # ${r}${m} -rf ~, $(echo rm) -rf ~: the name, as the shell builds it
+                out += commands(name + c.source[len(c.argv[0]) :], 1, deadline)
     return out
+
+
+_PRINTED_NAME = re.compile(
+    r"\$\(\s*(?:echo|printf)\s+['\"]?([\w./-]+)['\"]?\s*\)|`\s*(?:echo|printf)\s+['\"]?([\w./-]+)['\"]?\s*`"
+)
+
+
+def _built_name(word: str, words: dict[str, str]) -> str | None:
+    """A program's name built of parts (``${r}${m}``, ``$(echo rm)``, ``r$x``): None when a part is not known."""
+    if not re.fullmatch(r"(?:\$\{?\w+\}?|[\w./-]+|" + _PRINTED_NAME.pattern + r")+", word) or (
+        "$" not in word and "`" not in word
+    ):
+        return None
+    built = _PRINTED_NAME.sub(lambda m: m.group(1) or m.group(2), word)
+    unknown = False
+
+    def part(v: re.Match[str]) -> str:
+        nonlocal unknown
+        value = words.get(v.group(1) or v.group(3) or "")
+        unknown = unknown or value is None or " " in value
+        return value or ""
+
+    built = _PROGRAM_VAR.sub(part, built)
+    return None if unknown or not re.fullmatch(r"[\w./-]+", built) else built
 
 
 def _program_word(m: re.Match[str], words: dict[str, str]) -> str:

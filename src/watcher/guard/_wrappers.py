@@ -69,9 +69,22 @@ _WRAPPERS: dict[str, frozenset[str]] = {
 _TAKES_ONE_POSITIONAL = {"timeout": 1, "flock": 1, "chrt": 1, "taskset": 1, "chroot": 1}  # duration, lock, …, new root
 
 
+def _chdir(options: list[str]) -> str | None:
+    """The folder ``env -C DIR`` (``--chdir=DIR``) or ``sudo -D DIR`` runs its command in, if one is given."""
+    for i, a in enumerate(options):
+        if a in ("-C", "--chdir", "-D") and i + 1 < len(options):
+            return options[i + 1]
+        if a.startswith("--chdir="):
+            return a[len("--chdir=") :]
+        if re.fullmatch(r"-[CD]\S+", a):
+            return a[2:]
+    return None
+
+
 def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
     """``cmd`` and what it runs: wrappers peeled, shells' scripts read (with ``parse``, the shell parser)."""
     argv, wrapped = list(cmd.argv), list(cmd.wrapped_by)
+    moved: list[Command] = []  # env -C DIR rm …: the command runs in DIR, as after `cd DIR`
     while argv:
         name = program(argv[0])
         if name == "busybox" and len(argv) > 1 and not argv[1].startswith("-"):  # busybox rm: the applet runs
@@ -92,9 +105,12 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
             if name == "rtk" and rest[:1] == ["proxy"]:
                 rest = rest[1:]
             rest = rest[_TAKES_ONE_POSITIONAL.get(name, 0) :]
+            options = argv[1 : len(argv) - len(rest)]
             if name == "env" and "-S" in argv[1:]:
                 rest = shlex.split(rest[0]) + rest[1:] if rest else rest
             wrapped.append(name)
+            if name in ("env", "sudo") and (folder := _chdir(options)) is not None:
+                moved = [Command(("cd", folder), wrapped_by=tuple(wrapped))]
             argv = rest
             continue
         break
@@ -108,7 +124,7 @@ def unwrap(cmd: Command, depth: int, parse: Parse) -> list[Command]:
         runner = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
         return [runner, *unwrap(cmd._replace(argv=inner_argv, wrapped_by=(*wrapped, program(argv[0]))), depth, parse)]
     here = cmd._replace(argv=tuple(argv), wrapped_by=tuple(wrapped))
-    out = [here]
+    out = [*moved, here]
     name = here.name
     if name in ("xargs", "parallel"):
         for argv_run in input_runs(here):
