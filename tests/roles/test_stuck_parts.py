@@ -20,7 +20,7 @@ from watcher.roles._stuck_actions import action_key, scrolling, wait_kind
 from watcher.roles._stuck_cycles import CycleDetector
 from watcher.roles._stuck_levels import Levels
 from watcher.roles._stuck_nudges import empty_reply_nudge, harness_nudge
-from watcher.roles._stuck_recurring import delegating
+from watcher.roles._stuck_recurring import Redelegations, delegating
 from watcher.roles._stuck_reruns import Reruns
 from watcher.roles._stuck_results import error_key, missing_tool, result_key
 from watcher.roles._stuck_text import chant
@@ -460,3 +460,16 @@ def test_a_rerun_with_new_results_is_no_change_of_approach_so_its_nudges_climb()
 )
 def test_which_tools_hand_work_to_a_sub_agent(name: str, delegates: bool) -> None:
     assert delegating(name) is delegates
+
+
+def test_a_brief_sent_out_together_is_no_retry_but_one_sent_again_later_is() -> None:
+    serial = iter(range(1, 100))
+    briefs = Redelegations(3)
+    for _ in range(3):  # three at once: each handed out while the first is still running
+        briefs.called("Task\x00review")
+    assert [briefs.feed("Task\x00review", lambda: next(serial)) for _ in range(3)] == [(0, 0)] * 3
+    said = []
+    for _ in range(3):  # then one after another, each after the last came back
+        briefs.called("Task\x00review")
+        said.append(briefs.feed("Task\x00review", lambda: next(serial))[0])
+    assert said == [0, 0, 3]

@@ -127,14 +127,36 @@ class RecurringFailures:
 
 
 class Redelegations:
-    """How many times each brief was handed to a sub-agent since the person last spoke."""
+    """How many times each brief was handed to a sub-agent since the person last spoke.
+
+    Sub-agents sent out together with one brief (several reviewers, best of three) are a plan, not
+    a retry: a brief handed out again while an earlier one with it is still running is not counted.
+    """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self._briefs: dict[str, int] = {}
+        self._running: dict[str, int] = {}  # brief -> sub-agents with it not yet returned
+        self._together: set[str] = set()  # briefs handed out to several sub-agents at once
+
+    def called(self, action: str) -> None:
+        """A sub-agent was given ``action``'s brief (its result not yet in)."""
+        running = self._running
+        if running.get(action):
+            self._together.add(action)
+        elif len(running) >= _MAX_KEPT:
+            running.clear()
+        running[action] = running.get(action, 0) + 1
 
     def feed(self, action: str, new_loop: Callable[[], int]) -> tuple[int, int]:
-        """Take one delegation: (count, loop id) when it is due a nudge, else (0, 0)."""
+        """Take one delegation's result: (count, loop id) when it is due a nudge, else (0, 0)."""
+        left = self._running.pop(action, 0) - 1
+        if left > 0:
+            self._running[action] = left
+        if action in self._together:
+            if left <= 0:
+                self._together.discard(action)  # the batch is back: a later one alike is a retry again
+            return 0, 0
         briefs = self._briefs
         if action not in briefs and len(briefs) >= _MAX_KEPT:
             briefs.clear()

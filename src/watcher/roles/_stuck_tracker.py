@@ -23,7 +23,15 @@ from watcher.core.observations import (
     ToolResult,
     UserMessage,
 )
-from watcher.roles._stuck_actions import completing, scrolling, short_input, target_path, wait_key, wait_kind
+from watcher.roles._stuck_actions import (
+    action_key,
+    completing,
+    scrolling,
+    short_input,
+    target_path,
+    wait_key,
+    wait_kind,
+)
 from watcher.roles._stuck_cells import CellErrors
 from watcher.roles._stuck_config import StuckConfig
 from watcher.roles._stuck_cycles import CycleDetector
@@ -125,6 +133,8 @@ class LoopTracker:
                 return self._replies.feed(AssistantMessage(text=""), self._new_loop)
         elif isinstance(obs, ToolCall):
             self._replies.acted()
+            if delegating(obs.name):
+                self._delegations.called(action_key(obs.name, obs.input))
             steps = self._pending.call(obs)  # none unless this harness does not report results
             return [found for call, result, akey in steps for found in self._step(call, result, akey)]
         elif isinstance(obs, ToolResult):
