@@ -216,3 +216,24 @@ def test_check_url_goes_through_the_proxy_the_environment_names(raw: Callable[[H
     with pytest.raises(UnreachableServerError) as dead_proxy:
         check_url("http://example.invalid/v1", who="the model server", environ={"all_proxy": "http://127.0.0.1:9"})
     assert "through the proxy http://127.0.0.1:9" in str(dead_proxy.value)
+
+
+def test_a_base_url_with_or_without_v1_the_wrong_way_round_is_refused_with_the_right_one() -> None:
+    with StubAnthropicServer() as stub, pytest.raises(ConfigurationError) as anthropic_slip:
+        check_reachable(anthropic(f"{stub.base_url}/v1"))  # the SDK adds /v1/messages itself
+    assert f"but {stub.base_url} does" in str(anthropic_slip.value) and "has no /v1" in str(anthropic_slip.value)
+    with StubOpenAIServer() as stub:
+        llm = OpenAICompatEvaluator(base_url=stub.root_url, model="stub-model", settings=Settings())
+        with pytest.raises(ConfigurationError) as openai_slip:
+            check_reachable(llm)
+    assert f"but {stub.root_url}/v1 does" in str(openai_slip.value)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_server_with_no_models_endpoint_anywhere_is_not_refused_for_its_path(provider: str) -> None:
+    if provider == "anthropic":
+        with StubAnthropicServer(models_endpoint=False) as stub:
+            check_reachable(anthropic(f"{stub.base_url}/v1"))
+    else:
+        with StubOpenAIServer(models_endpoint=False) as stub:
+            check_reachable(OpenAICompatEvaluator(base_url=stub.root_url, model="m", settings=Settings()))

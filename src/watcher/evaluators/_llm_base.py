@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, Literal
 
-from watcher.core.errors import EvaluationError
+from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult, Evaluator
 from watcher.core.protocol import EvaluationPrompt
 from watcher.core.redact import redact, redact_known, redact_url
@@ -164,6 +164,21 @@ class LLMEvaluator(ABC):
         None when it does, or cannot say; else the models it has. The SDK's errors (a refused
         key, no models endpoint) are raised to the caller, ``preflight.prove``, which reads them.
         """
+
+    async def refuse_if_served_at(self, client: Any, other: str, why: str) -> None:
+        """Raise a ``ConfigurationError`` when the models list answers at ``other``, where this base URL got 404.
+
+        For the base URL's classic slips (an Anthropic one with ``/v1``, an OpenAI-compatible one
+        without): only a server shown to serve the API at the other address is refused.
+        """
+        try:
+            await client.with_options(base_url=other).models.list()
+        except Exception:  # noqa: BLE001 - not served there either: the server just has no models endpoint
+            return
+        raise ConfigurationError(
+            f"{self.where} does not serve the {self.api} (HTTP 404), but {redact_url(other)} does: give that as the "
+            f"base URL ({why})"
+        )
 
     @abstractmethod
     def body(self, prompt: EvaluationPrompt) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
 __all__ = ["DEFAULT_ANTHROPIC_MODEL", "AnthropicEvaluator", "EvaluationError"]
 
 DEFAULT_ANTHROPIC_MODEL = DEFAULT_WATCHER_MODEL
+_BASE_URL_HINT = "the Anthropic SDK adds /v1/messages itself, so the base URL has no /v1"
 
 
 class AnthropicEvaluator(LLMEvaluator):
@@ -108,14 +109,21 @@ class AnthropicEvaluator(LLMEvaluator):
         """The Models API's word on ``model`` (aliases included); after a 404, the models it lists.
 
         A gateway without the Models API answers the list with 404 too, which the caller takes
-        as a server that cannot say.
+        as a server that cannot say; a base URL ending in ``/v1`` whose server answers without it
+        is refused (the SDK adds ``/v1/messages`` itself: every evaluation would get 404).
         """
         try:
             await client.models.retrieve(self.model)
             return None
         except anthropic.NotFoundError:
             pass
-        page = await client.models.list(limit=1000)
+        try:
+            page = await client.models.list(limit=1000)
+        except anthropic.NotFoundError:
+            base = str(self.client.base_url).rstrip("/")
+            if base.endswith("/v1"):
+                await self.refuse_if_served_at(client, base.removesuffix("/v1"), _BASE_URL_HINT)
+            raise
         listed = [str(m.id) for m in page.data]
         return None if self.model in listed else listed
 

@@ -126,12 +126,20 @@ class OpenAICompatEvaluator(LLMEvaluator):
         """None when ``GET /v1/models`` lists ``model`` (Ollama's ``:latest`` tag aside) or lists nothing.
 
         A model the list lacks is asked for by name (an alias may be served unlisted). A key
-        that may not list models (403: an OpenAI key restricted to chat) cannot say: None.
+        that may not list models (403: an OpenAI key restricted to chat) cannot say: None. A base
+        URL without ``/v1`` whose server answers with it is refused (every evaluation would get 404).
         """
         try:
             page = await client.models.list()
         except openai.PermissionDeniedError:
             return None
+        except openai.NotFoundError:
+            base = str(self.client.base_url).rstrip("/")
+            if not base.endswith("/v1"):
+                await self.refuse_if_served_at(
+                    client, f"{base}/v1", "an OpenAI-compatible base URL usually ends in /v1"
+                )
+            raise
         listed = [str(m.id) for m in page.data]
         names = {self.model, f"{self.model}:latest", self.model.removesuffix(":latest")}
         if not listed or names & set(listed):
