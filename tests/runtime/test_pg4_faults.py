@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
+import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -11,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import pytest
 
 from watcher.cli import main
@@ -18,6 +24,7 @@ from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
 from watcher.runtime._pg_pool import JournalPool
 from watcher.runtime.events import ObservationEvent
+from watcher.testing.postgres import LocalPostgres
 
 YEAR_S = 365 * 86400
 
@@ -95,3 +102,109 @@ def test_a_pool_left_open_and_collected_on_its_own_thread_says_nothing(pg_url: s
     finally:
         sys.unraisablehook = hook
     assert raised == []
+
+
+class CrashAfterCopy:
+    """A loopback proxy that forwards a batch's rows (up to the end of its COPY), then cuts the client off and
+    refuses new links until ``up()``: the batch's transaction is left running on the server, unanswered."""
+
+    def __init__(self, server_port: int) -> None:
+        self.target = ("127.0.0.1", server_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.armed = False
+        self.down = threading.Event()
+        self.fired = threading.Event()
+        self.links: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, database: str) -> str:
+        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
+
+    def up(self) -> None:
+        self.down.clear()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                if self.down.is_set():
+                    client.close()
+                    continue
+                server = socket.create_connection(self.target)
+                self.links += [client, server]
+                lost = threading.Event()
+                threading.Thread(target=self._up, args=(client, server, lost), daemon=True).start()
+                threading.Thread(target=self._down, args=(server, client, lost), daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+        for link in self.links:
+            link.close()
+
+    def _up(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
+        buffer, started = b"", False
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                buffer += data
+                while True:  # one whole message at a time: the startup packet has no type byte
+                    head = 1 if started else 0
+                    if len(buffer) < head + 4:
+                        break
+                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
+                    if len(buffer) < size:
+                        break
+                    message, buffer, started = buffer[:size], buffer[size:], True
+                    server.sendall(message)
+                    if self.armed and message[:1] == b"c":  # CopyDone: the rows are in, the COMMIT never comes
+                        self.armed = False
+                        self.down.set()
+                        lost.set()
+                        client.close()
+                        self.fired.set()
+                        return  # the server's side stays open: the transaction runs on, unanswered
+        client.close()  # a link ends both ways, as a server that went away ends it
+        server.close()
+
+    @staticmethod
+    def _down(server: socket.socket, client: socket.socket, lost: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while (data := server.recv(65536)) and not lost.is_set():
+                client.sendall(data)
+        if not lost.is_set():
+            client.close()
+            server.close()
+
+
+def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(pg_server: LocalPostgres) -> None:
+    """The server crashed before writing any of the batch's log: back, it has never heard of that transaction
+    ("transaction ID … is in the future"); the journal asked it again and again, for ever, and wrote nothing more."""
+    proxy = CrashAfterCopy(pg_server.port)
+    database = f"crash{os.getpid()}"
+    pg_server.create_database(database)
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET wal_writer_delay = '10s'")  # the batch's log stays in memory until the crash
+        admin.execute("SELECT pg_reload_conf()")
+    try:
+        with Journal(proxy.url(database), batch_interval=0.001) as journal:
+            proxy.armed = True
+            for i in range(5):
+                journal.append(_event(i))
+            assert proxy.fired.wait(20), "the batch's rows reached the server"
+            postmaster = pg_server.pid()
+            assert postmaster is not None
+            os.kill(postmaster, signal.SIGQUIT)  # an immediate shutdown: what a crash leaves
+            deadline = time.monotonic() + 30
+            while pg_server.pid() is not None and time.monotonic() < deadline:
+                time.sleep(0.05)  # polling for the server's exit
+            pg_server.start()
+            proxy.up()
+            journal.flush(timeout=30)
+            assert [r.payload["index"] for r in journal.read()] == list(range(5)), "every row, once"
+    finally:
+        if pg_server.pid() is None:
+            pg_server.start()
+        with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+            admin.execute("ALTER SYSTEM RESET wal_writer_delay")
+            admin.execute("SELECT pg_reload_conf()")
+        proxy.close()

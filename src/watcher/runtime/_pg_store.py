@@ -274,6 +274,11 @@ class PostgresStore:
         A transaction still running belongs to a session the server has not yet seen die (a link
         cut): it is ended first (``pg_terminate_backend``, allowed on one's own sessions), so it
         cannot commit after its work is done again.
+
+        A server that crashed before writing any of the transaction's log comes back with its
+        transaction counter behind ``xid`` ("transaction ID … is in the future"), as does a standby
+        promoted behind its primary: no commit of it is on record there, so it did not commit (a
+        commit is on disk before it is answered). Asking again would never get another answer.
         """
         status = "SELECT pg_xact_status(%s::xid8)"
         try:
@@ -286,6 +291,11 @@ class PostgresStore:
                         (pid, xid),
                     )
                     found = conn.execute(status, (xid,)).fetchone()
+        except psycopg.errors.InvalidParameterValue as exc:  # "transaction ID … is in the future"
+            log.info(
+                "the journal at %s has no record of a batch whose answer was lost (%s)", self.where, first_line(exc)
+            )
+            return False
         except psycopg.Error:
             return None
         if found and found[0] == "in progress":
