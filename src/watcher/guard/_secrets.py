@@ -4,10 +4,11 @@ secret variable, a search for credentials (sending them is ``_exfiltration``'s t
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase
 from itertools import pairwise
 
 from watcher.guard._context import NETWORK, At, code_at, inline_code, readable_code
-from watcher.guard._files import Finding, read_finding, secret_file, secret_glob
+from watcher.guard._files import SECRET_PROBES, Finding, read_finding, secret_file, secret_glob
 from watcher.guard._lazy import lazy
 from watcher.guard._paths import Place
 from watcher.guard._policy import compiled
@@ -486,7 +487,16 @@ def _listed(x: At) -> str | None:
         return None
     words = [a for a in lister.args if not a.startswith("-")]
     if lister.name in ("find", "fd"):  # the folders searched, each with the names it picks (-name '*.pub')
-        picked = [b for a, b in zip(lister.args, lister.args[1:], strict=False) if a in ("-name", "-iname")]
+        largs = list(lister.args)
+        picked = [
+            largs[i + 1]
+            for i, a in enumerate(largs[:-1])
+            if a in ("-name", "-iname") and (i == 0 or largs[i - 1] not in ("-not", "!"))
+        ]
+        # a name that starts as a credential's does (id_*, .env*), not a whole kind (*, *.pem)
+        keys = [p for p in picked if p[:1] not in "*?[" and any(fnmatchcase(probe, p) for probe in SECRET_PROBES)]
+        if keys and lister.name == "find":  # find ~ -name 'id_*' | xargs cat: a key's name, at any depth
+            return f"every file named {keys[0]} that find lists (private keys and credentials among them)"
         folders = [a for a in lister.args[: next((i for i, a in enumerate(lister.args) if a.startswith("-")), None)]]
         words = [f"{f.rstrip('/')}/{p}" for f in folders for p in picked] if picked else folders
     for word in words:
