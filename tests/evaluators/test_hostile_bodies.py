@@ -305,3 +305,43 @@ async def test_the_unbounded_client_of_an_agent_run_does_not_follow_a_redirect_e
     finally:
         await client.close()
     assert answered.value.status_code == 308 and elsewhere.heads == []
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+async def test_token_counts_that_are_not_counts_neither_drop_the_interjection_nor_reach_the_totals(
+    provider: str, serve: Callable[[Writer], Server]
+) -> None:
+    from watcher.agents.replay import replay
+
+    text = "[INTERJECT]\nurgent: true\ncontent: a.py builds SQL from input.\n[/INTERJECT]"
+    if provider == "anthropic":
+        answer: dict[str, object] = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": 42,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": "many", "output_tokens": -5, "cache_read_input_tokens": 1.5},
+        }
+    else:
+        message = {"role": "assistant", "content": text}
+        answer = {
+            "id": "c1",
+            "object": "chat.completion",
+            "model": None,
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": "many", "completion_tokens": -5, "prompt_tokens_details": {"cached_tokens": []}},
+        }
+    data = json.dumps(answer).encode()
+    head = f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(data)}\r\n\r\n".encode()
+    server = serve(lambda conn: conn.sendall(head + data))
+    llm = evaluator(provider, server.url)
+    try:
+        result = await replay(REQUEST.observations, [(REQUEST.spec, llm)])
+    finally:
+        await llm.aclose()
+    (event,) = result.evaluations
+    assert event.decision == "interject" and event.error is None
+    assert (event.input_tokens, event.output_tokens, event.cache_read_tokens) == (0, 0, 0)
+    assert event.model == llm.model

@@ -36,6 +36,7 @@ __all__ = [
     "Context",
     "EvaluationError",
     "ResponseTooLarge",
+    "answered_model",
     "bounded",
     "checked_decision",
     "cost_usd",
@@ -48,6 +49,7 @@ __all__ = [
     "redacted",
     "retry_after",
     "surely_fits",
+    "tokens",
 ]
 
 Context = Literal["minimal", "full"]
@@ -186,6 +188,21 @@ def describe_failure(sdk: ModuleType, exc: BaseException, *, who: str, where: st
     the server said is shown as plain text (``plain``).
     """
     return redact(plain(_failure(sdk, exc, who=who, where=redact_url(where), timeout=timeout, retries=retries)))
+
+
+def tokens(value: object) -> int:
+    """A token count as a server reported it, when it is one: a whole number from 0; anything else is 0.
+
+    The SDKs do not validate answers: a broken or hostile server's ``-5``, ``"many"`` or ``1.5``
+    would reach the journal and the cost totals, and the engine drops a result whose usage is not
+    counts, its interjection with it.
+    """
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def answered_model(value: object, asked: str) -> str:
+    """The model an answer names, when it names one; else the model asked for."""
+    return value if isinstance(value, str) and value.strip() else asked
 
 
 def plain(text: str) -> str:

@@ -25,9 +25,11 @@ from watcher.evaluators._llm import (
     MAX_RESPONSE_BYTES,
     Context,
     EvaluationError,
+    answered_model,
     checked_decision,
     cost_usd,
     http_client,
+    tokens,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
 from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
@@ -149,12 +151,12 @@ class AnthropicEvaluator(LLMEvaluator):
         raw = "".join(block.text for block in answer.content if block.type == "text")
         u = answer.usage
         usage = Usage(
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_read_tokens=u.cache_read_input_tokens or 0,
-            cache_write_tokens=u.cache_creation_input_tokens or 0,
+            input_tokens=tokens(u.input_tokens),
+            output_tokens=tokens(u.output_tokens),
+            cache_read_tokens=tokens(u.cache_read_input_tokens),
+            cache_write_tokens=tokens(u.cache_creation_input_tokens),
         )
-        model = answer.model or self.model
+        model = answered_model(answer.model, self.model)
         return EvaluationResult(
             raw=raw,
             decision=checked_decision(raw, stop_reason=answer.stop_reason),

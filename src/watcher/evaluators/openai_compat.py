@@ -26,9 +26,11 @@ from watcher.evaluators._llm import (
     MAX_RESPONSE_BYTES,
     Context,
     EvaluationError,
+    answered_model,
     checked_decision,
     cost_usd,
     http_client,
+    tokens,
 )
 from watcher.evaluators._llm_base import Counter, LLMEvaluator
 from watcher.settings import Settings
@@ -177,13 +179,13 @@ class OpenAICompatEvaluator(LLMEvaluator):
         usage = Usage()
         if answer.usage is not None:
             details = answer.usage.prompt_tokens_details
-            cached = (details.cached_tokens or 0) if details is not None else 0
+            cached = tokens(getattr(details, "cached_tokens", 0))
             usage = Usage(  # a local server may leave counts out: they are unknown, not an error
-                input_tokens=max((answer.usage.prompt_tokens or 0) - cached, 0),
-                output_tokens=answer.usage.completion_tokens or 0,
+                input_tokens=max(tokens(answer.usage.prompt_tokens) - cached, 0),
+                output_tokens=tokens(answer.usage.completion_tokens),
                 cache_read_tokens=cached,
             )
-        model = answer.model or self.model
+        model = answered_model(answer.model, self.model)
         return EvaluationResult(
             raw=raw,
             decision=checked_decision(raw, stop_reason=_FINISH_TO_STOP.get(choice.finish_reason or "")),
