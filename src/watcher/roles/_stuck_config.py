@@ -37,7 +37,7 @@ class StuckConfig:
     three times as many (as are ``respawn_nudge`` and ``same_answer_nudge``).
     ``respawn_nudge``: the same brief handed to a sub-agent this many times since the person last
     spoke, nudged, and again at every further as many. ``same_answer_nudge``: one tool asked this
-    many times in a row, its query (``query``, ``pattern``, ``url``...) worded anew each time, bringing
+    many times in a row, its query (``query``, ``question``, ``url``...) worded anew each time, bringing
     back the same answer (of two lines or more) each time (a search reworded that finds the same pages), nudged, and again at every
     further as many.
     ``alternation_cycles`` / ``alternation_pause``: full cycles of two distinct action/result steps

@@ -35,6 +35,7 @@ __all__ = ["RecurringFailures", "Redelegations", "SameAnswers", "delegating", "d
 
 _MAX_KEPT = 256  # actions followed at most; an agent touching more is not repeating one of them
 # Arguments that say what is asked rather than what is changed: a search's words, a page's address.
+# Not a grep's pattern: several symbols searched for in turn often live in the same few files.
 _QUERY_KEYS = frozenset(
     {
         "query",
@@ -45,8 +46,6 @@ _QUERY_KEYS = frozenset(
         "search_term",
         "keywords",
         "question",
-        "pattern",
-        "regex",
         "url",
         "urls",
     }
@@ -176,7 +175,7 @@ class SameAnswers:
     A web search reworded again and again that finds the same pages, a docs lookup asked one way
     and another: the query varies, so no rule about the same action sees it, yet the agent learns
     nothing new. Only calls that differ from the one before in what they ask (``query``,
-    ``pattern``, ``url``...) count, not in what they change: a file written anew answers
+    ``question``, ``url``...) count, not in what they change: a file written anew answers
     ``File written`` whatever it holds, which says nothing about a loop. Only answers of some
     substance count (two lines or more): ``No matches`` is the same for any query too.
     """
