@@ -237,3 +237,28 @@ async def test_many_findings_on_a_large_file_show_in_seconds(client: LanguageCli
     uri = path.as_uri()
     await wait_until(lambda: len(diagnostics(client, uri)) == 1000, within=30, what="all 1,000 findings shown")
     await asyncio.wait_for(_history(client), 5)
+
+
+async def test_a_journal_read_from_far_behind_is_published_once_caught_up(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Each 1,000 rows read published the file's whole growing set: 20,000 findings on one file were 20
+    publishes, 210,000 diagnostics, 20 s. Now one publish once every row is read."""
+    other = make_workspace(tmp_path)
+    path = other / "behind.py"
+    path.write_text("a = 1\n" * 100)
+    uri = path.as_uri()
+    where = [[{"path": "behind.py", "start_line": 1 + i % 100}] for i in range(3500)]
+    await write_events(journal_of(other), [interjection(f"behind-{i}", locations=spot) for i, spot in enumerate(where)])
+    folder = types.WorkspaceFolder(other.as_uri(), "behind")
+    change = types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change))
+    while True:
+        params = await asyncio.wait_for(
+            asyncio.wrap_future(client.protocol.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)), 30
+        )
+        if params.uri == uri:
+            break
+    assert len(params.diagnostics) == 3500
+    change = types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
+    client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change))

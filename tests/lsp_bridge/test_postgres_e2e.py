@@ -44,6 +44,10 @@ async def test_the_language_server_follows_a_postgresql_journal(tmp_path: Path, 
         assert diag.severity == types.DiagnosticSeverity.Warning and diag.data["interjection_id"] == "pg1"
         assert not (repo / ".watcher").exists(), "the server read the server's journal, made no file"
         assert "hunter2" not in str(diag.data) and diag.data["journal"].startswith("postgresql://watcher@")
+        actions = await client.text_document_code_action_async(  # type: ignore[attr-defined]
+            types.CodeActionParams(types.TextDocumentIdentifier(uri), diag.range, types.CodeActionContext([diag]))
+        )
+        assert "Dismiss" in [a.title for a in actions or []], "a journal URL with a password lost its quick fixes"
         for asked in ([], [{"summary": True}]):  # the history view's and the status bar's
             history = await client.workspace_execute_command_async(  # type: ignore[attr-defined]
                 types.ExecuteCommandParams(command="watcher.history", arguments=asked)

@@ -42,6 +42,7 @@ class Batch:
     commands: list[Command]
     live_after: int
     reset: bool = False  # the journal went away or was replaced: forget what it said
+    more: bool = False  # the read was full: more rows are waiting
     command_cursor: int | None = None  # the position new commands were read up to (None: no new ones)
 
 
@@ -96,6 +97,7 @@ class JournalFollower:
         self._read_at = -math.inf  # when it was last read (monotonic seconds)
         self._retry_at = 0.0  # a broken journal is not looked at again before this (monotonic seconds)
         self.looked = False  # read at least once
+        self._behind = False  # the last batch delivered was full: the server holds its diagnostics back
 
     def due(self, stamp: Stamp | None, now: float) -> bool:
         """Whether to read the journal now, given its ``stamp`` just taken (``now``: monotonic seconds)."""
@@ -135,12 +137,13 @@ class JournalFollower:
             return False
         if outcome.command_cursor is not None:
             self.book.command_cursor = outcome.command_cursor
-        if outcome.rows or outcome.commands or outcome.reset:
+        if outcome.rows or outcome.commands or outcome.reset or self._behind:  # behind: what it held back
+            self._behind = outcome.more
             try:
                 self._deliver(self.book, outcome)
             except Exception:
                 log.exception("handling rows of %s failed; carrying on", self.path)
-        return len(outcome.rows) >= READ_LIMIT  # a full batch: read on at once
+        return outcome.more  # read on at once
 
     def _report(self, problem: str, *, level: int = logging.WARNING) -> None:
         if problem != self._problem:
@@ -193,7 +196,8 @@ class JournalFollower:
                 for command in self.journal.commands(status=None, after=min(awaiting) - 1)
                 if command.id in awaiting and command.id not in known
             ]
-        return Batch(rows, commands, self._live_after, command_cursor=feed[-1][0] if feed else None)
+        cursor = feed[-1][0] if feed else None
+        return Batch(rows, commands, self._live_after, command_cursor=cursor, more=len(rows) >= READ_LIMIT)
 
     def _reset_book(self) -> None:
         self.book = FindingBook(self.book.journal, self.book.root)

@@ -58,6 +58,7 @@ class WatcherLanguageServer(LanguageServer):
         self.followers = self.poller.followers  # by journal
         self.polling: asyncio.Task[None] | None = None
         self.published = DiagnosticSet()
+        self.held: set[str] = set()  # URIs whose diagnostics changed while a journal was read from far behind
         self.shut_down = False  # the client asked for ``shutdown``: the ``exit`` after it is a clean one
         self.exit_code = 0  # what the process exits with (the LSP rule: 1 when ``exit`` came without ``shutdown``)
 
@@ -116,7 +117,7 @@ class WatcherLanguageServer(LanguageServer):
             self._publish(dirty)
         update = book.apply_rows(batch.rows, live_after=batch.live_after)
         changed = update.changed + book.apply_commands(batch.commands)
-        self.refresh((book, finding) for finding in changed)
+        self.refresh(((book, finding) for finding in changed), hold=batch.more)
         for finding in update.live:
             self.announce(finding)
 
@@ -147,11 +148,12 @@ class WatcherLanguageServer(LanguageServer):
     def findings_on(self, uri: str) -> list[tuple[FindingBook, Finding, list[types.Diagnostic]]]:
         """The findings with diagnostics on ``uri``, with those diagnostics."""
         out = []
-        groups = self.published.by_uri.get(uri, {})
-        for (journal, interjection_id), diagnostics in groups.items():
-            found = self.find(interjection_id, journal=journal)
-            if found is not None:
-                out.append((*found, diagnostics))
+        books = {str(book.journal): book for book in self.books()}  # as ``published`` keys them
+        for (journal, interjection_id), diagnostics in self.published.by_uri.get(uri, {}).items():
+            book = books.get(journal)
+            finding = book.findings.get(interjection_id) if book is not None else None
+            if book is not None and finding is not None:
+                out.append((book, finding, diagnostics))
         return out
 
     async def submit_command(self, book: FindingBook, finding: Finding, kind: str, payload: dict[str, Any]) -> int:
@@ -192,8 +194,12 @@ class WatcherLanguageServer(LanguageServer):
 
     # --- publishing --------------------------------------------------------------------------
 
-    def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]]) -> None:
-        """Re-place the diagnostics of these findings and publish every URI that changed."""
+    def refresh(self, pairs: Iterable[tuple[FindingBook, Finding]], *, hold: bool = False) -> None:
+        """Re-place the diagnostics of these findings and publish every URI that changed.
+
+        ``hold``: more rows are waiting (a journal read from far behind): publish once they are read,
+        not after every 1,000 (20,000 findings on one file were published 20 times, 210,000 diagnostics).
+        """
         dirty: set[str] = set()
         known: Lines = {}  # each document read once for all the findings on it
         for book, finding in pairs:
@@ -203,7 +209,10 @@ class WatcherLanguageServer(LanguageServer):
                 log.exception("cannot place interjection %s; skipping it", finding.id)
                 continue
             dirty |= self.published.place((str(book.journal), finding.id), placed)
-        self._publish(dirty)
+        if hold:
+            self.held |= dirty
+        else:
+            self._publish(dirty)
 
     def refresh_all(self, *, cells_only: bool = False) -> None:
         """Re-place every finding (after documents or notebooks opened or changed)."""
@@ -216,6 +225,7 @@ class WatcherLanguageServer(LanguageServer):
         )
 
     def _publish(self, uris: Iterable[str]) -> None:
+        uris, self.held = set(uris) | self.held, set()
         for uri in sorted(uris):
             self.text_document_publish_diagnostics(self.published.params(uri))
 
