@@ -20,6 +20,7 @@ import psycopg
 import pytest
 
 from watcher.cli import main
+from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
 from watcher.runtime._pg_pool import JournalPool
@@ -208,3 +209,15 @@ def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(pg
             admin.execute("ALTER SYSTEM RESET wal_writer_delay")
             admin.execute("SELECT pg_reload_conf()")
         proxy.close()
+
+
+def test_a_host_whose_user_may_not_create_the_journal_is_told_to_migrate_as_the_owner(pg_server: LocalPostgres) -> None:
+    """Not "connect as the user that ran `watcher journal migrate`": nobody has yet."""
+    database, role = f"nocreate{os.getpid()}", f"plain{os.getpid()}"
+    pg_server.create_database(database)
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")  # PostgreSQL 15: CREATE on public is the owner's alone
+    url = pg_server.url(database).replace("watcher@", f"{role}@")
+    with pytest.raises(JournalError, match="may not create the journal's tables") as caught:
+        Journal(url)
+    assert "watcher journal migrate" in str(caught.value) and "owner" in str(caught.value)

@@ -144,3 +144,13 @@ def test_a_batch_behind_pgbouncer_whose_server_session_ends_is_written_once(boun
         journal.append(_event(1))
         journal.flush(timeout=30)
         assert [r.payload["index"] for r in journal.read()] == [0, 1], "the batch after the sessions ended, once"
+
+
+def test_a_url_option_pgbouncer_refuses_is_said_to_be_the_poolers(
+    bouncer: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Was "start the server or correct the host and port": PgBouncer refuses ``options`` (a search_path)."""
+    pooled, _ = bouncer
+    assert main(["journal", "check", pooled + "?options=-csearch_path%3Dj"]) == 2
+    said = capsys.readouterr().err
+    assert "connection pooler" in said and "ALTER ROLE" in said and "start the server" not in said, said

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from watcher.core.errors import JournalError
-from watcher.runtime._pg_messages import connect_error, first_line, locked_error, no_schema_error, privilege_error
+from watcher.runtime._pg_messages import (
+    connect_error,
+    create_privilege_error,
+    first_line,
+    locked_error,
+    no_schema_error,
+    privilege_error,
+)
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
 from watcher.runtime._pg_store import configure, limits
 from watcher.runtime._pg_urls import conninfo
@@ -70,10 +77,7 @@ def migrate_journal(url: str) -> tuple[int | None, int, list[str]]:
     except psycopg.errors.LockNotAvailable as exc:
         raise locked_error(where, exc) from exc
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise JournalError(
-            f"the user of {where} may not create the journal's tables there ({first_line(exc)}): run the migration "
-            "as the database's owner, or have it GRANT CREATE ON SCHEMA (or DATABASE) to this user"
-        ) from exc
+        raise create_privilege_error(where, exc) from exc
     except psycopg.OperationalError as exc:
         raise connect_error(where, exc) from exc
     except psycopg.Error as exc:

@@ -24,6 +24,7 @@ __all__ = [
     "LOCK_TIMEOUT_S",
     "cancelled_error",
     "connect_error",
+    "create_privilege_error",
     "first_line",
     "locked_error",
     "lost_tables_error",
@@ -66,6 +67,11 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
             f"the server takes no more connections: raise max_connections (or the role's CONNECTION LIMIT), or put "
             f"PgBouncer in front; each watcher process holds up to {POOL_SIZE + 1}"
         )
+    elif "unsupported startup parameter" in text:
+        hint = (
+            "a connection pooler (PgBouncer) stands there and refuses that URL parameter: leave it out of the URL and "
+            "set it for the user instead (ALTER ROLE … SET search_path = …), or connect to the server itself"
+        )
     elif "SSL" in text or "certificate" in text:
         hint = "the URL's SSL settings and the server's disagree: correct sslmode (or the certificate paths) in the URL"
     elif "timeout expired" in text:
@@ -77,6 +83,14 @@ def connect_error(where: str, exc: BaseException) -> JournalError:
     else:
         hint = "start the server or correct the host and port in the URL (WATCHER_JOURNAL or --journal)"
     return JournalError(f"cannot reach the journal's PostgreSQL server at {where} ({text}): {hint}")
+
+
+def create_privilege_error(where: str, exc: BaseException) -> JournalError:
+    """The URL's user may not create the journal's tables (PostgreSQL 15 gives no one but the owner CREATE on public)."""
+    return JournalError(
+        f"the user of {where} may not create the journal's tables there ({first_line(exc)}): run "
+        f"`{migrate_command(where)}` as the database's owner, or have it GRANT CREATE ON SCHEMA (or DATABASE) to this user"
+    )
 
 
 def privilege_error(where: str, exc: BaseException) -> JournalError:

@@ -50,6 +50,7 @@ try:
         LOCK_TIMEOUT_S,
         cancelled_error,
         connect_error,
+        create_privilege_error,
         first_line,
         locked_error,
         lost_tables_error,
@@ -167,7 +168,10 @@ class PostgresStore:
                 if found is None and creates_in(conn) is None:
                     raise no_schema_error(self.where)
                 if found is None and create:
-                    migrate(conn, limits())
+                    try:
+                        migrate(conn, limits())
+                    except psycopg.errors.InsufficientPrivilege as exc:
+                        raise create_privilege_error(self.where, exc) from exc
                     found = VERSION
                 lost = missing_tables(conn) if found == VERSION else []
         except psycopg.Error as exc:
