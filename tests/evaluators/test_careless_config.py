@@ -48,7 +48,7 @@ def test_a_proxy_url_no_client_speaks_is_a_configuration_error(monkeypatch: pyte
 
 
 @pytest.mark.parametrize(
-    "model", ["claude-haiku-4-5\nclaude-sonnet-4-5", "claude\thaiku", "   ", "claude-haiku-4-5\x00"]
+    "model", ["claude-haiku-4-5\nclaude-sonnet-4-5", "claude\thaiku", "   ", "claude-haiku-4-5\x00", "m" * 300]
 )
 def test_a_model_name_with_a_control_character_is_refused_when_made(model: str) -> None:
     with pytest.raises(ConfigurationError, match="model name"):

@@ -20,6 +20,7 @@ __all__ = ["anthropic_key", "check_limits", "checked_base_url", "checked_key", "
 
 # an environment variable whose name says it holds a secret: OPENAI_API_KEY, GITHUB_TOKEN, DB_PASSWORD, STRIPE_KEY
 _SECRET_VARIABLE = re.compile(r"(?i)api[_-]?key|secret|token|passw|credential|private[_-]?key|access[_-]?key|_key$")
+_LONGEST_MODEL = 256  # the longest model ids (a Hugging Face repo and file) are about half of it
 _PLACEHOLDERS = frozenset({"not-needed", "no-key-the-prompt-is-only-shown"})
 
 
@@ -100,10 +101,16 @@ def checked_model(model: str, variable: str) -> str:
     ``variable`` is where the model is set, for the message (``WATCHER_ANTHROPIC_MODEL``).
     """
     name = model.strip() if isinstance(model, str) else ""
-    if not name or not name.isprintable():
+    if not name or not name.isprintable() or len(name) > _LONGEST_MODEL:
+        shown = (
+            repr(model)
+            if isinstance(model, str) and len(model) <= _LONGEST_MODEL
+            else f"of {len(str(model))} characters"
+        )
         raise ConfigurationError(
-            f"the model name {model!r} is empty or has a line break or another control character in it; give the "
-            f"model's id alone (--model, --watcher-model, model= in Python, or {variable})"
+            f"the model name {shown} is empty, longer than {_LONGEST_MODEL} characters, or has a line break or another "
+            f"control character in it; give the model's id alone (--model, --watcher-model, model= in Python, or "
+            f"{variable})"
         )
     return name
 
