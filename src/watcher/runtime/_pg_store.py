@@ -11,7 +11,8 @@ Time: claims and leases use the server's ``now()``; nothing compares two machine
 Connections: a pool per process (at most ``POOL_SIZE``), plus one direct connection that
 LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that holds a decision
 or a command (NOTIFY takes a global lock at commit, so never for each observation); a wake-up
-only shortens a reader's sleep, polling alone keeps it correct.
+only shortens a reader's sleep, polling alone keeps it correct. Behind a connection pooler
+(PgBouncer) nothing is kept in a session and nobody LISTENs: see ``_pg_pooler``.
 
 Durability: each commit is as durable as the server is configured to make it (``synchronous_commit``);
 the journal never turns that down. An operator who accepts losing the last fraction of a second of
