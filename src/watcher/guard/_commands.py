@@ -286,7 +286,9 @@ def _written(x: At) -> list[tuple[str, str]]:
         out += [(f, "") for i, a in enumerate(x.args[:-1]) if a == "-f" and os.path.lexists(x.path(f := x.args[i + 1]))]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
-    elif (code := inline_code(x.cmd)) and re.search(r"write|open|dump|append|>", code):
+    elif (code := inline_code(x.cmd)) and re.search(
+        r"write|open|dump|append|copy|move|rename|replace|FileUtils|>", code
+    ):
         out += [(path, code) for path in code_writes(readable_code(code))]  # what it writes is in the code
     return out
 

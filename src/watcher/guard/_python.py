@@ -384,6 +384,14 @@ class _Reader:
             full = self.aliases.get(node.func.id, "")  # from shutil import rmtree as r; r(p): shutil.rmtree(p)
             if "." in full and full.rsplit(".", 1)[-1] != node.func.id:
                 node.func = ast.parse(full, mode="eval").body
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id not in env
+            and (module := self.aliases.get(node.func.value.id, "")) not in ("", node.func.value.id)
+        ):  # import subprocess as s; s.call([...]): subprocess.call, as the rules read it
+            node.func = ast.Attribute(value=ast.parse(module, mode="eval").body, attr=node.func.attr, ctx=ast.Load())
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # the value it is called on
             node.func = copy.copy(node.func)
             folded, values["receiver"] = self._expr(node.func.value, env)
