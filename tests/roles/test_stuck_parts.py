@@ -40,6 +40,10 @@ from watcher.roles.stuck import StuckRole
         ("wrote /tmp/run-17/out.csv", "wrote /tmp/run-18/out.csv"),
         ('{"durationMs": 104, "rows": 3}', '{"durationMs": 131, "rows": 3}'),
         ("digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b", "digest 2c26b46b68ffc68ff99b453c1d30413413422d70"),
+        ("api   0/1   Pending   0   5m12s", "api   0/1   Pending   0   5m27s"),  # kubectl's AGE
+        ("⠋ [3/7] RUN pip install", "⠙ [3/7] RUN pip install"),  # a spinner's frame
+        ("Waiting for the deploy... Elapsed: 00:42", "Waiting for the deploy... Elapsed: 01:07"),
+        ("Status: pending (ETA 3:10)", "Status: pending (ETA 2:55)"),
     ],
 )
 def test_volatile_details_do_not_make_results_differ(first: str, second: str) -> None:
@@ -49,7 +53,14 @@ def test_volatile_details_do_not_make_results_differ(first: str, second: str) ->
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [("line 7", "line 8"), ("12 passed", "13 passed"), ("rows: 3", "rows: 4"), ('{"count": 1}', '{"count": 2}')],
+    [
+        ("line 7", "line 8"),
+        ("12 passed", "13 passed"),
+        ("rows: 3", "rows: 4"),
+        ('{"count": 1}', '{"count": 2}'),
+        ("[3/7] RUN pip install", "[4/7] COPY . /app"),
+        ("src/app.ts:12:5 error", "src/app.ts:14:5 error"),
+    ],
 )
 def test_progress_counters_are_kept(first: str, second: str) -> None:
     assert result_key(first, False) != result_key(second, False)

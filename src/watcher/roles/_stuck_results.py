@@ -29,8 +29,9 @@ _VOLATILE = re.compile(
     r"|\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}\b"  # long hex ids and digests
     r"|(?:/tmp|/var/tmp|/var/folders)/[\w.\-]*\d[\w.\-/]*"  # temporary paths made fresh for each run
     # values of id-, time- and counter-like keys: `"messageId": "om_3"`, `pid=1004`, `session sess-7`
-    r"|\b(?:\w+_id|\w*[a-z]Id|\w*ID|id|uid|pid|PID|ts|timestamp|nonce|receipt|seq|attempt|retry|etag|session|sess|\w+_at|\w+[a-z]At"
-    r"|\w*[a-z]Ms|\w+_ms|duration|elapsed|took)"
+    # (not a file's extension: `app.ts:12:5` is a place in a TypeScript file, not a `ts` value)
+    r"|(?<!\.)\b(?:\w+_id|\w*[a-z]Id|\w*ID|id|uid|pid|PID|ts|timestamp|nonce|receipt|seq|attempt|retry|etag|session|sess|\w+_at|\w+[a-z]At"
+    r"|\w*[a-z]Ms|\w+_ms|(?i:duration|elapsed|took|eta|uptime))"
     r"\b(?:\"?\s*[:=]\s*\"?|\s+)[\w.:+\-]*\d[\w.:+\-]*"
 )
 _ERRORISH = re.compile(r"error|exception|failed|fatal|traceback|not found|denied|refused|timed out", re.IGNORECASE)
