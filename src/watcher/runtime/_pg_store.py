@@ -4,9 +4,9 @@ Order with many writers: ids are taken at insert but rows become visible at comm
 order, so ``id > cursor`` skips rows committed late (8 % of them under four writing processes).
 A reader instead reads by ``(tx, id)``, where ``tx`` is the writing transaction's id, and only
 below the oldest transaction still running (``pg_snapshot_xmin``): everything it has not seen
-then lies ahead of its cursor. A position packs the pair into one int: ``tx << 64 | id``.
+then lies ahead of its cursor. A position packs the pair into one int: ``tx << 64 | id`` (``_pg_order``).
 
-Time: claims and leases use the server's ``now()``; nothing compares two machines' clocks.
+Time: claims and leases use the server's ``now()``; nothing compares two machines' clocks (``_pg_commands``).
 
 Connections: a pool per process (at most ``POOL_SIZE``), plus one direct connection that
 LISTENs, opened only by a reader that waits. Writers NOTIFY once per batch that holds a decision
@@ -40,12 +40,13 @@ from typing import Any, TypeVar
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, future_cutoff, journal_label
+from watcher.runtime._store import EventRow, RawEvent, StoreBusy, future_cutoff, journal_label
 
 try:
     import psycopg
     from psycopg_pool import PoolTimeout
 
+    from watcher.runtime._pg_commands import CHANNEL, PostgresCoordination
     from watcher.runtime._pg_messages import (
         CANCELLED_HINT,
         LOCK_TIMEOUT_S,
@@ -59,6 +60,7 @@ try:
         no_schema_error,
         privilege_error,
     )
+    from watcher.runtime._pg_order import VISIBLE, position, split
     from watcher.runtime._pg_pool import POOL_SIZE, JournalPool, Watch, Watchdog
     from watcher.runtime._pg_pooler import OwnTransactions, Statements, behind_pooler, in_own_transaction
     from watcher.runtime._pg_urls import conninfo
@@ -73,7 +75,6 @@ log = logger("watcher.journal")
 # the pool logs every failed reconnection; the journal says once that the server is away, and when it is back
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
-CHANNEL = "watcher_journal"
 IDLE_IN_TRANSACTION_S = 30.0  # the server ends a transaction of ours that waits this long for its next statement
 # a statement whose server has not answered for this long is given up (its link cut): a hung server
 QUERY_TIMEOUT_S = 30.0
@@ -91,11 +92,9 @@ SERVER_LINK = {
 }
 _T = TypeVar("_T")
 
-_VISIBLE = "tx < pg_snapshot_xmin(pg_current_snapshot())"
 # ``tx`` as is (psycopg reads an xid8 as text): a selected ``tx::text`` would also be what ``ORDER BY tx``
 # sorts, as text, putting transaction 10 before 9
 _EVENT_COLUMNS = "tx, id, ts, session, watcher, kind, payload"
-_COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 _UNREACHABLE = (psycopg.OperationalError, PoolTimeout)
 
 
@@ -145,17 +144,7 @@ def _begin(conn: psycopg.Connection[Any]) -> tuple[str, int]:
     return (str(row[0]), int(row[1])) if row else ("0", 0)
 
 
-def position(tx: int | str, id_: int) -> int:
-    """The opaque cursor of a row: its transaction id and row id, ordered as the pair is."""
-    return int(tx) << 64 | int(id_)
-
-
-def split(pos: int) -> tuple[str, int]:
-    """A position back into (tx as text, for ``::xid8``, and row id)."""
-    return str(pos >> 64), pos & (2**64 - 1)
-
-
-class PostgresStore:
+class PostgresStore(PostgresCoordination):
     """The journal's statements on a PostgreSQL database; safe to share between threads."""
 
     def __init__(self, url: str, *, create: bool, pool_size: int = POOL_SIZE) -> None:
@@ -365,7 +354,7 @@ class PostgresStore:
         ]
 
     def events(self, after: int, limit: int, session: str | None, kinds: Sequence[str] | None) -> list[RawEvent]:
-        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
+        sql = f"SELECT {_EVENT_COLUMNS} FROM events WHERE (tx, id) > (%s::xid8, %s) AND {VISIBLE}"
         args: list[Any] = list(split(after))
         if session is not None:
             sql += " AND session = %s"
@@ -378,7 +367,7 @@ class PostgresStore:
     def latest(self, kind: str, after: int, upto: int | None) -> list[tuple[int, str, bytes | str | None]]:
         sql = (
             "SELECT DISTINCT ON (session) tx, id, session, payload FROM events "
-            f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {_VISIBLE}"
+            f"WHERE kind = %s AND (tx, id) > (%s::xid8, %s) AND {VISIBLE}"
         )
         args: list[Any] = [kind, *split(after)]
         if upto is not None:
@@ -390,14 +379,14 @@ class PostgresStore:
     def tail(self, session: str, kinds: Sequence[str], limit: int) -> list[RawEvent]:
         return self._rows(
             self._query(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE session = %s AND kind = ANY(%s) AND {_VISIBLE} "
+                f"SELECT {_EVENT_COLUMNS} FROM events WHERE session = %s AND kind = ANY(%s) AND {VISIBLE} "
                 "ORDER BY tx DESC, id DESC LIMIT %s",
                 [session, list(kinds), limit],
             )
         )
 
     def head(self) -> int:
-        found = self._query(f"SELECT tx, id FROM events WHERE {_VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
+        found = self._query(f"SELECT tx, id FROM events WHERE {VISIBLE} ORDER BY tx DESC, id DESC LIMIT 1")
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
@@ -414,7 +403,7 @@ class PostgresStore:
 
         return self._retrying(run, bounded=False)  # millions of rows may take minutes
 
-    # --- commands --------------------------------------------------------------------------------
+    # --- statements that change the journal (commands, leases, claims: ``PostgresCoordination``) ---
 
     def _retrying(self, run: Callable[[Statements], _T], *, once: bool = False, bounded: bool = True) -> _T:
         """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer.
@@ -467,121 +456,6 @@ class PostgresStore:
                 raise JournalError(f"cannot update the journal at {self.where}: {first_line(exc)}") from exc
             attempt += 1
             time.sleep(min(0.05 * 2**attempt, 1.0))
-
-    def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
-        def run(conn: Statements) -> int:
-            row = conn.execute(  # one statement: the insert and its wake-up (sent when it commits)
-                "WITH added AS (INSERT INTO commands(session, watcher, kind, interjection_id, payload) "
-                f"VALUES (%s, %s, %s, %s, %s) RETURNING id) SELECT id, pg_notify('{CHANNEL}', '') FROM added",
-                (session, watcher, kind, interjection_id, payload),
-            ).fetchone()
-            return int(row[0]) if row else 0
-
-        return self._retrying(run, once=True)  # a person's nudge or abort is given once, whatever the link does
-
-    def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
-        sql = f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > %s"
-        args: list[Any] = [after]
-        if status is not None:
-            sql += " AND status = %s"
-            args.append(status)
-        if sessions is not None:
-            sql += " AND session = ANY(%s)"
-            args.append(list(sessions))
-        return self._query(sql + " ORDER BY id", args)
-
-    def commands_now(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow] | None:
-        return None  # a server is a network round trip away: read on a thread
-
-    def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
-        # as events: ids are committed out of order, so by (tx, id) and below the oldest running transaction
-        raw = self._query(
-            f"SELECT tx, {_COMMAND_COLUMNS} FROM commands WHERE (tx, id) > (%s::xid8, %s) AND {_VISIBLE} "
-            "ORDER BY tx, id LIMIT %s",
-            [*split(after), limit],
-        )
-        return [(position(row[0], row[1]), tuple(row[1:])) for row in raw]
-
-    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
-        # one round trip claims a batch; SKIP LOCKED: a command another poller is claiming is left to it,
-        # and the partial index on new commands (commands_new) finds them however many are done
-        rows: list[CommandRow] = self._retrying(
-            lambda conn: conn.execute(
-                "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
-                "WHERE id = ANY(ARRAY(SELECT id FROM commands WHERE status = 'new' AND session = ANY(%s) ORDER BY id "
-                f"LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING {_COMMAND_COLUMNS}",
-                (list(sessions), limit),
-            ).fetchall()
-        )
-        return sorted(rows)
-
-    def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
-        return self._retrying(
-            lambda conn: (
-                conn.execute(
-                    "UPDATE commands SET status = 'new', applied_ts = NULL, claimed_at = NULL, "
-                    "detail = 'released: the process that claimed it stopped before applying it' "
-                    "WHERE status = 'claimed' AND claimed_at < now() - make_interval(secs => %s) AND session = ANY(%s)",
-                    (older_than_s, list(sessions)),
-                ).rowcount
-            )
-        )
-
-    def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
-        return self._retrying(
-            lambda conn: (
-                conn.execute(
-                    "INSERT INTO leases(name, holder, until) VALUES (%s, %s, now() + make_interval(secs => %s)) "
-                    "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until "
-                    "WHERE leases.holder = excluded.holder OR leases.until < now() RETURNING holder",
-                    (name, holder, ttl_s),
-                ).fetchone()
-                is not None
-            )
-        )
-
-    def drop_lease(self, name: str, holder: str) -> None:
-        self._retrying(lambda conn: conn.execute("DELETE FROM leases WHERE name = %s AND holder = %s", (name, holder)))
-
-    def claim_task(self, group: str, task: str, host: str, lost_after_s: float) -> bool:
-        return self._retrying(
-            lambda conn: (
-                conn.execute(
-                    "INSERT INTO task_claims(grp, task, host) VALUES (%s, %s, %s) ON CONFLICT (grp, task) DO UPDATE "
-                    "SET host = excluded.host, beat = now() WHERE task_claims.started = false AND "
-                    # its own claim too: a retry after the first try's answer was lost must not strand the task
-                    "(task_claims.host = excluded.host OR task_claims.beat < now() - make_interval(secs => %s)) "
-                    "RETURNING host",
-                    (group, task, host, lost_after_s),
-                ).fetchone()
-                is not None
-            )
-        )
-
-    def start_task(self, group: str, task: str, host: str) -> None:
-        self._retrying(
-            lambda conn: conn.execute(
-                "UPDATE task_claims SET started = true WHERE grp = %s AND task = %s AND host = %s", (group, task, host)
-            )
-        )
-
-    def beat_claims(self, group: str, host: str) -> None:
-        self._retrying(
-            lambda conn: conn.execute("UPDATE task_claims SET beat = now() WHERE grp = %s AND host = %s", (group, host))
-        )
-
-    def started_tasks(self, group: str) -> set[str]:
-        return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
-
-    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
-        ids, statuses, details = (list(column) for column in zip(*marks, strict=True)) if marks else ([], [], [])
-        self._retrying(
-            lambda conn: conn.execute(
-                "UPDATE commands SET status = m.status, applied_ts = extract(epoch FROM now()), detail = m.detail "
-                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS m(id, status, detail) WHERE commands.id = m.id",
-                (ids, statuses, details),
-            )
-        )
 
     # --- wake-ups --------------------------------------------------------------------------------
 
