@@ -145,3 +145,30 @@ async def test_a_command_whose_mark_is_lost_with_the_server_is_not_applied_again
         await supervisor.close()
         journal.close(timeout=5)
         person.close()
+
+
+async def test_a_supervisor_closed_with_a_mark_lost_marks_it_as_it_closes(
+    outage: tuple[Outage, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Left claimed, the next supervisor (a restart, a new leader) applied it again once its lease ran out."""
+    proxy, through, direct = outage
+    monkeypatch.setattr(_pg_store, "RETRY_S", 0.3)
+    person = Journal(direct)
+    journal = Journal(through, batch_interval=0.001)
+    supervisor = Supervisor(replace(CONFIG, command_poll_s=60.0, command_lease_s=60.0), journal)
+    try:
+        journal.append(FleetTask(session="t1", fleet=CONFIG.name, run="r1"))
+        journal.flush()
+        await supervisor.start(loops=False)
+        proxy.arm(b"FROM unnest(")
+        cid = person.submit_command("fleet:t1", "pause", payload={"reason": "a person looks"})
+        await wait_until(proxy.down.is_set, 20, what="the supervisor applied the pause and sent its mark")
+        await wait_until(lambda: len(person.read(0, kinds=("watcher_pause",))) == 1, 20, what="the pause")
+        proxy.up()
+        await supervisor.close()  # its poller sleeps for a minute: only closing can mark it now
+        (command,) = [c for c in person.commands(status=None) if c.id == cid]
+        assert command.status == "applied" and command.detail == "paused at its next boundary", command
+    finally:
+        await supervisor.close()
+        journal.close(timeout=5)
+        person.close()

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from watcher.core.errors import JournalError
 from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.fleet.actions import Actions, Stats
@@ -111,11 +112,25 @@ class Supervisor:
         self._background.append(asyncio.get_running_loop().create_task(self._poll_commands(), name="fleet-commands"))
 
     async def close(self) -> None:
-        """Stop the loops and the command poller."""
+        """Stop the loops and the command poller; mark the commands applied here and not yet marked.
+
+        Left claimed, they would be applied again by the next supervisor once their lease ran out.
+        """
         for task in self._background:
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
         self._background.clear()
+        if self._unmarked:
+            try:
+                await self._mark()
+            except JournalError as exc:
+                log.warning(
+                    "fleet: %d command(s) applied here could not be marked (%s); another supervisor applies them "
+                    "again after %gs",
+                    len(self._unmarked),
+                    exc,
+                    self.config.command_lease_s,
+                )
 
     def _spawn(self, name: str, cycle: Callable[[], Awaitable[None]], interval: Callable[[], float]) -> None:
         loop = asyncio.get_running_loop()
