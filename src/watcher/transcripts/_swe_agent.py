@@ -5,6 +5,10 @@ its shell) and the ``observation`` it produced: an assistant message, a ``bash``
 result. The task is the first non-demonstration user message of ``history``. ``info.exit_status``
 ends the session: ``submitted`` is done, anything else (``exit_cost``, ``exit_format``,
 ``exit_error``, ...) is a harness error first.
+
+A trajectory with only its ``history`` (SWE-agent's demonstrations are kept that way) is read from
+the history: each assistant message with an ``action`` is a step, the message after it its
+observation.
 """
 
 from __future__ import annotations
@@ -27,8 +31,35 @@ __all__ = ["SweAgentReader", "records", "sniff"]
 
 
 def sniff(document: object) -> bool:
-    """A SWE-agent trajectory: an object with a ``trajectory`` list."""
-    return isinstance(document, Mapping) and isinstance(document.get("trajectory"), list)
+    """A SWE-agent trajectory: an object with a ``trajectory`` list, or a ``history`` of its messages."""
+    if not isinstance(document, Mapping):
+        return False
+    if isinstance(document.get("trajectory"), list):
+        return True
+    history = document.get("history")
+    return isinstance(history, list) and any(_is_action(m) for m in history)
+
+
+def _is_action(message: object) -> bool:
+    """A history message of SWE-agent's own shape: the assistant's, with the ``action`` it ran."""
+    return (
+        isinstance(message, Mapping) and message.get("role") == "assistant" and isinstance(message.get("action"), str)
+    )
+
+
+def _steps_of(history: list[object]) -> Iterator[dict[str, Any]]:
+    """The steps a ``history`` holds: each action with the thought before it and the observation after it."""
+    for n, message in enumerate(history):
+        if not _is_action(message):
+            continue
+        assert isinstance(message, Mapping)
+        after = history[n + 1] if n + 1 < len(history) else None
+        observed = after.get("content") if isinstance(after, Mapping) and after.get("role") in ("tool", "user") else ""
+        yield {
+            "thought": message.get("thought") or message.get("content"),
+            "action": message["action"],
+            "observation": observed,
+        }
 
 
 def records(document: object) -> Iterator[object]:
@@ -42,7 +73,10 @@ def records(document: object) -> Iterator[object]:
             yield {"task": as_text(message.get("content"))}
             break
     steps = document.get("trajectory")
-    yield from steps if isinstance(steps, list) else ()
+    if isinstance(steps, list):
+        yield from steps
+    elif isinstance(history, list):
+        yield from _steps_of(history)
     yield {"info": document.get("info")}
 
 
