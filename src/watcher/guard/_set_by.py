@@ -125,7 +125,7 @@ def _filled(fmt: str, args: list[str]) -> str | None:
 
 def _split_on_ifs(script: str) -> str:
     """After ``IFS=X`` (a statement of its own), a value with an ``X`` in it and no blank, expanded
-    unquoted, is split there: written with blanks instead, as ``x="rm -rf ~"`` is read."""
+    unquoted, is split there: written as an array of its words, and its unquoted uses as the array's."""
     m = _IFS_SET.search(script)
     if m is None:
         return script
@@ -133,12 +133,17 @@ def _split_on_ifs(script: str) -> str:
     if not chars or not chars.strip():
         return script
     head, tail = script[: m.end()], script[m.end() :]
+    lists: list[str] = []
 
     def split(a: re.Match[str]) -> str:
         value = a.group(2)
         if a.group(1) == "IFS" or not any(ch in value for ch in chars):
             return a.group(0)
         words = [w for w in re.split("[" + re.escape(chars) + "]+", value.strip("'\"")) if w]
-        return a.group(0)[: a.start(2) - a.start(0)] + '"' + " ".join(words) + '"'
+        lists.append(a.group(1))  # its unquoted expansion is these words: an array's, as the rules read one
+        return a.group(0)[: a.start(2) - a.start(0)] + "(" + " ".join(f'"{w}"' for w in words) + ")"
 
-    return head + _ASSIGN.sub(split, tail, count=_MOST)
+    tail = _ASSIGN.sub(split, tail, count=_MOST)
+    for name in lists:  # $t unquoted: the words; "$t" quoted stays one word
+        tail = re.sub(rf'(?<!["\w])\$(?:{name}\b|\{{{name}\}})(?!")', lambda _: '"${' + name + '[@]}"', tail)  # noqa: B023
+    return head + tail
