@@ -221,3 +221,27 @@ def test_a_host_whose_user_may_not_create_the_journal_is_told_to_migrate_as_the_
     with pytest.raises(JournalError, match="may not create the journal's tables") as caught:
         Journal(url)
     assert "watcher journal migrate" in str(caught.value) and "owner" in str(caught.value)
+
+
+def test_prune_older_than_an_age_counts_back_from_the_servers_clock(
+    cli: Any, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cron job on a host whose clock runs two years ahead prunes what is a day old by the server's clock."""
+    with Journal(pg_url) as journal:
+        journal.append(ObservationEvent(session="s", observation=UserMessage(text="old"), index=0, ts=1000.0))
+        journal.append(_event(1))  # written now
+        journal.flush()
+    real_now = time.time()
+    monkeypatch.setattr(time, "time", lambda: real_now + 2 * YEAR_S)  # this host's clock only
+    done = cli("journal", "prune", pg_url, "--older-than", "1d")
+    monkeypatch.undo()
+    assert done.returncode == 0 and "deleted 1 events" in done.stdout, done
+    with Journal(pg_url, create=False) as journal:
+        assert [r.payload["index"] for r in journal.read()] == [1], "this morning's row is kept"
+
+
+@pytest.mark.parametrize("age", ["30", "thirty days", "-5d"])
+def test_an_age_that_is_not_one_is_a_usage_error(cli: Any, pg_url: str, age: str) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli("journal", "prune", pg_url, "--older-than", age)
+    assert stopped.value.code == 2

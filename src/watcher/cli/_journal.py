@@ -4,7 +4,8 @@
 stops a scan, so rows are read in id order, stepping over what cannot be read) and reports how
 many rows are readable, how many are not, and what to do. ``check URL`` reports the server, the
 schema version, the rows and commands waiting, and a transaction that holds followers back.
-``migrate URL`` creates or upgrades the schema; ``prune --before DATE`` deletes older rows.
+``migrate URL`` creates or upgrades the schema; ``prune --before DATE`` (or ``--older-than 30d``, on the
+journal's clock) deletes older rows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,7 +46,14 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     migrate.set_defaults(func=run_migrate)
     prune = jsub.add_parser("prune", help="delete events (and finished commands) older than a date")
     prune.add_argument("path", type=journal_argument, help=where)
-    prune.add_argument("--before", required=True, type=_moment, help="a date or time (ISO 8601; UTC unless it says)")
+    cut = prune.add_mutually_exclusive_group(required=True)
+    cut.add_argument("--before", type=_moment, help="a date or time (ISO 8601; UTC unless it says)")
+    cut.add_argument(
+        "--older-than",
+        type=_age,
+        metavar="AGE",
+        help="an age such as 30d, 12h or 90m, counted back from the journal's clock (a server's, not this machine's)",
+    )
     prune.set_defaults(func=run_prune)
 
 
@@ -55,6 +65,16 @@ def _moment(text: str) -> float:
             f"{text!r} is not a date; write it as 2026-11-01 or 2026-11-01T12:00"
         ) from None
     return (found if found.tzinfo else found.replace(tzinfo=UTC)).timestamp()
+
+
+_AGE_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def _age(text: str) -> float:
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([dhms])\s*", text.lower())
+    if found is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age; write it as 30d, 12h, 90m or 45s")
+    return float(found.group(1)) * _AGE_UNITS[found.group(2)]
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -78,11 +98,23 @@ def run_prune(args: argparse.Namespace) -> int:
 
     A date still to come is refused by the journal's own clock (a PostgreSQL server's, not this
     machine's, which may be wrong): it would delete everything, what running sessions write included.
+    ``--older-than`` counts back from that clock too, so a cron job on a host whose clock is wrong
+    prunes what the journal's clock says is old.
     """
     with Journal(args.path, create=False) as journal:
-        events, commands = journal.prune(args.before)
+        before = args.before if args.older_than is None else _journal_now(args.path) - args.older_than
+        events, commands = journal.prune(before)
         print(f"{journal.where}: deleted {events} events and {commands} applied or failed commands")
     return 0
+
+
+def _journal_now(target: Path | str) -> float:
+    """The journal's clock now: its server's for a PostgreSQL URL, this machine's for a file (written here)."""
+    if isinstance(target, Path):
+        return time.time()
+    from watcher.runtime._pg_admin import server_now
+
+    return server_now(target)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of [all]
     raise JournalError("a postgresql:// journal needs psycopg: pip install 'watcher-agents[postgres]'") from exc
 
-__all__ = ["JournalHealth", "inspect_journal", "migrate_journal"]
+__all__ = ["JournalHealth", "inspect_journal", "migrate_journal", "server_now"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,3 +116,14 @@ def inspect_journal(url: str) -> JournalHealth:
     except psycopg.Error as exc:
         raise JournalError(f"cannot check the journal at {where}: {first_line(exc)}") from exc
     return JournalHealth(where, server, version, events, waiting, float(oldest[0]) if oldest else 0.0, missing)
+
+
+def server_now(url: str) -> float:
+    """The time on the journal's server (Unix seconds): the clock a cut-off is counted back from, not this host's."""
+    where = journal_label(url)
+    try:
+        with _connect(conninfo(url, connect_timeout=5), where) as conn:
+            row = conn.execute("SELECT extract(epoch FROM now())::float8", prepare=False).fetchone()
+    except psycopg.Error as exc:
+        raise connect_error(where, exc) from exc
+    return float(row[0]) if row else 0.0
