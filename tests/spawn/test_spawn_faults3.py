@@ -587,3 +587,38 @@ async def test_json_prints_the_report_so_far_marked_interrupted_when_a_signal_st
     assert [f["path"] for f in report["files"]] == ["a.txt"]
     assert any("uncommitted changes stay in" in note for note in report["notes"]), report["notes"]
     assert "Traceback" not in err.decode() and "was stopped before its end" in err.decode()
+
+
+async def test_sigterm_while_the_remote_does_not_answer_exits_at_once_with_the_json_report(
+    project: Project, tmp_path: Path
+) -> None:
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))  # accepts, then never answers: a remote that hangs
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/acme/shop.git"
+    git(project.repo, "remote", "set-url", "origin", url)
+    args = ["spawn", "add a.txt", "--json", "--cli-path", sys.executable, "--forge-api", "http://127.0.0.1:9"]
+    proc = await asyncio.create_subprocess_exec(
+        WATCHER, *args, "--journal", str(tmp_path / "j.sqlite3"), cwd=project.repo, env=spawn_env(),
+        stdout=PIPE, stderr=PIPE,
+    )  # fmt: skip
+    try:
+        await wait_until(lambda: accepted, 30, what="the remote check to connect")
+        proc.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+        took = time.monotonic() - stopped
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        for sock in (*accepted, listener):
+            sock.close()
+    assert proc.returncode == 143, err.decode()
+    assert took < 10, f"watcher waited {took:.1f}s for git's remote check after SIGTERM"  # it waited out git's 60s
+    report = json.loads(out)
+    assert report["status"] == "interrupted" and "before its worktree was made" in report["detail"]
+    no_spawn_left(project.repo)

@@ -21,6 +21,7 @@ from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal, default_journal_path
 from watcher.runtime.session import EndState
 from watcher.spawn import SpawnConfig, SpawnResult, cleanup, run_spawn
+from watcher.spawn._gitproc import stop_all as stop_git
 from watcher.spawn.monitor import ProgressState
 from watcher.spawn.plan import PLANNERS, plan_manifest
 from watcher.spawn.provision import git, spawn_directory
@@ -235,6 +236,7 @@ def _run_to_end(config: SpawnConfig) -> SpawnResult:
         try:
             return await run_spawn(config)
         except asyncio.CancelledError:
+            stop_git()  # a git command waiting on a remote would hold the exit until its timeout
             if terminated:
                 return None
             raise

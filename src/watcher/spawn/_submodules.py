@@ -19,6 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from watcher.spawn import _gitproc
+
 __all__ = ["check_out_submodules"]
 
 _TIMEOUT_S = 300  # one submodule's clone from its URL: a large repository over a slow link
@@ -123,9 +125,6 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     try:
-        return subprocess.run(
-            ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=_TIMEOUT_S, env=env,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+        return _gitproc.run(["git", "-C", str(cwd), *args], timeout=_TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         return subprocess.CompletedProcess(args, 1, "", f"fatal: git {args[-3:]} took more than {_TIMEOUT_S}s")

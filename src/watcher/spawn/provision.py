@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
+from watcher.spawn import _gitproc
 from watcher.spawn._submodules import check_out_submodules
 
 __all__ = ["Sandbox", "cleanup", "create", "git", "hold", "locate", "provision", "release", "remove", "spawn_directory"]
@@ -27,7 +28,7 @@ _RUNNING = "running"  # in a spawn's folder while a process runs it: the pid
 def git(cwd: Path, *args: str, check: bool = True) -> str:
     """Run ``git`` in ``cwd``; a failure raises ``SpawnError`` with git's own message."""
     try:
-        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=120)
+        done = _gitproc.run(["git", "-C", str(cwd), *args], timeout=120)
     except subprocess.TimeoutExpired:
         raise SpawnError(f"git {' '.join(args)} did not finish within 120s in {cwd}") from None
     except FileNotFoundError:

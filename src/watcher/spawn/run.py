@@ -21,6 +21,7 @@ from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
+from watcher.spawn import _gitproc
 from watcher.spawn._adapter import AgentCLI, find_executable
 from watcher.spawn._link import relink
 from watcher.spawn._version import cli_version, version_note
@@ -309,11 +310,8 @@ def _check_remote(repo: Path, remote: str) -> None:
 def _check_base_on_remote(repo: Path, remote: str, base: str) -> None:
     """The remote answers and holds the base branch the pull request will propose to."""
     try:
-        listed = subprocess.run(
-            ["git", "-C", str(repo), "ls-remote", "--exit-code", "--heads", remote, f"refs/heads/{base}"],
-            capture_output=True,
-            text=True,
-            timeout=60,
+        listed = _gitproc.run(
+            ["git", "-C", str(repo), "ls-remote", "--exit-code", "--heads", remote, f"refs/heads/{base}"], timeout=60
         )
     except subprocess.TimeoutExpired:
         raise ConfigurationError(
