@@ -12,6 +12,7 @@ import pytest
 from watcher.hooks import Desk, HookCall, HookConfig
 from watcher.hooks._status import last_session_summary
 from watcher.runtime.journal import Journal
+from watcher.testing import Reply, StubAnthropicServer
 
 
 def _calls(tmp_path: Path, config: HookConfig, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -56,6 +57,7 @@ def test_without_a_key_the_rules_judge_the_guard_denies_and_the_session_is_told(
     told = started["hookSpecificOutput"]["additionalContext"]
     assert told.startswith("[watcher] the anthropic evaluator needs an API key and ANTHROPIC_API_KEY is not set")
     assert "offline rules instead" in told
+    print(denied)
     reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
     assert reason.startswith("[watcher guard] [destructive-delete]") and "ANTHROPIC_API_KEY" not in reason  # told once
     assert plain is None
@@ -97,3 +99,20 @@ def test_the_status_summary_is_of_the_newest_session_and_its_subagents_only(tmp_
     summary = last_session_summary(tmp_path / "journal.sqlite3")
     assert summary is not None
     assert summary["session"] == "claude:new" and summary["hook_calls"] == 2  # its subagent's call counts
+
+
+def test_a_model_failing_every_call_leaves_the_roles_rules_judging_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An LLM watcher whose every call fails: its role's offline rules judge each of its evaluations
+    (the finding reaches the session), and the session is told why."""
+    injectable = 'def find(conn, name):\n    return conn.execute("SELECT * FROM t WHERE n = \'" + name + "\'")\n'
+    write = {"tool_name": "Write", "tool_input": {"file_path": f"{tmp_path}/db.py", "content": injectable}}
+    with StubAnthropicServer(default_reply=Reply.error(500, "api_error", should_retry=False)) as stub:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.root_url)
+        config = HookConfig(evaluator="anthropic", roles=("security",))
+        (answer,) = _calls(tmp_path, config, [("PreToolUse", {**write, "tool_use_id": "t1"})])
+    told = answer["hookSpecificOutput"]["additionalContext"]
+    assert "[watcher security] [warning] SQL built by string formatting" in told, told  # the rules' finding
+    assert "evaluation failed (EvaluationError); its offline rules judge in its place" in told

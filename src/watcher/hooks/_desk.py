@@ -99,7 +99,8 @@ class Desk:
             self._notice(
                 self._hooked[event.session],
                 f"the {event.watcher} watcher's {event.evaluator or 'LLM'} evaluation failed ({kind}); "
-                "only the offline guard rules are judging tool calls until it works again",
+                "its offline rules judge in its place until it works again, and the guard's rules judge every "
+                "tool call as always",
                 key=f"{event.watcher}:{kind}",
             )
 
