@@ -14,6 +14,7 @@ from pathlib import Path
 
 from watcher.core.errors import SpawnError
 from watcher.core.redact import redact
+from watcher.spawn import _gitproc
 from watcher.spawn.provision import Sandbox, git
 
 __all__ = ["CommitRefused", "commit_leftovers", "identity", "unsigned_note"]
@@ -50,10 +51,8 @@ def commit_leftovers(sandbox: Sandbox) -> str | None:
     for _ in range(2):
         git(sandbox.worktree, "add", "-A")
         try:
-            done = subprocess.run(
-                ["git", "-C", str(sandbox.worktree), *identity(sandbox.worktree), "commit", "-q", "-m", message],
-                capture_output=True, text=True, timeout=_HOOK_TIMEOUT_S, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
+            argv = ["git", "-C", str(sandbox.worktree), *identity(sandbox.worktree), "commit", "-q", "-m", message]
+            done = _gitproc.run(argv, timeout=_HOOK_TIMEOUT_S)  # stopped with the spawn, its hooks too
         except subprocess.TimeoutExpired:
             raise _refused(sandbox, f"the commit did not finish within {_HOOK_TIMEOUT_S}s (a hook hung?)") from None
         if done.returncode == 0:
