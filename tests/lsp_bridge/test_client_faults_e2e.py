@@ -262,3 +262,32 @@ async def test_a_journal_read_from_far_behind_is_published_once_caught_up(
     assert len(params.diagnostics) == 3500
     change = types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
     client.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(change))
+
+
+async def test_many_findings_on_a_very_long_line_show_in_seconds(client: LanguageClient, repo: Path) -> None:
+    """The line's width was measured again per finding: 1,000 findings on a 2 MB line (minified code) were not
+    shown after two minutes, and nothing was answered for 155 s."""
+    path = repo / "minified.js"
+    path.write_text("  " + "é" * 2_000_000 + "😀\n")
+    spot = [{"path": "minified.js", "start_line": 1}]
+    await write_events(journal_of(repo), [interjection(f"long-{i}", locations=spot) for i in range(500)])
+    uri = path.as_uri()
+    found = await wait_until(lambda: len(diagnostics(client, uri)) == 500, within=30, what="all 500 findings shown")
+    [diag] = [d for d in diagnostics(client, uri) if d.data["interjection_id"] == "long-0"]
+    assert found and diag.range == types.Range(types.Position(0, 2), types.Position(0, 2_000_004))  # UTF-16 units
+    await asyncio.wait_for(_history(client), 5)
+
+
+async def test_a_huge_interjection_is_cut_in_its_diagnostic_not_in_the_history(
+    client: LanguageClient, repo: Path
+) -> None:
+    (repo / "huge.py").write_text("a = 1\n")
+    content = "Untrusted input reaches eval. " * 20_000  # 600,000 characters
+    await write_events(
+        journal_of(repo), [interjection("huge", content, locations=[{"path": "huge.py", "start_line": 1}])]
+    )
+    [diag] = await wait_until(lambda: diagnostics(client, (repo / "huge.py").as_uri()), what="the finding")
+    assert len(diag.message) < 4200 and "cut: 600,000 characters in all" in diag.message
+    history = await _history(client)
+    [whole] = [f for f in history["findings"] if f["interjection"]["id"] == "huge"]  # type: ignore[index]
+    assert whole["interjection"]["content"] == content  # type: ignore[index]

@@ -201,7 +201,7 @@ class WatcherLanguageServer(LanguageServer):
         not after every 1,000 (20,000 findings on one file were published 20 times, 210,000 diagnostics).
         """
         dirty: set[str] = set()
-        known: Lines = {}  # each document read once for all the findings on it
+        known = Lines()  # each document read once for all the findings on it
         for book, finding in pairs:
             try:
                 placed = diagnostics_for(self.workspace, book, finding, known)
