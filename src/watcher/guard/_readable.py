@@ -40,7 +40,8 @@ def readable_code(code: str) -> str:
         code = _QUOTE_OPERATOR.sub(lambda m: "'" + (m.group(1) or m.group(2) or m.group(3) or "") + "'", code)
     code = _joined(_home_written(_CWD_EXPR.sub("'.'", code) if "cwd" in code or "pwd" in code else code))
     code = _folder_of(code) if "parent" in code or "dirname" in code else code
-    return _joined(_constants(code)) if "=" in code else code  # home = Path.home() / '.ssh'; open(home …
+    # home = Path.home() / '.ssh'; open(home …), and the loops over a folder (Ruby's blocks have no `=`)
+    return _joined(_constants(code)) if "=" in code or "|" in code or "for" in code else code
 
 
 _IMPORTED = lazy(r"""__import__\(\s*['"]([\w.]+)['"]\s*\)""")
@@ -115,6 +116,9 @@ _LISTED = lazy(
     r"""(?:(?:os\.listdir|os\.scandir|glob\.glob|fs\.readdirSync)\(\s*['"]([^'"*\n]{1,300})/?\*?['"]"""
     r"""|(?:(?:pathlib\.)?Path\(\s*)?['"]([^'"*\n]{1,300})['"]\s*\)?\.(?:iterdir|glob|rglob)\()"""
     r"""|['"]([^'"\n]{1,300})['"]\s*\)?\.(?:children|entries|each_child)\s*(?:\.each\s*)?(?:do\s*|\{\s*)\|\s*(\w+)\s*\|"""
+    # Ruby's Dir.children('~').each { |c| …}, Dir.glob('~/**/*').each do |f|: every entry, at any depth
+    r"""|Dir\.(?:children|entries|each_child|glob)\(\s*['"]([^'"\n]{1,300}?)(?:/\*\*)?(?:/\*)?['"]\s*\)\s*(?:\.each\s*)?"""
+    r"""(?:do\s*|\{\s*)\|\s*(\w+)\s*\|"""
 )
 
 
@@ -135,7 +139,15 @@ def _constants(code: str) -> str:
         for m in _OVER_WORDS.finditer(code):  # for rc in (".bashrc", ".zshrc"): the first, as the others are alike
             values[m.group(1)], counts[m.group(1)] = m.group(2), 1
         for m in _LISTED.finditer(code):
-            name, folder = (m.group(1), m.group(2) or m.group(3)) if m.group(1) else (m.group(5), m.group(4))
+            name, folder = (
+                (m.group(1), m.group(2) or m.group(3))
+                if m.group(1)
+                else (m.group(5), m.group(4))
+                if m.group(5)
+                else (m.group(7), m.group(6))
+            )
+            if "*" in folder:
+                continue  # Dir.glob('~/*.log'): the entries of a kind, not every one
             body = _KIND_TEST.sub(" ", code[m.end() : m.end() + 300])  # `if p.is_dir():` dispatches, it does not choose
             if _CHOOSES.search(body):
                 continue  # `if p.name in CACHE_DIRS:` in the loop: some entries, not every one
