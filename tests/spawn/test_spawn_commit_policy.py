@@ -7,7 +7,9 @@ unsigned commits are said when the user signs every commit. Real git, real hooks
 
 from __future__ import annotations
 
+import json
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,3 +224,16 @@ def test_recovery_never_widens_to_moving_or_deleting_branches(tmp_path: Path) ->
     for command in ("git branch -f main HEAD", "git update-ref refs/heads/main HEAD", "git branch -D main"):
         decision = Recovery().decide([Denial("Bash", {"command": command})], manifest, tmp_path)
         assert decision.outcome == "refused" and "moves, renames or deletes branches" in decision.detail, command
+
+
+async def test_a_file_name_that_is_not_utf8_is_committed_proposed_and_reported(
+    project: Project, tmp_path: Path
+) -> None:
+    make = "open(bytes([0x63, 0x61, 0x66, 0xe9]) + b'.txt', 'w').write('latin-1 name')"  # 'café' in Latin-1
+    steps: list[dict[str, object]] = [{"fake": "run", "argv": [sys.executable, "-c", make]}]
+    spawned = await spawn(project, tmp_path, steps)
+
+    assert spawned.status == "completed", spawned.detail
+    assert [f.path for f in spawned.files] == ["caf\ufffd.txt"]
+    assert "`caf\ufffd.txt` (+1, -0)" in spawned.markdown() and project.forge.pulls
+    json.dumps(spawned.to_dict(), ensure_ascii=False).encode("utf-8")  # printable as it is

@@ -29,6 +29,7 @@ def run(
     """Run ``argv`` (stdin closed) to its end; ``subprocess.TimeoutExpired`` after ``timeout`` (it is killed)."""
     proc = subprocess.Popen(
         list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        errors="surrogateescape",  # a file or branch name that is not UTF-8 round-trips back into git's arguments
         env=dict(env) if env is not None else None,
     )  # fmt: skip
     with _LOCK:

@@ -35,6 +35,7 @@ from watcher.spawn.integrate import (
     finish_merge,
     forge_repo,
     open_pull_request,
+    printable,
     push,
     rejoin_branch,
     remote_url,
@@ -140,7 +141,8 @@ def _base_moved_onto_branch(sandbox: Sandbox) -> str:
 def _worktree_gone(sandbox: Sandbox, result: SpawnResult) -> None:
     """Report a spawn whose agent deleted its worktree: its commits, and how to get the worktree back."""
     result.files = changed_files(sandbox)
-    result.commits = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}").splitlines()
+    log = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
+    result.commits = [printable(line) for line in log.splitlines()]
     result.status = EndState.INTEGRATION_FAILED
     result.detail = (
         f"the agent deleted its worktree {sandbox.worktree}, so what it left uncommitted is gone and nothing was "
@@ -179,7 +181,7 @@ async def integrate(
         refused = exc
     result.files = await asyncio.to_thread(changed_files, sandbox)
     log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
-    result.commits = log.splitlines()
+    result.commits = [printable(line) for line in log.splitlines()]
     unsigned = await asyncio.to_thread(unsigned_note, sandbox)
     result.notes += [unsigned] if unsigned else []
     moved_base = await asyncio.to_thread(_base_moved_onto_branch, sandbox)

@@ -32,6 +32,7 @@ __all__ = [
     "finish_merge",
     "forge_repo",
     "open_pull_request",
+    "printable",
     "push",
     "rejoin_branch",
     "start_merge",
@@ -96,12 +97,14 @@ def changed_files(sandbox: Sandbox) -> list[FileChange]:
         if not path:  # a rename: its old and new names follow
             old, path = next(fields, ""), next(fields, "")
             shown = f"{old} => {path}"
-        out.append(
-            FileChange(
-                shown, int(added) if added != "-" else 0, int(removed) if removed != "-" else 0, subjects.get(path, "")
-            )
-        )
+        counts = int(added) if added != "-" else 0, int(removed) if removed != "-" else 0
+        out.append(FileChange(printable(shown), *counts, printable(subjects.get(path, ""))))
     return out
+
+
+def printable(text: str) -> str:
+    """A name or subject as text a report can print: bytes that were not UTF-8 become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _last_subjects(sandbox: Sandbox) -> dict[str, str]:

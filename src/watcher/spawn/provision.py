@@ -36,7 +36,8 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
             "git was not found on PATH, and a spawn works in a git worktree: install git"
         ) from None
     if check and done.returncode != 0:
-        raise SpawnError(f"git {' '.join(args)} failed in {cwd}: {(done.stderr or done.stdout).strip()}")
+        said = (done.stderr or done.stdout).strip().encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise SpawnError(f"git {' '.join(args)} failed in {cwd}: {said}")
     return done.stdout.strip()
 
 
