@@ -177,12 +177,19 @@ class CrashAfterCopy:
             server.close()
 
 
-def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(pg_server: LocalPostgres) -> None:
+@pytest.mark.parametrize("others_write", [False, True], ids=["alone", "its transaction id used again"])
+def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(
+    pg_server: LocalPostgres, others_write: bool
+) -> None:
     """The server crashed before writing any of the batch's log: back, it has never heard of that transaction
-    ("transaction ID … is in the future"); the journal asked it again and again, for ever, and wrote nothing more."""
+    ("transaction ID … is in the future"); the journal asked it again and again, for ever, and wrote nothing more.
+
+    And it hands that transaction id out again: once another host's transaction committed under it,
+    the journal took the batch for written, and lost it.
+    """
     proxy = CrashAfterCopy(pg_server.port)
-    database = f"crash{os.getpid()}"
-    pg_server.create_database(database)
+    database = f"crash{os.getpid()}_{int(others_write)}"
+    direct = pg_server.create_database(database)
     with psycopg.connect(pg_server.url(), autocommit=True) as admin:
         admin.execute("ALTER SYSTEM SET wal_writer_delay = '10s'")  # the batch's log stays in memory until the crash
         admin.execute("SELECT pg_reload_conf()")
@@ -192,6 +199,12 @@ def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(pg
             for i in range(5):
                 journal.append(_event(i))
             assert proxy.fired.wait(20), "the batch's rows reached the server"
+            with psycopg.connect(direct, autocommit=True) as admin:
+                row = admin.execute(
+                    "SELECT backend_xid::text::bigint FROM pg_stat_activity WHERE backend_xid IS NOT NULL "
+                    "AND datname = current_database() AND pid <> pg_backend_pid()"
+                ).fetchone()
+            assert row is not None, "the batch's transaction runs on, unanswered"
             postmaster = pg_server.pid()
             assert postmaster is not None
             os.kill(postmaster, signal.SIGQUIT)  # an immediate shutdown: what a crash leaves
@@ -199,9 +212,21 @@ def test_a_batch_cut_off_by_a_server_crash_is_written_once_the_server_is_back(pg
             while pg_server.pid() is not None and time.monotonic() < deadline:
                 time.sleep(0.05)  # polling for the server's exit
             pg_server.start()
+            if others_write:  # another host writes until a transaction of its own commits under the batch's id
+                with psycopg.connect(direct, autocommit=True) as other:
+                    for _ in range(1000):
+                        with other.transaction():
+                            got = other.execute("SELECT pg_current_xact_id()::text::bigint % 4294967296").fetchone()
+                            other.execute(
+                                "INSERT INTO events(ts, session, kind, payload) VALUES (1.0, 'other', 'x', '{}')"
+                            )
+                        if got and got[0] >= row[0]:
+                            break
+                    assert got == row, "the crash gave the batch's transaction id out again"
             proxy.up()
             journal.flush(timeout=30)
-            assert [r.payload["index"] for r in journal.read()] == list(range(5)), "every row, once"
+            mine = [r.payload["index"] for r in journal.read() if r.session == "s"]
+            assert mine == list(range(5)), "every row, once"
     finally:
         if pg_server.pid() is None:
             pg_server.start()

@@ -14,17 +14,19 @@ from watcher.runtime._pg_order import VISIBLE, position, split
 from watcher.runtime._pg_pooler import Statements
 from watcher.runtime._store import CommandRow
 
-__all__ = ["CHANNEL", "COMMAND_COLUMNS", "PostgresCoordination"]
+__all__ = ["CHANNEL", "COMMAND_COLUMNS", "PostgresCoordination", "Proof"]
 
 CHANNEL = "watcher_journal"  # what writers NOTIFY and readers LISTEN on
 COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 _T = TypeVar("_T")
+Proof = Callable[[str, _T], tuple[str, Sequence[Any]]]
+"""For a write not to be repeated: the query (``SELECT EXISTS …``) telling that transaction ``xid`` wrote ``result``."""
 
 
 class PostgresCoordination:
     """The commands, leases and task claims of ``PostgresStore``, which gives them ``_retrying`` and ``_query``."""
 
-    def _retrying(self, run: Callable[[Statements], _T], *, once: bool = False, bounded: bool = True) -> _T:
+    def _retrying(self, run: Callable[[Statements], _T], *, once: Proof[_T] | None = None, bounded: bool = True) -> _T:
         raise NotImplementedError  # pragma: no cover - PostgresStore's
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -39,7 +41,8 @@ class PostgresCoordination:
             ).fetchone()
             return int(row[0]) if row else 0
 
-        return self._retrying(run, once=True)  # a person's nudge or abort is given once, whatever the link does
+        # a person's nudge or abort is given once, whatever the link does
+        return self._retrying(run, once=_command_written)
 
     def commands(self, after: int, status: str | None, sessions: Sequence[str] | None) -> list[CommandRow]:
         sql = f"SELECT {COMMAND_COLUMNS} FROM commands WHERE id > %s"
@@ -144,3 +147,8 @@ class PostgresCoordination:
                 (ids, statuses, details),
             )
         )
+
+
+def _command_written(xid: str, command_id: int) -> tuple[str, Sequence[Any]]:
+    """The query telling that transaction ``xid`` wrote command ``command_id`` (ids are never handed out twice)."""
+    return "SELECT EXISTS (SELECT 1 FROM commands WHERE id = %s AND tx = %s::xid8)", (command_id, xid)

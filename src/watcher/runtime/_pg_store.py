@@ -46,7 +46,7 @@ try:
     import psycopg
     from psycopg_pool import PoolTimeout
 
-    from watcher.runtime._pg_commands import CHANNEL, PostgresCoordination
+    from watcher.runtime._pg_commands import CHANNEL, PostgresCoordination, Proof
     from watcher.runtime._pg_messages import (
         CANCELLED_HINT,
         LOCK_TIMEOUT_S,
@@ -217,7 +217,12 @@ class PostgresStore(PostgresCoordination):
         """
         if self._unsure is not None:
             batch, xid, pid = self._unsure
-            landed = self._landed(xid, pid) if batch is rows else False
+            first = rows[0] if rows else None
+            ours = (
+                "SELECT EXISTS (SELECT 1 FROM events WHERE tx = %s::xid8 AND ts = %s AND session = %s AND kind = %s)",
+                (xid, first[0], first[1], first[3]) if first else (xid, 0.0, "", ""),
+            )
+            landed = self._landed(xid, pid, ours) if batch is rows else False
             if landed is None:  # kept: asked again at the next retry
                 raise StoreBusy(
                     "not yet saying whether it took a batch whose answer was lost; asking again",
@@ -262,7 +267,7 @@ class PostgresStore(PostgresCoordination):
                 self._unsure = None  # the server answered with an error: the transaction did not commit
                 raise JournalError(f"cannot write the journal at {self.where}: {first_line(exc)}") from exc
 
-    def _landed(self, xid: str, pid: int) -> bool | None:
+    def _landed(self, xid: str, pid: int, ours: tuple[str, Sequence[Any]]) -> bool | None:
         """Whether transaction ``xid``, whose commit went unanswered, committed; None while the server cannot say.
 
         A transaction still running belongs to a session the server has not yet seen die (a link
@@ -273,6 +278,9 @@ class PostgresStore(PostgresCoordination):
         transaction counter behind ``xid`` ("transaction ID … is in the future"), as does a standby
         promoted behind its primary: no commit of it is on record there, so it did not commit (a
         commit is on disk before it is answered). Asking again would never get another answer.
+        Back from such a crash, the server hands the same transaction ids out again: a committed
+        ``xid`` may be another writer's. ``ours`` (a query, ``SELECT EXISTS …``) tells whether what
+        the transaction wrote is there: else ours did not commit, and skipping it would lose it.
         """
         status = "SELECT pg_xact_status(%s::xid8)"
         try:
@@ -285,6 +293,11 @@ class PostgresStore(PostgresCoordination):
                         (pid, xid),
                     )
                     found = conn.execute(status, (xid,)).fetchone()
+                if found and found[0] == "committed":
+                    mine = conn.execute(ours[0], ours[1]).fetchone()
+                    if not (mine and mine[0]):
+                        log.info("the journal at %s: a transaction id of a lost batch was used again", self.where)
+                        return False
         except psycopg.errors.InvalidParameterValue as exc:  # "transaction ID … is in the future"
             log.info(
                 "the journal at %s has no record of a batch whose answer was lost (%s)", self.where, first_line(exc)
@@ -405,21 +418,22 @@ class PostgresStore(PostgresCoordination):
 
     # --- statements that change the journal (commands, leases, claims: ``PostgresCoordination``) ---
 
-    def _retrying(self, run: Callable[[Statements], _T], *, once: bool = False, bounded: bool = True) -> _T:
+    def _retrying(self, run: Callable[[Statements], _T], *, once: Proof[_T] | None = None, bounded: bool = True) -> _T:
         """``run`` on a pooled connection, retried for ``RETRY_S`` while the server does not answer.
 
         ``once``: ``run`` is not idempotent (an insert). It runs in a transaction whose id is read
         first; when the commit's answer is lost with the link, the server is asked how it ended
-        before ``run`` is tried again, and a committed one's result is returned. ``bounded``: each
+        before ``run`` is tried again, and a committed one's result is returned (``once(xid,
+        result)`` is the query telling that what it wrote is there, see ``_landed``). ``bounded``: each
         try is given up after ``QUERY_TIMEOUT_S`` without an answer (not so for a long ``prune``).
         """
         started = time.monotonic()
         attempt = 0
-        unsure: tuple[str, int, _T] | None = None
+        unsure: tuple[str, int, _T, tuple[str, Sequence[Any]]] | None = None
         while True:
             try:
                 if unsure is not None:
-                    landed = self._landed(*unsure[:2])
+                    landed = self._landed(*unsure[:2], unsure[3])
                     if landed:
                         return unsure[2]
                     if landed is False:
@@ -430,11 +444,11 @@ class PostgresStore(PostgresCoordination):
                     self._pool.connection() as conn,
                     self._watchdog.watching(conn, QUERY_TIMEOUT_S if bounded else None),
                 ):
-                    if not once:
+                    if once is None:
                         return run(OwnTransactions(conn, limits()) if self._pooled else conn)
                     xid, pid = _begin(conn)
                     result = run(conn)
-                    unsure = (xid, pid, result)
+                    unsure = (xid, pid, result, once(xid, result))
                     conn.execute("COMMIT")
                     return result
             except psycopg.errors.LockNotAvailable as exc:
