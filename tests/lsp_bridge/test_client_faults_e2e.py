@@ -291,3 +291,30 @@ async def test_a_huge_interjection_is_cut_in_its_diagnostic_not_in_the_history(
     history = await _history(client)
     [whole] = [f for f in history["findings"] if f["interjection"]["id"] == "huge"]  # type: ignore[index]
     assert whole["interjection"]["content"] == content  # type: ignore[index]
+
+
+async def test_a_journal_overwritten_in_place_by_a_shorter_one_shows_what_it_holds(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """``cp other.sqlite3 .watcher/journal.sqlite3`` keeps the file (same inode): the old findings stayed and the
+    new one was never shown, its id being below what had been read."""
+    other = make_workspace(tmp_path / "overwritten")
+    for name in ("old.py", "new.py"):
+        (other / name).write_text("a = 1\n")
+    journal = journal_of(other)
+    spots = {name: [{"path": name, "start_line": 1}] for name in ("old.py", "new.py")}
+    await write_events(journal, [interjection(f"old-{i}", locations=spots["old.py"]) for i in range(3)])
+    shorter = tmp_path / "shorter.sqlite3"
+    await write_events(shorter, [interjection("new-0", locations=spots["new.py"])])
+    folder = types.WorkspaceFolder(other.as_uri(), "overwritten")
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent(added=[folder], removed=[]))
+    )
+    old, new = (other / "old.py").as_uri(), (other / "new.py").as_uri()
+    await wait_until(lambda: len(diagnostics(client, old)) == 3, what="the old findings")
+    journal.write_bytes(shorter.read_bytes())  # in place: the same file
+    await wait_until(lambda: diagnostics(client, new), what="the finding the file holds now")
+    await wait_until(lambda: not diagnostics(client, old), what="the old findings cleared")
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent(added=[], removed=[folder]))
+    )

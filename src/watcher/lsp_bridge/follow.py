@@ -186,6 +186,11 @@ class JournalFollower:
                 log.info("following the journal at %s", self.path)
             self._problem = ""
         rows = self.journal.read(self.book.cursor, limit=READ_LIMIT)
+        if not rows and self._rewound():
+            self._close()
+            self._report(f"the journal at {self.path} was overwritten with another (its newest event is older)")
+            self._reset_book()
+            return Batch([], [], 0, reset=True)
         feed = self.journal.commands_since(self.book.command_cursor)  # new commands, in commit order
         commands = [command for _, command in feed]
         awaiting = self.book.awaited
@@ -198,6 +203,12 @@ class JournalFollower:
             ]
         cursor = feed[-1][0] if feed else None
         return Batch(rows, commands, self._live_after, command_cursor=cursor, more=len(rows) >= READ_LIMIT)
+
+    def _rewound(self) -> bool:
+        """Whether the file's newest event is older than what was read: another journal was copied over it
+        (same file, so its identity did not change). Only what the file holds now is shown, as a server
+        started now would show it (a prune of every event reads the same way)."""
+        return isinstance(self.path, Path) and self.journal is not None and self.journal.last_id() < self.book.cursor
 
     def _reset_book(self) -> None:
         self.book = FindingBook(self.book.journal, self.book.root)
