@@ -227,6 +227,11 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
             yield found
         if writes and content:
             yield from scripts_written(path, content, place, policy)
+    committed = key.startswith("mcp__") and (mcp_write or re.search(r"(?i)push|commit", key) is not None)
+    for raw, text in _file_objects(tool_input) if committed else ():  # push_files: each {path, content} written
+        found = write_finding(place, place.resolve(raw), policy, text)
+        if found and policy.enabled(found[0]):
+            yield found
     if key in ("grep", "search_file_content"):
         pattern = str(tool_input.get("glob") or tool_input.get("include") or "").removeprefix("**/")
         if (
@@ -249,6 +254,14 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
             yield from _url(url, place, policy)
     if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
         yield from _generic(key, tool_input, place, policy)
+
+
+def _file_objects(tool_input: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The files an MCP tool writes as objects (GitHub's push_files: ``files: [{path, content}]``)."""
+    files = tool_input.get("files")
+    for item in files if isinstance(files, list) else ():
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str):
+            yield item["path"], str(item.get("content") or "")
 
 
 def _content(tool_input: Mapping[str, Any]) -> str:
