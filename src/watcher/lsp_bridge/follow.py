@@ -69,6 +69,12 @@ def stamp_of(path: Path | str) -> Stamp | None:
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, beside)
 
 
+def _young(stamp: Stamp) -> bool:
+    """Whether the file (or its WAL) was written within ``SETTLE_NS``: a stamp that may hide a second write,
+    or a journal still being made (its tables not written yet)."""
+    return time.time_ns() - max(stamp[3], stamp[4][2] if stamp[4] else 0) < SETTLE_NS
+
+
 class JournalFollower:
     """One journal's reader: ``due`` says whether to read it now, ``poll`` reads, ``take`` hands it over.
 
@@ -109,7 +115,7 @@ class JournalFollower:
             return self.journal is not None or not self._absent
         if self.journal is None or stamp != self._seen or now - self._read_at >= BACKSTOP_S:
             return True
-        return time.time_ns() - max(stamp[3], stamp[4][2] if stamp[4] else 0) < SETTLE_NS
+        return _young(stamp)
 
     def poll(self, stamp: Stamp | None) -> Batch | Exception | None:
         """Read what is new (in a worker thread): a batch, None (no journal to read yet), or the failure."""
@@ -177,7 +183,10 @@ class JournalFollower:
             try:
                 self.journal = Journal(self.path, create=False)
             except JournalError as exc:  # not a journal, locked, unreadable: look again in a while
-                self._report(str(exc))
+                if stamp is not None and _young(stamp):  # a session is making it now: not a problem yet
+                    log.debug("the journal at %s is not readable yet: %s", self.path, exc)
+                else:
+                    self._report(str(exc))
                 self._retry_at = time.monotonic() + RETRY_S
                 return None
             self._inode = inode
