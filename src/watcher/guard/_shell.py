@@ -245,6 +245,22 @@ PARSE_BUDGET_S = 0.8
 MAX_WORDS = 20_000
 
 
+# a here-document's delimiter with a quoted part that is not the whole word (E"O"F, 'EOF'Z, E\OF)
+_HEREDOC_QUOTED_PART = re.compile(
+    r"""(<<-?[ \t]*)((?=[^\s;&|<>()]*\w['"\\]|[^\s;&|<>()]*['"][^'"\s]*['"]\w)[^\s;&|<>()]+)"""
+)
+
+
+_QUOTE_PART = re.compile(r"\\(.)|'([^']*)'|\"([^\"]*)\"")
+
+
+def _delimiter_as_bash_reads_it(m: re.Match[str]) -> str:
+    """The delimiter with its quotes removed, quoted whole: bash ends the text where that word stands alone
+    (and expands nothing in it, as any quote in the delimiter says)."""
+    word = _QUOTE_PART.sub(lambda q: q.group(1) or q.group(2) or q.group(3) or "", m.group(2))
+    return m.group(1) + "'" + word + "'" if word and "'" not in word else m.group(0)
+
+
 def commands(script: str, depth: int = 0, deadline: float | None = None) -> list[Command]:
     """Every simple command ``script`` would run, wrappers peeled and inner scripts read too.
 
@@ -257,6 +273,8 @@ def commands(script: str, depth: int = 0, deadline: float | None = None) -> list
         left = PARSE_BUDGET_S if deadline is None else min(PARSE_BUDGET_S, deadline - time.monotonic())
         if left <= 0 or not parses_in_time(script, left):
             raise TooLong("a line the parser cannot read in the time a hook has")
+    if "<<" in script and (delimited := _HEREDOC_QUOTED_PART.sub(_delimiter_as_bash_reads_it, script)) != script:
+        script = delimited  # cat << E"O"F … EOF: bash ends the here-document at EOF, quotes removed
     root = SgRoot(script, "bash").root()
     if "((" in script and root.find(kind="ERROR") is not None:
         subshells = _dparens_as_subshells(script)
