@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.interjection import Interjection
@@ -87,6 +89,7 @@ class Desk:
         self._urgent: dict[str, list[Interjection]] = {}  # session -> urgent interjections of the call in flight
         self.problems: list[str] = []  # evaluators that could not be made or failed, newest last (for status)
         self._opening = asyncio.Lock()  # two first calls of one session open it once
+        self._closing: set[asyncio.Task[None]] = set()  # evaluators' connections being closed
         self.runtime.bus.subscribe("hooks", self._collect, maxsize=100_000)
 
     def _collect(self, event: Event) -> None:
@@ -322,12 +325,23 @@ class Desk:
             if now - hooked.last_call > _IDLE_SESSION_S and not hooked.lock.locked():
                 self._hooked.pop(name)
                 self.runtime.remove_session(name)
+                self._release(hooked)
 
     def _end(self, name: str) -> None:
         hooked = self._hooked.pop(name)
         hooked.session.end(leftover="the CLI session ended before a hook answer could carry it")
         self.runtime.remove_session(name)  # a resumed CLI session (same id) is opened afresh
         self.runtime.end_session(hooked.session, detail="the CLI ended the session")
+        self._release(hooked)
+
+    def _release(self, hooked: _Hooked) -> None:
+        """Close the HTTP connections of a session's LLM evaluators, in the background (it has let go of them)."""
+        closers = [getattr(w.evaluator, "aclose", None) for w in hooked.watchers]
+        closing = [close() for close in closers if callable(close)]
+        if closing:
+            task = asyncio.get_running_loop().create_task(_close_all(closing))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     @property
     def sessions(self) -> tuple[str, ...]:
@@ -335,8 +349,17 @@ class Desk:
         return tuple(self._hooked)
 
     async def close(self) -> None:
-        """Settle and flush the journal (the journal itself stays open: its owner closes it)."""
+        """Settle and flush the journal (the journal itself stays open: its owner closes it), and close
+        the LLM evaluators' connections."""
         await self.runtime.close()
+        for hooked in list(self._hooked.values()):
+            self._release(hooked)
+        await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+async def _close_all(closing: list[Coroutine[Any, Any, None]]) -> None:
+    """Await every ``aclose()``; a connection that fails to close is the evaluator's to log, not the session's."""
+    await asyncio.gather(*closing, return_exceptions=True)
 
 
 def guard_verdict(call: HookCall) -> Verdict:
