@@ -168,3 +168,17 @@ def test_a_run_whose_every_task_failed_on_the_model_exits_1(capsys: pytest.Captu
     captured = capsys.readouterr()
     assert "2 tasks ended because the agent model failed" in captured.out  # the report still says what happened
     assert "every one of the 2 tasks failed on the agent model" in captured.err and "not loaded" in captured.err
+
+
+def test_a_watcher_model_the_server_does_not_have_is_reported_before_any_task(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from watcher.testing import StubOpenAIServer
+
+    with StubOpenAIServer(models=["agent-m", "watcher-m"]) as stub:
+        argv = ["bench", "longchain", "--tasks", "2", "--chain-length", "2", "--base-url", stub.base_url]
+        argv += ["--model", "agent-m", "--watcher-model", "wacher-m", "--enable-watcher", "--no-plot"]
+        assert main(argv) == 2
+        assert stub.requests == [] and stub.lookups  # one models request, no task started
+    captured = capsys.readouterr()
+    assert "has no model 'wacher-m'" in captured.err and "watcher-m" in captured.err and captured.out == ""

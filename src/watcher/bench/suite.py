@@ -26,6 +26,7 @@ from watcher.bench.supervisor import Supervisor, WatcherMode, rules_evaluator
 from watcher.bench.world import generate_world
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import Evaluator
+from watcher.evaluators.preflight import check_reachable
 from watcher.settings import DEFAULT_WATCHER_MODEL, Settings
 
 __all__ = ["CONDITIONS", "SuiteConfig", "read_rows", "report", "run_suite"]
@@ -167,6 +168,16 @@ def _evaluator(config: SuiteConfig, mode: str, url: str | None, settings: Settin
     )
 
 
+async def _prove(evaluator: Evaluator) -> None:
+    """One models request of the watcher model's evaluator (its key, its model), then its connections closed."""
+    try:
+        await asyncio.to_thread(check_reachable, evaluator)
+    finally:
+        close = getattr(evaluator, "aclose", None)
+        if callable(close):
+            await close()
+
+
 @contextlib.contextmanager
 def _urls(config: SuiteConfig) -> Iterator[tuple[str | None, str | None]]:
     if not config.simulated:
@@ -195,6 +206,9 @@ async def run_suite(
     pending = [(c, i) for c in config.conditions for i in range(config.tasks) if (c, i) not in done]
     rows = list(saved)
     with _urls(config) as (url, watcher_url):
+        models = {c for c, _ in pending} - {"none", "rules"}
+        if models and not config.simulated:  # a refused key or an unknown watcher model: said before any task
+            await _prove(_evaluator(config, min(models), watcher_url, settings))
         if config.simulated:
             api_key: str | None = "simulated"
         else:
