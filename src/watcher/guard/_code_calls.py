@@ -71,6 +71,8 @@ _CODE_WRITES = tuple(
         rf"""\bos\.open\(\s*{_LIT}\s*,[^)]{{0,80}}O_(?:WRONLY|RDWR|TRUNC|APPEND)""",  # os.open('/dev/sda', os.O_WRONLY)
         rf"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?['"]\s*,\s*{_LIT}""",
         r"""\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*['"]>>?\s*([^'"\n$]{1,300})['"]""",
+        rf"""\b(?:file_put_contents|fopen|(?:fs\.)?openSync|fs\.open|fsp?\.(?:promises\.)?open)\(\s*{_LIT}\s*(?:\)|,\s*(?!['"][rR]['"])(?:['"][wWaAxX+]|[^,)]))""",  # PHP, Node
+        r"""(?i)\b(?:Set-Content|Add-Content|Out-File)\b[^|;\n]*?-(?:Path|FilePath|LiteralPath)\s+['"]?([^'"\s;|]+)""",  # PowerShell
         # a copy or move onto a path: shutil.copy(src, '~/.bashrc'), fs.copyFileSync, FileUtils.cp, os.replace
         rf"""(?:\bshutil\.(?:copy2?|copyfile|move)|\bos\.(?:rename|replace)|copyFileSync|renameSync|\bcp|\bmv"""
         rf"""|FileUtils\.(?:cp|mv|copy|move|install)|File\.rename|\bcopy|\brename)\(\s*[^,()\n]{{1,300}},\s*{_LIT}\s*[,)]""",

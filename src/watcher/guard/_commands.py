@@ -287,7 +287,7 @@ def _written(x: At) -> list[tuple[str, str]]:
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
         out += [(p, "") for p in x.positional if name != "dd"] + [(a[3:], "") for a in x.args if a.startswith("of=")]
     elif (code := inline_code(x.cmd)) and re.search(
-        r"write|open|dump|append|copy|move|rename|replace|FileUtils|>", code
+        r"write|open|dump|append|copy|move|rename|replace|FileUtils|put_contents|(?i:content|out-file)|>", code
     ):
         out += [(path, code) for path in code_writes(readable_code(code))]  # what it writes is in the code
     return out
