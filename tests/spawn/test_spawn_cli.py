@@ -97,3 +97,16 @@ def test_a_bad_option_is_refused_before_a_worktree_or_branch_exists(
     assert not (project.repo / ".watcher" / "spawns").exists()
     assert git(project.repo, "branch", "--list", "spawn/*") == ""
     assert git(project.repo, "worktree", "list").count("\n") == 0  # the main checkout alone
+
+
+def test_an_llm_watcher_whose_key_is_refused_is_said_before_a_worktree_exists(project: Project, tmp_path: Path) -> None:
+    from watcher.testing import StubAnthropicServer
+
+    with StubAnthropicServer(api_keys=["sk-ant-right-0000"]) as stub:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-wrong-0000", "ANTHROPIC_BASE_URL": stub.root_url}
+        args = ["spawn", "add a.txt", "--cli-path", "/bin/false", "--no-pr", "--evaluator", "anthropic"]
+        done = watcher(*args, "--journal", str(tmp_path / "j.sqlite3"), cwd=project.repo, env=env)
+    assert done.returncode == 2 and "refused the key" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "sk-ant-wrong" not in done.stderr
+    assert not (project.repo / ".watcher" / "spawns").exists()
+    assert git(project.repo, "branch", "--list", "spawn/*") == ""

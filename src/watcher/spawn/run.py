@@ -16,7 +16,7 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.core.spec import WatcherSpec
-from watcher.evaluators.preflight import check_url
+from watcher.evaluators.preflight import check_reachable, check_url
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
@@ -89,6 +89,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         await asyncio.to_thread(_check_base_on_remote, sandbox.repo, config.remote, sandbox.base)
     reads = {"worktree": sandbox.worktree} if config.evaluator != "rules" else {}  # edits numbered as files read
     evaluators = [make_evaluator(config.evaluator, spec.role, settings=settings, **reads) for spec in specs]
+    if evaluators:  # an LLM watcher's key and model, proved with one models request before the paid run
+        await asyncio.to_thread(check_reachable, evaluators[0])
     planned = (
         Plan(config.manifest, "given")
         if config.manifest
