@@ -219,10 +219,10 @@ _INTERPOLATED = lazy(
 )
 
 
-# the home interpolated as a word of its own in a string (a command's operand)
+# the home interpolated as a word of a command in a string, or the start of one (`cat #{Dir.home}/x`)
 _INTERPOLATED_WORD = lazy(
     r"""(?<=["'`\s])(?:\$ENV\{\s*['"]?HOME['"]?\s*\}|\$\{(?:process\.env\.HOME|os\.homedir\(\)|require\(['"]os['"]\)\.homedir\(\))\}"""
-    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\})(?=["'`\s])"""
+    r"""|\{(?:os\.environ\[['"]HOME['"]\]|Path\.home\(\)|os\.path\.expanduser\(['"]~['"]\))\}|\#\{Dir\.home\})(?=["'`\s/])"""
 )
 
 
