@@ -39,11 +39,16 @@ class Command(NamedTuple):
 
 
 def program(word: str) -> str:
-    """``/bin/rm``, ``\\rm`` and ``RM`` (a case-insensitive filesystem, as macOS has, runs it) → ``rm``."""
+    """``/bin/rm``, ``\\rm`` and ``RM`` (a case-insensitive filesystem, as macOS has, runs it) → ``rm``;
+    a program that is another under its own name (``hub``) → that one."""
     name = word.lstrip("\\").rsplit("/", 1)[-1]
     if name[-4:].lower() == ".exe":  # powershell.exe, rm.exe (Git Bash)
         name = name[:-4]
-    return name.lower() if name.isupper() else name
+    name = name.lower() if name.isupper() else name
+    return _SAME_PROGRAM.get(name, name)
+
+
+_SAME_PROGRAM = {"hub": "git"}  # hub runs git with whatever it is given: `hub push -f` is `git push -f`
 
 
 def skip_options(argv: list[str], with_value: frozenset[str]) -> list[str]:
