@@ -3,6 +3,7 @@ what feeds it; and the program a word names (``/bin/rm``, ``\\rm``, ``RM``, ``rm
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -38,6 +39,7 @@ class Command(NamedTuple):
         return self.argv[1:]
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every command by every rule: a line of 5,000 asks it 270,000 times
 def program(word: str) -> str:
     """``/bin/rm``, ``\\rm`` and ``RM`` (a case-insensitive filesystem, as macOS has, runs it) → ``rm``;
     a program that is another under its own name (``hub``) → that one."""
