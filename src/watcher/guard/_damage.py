@@ -318,6 +318,14 @@ _EMPTIES_BUCKET = lazy(
 )
 
 
+# a cloud SDK's call that deletes a whole thing: a namespace, cluster, stack or bucket, or every instance
+_DESTROYS_INFRA = lazy(
+    r"\b(?:delete_namespace|deleteNamespace|delete_cluster|deleteCluster|delete_stack|deleteStack)\s*\("
+    r"|\bDelete(?:Bucket|Cluster|Stack|DBInstance|DBCluster)Command\b|\bterminate_instances\s*\("
+    r"|\binstances\.(?:all\(\)|filter\([^)]*\))\.terminate\(\)"
+)
+
+
 def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:
     """A folder made empty in the line synced onto a bucket with deletion (``mkdir -p /tmp/e && aws s3
     sync /tmp/e s3://b --delete``, ``gsutil rsync -d``, ``rclone sync``): every object in it goes. Or
@@ -331,6 +339,8 @@ def emptied_buckets(cmds: list[Command], place: Place) -> Finding | None:
                 "infrastructure",
                 "deletes every object (or every version) of a bucket from inline code: they are gone for good",
             )
+        if code and _DESTROYS_INFRA.search(code):
+            return "infrastructure", "deletes a namespace, cluster, stack, bucket or instances through a cloud SDK"
         words = [a for a in c.args if not a.startswith("-")]
         if c.name == "mkdir":
             made.update((place.resolve(a).rstrip("/"), n) for a in words)

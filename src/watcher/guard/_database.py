@@ -129,6 +129,9 @@ _ORM_WIPES = {
     "python": lazy(r"\b[A-Z]\w*\.objects\.all\(\)\.delete\(\)|\b(?:db|metadata)\.drop_all\s*\("),
     "js": lazy(r"\bsequelize\.drop\s*\(|\bsequelize\.sync\s*\(\s*\{\s*force\s*:\s*true"),
 }
+# a database's own client emptying or dropping all of it, in any language: redis's flushall(), pymongo's
+# drop_database(name), the Node driver's db.dropDatabase()
+_DRIVER_WIPES = lazy(r"(?i)\.flush_?(?:all|db)\b(?:\s*\(|(?![\w.]))|\.drop_?database\s*\(")
 _LANGUAGES = {"rails": "ruby", "ruby": "ruby", "python": "python", "python3": "python", "node": "js", "bun": "js"}
 
 
@@ -141,6 +144,11 @@ def _code_sql(x: At, code: str) -> Finding | None:
     wipes = _ORM_WIPES.get(_LANGUAGES.get(x.name, ""))
     if wipes is not None and wipes.search(text) and not test_database(x):
         return "database", "empties a table or drops every table through the ORM: the data is gone for good"
+    if _DRIVER_WIPES.search(text) and not test_database(x):
+        return (
+            "database",
+            "empties or drops a whole database through its client (FLUSHALL, dropDatabase): the data is gone for good",
+        )
     if not destructive_sql(x.policy, "\n;".join(_statements(_strings(text)))):
         return None
     if test_database(x) or _spared(x, text):
