@@ -113,3 +113,52 @@ def test_prune_to_a_date_still_to_come_is_refused(tmp_path: Path, capsys: pytest
     assert "is still to come" in capsys.readouterr().err
     with Journal(path, create=False) as journal:
         assert len(journal.read()) == 1
+
+
+@needs_mount
+def test_a_journal_on_a_read_only_mount_is_read_and_a_write_says_why_it_cannot(tmpfs: Path) -> None:
+    """An editor shows a read-only project's findings: the journal opened to follow it is read-only;
+    before, opening it failed ('unable to open database file') and nothing was shown."""
+    path = tmpfs / "journal.sqlite3"
+    with Journal(path) as journal:
+        for i in range(3):
+            journal.append(_event(i))
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True, capture_output=True)
+    journal = Journal(path, create=False)
+    try:
+        assert [r.payload["index"] for r in journal.read() if r.kind == "observation"] == [0, 1, 2]
+        with pytest.raises(JournalError, match="read-only filesystem: it can be read, but nothing can be written"):
+            journal.submit_command("s", "inject", "i-1")
+    finally:
+        journal.append(_event(9))  # buffered; the close that writes it says why it cannot
+        with pytest.raises(JournalError, match="read-only filesystem"):
+            journal.close()
+
+
+@needs_mount
+def test_a_live_journal_seen_through_a_read_only_mount_is_read_with_its_wal(tmpfs: Path, tmp_path: Path) -> None:
+    """Rows still in the write-ahead log of a writer that has not closed are read too, through a
+    read-only view of its folder (a bind mount, as a container's read-only volume is)."""
+    path = tmpfs / "journal.sqlite3"
+    view = tmp_path / "view"
+    view.mkdir()
+    writer = Journal(path)
+    try:
+        writer.append(_event(0))
+        writer.flush()
+        assert (tmpfs / "journal.sqlite3-wal").exists()
+        subprocess.run(["mount", "--bind", str(tmpfs), str(view)], check=True, capture_output=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(view)], check=True, capture_output=True)
+            reader = Journal(view / "journal.sqlite3", create=False)
+            try:
+                assert [r.payload["index"] for r in reader.read() if r.kind == "observation"] == [0]
+                writer.append(_event(1))
+                writer.flush()
+                assert [r.payload["index"] for r in reader.read() if r.kind == "observation"] == [0, 1]
+            finally:
+                reader.close()
+        finally:
+            subprocess.run(["umount", "-l", str(view)], check=False, capture_output=True)
+    finally:
+        writer.close()

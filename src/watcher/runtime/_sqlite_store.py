@@ -70,11 +70,29 @@ _COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, st
 
 
 def damaged(path: Path, exc: BaseException) -> JournalError:
-    """The error for a journal file SQLite cannot read: what is wrong, and what to do."""
+    """The error for a journal file SQLite cannot read: what is wrong, and what to do.
+
+    A write to a journal opened read-only (on a read-only filesystem) fails too, and is no damage.
+    """
+    if _read_only_error(exc):
+        return read_only(path)
     return JournalError(
         f"the journal at {path} is damaged ({exc}). Run `watcher journal check {path}` to see how many "
         f"rows are readable, then move it aside (mv {path} {path}.damaged) so a new one is started."
     )
+
+
+def read_only(path: Path) -> JournalError:
+    """The error for a write to a journal on a read-only filesystem: it can be read, not written."""
+    return JournalError(
+        f"the journal at {path} is on a read-only filesystem: it can be read, but nothing can be written to it "
+        "(no event, no command from an editor). To record, set WATCHER_JOURNAL to a path on a writable disk."
+    )
+
+
+def _read_only_error(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & 0xFF == sqlite3.SQLITE_READONLY
 
 
 def _cannot_open(path: Path, exc: BaseException) -> JournalError:
@@ -168,15 +186,15 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
                 keep_out_of_git(path)
             conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
         else:  # mode=rw: open an existing file read-write, never create one
-            uri = f"{path.resolve().as_uri()}?mode=rw"
-            conn = sqlite3.connect(uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True)
+            conn = _existing(path, timeout)
     except (OSError, sqlite3.Error) as exc:
         raise _cannot_use(path, exc) from exc
     try:
         if verify:
             refuse_foreign(conn, path, create=create)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        if not getattr(conn, "read_only", False):
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
     except (OSError, sqlite3.Error, JournalError) as exc:
         conn.close()
@@ -184,6 +202,45 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
             raise
         raise _cannot_use(path, exc) from exc
     return conn
+
+
+class _ReadOnly(sqlite3.Connection):
+    """A connection to a journal on a read-only filesystem: it reads; a write fails saying so."""
+
+    read_only = True
+
+
+def _existing(path: Path, timeout: float) -> sqlite3.Connection:
+    """The journal file at ``path`` opened read-write; on a read-only filesystem, read-only.
+
+    A project on a read-only mount (an archive, a container's volume) still has findings an editor
+    can show. SQLite reads a WAL journal read-only when its ``-shm`` file is there to read; one
+    closed cleanly has none, and nothing can change it through this mount, so it is read as
+    immutable.
+    """
+    base = path.resolve().as_uri()
+    options: dict[str, Any] = {"timeout": timeout, "isolation_level": None, "check_same_thread": False, "uri": True}
+    conn = sqlite3.connect(f"{base}?mode=rw", **options)
+    if os.access(path.parent, os.W_OK) or not os.access(path, os.R_OK):
+        return conn  # a writable folder: whatever fails is said by the statements that meet it
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # sqlite opens the file at the first statement
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    last: sqlite3.Error | None = None
+    for query in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{base}?{query}", factory=_ReadOnly, **options)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            conn.close()
+            last = exc
+            continue
+        log.info("the journal %s is on a read-only filesystem: it is read, and nothing can be written to it", path)
+        return conn
+    assert last is not None
+    raise last
 
 
 def keep_out_of_git(path: Path) -> None:
@@ -271,6 +328,8 @@ class SqliteStore:
                 raise StoreBusy(f"locked by another process ({type(exc).__name__}: {exc})") from exc
             if type(exc) is sqlite3.DatabaseError:  # malformed, not a database
                 raise damaged(self.path, exc) from exc
+            if _read_only_error(exc):
+                raise read_only(self.path) from exc
             if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
                 raise JournalError(
                     f"cannot write the journal at {self.path}: its disk is full. Free some space on it "
