@@ -219,8 +219,13 @@ def _existing(path: Path, timeout: float) -> sqlite3.Connection:
     immutable.
     """
     base = path.resolve().as_uri()
-    options: dict[str, Any] = {"timeout": timeout, "isolation_level": None, "check_same_thread": False, "uri": True}
-    conn = sqlite3.connect(f"{base}?mode=rw", **options)
+
+    def open_as(query: str, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
+        return sqlite3.connect(
+            f"{base}?{query}", timeout=timeout, isolation_level=None, check_same_thread=False, uri=True, factory=factory
+        )
+
+    conn = open_as("mode=rw")
     if os.access(path.parent, os.W_OK) or not os.access(path, os.R_OK):
         return conn  # a writable folder: whatever fails is said by the statements that meet it
     try:
@@ -230,7 +235,7 @@ def _existing(path: Path, timeout: float) -> sqlite3.Connection:
         conn.close()
     last: sqlite3.Error | None = None
     for query in ("mode=ro", "mode=ro&immutable=1"):
-        conn = sqlite3.connect(f"{base}?{query}", factory=_ReadOnly, **options)
+        conn = open_as(query, _ReadOnly)
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.Error as exc:
