@@ -60,7 +60,7 @@ def test_any_tool_input_gets_a_verdict(tool: str, tool_input: dict[str, Any]) ->
 
 def test_a_long_chain_is_read_to_its_last_command() -> None:
     """Thousands of `&&` nest as deep in the parse tree: the reading must not hit the recursion limit."""
-    chain = " && ".join(["ls"] * 5000 + ["rm -rf ~"])
+    chain = " && ".join(["ls"] * 3000 + ["rm -rf ~"])
     verdict = judge("Bash", {"command": chain}, cwd="/nonexistent/project", home="/home/dev", policy=POLICY)
     assert (verdict.decision, verdict.category) == ("deny", "destructive-delete")
 
