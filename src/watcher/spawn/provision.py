@@ -13,6 +13,7 @@ import secrets
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -155,9 +156,10 @@ def spawn_directory(repo: str | Path, spawn_id: str) -> Path:
     return _spawns(_root(Path(repo))) / spawn_id
 
 
-def create(sandbox: Sandbox) -> Sandbox:
+def create(sandbox: Sandbox, environ: Mapping[str, str] | None = None) -> Sandbox:
     """Create the branch and the worktree ``locate`` placed; the sandbox again, with the time it took.
 
+    ``environ``: the spawn's environment, which the submodules' clones run in (default: this process's).
     A failure leaves nothing behind (no directory that would make the id look taken) and raises ``SpawnError``.
     """
     started = time.perf_counter()
@@ -171,7 +173,7 @@ def create(sandbox: Sandbox) -> Sandbox:
         sandbox.home.mkdir(mode=0o700)  # the CLI keeps its sessions there, and Codex a snapshot of its environment
         common = Path(git(sandbox.repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
         remote = git(sandbox.repo, "config", "remote.origin.url", check=False) or str(sandbox.repo)
-        notes = check_out_submodules(sandbox.worktree, common / "modules", remote) + _lfs_notes(sandbox)
+        notes = check_out_submodules(sandbox.worktree, common / "modules", remote, environ) + _lfs_notes(sandbox)
     except BaseException:
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)

@@ -99,7 +99,7 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
     version = await asyncio.to_thread(cli_version, executable, adapter.package)
     other_version = version_note(adapter.name, adapter.package, version, adapter.checked_version)
-    sandbox = await asyncio.to_thread(create, sandbox)  # the first thing a spawn leaves behind
+    sandbox = await asyncio.to_thread(create, sandbox, parent_env)  # the first thing a spawn leaves behind
     hold(sandbox)  # `watcher spawn --cleanup` in another shell leaves it alone until it ends
     runtime = config.runtime or Runtime(journal=config.journal)  # a fleet's runtime is shared, and left open
     session = SpawnSession(config.session_name or f"spawn-{sandbox.id}", adapter, runtime.publish)
