@@ -322,7 +322,8 @@ async def test_a_journal_overwritten_in_place_by_a_shorter_one_shows_what_it_hol
 
 async def test_a_journal_being_made_is_not_shown_as_broken(client: LanguageClient, tmp_path: Path) -> None:
     """SQLite makes the file before its tables: a server that looked in between told the person the journal
-    was "not a watcher journal (it is empty ...)" each time a session started one."""
+    was "not a watcher journal (it is empty ...)" each time a session started one. (The window itself is
+    tested on the follower: ``test_follow.py``.)"""
     other = make_workspace(tmp_path / "being-made")
     (other / "made.py").write_text("a = 1\n")
     journal = journal_of(other)
@@ -332,7 +333,6 @@ async def test_a_journal_being_made_is_not_shown_as_broken(client: LanguageClien
     client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(types.WorkspaceFoldersChangeEvent(added=[folder], removed=[]))
     )
-    await asyncio.sleep(0.6)  # not a wait for a condition: the window in which the server meets the empty file
     await write_events(journal, [interjection("made", locations=[{"path": "made.py", "start_line": 1}])])
     await wait_until(lambda: diagnostics(client, (other / "made.py").as_uri()), what="the finding")
     assert not [m.message for m in client.messages if "not a watcher journal" in m.message]

@@ -1,5 +1,5 @@
-"""When a journal is read: only when it changed (a quiet one costs two ``stat`` calls), and the server's
-whole cost with many quiet folders (a real server, 60 folders, 30 journals)."""
+"""When a journal is read: only when it changed (a quiet one costs two ``stat`` calls); a journal still
+being made is not reported broken; a real server with 60 folders follows every journal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import os
 import time
 from pathlib import Path
 
-import pytest
 from lsprotocol import types
 from pytest_lsp.client import make_test_lsp_client
 
@@ -67,14 +66,9 @@ def _commit(journal: Path, ident: str) -> None:
         writer.flush()
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the server's CPU time from /proc")
-async def test_sixty_quiet_folders_cost_little_cpu(tmp_path: Path) -> None:
-    """Each journal was queried 20 times a second: 60 folders, 30 journals, cost 7-17 % of a core, idle."""
+async def test_sixty_folders_are_all_followed_and_news_still_shows(tmp_path: Path) -> None:
+    """60 folders, 30 with journals, on one poller: every journal is read, and a finding written later
+    still shows. (What they cost idle is measured by ``benchmarks/bench_lsp_folders.py``.)"""
     folders = [make_workspace(tmp_path / f"f{i:02d}") for i in range(60)]
     for n, folder in enumerate(folders[::2]):
         (folder / "a.py").write_text("x = 1\n")
@@ -91,17 +85,30 @@ async def test_sixty_quiet_folders_cost_little_cpu(tmp_path: Path) -> None:
         )
         uris = [(f / "a.py").as_uri() for f in folders[::2]]
         await wait_until(lambda: all(diagnostics(lsp, uri) for uri in uris), within=30, what="every journal read")
-        assert lsp._server is not None
-        pid = lsp._server.pid
-        await asyncio.sleep(1.5)  # not a wait for a condition: start-up done, the looks slowed down
-        cpu, wall = _cpu_seconds(pid), time.monotonic()
-        await asyncio.sleep(2.5)  # likewise: the window whose cost is measured
-        share = (_cpu_seconds(pid) - cpu) / (time.monotonic() - wall)
-        assert share < 0.035, f"the idle server used {share:.1%} of a core"
-        # a quiet server still shows news
         folder = folders[10]
         await write_events(journal_of(folder), [interjection("new", locations=[{"path": "a.py", "start_line": 1}])])
         await wait_until(lambda: len(diagnostics(lsp, (folder / "a.py").as_uri())) == 2, what="the new finding")
         await lsp.shutdown_session()
     finally:
         await lsp.stop()
+
+
+def test_a_journal_being_made_is_not_reported_broken_until_it_stays_so(tmp_path: Path) -> None:
+    """SQLite makes the file before its tables: the server told the person the journal was "not a
+    watcher journal (it is empty ...)" each time a session started one. A file that young is looked
+    at again quietly; one that stays broken is reported."""
+    repo = make_workspace(tmp_path)
+    journal = journal_of(repo)
+    journal.parent.mkdir(parents=True)
+    journal.touch()  # as SQLite leaves it before the first table is written
+    warned: list[str] = []
+    follower = JournalFollower(journal, repo, _fold, warn=warned.append)
+    try:
+        follower.take(follower.poll(stamp_of(journal)))
+        assert warned == []
+        _age(journal)  # the same empty file, written a while ago: it is not being made any more
+        follower._retry_at = 0.0  # look again now, not after the retry pause
+        follower.take(follower.poll(stamp_of(journal)))
+        assert len(warned) == 1 and "not a watcher journal" in warned[0], warned
+    finally:
+        follower.close()
