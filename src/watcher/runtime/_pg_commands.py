@@ -7,6 +7,7 @@ seconds; an insert that is not idempotent is never written twice) and reads thro
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -23,14 +24,16 @@ Proof = Callable[[str, _T], tuple[str, Sequence[Any]]]
 """For a write not to be repeated: the query (``SELECT EXISTS …``) telling that transaction ``xid`` wrote ``result``."""
 
 
-class PostgresCoordination:
+class PostgresCoordination(ABC):
     """The commands, leases and task claims of ``PostgresStore``, which gives them ``_retrying`` and ``_query``."""
 
-    def _retrying(self, run: Callable[[Statements], _T], *, once: Proof[_T] | None = None, bounded: bool = True) -> _T:
-        raise NotImplementedError  # pragma: no cover - PostgresStore's
+    @abstractmethod
+    def _retrying(
+        self, run: Callable[[Statements], _T], *, once: Proof[_T] | None = None, bounded: bool = True
+    ) -> _T: ...
 
-    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        raise NotImplementedError  # pragma: no cover - PostgresStore's
+    @abstractmethod
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]: ...
 
     def submit_command(self, session: str, watcher: str, kind: str, interjection_id: str, payload: str) -> int:
         def run(conn: Statements) -> int:
