@@ -11,12 +11,12 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
+from raw_http import Handler, RawServer
 
 from watcher.core.errors import ConfigurationError, EvaluationError
 from watcher.core.evaluation import EvaluationRequest
@@ -44,65 +44,10 @@ REQUEST = EvaluationRequest(
 Writer = Callable[[socket.socket], None]
 
 
-class Server:
-    """Answers each request by handing the connection to ``write``; counts requests, bytes sent, hang-ups."""
-
-    def __init__(self, write: Writer) -> None:
-        self.write = write
-        self.heads: list[bytes] = []
-        self.sent = 0
-        self.hung_up = threading.Event()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn: socket.socket) -> None:
-        with conn:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            head, _, body = data.partition(b"\r\n\r\n")
-            self.heads.append(head)
-            length = next(
-                (int(v.split(b":")[1]) for v in head.lower().split(b"\r\n") if v.startswith(b"content-length:")), 0
-            )
-            while len(body) < length and (chunk := conn.recv(65536)):
-                body += chunk
-            try:
-                self.write(conn)
-            except OSError:  # the client closed the connection: it stopped reading
-                self.hung_up.set()
-
-    def send(self, conn: socket.socket, data: bytes) -> None:
-        conn.sendall(data)
-        self.sent += len(data)
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 @pytest.fixture
-def serve() -> Iterator[Callable[[Writer], Server]]:
-    servers: list[Server] = []
-
-    def start(write: Writer) -> Server:
-        servers.append(Server(write))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
+def serve(raw_server: Callable[[Handler], RawServer]) -> Callable[[Writer], RawServer]:
+    """A server whose every answer is ``write(conn)``."""
+    return lambda write: raw_server(lambda conn, _head: write(conn))
 
 
 def evaluator(provider: str, url: str) -> LLMEvaluator:
@@ -131,7 +76,7 @@ PROVIDERS = ["anthropic", "openai"]
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_an_endless_body_is_read_up_to_the_bound_and_fails_closed(
-    provider: str, serve: Callable[[Writer], Server]
+    provider: str, serve: Callable[[Writer], RawServer]
 ) -> None:
     def endless(conn: socket.socket) -> None:
         server.send(conn, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
@@ -149,7 +94,7 @@ async def test_an_endless_body_is_read_up_to_the_bound_and_fails_closed(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_declared_length_over_the_bound_is_not_read_at_all(
-    provider: str, serve: Callable[[Writer], Server]
+    provider: str, serve: Callable[[Writer], RawServer]
 ) -> None:
     def huge(conn: socket.socket) -> None:
         head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 10000000000\r\n\r\n"
@@ -163,7 +108,7 @@ async def test_a_declared_length_over_the_bound_is_not_read_at_all(
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_a_gzip_bomb_is_stopped_at_the_bound_of_what_it_expands_to(
-    provider: str, serve: Callable[[Writer], Server]
+    provider: str, serve: Callable[[Writer], RawServer]
 ) -> None:
     bomb = gzip.compress(b"\0" * (4 * MAX_RESPONSE_BYTES), compresslevel=9)  # about 130 kB on the wire
     assert len(bomb) < MAX_RESPONSE_BYTES // 10
@@ -180,7 +125,7 @@ async def test_a_gzip_bomb_is_stopped_at_the_bound_of_what_it_expands_to(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_a_redirect_is_not_followed_with_the_key(provider: str, serve: Callable[[Writer], Server]) -> None:
+async def test_a_redirect_is_not_followed_with_the_key(provider: str, serve: Callable[[Writer], RawServer]) -> None:
     elsewhere = serve(lambda conn: elsewhere.send(conn, b"HTTP/1.1 500 x\r\ncontent-length: 0\r\n\r\n"))
 
     def redirect(conn: socket.socket) -> None:
@@ -198,7 +143,9 @@ async def test_a_redirect_is_not_followed_with_the_key(provider: str, serve: Cal
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_an_answer_within_the_bound_is_read_as_before(provider: str, serve: Callable[[Writer], Server]) -> None:
+async def test_an_answer_within_the_bound_is_read_as_before(
+    provider: str, serve: Callable[[Writer], RawServer]
+) -> None:
     if provider == "anthropic":
         answer = {
             "id": "msg_1",
@@ -247,7 +194,7 @@ ESCAPES = "\x1b[2J\x1b]8;;http://evil.example\x07click here\x1b]8;;\x07\r\x08"
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_terminal_escapes_in_a_servers_words_never_reach_a_message(
-    provider: str, serve: Callable[[Writer], Server]
+    provider: str, serve: Callable[[Writer], RawServer]
 ) -> None:
     data = json.dumps({"error": {"message": ESCAPES}}).encode()
 
@@ -264,7 +211,7 @@ async def test_terminal_escapes_in_a_servers_words_never_reach_a_message(
 
 
 async def test_a_server_that_answers_a_byte_at_a_time_is_cut_at_the_watchers_budget(
-    serve: Callable[[Writer], Server],
+    serve: Callable[[Writer], RawServer],
 ) -> None:
     def trickle(conn: socket.socket) -> None:
         server.send(conn, b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n")
@@ -285,7 +232,7 @@ async def test_a_server_that_answers_a_byte_at_a_time_is_cut_at_the_watchers_bud
 
 
 async def test_the_unbounded_client_of_an_agent_run_does_not_follow_a_redirect_either(
-    serve: Callable[[Writer], Server],
+    serve: Callable[[Writer], RawServer],
 ) -> None:
     import anthropic
 
@@ -309,7 +256,7 @@ async def test_the_unbounded_client_of_an_agent_run_does_not_follow_a_redirect_e
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 async def test_token_counts_that_are_not_counts_neither_drop_the_interjection_nor_reach_the_totals(
-    provider: str, serve: Callable[[Writer], Server]
+    provider: str, serve: Callable[[Writer], RawServer]
 ) -> None:
     from watcher.agents.replay import replay
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from raw_http import Handler, RawServer
 
 from watcher.cli._show_prompt import prompt_evaluator
 from watcher.core.errors import ConfigurationError, EvaluationError
@@ -56,56 +56,10 @@ def http(status: str, body: bytes | str, content_type: str = "application/json")
     return head.encode() + data
 
 
-class RawServer:
-    """Reads each request whole, then sends the bytes ``answer()`` returns and closes."""
-
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
-        self.heads: list[bytes] = []  # each request's head, as it arrived
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return  # closed
-            with conn:
-                self._one(conn)
-
-    def _one(self, conn: socket.socket) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        self.heads.append(head)
-        length = next(
-            (int(line.split(b":")[1]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:")), 0
-        )
-        while len(body) < length and (chunk := conn.recv(65536)):
-            body += chunk
-        conn.sendall(self.answer())
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 @pytest.fixture
-def serve() -> Iterator[Callable[[Answer], RawServer]]:
-    servers: list[RawServer] = []
-
-    def start(answer: Answer) -> RawServer:
-        servers.append(RawServer(answer))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
+def serve(raw_server: Callable[[Handler], RawServer]) -> Callable[[Answer], RawServer]:
+    """A server that reads each request whole, then sends the bytes ``answer()`` returns and closes."""
+    return lambda answer: raw_server(lambda conn, _head: conn.sendall(answer()))
 
 
 def evaluator(provider: str, url: str, max_retries: int = 0) -> LLMEvaluator:

@@ -12,12 +12,12 @@ import contextlib
 import io
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from raw_http import Handler, RawServer
 
 from watcher.cli import main
 from watcher.core.errors import ConfigurationError, UnreachableServerError
@@ -29,54 +29,11 @@ from watcher.testing import StubAnthropicServer, StubOpenAIServer
 
 KEY = "sk-ant-api03-preflight-good-key-000000000000"
 WRONG = "sk-ant-api03-preflight-wrong-key-11111111111"
-Handler = Callable[[socket.socket, bytes], None]
-
-
-class Raw:
-    """A socket server: reads a request's head and hands the connection to ``handle``."""
-
-    def __init__(self, handle: Handler) -> None:
-        self.handle = handle
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.done = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn: socket.socket) -> None:
-        with conn:
-            head = b""
-            while b"\r\n\r\n" not in head:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                head += chunk
-            with contextlib.suppress(OSError):
-                self.handle(conn, head)
-
-    def close(self) -> None:
-        self.done.set()
-        self.sock.close()
 
 
 @pytest.fixture
-def raw() -> Iterator[Callable[[Handler], Raw]]:
-    servers: list[Raw] = []
-
-    def start(handle: Handler) -> Raw:
-        servers.append(Raw(handle))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
+def raw(raw_server: Callable[[Handler], RawServer]) -> Callable[[Handler], RawServer]:
+    return raw_server
 
 
 def answer(status: str, body: object) -> Handler:
@@ -135,7 +92,7 @@ def test_an_openai_compatible_key_refused_is_said_and_its_masked_echo_is_not_the
     assert "refused the key" in str(refused.value) and "OPENAI_API_KEY" in str(refused.value)
 
 
-def test_a_server_that_quotes_the_whole_key_back_does_not_get_it_shown(raw: Callable[[Handler], Raw]) -> None:
+def test_a_server_that_quotes_the_whole_key_back_does_not_get_it_shown(raw: Callable[[Handler], RawServer]) -> None:
     key = "gw-0123456789abcdefXYZ"  # a gateway's key, of no shape the redaction patterns know
     server = raw(answer("401 Unauthorized", {"error": {"message": f"key {key} is not valid here"}}))
     with pytest.raises(ConfigurationError) as refused:
@@ -151,13 +108,13 @@ def test_an_openai_compatible_model_not_listed_is_named_and_ollamas_latest_tag_i
     assert "has no model 'llama3.1'" in str(unknown.value) and "llama3.1:8b" in str(unknown.value)
 
 
-def test_a_key_that_may_not_list_models_is_not_refused(raw: Callable[[Handler], Raw]) -> None:
+def test_a_key_that_may_not_list_models_is_not_refused(raw: Callable[[Handler], RawServer]) -> None:
     # an OpenAI key restricted to chat completions answers the models list with 403
     server = raw(answer("403 Forbidden", {"error": {"message": "missing scope api.model.read"}}))
     check_reachable(openai(server.url, key="sk-proj-restricted-0000000000"))
 
 
-def test_an_anthropic_key_without_access_is_said(raw: Callable[[Handler], Raw]) -> None:
+def test_an_anthropic_key_without_access_is_said(raw: Callable[[Handler], RawServer]) -> None:
     server = raw(answer("403 Forbidden", {"type": "error", "error": {"type": "permission_error", "message": "no"}}))
     with pytest.raises(ConfigurationError) as denied:
         check_reachable(anthropic(server.url))
@@ -166,7 +123,7 @@ def test_an_anthropic_key_without_access_is_said(raw: Callable[[Handler], Raw]) 
 
 @pytest.mark.parametrize("how", ["silent", "a byte at a time"])
 def test_a_server_that_does_not_answer_in_time_is_refused_within_the_budget(
-    raw: Callable[[Handler], Raw], how: str
+    raw: Callable[[Handler], RawServer], how: str
 ) -> None:
     def slow(conn: socket.socket, _head: bytes) -> None:
         if how == "a byte at a time":
@@ -206,7 +163,7 @@ def test_watcher_eval_refuses_a_wrong_key_before_any_case_runs(tmp_path: Path) -
         assert stub.requests == []
 
 
-def test_check_url_goes_through_the_proxy_the_environment_names(raw: Callable[[Handler], Raw]) -> None:
+def test_check_url_goes_through_the_proxy_the_environment_names(raw: Callable[[Handler], RawServer]) -> None:
     proxy = raw(lambda conn, head: None)  # listening is all a TCP check asks of it
     closed = "http://127.0.0.1:9/v1"  # nothing listens on the discard port
     check_url(closed, who="the model server", environ={"HTTP_PROXY": proxy.url})
