@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from command_line import Ran, run_main
 from watcher.testing.postgres import LocalPostgres
 
 _databases = itertools.count()
@@ -41,6 +42,12 @@ def _entry_points_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """This environment's commands (``watcher``) are on PATH, as in an activated environment or a pipx
     install: the installed hooks run ``watcher-hook`` from PATH, wherever the tests were started from."""
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """The ``watcher`` command line, run in this process: ``cli("journal", "check", url)``."""
+    return lambda *args: run_main(capsys, *args)
 
 
 @pytest.fixture(scope="session")

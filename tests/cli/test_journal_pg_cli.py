@@ -2,38 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 import pytest
 
-from watcher.cli import main
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
 from watcher.runtime._pg_schema import VERSION
 from watcher.runtime.events import ObservationEvent
-
-
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
-    """The ``watcher`` command line, run in this process (the same ``main`` the console script calls)."""
-
-    def run(*args: str) -> Done:
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-
-    return run
 
 
 def test_migrate_check_and_prune(pg_url: str, cli: Any) -> None:

@@ -11,15 +11,12 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 import pytest
 
-from watcher.cli import main
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
@@ -28,25 +25,6 @@ from watcher.runtime.events import ObservationEvent
 from watcher.testing.postgres import LocalPostgres
 
 YEAR_S = 365 * 86400
-
-
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
-    """The ``watcher`` command line, run in this process."""
-
-    def run(*args: str) -> Done:
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-
-    return run
 
 
 def _event(index: int) -> ObservationEvent:

@@ -19,13 +19,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 import pytest
 
-from watcher.cli import main
+from command_line import Ran
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal, _pg_messages, _pg_store
@@ -38,26 +37,7 @@ from watcher.testing.waiting import wait_until
 _roles = itertools.count()
 
 
-@dataclass
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Done]:
-    """The ``watcher`` command line, run in this process."""
-
-    def run(*args: str) -> Done:
-        code = main(list(args))
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-
-    return run
-
-
-def _said_once(done: Done) -> str:
+def _said_once(done: Ran) -> str:
     """The one error line a failed command printed (and nothing resembling a traceback)."""
     assert done.returncode == 2, done
     lines = done.stderr.strip().splitlines()
