@@ -9,16 +9,13 @@ stays down past the lease, and comes back.
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import struct
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
 
 import psycopg
 import pytest
 
+from pg_proxy import Link, PgProxy
 from watcher.fleet import FleetConfig, Supervisor
 from watcher.fleet.events import FleetTask
 from watcher.runtime import Journal, _pg_store
@@ -28,75 +25,24 @@ from watcher.testing.postgres import LocalPostgres
 CONFIG = FleetConfig(name="once", command_poll_s=0.05, command_lease_s=0.5)
 
 
-class Outage:
+class Outage(PgProxy):
     """A loopback proxy to the server that goes down (every link closed, new ones refused) when a
     client sends a message holding ``arm``'s text, before the server sees it, until ``up()``."""
 
     def __init__(self, server_port: int) -> None:
-        self.target = ("127.0.0.1", server_port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = int(self.listener.getsockname()[1])
+        super().__init__(server_port)
         self.trigger: bytes | None = None
-        self.down = threading.Event()
-        self.links: list[socket.socket] = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def url(self, database: str) -> str:
-        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
 
     def arm(self, containing: bytes) -> None:
         self.trigger = containing
 
-    def up(self) -> None:
-        self.down.clear()
-
-    def _cut_all(self) -> None:
-        self.down.set()
-        with self.lock:
-            for link in self.links:
-                with contextlib.suppress(OSError):
-                    link.shutdown(socket.SHUT_RDWR)
-                link.close()
-            self.links.clear()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self.listener.accept()
-                if self.down.is_set():
-                    client.close()  # as a server that went away
-                    continue
-                server = socket.create_connection(self.target)
-                with self.lock:
-                    self.links += [client, server]
-                threading.Thread(target=self._up, args=(client, server), daemon=True).start()
-                threading.Thread(target=self._pipe, args=(server, client), daemon=True).start()
-
-    def _up(self, client: socket.socket, server: socket.socket) -> None:
-        buffer, started = b"", False
-        with contextlib.suppress(OSError):
-            while data := client.recv(65536):
-                buffer += data
-                while True:  # one whole message at a time: the startup packet has no type byte
-                    head = 1 if started else 0
-                    if len(buffer) < head + 4:
-                        break
-                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
-                    if len(buffer) < size:
-                        break
-                    message, buffer, started = buffer[:size], buffer[size:], True
-                    if self.trigger and head and self.trigger in message:
-                        self.trigger = None
-                        self._cut_all()
-                        return
-                    server.sendall(message)
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            while data := source.recv(65536):
-                sink.sendall(data)
+    def forward(self, link: Link, message: bytes, *, startup: bool) -> bool:
+        if self.trigger and not startup and self.trigger in message:
+            self.trigger = None
+            self.cut_all()
+            return False
+        link.server.sendall(message)
+        return True
 
 
 @pytest.fixture
@@ -106,9 +52,8 @@ def outage(pg_server: LocalPostgres) -> Iterator[tuple[Outage, str, str]]:
     name = "once_" + str(proxy.port)
     direct = pg_server.create_database(name)
     Journal(direct).close()
-    yield proxy, proxy.url(name), direct
-    proxy.up()
-    proxy.listener.close()
+    with proxy:
+        yield proxy, proxy.url(name), direct
 
 
 async def test_a_command_whose_mark_is_lost_with_the_server_is_not_applied_again(

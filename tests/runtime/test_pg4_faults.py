@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import signal
-import socket
-import struct
 import sys
 import threading
 import time
@@ -17,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from pg_proxy import Link, PgProxy
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
@@ -83,76 +81,26 @@ def test_a_pool_left_open_and_collected_on_its_own_thread_says_nothing(pg_url: s
     assert raised == []
 
 
-class CrashAfterCopy:
+class CrashAfterCopy(PgProxy):
     """A loopback proxy that forwards a batch's rows (up to the end of its COPY), then cuts the client off and
     refuses new links until ``up()``: the batch's transaction is left running on the server, unanswered."""
 
     def __init__(self, server_port: int) -> None:
-        self.target = ("127.0.0.1", server_port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = int(self.listener.getsockname()[1])
+        super().__init__(server_port)
         self.armed = False
-        self.down = threading.Event()
         self.fired = threading.Event()
-        self.links: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
 
-    def url(self, database: str) -> str:
-        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
-
-    def up(self) -> None:
-        self.down.clear()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self.listener.accept()
-                if self.down.is_set():
-                    client.close()
-                    continue
-                server = socket.create_connection(self.target)
-                self.links += [client, server]
-                lost = threading.Event()
-                threading.Thread(target=self._up, args=(client, server, lost), daemon=True).start()
-                threading.Thread(target=self._down, args=(server, client, lost), daemon=True).start()
-
-    def close(self) -> None:
-        self.listener.close()
-        for link in self.links:
-            link.close()
-
-    def _up(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
-        buffer, started = b"", False
-        with contextlib.suppress(OSError):
-            while data := client.recv(65536):
-                buffer += data
-                while True:  # one whole message at a time: the startup packet has no type byte
-                    head = 1 if started else 0
-                    if len(buffer) < head + 4:
-                        break
-                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
-                    if len(buffer) < size:
-                        break
-                    message, buffer, started = buffer[:size], buffer[size:], True
-                    server.sendall(message)
-                    if self.armed and message[:1] == b"c":  # CopyDone: the rows are in, the COMMIT never comes
-                        self.armed = False
-                        self.down.set()
-                        lost.set()
-                        client.close()
-                        self.fired.set()
-                        return  # the server's side stays open: the transaction runs on, unanswered
-        client.close()  # a link ends both ways, as a server that went away ends it
-        server.close()
-
-    @staticmethod
-    def _down(server: socket.socket, client: socket.socket, lost: threading.Event) -> None:
-        with contextlib.suppress(OSError):
-            while (data := server.recv(65536)) and not lost.is_set():
-                client.sendall(data)
-        if not lost.is_set():
-            client.close()
-            server.close()
+    def forward(self, link: Link, message: bytes, *, startup: bool) -> bool:
+        link.server.sendall(message)
+        if not (self.armed and not startup and message[:1] == b"c"):
+            return True
+        # CopyDone: the rows are in, the COMMIT never comes; the server's side stays open, the transaction runs on
+        self.armed = False
+        self.down.set()
+        link.lost.set()
+        link.client.close()
+        self.fired.set()
+        return False
 
 
 @pytest.mark.parametrize("others_write", [False, True], ids=["alone", "its transaction id used again"])

@@ -12,8 +12,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
-import struct
 import subprocess
 import threading
 import time
@@ -25,6 +23,7 @@ import psycopg
 import pytest
 
 from command_line import Ran
+from pg_proxy import Link, PgProxy
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal, _pg_messages, _pg_store
@@ -162,7 +161,7 @@ async def test_a_write_to_a_server_gone_says_to_bring_it_back(
     assert "start the server or restore the link" in caplog.text and "process holding it" not in caplog.text
 
 
-class AnswerLost:
+class AnswerLost(PgProxy):
     """A loopback proxy to the server that, once armed, loses the link right after one client message.
 
     Armed with some text (``COMMIT``, ``INSERT INTO task_claims``) and a message type, it forwards
@@ -174,66 +173,30 @@ class AnswerLost:
     """
 
     def __init__(self, server_port: int) -> None:
-        self.target = ("127.0.0.1", server_port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = int(self.listener.getsockname()[1])
+        super().__init__(server_port)
         self.trigger: tuple[bytes, bytes] | None = None  # (text, message type)
         self.seen = False
         self.keep_server = False
         self.fired = threading.Event()
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def url(self, database: str = "postgres") -> str:
-        """A URL through this proxy (plain text: the proxy reads the protocol's messages)."""
-        return f"postgresql://watcher@127.0.0.1:{self.port}/{database}?sslmode=disable&gssencmode=disable"
 
     def arm(self, containing: bytes, cut_at: bytes, *, keep_server: bool = False) -> None:
         self.trigger, self.seen, self.keep_server = (containing, cut_at), False, keep_server
 
-    def _accept(self) -> None:
-        while True:
-            client, _ = self.listener.accept()
-            server = socket.create_connection(self.target)
-            lost = threading.Event()
-            threading.Thread(target=self._up, args=(client, server, lost), daemon=True).start()
-            threading.Thread(target=self._down, args=(client, server, lost), daemon=True).start()
-
-    def _up(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
-        buffer, started = b"", False
-        with contextlib.suppress(OSError):
-            while data := client.recv(65536):
-                buffer += data
-                while True:  # one whole message at a time: the startup packet has no type byte
-                    head = 0 if not started else 1
-                    if len(buffer) < head + 4:
-                        break
-                    size = head + struct.unpack("!I", buffer[head : head + 4])[0]
-                    if len(buffer) < size:
-                        break
-                    message, buffer, started = buffer[:size], buffer[size:], True
-                    trigger = self.trigger
-                    self.seen = self.seen or bool(trigger and head and trigger[0] in message)
-                    if trigger and self.seen and message[:1] == trigger[1]:
-                        self.trigger = None
-                        lost.set()
-                        server.sendall(message)
-                        self.fired.set()
-                        client.close()
-                        if self.keep_server:
-                            self.held.append(server)
-                        else:
-                            time.sleep(0.2)  # the server acts on it before it sees the link gone
-                            server.close()
-                        return
-                    server.sendall(message)
-        for end in (client, server):
-            end.close()
-
-    def _down(self, client: socket.socket, server: socket.socket, lost: threading.Event) -> None:
-        with contextlib.suppress(OSError):
-            while (data := server.recv(65536)) and not lost.is_set():
-                client.sendall(data)
+    def forward(self, link: Link, message: bytes, *, startup: bool) -> bool:
+        trigger = self.trigger
+        self.seen = self.seen or bool(trigger and not startup and trigger[0] in message)
+        if not (trigger and self.seen and message[:1] == trigger[1]):
+            link.server.sendall(message)
+            return True
+        self.trigger = None
+        link.lost.set()
+        link.server.sendall(message)
+        self.fired.set()
+        link.client.close()
+        if not self.keep_server:  # else the server's side stays open until close()
+            time.sleep(0.2)  # the server acts on it before it sees the link gone
+            link.server.close()
+        return False
 
 
 @pytest.mark.parametrize(
@@ -256,9 +219,7 @@ def test_a_batch_whose_commit_answer_is_lost_is_written_exactly_once(
             assert proxy.fired.is_set(), "the link was cut in the batch's transaction"
             assert [r.payload["index"] for r in journal.read()] == list(range(5)), "every row, once"
     finally:
-        for held in proxy.held:
-            held.close()
-        proxy.listener.close()
+        proxy.close()
 
 
 @pytest.fixture
@@ -268,10 +229,8 @@ def lossy(pg_server: LocalPostgres) -> Iterator[tuple[AnswerLost, str]]:
     database = f"lost{next(_roles)}"
     pg_server.create_database(database)
     Journal(proxy.url(database)).close()
-    yield proxy, proxy.url(database)
-    for held in proxy.held:
-        held.close()
-    proxy.listener.close()
+    with proxy:
+        yield proxy, proxy.url(database)
 
 
 @pytest.mark.parametrize("cut_at", [b"S", b"Q"], ids=["the statement's end", "the commit"])
