@@ -27,7 +27,15 @@ class Link:
     def end(self) -> None:
         """Close both sides, as a server that went away ends a link."""
         for end in (self.client, self.server):
-            end.close()
+            hang_up(end)
+
+
+def hang_up(sock: socket.socket) -> None:
+    """Close a socket so that its peer sees it closed at once: ``close()`` alone sends nothing while
+    another thread is still blocked reading it, and the peer would wait for ever."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 class PgProxy:
@@ -56,9 +64,7 @@ class PgProxy:
         self.down.set()
         with self._lock:
             for sock in self._sockets:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
+                hang_up(sock)
 
     def up(self) -> None:
         self.down.clear()

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from pg_proxy import Link, PgProxy
+from pg_proxy import Link, PgProxy, hang_up
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
@@ -98,7 +98,7 @@ class CrashAfterCopy(PgProxy):
         self.armed = False
         self.down.set()
         link.lost.set()
-        link.client.close()
+        hang_up(link.client)
         self.fired.set()
         return False
 

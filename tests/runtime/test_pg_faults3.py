@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from command_line import Ran
-from pg_proxy import Link, PgProxy
+from pg_proxy import Link, PgProxy, hang_up
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal, _pg_messages, _pg_store
@@ -192,10 +192,10 @@ class AnswerLost(PgProxy):
         link.lost.set()
         link.server.sendall(message)
         self.fired.set()
-        link.client.close()
+        hang_up(link.client)
         if not self.keep_server:  # else the server's side stays open until close()
             time.sleep(0.2)  # the server acts on it before it sees the link gone
-            link.server.close()
+            hang_up(link.server)
         return False
 
 
