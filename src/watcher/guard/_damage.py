@@ -18,7 +18,26 @@ from watcher.guard._simple import option_outputs
 
 __all__ = ["deletes", "devices", "emptied_buckets", "permissions"]
 
-_DELETERS = frozenset({"rm", "grm", "shred", "gshred", "srm", "wipe", "unlink", "trash", "trash-put", "gio", "rimraf"})
+_DELETERS = frozenset(
+    {
+        "rm",
+        "grm",
+        "shred",
+        "gshred",
+        "srm",
+        "wipe",
+        "unlink",
+        "trash",
+        "trash-put",
+        "gio",
+        "gtrash",
+        "gvfs-trash",
+        "rimraf",
+    }
+)
+# deleters that take a folder whole without asking for -r: a folder sent to the trash leaves the
+# project (or the home) broken as surely as one deleted, whatever the trash keeps
+_WHOLE_DELETERS = frozenset({"rimraf", "trash", "trash-put", "gtrash", "gvfs-trash", "gio"})
 # Windows' deleters (PowerShell's and cmd's); their switches are -Recurse or /s
 _WINDOWS_DELETERS = frozenset({"remove-item", "ri", "del", "erase", "rd", "rmdir"})
 
@@ -52,9 +71,9 @@ def deletes(x: At) -> Finding | None:
             # Get-ChildItem -Path $HOME | Remove-Item -Recurse: everything the listing names
             folder = next((a for a in lister.args if not a.startswith("-")), ".")
             targets = [folder.rstrip("/\\") + "/*"]
-    elif name in _DELETERS:
-        recursive = recursive or name == "rimraf"
-        targets = [t for t in x.positional if not (name == "gio" and t == "trash")]
+    elif name in _DELETERS and (name not in ("gio", "gtrash") or x.positional[:1] in (["trash"], ["remove"], ["put"])):
+        recursive = recursive or name in _WHOLE_DELETERS
+        targets = x.positional[1:] if name in ("gio", "gtrash") else x.positional
         if "--no-preserve-root" in x.args:
             return "destructive-delete", "deletes with --no-preserve-root: the filesystem root itself"
     elif name == "mv" and len(x.positional) >= 2:
@@ -162,6 +181,8 @@ _SCRATCH = (".cache", "Library/Caches", "tmp", ".tmp", "Library/Logs", ".npm", "
 
 def _listed(path: str) -> list[str] | None:
     """The paths a list file names, one per line (None: it cannot be read). Its first 64 kB only."""
+    if path == "/dev/null":  # xargs rm -rf < /dev/null: nothing listed, nothing deleted
+        return []
     try:
         return [line.strip() for line in regular_text(path).splitlines() if line.strip()][:2000]
     except OSError:
