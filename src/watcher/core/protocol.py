@@ -72,6 +72,9 @@ _DELIMITER = re.compile(r"(<<<|>>>)?OBSERVED-[0-9a-f]{6,}(<<<|>>>)?", re.IGNOREC
 _INJECTION_TAG = re.compile(r"<(\s*/?\s*)(system-nudge|sync-message)\b", re.IGNORECASE)
 _INJECTION_PREFIX = re.compile(r"\[(\s*(?:SUPERVISOR|PEER)\b[^\]\n]*)\]", re.IGNORECASE)
 _GUIDANCE = re.compile(r"Supervisor\s*:\s*Guidance\s*:", re.IGNORECASE)
+# A reasoning model's thoughts open its answer with <think>: echoed from observed content, the tag
+# would make the model's own answer read as thoughts, and its decision go unread
+_THINK_TAG = re.compile(r"<(\s*/?\s*think(?:ing)?\s*)>", re.IGNORECASE)
 # Invisible characters (every Unicode format character, Cf): zero-width spaces and joiners that split a marker
 # so no pattern sees it, bidirectional controls (Trojan Source), and the tag characters a model reads
 # as ASCII while a person sees nothing ("ASCII smuggling"). Observed text shows each as its code point.
@@ -105,7 +108,8 @@ def neutralise(text: str) -> str:
     """Defuse protocol markers in observed text so it cannot forge a decision or end the fence.
 
     The injection forms (``<system-nudge …>``, ``<sync-message …>``, ``[SUPERVISOR]:``, ``[PEER …]:``,
-    ``Supervisor:Guidance:``) are defused too, so a quote cannot pass for a watcher's or a person's word.
+    ``Supervisor:Guidance:``) are defused too, so a quote cannot pass for a watcher's or a person's word,
+    and so are a reasoning model's ``<think>`` tags, so an echo cannot turn the model's answer into thoughts.
     Invisible characters are shown as their code points (``⟨U+200B⟩``) first: they can neither hide
     a marker from these patterns nor carry instructions a person cannot see.
     """
@@ -115,6 +119,7 @@ def neutralise(text: str) -> str:
     text = _INJECTION_TAG.sub(lambda m: f"\u2039{m.group(1)}{m.group(2)}", text)
     text = _INJECTION_PREFIX.sub(lambda m: f"\u27e6{m.group(1)}\u27e7", text)
     text = _GUIDANCE.sub("Supervisor-Guidance (quoted):", text)
+    text = _THINK_TAG.sub(lambda m: f"\u2039{m.group(1)}\u203a", text)
     return _DELIMITER.sub("OBSERVED-(quoted)", text)
 
 
