@@ -25,7 +25,7 @@ from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
 from watcher.transcripts import RecordReader, reader_for
 
-__all__ = ["AgentCLI", "Denial", "Final", "find_executable"]
+__all__ = ["AgentCLI", "Denial", "Final", "agent_path", "find_executable"]
 
 # Variables every CLI gets when the parent has them: the program search path, the locale.
 _BASE = ("PATH", "LANG", "LC_ALL", "TZ", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS")
@@ -59,31 +59,87 @@ class Final:
     turn_only: bool = False  # the end of one turn of a live session, not of the process
 
 
-def find_executable(binary: str, explicit: str | None, repo: Path, package: str = "", version: str = "") -> str:
-    """``explicit``, else ``node_modules/.bin/<binary>`` of the repo or of watcher's checkout, else PATH.
+def agent_path(parent: Mapping[str, str], manifest: SandboxManifest | None = None) -> str:
+    """The PATH the CLI runs with (as ``AgentCLI.environment`` gives it): the manifest's, else the parent's."""
+    if manifest is not None and "PATH" in manifest.environment:
+        return manifest.environment["PATH"]
+    return parent.get("PATH") or os.defpath
 
+
+def find_executable(
+    binary: str, explicit: str | None, repo: Path, package: str = "", version: str = "", *, path: str | None = None
+) -> str:
+    """The absolute path of the CLI the agent runs: ``explicit``, else the repo's ``node_modules/.bin``, else PATH.
+
+    ``path`` is the PATH the agent runs with (``agent_path``; default: this process's): a name is
+    looked up there, not on watcher's own PATH, so the CLI started is the one the agent's PATH
+    names, and an interpreter its first line asks for (``#!/usr/bin/env node``) must be there too.
+    watcher's own checkout (where ``make clis`` installs the pinned CLIs) is tried last. The path
+    is absolute: the CLI starts in the worktree, where a relative one would name another file.
     ``package`` and ``version``: what installs it, for the message when it is nowhere.
     """
+    search = os.environ.get("PATH", os.defpath) if path is None else path
     if explicit is not None:
-        found = shutil.which(explicit) if explicit else None  # a path that is an executable file, or a name on PATH
+        found = _which(explicit, search) if explicit else None  # a path that is an executable file, or a name on PATH
         if found is None:
             raise ConfigurationError(
-                f"--cli-path {explicit!r} is not an executable file (nor a command on PATH); give the path of "
-                f"the {binary!r} CLI, or leave --cli-path out to use node_modules/.bin or PATH"
+                f"--cli-path {explicit!r} is not an executable file (nor a command on the PATH the agent runs with, "
+                f"{_shown(search)}); give the path of the {binary!r} CLI, or leave --cli-path out to use "
+                "node_modules/.bin or PATH"
             )
-        return found
-    for root in (repo, _PROJECT):
-        candidate = root / "node_modules" / ".bin" / binary
-        if candidate.exists():
-            return str(candidate)
-    found = shutil.which(binary)
-    if found is None:
-        raise ConfigurationError(
-            f"the {binary!r} CLI was not found in node_modules/.bin or on PATH: install it"
-            + (f" (npm install -g {package}@{version})" if package else "")
-            + " or pass --cli-path with its executable"
-        )
+    else:
+        folders = [str(Path(repo).resolve() / "node_modules" / ".bin"), search, str(_PROJECT / "node_modules" / ".bin")]
+        found = next((hit for hit in (_which(binary, folder) for folder in folders) if hit), None)
+        if found is None:
+            raise ConfigurationError(
+                f"the {binary!r} CLI was not found in node_modules/.bin nor on the PATH the agent runs with "
+                f"({_shown(search)}): install it"
+                + (f" (npm install -g {package}@{version})" if package else "")
+                + " or pass --cli-path with its executable"
+            )
+    _check_interpreter(binary, found, search)
     return found
+
+
+def _which(name: str, path: str) -> str | None:
+    """``name`` (a path, or a command looked up on ``path``) as an absolute executable file's path, or None."""
+    found = shutil.which(name, path=path)
+    return os.path.abspath(found) if found else None
+
+
+def _shown(path: str, limit: int = 300) -> str:
+    return f"PATH={path}" if len(path) <= limit else f"PATH={path[:limit]}…"
+
+
+def _check_interpreter(binary: str, executable: str, path: str) -> None:
+    """``ConfigurationError`` when the script's ``#!`` line names an interpreter the agent's PATH lacks.
+
+    An npm CLI is a script starting ``#!/usr/bin/env node``: with no ``node`` on the agent's PATH it
+    would fail at once (``env: 'node': No such file or directory``), after the worktree was made.
+    """
+    try:
+        with open(executable, "rb") as script:
+            head = script.read(512)
+    except OSError:
+        return
+    if not head.startswith(b"#!"):
+        return
+    words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+    if not words:
+        return
+    program = words[0]
+    if os.path.basename(program) == "env":  # `env node`, `env -S node --flag`, `env VAR=1 node`
+        named = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+        if not named:
+            return
+        program = named[0]
+    found = os.access(program, os.X_OK) if "/" in program else shutil.which(program, path=path) is not None
+    if not found:
+        where = "does not exist" if "/" in program else f"is not on the PATH the agent runs with ({_shown(path)})"
+        raise ConfigurationError(
+            f"the {binary!r} CLI at {executable} is a script run by {program!r}, which {where}: install it, "
+            "or put its folder on the PATH watcher spawn runs with (or pass --cli-path with a CLI that runs here)"
+        )
 
 
 class AgentCLI(ABC):
@@ -106,7 +162,7 @@ class AgentCLI(ABC):
     def environment(self, sandbox: Sandbox, manifest: SandboxManifest, parent: Mapping[str, str]) -> dict[str, str]:
         """``env -i`` plus exactly what the CLI needs: base, endpoint/key, manifest env, secrets by name."""
         env = {name: parent[name] for name in (*_BASE, *self.passthrough) if parent.get(name)}
-        env.setdefault("PATH", os.defpath)
+        env["PATH"] = agent_path(parent)  # (the manifest's, if it names one, comes below: see ``agent_path``)
         env["HOME"] = str(sandbox.home)
         # git in the worktree never finds the main checkout above it, even with the worktree's .git deleted
         env["GIT_CEILING_DIRECTORIES"] = str(sandbox.directory)

@@ -22,7 +22,7 @@ from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.spawn import _gitproc
-from watcher.spawn._adapter import AgentCLI, find_executable
+from watcher.spawn._adapter import AgentCLI, agent_path, find_executable
 from watcher.spawn._link import relink
 from watcher.spawn._version import cli_version, version_note
 from watcher.spawn.config import SpawnConfig
@@ -69,8 +69,9 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     parent_env = dict(settings.environ)
     # everything that can be checked is checked before a worktree, a branch or a journal row exists
     adapter = adapter_for(config.agent)
+    search = agent_path(parent_env, config.manifest)  # the CLI is looked up where the agent will run it from
     executable = find_executable(
-        adapter.binary, config.cli_path, Path(config.repo), adapter.package, adapter.checked_version
+        adapter.binary, config.cli_path, Path(config.repo), adapter.package, adapter.checked_version, path=search
     )
     adapter.check_credentials(parent_env)
     adapter.check_task(config.task)
@@ -97,6 +98,11 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
         else await plan_manifest(config.task, config.planner, settings=settings)
     )
     manifest = planned.manifest.with_timeouts(config.idle_timeout_s, config.total_timeout_s)
+    if agent_path(parent_env, manifest) != search:  # the plan gives the agent a PATH of its own: the CLI is found there
+        executable = find_executable(
+            adapter.binary, config.cli_path, Path(config.repo), adapter.package, adapter.checked_version,
+            path=agent_path(parent_env, manifest),
+        )  # fmt: skip
     version = await asyncio.to_thread(cli_version, executable, adapter.package)
     other_version = version_note(adapter.name, adapter.package, version, adapter.checked_version)
     sandbox = await asyncio.to_thread(create, sandbox, parent_env)  # the first thing a spawn leaves behind
