@@ -277,6 +277,8 @@ def _disables_setting(x: At, mode: str, path: str) -> bool:
     config = x.policy.data["config"]["paths"]
     if not (matches_any(x.place, path, config) or config_inside(x.place, path, x.policy)):
         return False
+    if x.name in ("chattr", "chflags"):  # locked or unlocked (not compression, not a Finder flag)
+        return any(_LOCKS.fullmatch(m) for m in mode.split(","))
     if x.name != "chmod" or _opens(mode) or _takes(mode, path):
         return True
     hook = "/hooks" in path or "/.husky" in path  # a hook script without its execute right no longer runs
@@ -285,13 +287,40 @@ def _disables_setting(x: At, mode: str, path: str) -> bool:
     return any(re.fullmatch(r"[ua]*-[rwXst]*x[rwXst]*", part) for part in mode.split(","))
 
 
+# a mode written as an option (`chmod -x f`, `chattr -i f`; chattr's own options are -R, -V, -f, -v, -p)
+_OPTION_MODE = {"chmod": r"-[rwxXst]+", "chattr": r"-(?![RVfvp]+$)[aAcCdDeEFiIjmNPsStTuxR]+"}
+# immutable and append-only: chattr's i and a, BSD's system and user flags
+_LOCKS = re.compile(
+    r"[-+=][a-zA-Z]*[ia][a-zA-Z]*|(?:no)?(?:[su]chg|[su]appnd|[su]immutable|[su]append|schange|uchange)"
+)
+
+
+def _locked(x: At, mode: str, targets: list[str]) -> str | None:
+    """``chattr +i /etc/passwd``, ``chflags noschg /etc/hosts``: a system file locked against every
+    change (updates and the administrator's own edits fail), or the lock an administrator set lifted."""
+    if x.name not in ("chattr", "chflags") or not any(_LOCKS.fullmatch(m) for m in mode.split(",")):
+        return None
+    for word in targets:
+        path = x.path(glob_parent(word)[0])
+        if system_path(x.place, path, x.policy.data["paths"]):
+            lifts = mode.startswith(("-", "no"))
+            return (
+                f"lifts the immutable or append-only flag of the system file {path}: the lock an administrator set on it"
+                if lifts
+                else f"makes the system file {path} immutable or append-only: updates and the system's own changes to it fail"
+            )
+    return None
+
+
 def permissions(x: At) -> Finding | None:
     if x.name not in _PERMS or not (x.on("permissions") or x.on("config-tampering")):
         return None
     recursive = "R" in x.short or "--recursive" in x.args or (x.name == "chattr" and "R" in x.short)
-    modes = [a for a in x.args if re.fullmatch(r"-[rwxXst]+", a)] if x.name == "chmod" else []
+    modes = [a for a in x.args if re.fullmatch(_OPTION_MODE.get(x.name, "(?!)"), a)]
     targets = x.positional if modes else x.positional[1:]  # chmod -x f: a mode that looks like an option
     mode = modes[0] if modes else x.positional[0] if x.positional else ""
+    if x.on("permissions") and (locked := _locked(x, mode, targets)):
+        return "permissions", locked
     setuid = x.name == "chmod" and (
         any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", part) for part in mode.split(","))
         or re.fullmatch(r"[2467][0-7]{3}", mode)
