@@ -7,13 +7,14 @@ with the real ``security`` role (rules) or the real Anthropic evaluator against 
 from __future__ import annotations
 
 import logging
+import socket
 from pathlib import Path
 
 import pytest
 from run_helpers import Files, assert_valid_history, injected_texts, login_writes, start, user_blocks
 
 from watcher.agents import GUIDANCE_PROTOCOL, AgentRun, format_injection, tool
-from watcher.core.errors import SessionEndedError
+from watcher.core.errors import SessionEndedError, UnreachableServerError
 from watcher.core.evaluation import EvaluationRequest
 from watcher.core.interjection import Interjection, Location, SuggestedFix
 from watcher.core.observations import ToolResult
@@ -90,6 +91,23 @@ async def test_security_anthropic_watcher_interjects_and_the_next_turn_fixes_log
         "[SUPERVISOR]: login() splices username and password into the SQL string: use a parameterized query.\n(at auth.js:4)"
     ]
     assert "${username}" not in files.written["auth.js"]
+
+
+async def test_an_llm_watcher_whose_server_is_down_is_refused_before_the_run_starts() -> None:
+    """Said once, before the run's first paid request: not an unread error at every step while the
+    agent works unwatched."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: nothing answers there
+        down = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        with StubAnthropicServer(Reply.text("Done.")) as stub:
+            with pytest.raises(UnreachableServerError, match=r"127\.0\.0\.1"):
+                start(
+                    stub,
+                    watchers=["security"],
+                    evaluator="anthropic",
+                    evaluator_options={"base_url": down, "api_key": "test-key", "max_retries": 0},
+                )
+            assert stub.requests == [], "the agent's model was never asked"
 
 
 async def test_person_guidance_uses_the_marker_and_adds_the_protocol() -> None:

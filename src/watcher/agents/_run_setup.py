@@ -23,6 +23,7 @@ from watcher.core.errors import ConfigurationError, MissingCredentialsError
 from watcher.core.evaluation import Evaluator
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators._llm import http_client
+from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import spec_for_role
 from watcher.runtime.hub import Runtime
@@ -190,11 +191,13 @@ def agent(
     if runtime is not None and journal not in (None, False) and journal is not runtime.journal:
         raise ConfigurationError("pass journal= or runtime=, not both: a shared runtime already has its journal")
     settings = settings or Settings.from_env()
+    built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {}, settings)
+    for built in built_evaluators:  # an LLM watcher whose server, key or model will not work: said now,
+        check_reachable(built)  # before the run's first (paid) request, not as an error at every step
     owns_client = client is None
     if client is None:
         client = make_client(base_url=base_url, api_key=api_key, max_retries=max_retries, settings=settings)
     built_tools = [as_tool(t) for t in tools]
-    built_watchers, built_evaluators = _watchers(watchers, evaluator, evaluator_options or {}, settings)
     built_journal, owns_journal = (runtime.journal, False) if runtime is not None else _journal(journal, settings)
     config = RunConfig(
         name=name or f"agent-{uuid.uuid4().hex[:6]}",
