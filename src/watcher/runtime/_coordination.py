@@ -11,6 +11,7 @@ are; commands read for given sessions name each session as the caller asked for 
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -85,6 +86,8 @@ class Coordination:
     """Commands, leases and task claims on a store (the part of ``Journal`` that is not events)."""
 
     _store: Store
+    _claims: dict[int, float]  # command id: the token of this process's claim on it, until it is marked
+    _claims_lock: threading.Lock
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -140,7 +143,10 @@ class Coordination:
         if not sessions:
             return []
         stored, asked = _stored(sessions)
-        return _as_asked(self._store.claim_commands(stored, limit), asked)
+        claimed = self._store.claim_commands(stored, limit)
+        with self._claims_lock:
+            self._claims.update((row[0], claim) for row, claim in claimed)
+        return _as_asked([row for row, _ in claimed], asked)
 
     def release_claims(self, older_than_s: float, sessions: list[str]) -> int:
         """Put back to ``new`` the commands of ``sessions`` claimed over ``older_than_s`` ago and never marked.
@@ -154,12 +160,24 @@ class Coordination:
 
     def mark_command(self, command_id: int, status: str, detail: str = "") -> None:
         """Mark a command ``applied`` or ``failed`` (with a reason, redacted: it may name the session)."""
-        self._store.mark_commands([(command_id, status, redact(detail))])
+        self.mark_commands([(command_id, status, detail)])
 
     def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
-        """Mark a batch of commands at once: (id, ``applied`` or ``failed``, detail) each."""
-        if marks:
-            self._store.mark_commands([(cid, status, redact(detail)) for cid, status, detail in marks])
+        """Mark a batch of commands at once: (id, ``applied`` or ``failed``, detail) each.
+
+        A command claimed here is marked only while the claim holds: one released meanwhile (this
+        process cut off for longer than the lease) and taken by another is that one's to mark.
+        """
+        if not marks:
+            return
+        with self._claims_lock:
+            claims = [self._claims.get(cid) for cid, _, _ in marks]
+        self._store.mark_commands(
+            [(cid, status, redact(detail), claim) for (cid, status, detail), claim in zip(marks, claims, strict=True)]
+        )
+        with self._claims_lock:
+            for cid, _, _ in marks:
+                self._claims.pop(cid, None)
 
     # --- leases --------------------------------------------------------------------------------
 

@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 
 from watcher.runtime._pg_order import VISIBLE, position, split
 from watcher.runtime._pg_pooler import Statements
-from watcher.runtime._store import CommandRow
+from watcher.runtime._store import SETTLED, CommandRow, Fences, Mark
 
-__all__ = ["CHANNEL", "COMMAND_COLUMNS", "PostgresCoordination", "Proof"]
+__all__ = ["CHANNEL", "CLAIM", "COMMAND_COLUMNS", "PostgresCoordination", "Proof"]
 
 CHANNEL = "watcher_journal"  # what writers NOTIFY and readers LISTEN on
 COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
+CLAIM = "extract(epoch FROM commands.claimed_at)::float8"  # a claim's token: when it was taken (the server's clock)
 _T = TypeVar("_T")
 Proof = Callable[[str, _T], tuple[str, Sequence[Any]]]
 """For a write not to be repeated: the query (``SELECT EXISTS …``) telling that transaction ``xid`` wrote ``result``."""
@@ -70,18 +71,19 @@ class PostgresCoordination(ABC):
         )
         return [(position(row[0], row[1]), tuple(row[1:])) for row in raw]
 
-    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[tuple[CommandRow, float]]:
         # one round trip claims a batch; SKIP LOCKED: a command another poller is claiming is left to it,
-        # and the partial index on new commands (commands_new) finds them however many are done
-        rows: list[CommandRow] = self._retrying(
+        # and the partial index on new commands (commands_new) finds them however many are done. The
+        # claim's token is its time (the server's): a claim released and taken again has another
+        rows: list[Any] = self._retrying(
             lambda conn: conn.execute(
                 "UPDATE commands SET status = 'claimed', claimed_at = now(), applied_ts = extract(epoch FROM now()) "
                 "WHERE id = ANY(ARRAY(SELECT id FROM commands WHERE status = 'new' AND session = ANY(%s) ORDER BY id "
-                f"LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING {COMMAND_COLUMNS}",
+                f"LIMIT %s FOR UPDATE SKIP LOCKED)) RETURNING {COMMAND_COLUMNS}, {CLAIM}",
                 (list(sessions), limit),
             ).fetchall()
         )
-        return sorted(rows)
+        return sorted((tuple(row[:-1]), float(row[-1])) for row in rows)
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         return self._retrying(
@@ -141,15 +143,31 @@ class PostgresCoordination(ABC):
     def started_tasks(self, group: str) -> set[str]:
         return {row[0] for row in self._query("SELECT task FROM task_claims WHERE grp = %s AND started", [group])}
 
-    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
-        ids, statuses, details = (list(column) for column in zip(*marks, strict=True)) if marks else ([], [], [])
+    def mark_commands(self, marks: Sequence[Mark]) -> None:
+        # a claimed command is marked only while its claim is this process's: released and taken by
+        # another meanwhile (this one cut off for longer than the lease), it is the other's to mark
+        columns = [list(column) for column in zip(*marks, strict=True)] if marks else [[], [], [], []]
         self._retrying(
             lambda conn: conn.execute(
                 "UPDATE commands SET status = m.status, applied_ts = extract(epoch FROM now()), detail = m.detail "
-                "FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS m(id, status, detail) WHERE commands.id = m.id",
-                (ids, statuses, details),
+                "FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::float8[]) AS m(id, status, detail, claim) "
+                f"WHERE commands.id = m.id AND (m.claim IS NULL OR {CLAIM} = m.claim)",
+                columns,
             )
         )
+
+    def settle(self, conn: Statements, fences: Fences) -> set[int]:
+        """Mark ``applied`` (in ``conn``'s transaction) the commands whose effects ``fences`` names, where
+        this process's claim on them still holds; returns those where it no longer does."""
+        wanted = set(fences.values())
+        ids, claims = [command_id for command_id, _ in wanted], [claim for _, claim in wanted]
+        held = conn.execute(
+            "UPDATE commands SET status = 'applied', applied_ts = extract(epoch FROM now()), detail = %s "
+            "FROM unnest(%s::bigint[], %s::float8[]) AS m(id, claim) "
+            f"WHERE commands.id = m.id AND commands.status = 'claimed' AND {CLAIM} = m.claim RETURNING commands.id",
+            (SETTLED, ids, claims),
+        ).fetchall()
+        return set(ids) - {int(row[0]) for row in held}
 
 
 def _command_written(xid: str, command_id: int) -> tuple[str, Sequence[Any]]:

@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
 from watcher.runtime._pg_schema import VERSION, creates_in, migrate, missing_tables, schema_version
-from watcher.runtime._store import EventRow, RawEvent, StoreBusy, future_cutoff, journal_label
+from watcher.runtime._store import EventRow, Fences, RawEvent, StoreBusy, future_cutoff, journal_label
 
 try:
     import psycopg
@@ -203,26 +203,27 @@ class PostgresStore(PostgresCoordination):
         self._closed = False
         self._watchdog = Watchdog()
         # the batch being written, its transaction's id and server process, until the commit's answer comes
-        self._unsure: tuple[Sequence[EventRow], str, int] | None = None
+        self._unsure: tuple[Sequence[EventRow], str, int, EventRow | None] | None = None
 
     # --- events ----------------------------------------------------------------------------------
 
-    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+    def append(self, rows: Sequence[EventRow], *, wake: bool, fences: Fences | None = None) -> set[int]:
         """Write ``rows`` in one transaction; a retry of a batch whose commit went unanswered never writes it twice.
 
         The transaction's id is read before its rows are sent. When the link breaks after the commit
         was sent and before its answer came, the server may have committed: the retry of the same
         batch first asks the server how that transaction ended (``pg_xact_status``) and writes the
-        rows again only if it did not commit.
+        rows again only if it did not commit. ``fences``: the rows that are a command's effect are
+        written, and the command marked applied, in the same transaction, only while its claim holds.
         """
         if self._unsure is not None:
-            batch, xid, pid = self._unsure
-            first = rows[0] if rows else None
+            batch, xid, pid, first = self._unsure
             ours = (
                 "SELECT EXISTS (SELECT 1 FROM events WHERE tx = %s::xid8 AND ts = %s AND session = %s AND kind = %s)",
                 (xid, first[0], first[1], first[3]) if first else (xid, 0.0, "", ""),
             )
-            landed = self._landed(xid, pid, ours) if batch is rows else False
+            # a batch that wrote no row (each a command's effect whose claim was lost) proves nothing: as not landed
+            landed = self._landed(xid, pid, ours) if batch is rows and first else False
             if landed is None:  # kept: asked again at the next retry
                 raise StoreBusy(
                     "not yet saying whether it took a batch whose answer was lost; asking again",
@@ -231,15 +232,22 @@ class PostgresStore(PostgresCoordination):
             self._unsure = None
             if landed:
                 log.info("the journal at %s had taken a batch whose answer was lost: not written twice", self.where)
-                return
+                return set()
         committed = False
+        lost: set[int] = set()
         try:
             with self._pool.connection() as conn, self._watchdog.watching(conn, QUERY_TIMEOUT_S):
-                # three round trips: the transaction and its id, the rows, the commit
+                # three round trips: the transaction and its id, the rows, the commit (a fourth settles commands)
                 cur = conn.cursor()
-                self._unsure = (rows, *_begin(conn))
+                xid, pid = _begin(conn)
+                kept = rows
+                if fences:
+                    lost = self.settle(conn, fences)
+                    if lost:
+                        kept = [row for i, row in enumerate(rows) if fences.get(i, (0, 0.0))[0] not in lost]
+                self._unsure = (rows, xid, pid, kept[0] if kept else None)
                 with cur.copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
-                    for row in rows:
+                    for row in kept:
                         copy.write_row(row)
                 conn.execute("COMMIT")
                 self._unsure = None
@@ -266,6 +274,7 @@ class PostgresStore(PostgresCoordination):
             else:
                 self._unsure = None  # the server answered with an error: the transaction did not commit
                 raise JournalError(f"cannot write the journal at {self.where}: {first_line(exc)}") from exc
+        return lost
 
     def _landed(self, xid: str, pid: int, ours: tuple[str, Sequence[Any]]) -> bool | None:
         """Whether transaction ``xid``, whose commit went unanswered, committed; None while the server cannot say.

@@ -18,7 +18,7 @@ from typing import Any
 
 from watcher.core.errors import JournalError
 from watcher.core.logs import logger
-from watcher.runtime._store import CommandRow, EventRow, RawEvent, StoreBusy, future_cutoff
+from watcher.runtime._store import SETTLED, CommandRow, EventRow, Fences, Mark, RawEvent, StoreBusy, future_cutoff
 
 __all__ = [
     "SqliteStore",
@@ -320,14 +320,28 @@ class SqliteStore:
         self._file = _identity(self.path)
         self._generation += 1
 
-    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
+    def append(self, rows: Sequence[EventRow], *, wake: bool, fences: Fences | None = None) -> set[int]:
         try:
             self._reopened()
             with self._writer:
                 self._writer.execute("BEGIN IMMEDIATE")
-                self._writer.executemany(
-                    "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", rows
+                lost: set[int] = set()
+                if fences:  # each command settled here only while this process's claim on it holds
+                    for command_id, claim in set(fences.values()):
+                        settled = self._writer.execute(
+                            "UPDATE commands SET status = 'applied', detail = ? "
+                            "WHERE id = ? AND status = 'claimed' AND applied_ts = ?",
+                            (SETTLED, command_id, claim),
+                        )
+                        if settled.rowcount == 0:
+                            lost.add(command_id)
+                kept = (
+                    rows if not lost else [r for i, r in enumerate(rows) if (fences or {}).get(i, (0,))[0] not in lost]
                 )
+                self._writer.executemany(
+                    "INSERT INTO events(ts, session, watcher, kind, payload) VALUES (?, ?, ?, ?, ?)", kept
+                )
+                return lost
         except sqlite3.Error as exc:
             if locked(exc):
                 raise StoreBusy(f"locked by another process ({type(exc).__name__}: {exc})") from exc
@@ -430,16 +444,16 @@ class SqliteStore:
         rows = self._query(f"SELECT {_COMMAND_COLUMNS} FROM commands WHERE id > ? ORDER BY id LIMIT ?", (after, limit))
         return [(row[0], row) for row in rows]  # one writer at a time: commit order is id order
 
-    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[tuple[CommandRow, float]]:
         # one statement under the writer lock: two processes never claim the same command; applied_ts holds
-        # the time of the claim until the command is marked applied or failed
+        # the time of the claim until the command is marked applied or failed, and is the claim's token
         rows = self._query(
             "UPDATE commands SET status = 'claimed', applied_ts = ? WHERE id IN (SELECT id FROM commands "
             f"WHERE status = 'new' AND session IN ({','.join('?' * len(sessions))}) ORDER BY id LIMIT ?) "
-            f"RETURNING {_COMMAND_COLUMNS}",
+            f"RETURNING {_COMMAND_COLUMNS}, applied_ts",
             (time.time(), *sessions, limit),
         )
-        return sorted(rows)
+        return sorted((tuple(row[:-1]), float(row[-1])) for row in rows)
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         cursor = self._run(
@@ -450,15 +464,18 @@ class SqliteStore:
         )
         return int(cursor.rowcount)
 
-    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
+    def mark_commands(self, marks: Sequence[Mark]) -> None:
+        # a claimed command is marked only while the claim is still this process's (its token, the
+        # claim's time, unchanged: a claim released and taken by another process has another)
         now = time.time()
         try:
             conn = self._reader()
             with conn:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.executemany(
-                    "UPDATE commands SET status = ?, applied_ts = ?, detail = ? WHERE id = ?",
-                    [(status, now, detail, command_id) for command_id, status, detail in marks],
+                    "UPDATE commands SET status = ?, applied_ts = ?, detail = ? "
+                    "WHERE id = ? AND (? IS NULL OR (applied_ts = ? AND status IN ('claimed', 'applied')))",
+                    [(status, now, detail, command_id, claim, claim) for command_id, status, detail, claim in marks],
                 )
         except sqlite3.OperationalError as exc:
             if locked(exc):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -24,8 +24,11 @@ from urllib.parse import unquote
 from watcher.core.errors import JournalError, JournalLocationError
 
 __all__ = [
+    "SETTLED",
     "CommandRow",
     "EventRow",
+    "Fences",
+    "Mark",
     "RawEvent",
     "Store",
     "StoreBusy",
@@ -43,6 +46,21 @@ RawEvent = tuple[int, float, str, str, str, "bytes | str | None"]
 
 CommandRow = tuple[int, float, str, str, str, str, str, str, str]
 """A ``commands`` row: id, ts, session, watcher, kind, interjection id, payload, status, detail."""
+
+Mark = tuple[int, str, str, float | None]
+"""How a command ended: id, ``applied`` or ``failed``, detail, and the claim it was applied under
+(its token from ``claim_commands``; None for a command marked without a claim)."""
+
+Fences = Mapping[int, tuple[int, float]]
+"""Rows of a batch that are a command's effect: row index -> (command id, claim token).
+
+Such rows are written only if the claim still holds, and the command is marked ``applied`` in the
+same transaction: its effect and its mark are never one without the other, so a command whose
+claim was released (its process cut off for longer than the lease) and taken by another process
+is not applied twice."""
+
+SETTLED = "applied: its effect is in the journal"
+"""A command's detail once its effect is written, until its process marks it with its own detail."""
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 
@@ -161,8 +179,13 @@ class Store(Protocol):
     where: str
     """The journal's location for messages: a file path, or a URL without its password."""
 
-    def append(self, rows: Sequence[EventRow], *, wake: bool) -> None:
-        """Insert ``rows`` in one transaction; ``wake``: tell waiting readers (decisions, commands)."""
+    def append(self, rows: Sequence[EventRow], *, wake: bool, fences: Fences | None = None) -> set[int]:
+        """Insert ``rows`` in one transaction; ``wake``: tell waiting readers (decisions, commands).
+
+        ``fences``: the rows that are a claimed command's effect; the command is marked ``applied``
+        in the same transaction, or, when its claim no longer holds, those rows are left out.
+        Returns the commands whose claim no longer held.
+        """
 
     def events(self, after: int, limit: int, session: str | None, kinds: Sequence[str] | None) -> list[RawEvent]:
         """Committed events past position ``after``, in position order."""
@@ -188,17 +211,19 @@ class Store(Protocol):
     def command_feed(self, after: int, limit: int) -> list[tuple[int, CommandRow]]:
         """Commands past position ``after``, in position order (as events'): (position, row) each."""
 
-    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[CommandRow]:
+    def claim_commands(self, sessions: Sequence[str], limit: int) -> list[tuple[CommandRow, float]]:
         """Mark up to ``limit`` new commands of ``sessions`` ``claimed`` now (the store's clock), in one statement.
 
-        Returns the claimed rows, oldest first; a command another process claimed first is not among them.
+        Returns the claimed rows, oldest first, each with its claim's token (the time of the claim,
+        which a claim released and taken again changes); a command another process claimed first is
+        not among them.
         """
 
     def release_claims(self, older_than_s: float, sessions: Sequence[str]) -> int:
         """Put back to ``new`` the claims of ``sessions`` older than ``older_than_s`` (the store's clock)."""
 
-    def mark_commands(self, marks: Sequence[tuple[int, str, str]]) -> None:
-        """Mark commands (id, ``applied`` or ``failed``, detail), all in one statement."""
+    def mark_commands(self, marks: Sequence[Mark]) -> None:
+        """Mark commands, all in one statement; one with a claim token only while that claim holds."""
 
     def hold_lease(self, name: str, holder: str, ttl_s: float) -> bool:
         """Take lease ``name`` for ``holder`` (or renew it) for ``ttl_s`` on the store's clock; False if another holds it."""

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,9 @@ __all__ = [
 ]
 
 log = logger("watcher.journal")
+
+# the journal and the claimed command (id, claim token) whose effect the events appended here are (``settling``)
+_SETTLING: ContextVar[tuple[Journal, tuple[int, float]] | None] = ContextVar("watcher_settling", default=None)
 
 # kinds that a reader waiting on a PostgreSQL journal is woken for (observations are only polled)
 DECISION_KINDS = frozenset(
@@ -163,6 +167,7 @@ class Journal(Coordination):
         self._store = open_store(self.path, create=create, **store_options)
         self.where = self._store.where  # the journal for messages (a URL without its password)
         self._pending: list[EventRow] = []
+        self._fences: dict[int, tuple[int, float]] = {}  # pending rows that are a claimed command's effect
         self._lock = threading.Lock()
         self._wake = threading.Event()  # something is queued: the writer wakes (and gathers a batch)
         self._now = threading.Event()  # someone waits (flush, close) or a batch is full: write at once
@@ -176,6 +181,8 @@ class Journal(Coordination):
         self._cause = ""  # the last error a write met, for messages
         self.skipped = 0  # rows readers could not decode (skipped, logged, counted)
         self._bad: set[int] = set()
+        self._claims: dict[int, float] = {}  # commands claimed here and not yet marked: their claim tokens
+        self._claims_lock = threading.Lock()
         self._interval = batch_interval
         self._thread = threading.Thread(target=self._run, name="watcher-journal-writer", daemon=True)
         self._thread.start()
@@ -201,6 +208,8 @@ class Journal(Coordination):
                 if self._lost == 1:
                     log.debug("events appended to the closed journal at %s are not written", self.where)
                 return
+            if (settling := _SETTLING.get()) is not None and settling[0] is self:
+                self._fences[len(self._pending)] = settling[1]
             self._pending.append(row)
             self._queued += 1
             if len(self._pending) == 1:  # the first of a batch wakes the writer; it sleeps otherwise
@@ -227,6 +236,26 @@ class Journal(Coordination):
                     f"{timeout:g}s ({self._cause or 'no answer from the writer'}); is another process holding "
                     "it locked? They are still being retried."
                 )
+
+    @contextmanager
+    def settling(self, command: Command) -> Iterator[None]:
+        """While in this block, the events this task or thread appends are ``command``'s effect.
+
+        For a command taken with ``claim_commands``: its effect rows are written, and the command
+        marked ``applied``, in one transaction, and only while the claim still holds. A process cut
+        off from the journal for longer than the lease, whose claim another process released and
+        took meanwhile, writes nothing when it is back: a command takes effect once. (Its own
+        ``mark_commands`` then changes nothing either: the command is the other process's.)
+        """
+        claim = self._claims.get(command.id)
+        if claim is None:  # not claimed here (given in this process, or read with ``commands``): as before
+            yield
+            return
+        token = _SETTLING.set((self, (command.id, claim)))
+        try:
+            yield
+        finally:
+            _SETTLING.reset(token)
 
     def _raise_if_lost(self) -> None:
         if self._failure is not None:
@@ -291,10 +320,11 @@ class Journal(Coordination):
             self._now.wait(self._interval)
             with self._lock:
                 batch, self._pending = self._pending, []
+                fences, self._fences = self._fences, {}
                 closing = self._closed
                 self._wake.clear()
                 self._now.clear()
-            if batch and not self._write(batch):
+            if batch and not self._write(batch, fences):
                 return
             with self._lock:
                 self._written += len(batch)
@@ -302,7 +332,7 @@ class Journal(Coordination):
                 if closing and not self._pending:
                     return
 
-    def _write(self, batch: list[EventRow]) -> bool:
+    def _write(self, batch: list[EventRow], fences: dict[int, tuple[int, float]]) -> bool:
         """Commit ``batch``, retrying while the journal is busy; False when the writer must stop."""
         attempt = 0
         started = time.monotonic()
@@ -310,7 +340,14 @@ class Journal(Coordination):
         wake = any(row[3] in DECISION_KINDS for row in batch)
         while True:
             try:
-                self._store.append(batch, wake=wake)
+                lost = self._store.append(batch, wake=wake, fences=fences)
+                for command_id in sorted(lost):
+                    log.warning(
+                        "command %d was released while the journal at %s could not be reached, and is another "
+                        "process's to apply now: its effect here is not written (it takes effect once)",
+                        command_id,
+                        self.where,
+                    )
                 if attempt:
                     log.warning("the journal at %s is free again; %d events written", self.where, len(batch))
                 return True
