@@ -10,8 +10,10 @@ its files instead of a pull request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import subprocess
+import threading
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,6 +30,8 @@ from watcher.spawn.config import SpawnConfig
 from watcher.spawn.events import PRCreated
 from watcher.spawn.integrate import (
     GITHUB_API,
+    Connections,
+    PullRequest,
     abort_merge,
     changed_files,
     commit_leftovers,
@@ -44,12 +48,14 @@ from watcher.spawn.integrate import (
 from watcher.spawn.provision import Sandbox, git
 from watcher.spawn.report import SpawnResult
 
-__all__ = ["SMALL_CONFLICT_HUNKS", "Repair", "forge_target", "integrate"]
+__all__ = ["FORGE_DEADLINE_S", "SMALL_CONFLICT_HUNKS", "Repair", "forge_target", "integrate"]
 
 SMALL_CONFLICT_HUNKS = 3  # at most this many conflicting hunks go to a repair run; more are reported
 Repair = Callable[[str], Awaitable[bool]]
 _BODY_LIMIT = 60_000  # characters of a pull request's description
 _NAME = re.compile(r"[\w.-]+")  # an owner's or a repository's name on a forge
+FORGE_DEADLINE_S = 120.0  # the whole pull-request call, answer included
+_LOOK = "see whether the forge opened the pull request, else open it by hand"
 
 
 def forge_target(config: SpawnConfig, settings: Settings, repo: Path) -> tuple[str, str, str]:
@@ -152,6 +158,44 @@ def _worktree_gone(sandbox: Sandbox, result: SpawnResult) -> None:
     )
 
 
+async def _propose(request: Callable[[Connections], PullRequest], api: str) -> PullRequest:
+    """``request(connections)`` (the forge call) in a thread of its own, cut off by a cancel or after ``FORGE_DEADLINE_S``.
+
+    The forge's answer is awaited, not its thread: on a cancel (Ctrl-C, SIGTERM, SIGHUP) or the
+    deadline its connection is shut down and the thread left to end alone. Run in asyncio's
+    executor, a request to a forge that did not answer (or trickled its answer, which no socket
+    timeout catches) kept watcher alive after it was told to stop: ``asyncio.run`` waits for
+    every executor thread before it returns.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[PullRequest] = loop.create_future()
+    connections = Connections()
+
+    def settle(done: PullRequest | None, failed: Exception | None) -> None:
+        if answer.done():  # cancelled, or given up on
+            return
+        if done is not None:
+            answer.set_result(done)
+        else:
+            answer.set_exception(failed or SpawnError("the forge call ended without an answer"))
+
+    def work() -> None:
+        try:
+            done, failed = request(connections), None
+        except Exception as exc:  # noqa: BLE001 - handed to the awaiting task, which raises it
+            done, failed = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits for the answer any more
+            loop.call_soon_threadsafe(settle, done, failed)
+
+    threading.Thread(target=work, name="watcher-forge", daemon=True).start()
+    try:
+        return await asyncio.wait_for(answer, FORGE_DEADLINE_S)
+    except TimeoutError:
+        raise SpawnError(f"the forge {api} did not answer the pull request within {FORGE_DEADLINE_S:g}s") from None
+    finally:
+        connections.cut()
+
+
 async def integrate(
     config: SpawnConfig,
     sandbox: Sandbox,
@@ -215,17 +259,21 @@ async def integrate(
     # the forge publishes both: no key the task names or the agent's summary quotes goes with them
     scrub = Scrubber(secret_values(settings.environ, ()))
     title = scrub(redact(config.task.strip().splitlines()[0]))[:72]
-    pr = await asyncio.to_thread(
-        open_pull_request,
-        api,
-        owner,
-        repo,
-        token=token,
-        title=title,
-        body=_bounded(scrub(redact(result.markdown(proposal=True)))),
-        head=sandbox.branch,
-        base=sandbox.base,
-    )
+    body = _bounded(scrub(redact(result.markdown(proposal=True))))
+    try:
+        pr = await _propose(
+            lambda connections: open_pull_request(
+                api, owner, repo, token=token, title=title, body=body, head=sandbox.branch, base=sandbox.base,
+                connections=connections,
+            ),
+            api,
+        )  # fmt: skip
+    except SpawnError as exc:
+        raise SpawnError(f"{exc}; {sandbox.branch} is pushed to {config.remote!r}: {_LOOK}") from None
+    except asyncio.CancelledError:  # Ctrl-C or a signal while the forge had the request: it may have opened it
+        result.notes.append(f"the spawn was stopped while the forge was opening the pull request; {sandbox.branch} "
+                            f"is pushed to {config.remote!r}: {_LOOK}")  # fmt: skip
+        raise
     result.pr = pr
     runtime.publish(
         PRCreated(

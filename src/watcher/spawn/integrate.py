@@ -9,19 +9,26 @@ pushing, a base that moved on the remote is checked for conflicts with the spawn
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import re
+import socket
 import subprocess
+import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from watcher.core.errors import SpawnError
 from watcher.spawn._commit import commit_leftovers, identity
 from watcher.spawn.provision import Sandbox, git
 
 __all__ = [
+    "Connections",
     "FileChange",
     "PullRequest",
     "abort_merge",
@@ -210,9 +217,22 @@ def forge_repo(remote_url: str) -> tuple[str, str]:
 
 
 def open_pull_request(
-    api_url: str, owner: str, repo: str, *, token: str, title: str, body: str, head: str, base: str, timeout: float = 30
+    api_url: str,
+    owner: str,
+    repo: str,
+    *,
+    token: str,
+    title: str,
+    body: str,
+    head: str,
+    base: str,
+    timeout: float = 30,
+    connections: Connections | None = None,
 ) -> PullRequest:
-    """``POST {api_url}/repos/{owner}/{repo}/pulls``; a refusal raises ``SpawnError`` with the forge's message."""
+    """``POST {api_url}/repos/{owner}/{repo}/pulls``; a refusal raises ``SpawnError`` with the forge's message.
+
+    ``connections``: where the request's connections are tracked, so another thread can cut them.
+    """
     url = f"{api_url.rstrip('/')}/repos/{owner}/{repo}/pulls"
     data = json.dumps({"title": title, "body": body, "head": head, "base": base}).encode()
     headers = {
@@ -222,9 +242,10 @@ def open_pull_request(
         "user-agent": "watcher-spawn",
         "x-github-api-version": "2022-11-28",
     }
+    opener = urllib.request.build_opener(*(connections or Connections()).handlers())
     try:
         request = urllib.request.Request(url, data, headers, method="POST")  # (a URL it cannot read: ValueError)
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
+        with opener.open(request, timeout=timeout) as answer:
             reply = json.loads(answer.read())
     except urllib.error.HTTPError as exc:
         detail = exc.read().decode(errors="replace")[:300]
@@ -232,6 +253,62 @@ def open_pull_request(
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise SpawnError(f"could not open the pull request at {url}: {exc}") from exc
     return PullRequest(int(reply["number"]), str(reply.get("html_url") or reply.get("url") or ""))
+
+
+class Connections:
+    """The connections one forge request opens, so another thread can stop it: ``cut()``.
+
+    Cut, their sockets are shut down (a thread blocked reading the answer wakes with an error),
+    and a connection not yet made is refused: a request stopped before it connected is never sent.
+    """
+
+    def __init__(self) -> None:
+        self._opened: list[http.client.HTTPConnection] = []
+        self._cut = threading.Event()
+
+    def track(self, connection: http.client.HTTPConnection) -> http.client.HTTPConnection:
+        connect = connection.connect
+
+        def guarded() -> None:
+            if self._cut.is_set():
+                raise OSError("the request was stopped before it connected")
+            connect()
+            if self._cut.is_set():  # cut while connecting
+                self._shut(connection)
+                raise OSError("the request was stopped")
+
+        connection.connect = guarded  # type: ignore[method-assign]
+        self._opened.append(connection)
+        return connection
+
+    def cut(self) -> None:
+        self._cut.set()
+        for connection in list(self._opened):
+            self._shut(connection)
+
+    @staticmethod
+    def _shut(connection: http.client.HTTPConnection) -> None:
+        sock = connection.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def handlers(self) -> list[urllib.request.BaseHandler]:
+        """urllib's HTTP and HTTPS handlers, each connection they open tracked here."""
+        track = self.track
+
+        def tracked(make: Callable[..., http.client.HTTPConnection]) -> Callable[..., http.client.HTTPConnection]:
+            return lambda *args, **kwargs: track(make(*args, **kwargs))
+
+        class Plain(urllib.request.HTTPHandler):
+            def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+                return super().do_open(tracked(http_class), req, **kwargs)
+
+        class Secure(urllib.request.HTTPSHandler):
+            def do_open(self, http_class: Any, req: Any, **kwargs: Any) -> Any:
+                return super().do_open(tracked(http_class), req, **kwargs)
+
+        return [Plain(), Secure()]
 
 
 def remote_url(repo: Path, remote: str) -> str:

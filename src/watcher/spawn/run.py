@@ -250,7 +250,8 @@ async def run_spawn(config: SpawnConfig) -> SpawnResult:
     finally:
         release(sandbox)
         session.end(result.status)
-        await runtime.evaluate_session_end(session)  # the run's end is a breakpoint: its last records are judged
+        if cut is None:  # the run's end is a breakpoint: its last records are judged (not once told to stop)
+            await runtime.evaluate_session_end(session)
         runtime.end_session(session, detail=result.detail[:500])
         await (runtime.close() if config.runtime is None else runtime.settle())
         if cut is not None:
