@@ -21,12 +21,14 @@ __all__ = [
     "credential",
     "delete_loss",
     "device",
+    "foreign_registry",
     "git_records",
     "read_finding",
     "regular_text",
     "secret_file",
     "secret_glob",
     "system_path",
+    "weakens_tls",
     "write_finding",
 ]
 
@@ -221,9 +223,31 @@ _PACKAGE_CONFIG = lazy(
     r"(?:^|/)(?:\.npmrc|\.yarnrc(?:\.yml)?|pip\.conf|pip\.ini|\.condarc|\.gemrc|\.cargo/config(?:\.toml)?|\.bunfig\.toml)\Z"
 )
 _NO_TLS = lazy(
-    r"(?i)strict[-_]?ssl\s*[=:]\s*false|check-revoke\s*=\s*false|ssl_verify\s*:\s*(?:false|no)|trusted-host"
-    r"|(?:registry|index-url|npmRegistryServer|index)\s*[=:]\s*[\"']?(?:sparse\+)?http://(?!localhost|127\.)"
+    r"(?i)strict[-_]?ssl\s*[=:]\s*false|check-revoke\s*=\s*false|ssl_verify\s*[=:]\s*(?:false|no)|trusted-host"
+    r"|(?:registry|index-url|npmRegistryServer|index|find-links|channels?|sources?)\s*[=:]\s*[\"']?(?:sparse\+)?http://(?!localhost|127\.)"
 )
+# a line that says where packages come from, and the URL: `registry=…`, `index-url = …`, `npmRegistryServer: "…"`
+_SOURCE_LINE = lazy(
+    r"(?im)^[ \t]*[\"']?[\w.:@/-]*?(?:registry|npmRegistryServer|index-url|find-links|channel_alias)[\"']?[ \t]*[=:][ \t]*[\"']?"
+    r"[a-z+]+://([^\s\"'/:]+)"
+)
+
+
+def weakens_tls(text: str) -> bool:
+    """A package manager's setting (a file's text, or ``key=value``) that turns TLS checks off or
+    fetches packages over plain HTTP from another machine."""
+    return bool(_NO_TLS.search(text))
+
+
+def foreign_registry(text: str, policy: Policy) -> str | None:
+    """The host of a package source the text sets that is not one of the pack's ``package_hosts``."""
+    hosts = policy.data["network"]["package_hosts"]
+    for match in _SOURCE_LINE.finditer(text):
+        if not any(fnmatchcase(match[1].lower(), h) for h in hosts):
+            return match[1]
+    return None
+
+
 _WORKFLOW = re.compile(r"/\.github/workflows/[^/]+\.ya?ml\Z")
 _PR_HEAD = lazy(r"github\.event\.pull_request\.head\.(?:sha|ref)|github\.head_ref|refs/pull/")
 
@@ -294,6 +318,13 @@ def _write_at(place: Place, path: str, policy: Policy, content: str) -> Finding 
         )
     if content and (weakened := _weakened(path, content)):
         return weakened
+    if content and policy.data["network"].get("any_registry") and policy.enabled("team-policy"):
+        host = foreign_registry(content, policy) if _PACKAGE_CONFIG.search(path) else None
+        if host:
+            return (
+                "team-policy",
+                f"points {_short(place, path)} at the registry {host} (team policy: which registry to trust is the team's choice)",
+            )
     if content and _runs_strangers_code(path, content):
         return (
             "config-tampering",
