@@ -26,6 +26,7 @@ from watcher.cli import _bench, _completion, _eval, _fleet, _formats, _hooks, _j
 from watcher.cli._parser import Parser, help_for_bare_groups
 from watcher.core.errors import UnreachableServerError, WatcherError
 from watcher.core.redact import redact
+from watcher.core.terminal import for_terminal
 from watcher.settings import Settings
 
 __all__ = ["main"]
@@ -80,10 +81,10 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except UnreachableServerError as exc:  # the run could not happen: a failed run, not bad input
-        print(f"watcher: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"watcher: error: {_shown(exc)}", file=sys.stderr)
         return 1
-    except WatcherError as exc:  # redacted: a message may quote a path, a name or a URL holding a key
-        print(f"watcher: error: {redact(str(exc))}", file=sys.stderr)
+    except WatcherError as exc:
+        print(f"watcher: error: {_shown(exc)}", file=sys.stderr)
         return 2
     except Terminated:
         print("watcher: terminated; what was journaled before it is kept", file=sys.stderr)
@@ -94,6 +95,12 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a Unix tool killed by it
+
+
+def _shown(exc: WatcherError) -> str:
+    """An error's message as printed: redacted (it may quote a URL holding a key) and with what a
+    terminal would act on shown (it may quote a transcript's line, a file name or a server's answer)."""
+    return for_terminal(redact(str(exc)))
 
 
 class Terminated(KeyboardInterrupt):

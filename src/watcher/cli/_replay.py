@@ -22,6 +22,7 @@ from watcher.core.errors import ConfigurationError, TranscriptError
 from watcher.core.evaluation import Evaluator
 from watcher.core.redact import redact, redact_value
 from watcher.core.spec import WatcherSpec
+from watcher.core.terminal import for_terminal, json_for_terminal
 from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
@@ -150,8 +151,12 @@ async def _replay(args: argparse.Namespace) -> int:
     if args.show_prompt is not None:
         return await _show_prompt(args, sessions, roles[0], options)
 
+    made: list[Evaluator] = []  # each holds an LLM client (its connections) until it is closed
+
     def watchers_for(_session: str) -> list[tuple[WatcherSpec, Evaluator]]:
-        return [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
+        pairs = [(spec_for_role(role), make_evaluator(args.evaluator, role, **options)) for role in roles]
+        made.extend(evaluator for _, evaluator in pairs)
+        return pairs
 
     for _, evaluator in watchers_for(
         ""
@@ -166,20 +171,25 @@ async def _replay(args: argparse.Namespace) -> int:
     finally:
         if journal is not None:
             journal.close()
+        for evaluator in made:
+            aclose = getattr(evaluator, "aclose", None)  # the rules hold nothing to close
+            if aclose is not None:
+                await aclose()
     evaluations = [e for r in results for e in r.evaluations]
     failed = [e for e in evaluations if e.error]
     if args.json:
         for result in results:
             for event in result.evaluations:
-                print(json.dumps(evaluation_json(event, session=result.session), ensure_ascii=False))
+                print(json_for_terminal(json.dumps(evaluation_json(event, session=result.session), ensure_ascii=False)))
         if transcript.skipped:  # stdout stays one evaluation per line; the counts go to stderr
-            print(json.dumps({"skipped": dict(transcript.skipped)}, ensure_ascii=False), file=sys.stderr)
+            skipped = json.dumps({"skipped": dict(transcript.skipped)}, ensure_ascii=False)
+            print(json_for_terminal(skipped), file=sys.stderr)
     else:
         _summary(transcript, results)
         for result in results:
             _table(result, show_all=args.all, wide=args.wide)
     if failed:
-        first = redact(failed[0].error or "")
+        first = for_terminal(redact(failed[0].error or ""), one_line=True)
         print(f"watcher: {len(failed)} of {len(evaluations)} evaluations failed; the first: {first}", file=sys.stderr)
     # every evaluation failing is a broken audit, not a clean one: say so in the exit status
     return 1 if evaluations and len(failed) == len(evaluations) else 0
@@ -232,7 +242,7 @@ def _summary(transcript: Transcript, results: list[ReplayResult]) -> None:
     sessions = f"{len(results)} sessions" if len(results) != 1 else "1 session"
     line = f"read {redact(str(transcript.source))} as {transcript.format}: {transcript.records} records, {observations} observations, {sessions}"
     skipped = _skipped_text(transcript)
-    print(f"{line}; {skipped}" if skipped else line)
+    print(for_terminal(f"{line}; {skipped}" if skipped else line, one_line=True))
 
 
 def evaluation_json(event: EvaluationEvent, *, session: str | None = None) -> dict[str, object]:
@@ -274,11 +284,15 @@ def _table(result: ReplayResult, *, show_all: bool, wide: bool = False) -> None:
     urgent = False
     for e in rows:
         i = e.interjection
-        what = redact(i.content if i else e.error or e.note or "").replace("\n", " ")
-        where = ", ".join(redact(loc.render()) for loc in i.locations) if i else ""
+        # a model's words and a transcript's paths: shown, never obeyed by the terminal
+        what = for_terminal(redact(i.content if i else e.error or e.note or ""), one_line=True)
+        where = ", ".join(for_terminal(redact(loc.render()), one_line=True) for loc in i.locations) if i else ""
         flag = "!" if i and i.urgent else " "
         urgent = urgent or flag == "!"
-        line = f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} "
+        line = for_terminal(
+            f"{e.index:>4}{flag} {e.watcher:<10} {e.decision:<9} {(i.severity if i else ''):<8} {(i.action if i else ''):<8} ",
+            one_line=True,
+        )
         body = " ".join(f"[{where}] {what}".split()) if where else " ".join(what.split())
         if wide:
             print(line + body)

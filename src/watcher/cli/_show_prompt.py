@@ -15,6 +15,7 @@ from watcher.core.answers import render_decision
 from watcher.core.errors import ConfigurationError
 from watcher.core.evaluation import EvaluationRequest, EvaluationResult
 from watcher.core.interjection import Continue
+from watcher.core.terminal import for_terminal, json_for_terminal
 from watcher.settings import Settings
 
 if TYPE_CHECKING:
@@ -83,7 +84,11 @@ class PromptCapture:
 
 
 def show(capture: PromptCapture, *, as_json: bool) -> str:
-    """The captured request: its JSON body (``as_json``), else a header and each part as text."""
+    """The captured request: its JSON body (``as_json``), else a header and each part as text.
+
+    Either is fit for a terminal: the observed text the prompt quotes may hold control sequences,
+    which the JSON escapes (``\\u001b``, read back exactly) and the text shows as code points.
+    """
     if capture.failure is not None:
         raise ConfigurationError(
             f"--show-prompt {capture.wanted}: evaluation {capture.wanted} of this watcher could not build its "
@@ -96,7 +101,7 @@ def show(capture: PromptCapture, *, as_json: bool) -> str:
         )
     body = capture.body
     if as_json:
-        return json.dumps(body, ensure_ascii=False, indent=2)
+        return json_for_terminal(json.dumps(body, ensure_ascii=False, indent=2))
     request = capture.request
     how = "counted by the provider" if capture.llm.counter == "provider" else "estimated"
     budget = capture.llm.prompt_budget
@@ -111,4 +116,4 @@ def show(capture: PromptCapture, *, as_json: bool) -> str:
         lines += [f"=== system{cached} ===", "\n".join(block["text"] for block in system)]
     for message in body["messages"]:
         lines += [f"=== {message['role']} ===", message["content"]]
-    return "\n".join(lines)
+    return for_terminal("\n".join(lines))
