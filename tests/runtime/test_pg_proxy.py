@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import socket
 import threading
+import time
 import warnings
 
 from pg_proxy import PgProxy
@@ -24,13 +25,16 @@ def test_closing_the_proxy_closes_every_link_and_stops_its_threads() -> None:
         assert accepted.recv(1) == b"", "the server's link was closed"
     accepted.close()
     upstream.close()
-    for thread in [
-        t for t in set(threading.enumerate()) - before if t.name.endswith(("(_accept)", "(_up)", "(_down)"))
-    ]:
-        thread.join(5)
-        assert not thread.is_alive(), f"{thread.name} still runs after close()"
+    deadline = time.monotonic() + 10
+    while (left := _proxy_threads(before)) and time.monotonic() < deadline:
+        time.sleep(0.01)  # polling: a thread just started may not have begun to run
+    assert not left, f"{[t.name for t in left]} still run after close()"
     del proxy
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def _proxy_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    return [t for t in set(threading.enumerate()) - before if t.name.endswith(("(_accept)", "(_up)", "(_down)"))]
