@@ -1,7 +1,11 @@
 """watcher's own commit of what the agent left uncommitted, under the repository's hooks and signing policy.
 
 The commit runs the repository's hooks (``pre-commit``, ``commit-msg``) and signs as the user's
-config says (``commit.gpgsign``): a spawn never bypasses either. A hook that only reformatted
+config says (``commit.gpgsign``): a spawn never bypasses either. It runs in watcher's own
+environment, so the user's global git config counts (``core.hooksPath``, signing, identity).
+The agent's own commits are made with a private HOME (no global config: no global hooks path)
+and may skip the hooks (``git commit --no-verify``): ``check_agent_commits`` runs the hooks
+over them before anything is pushed. A hook that only reformatted
 files (a formatter refuses once, then passes) gets a second commit of what it changed. When the
 commit is still refused, ``CommitRefused`` says what refused it, in git's and the hook's words,
 and how to finish by hand; the work stays staged in the worktree, and nothing is pushed.
@@ -9,7 +13,9 @@ and how to finish by hand; the work stays staged in the worktree, and nothing is
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from watcher.core.errors import SpawnError
@@ -17,7 +23,7 @@ from watcher.core.redact import redact
 from watcher.spawn import _gitproc
 from watcher.spawn.provision import Sandbox, git
 
-__all__ = ["CommitRefused", "commit_leftovers", "identity", "unsigned_note"]
+__all__ = ["CommitRefused", "check_agent_commits", "commit_leftovers", "identity", "unsigned_note"]
 
 _HOOK_TIMEOUT_S = 600  # a repository's pre-commit hooks may run its linters or tests
 
@@ -39,7 +45,7 @@ def identity(worktree: Path) -> tuple[str, ...]:
     return options
 
 
-def commit_leftovers(sandbox: Sandbox) -> str | None:
+def commit_leftovers(sandbox: Sandbox, message: str = "") -> str | None:
     """Commit anything the agent left uncommitted; the new commit's hash, or None when there was nothing.
 
     ``CommitRefused`` when the repository's hooks or its signing refuse it (twice, for a hook
@@ -47,7 +53,7 @@ def commit_leftovers(sandbox: Sandbox) -> str | None:
     """
     if not git(sandbox.worktree, "status", "--porcelain"):
         return None
-    message = f"spawn {sandbox.id}: changes the agent left uncommitted"
+    message = message or f"spawn {sandbox.id}: changes the agent left uncommitted"
     for _ in range(2):
         git(sandbox.worktree, "add", "-A")
         try:
@@ -110,4 +116,97 @@ def unsigned_note(sandbox: Sandbox) -> str:
         f"{len(unsigned)} commit(s) on {sandbox.branch} are not signed ({', '.join(unsigned[:5])}): the agent "
         "commits without your key, while your config signs every commit (commit.gpgsign); sign them before "
         f"merging: git -C {sandbox.worktree} rebase --exec 'git commit --amend --no-edit -S' {sandbox.base}"
+    )
+
+
+def check_agent_commits(sandbox: Sandbox, ours: str | None) -> str | None:
+    """Run the repository's ``pre-commit`` and ``commit-msg`` hooks over the commits the agent made itself.
+
+    The agent's git could skip them (``--no-verify``) or not see them (a ``core.hooksPath`` in the
+    user's global config, which its private HOME hides), and the hooks are what the user counts on
+    to gate what is pushed. ``pre-commit`` runs once over the agent's whole change (HEAD detached at
+    where the branch began, the index at its tip: what the hook would see of one commit of it all);
+    ``commit-msg`` over each message. A hook that only reformatted files gets a commit of its fixes
+    (its hash is returned). ``ours``: watcher's commit of the leftovers, which ran the hooks already.
+    ``CommitRefused`` when a hook refuses; nothing is changed on the branch then.
+    """
+    hooks = _active_hooks(sandbox.worktree)
+    tip = git(sandbox.worktree, "rev-parse", "HEAD")
+    start = git(sandbox.worktree, "merge-base", sandbox.start or sandbox.base, tip, check=False)
+    if not hooks or not start:
+        return None
+    commits = git(sandbox.worktree, "rev-list", "--no-merges", f"{start}..{tip}").split()
+    agents = [c for c in commits if c != ours]
+    if not agents:
+        return None
+    shown = ", ".join(git(sandbox.worktree, "log", "-1", "--format=%h %s", c) for c in agents[:3])
+    shown += f" and {len(agents) - 3} more" if len(agents) > 3 else ""
+    for commit in agents if "commit-msg" in hooks else []:
+        done = _message_hook(sandbox, commit)
+        if done.returncode != 0:
+            raise _agent_refused(
+                sandbox, "commit-msg", git(sandbox.worktree, "log", "-1", "--format=%h %s", commit), done
+            )
+    if "pre-commit" not in hooks:
+        return None
+    done = _pre_commit_over(sandbox, start, tip)
+    if done.returncode == 0:
+        return None
+    if git(sandbox.worktree, "status", "--porcelain"):  # a formatter: its fixes are committed, under the hooks
+        try:
+            fixed = commit_leftovers(
+                sandbox, f"spawn {sandbox.id}: the repository's hooks' fixes to the agent's commits"
+            )
+        except CommitRefused:
+            fixed = None
+        if fixed is not None and _pre_commit_over(sandbox, start, fixed).returncode == 0:
+            return fixed
+    raise _agent_refused(sandbox, "pre-commit", shown, done)
+
+
+def _active_hooks(worktree: Path) -> set[str]:
+    """Which of ``pre-commit`` and ``commit-msg`` a commit in ``worktree`` would run (``core.hooksPath`` counted)."""
+    folder = Path(git(worktree, "rev-parse", "--git-path", "hooks"))
+    folder = folder if folder.is_absolute() else worktree / folder
+    return {name for name in ("pre-commit", "commit-msg") if os.access(folder / name, os.X_OK)}
+
+
+def _pre_commit_over(sandbox: Sandbox, start: str, tip: str) -> subprocess.CompletedProcess[str]:
+    """``pre-commit`` run as for one commit from ``start`` to ``tip``; the branch never moves (HEAD is detached)."""
+    git(sandbox.worktree, "checkout", "-q", "--detach", tip)
+    git(sandbox.worktree, "reset", "-q", "--soft", start)
+    try:
+        return _hook(sandbox.worktree, "pre-commit")
+    finally:
+        git(sandbox.worktree, "reset", "-q", "--soft", tip)
+        git(sandbox.worktree, "checkout", "-q", sandbox.branch)  # what a formatter changed stays in the worktree
+
+
+def _message_hook(sandbox: Sandbox, commit: str) -> subprocess.CompletedProcess[str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".msg", dir=sandbox.directory, delete=False) as file:
+        file.write(git(sandbox.worktree, "log", "-1", "--format=%B", commit) + "\n")
+    try:
+        return _hook(sandbox.worktree, "commit-msg", file.name)
+    finally:
+        os.unlink(file.name)
+
+
+def _hook(worktree: Path, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = ["git", "-C", str(worktree), "hook", "run", "--ignore-missing", name, *(["--", *args] if args else [])]
+    try:
+        return _gitproc.run(argv, timeout=_HOOK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, 1, "", f"the {name} hook did not finish within {_HOOK_TIMEOUT_S}s")
+
+
+def _agent_refused(sandbox: Sandbox, hook: str, commits: str, done: subprocess.CompletedProcess[str]) -> CommitRefused:
+    said = _said(done.stdout + "\n" + done.stderr)
+    if "is not a git command" in said:  # git before 2.36 cannot run a hook alone
+        said = "this git cannot run a hook alone (git hook run needs git 2.36 or later): " + said
+    return CommitRefused(
+        f"the agent's own commits ({commits}) do not pass the repository's {hook} hook, which the agent's git "
+        f"skipped (git commit --no-verify) or could not see (a core.hooksPath in your global git config); the hook "
+        f"said: {said}. Nothing was pushed: fix the commits on {sandbox.branch} (in {sandbox.worktree}), then push "
+        "it and open the pull request",
+        signing=False,
     )

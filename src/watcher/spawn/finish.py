@@ -23,7 +23,7 @@ from watcher.core.redact import redact
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
-from watcher.spawn._commit import CommitRefused, unsigned_note
+from watcher.spawn._commit import CommitRefused, check_agent_commits, unsigned_note
 from watcher.spawn._link import relink
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.config import SpawnConfig
@@ -220,8 +220,9 @@ async def integrate(
     moved = await asyncio.to_thread(rejoin_branch, sandbox)
     refused: CommitRefused | None = None
     try:
-        await asyncio.to_thread(commit_leftovers, sandbox)
-    except CommitRefused as exc:  # the work stays staged in the worktree; nothing unverified is pushed
+        ours = await asyncio.to_thread(commit_leftovers, sandbox)
+        await asyncio.to_thread(check_agent_commits, sandbox, ours)  # the hooks the agent skipped, or did not see
+    except CommitRefused as exc:  # the work stays in the worktree; nothing unverified is pushed
         refused = exc
     result.files = await asyncio.to_thread(changed_files, sandbox)
     log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
