@@ -29,6 +29,7 @@ from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
+from watcher.guard._inspect import container_env
 from watcher.guard._lazy import lazy
 from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
@@ -566,5 +567,6 @@ _RULES = (
     _staged_secrets,
     _table,
     registry_setting,
+    container_env,
     _sent_secrets,
 )

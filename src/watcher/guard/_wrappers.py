@@ -189,9 +189,15 @@ _RUNNERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file", "--detach-keys"}),
     ),
     "podman": (frozenset({"exec"}), frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file"})),
+    "nerdctl": (frozenset({"exec"}), frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--env-file"})),
+    "docker-compose": (frozenset({"exec"}), frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--index"})),
+    "podman-compose": (frozenset({"exec"}), frozenset({"-e", "--env", "-u", "--user", "-w", "--workdir", "--index"})),
     "kubectl": (frozenset({"exec"}), frozenset({"-n", "--namespace", "-c", "--container", "--context", "-f"})),
 }
-_TAKES_TARGET = frozenset({"docker", "podman"})  # `docker exec CONTAINER cmd…`: a name before the command
+# `docker exec CONTAINER cmd…`: a name (a container's, a compose service's) before the command
+_TAKES_TARGET = frozenset({"docker", "podman", "nerdctl", "docker-compose", "podman-compose"})
+# `docker compose exec`, `docker container exec`: the runtime's command group before `exec`
+_GROUPS = {"compose": "docker-compose", "container": ""}
 
 
 def _runner_command(argv: list[str]) -> tuple[str, ...]:
@@ -209,6 +215,9 @@ def _runner_command(argv: list[str]) -> tuple[str, ...]:
     if runner is None:
         return ()
     at = next((i for i, a in enumerate(argv[1:], 1) if not a.startswith("-")), None)
+    if at is not None and name in _TAKES_TARGET and argv[at] in _GROUPS:  # docker compose exec app env
+        runner = _RUNNERS.get(_GROUPS[argv[at]], runner)
+        at = next((i for i, a in enumerate(argv[at + 1 :], at + 1) if not a.startswith("-")), None)
     if at is not None and name in ("pnpm", "yarn", "bun") and program(argv[at]) in _WRAPPERS:
         return tuple(argv[at:])  # pnpm c8 …, yarn cross-env …: a package's runner, named directly
     if at is None or argv[at] not in runner[0]:
