@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from watcher.core.errors import JournalError
 from watcher.runtime._pg_messages import first_line
+from watcher.runtime._store import journal_label, misread_query
 
 try:
     import psycopg
@@ -44,6 +45,12 @@ def conninfo(url: str, **extra: Any) -> str:
     ``extra`` are defaults: a parameter the URL sets itself (``?connect_timeout=30`` for a slow
     link) is the user's choice and is kept.
     """
+    if misread_query(url):
+        raise JournalError(
+            f"the journal URL {journal_label(url)} has an '@' in its query and no path: libpq would read "
+            "everything before that '@' as a user name and connect to the host after it. Put a '/' before "
+            "the '?' (postgresql://HOST/?…, or postgresql://HOST/DATABASE?…), or write the '@' as %40"
+        )
     try:
         given = conninfo_to_dict(url)
         return make_conninfo(url, **{key: value for key, value in extra.items() if key not in given})

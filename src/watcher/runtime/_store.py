@@ -36,6 +36,8 @@ __all__ = [
     "is_url",
     "journal_label",
     "journal_target",
+    "misread_query",
+    "user_part",
 ]
 
 EventRow = tuple[float, str, str, str, str]
@@ -130,26 +132,67 @@ def journal_label(target: Path | str) -> str:
     journal migrate …`` acts on the same journal once the password is added back), and drops what
     libpq would read as a secret: the password after the user, and ``password=`` or
     ``sslpassword=`` in the query (any case, percent-encoded or not). It parses as libpq does, not
-    as a web URL: a ``#`` or ``?`` in a password is part of it, and the user part ends at the last
-    ``@`` before the query, so a password with a stray ``@`` is dropped whole rather than shown in part.
+    as a web URL (``user_part``): the host list runs from there to the first ``/`` or ``?``, so an
+    ``@`` in the query of a URL without a path (``?sslcert=/a@b``) is not taken for the end of a
+    user, and a ``/`` there is not taken for the start of a path. A password with a stray ``@`` is
+    dropped whole rather than shown in part.
     """
     if not is_url(target):
         return str(target)
     scheme, rest = str(target).split("://", 1)
-    # the user part is what comes before an '@' ahead of the first '/': the last such '@', so a
-    # password holding a stray '@' (or '?', '#', which libpq reads as part of it) is dropped whole
-    slash = rest.find("/")
-    authority, path = (rest[:slash], rest[slash:]) if slash >= 0 else (rest, "")
-    if "@" in authority:
-        credentials, host = authority.rsplit("@", 1)
-        authority = credentials.split(":", 1)[0] + "@" + host
-    elif ":" in authority and "@" in path.split("?", 1)[0]:
+    user_end = user_part(rest)
+    start = user_end + 1 if user_end >= 0 else 0
+    end = min((i for i in (rest.find("/", start), rest.find("?", start)) if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    if user_end >= 0:
+        # the last '@' of the user and host part: a password holding a stray '@' is dropped whole
+        credentials, hosts = authority.rsplit("@", 1)
+        user = credentials.split(":", 1)[0]
+        if "?" in user:  # a query read as a user name (``host?options=a@b``, see ``misread_query``): no secret of it
+            user, _, pairs = user.partition("?")
+            user += "?" + _kept(pairs)
+            hosts, _, pairs = hosts.partition("&")  # (its pairs after the '@' libpq reads as the host's)
+            hosts += f"&{_kept(pairs)}" if _kept(pairs) else ""
+        authority = user + "@" + hosts
+    elif "@" in tail.split("?", 1)[0] or not _ports(authority):
         return "postgresql://(an unreadable URL)"  # user:pass/word@host: where the password ends is unclear
-    path, query = path.split("?", 1) if "?" in path else (path, "")
-    if not path and "?" in authority:
-        authority, query = authority.split("?", 1)
-    kept = [pair for pair in query.split("&") if pair and _key(pair) not in SECRET_PARAMETERS]
-    return f"{scheme}://{authority}{path}" + (f"?{'&'.join(kept)}" if kept else "")
+    path, query = tail.split("?", 1) if "?" in tail else (tail, "")
+    kept = _kept(query)
+    return f"{scheme}://{authority}{path}" + (f"?{kept}" if kept else "")
+
+
+def user_part(rest: str) -> int:
+    """Where libpq ends the user part of a URL (``rest``: what follows ``://``): its first ``@`` ahead of any
+    ``/`` (a ``?`` or ``#`` before it belongs to the password), or -1 when it has none."""
+    for i, c in enumerate(rest):
+        if c == "@":
+            return i
+        if c == "/":
+            return -1
+    return -1
+
+
+def misread_query(url: str) -> bool:
+    """True when libpq would read part of ``url``'s query as its user name: no path, and an ``@`` in the query
+    (``postgresql://host?options=a@b`` connects to host ``b`` as user ``host?options=a``)."""
+    rest = url.split("://", 1)[1] if "://" in url else url
+    end = user_part(rest)
+    return end >= 0 and "?" in rest[:end].split(":", 1)[0]
+
+
+def _ports(hosts: str) -> bool:
+    """True when each ``host:port`` of a URL's host list has a port of digits: else a password without its user
+    (``user:pa?ss/x@h`` read up to its ``?``) would be shown as a port."""
+    for host in hosts.split(","):
+        host = host.rsplit("]", 1)[-1]  # an IPv6 address holds colons of its own
+        if ":" in host and not host.rsplit(":", 1)[1].isdigit():
+            return False
+    return True
+
+
+def _kept(query: str) -> str:
+    """``query`` without the pairs libpq would read as a secret."""
+    return "&".join(pair for pair in query.split("&") if pair and _key(pair) not in SECRET_PARAMETERS)
 
 
 def _key(pair: str) -> str:
