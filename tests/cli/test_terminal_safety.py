@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from command_line import Ran
 from watcher.testing import Reply, StubOpenAIServer
@@ -77,3 +79,109 @@ def test_replay_json_escapes_what_a_terminal_would_act_on_and_reads_back_the_sam
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     said = f"{HOSTILE} {ORDINARY}".replace("\r", "\n")  # (the answer's parser reads a lone CR as a line's end)
     assert [row["content"] for row in rows if row["content"]] == [said]  # exactly what the model said
+
+
+def test_show_prompt_text_shows_a_transcripts_control_sequences(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    records = [{"kind": "user_message", "text": f"{HOSTILE} {ORDINARY}"}, {"kind": "done"}]
+    transcript.write_text("".join(json.dumps(r) + "\n" for r in records))
+    done = cli("replay", str(transcript), "-w", "stuck", "--evaluator", "openai", "--model", "m", "--show-prompt", "1")
+    assert done.returncode == 0, done.stderr
+    assert_shown(done.stdout.replace("⟨U+200D⟩", "\u200d"))  # (the prompt shows every invisible character, joiners too)
+    body = cli("replay", str(transcript), "-w", "stuck", "--evaluator", "openai", "--model", "m", "--show-prompt", "1",
+               "--json")  # fmt: skip
+    assert not RAW.findall(body.stdout) and "café naïve 東京 👍" in body.stdout
+    assert any("\x1b]52;c;" in str(m["content"]) for m in json.loads(body.stdout)["messages"])  # as it is sent
+
+
+def test_an_error_quoting_a_file_name_shows_its_control_sequences(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    done = cli("replay", str(tmp_path / f"gone{HOSTILE}.jsonl"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert "⟨U+001B⟩[2J" in done.stderr and not RAW.findall(done.stderr)
+
+
+def _fleet_journal(path: Path) -> None:
+    from watcher.fleet.events import FleetTask, LearningExtracted, SyncMessageSent, TaskHealthCheck
+    from watcher.runtime.journal import Journal
+
+    with Journal(path) as journal:
+        for task in ("api", "web"):
+            journal.append(FleetTask(session=task, fleet="f", run="r1"))
+        journal.append(
+            TaskHealthCheck(session="api", fleet="f", cycle=3, health=f"stuck{HOSTILE}", status="running",
+                            freshness="fresh", recommendation="nudge", diagnosis=f"loops\non {HOSTILE} {ORDINARY}")
+        )  # fmt: skip
+        journal.append(LearningExtracted(session="api", fleet="f", learning_id="l1", text=f"{HOSTILE} {ORDINARY}",
+                                         source="tool_result", urgency="helpful"))  # fmt: skip
+        journal.append(SyncMessageSent(session="web", fleet="f", interjection_id="i1", learning_id="l1",
+                                       source_task="api", urgency="helpful", text=f"{HOSTILE}\n{ORDINARY}"))  # fmt: skip
+
+
+def test_fleet_views_show_what_tasks_and_models_said(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite3"
+    _fleet_journal(journal)
+    for argv in (["status"], ["diagnoses"], ["syncs"], ["health", "api"]):
+        done = cli("fleet", *argv, "--journal", str(journal))
+        assert done.returncode == 0, (argv, done.stderr)
+        assert not RAW.findall(done.stdout), argv
+        assert "⟨U+001B⟩[2J" in done.stdout, (argv, done.stdout)
+        if argv != ["status"]:  # one line an item, however many the model wrote
+            assert_shown(done.stdout)
+            assert len(done.stdout.strip().splitlines()) == 1, done.stdout
+        as_json = cli("fleet", *argv, "--journal", str(journal), "--json")
+        assert not RAW.findall(as_json.stdout)
+        assert any("\x1b[2J" in text for text in _strings(json.loads(as_json.stdout))), argv  # read back as written
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_hooks_check_and_policy_show_a_projects_and_a_commands_control_sequences(
+    cli: Callable[..., Ran], tmp_path: Path
+) -> None:
+    (tmp_path / ".watcher").mkdir()
+    rule = {"tool": "Bash", "command": "curl *", "reason": f"no downloads{HOSTILE} {ORDINARY}"}
+    (tmp_path / ".watcher" / "policy.toml").write_text(f"[[deny]]\n{_toml(rule)}")
+    policy = cli("hooks", "policy", "--cwd", str(tmp_path))
+    assert not RAW.findall(policy.stdout), policy.stdout
+    assert "⟨U+001B⟩[2J" in policy.stdout and ORDINARY in policy.stdout
+    check = cli("hooks", "check", f"curl http://x.invalid/{HOSTILE}", "--cwd", str(tmp_path))
+    assert check.returncode == 1 and check.stdout.startswith("deny"), check.stdout
+    assert not RAW.findall(check.stdout) and "⟨U+001B⟩[2J" in check.stdout
+    as_json = cli("hooks", "check", f"curl http://x.invalid/{HOSTILE}", "--cwd", str(tmp_path), "--json")
+    assert not RAW.findall(as_json.stdout)
+    assert f"no downloads{HOSTILE}" in json.loads(as_json.stdout)["reason"]  # read back as the project wrote it
+
+
+def _toml(table: dict[str, str]) -> str:
+    return "".join(
+        f"{key} = {json.dumps(value, ensure_ascii=False)}\n" for key, value in table.items()
+    )  # TOML reads it
+
+
+def test_hooks_status_shows_a_hooked_sessions_control_sequences(
+    cli: Callable[..., Ran], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watcher.hooks._events import HookEvent
+    from watcher.runtime.journal import Journal
+
+    journal = tmp_path / "j.sqlite3"
+    with Journal(journal) as j:
+        j.append(HookEvent(session=f"s{HOSTILE}", event="PreToolUse", answer="none",
+                           problems=(f"the model said {HOSTILE}\n{ORDINARY}",)))  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WATCHER_SOCKET", str(tmp_path / "no-daemon.sock"))
+    done = cli("hooks", "status", "--journal", str(journal))
+    assert done.returncode == 0, done.stderr
+    assert_shown(done.stdout)
+    assert any(
+        line.startswith("session problem: the model said") and ORDINARY in line for line in done.stdout.splitlines()
+    )

@@ -21,6 +21,7 @@ from watcher.cli._fleet_show import open_journal, show, status_table
 from watcher.cli._journal import journal_argument
 from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import InvalidCommandError
+from watcher.core.terminal import for_terminal
 from watcher.runtime.fates import APPLIED, NEW, answer
 from watcher.runtime.journal import Journal
 
@@ -141,24 +142,33 @@ def run(args: argparse.Namespace) -> int:
             show(
                 args,
                 checked,
-                f"{args.task}: {checked['health']} ({checked['status']}, {checked['freshness']}) — "
-                f"{checked['diagnosis'] or 'no diagnosis'}; {checked['nudges']} nudge(s) sent, ladder {checked['ladder']}",
+                _one_line(
+                    f"{args.task}: {checked['health']} ({checked['status']}, {checked['freshness']}) — "
+                    f"{checked['diagnosis'] or 'no diagnosis'}; {checked['nudges']} nudge(s) sent, ladder {checked['ladder']}"
+                ),
             )
             return 0
         if command == "diagnoses":
             found = [c for c in view.checks if c.recommendation != "continue" or c.health not in ("healthy", "paused")]
             found = found[-args.limit :]
-            lines = [f"cycle {c.cycle} {c.session}: {c.recommendation} — {c.diagnosis}" for c in found]
+            lines = [_one_line(f"cycle {c.cycle} {c.session}: {c.recommendation} — {c.diagnosis}") for c in found]
             show(args, [{"task": c.session, **c.payload()} for c in found], "\n".join(lines) or "no diagnoses")
             return 0
         if command == "syncs":
             syncs = [s for s in view.syncs if args.task in (None, s.session, s.source_task)][-args.limit :]
-            lines = [f"{s.source_task} → {s.session} [{s.urgency or '-'}, {s.status}] {s.text}" for s in syncs]
+            lines = [
+                _one_line(f"{s.source_task} → {s.session} [{s.urgency or '-'}, {s.status}] {s.text}") for s in syncs
+            ]
             show(args, [{"to": s.session, **s.payload()} for s in syncs], "\n".join(lines) or "no syncs")
             return 0
         stats = view.stats()
         show(args, stats, "\n".join(f"{k}: {v}" for k, v in stats.items()))
         return 0
+
+
+def _one_line(text: str) -> str:
+    """One item of a listing on one line: a diagnosis or a learning may run over several."""
+    return for_terminal(text, one_line=True)
 
 
 def _check_named(journal: Journal, fleet: str) -> None:
@@ -184,7 +194,7 @@ def _live(args: argparse.Namespace, journal: Journal) -> int:
     def frame() -> Text:
         view = read_fleet(journal, args.fleet)
         rows = view.rows()
-        head = f"fleet {view.name or '-'} · {len(rows)} task(s) · {time.strftime('%H:%M:%S')} (Ctrl-C to stop)\n"
+        head = f"fleet {_one_line(view.name or '-')} · {len(rows)} task(s) · {time.strftime('%H:%M:%S')} (Ctrl-C to stop)\n"
         return Text(head + (status_table(rows) if rows else "no fleet tasks in this journal yet"))
 
     console = Console(soft_wrap=True)

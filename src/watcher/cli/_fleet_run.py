@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from watcher.cli._fleet_show import open_journal, show, status_table
 from watcher.core.errors import ConfigurationError, MissingCredentialsError
+from watcher.core.terminal import for_terminal
 from watcher.evaluators.preflight import check_url
 from watcher.runtime.journal import Journal, default_journal_path
 
@@ -90,8 +91,9 @@ def run_fleet(args: argparse.Namespace) -> int:
             "ANTHROPIC_API_KEY, or pass --base-url for a compatible server (offline: a local stub such as "
             "watcher.testing.StubAnthropicServer)"
         ) from exc
-    lines = [
-        f"{name}: {t['status']}" + (f" ({t['error']})" if "error" in t else "") for name, t in out["tasks"].items()
+    lines = [  # one line a task: an error's text may run over several
+        for_terminal(f"{name}: {t['status']}" + (f" ({t['error']})" if "error" in t else ""), one_line=True)
+        for name, t in out["tasks"].items()
     ]
     lines.append(", ".join(f"{k} {v}" for k, v in out["stats"].items()))
     show(args, out, "\n".join(lines))
@@ -107,14 +109,15 @@ async def _progress(work: Awaitable[_T], journal: Journal, name: str) -> _T:
     from watcher.fleet.query import read_fleet
 
     started = time.monotonic()
+    shown = for_terminal(name, one_line=True)
 
     def frame() -> Text:
         rows = read_fleet(journal, name).rows()
-        head = f"fleet {name} · {len(rows)} task(s) · {time.monotonic() - started:.0f}s\n"
+        head = f"fleet {shown} · {len(rows)} task(s) · {time.monotonic() - started:.0f}s\n"
         return Text(head + (status_table(rows) if rows else "starting…"))
 
     job = asyncio.ensure_future(work)
-    with Live(Text(f"fleet {name} · starting…"), console=Console(soft_wrap=True), auto_refresh=False) as live:
+    with Live(Text(f"fleet {shown} · starting…"), console=Console(soft_wrap=True), auto_refresh=False) as live:
         while not job.done():
             await asyncio.wait({job}, timeout=PROGRESS_S)
             live.update(await asyncio.to_thread(frame), refresh=True)
@@ -181,7 +184,7 @@ def supervise(args: argparse.Namespace) -> int:
             return Supervisor(config, journal, after=run_start(journal, name), evaluator=evaluator)
 
         def say(line: str) -> None:  # who leads, as it changes; beside the JSON, not inside it
-            print(line, file=sys.stderr if args.json else sys.stdout, flush=True)
+            print(for_terminal(line), file=sys.stderr if args.json else sys.stdout, flush=True)
 
         async def main() -> dict[str, Any]:  # several may run (on several machines): one leads, the others stand by
             try:

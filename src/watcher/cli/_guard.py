@@ -10,6 +10,7 @@ from typing import Any
 
 from watcher.core.errors import ConfigurationError
 from watcher.core.redact import redact_value
+from watcher.core.terminal import for_terminal, json_for_terminal
 from watcher.guard import PACKS, judge, load_policy
 
 __all__ = ["add_parsers", "run_check", "run_policy"]
@@ -40,24 +41,24 @@ _FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "
 
 
 def run_policy(args: argparse.Namespace) -> int:
-    """Print the policy in force."""
+    """Print the policy in force (a project's file is a checkout's text: shown, never obeyed by the terminal)."""
     cwd = os.path.abspath(args.cwd)
     policy = load_policy(cwd, pack=args.pack)
     data = policy.data
-    print(f"pack: {policy.pack} ({data['description']})")
-    print(f"project file: {policy.source or f'none (create .watcher/policy.toml in {cwd} to add rules)'}")
-    print("denied categories: " + ", ".join(data["categories"]))
     protected = ", ".join(data["git"]["protected"])
-    print(
+    lines = [
+        f"pack: {policy.pack} ({data['description']})",
+        f"project file: {policy.source or f'none (create .watcher/policy.toml in {cwd} to add rules)'}",
+        "denied categories: " + ", ".join(data["categories"]),
         f"shared branches: {protected}, and the remote's default"
-        + ("; any force-push" if data["git"]["any_force"] else "")
-    )
-    print(f"command rules: {len(data.get('command', []))}; secret file patterns: {len(data['secrets']['names'])}")
+        + ("; any force-push" if data["git"]["any_force"] else ""),
+        f"command rules: {len(data.get('command', []))}; secret file patterns: {len(data['secrets']['names'])}",
+    ]
     for kind, rules in (("allow", policy.allow), ("deny", policy.deny)):
-        for n, rule in enumerate(rules, 1):
-            print(f"{kind} rule {n}: {rule.describe()}")
-    for problem in policy.problems:
-        print(f"problem: {problem}")
+        lines += [f"{kind} rule {n}: {rule.describe()}" for n, rule in enumerate(rules, 1)]
+    lines += [f"problem: {problem}" for problem in policy.problems]
+    for line in lines:
+        print(for_terminal(line, one_line=True))
     return 1 if policy.problems else 0
 
 
@@ -90,11 +91,19 @@ def run_check(args: argparse.Namespace) -> int:
     verdict = judge(tool, tool_input, cwd=cwd, policy=load_policy(cwd, pack=args.pack))
     if args.json:
         shown = {"tool": tool, **verdict._asdict(), "problems": list(verdict.problems)}
-        print(json.dumps(redact_value(shown), ensure_ascii=False))
-    elif verdict.denied:
-        print(f"deny [{verdict.category}]: this call {verdict.reason} (policy: {verdict.rule})")
+        print(json_for_terminal(json.dumps(redact_value(shown), ensure_ascii=False)))
+    elif verdict.denied:  # a reason may quote the command or a project rule's text
+        print(
+            for_terminal(
+                f"deny [{verdict.category}]: this call {verdict.reason} (policy: {verdict.rule})", one_line=True
+            )
+        )
     else:
-        print(f"allow: {verdict.reason or 'no rule of the ' + verdict.rule + ' pack applies'}")
+        print(
+            for_terminal(
+                f"allow: {verdict.reason or 'no rule of the ' + verdict.rule + ' pack applies'}", one_line=True
+            )
+        )
     for problem in () if args.json else verdict.problems:
-        print(f"problem: {problem}")
+        print(for_terminal(f"problem: {problem}", one_line=True))
     return 1 if verdict.denied else 0

@@ -9,6 +9,7 @@ from typing import Any
 from watcher.cli import _guard
 from watcher.cli._journal import journal_argument
 from watcher.core.errors import ConfigurationError
+from watcher.core.terminal import for_terminal
 from watcher.hooks import client
 from watcher.hooks._session import DEFAULT_ROLES, HookConfig
 from watcher.hooks._settings import SCOPES, entry_point_problem, install, manifest_path, settings_path, uninstall
@@ -158,7 +159,8 @@ def run_hooks(args: argparse.Namespace) -> int:
         )
         return 0
     journal = args.journal or default_journal_path(settings=args.settings)
-    print("\n".join(status_lines(settings, journal, args.settings)))
+    # a line each: the last session's id and the daemon's failures are what hook payloads and servers said
+    print("\n".join(for_terminal(line, one_line=True) for line in status_lines(settings, journal, args.settings)))
     return 0
 
 
@@ -193,5 +195,5 @@ def run_stop(_args: argparse.Namespace) -> int:
     """Stop the daemon (0 also when none ran)."""
     from watcher.hooks._daemon import stop_daemon  # the daemon's imports only for this action
 
-    print(stop_daemon())
+    print(for_terminal(stop_daemon()))
     return 0
