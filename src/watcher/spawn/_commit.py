@@ -103,7 +103,12 @@ def unsigned_note(sandbox: Sandbox) -> str:
     if git(sandbox.repo, "config", "--bool", "commit.gpgsign", check=False) != "true":
         return ""
     raw = git(
-        sandbox.worktree, "log", "--pretty=raw", "--abbrev-commit", f"{sandbox.base}..{sandbox.branch}", check=False
+        sandbox.worktree,
+        "log",
+        "--pretty=raw",
+        "--abbrev-commit",
+        f"{sandbox.base_ref}..{sandbox.branch_ref}",
+        check=False,
     )
     unsigned = []
     for commit in raw.split("\ncommit ") if raw else []:  # a signature is a header (no key is needed to see it)
@@ -132,7 +137,7 @@ def check_agent_commits(sandbox: Sandbox, ours: str | None) -> str | None:
     """
     hooks = _active_hooks(sandbox.worktree)
     tip = git(sandbox.worktree, "rev-parse", "HEAD")
-    start = git(sandbox.worktree, "merge-base", sandbox.start or sandbox.base, tip, check=False)
+    start = git(sandbox.worktree, "merge-base", sandbox.start or sandbox.base_ref, tip, check=False)
     if not hooks or not start:
         return None
     commits = git(sandbox.worktree, "rev-list", "--no-merges", f"{start}..{tip}").split()

@@ -131,7 +131,7 @@ def _base_moved_onto_branch(sandbox: Sandbox) -> str:
     Nobody but the agent makes the base point into the spawn's branch (``git branch -f main``,
     ``git update-ref``): the pull request would then show no change, and the user's base moved unreviewed.
     """
-    now = git(sandbox.repo, "rev-parse", "--verify", "-q", f"{sandbox.base}^{{commit}}", check=False)
+    now = git(sandbox.repo, "rev-parse", "--verify", "-q", f"{sandbox.base_ref}^{{commit}}", check=False)
     if not sandbox.start or not now or now == sandbox.start:
         return ""
     onto = ["git", "-C", str(sandbox.repo), "merge-base", "--is-ancestor", now, sandbox.branch]
@@ -147,7 +147,7 @@ def _base_moved_onto_branch(sandbox: Sandbox) -> str:
 def _worktree_gone(sandbox: Sandbox, result: SpawnResult) -> None:
     """Report a spawn whose agent deleted its worktree: its commits, and how to get the worktree back."""
     result.files = changed_files(sandbox)
-    log = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
+    log = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base_ref}..{sandbox.branch_ref}")
     result.commits = [printable(line) for line in log.splitlines()]
     result.status = EndState.INTEGRATION_FAILED
     result.detail = (
@@ -225,7 +225,9 @@ async def integrate(
     except CommitRefused as exc:  # the work stays in the worktree; nothing unverified is pushed
         refused = exc
     result.files = await asyncio.to_thread(changed_files, sandbox)
-    log = await asyncio.to_thread(git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}")
+    log = await asyncio.to_thread(
+        git, sandbox.worktree, "log", "--format=%h %s", f"{sandbox.base_ref}..{sandbox.branch_ref}"
+    )
     result.commits = [printable(line) for line in log.splitlines()]
     unsigned = await asyncio.to_thread(unsigned_note, sandbox)
     result.notes += [unsigned] if unsigned else []

@@ -71,7 +71,7 @@ def rejoin_branch(sandbox: Sandbox) -> str:
     committed there continues the spawn's branch, which is moved up to it. ``SpawnError`` when it
     does not (the agent switched to an unrelated branch): its work is there, not on the spawn's.
     """
-    here = git(sandbox.worktree, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+    here = git(sandbox.worktree, "symbolic-ref", "-q", "HEAD", check=False).removeprefix("refs/heads/")
     if here == sandbox.branch:
         return ""
     head = git(sandbox.worktree, "rev-parse", "HEAD")
@@ -92,7 +92,7 @@ def changed_files(sandbox: Sandbox) -> list[FileChange]:
 
     Two git calls whatever the size of the change (a per-file ``git log`` took minutes for thousands of files).
     """
-    span = f"{sandbox.base}...{sandbox.branch}"
+    span = f"{sandbox.base_ref}...{sandbox.branch_ref}"
     fields = iter(git(sandbox.repo, "diff", "--numstat", "-z", span).split("\0"))  # names as they are, unquoted
     subjects = _last_subjects(sandbox)
     out = []
@@ -116,7 +116,7 @@ def printable(text: str) -> str:
 
 def _last_subjects(sandbox: Sandbox) -> dict[str, str]:
     """Each path the branch's commits touched → the subject of the newest commit that touched it."""
-    log = git(sandbox.repo, "log", "--format=%x01%s", "--name-only", "-z", f"{sandbox.base}..{sandbox.branch}")
+    log = git(sandbox.repo, "log", "--format=%x01%s", "--name-only", "-z", f"{sandbox.base_ref}..{sandbox.branch_ref}")
     subjects: dict[str, str] = {}
     for record in log.split("\x01")[1:]:  # newest first: "subject\0\npath\0path\0"
         subject, _, names = record.partition("\0")
@@ -242,17 +242,37 @@ def open_pull_request(
         "user-agent": "watcher-spawn",
         "x-github-api-version": "2022-11-28",
     }
-    opener = urllib.request.build_opener(*(connections or Connections()).handlers())
+    opener = urllib.request.build_opener(_NoRedirect(), *(connections or Connections()).handlers())
     try:
         request = urllib.request.Request(url, data, headers, method="POST")  # (a URL it cannot read: ValueError)
         with opener.open(request, timeout=timeout) as answer:
             reply = json.loads(answer.read())
     except urllib.error.HTTPError as exc:
-        detail = exc.read().decode(errors="replace")[:300]
+        with exc:  # (its connection is closed here, not left to the garbage collector)
+            if 300 <= exc.code < 400:
+                raise SpawnError(
+                    f"the forge answered the pull request with a redirect ({exc.code} from {url} to "
+                    f"{exc.headers.get('location') or 'nowhere said'}), which watcher does not follow with your "
+                    "token: pass --forge-api with the forge's REST API address (or set WATCHER_FORGE_API)"
+                ) from None
+            detail = exc.read().decode(errors="replace")[:300]
         raise SpawnError(f"the forge refused the pull request ({exc.code} from {url}): {detail}") from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise SpawnError(f"could not open the pull request at {url}: {exc}") from exc
-    return PullRequest(int(reply["number"]), str(reply.get("html_url") or reply.get("url") or ""))
+    number = reply.get("number") if isinstance(reply, dict) else None
+    if type(number) is not int:
+        raise SpawnError(
+            f"the forge at {url} answered the pull request without its number ({json.dumps(reply)[:200]}): "
+            "is --forge-api the forge's REST API?"
+        )
+    return PullRequest(number, str(reply.get("html_url") or reply.get("url") or ""))
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """No redirect is followed: urllib would turn the POST into a GET, carrying the token to wherever it points."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 class Connections:

@@ -60,6 +60,15 @@ class Sandbox:
         return self.directory / "worktree"
 
     @property
+    def base_ref(self) -> str:
+        """The base branch as a revision git cannot take for a tag of the same name (``v1.2`` as both)."""
+        return f"refs/heads/{self.base}"
+
+    @property
+    def branch_ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+    @property
     def home(self) -> Path:
         return self.directory / "home"
 
@@ -120,8 +129,9 @@ def _current_branch(root: Path) -> str:
         raise ConfigurationError(
             f"the repository {root} has no commits yet, and a spawn's branch starts from one: commit something first"
         )
-    branch = git(root, "symbolic-ref", "-q", "--short", "HEAD", check=False)
-    if not branch:
+    # (not --short: it gives `heads/main` when a tag is named `main` too)
+    branch = git(root, "symbolic-ref", "-q", "HEAD", check=False).removeprefix("refs/heads/")
+    if not branch or branch.startswith("refs/"):
         raise ConfigurationError(
             f"HEAD is detached in {root}, so there is no current branch to start from and propose to: "
             "check out a branch, or pass --base BRANCH"
@@ -178,14 +188,14 @@ def create(sandbox: Sandbox, environ: Mapping[str, str] | None = None) -> Sandbo
         remove(sandbox, delete_branch=True)
         shutil.rmtree(sandbox.directory, ignore_errors=True)
         raise
-    start = git(sandbox.repo, "rev-parse", "--verify", f"{sandbox.base}^{{commit}}")
+    start = git(sandbox.repo, "rev-parse", "--verify", f"{sandbox.base_ref}^{{commit}}")
     return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes), start=start)
 
 
 def _add_worktree(sandbox: Sandbox) -> None:
     """``git worktree add``; a checkout that fails on a filter the repository configures (Git LFS) says so."""
     try:
-        git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base)
+        git(sandbox.repo, "worktree", "add", "-q", "-b", sandbox.branch, str(sandbox.worktree), sandbox.base_ref)
     except SpawnError as exc:
         said = str(exc).split(": ", 1)[-1]
         if "filter" not in said and "git-lfs" not in said:

@@ -288,7 +288,9 @@ def _report_cut_short(
     result.duration_s = round(time.monotonic() - started, 3)
     try:  # what is on the branch so far; the uncommitted rest stays in the worktree
         result.files = changed_files(sandbox)
-        result.commits = git(sandbox.repo, "log", "--format=%h %s", f"{sandbox.base}..{sandbox.branch}").splitlines()
+        result.commits = git(
+            sandbox.repo, "log", "--format=%h %s", f"{sandbox.base_ref}..{sandbox.branch_ref}"
+        ).splitlines()
     except (SpawnError, OSError) as err:
         result.notes.append(f"what the branch holds could not be read: {err}")
     linked = sandbox.worktree.is_dir() and not relink(sandbox)  # (git there must not reach the main checkout)
