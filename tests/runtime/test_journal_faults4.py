@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,9 @@ import pytest
 from pg_proxy import Link, PgProxy, hang_up
 from watcher.core.errors import JournalError
 from watcher.core.observations import UserMessage
-from watcher.runtime import Journal
+from watcher.core.spec import WatcherSpec
+from watcher.evaluators import CallableEvaluator
+from watcher.runtime import Journal, RecordingSession, Runtime
 from watcher.runtime.events import ObservationEvent
 from watcher.testing.postgres import LocalPostgres
 
@@ -171,3 +175,28 @@ def test_events_appended_outside_a_settling_block_or_for_an_unclaimed_command_ar
         journal.mark_command(cid, "applied", "done")
         assert _effects(journal) == ["given", "plain"]
         assert _status(journal, cid) == ("applied", "done")
+
+
+async def test_a_command_whose_mark_was_lost_is_not_applied_again_by_the_process_owning_its_session(
+    tmp_path: Path,
+) -> None:
+    """The journal was locked by another process after a person's words were delivered and before the command was
+    marked: the next poll found it still new and delivered the words again."""
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    runtime = Runtime(journal=journal)
+    session = RecordingSession("s")
+    runtime.attach(WatcherSpec(name="w", role="test", mode="manual"), CallableEvaluator(lambda r: None), session)
+    cid = journal.submit_command("s", "inject", watcher="w", payload={"content": "run the tests first"})
+    with closing(sqlite3.connect(path)) as other:
+        other.execute("BEGIN IMMEDIATE")  # another process holds the file: the mark waits, then gives up
+        with pytest.raises(JournalError):
+            await runtime.apply_commands()
+        other.rollback()
+    await runtime.apply_commands()  # marks it first: it is not new any more
+    await runtime.apply_commands()
+    await runtime.settle()
+    assert [i.content for i in session.delivered] == ["run the tests first"], "delivered once"
+    assert _status(journal, cid) == ("applied", "delivered")
+    await runtime.close()
+    journal.close()

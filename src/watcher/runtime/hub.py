@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from watcher.core.errors import DuplicateNameError, NotPendingError, UnknownWatcherError
+from watcher.core.errors import DuplicateNameError, JournalError, NotPendingError, UnknownWatcherError
 from watcher.core.evaluation import Evaluator
 from watcher.core.interjection import Interjection, Origin, PersonChannel
 from watcher.core.logs import logger
@@ -45,6 +45,7 @@ class Runtime:
         self._indexes: dict[str, int] = {}
         self._journal_attached = False
         self._poller: asyncio.Task[None] | None = None
+        self._unmarked: dict[int, tuple[CommandState, str]] = {}  # command id: its outcome, applied, not yet marked
 
     def _ensure_journal(self) -> None:
         if self.journal is not None and not self._journal_attached:
@@ -239,9 +240,15 @@ class Runtime:
         )
 
     async def apply_commands(self) -> int:
-        """Apply every new command for the sessions owned here; returns how many were handled."""
+        """Apply every new command for the sessions owned here; returns how many were handled.
+
+        An outcome is kept from the moment its command is applied until its mark is written: when
+        the journal goes away in between (the mark raises), the next poll marks it first, and the
+        command, still new in the journal, is not applied again (a person's words delivered twice).
+        """
         if self.journal is None or not self.sessions:
             return 0
+        await self._mark()
         sessions = list(self.sessions)
         # a file's read takes microseconds, less than a thread's round trip; a locked file or a
         # server is read on a thread, so the loop never waits
@@ -249,9 +256,18 @@ class Runtime:
         if commands is None:
             commands = await asyncio.to_thread(self.journal.commands, sessions=sessions)
         for command in commands:
-            status, detail = await self.apply(command)
-            await asyncio.to_thread(self.journal.mark_command, command.id, status, detail)
+            if command.id not in self._unmarked:  # else applied already, its mark lost: never twice
+                self._unmarked[command.id] = await self.apply(command)
+        await self._mark()
         return len(commands)
+
+    async def _mark(self) -> None:
+        """Mark the commands applied here and not yet marked (one statement); they are forgotten once marked."""
+        if self._unmarked and self.journal is not None:
+            marks = [(cid, status, detail) for cid, (status, detail) in self._unmarked.items()]
+            await asyncio.to_thread(self.journal.mark_commands, marks)
+            for cid, _, _ in marks:
+                del self._unmarked[cid]
 
     def start_command_poller(self, interval: float = 0.25) -> None:
         """Poll the journal for commands in the background until ``close``.
@@ -278,6 +294,10 @@ class Runtime:
             self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)
             self._poller = None
+        try:
+            await self._mark()
+        except JournalError as exc:  # left new, they are applied again by the session's next owner
+            log.warning("%d journal command(s) applied here could not be marked: %s", len(self._unmarked), exc)
         await self.settle()
         await self.bus.close()
         if self.journal is not None:
