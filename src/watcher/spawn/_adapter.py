@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any, ClassVar
 
 from watcher.core.errors import ConfigurationError, MissingCredentialsError, SpawnError
 from watcher.core.observations import Observation
+from watcher.spawn import _gitproc
 from watcher.spawn.manifest import SandboxManifest
 from watcher.spawn.provision import Sandbox
 from watcher.transcripts import RecordReader, reader_for
@@ -278,7 +278,7 @@ def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:
         ("user.name", ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME")),
         ("user.email", ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL")),
     ):
-        found = subprocess.run(["git", "-C", str(repo), "config", key], capture_output=True, text=True).stdout.strip()
+        found = _gitproc.run(["git", "-C", str(repo), "config", key], timeout=120).stdout.strip()
         value = parent.get(names[0]) or found or ("watcher spawn" if key == "user.name" else "spawn@watcher.invalid")
         out.update(dict.fromkeys(names, value))
     return out

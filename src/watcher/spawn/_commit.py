@@ -63,7 +63,9 @@ def commit_leftovers(sandbox: Sandbox, message: str = "") -> str | None:
             raise _refused(sandbox, f"the commit did not finish within {_HOOK_TIMEOUT_S}s (a hook hung?)") from None
         if done.returncode == 0:
             return git(sandbox.worktree, "rev-parse", "HEAD")
-        changed = subprocess.run(["git", "-C", str(sandbox.worktree), "diff", "--quiet"], timeout=120).returncode
+        changed = subprocess.run(
+            ["git", "-C", str(sandbox.worktree), "diff", "--quiet"], timeout=120, env=_gitproc.environ()
+        ).returncode
         if changed == 0:  # the hook changed nothing: trying again would be refused the same way
             break
     raise _refused(sandbox, _said(done.stdout + "\n" + done.stderr))

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from watcher.core.observations import ToolCall
+from watcher.spawn import _gitproc
 
 __all__ = ["WORKTREE_CHANGE", "WorktreeProbe"]
 
@@ -33,6 +34,7 @@ class WorktreeProbe:
             ["git", "-C", str(self.worktree), "status", "--porcelain", "-uall", "-z"],
             capture_output=True,
             timeout=30,
+            env=_gitproc.environ(),
         )
         out = []
         for entry in done.stdout.decode("utf-8", "replace").split("\0"):

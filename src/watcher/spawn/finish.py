@@ -23,6 +23,7 @@ from watcher.core.redact import redact
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
+from watcher.spawn import _gitproc
 from watcher.spawn._commit import CommitRefused, check_agent_commits, unsigned_note
 from watcher.spawn._link import relink
 from watcher.spawn._scrub import Scrubber, secret_values
@@ -135,7 +136,7 @@ def _base_moved_onto_branch(sandbox: Sandbox) -> str:
     if not sandbox.start or not now or now == sandbox.start:
         return ""
     onto = ["git", "-C", str(sandbox.repo), "merge-base", "--is-ancestor", now, sandbox.branch]
-    if subprocess.run(onto, capture_output=True, timeout=120).returncode != 0:
+    if subprocess.run(onto, capture_output=True, timeout=120, env=_gitproc.environ()).returncode != 0:
         return ""
     return (
         f"the base branch {sandbox.base} was moved during the spawn from {sandbox.start[:10]} to {now[:10]}, one of "

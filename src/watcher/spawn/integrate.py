@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.core.errors import SpawnError
+from watcher.spawn import _gitproc
 from watcher.spawn._commit import commit_leftovers, identity
 from watcher.spawn.provision import Sandbox, git
 
@@ -139,6 +140,7 @@ def conflicting_files(sandbox: Sandbox, remote: str) -> list[str]:
         capture_output=True,
         text=True,
         timeout=120,
+        env=_gitproc.environ(),
     )
     if done.returncode != 1:
         return []
@@ -153,6 +155,7 @@ def start_merge(sandbox: Sandbox) -> int:
         ["git", "-C", str(sandbox.worktree), "merge", "--no-ff", "--no-commit", "FETCH_HEAD"],
         capture_output=True,
         timeout=120,
+        env=_gitproc.environ(),
     )
     return conflict_hunks(sandbox)
 

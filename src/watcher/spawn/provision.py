@@ -144,7 +144,10 @@ def _is_branch(root: Path, name: str) -> bool:
     if not name or name.startswith("-"):
         return False
     found = subprocess.run(
-        ["git", "-C", str(root), "show-ref", "--verify", "-q", f"refs/heads/{name}"], capture_output=True, timeout=120
+        ["git", "-C", str(root), "show-ref", "--verify", "-q", f"refs/heads/{name}"],
+        capture_output=True,
+        timeout=120,
+        env=_gitproc.environ(),
     )
     return found.returncode == 0
 
@@ -152,7 +155,10 @@ def _is_branch(root: Path, name: str) -> bool:
 def _is_branch_name(root: Path, name: str) -> bool:
     """Whether git takes ``name`` as a branch name (no ``..``, spaces, ``~``, a trailing ``.lock``...)."""
     done = subprocess.run(
-        ["git", "-C", str(root), "check-ref-format", "--branch", name], capture_output=True, timeout=120
+        ["git", "-C", str(root), "check-ref-format", "--branch", name],
+        capture_output=True,
+        timeout=120,
+        env=_gitproc.environ(),
     )
     return done.returncode == 0
 

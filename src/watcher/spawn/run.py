@@ -309,8 +309,9 @@ def _cut_short(exc: BaseException) -> tuple[EndState, str]:
 def _check_remote(repo: Path, remote: str) -> None:
     """The remote the branch is pushed to exists: found before the agent runs, not at the push after it."""
     found = subprocess.run(
-        ["git", "-C", str(repo), "remote", "get-url", remote], capture_output=True, text=True, check=False
-    )
+        ["git", "-C", str(repo), "remote", "get-url", remote], capture_output=True, text=True, check=False,
+        env=_gitproc.environ(),
+    )  # fmt: skip
     if found.returncode != 0:
         raise ConfigurationError(
             f"the repository {repo} has no remote {remote!r} to push the spawn's branch to: add one "
