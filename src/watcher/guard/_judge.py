@@ -408,7 +408,8 @@ def _destroys(key: str, tool_input: Mapping[str, Any]) -> Finding | None:
 _VERBS = "delete|destroy|drop|uninstall|remove|purge|terminate|wipe|teardown"
 _KINDS = (
     r"(?:namespace|cluster|bucket|database|project|resource_?group|stack|keyspace|collection|table"
-    r"|(?:persistent)?volume|vpc|zone)s?|indices|indexes|index"
+    r"|(?:persistent)?volume|vpc|zone|repo|repository|organization|org|account|instance|droplet)s?"
+    r"|repositories|indices|indexes|index"
 )
 _DESTROY_VERBS = lazy(f"(?i){_VERBS}")
 _NAMED_KIND = lazy(rf"(?i)(?:{_VERBS})[_-]?(?:the[_-])?({_KINDS})(?![a-z_])")  # delete_namespace
