@@ -185,3 +185,37 @@ def test_hooks_status_shows_a_hooked_sessions_control_sequences(
     assert any(
         line.startswith("session problem: the model said") and ORDINARY in line for line in done.stdout.splitlines()
     )
+
+
+def test_a_spawn_report_shows_the_agents_control_sequences(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from watcher.testing.fake_cli import launcher
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for argv in (["init", "-q", "-b", "main"], ["-c", "user.email=d@x.invalid", "-c", "user.name=D", "commit", "-q",
+                 "--allow-empty", "-m", "init"]):  # fmt: skip
+        subprocess.run(["git", *argv], cwd=repo, check=True, capture_output=True)
+    session = "5b0c1c7e-0000-4000-8000-000000000001"
+    content = [{"type": "tool_use", "id": "t1", "name": f"Bash{HOSTILE}", "input": {"command": "true"}}]
+    script = tmp_path / "script.jsonl"
+    script.write_text("".join(json.dumps(line) + "\n" for line in [
+        {"type": "system", "subtype": "init", "cwd": "@CWD@", "session_id": session, "tools": ["Bash"]},
+        {"type": "assistant", "message": {"role": "assistant", "content": content}, "session_id": session},
+        {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+         "content": "ok"}]}, "session_id": session},
+        {"type": "result", "subtype": "success", "is_error": False, "result": f"{HOSTILE}\n{ORDINARY}",
+         "session_id": session, "total_cost_usd": 0.01, "permission_denials": []},
+    ]))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher", "spawn", "look around", "--no-pr", "--cli-path", str(launcher(script, tmp_path)),
+         "--journal", str(tmp_path / "j.sqlite3")],
+        cwd=repo, capture_output=True, text=True, timeout=90,
+        env={**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0000"},
+    )  # fmt: skip
+    assert "### Summary" in done.stdout, done.stderr
+    assert_shown(done.stdout)
+    assert not RAW.findall(done.stderr)

@@ -16,6 +16,7 @@ from typing import Any
 
 from watcher.cli._outputs import check_out, check_plot
 from watcher.core.errors import ConfigurationError
+from watcher.core.terminal import for_terminal
 from watcher.evaluators.preflight import check_url
 
 CONDITIONS = ("none", "guided", "blind", "rules")
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     rows = asyncio.run(run_suite(config, out=args.out, on_row=progress, settings=args.settings))
     if show:
         print(file=sys.stderr)
-    print(report(config, rows))
+    print(for_terminal(report(config, rows)))
     if args.plot is not None:
         plot(
             rows,
@@ -169,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rows: {args.out}")
     failed = [row for row in rows if row.get("end") == "agent_error"]
     if rows and len(failed) == len(rows):  # no task ran at all: a broken run, not a 0 % result
-        first = (failed[0].get("errors") or ["?"])[0]
+        first = for_terminal(str((failed[0].get("errors") or ["?"])[0]), one_line=True)  # a server's words
         print(
             f"watcher: every one of the {len(rows)} tasks failed on the agent model; the first: {first}",
             file=sys.stderr,

@@ -22,6 +22,7 @@ from watcher.core.evaluation import Evaluator
 from watcher.core.logs import logger
 from watcher.core.redact import redact
 from watcher.core.spec import Caps
+from watcher.core.terminal import for_terminal
 from watcher.evaluators.preflight import check_reachable
 from watcher.evaluators.registry import make_evaluator
 from watcher.roles import ROLE_NAMES, spec_for_role
@@ -164,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         f"watcher eval: role {args.role}, {len(chosen)} cases from {args.cases}, {len(rows)} of {total} runs; "
         f"evaluators {', '.join(names)}{where}"
     )
-    print(table(rows, names, loops=kind == "loop"))
+    print(for_terminal(table(rows, names, loops=kind == "loop")))
     print(f"rows: {out}")
     if picture is not None:
         plot(
@@ -186,7 +187,7 @@ def _failed_runs(rows: list[dict[str, Any]]) -> int:
     unjudged = sum(r["outcome"] == "error" for r in failed)
     print(
         f"watcher eval: {len(failed)} of {len(rows)} runs had a failed model call; {unjudged} of them judged "
-        f"nothing and are left out of the rates (the first: {redact(str(failed[0]['error']))}); "
+        f"nothing and are left out of the rates (the first: {for_terminal(redact(str(failed[0]['error'])), one_line=True)}); "
         "run the same command again to retry them",
         file=sys.stderr,
     )

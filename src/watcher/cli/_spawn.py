@@ -17,6 +17,7 @@ from typing import Any
 from watcher.cli._journal import journal_argument
 from watcher.cli._numbers import at_least, seconds
 from watcher.core.errors import ConfigurationError
+from watcher.core.terminal import for_terminal, json_for_terminal
 from watcher.roles import ROLE_NAMES
 from watcher.runtime.journal import Journal, default_journal_path
 from watcher.runtime.session import EndState
@@ -94,7 +95,7 @@ def _asker(progress: _Progress) -> Callable[[str], bool]:
         except ValueError:  # not the main thread
             previous = None
         try:
-            print(f"watcher spawn: {question} [y/N] ", end="", file=sys.stderr, flush=True)
+            print(f"watcher spawn: {for_terminal(question, one_line=True)} [y/N] ", end="", file=sys.stderr, flush=True)
             return sys.stdin.readline().strip().lower() in ("y", "yes")
         except KeyboardInterrupt:
             print(file=sys.stderr)  # what follows starts on a line of its own
@@ -114,7 +115,7 @@ class _Progress:
         self._last = ""
 
     def __call__(self, state: ProgressState) -> None:
-        line = state.line()
+        line = for_terminal(state.line(), one_line=True)  # it names the agent's last tool
         key = line.split("] ", 1)[-1]
         if self.tty:
             print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
@@ -141,18 +142,18 @@ def run(args: argparse.Namespace) -> int:
         removed, kept = cleanup(args.repo)
         print(
             f"removed {len(removed)} spawn worktree(s) and their branches"
-            + (": " + ", ".join(removed) if removed else "")
+            + (": " + for_terminal(", ".join(removed), one_line=True) if removed else "")
         )
         for note in kept:
-            print(f"kept the branch {note}")
+            print(f"kept the branch {for_terminal(note, one_line=True)}")
         return 0
     if not args.task or not args.task.strip():
         raise ConfigurationError('watcher spawn needs a TASK: watcher spawn "fix the failing test"')
     if args.plan:
         planned = asyncio.run(plan_manifest(args.task, args.planner, settings=args.settings))
         if planned.note:
-            print(f"watcher spawn: {planned.note}", file=sys.stderr)
-        print(planned.manifest.to_json())
+            print(f"watcher spawn: {for_terminal(planned.note)}", file=sys.stderr)
+        print(json_for_terminal(planned.manifest.to_json()))
         return 0
     if args.recovery == "interactive" and not sys.stdin.isatty():
         raise ConfigurationError(
@@ -196,13 +197,15 @@ def run(args: argparse.Namespace) -> int:
         progress.done()
         if args.json:  # a script reading stdout gets the report of what happened so far, marked interrupted
             cut = ended[-1] if ended else _not_started(config, spawn_id, time.monotonic() - started)
-            print(json.dumps(cut.to_dict(), indent=2), flush=True)
+            print(json_for_terminal(json.dumps(cut.to_dict(), indent=2)), flush=True)
         _left_behind(args.repo, spawn_id)
         raise
     finally:
         progress.done()
         journal.close()
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.markdown(), end="" if not args.json else "\n")
+    # the report quotes the agent (its output, commit subjects, interjections): shown, never obeyed
+    report = json_for_terminal(json.dumps(result.to_dict(), indent=2)) if args.json else for_terminal(result.markdown())
+    print(report, end="" if not args.json else "\n")
     return 0 if result.ok else 1
 
 

@@ -4,6 +4,9 @@ A frontend without the widget manager (a terminal console, ``nbconvert``, a note
 code host) prints a widget's ``text/plain`` form, which ipywidgets makes from ``repr``: for a
 box that is the widget tree (``VBox(children=(HTML(value='<b>fleet…``). These classes print the
 text their parts show instead, as ``WatcherPanel`` does, so a saved notebook reads as a summary.
+That text is what the panels show of agents and models (an interjection, a cell's output), and a
+terminal console prints it: redacted, with control sequences and bidirectional controls shown as
+code points.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 import ipywidgets as w
 
 from watcher.core.redact import redact
+from watcher.core.terminal import for_terminal
 
 __all__ = ["TextBox", "TextOutput", "visible_text"]
 
@@ -36,7 +40,7 @@ class TextBox(w.VBox):  # type: ignore[misc]  # ipywidgets ships no type hints
     """A ``VBox`` whose ``text/plain`` form is the text of its HTML parts, one per line (redacted)."""
 
     def __repr__(self) -> str:
-        return redact("\n".join(_lines(self))) or "(empty panel)"
+        return for_terminal(redact("\n".join(_lines(self)))) or "(empty panel)"
 
 
 class TextOutput(w.Output):  # type: ignore[misc]
@@ -49,4 +53,5 @@ class TextOutput(w.Output):  # type: ignore[misc]
     def __repr__(self) -> str:
         text = "".join(str(o.get("text", "")) for o in self.outputs if isinstance(o, dict))
         last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
-        return redact(" · ".join(part for part in (self.title, last.strip()) if part)) or "(no output yet)"
+        shown = " · ".join(part for part in (self.title, last.strip()) if part)
+        return for_terminal(redact(shown), one_line=True) or "(no output yet)"
