@@ -184,7 +184,11 @@ def connect(path: Path, *, timeout: float = 5.0, create: bool = True, verify: bo
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.exists():
                 keep_out_of_git(path)
-            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            # as a file: URI, always: SQLite (built with URI names on) would read a path starting with
+            # "file:" as a URI of another file, and ":memory:" as no file at all
+            conn = sqlite3.connect(
+                path.absolute().as_uri(), timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
+            )
         else:  # mode=rw: open an existing file read-write, never create one
             conn = _existing(path, timeout)
     except (OSError, sqlite3.Error) as exc:

@@ -109,7 +109,13 @@ def journal_target(value: str | os.PathLike[str]) -> Path | str:
                 f"the journal location starts with {text.split(':', 1)[0]}: but not ://; write a PostgreSQL URL "
                 "as postgresql://HOST/DATABASE (two slashes), or give a file path such as ./postgresql/journal.sqlite3"
             )
-        return Path(text).expanduser()
+        try:
+            return Path(text).expanduser()
+        except RuntimeError as exc:  # ~name of no such user, or no home folder to put for ~
+            raise JournalLocationError(
+                f"the journal location {text!r} starts with a home folder that cannot be found ({exc}); "
+                "give the path in full"
+            ) from exc
     name = scheme.group(1).lower()
     if f"{name}://" in URL_SCHEMES:
         return name + text[scheme.end(1) :]
