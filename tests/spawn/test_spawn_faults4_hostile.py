@@ -175,3 +175,15 @@ async def test_two_spawns_of_one_repository_at_once_each_propose_their_own_work(
     assert [[f.path for f in s.files] for s in spawned] == [["one.txt"], ["two.txt"]]
     assert sorted(p["head"] for p in project.forge.pulls) == sorted(s.branch for s in spawned)
     assert git(project.repo, "status", "--porcelain") == ""  # the main checkout untouched
+
+
+async def test_a_forge_api_address_holding_a_password_is_refused_before_anything_without_showing_it(
+    project: Project, tmp_path: Path
+) -> None:
+    from watcher.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as refused:
+        await run_spawn(config(project, tmp_path / "cli", forge_api="http://me:s3cr3t-pass@127.0.0.1:9/api/v3"))
+    said = str(refused.value)
+    assert "holds a user or password" in said and "GITHUB_TOKEN" in said and "s3cr3t" not in said
+    assert not (project.repo / ".watcher" / "spawns").exists()

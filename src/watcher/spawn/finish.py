@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
-from watcher.core.redact import redact
+from watcher.core.redact import redact, redact_url
 from watcher.runtime.hub import Runtime
 from watcher.runtime.session import EndState
 from watcher.settings import Settings
@@ -68,8 +68,13 @@ def forge_target(config: SpawnConfig, settings: Settings, repo: Path) -> tuple[s
     parts = urllib.parse.urlsplit(api)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigurationError(
-            f"the forge API {api!r} is not an http(s) URL; pass --forge-api with the forge's REST API base, "
-            f"such as {GITHUB_API}"
+            f"the forge API {redact_url(api)!r} is not an http(s) URL; pass --forge-api with the forge's REST API "
+            f"base, such as {GITHUB_API}"
+        )
+    if "@" in parts.netloc:  # (it would be sent nowhere as a login, and shown in every message naming the URL)
+        raise ConfigurationError(
+            f"the forge API {redact_url(api)!r} holds a user or password; watcher signs in with the token "
+            "(GITHUB_TOKEN or GH_TOKEN): give the address without them"
         )
     url = remote_url(repo, config.remote)
     host = _host(url)
@@ -192,7 +197,9 @@ async def _propose(request: Callable[[Connections], PullRequest], api: str) -> P
     try:
         return await asyncio.wait_for(answer, FORGE_DEADLINE_S)
     except TimeoutError:
-        raise SpawnError(f"the forge {api} did not answer the pull request within {FORGE_DEADLINE_S:g}s") from None
+        raise SpawnError(
+            f"the forge {redact_url(api)} did not answer the pull request within {FORGE_DEADLINE_S:g}s"
+        ) from None
     finally:
         connections.cut()
 
