@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -187,3 +189,37 @@ async def test_a_forge_api_address_holding_a_password_is_refused_before_anything
     said = str(refused.value)
     assert "holds a user or password" in said and "GITHUB_TOKEN" in said and "s3cr3t" not in said
     assert not (project.repo / ".watcher" / "spawns").exists()
+
+
+async def test_an_agent_under_a_path_with_a_colon_is_still_fenced_off_from_the_main_checkout(tmp_path: Path) -> None:
+    from watcher.runtime.journal import Journal
+
+    repo = tmp_path / "backup 10:30" / "shop"  # GIT_CEILING_DIRECTORIES is split at ':'
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "Dev")
+    (repo / "README.md").write_text("# shop\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    main_before = git(repo, "rev-parse", "main")
+    steps: list[dict[str, object]] = [
+        init(),
+        {"fake": "run", "argv": ["rm", ".git"]},
+        {"fake": "run", "argv": ["sh", "-c", "git rev-parse --show-toplevel > git-said.txt 2>&1"]},
+        result(),
+    ]
+    (tmp_path / "cli").mkdir()
+    cli = str(launcher(write_script(tmp_path / "cli" / "script.jsonl", steps), tmp_path / "cli"))
+    with LoopbackForge() as forge, Journal(tmp_path / "journal.sqlite3") as journal:
+        spawned = await run_spawn(
+            SpawnConfig(
+                "look", repo=repo, cli_path=cli, env=Project(repo, forge, journal).env(), journal=journal, pr=False,
+                watchers=(), idle_timeout_s=20, total_timeout_s=60,
+            )
+        )  # fmt: skip
+    said = (Path(spawned.worktree) / "git-said.txt").read_text()
+    assert "not a git repository" in said, said  # not the main checkout above the worktree
+    assert git(repo, "rev-parse", "main") == main_before and spawned.status == "completed", spawned.detail
+    links = os.path.join(tempfile.gettempdir(), f"watcher-spawn-ceilings-{os.getuid()}")
+    assert spawned.id not in await asyncio.to_thread(os.listdir, links)  # the link naming the folder went with it

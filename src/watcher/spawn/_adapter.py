@@ -22,7 +22,7 @@ from watcher.core.errors import ConfigurationError, MissingCredentialsError, Spa
 from watcher.core.observations import Observation
 from watcher.spawn import _gitproc
 from watcher.spawn.manifest import SandboxManifest
-from watcher.spawn.provision import Sandbox
+from watcher.spawn.provision import Sandbox, ceiling
 from watcher.transcripts import RecordReader, reader_for
 
 __all__ = ["AgentCLI", "Denial", "Final", "agent_path", "find_executable"]
@@ -165,7 +165,7 @@ class AgentCLI(ABC):
         env["PATH"] = agent_path(parent)  # (the manifest's, if it names one, comes below: see ``agent_path``)
         env["HOME"] = str(sandbox.home)
         # git in the worktree never finds the main checkout above it, even with the worktree's .git deleted
-        env["GIT_CEILING_DIRECTORIES"] = str(sandbox.directory)
+        env["GIT_CEILING_DIRECTORIES"] = ceiling(sandbox)
         env.update(self.fixed_env)
         env.update(_git_identity(sandbox.repo, parent))
         env.update(manifest.environment)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -21,7 +23,9 @@ from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.spawn import _gitproc
 from watcher.spawn._submodules import check_out_submodules
 
-__all__ = ["Sandbox", "cleanup", "create", "git", "hold", "locate", "provision", "release", "remove", "spawn_directory"]
+__all__ = [
+    "Sandbox", "ceiling", "cleanup", "create", "git", "hold", "locate", "provision", "release", "remove", "spawn_directory",
+]  # fmt: skip
 
 _RUNNING = "running"  # in a spawn's folder while a process runs it: the pid
 
@@ -236,6 +240,39 @@ def hold(sandbox: Sandbox) -> None:
 def release(sandbox: Sandbox) -> None:
     """The spawn no longer runs: ``cleanup`` may remove it."""
     (sandbox.directory / _RUNNING).unlink(missing_ok=True)
+    link = _links() / sandbox.id
+    if link.is_symlink() and os.readlink(link) == str(sandbox.directory):
+        link.unlink(missing_ok=True)
+
+
+def ceiling(sandbox: Sandbox) -> str:
+    """What ``GIT_CEILING_DIRECTORIES`` names so the CLI's git never looks above the spawn's folder.
+
+    The variable is a ``:``-separated list with no escape: a folder whose path holds ``:``
+    (``backup 10:30/shop``) split in two, and git then found the main checkout above the
+    worktree. Such a folder is named by a link to it in a private temporary folder (git resolves
+    links in the list); ``release`` removes it.
+    """
+    directory = str(sandbox.directory)
+    folder = _links()
+    if ":" not in directory or ":" in str(folder):
+        return directory
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
+            return directory  # not a folder of ours alone: a link there could be swapped
+        link = folder / sandbox.id
+        if not (link.is_symlink() and os.readlink(link) == directory):
+            link.unlink(missing_ok=True)
+            link.symlink_to(directory)
+    except OSError:
+        return directory
+    return str(link)
+
+
+def _links() -> Path:
+    return Path(tempfile.gettempdir()) / f"watcher-spawn-ceilings-{os.getuid()}"
 
 
 def _running(directory: Path) -> int | None:
