@@ -133,3 +133,28 @@ async def test_agent_commits_that_pass_the_hooks_are_proposed_under_the_users_gl
     assert len(spawned.commits) == 1 and len(project.forge.pulls) == 1
     author = git(project.repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>", spawned.branch)
     assert author == "Global Person <global@example.com> / Global Person <global@example.com>"
+
+
+async def test_what_the_users_global_ignore_file_excludes_stays_out_of_the_agents_commits(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ignore = tmp_path / "global-ignore"
+    ignore.write_text("*.env\n")
+    config = tmp_path / "gitconfig"  # the user's global config: the agent's private HOME hides it
+    config.write_text(f"[core]\n\texcludesFile = {ignore}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    steps: list[dict[str, object]] = [
+        {"fake": "write", "path": "local.env", "content": "API_KEY=not-for-the-forge\n"},
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        {"fake": "run", "argv": ["git", "add", "-A"]},
+        {"fake": "run", "argv": ["git", "commit", "-qm", "add a"]},
+    ]
+    spawned = await spawn(project, tmp_path, steps)
+
+    assert spawned.status == "completed", spawned.detail
+    assert [f.path for f in spawned.files] == ["a.txt"] and len(project.forge.pulls) == 1
+    assert git(project.forge.root / "acme" / "shop.git", "ls-tree", "--name-only", spawned.branch).split() == [
+        "README.md",
+        "a.txt",
+        "src",
+    ]

@@ -168,6 +168,7 @@ class AgentCLI(ABC):
         env["GIT_CEILING_DIRECTORIES"] = ceiling(sandbox)
         env.update(self.fixed_env)
         env.update(_git_identity(sandbox.repo, parent))
+        env.update(_git_excludes(sandbox.repo))
         env.update(manifest.environment)
         missing = [name for name in manifest.secrets if name not in parent]
         if missing:
@@ -282,3 +283,22 @@ def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:
         value = parent.get(names[0]) or found or ("watcher spawn" if key == "user.name" else "spawn@watcher.invalid")
         out.update(dict.fromkeys(names, value))
     return out
+
+
+def _git_excludes(repo: Path) -> dict[str, str]:
+    """The user's global ignore file for the CLI's git, which its private home hides (``GIT_CONFIG_*``).
+
+    Without it ``git add -A`` by the agent took in what the user ignores everywhere (``.env``,
+    editor and OS files), and the pull request published it; watcher's own commit honours it.
+    """
+    found = _gitproc.run(["git", "-C", str(repo), "config", "--path", "core.excludesFile"], timeout=120).stdout.strip()
+    if not found:  # git's default place for it
+        config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        found = os.path.join(config, "git", "ignore")
+    if not os.path.isfile(found):
+        return {}
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.excludesFile",
+        "GIT_CONFIG_VALUE_0": os.path.abspath(found),
+    }
