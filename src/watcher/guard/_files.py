@@ -148,22 +148,30 @@ def secret_file(place: Place, path: str, policy: Policy, written: str | None = N
     return why
 
 
-def _secret_at(place: Place, path: str, policy: Policy, written: str | None) -> str | None:
+# what editors, backups and copies add to a name: `.env~`, `server.key.bak`, `.npmrc.orig`, `id_rsa.old`
+_BACKUP = lazy(r"(?<=[^/])(?:~|\.(?:bak|backup|old|orig|save|sav|swp|swo|tmp|copy|prev|[0-9]))+\Z")
+
+
+def _secret_at(place: Place, path: str, policy: Policy, written: str | None, *, copies: bool = True) -> str | None:
+    """Why the file ``path`` is a credential, by its name and place. With ``copies`` (reading or
+    writing it), a backup's name is judged as the name it copies (``.env~`` as ``.env``,
+    ``.env.example.bak`` as ``.env.example``), its text as its own; deleting a copy loses nothing."""
     secrets = policy.data["secrets"]
-    if matches_any(place, path, secrets["not"]):
+    named = _BACKUP.sub("", path) if copies else path
+    if matches_any(place, named, secrets["not"]):
         return None
-    if path.rsplit("/", 1)[-1] in secrets["token_files"]:
-        if written is not None and _in_a_home(place, path):
+    if named.rsplit("/", 1)[-1] in secrets["token_files"]:
+        if written is not None and _in_a_home(place, named):
             return f"{_short(place, path)}, the registry login of every project"  # ~/.npmrc, ~/.pypirc
         return _holds(place, path, policy, "secrets.token_pattern", "registry tokens", written)
-    if matches_any(place, path, secrets["key_files"]):
+    if matches_any(place, named, secrets["key_files"]):
         if written is not None and "-----BEGIN CERTIFICATE-----" not in written:
             return f"{_short(place, path)}, a key file"  # a certificate may be written there; anything else not
         return _holds(place, path, policy, "secrets.key_pattern", "a private key", written)
     # `/root/*` is another account's home, unless it is the session's own (run as root): then the
     # home's own rules apply, and ~/.gitconfig or ~/notes.txt is not a credential
     paths = [p for p in secrets["paths"] if p.rstrip("/*") != place.home]
-    if matches_any(place, path, secrets["names"]) or matches_any(place, path, paths):
+    if matches_any(place, named, secrets["names"]) or matches_any(place, named, paths):
         return f"the credential file {_short(place, path)}"
     if under_any(place, path, policy.data["paths"]["secret_dirs"]):
         return f"{_short(place, path)} in a credential store"
@@ -406,7 +414,9 @@ def _loss_at(place: Place, path: str, policy: Policy, *, recursive: bool, whole:
     if place.holds_project(path) and (recursive or whole):
         return "the project" if path == place.project else "a folder that holds the project"
     paths = policy.data["paths"]
-    if under_any(place, path, paths["secret_dirs"]) or (not recursive and _secret_at(place, path, policy, None)):
+    if under_any(place, path, paths["secret_dirs"]) or (
+        not recursive and _secret_at(place, path, policy, None, copies=False)
+    ):
         return f"credentials ({_short(place, path)})"
     if path.endswith("/.git") and (place.holds_project(path[:-5]) or place.inside_project(path)):
         return "the repository's history (.git)"
