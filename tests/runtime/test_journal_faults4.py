@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from pg_proxy import Link, PgProxy, hang_up
@@ -200,3 +201,32 @@ async def test_a_command_whose_mark_was_lost_is_not_applied_again_by_the_process
     assert _status(journal, cid) == ("applied", "delivered")
     await runtime.close()
     journal.close()
+
+
+def test_a_prune_of_a_live_journal_does_not_hide_new_rows_from_its_followers_until_it_ends(pg_url: str) -> None:
+    """A prune was one DELETE: for as long as it ran (minutes on a big journal), every row written after it began
+    lay above the oldest running transaction, and no follower (a supervisor, a task host) read anything new."""
+    with Journal(pg_url, batch_interval=0.001) as journal, psycopg.connect(pg_url, autocommit=True) as admin:
+        with admin.cursor().copy("COPY events(ts, session, watcher, kind, payload) FROM STDIN") as copy:
+            for _ in range(300_000):
+                copy.write_row((1000.0, "old", "", "observation", "{}"))
+        head = journal.last_id()
+        pruned: list[tuple[int, int]] = []
+        pruning = threading.Thread(target=lambda: pruned.append(journal.prune(2000.0)))
+        pruning.start()
+        try:
+            running = (
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'DELETE FROM events%'"
+            )
+            while not admin.execute(running).fetchone()[0] and pruning.is_alive():  # type: ignore[index]
+                pass
+            journal.append(_effect("written while pruning"))
+            journal.flush(timeout=10)
+            while not journal.read(head, session="t") and pruning.is_alive():
+                pass
+            left = admin.execute("SELECT count(*) FROM events WHERE ts < 2000").fetchone()[0]  # type: ignore[index]
+        finally:
+            pruning.join()
+        assert pruned == [(300_000, 0)]
+        assert left > 0, "a follower read the new row while the prune was still deleting"
+        assert _effects(journal) == ["written while pruning"]

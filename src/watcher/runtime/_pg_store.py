@@ -79,6 +79,7 @@ IDLE_IN_TRANSACTION_S = 30.0  # the server ends a transaction of ours that waits
 # a statement whose server has not answered for this long is given up (its link cut): a hung server
 QUERY_TIMEOUT_S = 30.0
 REREAD_S = 1.0  # how long a read retried past a dead pooled connection waits for a new one
+PRUNE_BATCH = 5000  # rows a prune deletes a transaction: each takes milliseconds, so followers read on meanwhile
 RETRY_S = 5.0  # how long a command (submit, claim, mark) retries a server that went away: SQLite's busy timeout
 # a link that goes dead (a partition) fails a statement within seconds instead of TCP's quarter of an hour
 LINK = {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
@@ -412,18 +413,36 @@ class PostgresStore(PostgresCoordination):
         return position(*found[0]) if found else 0
 
     def prune(self, before_ts: float) -> tuple[int, int]:
-        def run(conn: Statements) -> tuple[int, int]:
+        """Delete what is older than ``before_ts``, ``PRUNE_BATCH`` rows a transaction.
+
+        One DELETE of millions of rows would run for minutes as the oldest transaction: every row
+        written meanwhile lies above it, and no follower would read anything new until it ended.
+        """
+
+        def cutoff(conn: Statements) -> None:
             row = conn.execute("SELECT extract(epoch FROM now())::float8").fetchone()
             refused = future_cutoff(before_ts, float(row[0]) if row else 0.0, self.where, "the server's clock")
             if refused is not None:
                 raise refused
-            events = conn.execute("DELETE FROM events WHERE ts < %s", (before_ts,)).rowcount
-            commands = conn.execute(
-                "DELETE FROM commands WHERE ts < %s AND status IN ('applied', 'failed')", (before_ts,)
-            ).rowcount
-            return events, commands
 
-        return self._retrying(run, bounded=False)  # millions of rows may take minutes
+        self._retrying(cutoff)
+        events = self._prune_batches(
+            "DELETE FROM events WHERE id = ANY(ARRAY(SELECT id FROM events WHERE ts < %s LIMIT %s))", before_ts
+        )
+        commands = self._prune_batches(
+            "DELETE FROM commands WHERE id = ANY(ARRAY(SELECT id FROM commands WHERE ts < %s "
+            "AND status IN ('applied', 'failed') LIMIT %s))",
+            before_ts,
+        )
+        return events, commands
+
+    def _prune_batches(self, sql: str, before_ts: float) -> int:
+        deleted = 0
+        while True:
+            done = self._retrying(lambda conn: conn.execute(sql, (before_ts, PRUNE_BATCH)).rowcount)
+            deleted += max(done, 0)
+            if done < PRUNE_BATCH:
+                return deleted
 
     # --- statements that change the journal (commands, leases, claims: ``PostgresCoordination``) ---
 

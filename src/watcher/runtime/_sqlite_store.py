@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS task_claims (
 );
 """
 
+PRUNE_BATCH = 5000  # rows a prune deletes a transaction: writers wait milliseconds for the lock, not the whole prune
 _EVENT_COLUMNS = "id, ts, session, watcher, kind, CAST(payload AS BLOB)"
 _COMMAND_COLUMNS = "id, ts, session, watcher, kind, interjection_id, payload, status, detail"
 
@@ -527,11 +528,25 @@ class SqliteStore:
         # a file is written and pruned on one machine: its clock is the store's
         if (refused := future_cutoff(before_ts, time.time(), self.where, "this machine's clock")) is not None:
             raise refused
-        events = self._run("DELETE FROM events WHERE ts < ?", (before_ts,)).rowcount
-        commands = self._run(
-            "DELETE FROM commands WHERE ts < ? AND status IN ('applied', 'failed')", (before_ts,)
-        ).rowcount
-        return int(events), int(commands)
+        # a batch a transaction: one DELETE of millions of rows would hold the file's writer lock for
+        # as long, and every writer would wait on it (SQLite's busy timeout, then retries)
+        events = self._prune_batches(
+            "DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts < ? LIMIT ?)", before_ts
+        )
+        commands = self._prune_batches(
+            "DELETE FROM commands WHERE id IN (SELECT id FROM commands WHERE ts < ? "
+            "AND status IN ('applied', 'failed') LIMIT ?)",
+            before_ts,
+        )
+        return events, commands
+
+    def _prune_batches(self, sql: str, before_ts: float) -> int:
+        deleted = 0
+        while True:
+            done = int(self._run(sql, (before_ts, PRUNE_BATCH)).rowcount)
+            deleted += max(done, 0)
+            if done < PRUNE_BATCH:
+                return deleted
 
     def wait(self, timeout: float) -> bool:
         time.sleep(timeout)  # a file has no way to wake a reader: polling alone finds news
