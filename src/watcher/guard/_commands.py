@@ -284,6 +284,14 @@ def _written(x: At) -> list[tuple[str, str]]:
         out += [(p, edit) for p in x.positional[1:]]
     elif name == "git" and x.positional[:1] == ["rm"] and "--cached" not in x.args:
         out += [(p, "") for p in x.positional[1:]]
+    elif name == "git" and x.positional[:1] in (["checkout"], ["restore"]):  # another version written over
+        out += [(p, "") for p in _checked_out(x)]
+    elif name == "yq" and any(a in ("-i", "--inplace", "--in-place") for a in x.args):  # yq -i EXPR FILE…
+        out += [(p, " ".join(x.cmd.args)) for p in x.positional[1:]]
+    elif name == "sd":  # sd FIND REPLACE FILE…: in place, always
+        out += [(p, " ".join(x.cmd.args)) for p in x.positional[2:]]
+    elif name == "patch" and x.positional:  # patch FILE < change.diff
+        out.append((x.positional[0], ""))
     elif name == "ssh-keygen" and not _KEYGEN_READS & set(x.args):  # a key there already, remade or re-keyed
         out += [(f, "") for i, a in enumerate(x.args[:-1]) if a == "-f" and os.path.lexists(x.path(f := x.args[i + 1]))]
     elif name in ("rm", "unlink", "shred", "truncate", "touch", "dd"):
@@ -293,6 +301,18 @@ def _written(x: At) -> list[tuple[str, str]]:
     ):
         out += [(path, code) for path in code_writes(readable_code(code))]  # what it writes is in the code
     return out
+
+
+def _checked_out(x: At) -> list[str]:
+    """The paths ``git checkout REF -- PATH…`` or ``git restore [--source REF] PATH…`` writes (not
+    ``--staged`` alone, which changes the index only); a branch switched to writes none named here."""
+    args = list(x.args)
+    if "--" in args:
+        return args[args.index("--") + 1 :]
+    if x.positional[:1] != ["restore"] or ("--staged" in args or "-S" in args) and not {"--worktree", "-W"} & set(args):
+        return []
+    valued = {"--source", "-s"}
+    return [a for i, a in enumerate(args[1:], 1) if not a.startswith("-") and args[i - 1] not in valued]
 
 
 def _staged_secrets(x: At) -> Finding | None:
