@@ -309,7 +309,8 @@ def _checked_out(x: At) -> list[str]:
     args = list(x.args)
     if "--" in args:
         return args[args.index("--") + 1 :]
-    if x.positional[:1] != ["restore"] or ("--staged" in args or "-S" in args) and not {"--worktree", "-W"} & set(args):
+    index_only = ("--staged" in args or "-S" in args) and not {"--worktree", "-W"} & set(args)
+    if x.positional[:1] != ["restore"] or index_only:
         return []
     valued = {"--source", "-s"}
     return [a for i, a in enumerate(args[1:], 1) if not a.startswith("-") and args[i - 1] not in valued]
