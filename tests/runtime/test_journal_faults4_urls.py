@@ -68,3 +68,26 @@ def test_the_same_query_after_a_slash_reaches_its_host(pg_url: str) -> None:
     with Journal(url) as journal:
         assert journal.where == journal_label(url) and "me@box" in journal.where
         assert journal.read() == []
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://w@h/d\udcffb", "holds a byte that is not UTF-8"),  # from an environment variable, as it came
+        ("postgresql://w:p\udcff@h/db", "holds a byte that is not UTF-8"),
+        ("postgresql://w@h/db\x00?sslmode=verify-full", "holds a NUL character"),  # libpq ignored what followed
+    ],
+)
+def test_a_url_libpq_cannot_take_as_written_is_refused_saying_why(url: str, said: str) -> None:
+    """A byte that is not UTF-8 raised UnicodeEncodeError (a traceback); a NUL made libpq drop the rest silently."""
+    with pytest.raises(JournalError, match=said) as refused:
+        Journal(url)
+    message = str(refused.value)
+    assert message.isprintable() and "\\udcff" not in message and "p\udcff" not in message, message
+
+
+def test_a_label_cannot_rewrite_the_line_it_is_printed_on() -> None:
+    """A right-to-left override or a newline in a URL, printed as is, reorders or splits the line naming it."""
+    label = journal_label("postgresql://w@h/db?application_name=\u202eevil\n&password=hunter2")
+    assert label == "postgresql://w@h/db?application_name=%E2%80%AEevil%0A"
+    assert conninfo_to_dict(label)["application_name"] == "\u202eevil\n", "pasted back, the same value"

@@ -45,6 +45,18 @@ def conninfo(url: str, **extra: Any) -> str:
     ``extra`` are defaults: a parameter the URL sets itself (``?connect_timeout=30`` for a slow
     link) is the user's choice and is kept.
     """
+    if "\x00" in url:  # libpq reads a URL up to its first NUL: what follows (sslmode=verify-full) would be ignored
+        raise JournalError(
+            f"the journal URL {journal_label(url)} holds a NUL character; libpq would read it only up to there. "
+            "Remove it (a value that needs one cannot be given in a URL)"
+        )
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a byte that is not UTF-8 (an environment variable decoded as it came)
+        raise JournalError(
+            f"the journal URL {journal_label(url)} holds a byte that is not UTF-8 (character {exc.start + 1}): "
+            "percent-encode it (the byte 0xFF is written %FF), or give the URL in UTF-8"
+        ) from None
     if misread_query(url):
         raise JournalError(
             f"the journal URL {journal_label(url)} has an '@' in its query and no path: libpq would read "

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from watcher.core.errors import JournalError, JournalLocationError
 
@@ -164,7 +164,16 @@ def journal_label(target: Path | str) -> str:
         return "postgresql://(an unreadable URL)"  # user:pass/word@host: where the password ends is unclear
     path, query = tail.split("?", 1) if "?" in tail else (tail, "")
     kept = _kept(query)
-    return f"{scheme}://{authority}{path}" + (f"?{kept}" if kept else "")
+    return _printable(f"{scheme}://{authority}{path}" + (f"?{kept}" if kept else ""))
+
+
+def _printable(url: str) -> str:
+    """``url`` with each control, format (a right-to-left override) or undecodable character percent-encoded:
+    named in a terminal or a log, it cannot rewrite the line it is on, nor fail to print, and still reads the same
+    pasted back (libpq decodes a URL's percent-encoding)."""
+    if url.isprintable():
+        return url
+    return "".join(c if c.isprintable() else quote(c.encode("utf-8", "surrogateescape"), safe="") for c in url)
 
 
 def user_part(rest: str) -> int:
