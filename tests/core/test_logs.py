@@ -27,6 +27,16 @@ def test_a_message_and_its_arguments_are_redacted(caplog: pytest.LogCaptureFixtu
     assert "calling the model with sk-ant" in caplog.text and "-> 400" in caplog.text  # the rest is kept
 
 
+def test_observed_control_sequences_are_logged_as_code_points(caplog: pytest.LogCaptureFixture) -> None:
+    """A log is read with cat or tail in a terminal: an agent's text in it must not clear the screen
+    or write the clipboard there."""
+    log = logger("watcher.test_logs")
+    with caplog.at_level(logging.INFO, logger="watcher"):
+        log.warning("tool output: %s", "\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07 done\u202e")
+    assert "\x1b" not in caplog.text and "\x07" not in caplog.text and "\u202e" not in caplog.text
+    assert "\u27e8U+001B\u27e9[2J" in caplog.text and " done" in caplog.text
+
+
 def test_a_traceback_that_quotes_a_secret_is_redacted(caplog: pytest.LogCaptureFixture) -> None:
     log = logger("watcher.test_logs")
     with caplog.at_level(logging.ERROR, logger="watcher"):

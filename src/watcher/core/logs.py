@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from watcher.core.redact import redact
+from watcher.core.terminal import for_terminal
 
 __all__ = ["RedactingFilter", "logger"]
 
@@ -25,7 +26,7 @@ class RedactingFilter(logging.Filter):
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed call is logging's to report, not ours to break
             return True
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = for_terminal(redact(message)), None  # a log is read in a terminal too
         if record.exc_info and not record.exc_text:
             record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
         if record.stack_info:

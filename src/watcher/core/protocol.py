@@ -26,6 +26,7 @@ from watcher.core.observations import (
     UserMessage,
 )
 from watcher.core.spec import WatcherSpec
+from watcher.core.terminal import FORMAT_CHARACTERS, code_point
 
 __all__ = [
     "END_OBSERVATIONS",
@@ -78,11 +79,7 @@ _THINK_TAG = re.compile(r"<(\s*/?\s*think(?:ing)?\s*)>", re.IGNORECASE)
 # Invisible characters (every Unicode format character, Cf): zero-width spaces and joiners that split a marker
 # so no pattern sees it, bidirectional controls (Trojan Source), and the tag characters a model reads
 # as ASCII while a person sees nothing ("ASCII smuggling"). Observed text shows each as its code point.
-_INVISIBLE = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-    "\u2066-\u206f\u0890\u0891\u08e2\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001345f"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]"
-)
+_INVISIBLE = re.compile(f"[{FORMAT_CHARACTERS}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +110,7 @@ def neutralise(text: str) -> str:
     Invisible characters are shown as their code points (``⟨U+200B⟩``) first: they can neither hide
     a marker from these patterns nor carry instructions a person cannot see.
     """
-    text = _INVISIBLE.sub(lambda m: f"\u27e8U+{ord(m.group()):04X}\u27e9", text)
+    text = _INVISIBLE.sub(lambda m: code_point(m.group()), text)
     text = _RESERVED.sub(lambda m: f"\u27e6{m.group(1)}\u27e7", text)
     text = _END_RESERVED.sub("== end observations (quoted) ==", text)
     text = _INJECTION_TAG.sub(lambda m: f"\u2039{m.group(1)}{m.group(2)}", text)
