@@ -17,8 +17,8 @@ __all__ = ["database", "destructive_sql", "server_abuse", "test_database"]
 
 # a command aimed at a test database: its environment, settings or database name say so
 _TEST_ENV = lazy(
-    r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test['\"]?(?:\s|$)"
-    r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test['\"]?(?:\s|$)"
+    r"(?:^|\s)(?:RAILS_ENV|RACK_ENV|APP_ENV|NODE_ENV|MIX_ENV|FLASK_ENV|ENV)=['\"]?test(?:ing)?['\"]?(?:\s|$)"
+    r"|(?:^|\s)(?:-e|--env|--environment)[=\s]['\"]?test(?:ing)?['\"]?(?:\s|$)"
     r"|(?:--settings[=\s]|DJANGO_SETTINGS_MODULE=)\S{0,200}?\btests?\b"
     r"|(?:^|\s)\w*DATABASE_URL=['\"]?[\w+.-]+://[^\s'\"/]{0,200}/(?:test|[\w.-]{0,100}[_-]test)(?:['\"?\s]|$)"
     r"|\b(?:dbname|database)=['\"]?(?:test|[\w.-]{0,100}[_-]test)\b"
