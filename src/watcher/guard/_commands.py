@@ -123,7 +123,8 @@ def _findings(
     for c in cmds:
         if c.feeder is not None:
             fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_fishes(a, policy) for a in c.args)
-            fed.setdefault(c.feeder.source, set()).add("{secret filter}" if fishing else c.name)
+            taker = "{secret filter}" if fishing else _login(c) if _STDIN_LOGIN.search(c.source) else c.name
+            fed.setdefault(c.feeder.source, set()).add(taker)
     yield from bombs(script, cmds)
     if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
         yield found
@@ -430,7 +431,7 @@ def _pushes(x: At) -> Finding | None:
 
 # programs that show what a ``$(…)`` hands them: a secret captured for them still reaches the screen
 _SHOWS = frozenset(
-    {"echo", "printf", "print", "cat", "tee", "?", "=", "logger", "jq", "yq"}
+    {"echo", "printf", "print", "cat", "tee", "?", "=", "logger", "jq", "yq", "env", "printenv", "export", "set"}
 )  # =: a variable, shown later
 
 
@@ -454,10 +455,38 @@ def _table_rules(x: At) -> list[dict[str, Any]]:
     return [rules[i] for i in sorted(found)]
 
 
+# a login that reads its password or token from stdin (`docker login --password-stdin`, `gh auth
+# login --with-token`, `vault login -`): what is piped into it is handed over, never shown
+_STDIN_LOGIN = lazy(r"\blogin\b.*(?:--password-stdin|--with-token|\s-\s*$|\s-\s)")
+
+
+def _login(c: Command) -> str:
+    """``{login}`` and the host a stdin login hands its secret to (the last word after ``login``:
+    ``docker login --password-stdin 123.dkr.ecr.…amazonaws.com``); none named: its default."""
+    args = list(c.args)
+    valued = ("-u", "--username", "-p", "--password")  # docker login -u NAME SERVER
+    words = [a for i, a in enumerate(args) if not a.startswith("-") and not (i and args[i - 1] in valued)]
+    after = words[words.index("login") + 1 :] if "login" in words else []
+    server = after[-1] if after and after[-1] != "-" else ""
+    return "{login}" + server.split("://", 1)[-1].split("/", 1)[0].lower()
+
+
+def _handed_to_its_login(x: At) -> bool:
+    """Every program ``x``'s output is piped into is a stdin login, to the CLI's own service's hosts
+    (a GitHub token to ghcr.io, not to a stranger's registry); a CLI of no known service, to any."""
+    if not x.fed or not all(t.startswith("{login}") for t in x.fed) or x.cmd.redirects:
+        return False
+    globs = x.policy.data["network"].get("credential_hosts", {}).get(_CLI_SERVICE.get(x.name, ""))
+    hosts = [t[7:] for t in x.fed]
+    return not globs or all(h and any(fnmatchcase(h, g) for g in globs) for h in hosts)
+
+
 def _table(x: At, *, captured: bool = True) -> Finding | None:
     for rule in _table_rules(x):
         if rule["category"] == "secret-read" and captured and x.cmd.captured_by and x.cmd.captured_by not in _SHOWS:
             continue  # --set password=$(kubectl get secret …): handed to the program, never shown
+        if rule["category"] == "secret-read" and _handed_to_its_login(x):
+            continue  # aws ecr get-login-password | docker login --password-stdin …
         if rule["category"] == "device-write" and _image_only(x):
             continue  # parted/wipefs/sgdisk on ./disk.img: a file, not a disk of this machine
         if x.on(rule["category"]) and _matches(rule, x) and not (rule["category"] == "database" and test_database(x)):

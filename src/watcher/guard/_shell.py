@@ -401,6 +401,8 @@ def _captured_by(sub: SgNode | None) -> str:
         outer = outer.parent()
     if outer is None:
         return "?"
+    if outer.kind() == "variable_assignment" and (line := outer.parent()) is not None and line.kind() == "command":
+        outer = line  # GH_TOKEN=$(gh auth token) gh api user: the variable is that command's alone
     if outer.kind() != "command":
         return "="
     first = outer.child(0)
