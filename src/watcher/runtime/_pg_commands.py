@@ -158,16 +158,20 @@ class PostgresCoordination(ABC):
 
     def settle(self, conn: Statements, fences: Fences) -> set[int]:
         """Mark ``applied`` (in ``conn``'s transaction) the commands whose effects ``fences`` names, where
-        this process's claim on them still holds; returns those where it no longer does."""
-        wanted = set(fences.values())
-        ids, claims = [command_id for command_id, _ in wanted], [claim for _, claim in wanted]
-        held = conn.execute(
-            "UPDATE commands SET status = 'applied', applied_ts = extract(epoch FROM now()), detail = %s "
-            "FROM unnest(%s::bigint[], %s::float8[]) AS m(id, claim) "
-            f"WHERE commands.id = m.id AND commands.status = 'claimed' AND {CLAIM} = m.claim RETURNING commands.id",
-            (SETTLED, ids, claims),
-        ).fetchall()
-        return set(ids) - {int(row[0]) for row in held}
+        this process's claim on them still holds; returns those where it no longer does.
+
+        One statement a command: a batch holds the effect of one command, rarely of a few.
+        """
+        lost = set()
+        for command_id, claim in sorted(set(fences.values())):
+            held = conn.execute(
+                "UPDATE commands SET status = 'applied', applied_ts = extract(epoch FROM now()), detail = %s "
+                f"WHERE id = %s AND status = 'claimed' AND {CLAIM} = %s RETURNING id",
+                (SETTLED, command_id, claim),
+            ).fetchone()
+            if held is None:
+                lost.add(command_id)
+        return lost
 
 
 def _command_written(xid: str, command_id: int) -> tuple[str, Sequence[Any]]:
