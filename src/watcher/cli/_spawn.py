@@ -70,7 +70,10 @@ def register(sub: argparse._SubParsersAction[Any]) -> None:
     sp.add_argument("--remote", default="origin", help="the remote to push to (default: origin)")
     sp.add_argument("--forge-api", help="REST API base (default: $WATCHER_FORGE_API or https://api.github.com)")
     sp.add_argument("--forge-repo", metavar="OWNER/REPO", help="the forge repository (default: from the remote URL)")
-    sp.add_argument("--cli-path", help="the agent CLI executable (default: node_modules/.bin, then PATH)")
+    sp.add_argument(
+        "--cli-path",
+        help="the agent CLI executable (default: the repository's node_modules/.bin, then the PATH the agent runs with)",
+    )
     sp.add_argument("--idle-timeout", type=seconds, help="seconds without output before the CLI is stopped")
     sp.add_argument("--total-timeout", type=seconds, help="seconds before the CLI is stopped whatever it does")
     sp.add_argument(
