@@ -372,16 +372,37 @@ def _folded(place: Place, path: str) -> str:
 
 
 def config_inside(place: Place, folder: str, policy: Policy) -> str:
-    """A setting of the agent's guard that lives in ``folder`` ("" when none does)."""
-    for pattern in policy.data["config"]["paths"]:
-        full = place.expand(pattern)
-        if full.startswith("**/"):
-            parts = full[3:].split("/")[:-1]  # the folders the setting is in: .git/hooks, .claude
-            if any(folder.endswith("/" + "/".join(parts[: k + 1])) for k in range(len(parts))):
-                return full[3:]
-        elif full.startswith(folder.rstrip("/") + "/") and folder not in ("/", place.home):
-            return _short(place, full)
-    return ""
+    """A setting of the agent's guard that lives in ``folder`` ("" when none does); the pack's
+    first such setting, as it lists them."""
+    anywhere, placed = _settings_index(place, policy)
+    segments = folder.rstrip("/").split("/")[1:]
+    ends = ("/" + "/".join(segments[-k:]) for k in range(1, min(len(segments), 4) + 1))  # /hooks, /.git/hooks
+    found = [hit for end in ends if (hit := anywhere.get(end)) is not None]
+    if folder not in ("/", place.home):
+        inside = folder.rstrip("/") + "/"
+        found += [(n, _short(place, full)) for n, full in placed if full.startswith(inside)][:1]
+    return min(found)[1] if found else ""
+
+
+def _settings_index(place: Place, policy: Policy) -> tuple[dict[str, tuple[int, str]], list[tuple[int, str]]]:
+    """The pack's settings, once per home: the folder ends a ``**/`` setting lives in (``/.git/hooks``,
+    ``/.claude``) with the pack's order and the setting, and the placed settings, expanded."""
+    cache = policy.data.setdefault("_compiled", {})
+    key = f"_config_inside:{place.home}"
+    index: tuple[dict[str, tuple[int, str]], list[tuple[int, str]]] | None = cache.get(key)
+    if index is None:
+        anywhere: dict[str, tuple[int, str]] = {}
+        placed: list[tuple[int, str]] = []
+        for n, pattern in enumerate(policy.data["config"]["paths"]):
+            full = place.expand(pattern)
+            if full.startswith("**/"):
+                parts = full[3:].split("/")[:-1]  # the folders the setting is in: .git/hooks, .claude
+                for k in range(len(parts)):
+                    anywhere.setdefault("/" + "/".join(parts[: k + 1]), (n, full[3:]))
+            else:
+                placed.append((n, full))
+        index = cache[key] = (anywhere, placed)
+    return index
 
 
 def delete_loss(
