@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher.core.errors import JournalLocationError
+from watcher.core.errors import JournalError, JournalLocationError
 from watcher.core.observations import UserMessage
 from watcher.runtime import Journal
 from watcher.runtime.events import ObservationEvent
@@ -29,3 +29,12 @@ def test_a_journal_is_the_file_its_path_names(name: str, tmp_path: Path, monkeyp
 def test_a_home_folder_that_is_not_there_is_said_not_raised() -> None:
     with pytest.raises(JournalLocationError, match="home folder that cannot be found"):
         journal_target("~no_such_user_here/journal.sqlite3")
+
+
+@pytest.mark.parametrize("target", ["missing/folder/j.sqlite3", "j.sqlite3"], ids=["nowhere", "itself"])
+def test_a_journal_path_that_is_a_link_leading_nowhere_is_said_so(target: str, tmp_path: Path) -> None:
+    """It said "check the folder is writable", of a folder that was writable."""
+    link = tmp_path / "j.sqlite3"
+    link.symlink_to(target)
+    with pytest.raises(JournalError, match=r"is a symbolic link to .* which leads nowhere"):
+        Journal(link)

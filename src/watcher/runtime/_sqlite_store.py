@@ -276,6 +276,15 @@ def _cannot_use(path: Path, exc: OSError | sqlite3.Error) -> JournalError:
         return busy(path, exc)
     if type(exc) is sqlite3.DatabaseError:  # not a database, malformed: the file, not the folder
         return damaged(path, exc)
+    if path.is_symlink() and not path.exists():  # "check the folder is writable" would send a person to the wrong one
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return JournalError(
+            f"the journal at {path} is a symbolic link to {target}, which leads nowhere (a missing folder, or a "
+            "loop of links); point it at a journal file or remove it"
+        )
     return _cannot_open(path, exc)
 
 
