@@ -13,8 +13,9 @@ Modules: ``_shell`` (the parser), ``_simple`` (a simple command), ``_wrappers`` 
 really runs), ``_built`` (commands ``xargs``, ``parallel`` and ``find`` build), ``_paths`` (where a path points), ``_files`` (what touching a
 file means), ``_context`` (a command where it runs), ``_damage`` (deletes, devices, permissions), ``_bombs``
 (fork and resource bombs), ``_bindings`` (what a line sets up before it acts), ``_set_by`` (variables builtins set: ``read``, ``printf -v``, ``declare -n``), ``_secrets`` (reads and exfiltration), ``_remote`` (downloads run, reverse shells),
-``_git`` (pushes), ``_database`` (destructive statements), ``_commands`` (every rule for a command line), ``_policy`` (packs, project
-file), ``_judge`` (a tool call).
+``_git`` (pushes), ``_database`` (destructive statements), ``_registry`` (package managers' settings),
+``_inspect`` (containers' and processes' environments), ``_urls`` (what a fetched URL reads), ``_commands`` (every
+rule for a command line), ``_policy`` (packs, project file), ``_judge`` (a tool call).
 """
 
 from __future__ import annotations

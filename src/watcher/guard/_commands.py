@@ -29,7 +29,7 @@ from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
 from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
-from watcher.guard._inspect import container_env
+from watcher.guard._inspect import container_env, environment_shown
 from watcher.guard._lazy import lazy
 from watcher.guard._loops import loops_unrolled
 from watcher.guard._own_path import with_own_path
@@ -43,6 +43,7 @@ from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._set_by import builtins_assigned
 from watcher.guard._shell import Command, TooLong, commands
 from watcher.guard._simple import option_outputs, printed_text
+from watcher.guard._urls import fetched_urls
 from watcher.guard._wrappers import unwrap
 
 __all__ = ["READ_BUDGET_S", "shell_findings"]
@@ -618,5 +619,7 @@ _RULES = (
     _table,
     registry_setting,
     container_env,
+    environment_shown,
+    fetched_urls,
     _sent_secrets,
 )

@@ -1,8 +1,10 @@
-"""A container's environment read through its runtime: ``docker inspect`` prints ``Config.Env``
-in full (a database container's password, an app's API keys), so the environment picked out of
-it — by its format, by ``jq`` or ``grep`` after it — or its whole output sent to another machine
-reaches the model, the transcript or a stranger, as ``docker exec db env`` would. ``docker
-inspect`` to see a container's state, address or mounts is ordinary debugging and stays allowed."""
+"""A container's or a process's environment read from outside it. ``docker inspect`` prints
+``Config.Env`` in full (a database container's password, an app's API keys), so the environment
+picked out of it — by its format, by ``jq`` or ``grep`` after it — or its whole output sent to
+another machine reaches the model, the transcript or a stranger, as ``docker exec db env`` would;
+so does a container started with ``--env-file .env`` that prints its environment, and ``ps e``.
+``docker inspect`` to see a container's state, address or mounts is ordinary debugging and stays
+allowed."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import re
 
 from watcher.guard._context import NETWORK, At
 from watcher.guard._exfiltration import remote
-from watcher.guard._files import Finding
+from watcher.guard._files import Finding, secret_file
 from watcher.guard._policy import compiled
 from watcher.guard._simple import Command
 
-__all__ = ["container_env"]
+__all__ = ["container_env", "environment_shown"]
 
 _RUNTIMES = frozenset({"docker", "podman", "nerdctl"})
 # a format that prints the environment, or the whole configuration or object with it
@@ -77,4 +79,38 @@ def container_env(x: At) -> Finding | None:
         patterns = [a for a in x.args if not a.startswith("-")][:1]
         if any(names.match(re.sub(r"\W", "", p).upper()) or p.strip("^") in ("Env", '"Env"') for p in patterns):
             return "secret-read", "picks a container's secrets out of docker inspect"
+    return None
+
+
+_DUMPS = frozenset({"env", "printenv", "set", "export"})
+
+
+def environment_shown(x: At) -> Finding | None:
+    """``docker run --env-file .env alpine env``: the secrets given to a container, printed by it;
+    ``ps e``/``ps -E``: the environment of every process, printed with its command line."""
+    if not x.on("secret-read"):
+        return None
+    if x.name == "ps" and x.args:
+        first = x.args[0]
+        if "-E" in x.args or (not first.startswith("-") and re.fullmatch(r"[a-zA-Z]*e[a-zA-Z]*", first)):
+            return "secret-read", "prints every process's environment (the tokens and keys in it) with its command"
+        return None
+    if x.name not in _RUNTIMES or "run" not in x.args:
+        return None
+    args = list(x.args)
+    shows = any(
+        a in _DUMPS or (args[i - 1] == "-c" and a.split()[:1] and a.split()[0] in _DUMPS) for i, a in enumerate(args)
+    )
+    if not shows:
+        return None
+    names = compiled(x.policy, "secrets.env_names")
+    for i, a in enumerate(args[:-1]):
+        given = args[i + 1]
+        if a == "--env-file" and (why := secret_file(x.place, x.path(given), x.policy)):
+            return (
+                "secret-read",
+                f"prints the environment of a container given {why}: its secrets would reach the model",
+            )
+        if a in ("-e", "--env") and "=" not in given and names.match(given):
+            return "secret-read", f"prints the environment of a container given ${given}: it would reach the model"
     return None

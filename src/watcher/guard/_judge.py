@@ -8,7 +8,6 @@ import shlex
 from collections.abc import Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
-from urllib.parse import unquote
 
 from watcher.guard._commands import shell_findings
 from watcher.guard._database import destructive_sql, server_abuse
@@ -18,6 +17,7 @@ from watcher.guard._paths import Place
 from watcher.guard._policy import Policy, load_policy
 from watcher.guard._scripts import scripts_written
 from watcher.guard._secrets import credential_search, key_lines
+from watcher.guard._urls import url_findings
 
 __all__ = ["Verdict", "judge"]
 
@@ -95,10 +95,6 @@ _SEND_VERBS = lazy(
 )
 _DB_TOOL = lazy(
     r"(?i)sql|postgres|mysql|sqlite|database|\bdb\b|_db|db_|query|mongo|redis|supabase|neon|bigquery|snowflake"
-)
-_METADATA = lazy(
-    r"^(169\.254\.169\.254|metadata\.google\.internal|metadata|100\.100\.100\.200|\[?fd00:ec2::254\]?|169\.254\.170\.2)$",
-    re.I,
 )
 
 
@@ -251,7 +247,7 @@ def findings(tool: str, tool_input: Mapping[str, Any], place: Place, policy: Pol
     for k in _URL_KEYS:
         url = tool_input.get(k)
         if isinstance(url, str) and url:
-            yield from _url(url, place, policy)
+            yield from url_findings(url, place, policy)
     if key.startswith("mcp__") or key not in _SHELL_TOOLS | _READ_TOOLS | _WRITE_TOOLS | _FETCH_TOOLS:
         yield from _generic(key, tool_input, place, policy)
 
@@ -298,22 +294,6 @@ def _patch(patch: str, place: Place, policy: Policy) -> Iterator[Finding]:
         if found and policy.enabled(found[0]):
             yield found
         yield from scripts_written(place.resolve(raw), "\n".join(added), place, policy)
-
-
-def _url(url: str, place: Place, policy: Policy) -> Iterator[Finding]:
-    m = re.match(r"^\s*([a-zA-Z][\w+.-]*):(?://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*))?([^?#]*)", url)
-    scheme, host, path = (m.group(1).lower(), (m.group(2) or "").lower(), m.group(3)) if m else ("", "", "")
-    if scheme == "file":
-        found = read_finding(place, place.resolve(unquote(path)), policy)
-        if found and policy.enabled(found[0]):
-            yield found
-        return
-    if _METADATA.match(host) and policy.enabled("secret-read"):
-        yield "secret-read", f"fetches the cloud metadata service ({host}), which hands out the machine's credentials"
-    if credential(policy, unquote(url)) and policy.enabled("secret-exfiltration"):
-        local = any(fnmatchcase(host, p) for p in policy.data["network"]["local_hosts"])
-        if not local:
-            yield "secret-exfiltration", f"puts a credential into a request to {host}"
 
 
 def _generic(key: str, tool_input: Mapping[str, Any], place: Place, policy: Policy) -> Iterator[Finding]:

@@ -367,9 +367,23 @@ def _counts_only(x: At) -> bool:
 _COUNT_FLAGS = frozenset({"--count", "--files-with-matches", "--files-without-match", "--quiet", "--silent"})
 
 
+# options that make git log/show/diff print names or counts, not the changed lines
+_NO_PATCH = frozenset(
+    {"--stat", "--name-only", "--name-status", "--numstat", "--shortstat", "--quiet", "-s", "--no-patch", "--summary"}
+)
+
+
 def _git_shown(x: At) -> str | None:
-    """``git show REV:.env``, ``git cat-file -p HEAD:.env``: a file's text as a commit holds it."""
+    """``git show REV:.env``, ``git cat-file -p HEAD:.env``: a file's text as a commit holds it;
+    ``git log -p -- .env``, ``git diff HEAD~1 -- .env``: its lines, as the changes to it show them."""
     words = [a for a in x.positional if not a.startswith("-")]
+    if words[:1] in (["log"], ["show"], ["diff"], ["whatchanged"]) and not _NO_PATCH & set(x.args):
+        patch = words[0] != "log" or any(a in ("-p", "-u", "--patch") or a.startswith("-U") for a in x.args)
+        named = x.args[x.args.index("--") + 1 :] if "--" in x.args else words[1:] if words[0] == "diff" else []
+        for word in named if patch else ():
+            why = secret_file(x.place, x.path(word), x.policy)
+            if why:
+                return f"{why} as its changes show it"
     if not words or words[0] not in ("show", "cat-file") or len(words) < 2:
         return None
     for word in words[1:]:
