@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -13,11 +14,13 @@ import pytest
 
 from pg_proxy import Link, PgProxy, hang_up
 from watcher.core.errors import JournalError
+from watcher.core.interjection import Interjection, Origin
 from watcher.core.observations import UserMessage
 from watcher.core.spec import WatcherSpec
 from watcher.evaluators import CallableEvaluator
 from watcher.runtime import Journal, RecordingSession, Runtime
 from watcher.runtime.events import ObservationEvent
+from watcher.runtime.session import InjectionOutcome
 from watcher.testing.postgres import LocalPostgres
 
 SESSION = "fleet:t"
@@ -230,3 +233,36 @@ def test_a_prune_of_a_live_journal_does_not_hide_new_rows_from_its_followers_unt
         assert pruned == [(300_000, 0)]
         assert left > 0, "a follower read the new row while the prune was still deleting"
         assert _effects(journal) == ["written while pruning"]
+
+
+class SlowSession(RecordingSession):
+    """Hands a message over only once the test lets it: a delivery still under way."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.started = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def hand_over(self, interjection: Interjection, origin: Origin) -> InjectionOutcome:
+        self.started.set()
+        await self.go.wait()
+        return await super().hand_over(interjection, origin)
+
+
+async def test_a_command_being_applied_when_the_runtime_closes_is_finished_and_marked(tmp_path: Path) -> None:
+    """An agent run that ended while it was delivering a person's words closed its runtime: the poller was
+    cancelled mid-delivery, and the command stayed new for the session's next owner to apply again."""
+    journal = Journal(tmp_path / "journal.sqlite3")
+    runtime = Runtime(journal=journal)
+    session = SlowSession("s")
+    runtime.attach(WatcherSpec(name="w", role="test", mode="manual"), CallableEvaluator(lambda r: None), session)
+    cid = journal.submit_command("s", "inject", watcher="w", payload={"content": "run the tests first"})
+    runtime.start_command_poller(interval=0.01)
+    await asyncio.wait_for(session.started.wait(), 10)
+    closing_down = asyncio.ensure_future(runtime.close())
+    await asyncio.sleep(0.05)  # the poller is cancelled while the delivery waits
+    session.go.set()
+    await asyncio.wait_for(closing_down, 10)
+    assert [i.content for i in session.delivered] == ["run the tests first"]
+    assert _status(journal, cid) == ("applied", "delivered")
+    journal.close()

@@ -45,6 +45,7 @@ class Runtime:
         self._indexes: dict[str, int] = {}
         self._journal_attached = False
         self._poller: asyncio.Task[None] | None = None
+        self._applying: asyncio.Future[None] | None = None  # the command being applied, if any
         self._unmarked: dict[int, tuple[CommandState, str]] = {}  # command id: its outcome, applied, not yet marked
 
     def _ensure_journal(self) -> None:
@@ -257,9 +258,13 @@ class Runtime:
             commands = await asyncio.to_thread(self.journal.commands, sessions=sessions)
         for command in commands:
             if command.id not in self._unmarked:  # else applied already, its mark lost: never twice
-                self._unmarked[command.id] = await self.apply(command)
+                self._applying = asyncio.ensure_future(self._apply_unmarked(command))
+                await asyncio.shield(self._applying)  # a close() meanwhile lets it finish, then marks it
         await self._mark()
         return len(commands)
+
+    async def _apply_unmarked(self, command: Command) -> None:
+        self._unmarked[command.id] = await self.apply(command)
 
     async def _mark(self) -> None:
         """Mark the commands applied here and not yet marked (one statement); they are forgotten once marked."""
@@ -294,6 +299,8 @@ class Runtime:
             self._poller.cancel()
             await asyncio.gather(self._poller, return_exceptions=True)
             self._poller = None
+        if self._applying is not None:  # a command half applied when the poller stopped: its outcome too
+            await asyncio.gather(self._applying, return_exceptions=True)
         try:
             await self._mark()
         except JournalError as exc:  # left new, they are applied again by the session's next owner
