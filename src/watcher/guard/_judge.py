@@ -180,7 +180,7 @@ def _paths(tool_input: Mapping[str, Any]) -> Iterator[str]:
             isinstance(value, str) and value.startswith("file:")
         ):
             yield value
-    for key in ("paths", "file_paths", "files"):
+    for key in ("paths", "file_paths", "files", "include"):  # include: read_many_files' globs
         value = tool_input.get(key)
         if isinstance(value, list):
             yield from (v for v in value if isinstance(v, str))
