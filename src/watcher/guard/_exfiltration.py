@@ -56,8 +56,14 @@ def exfiltration(x: At) -> Finding | None:
             return "secret-exfiltration", f"sends {what} to another machine"
         feeder = feeder.feeder if feeder.name in PASS_THROUGH | _PACKERS else None
     for i, a in enumerate(x.args):
-        if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a:
+        if a.startswith("@") or "=@" in a or a.startswith("<") or ":=@" in a or "=<" in a:  # -F "f=<.env": its text
             sent.append(re.split(r"@|<", a, maxsplit=1)[-1].split(";")[0])
+        elif i and x.args[i - 1] == "--data-urlencode" and "@" in a and "=" not in a.split("@", 1)[0]:
+            sent.append(a.split("@", 1)[1])  # --data-urlencode "name@.env": the file's text, encoded
+        elif x.name in _HTTPIE and (m := re.fullmatch(r"[\w.-]+@([^=]+)", a)):
+            sent.append(m[1])  # http -f POST url file@.env: the file uploaded as a form field
+        elif x.name == "socat" and (m := re.match(r"(?i)(?:g?open|file|read):([^,]+)", a)):
+            sent.append(m[1])  # socat TCP:host:443 FILE:.env
         elif i and x.args[i - 1] in (
             "-T",
             "--upload-file",
@@ -111,6 +117,8 @@ def exfiltration(x: At) -> Finding | None:
     if x.name == "gh" and x.positional[:1] in (["gist"], ["release"], ["issue"], ["pr"]):
         sent += x.positional[2:]  # gh gist create .env: the file goes up
     sent += [t for op, t in x.cmd.redirects if op == "<"]
+    if x.name in ("sftp", "ftp", "lftp", "tftp") and x.cmd.stdin:  # sftp host <<< 'put .env': its commands
+        sent += re.findall(r"(?m)^\s*(?:m?put|send|append)\s+(\S+)", x.cmd.stdin)
     for word in sent:
         path = x.path(word)
         why = secret_file(x.place, path, x.policy) or (
