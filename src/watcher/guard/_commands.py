@@ -305,6 +305,20 @@ def _written(x: At) -> list[tuple[str, str]]:
     return out
 
 
+# editors and pagers people point git at: setting one runs nothing of the agent's choosing
+_EDITORS = frozenset(
+    {"vim", "vi", "nvim", "nano", "pico", "emacs", "emacsclient", "code", "code-insiders", "codium", "cursor", "subl",
+     "mate", "micro", "hx", "helix", "kak", "zed", "gedit", "kate", "notepad", "notepad++", "less", "more", "most",
+     "delta", "diff-so-fancy", "bat", "cat", "riff", "diff-highlight", "ed", "joe", "ne", "true"}
+)  # fmt: skip
+
+
+def _plain_tool(value: str) -> bool:
+    """``value`` runs a known editor or pager with options only (``code --wait``, ``less -FRX``)."""
+    words = value.split()
+    return bool(words) and not re.search(r"[;&|`$()<>\\]", value) and os.path.basename(words[0]) in _EDITORS
+
+
 def _checked_out(x: At) -> list[str]:
     """The paths ``git checkout REF -- PATH…`` or ``git restore [--source REF] PATH…`` writes (not
     ``--staged`` alone, which changes the index only); a branch switched to writes none named here."""
@@ -376,6 +390,8 @@ def _writes(x: At) -> Finding | None:
             value = x.positional[-1] if len(x.positional) >= 3 else ""
             if unset and key != "core.hookspath":
                 return None  # unsetting a program git would run takes nothing away but hooks.path
+            if key in ("core.editor", "core.pager", "sequence.editor") and _plain_tool(value):
+                return None  # git config --global core.editor vim: the person's usual editor or pager
             if any(fnmatchcase(key, k) for k in keys) or (key.startswith("alias.") and value.startswith("!")):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None
