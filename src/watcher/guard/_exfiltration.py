@@ -109,8 +109,10 @@ def exfiltration(x: At) -> Finding | None:
         "az",
         "gcloud",
     ):
+        valued = _VALUED.get(x.name, frozenset())  # scp -i KEY: the login's key, not a file sent
+        operands = [a for i, a in enumerate(x.args) if not a.startswith("-") and not (i and x.args[i - 1] in valued)]
         sent += (
-            x.positional[:-1]
+            (operands if valued else x.positional)[:-1]
             if x.name not in ("mail", "mailx", "mutt")
             else [a for i, a in enumerate(x.args) if i and x.args[i - 1] in ("-a", "-A")]
         )
@@ -131,6 +133,12 @@ def exfiltration(x: At) -> Finding | None:
     return None
 
 
+# options of the copiers whose value is no file sent: a login key, a config, a port, a remote shell
+_VALUED = {
+    "scp": frozenset({"-i", "-F", "-P", "-o", "-c", "-l", "-S", "-J", "-D", "-X"}),
+    "sftp": frozenset({"-i", "-F", "-P", "-o", "-c", "-l", "-S", "-J", "-D", "-b", "-B", "-R", "-s", "-X"}),
+    "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--files-from", "--password-file"}),
+}
 _AUTH_OPTION = re.compile(r"--header|--user|-[A-Za-z]*[Hu]")  # curl -sH "Authorization: …"
 _AUTH_ATTACHED = ("--header=", "--user=", "-H")
 _HTTPIE = frozenset({"http", "https", "xh", "xhs"})

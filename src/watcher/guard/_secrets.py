@@ -401,9 +401,17 @@ def leaked(x: At) -> str | None:
     if x.name in _ENV_DUMPS and (
         (x.name in ("printenv", "env") and not [a for a in x.positional if "=" not in a] and "-S" not in x.args)
         or (x.name == "set" and not x.args)  # `set -x` traces; bare `set` prints every variable
-        or (x.name in ("export", "declare", "typeset") and (not x.args or x.args[0] in ("-p", "-x", "-px")))
+        or (
+            x.name in ("export", "declare", "typeset")
+            and (not x.args or x.args[0] in ("-p", "-x", "-px"))
+            and not x.positional
+        )
     ):
         return "the whole environment (every token and key in it)"
+    if x.name in ("declare", "typeset", "export") and x.args[:1] in (["-p"], ["-px"]) and x.positional:
+        names = compiled(x.policy, "secrets.env_names")  # declare -p PATH: the variables named, only
+        if any(names.match(p) for p in x.positional):
+            return "a secret environment variable"
     if (x.name.lower() in _OPAQUE_CMDLETS and any(a.lower().rstrip("\\/*") == "env:" for a in x.args)) or (
         _ENV_DUMP.fullmatch(x.name) and x.name.startswith("[")  # [Environment]::GetEnvironmentVariables() typed in
     ):
