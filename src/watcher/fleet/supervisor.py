@@ -204,7 +204,8 @@ class Supervisor:
             while claimed := await asyncio.to_thread(self.journal.claim_commands, sessions, COMMAND_BATCH):
                 for command in claimed:  # claimed in one statement (another poller's are not among them)
                     if command.id not in self._unmarked:  # else applied already, its mark lost: never twice
-                        self._unmarked[command.id] = await self.apply(command)
+                        with self.journal.settling(command):  # its action rows and its mark: one transaction
+                            self._unmarked[command.id] = await self.apply(command)
                 await self._mark()  # marked in one statement
                 if len(claimed) < COMMAND_BATCH:
                     break
