@@ -157,7 +157,9 @@ def _code_sql(x: At, code: str) -> Finding | None:
 
 
 def _strings(text: str) -> list[str]:
-    return [a or b or c for a, b, c in re.findall(r"'([^'\n]{1,2000})'|\"([^\"\n]{1,2000})\"|`([^`]{1,2000})`", text)]
+    # an empty string is one too: skipped over, its quotes would pair with the next string's
+    found = re.findall(r"'([^'\n]{0,2000})'|\"([^\"\n]{0,2000})\"|`([^`]{0,2000})`", text)
+    return [s for a, b, c in found if (s := a or b or c)]
 
 
 def _statements(texts: list[str]) -> list[str]:
