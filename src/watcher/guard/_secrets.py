@@ -171,9 +171,10 @@ _EDITOR_READERS = frozenset({"vim", "vi", "nvim", "view", "ex"})
 _ENV_DUMP = lazy(
     r"(?<!\bin )(?<!\*\*)(?<!env=)(?<!env=dict\()os\.environ(?!\s*\[|\.(?:get|keys|setdefault|update|pop|copy)\b)"
     r"|\[(?:System\.)?Environment\]::GetEnvironmentVariables\(\)|(?<!Object\.keys\()process\.env(?!\.)|ENV\.(?:to_h|to_a|inspect|each|map|sort)|%ENV|\bp(?:p)?\s+ENV\b(?!\s*[\[.])"
+    r"|Deno\.env\.toObject\(\)|\bBun\.env(?![.\[])|\bgetenv\(\s*\)|\$_ENV\b(?!\s*\[)|System\.getenv\(\s*\)"
 )
 _SHOWS_OR_SENDS = lazy(
-    r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
+    r"\b(?:print|pprint|puts|pp?|say|printf|echo|warn|var_dump|print_r|var_export|dd|dump)\b|console\.\w+|\.write|\bdumps?\b|\blog\w*\("
     r"|\b(?:post|put|send|urlopen|fetch|request|upload)\w*\s*\(|STDOUT|stdout"
 )
 # the environment held under a key of an object (``{ environment: { ...process.env } }``,
