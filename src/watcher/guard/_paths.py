@@ -309,6 +309,8 @@ def glob_parent(word: str) -> tuple[str, bool]:
         return word, False  # ${VAR:?} is an expansion, not a glob
     head, _, last = word.rstrip("/").rpartition("/") if "/" in word.rstrip("/") else ("", "", word.rstrip("/"))
     if last in _WHOLE_GLOB:
+        while head.rpartition("/")[2] in ("*", "**") and head:  # **/*, */*: every entry of every folder under it
+            head = head.rpartition("/")[0] if "/" in head else ""
         return head or ("/" if word.startswith("/") else "."), True
     if any(ch in last for ch in "*?["):
         return head or ("/" if word.startswith("/") else "."), False
