@@ -97,6 +97,8 @@ def deletes(x: At) -> Finding | None:
             )
     listed: list[str] = []
     for word in targets:
+        if (ls := _LISTING.fullmatch(word)) is not None:  # rm -rf $(ls): every entry ls lists there
+            word = (ls[1] or ls[2] or ".").rstrip("/") + "/*"
         if input_file(word) is not None:  # `find … | xargs rm`, `xargs -a list rm -rf`
             listed_in = input_file(word)
             word = "" if listed_in else _xargs_source(x.cmd)  # a list file, not what the pipe feeds
@@ -129,6 +131,10 @@ def deletes(x: At) -> Finding | None:
         if loss is not None and recursive:
             return "destructive-delete", f"deletes {loss} (listed in its input): this cannot be undone"
     return None
+
+
+# a listing of a folder's entries substituted into the line: $(ls), `ls -A dir`, $(ls -1 ~)
+_LISTING = re.compile(r"\$\(\s*ls(?:\s+-\w+)*(?:\s+([^\s;|&()`]+))?\s*\)|`\s*ls(?:\s+-\w+)*(?:\s+([^\s;|&()`]+))?\s*`")
 
 
 def _archived_away(x: At) -> list[str] | None:
