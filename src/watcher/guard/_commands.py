@@ -313,6 +313,10 @@ _EDITORS = frozenset(
 )  # fmt: skip
 
 
+# credential helpers that keep a login in the system's keychain or in memory (not `store`: a plain file)
+_KEYCHAINS = frozenset({"osxkeychain", "manager", "manager-core", "libsecret", "wincred", "gnome-keyring", "cache"})
+
+
 def _plain_tool(value: str) -> bool:
     """``value`` runs a known editor or pager with options only (``code --wait``, ``less -FRX``)."""
     words = value.split()
@@ -392,6 +396,8 @@ def _writes(x: At) -> Finding | None:
                 return None  # unsetting a program git would run takes nothing away but hooks.path
             if key in ("core.editor", "core.pager", "sequence.editor") and _plain_tool(value):
                 return None  # git config --global core.editor vim: the person's usual editor or pager
+            if key == "credential.helper" and value.split()[:1] and value.split()[0] in _KEYCHAINS:
+                return None  # the system's keychain (osxkeychain, manager, libsecret), or git's memory cache
             if any(fnmatchcase(key, k) for k in keys) or (key.startswith("alias.") and value.startswith("!")):
                 return "config-tampering", f"sets git's {key}: git would run a program of the agent's choosing"
     return None
