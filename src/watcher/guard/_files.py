@@ -54,7 +54,11 @@ SECRET_PROBES = (
 _SAFE_DEVICES = re.compile(
     r"^/dev/(null|zero|u?random|stdout|stderr|stdin|tty\w*|fd/\d+|shm(/.*)?|pts/\d+|console|full|tcp/.*|udp/.*)$"
 )
-_SYSTEM_WRITES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library")
+# the system's own files, and its logs (a log rewritten or emptied hides what happened on the machine)
+_SYSTEM_WRITES = (
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib64", "/boot", "/sys", "/proc", "/System", "/Library", "/var/log",
+    "/private/var/log",
+)  # fmt: skip
 
 
 def credential(policy: Policy, text: str, path: str = "") -> re.Match[str] | None:
