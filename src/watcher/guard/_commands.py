@@ -37,7 +37,7 @@ from watcher.guard._package import make_recipes, package_scripts
 from watcher.guard._paths import UNSET, Place, matches_any, under_any
 from watcher.guard._policy import Policy, compiled
 from watcher.guard._ran import Ran, notebook_parts, readable, runner_of, script_ran, without_notes
-from watcher.guard._registry import registry_setting
+from watcher.guard._registry import insecure_install, registry_setting
 from watcher.guard._remote import download_exec, downloaded_then_run
 from watcher.guard._secrets import redirected_reads, secret_reads
 from watcher.guard._set_by import builtins_assigned
@@ -640,6 +640,7 @@ _RULES = (
     _staged_secrets,
     _table,
     registry_setting,
+    insecure_install,
     container_env,
     environment_shown,
     fetched_urls,

@@ -15,7 +15,7 @@ import re
 from watcher.guard._context import At
 from watcher.guard._files import Finding, foreign_registry, weakens_tls
 
-__all__ = ["package_settings", "registry_setting"]
+__all__ = ["insecure_install", "package_settings", "registry_setting"]
 
 _NODE = frozenset({"npm", "pnpm", "yarn", "bun"})
 _PIP = frozenset({"pip", "pip3"})
@@ -75,5 +75,42 @@ def registry_setting(x: At) -> Finding | None:
             return (
                 "team-policy",
                 f"installs every later package from {host} (team policy: which registry to trust is the team's choice)",
+            )
+    return None
+
+
+# a package manager's settings given as environment variables, by the key its file would hold
+_ENV_KEYS = {
+    "NPM_CONFIG_REGISTRY": "registry", "NPM_CONFIG_STRICT_SSL": "strict-ssl", "YARN_NPM_REGISTRY_SERVER": "npmRegistryServer",
+    "YARN_ENABLE_STRICT_SSL": "enableStrictSsl", "PIP_INDEX_URL": "index-url", "PIP_EXTRA_INDEX_URL": "extra-index-url",
+    "PIP_TRUSTED_HOST": "trusted-host", "PIP_FIND_LINKS": "find-links", "UV_INDEX_URL": "index-url",
+    "UV_DEFAULT_INDEX": "index-url", "UV_EXTRA_INDEX_URL": "extra-index-url", "UV_INDEX": "index-url",
+    "UV_INSECURE_HOST": "trusted-host", "POETRY_CERTIFICATES_PYPI_CERT": "strict-ssl",
+}  # fmt: skip
+_INSTALLS = frozenset({"install", "i", "add", "ci", "sync", "update", "upgrade", "up", "isntall"})
+
+
+def insecure_install(x: At) -> Finding | None:
+    """``NODE_TLS_REJECT_UNAUTHORIZED=0 npm install``, ``PIP_INDEX_URL=http://… pip install x``: an
+    install whose environment (set on the line or exported before it) turns TLS off or fetches over
+    plain HTTP from another machine: the packages' install scripts run here, from whoever answers."""
+    if not x.place.values or not x.on("download-exec"):
+        return None
+    if x.name not in _NODE and x.name not in _PIP and x.name not in ("uv", "poetry", "pipx", "pdm"):
+        return None
+    if not _INSTALLS & {a for a in x.args if not a.startswith("-")}:
+        return None
+    for name, value in x.place.values:
+        upper = name.upper()
+        if upper == "NODE_TLS_REJECT_UNAUTHORIZED" and value.strip("'\"") == "0":
+            return (
+                "download-exec",
+                f"installs packages with {name}=0: TLS is off, and anyone on the network can swap them",
+            )
+        key = _ENV_KEYS.get(upper)
+        if key and weakens_tls(f"{key}={value}" if value not in ("0", "no") else f"{key}=false"):
+            return (
+                "download-exec",
+                f"installs packages with {name}={value}: without TLS, anyone on the network can swap them, and their install scripts run here",
             )
     return None
