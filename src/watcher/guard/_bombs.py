@@ -74,6 +74,12 @@ def bombs(script: str, cmds: list[Command]) -> Iterator[Finding]:
         ):
             yield "resource-bomb", "forks in an endless loop (a fork bomb): the machine stops answering"
             return
+        if code and _SPAWN_LOOP.search(code) and not _CODE_PACED.search(code):  # for(;;) spawn(…): no end, no pause
+            yield (
+                "resource-bomb",
+                "starts processes in an endless loop (a fork bomb): the machine runs out of processes",
+            )
+            return
         if code and _POOL.search(code):
             yield "resource-bomb", "starts a pool of 10,000 or more processes or threads: the machine runs out"
             return
@@ -169,6 +175,12 @@ _BACKGROUND = re.compile(r"[^\n]*?(?<![&|>])&(?![&>])")  # a command sent to the
 _MAKES_FILES = re.compile(r"\b(?:mktemp|touch|mkdir|fallocate|cp|dd)\b|(?<![<2&])>>?\s*(?!/dev/)[\w\"$/.]")
 _PACED = re.compile(r"\b(?:sleep|break|exit|return|read|wait)\b")
 _FORK_LOOP = lazy(r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?)\s*[:{]?\s*(?:os\.)?fork\s*\(")
+# an endless loop that starts a process each round without waiting for it (spawnSync, run, wait do)
+_SPAWN_LOOP = lazy(
+    r"(?:for\s*\(\s*;\s*;\s*\)|while\s*\(?\s*(?:1|true|True)\s*\)?|\bloop\s*(?:do|\{))\s*[:{]?"
+    r"[^;\n]{0,120}?(?:\bspawn|\bfork|\bPopen|\bexecFile|child_process\.exec|Process\([^)]*\)\.start)\s*\("
+)
+_CODE_PACED = lazy(r"\b(?:sleep|break|await|wait|setTimeout|join|communicate|exit|return)\b")
 # inline code starting a thread or process per round of a loop of 100,000 or more
 _SPAWNS = lazy(r"Thread\(|Process\(|Popen\(|fork\(|spawn\(|Worker\(")
 _POOL = lazy(r"\b(?:Pool|ThreadPool|ProcessPoolExecutor|ThreadPoolExecutor)\(\s*(?:\w+\s*=\s*)?(\d{5,})\s*[,)]")
