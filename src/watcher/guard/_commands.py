@@ -124,7 +124,10 @@ def _findings(
     for c in cmds:
         if c.feeder is not None:
             fishing = c.name in ("grep", "egrep", "rg", "awk", "sed") and any(_fishes(a, policy) for a in c.args)
-            taker = "{secret filter}" if fishing else _login(c) if _STDIN_LOGIN.search(c.source) else c.name
+            prints = any(a == "-o" or a.startswith(("--output", "-o")) for a in c.args)  # apply -f - -o yaml: shown
+            taker = (
+                "{secret filter}" if fishing else _login(c) if _STDIN_LOGIN.search(c.source) and not prints else c.name
+            )
             fed.setdefault(c.feeder.source, set()).add(taker)
     yield from bombs(script, cmds)
     if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
@@ -480,7 +483,11 @@ def _table_rules(x: At) -> list[dict[str, Any]]:
 
 # a login that reads its password or token from stdin (`docker login --password-stdin`, `gh auth
 # login --with-token`, `vault login -`): what is piped into it is handed over, never shown
-_STDIN_LOGIN = lazy(r"\blogin\b.*(?:--password-stdin|--with-token|\s-\s*$|\s-\s)")
+# (and `kubectl apply -f -`: manifests handed to the cluster, never printed)
+_STDIN_LOGIN = lazy(
+    r"\blogin\b.*(?:--password-stdin|--with-token|\s-\s*$|\s-\s)"
+    r"|^\s*(?:kubectl|oc)\b.*\b(?:apply|create|replace)\b.*(?:-f\s*-|--filename[=\s]-)(?:\s|$)"
+)
 
 
 def _login(c: Command) -> str:
