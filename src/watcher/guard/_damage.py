@@ -301,6 +301,21 @@ _LOCKS = re.compile(
 )
 
 
+def _acl_opens(x: At) -> str | None:
+    """``setfacl -m o::rwx /etc/sudoers``, ``setfacl -m u:nobody:w /etc/passwd``: an ACL that lets
+    another account write a system file."""
+    args = list(x.args)
+    specs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-m", "--modify", "-M")]
+    specs += [a.split("=", 1)[1] for a in args if a.startswith("--modify=")]
+    if not any(re.search(r"(?:^|,)(?:[ugom]\w*:)?[^:,]*:[rwxX-]*w", spec) for spec in specs):
+        return None
+    for word in x.positional:
+        path = x.path(word)
+        if word not in specs and system_path(x.place, path, x.policy.data["paths"]):
+            return f"lets another account write the system file {path} (an ACL)"
+    return None
+
+
 def _locked(x: At, mode: str, targets: list[str]) -> str | None:
     """``chattr +i /etc/passwd``, ``chflags noschg /etc/hosts``: a system file locked against every
     change (updates and the administrator's own edits fail), or the lock an administrator set lifted."""
@@ -327,6 +342,8 @@ def permissions(x: At) -> Finding | None:
     mode = modes[0] if modes else x.positional[0] if x.positional else ""
     if x.on("permissions") and (locked := _locked(x, mode, targets)):
         return "permissions", locked
+    if x.name == "setfacl" and x.on("permissions") and (granted := _acl_opens(x)):
+        return "permissions", granted
     setuid = x.name == "chmod" and (
         any(re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*", part) for part in mode.split(","))
         or re.fullmatch(r"[2467][0-7]{3}", mode)
@@ -352,6 +369,9 @@ def permissions(x: At) -> Finding | None:
         if x.name == "chmod" and _closes(mode) and loss is not None and loss.startswith("credentials"):
             continue  # chmod -R go-rwx ~/.ssh: the store closed to others, as ssh wants it
         top = path == "/" or path == x.place.home or (path.count("/") == 1 and not x.place.holds_project(path))
+        home_alone = path == x.place.home and not (recursive or whole) and x.name == "chmod"
+        if home_alone and not (_opens(mode) or _takes(mode, path)):
+            continue  # chmod 755 ~: the folder alone, its owner keeping every right and no stranger writing
         if (
             (recursive or whole or top)
             and loss is not None
