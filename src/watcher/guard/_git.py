@@ -188,6 +188,11 @@ def push_finding(args: list[str], place: Place, policy: Policy) -> Finding | Non
             "force-push",
             "pushes with --mirror: every branch and tag of the remote is overwritten or deleted to match this clone",
         )
+    if "--prune" in flags and (len(positional) < 2 or any("*" in p for p in positional[1:])):
+        return (  # with a branch named, only that branch's counterpart is pruned
+            "force-push",
+            "pushes with --prune: every branch of the remote this clone does not have is deleted (main too, if it is missing here)",
+        )
     deleting = "-d" in flags or "--delete" in flags
     refspecs = positional[1:]
     if not refspecs:  # git -c remote.origin.push=+HEAD:main push: the configured refspec is pushed
