@@ -146,6 +146,8 @@ def secret_file(place: Place, path: str, policy: Policy, written: str | None = N
     if path == UNSET:
         return None
     why = _secret_at(place, path, policy, written)
+    if why is None and (folded := _folded(place, path)) != path:  # .ENV on macOS is .env
+        why = _secret_at(place, folded, policy, written)
     if why is None and (real := place.on_disk(path, last=True)) != path:
         why = _secret_at(place, real, policy, written)
         return f"{why}, reached through a link ({_short(place, path)})" if why else None
