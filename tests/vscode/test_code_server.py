@@ -339,6 +339,27 @@ def test_a_server_that_exits_at_start_says_why(host: Host, tmp_path: Path) -> No
             browser.close()
 
 
+def test_a_server_that_never_answers_is_stopped_and_said(host: Host, tmp_path: Path) -> None:
+    """A program that is not watcher-lsp (here one that only sleeps) left the status bar "starting" for ever."""
+    from playwright.sync_api import expect, sync_playwright
+
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]  # reads nothing, answers nothing
+    folder = _folder_with(tmp_path, {"watcher.serverCommand": command})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        try:
+            page.goto(f"{host.base}/?folder={folder}")
+            page.locator(".monaco-workbench").wait_for(timeout=60_000)
+            _open(page, "main.py")
+            expect(page.locator('[id$="watcher.status"]')).to_contain_text("starting", timeout=30_000)
+            toast = page.locator(".notifications-toasts")
+            expect(toast).to_contain_text("did not answer within 20 s, so it was stopped", timeout=60_000)
+            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+        finally:
+            browser.close()
+
+
 def _open(page: Page, name: str) -> None:
     """Quick Open (Ctrl+P) a file of the workspace."""
     page.keyboard.press("Control+P")

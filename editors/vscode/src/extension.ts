@@ -5,6 +5,7 @@
 // when it cannot, and adds what VS Code users expect: a status-bar item, palette commands, an
 // output channel with the server's log. It sends no telemetry.
 
+import type { ChildProcess } from "node:child_process";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -24,6 +25,9 @@ const LANGUAGES = ["python", "javascript", "javascriptreact", "typescript", "typ
 /** How many times a server that crashes is restarted within 3 minutes before the extension gives up. */
 const MAX_RESTARTS = 4;
 
+/** How long the server has to answer the editor's first request: a program that is not watcher-lsp may never answer. */
+const START_TIMEOUT_S = 20;
+
 /** The settings whose change needs a new server process. */
 const RESTART_ON = ["watcher.serverCommand", "watcher.journal", "watcher.pollInterval"];
 
@@ -34,6 +38,12 @@ class WatcherClient extends LanguageClient {
       message.includes("couldn't create connection to server") ||
       (this.state !== State.Running && message.includes("connection to server is erroring")); // EPIPE, twice
     super.error(message, data, startFailed ? false : showNotification);
+  }
+
+  /** End a server that never answered `initialize`: its start then fails as a server that exited does. */
+  endUnanswered(): void {
+    // vscode-languageclient 9 keeps the process it spawned here, and cannot stop a client that is still starting
+    (this as unknown as { _serverProcess?: ChildProcess })._serverProcess?.kill("SIGKILL");
   }
 }
 
@@ -135,12 +145,24 @@ export class WatcherExtension implements vscode.Disposable {
       { command: server.command, args: server.args, options: { env: serverEnvironment() } }, // stdio, no --stdio flag
       clientOptions,
     );
+    let unanswered = false;
+    const timer = setTimeout(() => {
+      unanswered = true;
+      client.endUnanswered();
+    }, START_TIMEOUT_S * 1000);
+    let failure: unknown;
     try {
       await client.start();
     } catch (error) {
+      failure = error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (failure !== undefined || client.state !== State.Running) {
+      // (a server that ended before answering is not restarted: start() then returns, not running)
       await client.dispose().catch(() => undefined);
       this.status.show();
-      void this.cannotStart(server, error, stderr.last());
+      void this.cannotStart(server, failure ?? "it ended before it answered", stderr.last(), unanswered);
       return;
     }
     const info = client.initializeResult?.serverInfo;
@@ -163,6 +185,10 @@ export class WatcherExtension implements vscode.Disposable {
     return {
       error: (error, message, count) => policy().error(error, message, count),
       closed: async () => {
+        if (client().state === State.Starting) {
+          // it ended before answering `initialize`: the start fails and says why, where a restart would fail again
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
         const result = await policy().closed();
         if (result.action === CloseAction.DoNotRestart && this.client === client()) {
           void this.lost();
@@ -191,10 +217,16 @@ export class WatcherExtension implements vscode.Disposable {
     }
   }
 
-  private async cannotStart(server: ServerCommand, error: unknown, said: string): Promise<void> {
-    const reason = String(error instanceof Error ? error.message : error);
+  private async cannotStart(server: ServerCommand, error: unknown, said: string, unanswered: boolean): Promise<void> {
+    const reason = unanswered
+      ? `it did not answer within ${START_TIMEOUT_S} s and was stopped`
+      : String(error instanceof Error ? error.message : error);
     this.log.error(`the language server did not start (${server.origin}): ${reason}`);
-    const message = /ENOENT/.test(reason)
+    const message = unanswered
+      ? `Watcher: the language server did not start: ${server.command} (${server.origin}) did not answer within ` +
+        `${START_TIMEOUT_S} s, so it was stopped. Is it watcher-lsp? Fix "watcher.serverCommand", ` +
+        `then run "Watcher: Restart Server".`
+      : /ENOENT/.test(reason)
       ? `Watcher: the language server did not start: ${server.command} was not found (${server.origin}). ` +
         `Install it with pip install 'watcher[lsp]' in the environment VS Code runs in, ` +
         `or set "watcher.serverCommand" to the full path of watcher-lsp.`
