@@ -27,7 +27,7 @@ from watcher.guard._control import host_control, remote_shell
 from watcher.guard._damage import deletes, devices, emptied_buckets, permissions
 from watcher.guard._database import database, test_database
 from watcher.guard._defined import defined_calls
-from watcher.guard._exfiltration import exfiltration, logs_in, not_its_service, remote
+from watcher.guard._exfiltration import exfiltration, hosts_of, logs_in, not_its_service, remote
 from watcher.guard._files import Finding, config_inside, secret_file, write_finding
 from watcher.guard._inspect import container_env, environment_shown
 from watcher.guard._lazy import lazy
@@ -129,6 +129,9 @@ def _findings(
                 "{secret filter}" if fishing else _login(c) if _STDIN_LOGIN.search(c.source) and not prints else c.name
             )
             fed.setdefault(c.feeder.source, set()).add(taker)
+        elif c.captured_by == "=" and "$(" in script:  # T=$(gh auth token): where $T goes is where its output goes
+            for taker in _variable_takers(script, c, cmds, place, policy):
+                fed.setdefault(c.source, set()).add(taker)
     yield from bombs(script, cmds)
     if policy.enabled("download-exec") and (found := downloaded_then_run(script, cmds, place)):
         yield found
@@ -488,6 +491,27 @@ _STDIN_LOGIN = lazy(
     r"\blogin\b.*(?:--password-stdin|--with-token|\s-\s*$|\s-\s)"
     r"|^\s*(?:kubectl|oc)\b.*\b(?:apply|create|replace)\b.*(?:-f\s*-|--filename[=\s]-)(?:\s|$)"
 )
+
+
+def _variable_takers(script: str, c: Command, cmds: list[Command], place: Place, policy: Policy) -> list[str]:
+    """The commands that use the variable ``c``'s output is assigned to (``T=$(gh auth token)``), as
+    ``fed`` names them: ``{login}HOST`` where ``$T`` is a request's own login header to HOST, else
+    the program (``echo "$T"`` shows it). Nothing known (no such variable found): ``?``."""
+    m = re.search(rf"(?:^|[\s;&|(])([A-Za-z_]\w*)=[\"']?\$\(\s*{re.escape(c.source)}\s*\)", script)
+    if m is None:
+        return ["?"]
+    use = re.compile(rf"\$(?:{m[1]}\b|\{{{m[1]}\}})")
+    takers = []
+    for d in cmds:
+        for i, a in enumerate(d.args):
+            if not use.search(a):
+                continue
+            if d.name in NETWORK and logs_in(d.args, i):
+                hosts = hosts_of(At(d, place, policy, frozenset(), False, frozenset()))
+                takers += ["{login}" + h.lower() for h in hosts] or ["{login}?"]
+            else:
+                takers.append(d.name)
+    return takers or ["?"]
 
 
 def _login(c: Command) -> str:
