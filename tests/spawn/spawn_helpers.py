@@ -79,3 +79,14 @@ def write_script(path: Path, lines: list[dict[str, object]]) -> Path:
 
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
+
+
+def write_a() -> list[dict[str, object]]:
+    """A scripted CLI run that writes ``a.txt`` with the Write tool and ends."""
+    return [
+        init(),
+        tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
+        {"fake": "write", "path": "a.txt", "content": "a\n"},
+        tool_result("t1", "File created"),
+        result("Added a.txt."),
+    ]

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, write_a, write_script
 
 from watcher.core.errors import ConfigurationError
 from watcher.spawn import SpawnConfig, run_spawn
@@ -20,13 +20,6 @@ from watcher.testing.fake_cli import launcher
 
 pytestmark = pytest.mark.slow
 
-WRITE_A = [
-    init(),
-    tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
-    {"fake": "write", "path": "a.txt", "content": "a\n"},
-    tool_result("t1", "File created"),
-    result("Added a.txt."),
-]
 SYSTEM = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -42,7 +35,7 @@ def decoy(folder: Path, name: str = "claude") -> Path:
 def chosen(tmp_path: Path, folder: Path, name: str = "claude") -> Path:
     """The CLI the user chose: the fake CLI writing a.txt."""
     folder.mkdir(parents=True, exist_ok=True)
-    return launcher(write_script(tmp_path / "script.jsonl", WRITE_A), folder, name=name)
+    return launcher(write_script(tmp_path / "script.jsonl", write_a()), folder, name=name)
 
 
 def config(project: Project, **options: object) -> SpawnConfig:

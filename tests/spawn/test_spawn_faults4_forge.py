@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, git, write_a, write_script
 
 from watcher.runtime.journal import Journal
 from watcher.spawn import SpawnConfig, finish, run_spawn
@@ -30,13 +30,6 @@ from watcher.testing.fake_cli import launcher
 pytestmark = pytest.mark.slow
 
 WATCHER = str(Path(sys.executable).parent / "watcher")
-WRITE_A = [
-    init(),
-    tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
-    {"fake": "write", "path": "a.txt", "content": "a\n"},
-    tool_result("t1", "File created"),
-    result("Added a.txt."),
-]
 
 
 class HungForge:
@@ -92,7 +85,7 @@ def hung_forge(*, trickle: bool = False) -> Iterator[HungForge]:
 async def test_a_signal_while_the_forge_does_not_answer_the_pull_request_stops_at_once_with_the_report(
     project: Project, tmp_path: Path, sig: signal.Signals
 ) -> None:
-    cli = launcher(write_script(tmp_path / "script.jsonl", WRITE_A), tmp_path)
+    cli = launcher(write_script(tmp_path / "script.jsonl", write_a()), tmp_path)
     journal = tmp_path / "j.sqlite3"
     env = {**os.environ, "GITHUB_TOKEN": "loopback-token", "ANTHROPIC_API_KEY": "sk-ant-test-0000"}
     with hung_forge() as forge:
@@ -140,7 +133,7 @@ async def test_a_forge_that_trickles_its_answer_for_ever_is_given_up_on_with_the
     project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(finish, "FORGE_DEADLINE_S", 2.0)
-    cli = str(launcher(write_script(tmp_path / "script.jsonl", WRITE_A), tmp_path))
+    cli = str(launcher(write_script(tmp_path / "script.jsonl", write_a()), tmp_path))
     with hung_forge(trickle=True) as forge:
         config = SpawnConfig(
             "add a.txt", agent="claude", repo=project.repo, cli_path=cli, forge_api=forge.api, env=project.env(),

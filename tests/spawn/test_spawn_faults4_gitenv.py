@@ -14,21 +14,13 @@ from asyncio.subprocess import PIPE
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, git, write_a, write_script
 
 from watcher.testing.fake_cli import launcher
 
 pytestmark = pytest.mark.slow
 
 WATCHER = str(Path(sys.executable).parent / "watcher")
-
-WRITE_A = [
-    init(),
-    tool_use("Write", {"file_path": "@CWD@/a.txt", "content": "a\n"}, "t1"),
-    {"fake": "write", "path": "a.txt", "content": "a\n"},
-    tool_result("t1", "File created"),
-    result("Added a.txt."),
-]
 
 
 async def test_git_variables_naming_another_repository_leave_it_alone(project: Project, tmp_path: Path) -> None:
@@ -41,7 +33,7 @@ async def test_git_variables_naming_another_repository_leave_it_alone(project: P
         **os.environ, "GITHUB_TOKEN": "loopback-token", "ANTHROPIC_API_KEY": "sk-ant-test-0000",
         "GIT_DIR": str(other / ".git"), "GIT_WORK_TREE": str(other), "GIT_INDEX_FILE": str(other / ".git" / "index"),
     }  # fmt: skip
-    cli = str(launcher(write_script(tmp_path / "script.jsonl", WRITE_A), tmp_path))
+    cli = str(launcher(write_script(tmp_path / "script.jsonl", write_a()), tmp_path))
     args = ["spawn", "add a.txt", "--json", "--cli-path", cli, "--forge-api", project.forge.api_url]
     proc = await asyncio.create_subprocess_exec(
         WATCHER, *args, "--journal", str(tmp_path / "j.sqlite3"), cwd=project.repo, env=env, stdout=PIPE, stderr=PIPE
