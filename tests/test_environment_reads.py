@@ -22,6 +22,8 @@ ENV_READERS = {
     Path("hooks/client.py"): "the hook client's fast path: a warm hook imports nothing of watcher but itself",
     Path("guard/_policy.py"): "the hook's cold fast path: the guard imports nothing of watcher (guard-stands-alone)",
     Path("testing/fake_cli.py"): "the entry point of a stand-in agent CLI: its environment is the agent's, not ours",
+    Path("spawn/_gitproc.py"): "watcher's own git processes inherit its environment less the variables that would "
+    "point git at another repository (GIT_DIR, ...): it filters what a child inherits and reads no setting",
 }
 #: the modules that may set variables for the child processes they start
 ENV_WRITERS = {

@@ -55,5 +55,5 @@ async def test_a_cli_of_another_version_that_will_not_run_is_said_with_the_check
 
 def test_a_cli_nowhere_to_be_found_names_the_package_and_version_to_install(project: Project) -> None:
     with pytest.raises(ConfigurationError) as raised:
-        find_executable("no-such-agent-cli", None, project.repo, "@acme/agent-cli", "1.2.3")
+        find_executable("no-such-agent-cli", None, project.repo, "@acme/agent-cli", "1.2.3", path="/usr/bin:/bin")
     assert "npm install -g @acme/agent-cli@1.2.3" in str(raised.value) and "--cli-path" in str(raised.value)

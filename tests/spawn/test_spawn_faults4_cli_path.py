@@ -14,7 +14,7 @@ import pytest
 from spawn_helpers import Project, write_a, write_script
 
 from watcher.core.errors import ConfigurationError
-from watcher.spawn import SpawnConfig, run_spawn
+from watcher.spawn import SpawnConfig, _adapter, run_spawn
 from watcher.spawn.manifest import SandboxManifest
 from watcher.testing.fake_cli import launcher
 
@@ -66,6 +66,8 @@ async def test_a_cli_only_on_watchers_own_path_is_refused_naming_the_agents_path
     other = tmp_path / "watchers-bin"
     decoy(other)
     monkeypatch.setenv("PATH", f"{other}:{SYSTEM}")
+    # and none in watcher's own checkout, where `make clis` puts the real CLIs (tried after the agent's PATH)
+    monkeypatch.setattr(_adapter, "_PROJECT", tmp_path / "watcher-checkout")
     with pytest.raises(ConfigurationError) as raised:
         await run_spawn(config(project, env=project.env(PATH=SYSTEM)))
     said = str(raised.value)

@@ -67,18 +67,18 @@ def agent_path(parent: Mapping[str, str], manifest: SandboxManifest | None = Non
 
 
 def find_executable(
-    binary: str, explicit: str | None, repo: Path, package: str = "", version: str = "", *, path: str | None = None
+    binary: str, explicit: str | None, repo: Path, package: str = "", version: str = "", *, path: str
 ) -> str:
     """The absolute path of the CLI the agent runs: ``explicit``, else the repo's ``node_modules/.bin``, else PATH.
 
-    ``path`` is the PATH the agent runs with (``agent_path``; default: this process's): a name is
+    ``path`` is the PATH the agent runs with (``agent_path``): a name is
     looked up there, not on watcher's own PATH, so the CLI started is the one the agent's PATH
     names, and an interpreter its first line asks for (``#!/usr/bin/env node``) must be there too.
     watcher's own checkout (where ``make clis`` installs the pinned CLIs) is tried last. The path
     is absolute: the CLI starts in the worktree, where a relative one would name another file.
     ``package`` and ``version``: what installs it, for the message when it is nowhere.
     """
-    search = os.environ.get("PATH", os.defpath) if path is None else path
+    search = path
     if explicit is not None:
         found = _which(explicit, search) if explicit else None  # a path that is an executable file, or a name on PATH
         if found is None:
@@ -168,7 +168,7 @@ class AgentCLI(ABC):
         env["GIT_CEILING_DIRECTORIES"] = ceiling(sandbox)
         env.update(self.fixed_env)
         env.update(_git_identity(sandbox.repo, parent))
-        env.update(_git_excludes(sandbox.repo))
+        env.update(_git_excludes(sandbox.repo, parent))
         env.update(manifest.environment)
         missing = [name for name in manifest.secrets if name not in parent]
         if missing:
@@ -285,7 +285,7 @@ def _git_identity(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-def _git_excludes(repo: Path) -> dict[str, str]:
+def _git_excludes(repo: Path, parent: Mapping[str, str]) -> dict[str, str]:
     """The user's global ignore file for the CLI's git, which its private home hides (``GIT_CONFIG_*``).
 
     Without it ``git add -A`` by the agent took in what the user ignores everywhere (``.env``,
@@ -293,7 +293,8 @@ def _git_excludes(repo: Path) -> dict[str, str]:
     """
     found = _gitproc.run(["git", "-C", str(repo), "config", "--path", "core.excludesFile"], timeout=120).stdout.strip()
     if not found:  # git's default place for it
-        config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        home = parent.get("HOME") or os.path.expanduser("~")
+        config = parent.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
         found = os.path.join(config, "git", "ignore")
     if not os.path.isfile(found):
         return {}
