@@ -25,6 +25,7 @@ from watcher.runtime.session import EndState
 from watcher.settings import Settings
 from watcher.spawn import _gitproc
 from watcher.spawn._commit import CommitRefused, check_agent_commits, unsigned_note
+from watcher.spawn._git_state import changed
 from watcher.spawn._link import relink
 from watcher.spawn._scrub import Scrubber, secret_values
 from watcher.spawn.config import SpawnConfig
@@ -204,6 +205,17 @@ async def _propose(request: Callable[[Connections], PullRequest], api: str) -> P
         connections.cut()
 
 
+def _git_tampered(sandbox: Sandbox, result: SpawnResult, paths: list[str]) -> None:
+    """Report a spawn whose agent changed what git runs (config, hooks): watcher runs no git in its worktree."""
+    result.status = EndState.INTEGRATION_FAILED
+    result.detail = (
+        f"the agent changed {', '.join(paths)} while it worked: git run there now would run programs the agent "
+        f"chose (the repository's hooks, a core.fsmonitor, a filter) outside its sandbox, so watcher ran no git in "
+        f"{sandbox.worktree} and committed and pushed nothing. Review that change (git -C {sandbox.repo} config "
+        f"--list --show-origin, and the hooks), undo what you do not want, then commit and push {sandbox.branch} by hand"
+    )
+
+
 async def integrate(
     config: SpawnConfig,
     sandbox: Sandbox,
@@ -224,6 +236,9 @@ async def integrate(
     if broken:
         await asyncio.to_thread(_worktree_gone, sandbox, result)
         result.detail = broken
+        return
+    if tampered := await asyncio.to_thread(changed, sandbox.git_state):  # before any git runs there again
+        _git_tampered(sandbox, result, tampered)
         return
     moved = await asyncio.to_thread(rejoin_branch, sandbox)
     refused: CommitRefused | None = None

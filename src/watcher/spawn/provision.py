@@ -21,6 +21,7 @@ from pathlib import Path
 
 from watcher.core.errors import ConfigurationError, SpawnError
 from watcher.spawn import _gitproc
+from watcher.spawn._git_state import git_state
 from watcher.spawn._submodules import check_out_submodules
 
 __all__ = [
@@ -58,6 +59,8 @@ class Sandbox:
     provision_ms: float = 0.0
     notes: tuple[str, ...] = ()  # what provisioning could not do (a submodule it could not check out)
     start: str = ""  # the base's commit when the spawn began
+    # the files that configure or hook git in the worktree, with their digests, before the agent ran (``_git_state``)
+    git_state: tuple[tuple[str, str], ...] = ()
 
     @property
     def worktree(self) -> Path:
@@ -199,7 +202,14 @@ def create(sandbox: Sandbox, environ: Mapping[str, str] | None = None) -> Sandbo
         shutil.rmtree(sandbox.directory, ignore_errors=True)
         raise
     start = git(sandbox.repo, "rev-parse", "--verify", f"{sandbox.base_ref}^{{commit}}")
-    return replace(sandbox, provision_ms=(time.perf_counter() - started) * 1000, notes=tuple(notes), start=start)
+    hooks = Path(git(sandbox.worktree, "rev-parse", "--path-format=absolute", "--git-path", "hooks"))
+    return replace(
+        sandbox,
+        provision_ms=(time.perf_counter() - started) * 1000,
+        notes=tuple(notes),
+        start=start,
+        git_state=git_state(*sandbox.git_dirs, hooks),
+    )
 
 
 def _add_worktree(sandbox: Sandbox) -> None:
