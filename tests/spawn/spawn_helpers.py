@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,3 +91,25 @@ def write_a() -> list[dict[str, object]]:
         tool_result("t1", "File created"),
         result("Added a.txt."),
     ]
+
+
+def new_repo(repo: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository at ``repo`` on branch main, with an identity and one commit: a README and ``files``."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "dev@example.com")
+    git(repo, "config", "user.name", "Dev")
+    for name, text in {"README.md": "# shop\n", **(files or {})}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init")
+    return repo
+
+
+def executable(path: Path, text: str) -> Path:
+    """A script at ``path`` (its folder made), executable by its owner."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path

@@ -8,22 +8,15 @@ unsigned commits are said when the user signs every commit. Real git, real hooks
 from __future__ import annotations
 
 import json
-import stat
 import sys
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, result, write_script
+from spawn_helpers import Project, executable, git, init, result, write_script
 
 from watcher.spawn import Recovery, SpawnConfig, SpawnResult, infer_manifest, run_spawn
 from watcher.spawn._adapter import Denial
 from watcher.testing.fake_cli import launcher
-
-
-def executable(path: Path, text: str) -> Path:
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 async def spawn(project: Project, tmp_path: Path, steps: list[dict[str, object]], **options: object) -> SpawnResult:

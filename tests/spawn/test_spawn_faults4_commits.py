@@ -7,11 +7,10 @@ at integration. Real git, real hooks, the fake CLI committing in the worktree.
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
 import pytest
-from spawn_helpers import Project, git, init, result, write_script
+from spawn_helpers import Project, executable, git, init, result, write_script
 
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
 from watcher.testing.fake_cli import launcher
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.slow
 REFUSE_FORBIDDEN = (
     "#!/bin/sh\nif git diff --cached | grep -q FORBIDDEN; then echo 'a.txt: FORBIDDEN found' >&2; exit 1; fi\n"
 )
-
-
-def executable(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 def committing(content: str, *flags: str, message: str = "add a") -> list[dict[str, object]]:

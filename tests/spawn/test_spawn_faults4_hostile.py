@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spawn_helpers import Project, git, init, result, tool_result, tool_use, write_script
+from spawn_helpers import Project, git, init, new_repo, result, tool_result, tool_use, write_script
 
 from watcher.spawn import SpawnConfig, SpawnResult, run_spawn
 from watcher.testing import LoopbackForge
@@ -148,14 +148,7 @@ async def test_a_forge_answer_without_a_pull_request_number_is_said_not_a_crash(
 async def test_a_repository_under_a_path_with_spaces_is_spawned_proposed_and_reported(tmp_path: Path) -> None:
     from watcher.runtime.journal import Journal
 
-    repo = tmp_path / "my projects" / "the shop"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "Dev")
-    (repo / "README.md").write_text("# shop\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init")
+    repo = new_repo(tmp_path / "my projects" / "the shop")
     with LoopbackForge() as forge, Journal(tmp_path / "journal.sqlite3") as journal:
         git(repo, "remote", "add", "origin", forge.create_repo("acme", "shop", seed=repo))
         project = Project(repo, forge, journal)
@@ -194,14 +187,7 @@ async def test_a_forge_api_address_holding_a_password_is_refused_before_anything
 async def test_an_agent_under_a_path_with_a_colon_is_still_fenced_off_from_the_main_checkout(tmp_path: Path) -> None:
     from watcher.runtime.journal import Journal
 
-    repo = tmp_path / "backup 10:30" / "shop"  # GIT_CEILING_DIRECTORIES is split at ':'
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "dev@example.com")
-    git(repo, "config", "user.name", "Dev")
-    (repo / "README.md").write_text("# shop\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "init")
+    repo = new_repo(tmp_path / "backup 10:30" / "shop")  # GIT_CEILING_DIRECTORIES is split at ':'
     main_before = git(repo, "rev-parse", "main")
     steps: list[dict[str, object]] = [
         init(),

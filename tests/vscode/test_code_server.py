@@ -269,22 +269,14 @@ def test_findings_on_a_file_and_a_cell_and_dismiss_reaches_the_journal(host: Hos
 
 
 def test_a_server_that_cannot_start_says_how_to_fix_it(host: Host) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        try:
-            page.goto(f"{host.base}/?folder={host.broken}")
-            page.locator(".monaco-workbench").wait_for(timeout=60_000)
-            _open(page, "main.py")
-            toast = page.locator(".notifications-toasts")
-            expect(toast).to_contain_text("the language server did not start", timeout=30_000)
-            expect(toast).to_contain_text("pip install 'watcher[lsp]'")
-            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
-            page.screenshot(path=str(ARTIFACTS / "vscode-cannot-start.png"))
-        finally:
-            browser.close()
+    with _workbench(host, host.broken) as page:
+        toast = page.locator(".notifications-toasts")
+        expect(toast).to_contain_text("the language server did not start", timeout=30_000)
+        expect(toast).to_contain_text("pip install 'watcher[lsp]'")
+        expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+        page.screenshot(path=str(ARTIFACTS / "vscode-cannot-start.png"))
 
 
 def _folder_with(tmp_path: Path, settings: dict[str, object]) -> Path:
@@ -298,64 +290,57 @@ def _folder_with(tmp_path: Path, settings: dict[str, object]) -> Path:
 
 
 def test_settings_of_the_wrong_type_are_named_and_the_defaults_used(host: Host, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     folder = _folder_with(tmp_path, {"watcher.serverCommand": "watcher-lsp", "watcher.pollInterval": "fast"})
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        try:
-            page.goto(f"{host.base}/?folder={folder}")
-            page.locator(".monaco-workbench").wait_for(timeout=60_000)
-            _open(page, "main.py")
-            toast = page.locator(".notifications-toasts")
-            expect(toast).to_contain_text('"watcher.serverCommand" must be a list of strings', timeout=30_000)
-            expect(toast).to_contain_text('"watcher.pollInterval" must be a number of seconds')
-            # the extension carried on with the defaults: watcher-lsp from PATH answered
-            expect(page.locator('[id$="watcher.status"]')).to_contain_text("pending", timeout=60_000)
-        finally:
-            browser.close()
+    with _workbench(host, folder) as page:
+        toast = page.locator(".notifications-toasts")
+        expect(toast).to_contain_text('"watcher.serverCommand" must be a list of strings', timeout=30_000)
+        expect(toast).to_contain_text('"watcher.pollInterval" must be a number of seconds')
+        # the extension carried on with the defaults: watcher-lsp from PATH answered
+        expect(page.locator('[id$="watcher.status"]')).to_contain_text("pending", timeout=60_000)
 
 
 def test_a_server_that_exits_at_start_says_why(host: Host, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     command = [sys.executable, "-m", "watcher.lsp_bridge", "--log-level", "LOUD"]  # a wrong flag: exits at once
     folder = _folder_with(tmp_path, {"watcher.serverCommand": command})
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        try:
-            page.goto(f"{host.base}/?folder={folder}")
-            page.locator(".monaco-workbench").wait_for(timeout=60_000)
-            _open(page, "main.py")
-            toast = page.locator(".notifications-toasts")
-            expect(toast).to_contain_text("stopped before it answered, saying:", timeout=30_000)
-            expect(toast).to_contain_text("invalid choice: 'LOUD'")  # the server's own reason
-            expect(toast).not_to_contain_text("pip install")  # it is installed: installing is not the fix
-            expect(toast).not_to_contain_text("EPIPE")
-            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
-        finally:
-            browser.close()
+    with _workbench(host, folder) as page:
+        toast = page.locator(".notifications-toasts")
+        expect(toast).to_contain_text("stopped before it answered, saying:", timeout=30_000)
+        expect(toast).to_contain_text("invalid choice: 'LOUD'")  # the server's own reason
+        expect(toast).not_to_contain_text("pip install")  # it is installed: installing is not the fix
+        expect(toast).not_to_contain_text("EPIPE")
+        expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
 
 
 def test_a_server_that_never_answers_is_stopped_and_said(host: Host, tmp_path: Path) -> None:
-    """A program that is not watcher-lsp (here one that only sleeps) left the status bar "starting" for ever."""
-    from playwright.sync_api import expect, sync_playwright
+    """A program that is not watcher-lsp (here one that only waits) left the status bar "starting" for ever."""
+    from playwright.sync_api import expect
 
-    command = [sys.executable, "-c", "import time; time.sleep(600)"]  # reads nothing, answers nothing
+    command = [sys.executable, "-c", "import threading; threading.Event().wait()"]  # reads nothing, answers nothing
     folder = _folder_with(tmp_path, {"watcher.serverCommand": command})
+    with _workbench(host, folder) as page:
+        expect(page.locator('[id$="watcher.status"]')).to_contain_text("starting", timeout=30_000)
+        toast = page.locator(".notifications-toasts")
+        expect(toast).to_contain_text("did not answer within 20 s, so it was stopped", timeout=60_000)
+        expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+
+
+@contextlib.contextmanager
+def _workbench(host: Host, folder: Path) -> Iterator[Page]:
+    """A browser on code-server with ``folder`` open and its ``main.py`` in the editor."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
         try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(f"{host.base}/?folder={folder}")
             page.locator(".monaco-workbench").wait_for(timeout=60_000)
             _open(page, "main.py")
-            expect(page.locator('[id$="watcher.status"]')).to_contain_text("starting", timeout=30_000)
-            toast = page.locator(".notifications-toasts")
-            expect(toast).to_contain_text("did not answer within 20 s, so it was stopped", timeout=60_000)
-            expect(page.locator('[id$="watcher.status"]')).to_contain_text("not running")
+            yield page
         finally:
             browser.close()
 
